@@ -1,0 +1,199 @@
+"""The frozen result every certificate function returns, its JSON form, and conservative rounding.
+
+A :class:`Certificate` holds what is bounded (``quantity``), in which direction (``side``), the
+value, the theorem of the audit paper it implements, the inputs and the error allocation, so
+that :func:`recompute` can rebuild it from its JSON alone.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from typing import Any, Literal
+
+import numpy as np
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Certificate",
+    "certificate_function",
+    "recompute",
+    "round_conservative",
+    "format_bound",
+]
+
+SCHEMA_VERSION = 1
+
+Side = Literal["upper", "lower", "choice", "size", "estimate"]
+
+# name -> pure function; filled by @certificate_function so a JSON certificate can be recomputed.
+_REGISTRY: dict[str, Callable[..., Certificate]] = {}
+
+
+def certificate_function(name: str) -> Callable[[Callable[..., Certificate]], Callable[..., Certificate]]:
+    """Register a pure certificate function under ``name`` (the ``function`` field of its result)."""
+
+    def deco(fn: Callable[..., Certificate]) -> Callable[..., Certificate]:
+        if name in _REGISTRY and _REGISTRY[name] is not fn:
+            raise ValueError(f"certificate function {name!r} registered twice")
+        _REGISTRY[name] = fn
+        return fn
+
+    return deco
+
+
+def _plain(x: Any) -> Any:
+    """Convert numpy scalars/arrays and tuples into JSON-ready Python values."""
+    if isinstance(x, np.ndarray):
+        return [_plain(v) for v in x.tolist()]
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, Mapping):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return str(x)
+    return x
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """A finite-sample certificate.
+
+    :param quantity: what is bounded, in the paper's symbols (``"M0"``, ``"r"``, ``"eta"``,
+        ``"recall"``, ``"L"``, ``"n0"`` for a planned size, ...).
+    :param side: ``"upper"`` or ``"lower"`` for a confidence bound; ``"choice"`` for a selected
+        member of a family; ``"size"`` for a planned sample size; ``"estimate"`` for a reported
+        diagnostic that carries no guarantee of its own.
+    :param value: the bound (a number, a tuple over family members, or ``None`` for "none").
+    :param theorem: the result of the audit paper it implements, e.g. ``"Theorem 8"``.
+    :param function: registry name of the pure function that produced it.
+    :param inputs: the keyword arguments that function was called with.
+    :param allocation: error probability allocated to each part; their sum is at most ``delta``.
+    :param delta: the overall error probability (confidence ``1 − delta``).
+    :param statement: one plain sentence saying what is certified.
+    :param details: intermediate values worth showing (per-member bounds, effective sizes, ...).
+    """
+
+    quantity: str
+    side: Side
+    value: Any
+    theorem: str
+    function: str
+    inputs: Mapping[str, Any]
+    allocation: Mapping[str, float]
+    delta: float | None
+    statement: str
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def confidence(self) -> float | None:
+        return None if self.delta is None else 1.0 - self.delta
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": "rankcut.certificate",
+            "schema_version": SCHEMA_VERSION,
+            "quantity": self.quantity,
+            "side": self.side,
+            "value": _plain(self.value),
+            "theorem": self.theorem,
+            "function": self.function,
+            "inputs": _plain(self.inputs),
+            "allocation": _plain(self.allocation),
+            "delta": self.delta,
+            "statement": self.statement,
+            "details": _plain(self.details),
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, sort_keys=False)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Certificate:
+        if d.get("schema") != "rankcut.certificate":
+            raise ValueError("not a rankcut certificate (missing schema 'rankcut.certificate')")
+        version = d.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise ValueError(
+                f"certificate schema version {version!r} is not supported (expected {SCHEMA_VERSION})"
+            )
+        return cls(
+            quantity=d["quantity"],
+            side=d["side"],
+            value=d["value"],
+            theorem=d["theorem"],
+            function=d["function"],
+            inputs=d["inputs"],
+            allocation=d["allocation"],
+            delta=d["delta"],
+            statement=d["statement"],
+            details=d.get("details", {}),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Certificate:
+        return cls.from_dict(json.loads(text))
+
+    def render(self, digits: int = 3) -> str:
+        """Human-readable line; bounds are rounded on the safe side (upper up, lower down)."""
+        conf = "" if self.delta is None else f" (confidence {format_bound(1 - self.delta, 'lower', 6)})"
+        return f"{self.quantity} {_relation(self.side)} {format_bound(self.value, self.side, digits)}" \
+            f"{conf} [{self.theorem}]: {self.statement}"
+
+
+def _relation(side: str) -> str:
+    return {"upper": "≤", "lower": "≥", "choice": "=", "size": "=", "estimate": "≈"}.get(side, "=")
+
+
+def round_conservative(x: float, side: str, digits: int = 3) -> float:
+    """Round ``x`` to ``digits`` significant digits on the safe side.
+
+    Upper bounds round up, lower bounds round down, as the paper's tables do
+    (e.g. ``0.0115942 → 0.0116`` as an upper bound). Other sides round to nearest.
+    """
+    if x is None or not math.isfinite(x) or x == 0:
+        return x
+    d = Decimal(repr(float(x)))
+    exp = d.adjusted() - digits + 1
+    quantum = Decimal(1).scaleb(exp)
+    if side == "upper":
+        rounding = ROUND_CEILING
+    elif side == "lower":
+        rounding = ROUND_FLOOR
+    else:
+        return float(round(d, -exp))
+    return float(d.quantize(quantum, rounding=rounding))
+
+
+def format_bound(value: Any, side: str, digits: int = 3) -> str:
+    """Format a bound (or a tuple of bounds) with conservative rounding; integers stay exact."""
+    if value is None:
+        return "none"
+    if isinstance(value, (list, tuple)):
+        return "(" + ", ".join(format_bound(v, side, digits) for v in value) + ")"
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return f"{round_conservative(float(value), side, digits):.{digits}g}"
+    return str(value)
+
+
+def recompute(cert: Certificate | Mapping[str, Any]) -> Certificate:
+    """Rebuild a certificate from its recorded function name and inputs."""
+    if not isinstance(cert, Certificate):
+        cert = Certificate.from_dict(cert)
+    # importing the package registers every certificate function
+    import rankcut.certify  # noqa: F401
+
+    try:
+        fn = _REGISTRY[cert.function]
+    except KeyError:
+        raise ValueError(f"unknown certificate function {cert.function!r}") from None
+    return fn(**cert.inputs)

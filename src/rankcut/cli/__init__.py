@@ -1,0 +1,1 @@
+"""The ``rankcut`` command line: one module per subcommand group."""

@@ -1,0 +1,37 @@
+"""Entry point of the ``rankcut`` command.
+
+Subcommand groups live in their own modules and import heavy dependencies only inside the
+commands, so ``rankcut certify`` starts fast.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from rankcut import __version__
+from rankcut.cli.certify import app as certify_app
+from rankcut.cli.demo import demo
+
+app = typer.Typer(
+    name="rankcut",
+    help="Learn where to cut ranked lists and certify what the cut leaves behind.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+app.add_typer(certify_app, name="certify")
+app.command("demo")(demo)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(__version__)
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version."
+    ),
+) -> None:
+    """rankcut command line."""
