@@ -1,0 +1,137 @@
+"""A joint report: several certificates about one generator at one joint confidence.
+
+Section 8 of the audit paper: "any finite collection of the certificates in this paper can be
+reported jointly by allocating error shares that sum to δ and taking a union bound". The error
+budget is declared up front as named events (one per audit sample and bound, e.g.
+``{"excluded": 0.025, "included": 0.025}``); every certificate attached to the report says which
+declared event each of its own allocations is charged to. Two certificates that rest on the same
+event (the missed-mass bound and the recall bound both use the excluded-pool bound at 0.025)
+are charged once, so the joint confidence is ``1 − Σ budget``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from rankcut.certify.result import SCHEMA_VERSION, Certificate, format_bound
+
+__all__ = ["JointReport"]
+
+_RTOL = 1e-12
+
+
+@dataclass(frozen=True)
+class JointReport:
+    """Certificates reported jointly by a union bound over a budget declared before the audit.
+
+    :param delta: the joint error probability; the declared budget must sum to at most this.
+    :param budget: error share of each named event, declared up front.
+    :param title: what is being certified (e.g. the generator or cut policy).
+    :param facts: exact quantities that need no labels (burden, pool sizes, ...).
+    """
+
+    delta: float
+    budget: Mapping[str, float]
+    title: str = ""
+    facts: Mapping[str, Any] = field(default_factory=dict)
+    entries: tuple[tuple[str, Certificate, Mapping[str, str]], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not 0 < self.delta < 1:
+            raise ValueError(f"delta must lie in (0, 1), got {self.delta!r}")
+        if not self.budget:
+            raise ValueError("declare at least one event in the budget")
+        for name, a in self.budget.items():
+            if not 0 < a < 1:
+                raise ValueError(f"budget share of {name!r} must lie in (0, 1), got {a!r}")
+        total = sum(self.budget.values())
+        if total > self.delta * (1 + _RTOL):
+            raise ValueError(
+                f"declared budget sums to {total:.6g}, more than the joint delta {self.delta:.6g}"
+            )
+
+    def attach(self, name: str, cert: Certificate, charge: Mapping[str, str] | None = None) -> JointReport:
+        """Return a report with ``cert`` added under ``name``.
+
+        :param charge: maps each key of ``cert.allocation`` to a declared event. Keys that are
+            already event names may be left out. Each allocation must not exceed its event's share.
+        """
+        if any(n == name for n, _, _ in self.entries):
+            raise ValueError(f"a certificate named {name!r} is already in the report")
+        charge = dict(charge or {})
+        resolved: dict[str, str] = {}
+        for key, a in cert.allocation.items():
+            event = charge.pop(key, key)
+            if event not in self.budget:
+                raise ValueError(
+                    f"certificate {name!r}: allocation {key!r} is charged to {event!r}, which is not a "
+                    f"declared event (declared: {', '.join(self.budget)})"
+                )
+            if a > self.budget[event] * (1 + _RTOL):
+                raise ValueError(
+                    f"certificate {name!r}: allocation {key!r} = {a:.6g} exceeds the share "
+                    f"{self.budget[event]:.6g} declared for {event!r}"
+                )
+            resolved[key] = event
+        if charge:
+            raise ValueError(f"certificate {name!r} has no allocation named {', '.join(charge)}")
+        return replace(self, entries=(*self.entries, (name, cert, resolved)))
+
+    @property
+    def joint_delta(self) -> float:
+        """Error actually spent: the sum of the declared shares of the events charged."""
+        used = {e for _, _, ch in self.entries for e in ch.values()}
+        return float(sum(self.budget[e] for e in used))
+
+    def __getitem__(self, name: str) -> Certificate:
+        for n, c, _ in self.entries:
+            if n == name:
+                return c
+        raise KeyError(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": "rankcut.joint_report",
+            "schema_version": SCHEMA_VERSION,
+            "title": self.title,
+            "delta": self.delta,
+            "budget": dict(self.budget),
+            "joint_delta": self.joint_delta,
+            "facts": dict(self.facts),
+            "certificates": [
+                {"name": n, "charge": dict(ch), "certificate": c.to_dict()} for n, c, ch in self.entries
+            ],
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> JointReport:
+        if d.get("schema") != "rankcut.joint_report":
+            raise ValueError("not a rankcut joint report (missing schema 'rankcut.joint_report')")
+        if d.get("schema_version") != SCHEMA_VERSION:
+            raise ValueError(f"joint report schema version {d.get('schema_version')!r} is not supported")
+        rep = cls(delta=d["delta"], budget=d["budget"], title=d.get("title", ""), facts=d.get("facts", {}))
+        for e in d["certificates"]:
+            rep = rep.attach(e["name"], Certificate.from_dict(e["certificate"]), e["charge"])
+        return rep
+
+    @classmethod
+    def from_json(cls, text: str) -> JointReport:
+        return cls.from_dict(json.loads(text))
+
+    def render(self, digits: int = 3) -> str:
+        """Plain-text report; upper bounds rounded up, lower bounds down (as the paper's tables)."""
+        conf = format_bound(1 - self.joint_delta, "lower", 6)
+        lines = [self.title] if self.title else []
+        lines.append(f"With simultaneous confidence at least {conf} (union bound over "
+                     + ", ".join(f"{e} {self.budget[e]:g}" for e in self.budget) + "):")
+        for key, value in self.facts.items():
+            lines.append(f"  {key} = {value} (known exactly, no labels needed)")
+        for name, cert, _ in self.entries:
+            lines.append(f"  {name}: {cert.render(digits)}")
+        return "\n".join(lines)

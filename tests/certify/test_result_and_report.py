@@ -1,0 +1,91 @@
+"""The certificate record, its JSON form, conservative rounding and the joint report."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rankcut.certify.report import JointReport
+from rankcut.certify.result import Certificate, format_bound, round_conservative
+
+
+def _cert(value: float = 0.00853, side: str = "upper", allocation: dict | None = None) -> Certificate:
+    return Certificate(
+        quantity="r",
+        side=side,  # type: ignore[arg-type]
+        value=value,
+        theorem="Theorem 8",
+        function="not-registered",
+        inputs={"k": 0},
+        allocation=allocation if allocation is not None else {"excluded": 0.025},
+        delta=0.025,
+        statement="missed relevant mass",
+    )
+
+
+@pytest.mark.parametrize(
+    ("x", "side", "digits", "expected"),
+    [
+        (0.0115942, "upper", 3, 0.0116),   # the paper's prefix table, g1
+        (0.0094885, "upper", 3, 0.00949),  # g2
+        (0.0084040, "upper", 3, 0.00841),  # g3
+        (0.85389, "lower", 3, 0.853),      # recall is reported as 85.3%, not 85.4%
+        (0.0084001, "upper", 3, 0.00841),  # any excess rounds up
+        (0.00840, "upper", 3, 0.0084),     # exact values stay
+        (853.0, "upper", 2, 860.0),
+    ],
+)
+def test_round_conservative(x: float, side: str, digits: int, expected: float) -> None:
+    assert round_conservative(x, side, digits) == pytest.approx(expected, rel=1e-12)
+
+
+def test_rounding_is_on_the_safe_side() -> None:
+    for x in (0.123456, 1.0 / 3, 2.0 / 3, 9.87654e-5):
+        assert round_conservative(x, "upper", 3) >= x
+        assert round_conservative(x, "lower", 3) <= x
+
+
+def test_format_bound_keeps_integers_and_tuples() -> None:
+    assert format_bound(853, "upper") == "853"
+    assert format_bound((0.0115942, 0.0094885), "upper") == "(0.0116, 0.00949)"
+    assert format_bound(None, "choice") == "none"
+
+
+def test_json_round_trip_and_schema_checks() -> None:
+    c = _cert()
+    d = json.loads(c.to_json())
+    assert d["schema_version"] == 1 and d["theorem"] == "Theorem 8"
+    assert Certificate.from_json(c.to_json()) == c
+    d["schema_version"] = 99
+    with pytest.raises(ValueError, match="version"):
+        Certificate.from_dict(d)
+    with pytest.raises(ValueError, match="not a rankcut certificate"):
+        Certificate.from_dict({"value": 1})
+
+
+def test_joint_report_charges_shared_events_once() -> None:
+    rep = JointReport(delta=0.05, budget={"excluded": 0.025, "included": 0.025}, facts={"burden": 0.3})
+    rep = rep.attach("missed", _cert())
+    rep = rep.attach("recall", _cert(0.8538, "lower", {"a0": 0.025, "a1": 0.025}),
+                     charge={"a0": "excluded", "a1": "included"})
+    assert rep.joint_delta == pytest.approx(0.05)
+    only_missed = JointReport(delta=0.05, budget={"excluded": 0.025, "included": 0.025}).attach("m", _cert())
+    assert only_missed.joint_delta == pytest.approx(0.025)
+    text = rep.render()
+    assert "0.95" in text and "0.00853" in text and "0.853" in text and "burden = 0.3" in text
+    again = JointReport.from_json(rep.to_json())
+    assert again.joint_delta == rep.joint_delta and again["recall"] == rep["recall"]
+
+
+def test_joint_report_refuses_overspending() -> None:
+    with pytest.raises(ValueError, match="more than the joint delta"):
+        JointReport(delta=0.05, budget={"a": 0.03, "b": 0.03})
+    rep = JointReport(delta=0.05, budget={"excluded": 0.01})
+    with pytest.raises(ValueError, match="exceeds the share"):
+        rep.attach("m", _cert())
+    with pytest.raises(ValueError, match="not a declared event"):
+        rep.attach("m", _cert(allocation={"other": 0.001}))
+    ok = rep.attach("m", _cert(allocation={"excluded": 0.01}))
+    with pytest.raises(ValueError, match="already in the report"):
+        ok.attach("m", _cert(allocation={"excluded": 0.01}))
