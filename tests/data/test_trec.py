@@ -1,0 +1,265 @@
+"""TREC runs and qrels: parsing, validation, missing-query policy, atomic writing."""
+
+import gzip
+import io
+import os
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rankcut.data.lists import Posting, RankedLists
+from rankcut.data.trec import MissingQueriesWarning, align, load_trec, read_qrels, read_run, write_run
+
+
+def text(s: str, name: str = "inline") -> io.StringIO:
+    f = io.StringIO(textwrap.dedent(s))
+    f.name = name
+    return f
+
+
+RUN = """\
+    q1 Q0 d1 1 3.0 sys
+    q1 Q0 d2 2 2.0 sys
+    q1 Q0 d3 3 2.0 sys
+    q2 Q0 d9 1 0.5 sys
+
+    q1 Q0 d4 4 -1e3 sys
+"""
+
+
+# ----------------------------------------------------------------------------- read_run
+def test_read_run_keeps_file_order_and_values():
+    run = read_run(text(RUN))
+    assert list(run) == ["q1", "q2"]
+    assert run["q1"] == [Posting("d1", 3.0, 1), Posting("d2", 2.0, 2), Posting("d3", 2.0, 3),
+                         Posting("d4", -1000.0, 4)]
+    assert run["q2"] == [Posting("d9", 0.5, 1)]
+
+
+def test_read_run_any_whitespace_and_any_second_column():
+    run = read_run(text("CD1\tAF\t77   1  -1\tUW\n"))
+    assert run == {"CD1": [Posting("77", -1.0, 1)]}
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("q1 Q0 d1 1 2.0", "expected 6 columns"),
+        ("q1 Q0 d1 1 2.0 sys extra", "expected 6 columns"),
+        ("q1 Q0 d1 1 high sys", "score must be a number"),
+        ("q1 Q0 d1 1 nan sys", "score must be finite"),
+        ("q1 Q0 d1 1 -inf sys", "score must be finite"),
+        ("q1 Q0 d1 1.5 2.0 sys", "rank must be an integer"),
+        ("q1 Q0 d1 one 2.0 sys", "rank must be an integer"),
+    ],
+)
+def test_read_run_bad_line_names_file_and_line(line, message):
+    with pytest.raises(ValueError, match=rf"myrun, line 2: {message}"):
+        read_run(text(f"q0 Q0 d0 1 1.0 sys\n{line}\n"), name="myrun")
+
+
+def test_read_run_duplicate_doc_names_both_lines():
+    with pytest.raises(ValueError, match=r"line 3: document 'd1' is listed twice .* \(lines 1 and 3\)"):
+        read_run(text("q1 Q0 d1 1 2 s\nq1 Q0 d2 2 1 s\nq1 Q0 d1 3 0 s\n"))
+    # the same document under two queries is fine
+    assert len(read_run(text("q1 Q0 d1 1 2 s\nq2 Q0 d1 1 2 s\n"))) == 2
+
+
+def test_read_run_empty_is_an_error():
+    with pytest.raises(ValueError, match="no line"):
+        read_run(text("\n  \n"))
+
+
+def test_read_run_path_and_gzip(tmp_path):
+    plain = tmp_path / "a.run"
+    plain.write_text(textwrap.dedent(RUN))
+    packed = tmp_path / "a.run.gz"
+    with gzip.open(packed, "wt") as f:
+        f.write(textwrap.dedent(RUN))
+    assert read_run(plain) == read_run(str(packed)) == read_run(text(RUN))
+    plain.write_text("q1 Q0 d1 1 x s\n")
+    with pytest.raises(ValueError, match=rf"{plain}, line 1"):
+        read_run(plain)
+
+
+# ----------------------------------------------------------------------------- read_qrels
+def test_read_qrels_graded_any_whitespace():
+    qrels = read_qrels(text("1 0 a 2\n1\t0\tb   0  \n\n2 Q0 c -1\n"))
+    assert qrels == {"1": {"a": 2, "b": 0}, "2": {"c": -1}}
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [("1 0 a", "expected 4 columns"), ("1 0 a 1 x", "expected 4 columns"),
+     ("1 0 a 1.0", "relevance must be an integer"), ("1 0 a yes", "relevance must be an integer")],
+)
+def test_read_qrels_bad_line(line, message):
+    with pytest.raises(ValueError, match=rf"qr, line 2: {message}"):
+        read_qrels(text(f"1 0 z 0\n{line}\n"), name="qr")
+
+
+def test_read_qrels_duplicate_pair_names_both_lines():
+    match = r"line 4: query '1', document 'a' is judged twice \(lines 2 and 4\)"
+    with pytest.raises(ValueError, match=match):
+        read_qrels(text("1 0 b 0\n1 0 a 1\n2 0 a 1\n1 0 a 1\n"))
+
+
+# ----------------------------------------------------------------------------- load_trec / align
+def test_load_trec_gains_and_relevant_counts():
+    lists = load_trec(text(RUN), text("q1 0 d2 2\nq1 0 d4 0\nq1 0 d8 1\nq2 0 d9 1\n"))
+    assert lists.qids == ("q1", "q2")
+    assert lists.gains[0].tolist() == [0, 2, 0, 0]
+    assert lists.n_relevant.tolist() == [2, 1]  # d8 is relevant but not listed
+    assert lists.labels[1].tolist() == [True, False, False, False]
+    assert load_trec(text(RUN)).gains is None
+
+
+def test_ordering_rank_versus_trec_eval():
+    rank = load_trec(text(RUN), ordering="rank")
+    trec = load_trec(text(RUN), ordering="trec_eval")
+    assert rank.doc_ids[0].tolist() == ["d1", "d2", "d3", "d4"]
+    assert trec.doc_ids[0].tolist() == ["d1", "d3", "d2", "d4"]  # tie broken by doc_id descending
+
+
+def test_missing_drop_warns_and_drops():
+    with pytest.warns(MissingQueriesWarning, match=r"1 run queries .* dropped.*'q2'"):
+        lists = load_trec(text(RUN), text("q1 0 d1 1\n"))
+    assert lists.qids == ("q1",)
+
+
+def test_missing_keep_and_error():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lists = load_trec(text(RUN), text("q1 0 d1 1\n"), missing="keep")
+    assert lists.qids == ("q1", "q2") and lists.n_relevant.tolist() == [1, 0]
+    with pytest.raises(ValueError, match=r"1 run queries are not in the qrels: 'q2'"):
+        load_trec(text(RUN), text("q1 0 d1 1\n"), missing="error")
+    with pytest.raises(ValueError, match="missing must be one of"):
+        load_trec(text(RUN), text("q1 0 d1 1\n"), missing="ignore")
+
+
+def test_qrels_queries_absent_from_run_are_reported():
+    with pytest.warns(MissingQueriesWarning, match=r"1 qrels queries are not in the run .*'q7'"):
+        lists = load_trec(text(RUN), text("q1 0 d1 1\nq2 0 d9 0\nq7 0 d1 1\n"))
+    assert lists.qids == ("q1", "q2")
+
+
+def test_align_no_overlap_is_an_error():
+    run = {"a": [Posting("d", 1.0, 1)]}
+    with pytest.warns(MissingQueriesWarning), pytest.raises(ValueError, match="no query of the run"):
+        align(run, {"b": {"d": 1}})
+
+
+def test_long_id_lists_are_shortened():
+    run = {f"q{i}": [Posting("d", 1.0, 1)] for i in range(60)}
+    with pytest.warns(MissingQueriesWarning, match=r"'q49', \.\.\. \(59 in all\)"):
+        align(run, {"q59": {}})
+
+
+# ----------------------------------------------------------------------------- write_run
+def test_write_run_prefixes_and_round_trip(tmp_path):
+    lists = load_trec(text(RUN))
+    out = tmp_path / "cut.run"
+    write_run(out, lists, np.array([2, 1]), tag="mine")
+    assert out.read_text().splitlines() == [
+        "q1 Q0 d1 1 3.0 mine", "q1 Q0 d2 2 2.0 mine", "q2 Q0 d9 1 0.5 mine"]
+    write_run(out, lists, np.array([0, 1]))
+    assert out.read_text() == "q2 Q0 d9 1 0.5 rankcut\n"
+    write_run(out, lists)
+    again = load_trec(out)
+    assert np.array_equal(again.doc_ids, lists.doc_ids)
+    assert np.array_equal(again.scores, lists.scores, equal_nan=True)
+
+
+@pytest.mark.parametrize(
+    ("cuts", "tag", "message"),
+    [(np.array([5, 1]), "t", "outside"), (np.array([1]), "t", "expected 2 cuts"),
+     (np.array([1, 1]), "two words", "tag 'two words'"), (np.array([1, 1]), "", "tag ''")],
+)
+def test_write_run_errors_leave_nothing_behind(tmp_path, cuts, tag, message):
+    out = tmp_path / "cut.run"
+    out.write_text("old\n")
+    with pytest.raises(ValueError, match=message):
+        write_run(out, load_trec(text(RUN)), cuts, tag=tag)
+    assert out.read_text() == "old\n" and os.listdir(tmp_path) == ["cut.run"]
+
+
+def test_write_run_failure_mid_write_removes_temp(tmp_path, monkeypatch):
+    out = tmp_path / "cut.run"
+    out.write_text("old\n")
+
+    def boom(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError, match="disk full"):
+        write_run(out, load_trec(text(RUN)), None)
+    assert out.read_text() == "old\n" and os.listdir(tmp_path) == ["cut.run"]
+
+
+def test_write_run_rejects_whitespace_doc_ids(tmp_path):
+    lists = RankedLists.from_postings({"q": [Posting("a b", 1.0, 1)]})
+    with pytest.raises(ValueError, match=r"document id \(query 'q'\) 'a b'"):
+        write_run(tmp_path / "x.run", lists)
+    assert not list(tmp_path.iterdir())
+
+
+ids = st.text(alphabet="abcXYZ019-_.", min_size=1, max_size=4)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(ids, st.dictionaries(ids, st.floats(-1e6, 1e6, allow_nan=False), min_size=1,
+                                            max_size=6), min_size=1, max_size=4),
+       st.sampled_from(["rank", "trec_eval"]))
+def test_round_trip_property(tmp_path_factory, data, ordering):
+    run = {q: [Posting(d, s, r) for r, (d, s) in enumerate(docs.items(), 1)] for q, docs in data.items()}
+    lists = RankedLists.from_postings(run, ordering=ordering)
+    out = tmp_path_factory.mktemp("rt") / "r.run"
+    write_run(out, lists)
+    back = load_trec(out, ordering=ordering)
+    assert back.qids == lists.qids
+    assert np.array_equal(back.doc_ids, lists.doc_ids)
+    assert np.array_equal(back.scores, lists.scores, equal_nan=True)
+
+
+# ----------------------------------------------------------------------------- real data
+def test_robust04_bm25_test(datasets, tmp_path):
+    run = datasets / "robust04" / "runs" / "bm25.test.run"
+    qrels = datasets / "robust04" / "qrels.robust04.positives.txt"
+    # the positives-only qrels have no line for query 672 (no relevant document)
+    with pytest.warns(MissingQueriesWarning) as record:
+        dropped = load_trec(run, qrels)
+    messages = sorted(str(w.message) for w in record)
+    assert messages[0].startswith("1 run queries are not in the qrels") and "'672'" in messages[0]
+    assert messages[1].startswith("200 qrels queries are not in the run")
+    assert len(dropped) == 49
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQueriesWarning)  # the other 190 qrels queries
+        lists = load_trec(run, qrels, missing="keep")
+        trec = load_trec(run, qrels, missing="keep", ordering="trec_eval")
+    assert len(lists) == 50 and lists.lengths.tolist() == [300] * 50
+    assert lists.n_relevant[lists.index("672")] == 0
+    ties = (lists.scores[:, 1:] == lists.scores[:, :-1]) & lists.mask[:, 1:]
+    # The datasets README says 3,316; the file has 3,317, as an independent count confirms:
+    # awk 'prev_q==$1 && prev_s==$5 {n++} {prev_q=$1; prev_s=$5} END{print n}' bm25.test.run
+    assert int(ties.sum()) == 3317
+    assert not np.array_equal(lists.doc_ids, trec.doc_ids)
+    assert np.array_equal(np.sort(lists.doc_ids, axis=1), np.sort(trec.doc_ids, axis=1))
+    assert np.array_equal(lists.scores, trec.scores)
+    out = tmp_path / "bm25.run"
+    write_run(out, lists)
+    back = load_trec(out)
+    assert np.array_equal(back.doc_ids, lists.doc_ids) and np.array_equal(back.scores, lists.scores)
+
+
+def test_clef_tar_counts(datasets):
+    tar = datasets / "clef-tar-2017"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lists = load_trec(tar / "runs" / "waterloo-A-rank-normal.run", tar / "qrel_abs_test.txt")
+    assert len(lists) == 30 and int(lists.lengths.sum()) == 117_558
+    assert int(lists.n_relevant.sum()) == 1857
