@@ -1,0 +1,132 @@
+"""LETOR / SVMlight learning-to-rank files as ranked lists.
+
+One line per (query, document)::
+
+    label qid:N 1:v1 2:v2 ... 46:v46 #docid = GX008-86-4444840 inc = 1 prob = 0.0809
+
+The label is the graded relevance (0/1/2 in LETOR 4.0), used as the gain. A ranked list per query
+comes from sorting its documents by one feature (MQ2007/MQ2008: feature 25 is BM25 on the whole
+document). Features may be sparse (absent ones are 0); all of them are kept in
+``RankedLists.features`` with names. ``inc`` and ``prob`` in the comment are not read.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Sequence
+from typing import IO, cast
+
+import numpy as np
+
+from rankcut.data.lists import Posting, RankedLists
+
+__all__ = ["LETOR4_FEATURES", "load_letor"]
+
+Source = str | os.PathLike[str] | IO[str]
+
+_FIELDS = ("body", "anchor", "title", "url", "document")
+# LETOR 4.0 (MQ2007, MQ2008) feature list, numbered from 1 (Qin & Liu, "Introducing LETOR 4.0
+# Datasets", arXiv:1306.2597).
+LETOR4_FEATURES: tuple[str, ...] = tuple(
+    f"{stat}_{fld}"
+    for stat in ("tf", "idf", "tfidf", "dl", "bm25", "lmir_abs", "lmir_dir", "lmir_jm")
+    for fld in _FIELDS
+) + ("pagerank", "inlinks", "outlinks", "url_slashes", "url_length", "child_pages")
+_DOCID = re.compile(r"docid\s*=\s*(\S+)")
+
+
+def _parse(source: Source, label: str, rows: dict[str, list[tuple[str, int, dict[int, float]]]],
+           seen: dict[tuple[str, str], str]) -> None:
+    """Append ``(doc_id, label, features)`` rows of one file to ``rows[qid]``."""
+    if isinstance(source, str | os.PathLike):
+        with open(source, encoding="utf-8") as f:
+            _parse(f, label, rows, seen)
+        return
+    for lineno, line in enumerate(source, 1):
+        data, _, comment = line.partition("#")
+        parts = data.split()
+        if not parts:
+            continue
+        where = f"{label}, line {lineno}"
+        if len(parts) < 2 or not parts[1].startswith("qid:") or len(parts[1]) == 4:
+            raise ValueError(f"{where}: expected 'label qid:N index:value ...', got {line.rstrip()!r}")
+        try:
+            grade = int(parts[0])
+        except ValueError:
+            raise ValueError(f"{where}: label must be an integer, got {parts[0]!r}") from None
+        qid = parts[1][4:]
+        feats: dict[int, float] = {}
+        for tok in parts[2:]:
+            idx_s, sep, val_s = tok.partition(":")
+            try:
+                idx, val = int(idx_s), float(val_s)
+            except ValueError:
+                idx, val = 0, math.nan
+            if not sep or idx < 1 or not math.isfinite(val):
+                raise ValueError(f"{where}: feature {tok!r} is not 'index:value' with index >= 1 "
+                                 "and a finite value")
+            if idx in feats:
+                raise ValueError(f"{where}: feature {idx} is given twice")
+            feats[idx] = val
+        m = _DOCID.search(comment)
+        doc = m.group(1) if m else f"line:{lineno}"
+        first = seen.setdefault((qid, doc), where)
+        if first != where:
+            raise ValueError(f"{where}: document {doc!r} is listed twice for query {qid!r} "
+                             f"(first at {first})")
+        rows.setdefault(qid, []).append((doc, grade, feats))
+
+
+def load_letor(
+    source: Source | Sequence[Source],
+    *,
+    score_feature: int = 25,
+    threshold: float = 1,
+    ordering: str = "rank",
+) -> RankedLists:
+    """Read LETOR / SVMlight files into :class:`RankedLists` ranked by one feature.
+
+    :param source: a path or open text file, or a sequence of them (e.g. the partitions
+        ``S1``–``S3`` of a LETOR fold); a query found in several is merged.
+    :param score_feature: the feature (numbered from 1) whose value is the ranking score;
+        25 is BM25 on the whole document in LETOR 4.0.
+    :param threshold: label at or above which a document counts as relevant.
+    :param ordering: ``"rank"`` breaks score ties by the order of the lines, ``"trec_eval"`` by
+        doc_id descending (see :mod:`rankcut.data.lists`).
+    :returns: lists with ``gains`` = labels, ``n_relevant`` = documents of the query with label
+        at least ``threshold`` (every judged document is listed), ``features [Q, L, F]`` with F the
+        largest feature index seen, and ``feature_names`` — :data:`LETOR4_FEATURES` when F is 46,
+        ``f1 ... fF`` otherwise. Document ids come from ``#docid = X``; a line without one is
+        called ``line:N``.
+    :raises ValueError: naming file and line, for a malformed line, a non-integer label, a bad or
+        repeated feature, a document listed twice for one query; or for a ``score_feature``
+        beyond the largest feature index.
+    """
+    single = isinstance(source, str | os.PathLike) or hasattr(source, "read")
+    sources = cast("Sequence[Source]", [source] if single else source)
+    rows: dict[str, list[tuple[str, int, dict[int, float]]]] = {}
+    seen: dict[tuple[str, str], str] = {}
+    for src in sources:
+        label = str(src) if isinstance(src, str | os.PathLike) else str(getattr(src, "name", "<stream>"))
+        _parse(src, label, rows, seen)
+    if not rows:
+        raise ValueError("no LETOR line in the input")
+    n_feat = max((max(f, default=0) for r in rows.values() for _, _, f in r), default=0)
+    if not 1 <= score_feature <= n_feat:
+        raise ValueError(f"score_feature must be in [1, {n_feat}] (features seen), got {score_feature}")
+    run = {q: [Posting(doc, feats.get(score_feature, 0.0), i)
+               for i, (doc, _, feats) in enumerate(r, 1)] for q, r in rows.items()}
+    qrels = {q: {doc: grade for doc, grade, _ in r} for q, r in rows.items()}
+    lists = RankedLists.from_postings(run, qrels, threshold=threshold, ordering=ordering)
+    features = np.zeros((len(lists), lists.max_len, n_feat))
+    for i, q in enumerate(lists.qids):
+        by_doc = {doc: feats for doc, _, feats in rows[q]}
+        for j in range(int(lists.lengths[i])):
+            for idx, val in by_doc[lists.doc_ids[i, j]].items():
+                features[i, j, idx - 1] = val
+    generic = tuple(f"f{k}" for k in range(1, n_feat + 1))
+    names = LETOR4_FEATURES if n_feat == len(LETOR4_FEATURES) else generic
+    return lists.with_features(features, names)
+
