@@ -1,0 +1,146 @@
+"""pandas DataFrames in the ecosystem's column conventions, to and from :class:`RankedLists`.
+
+Accepted column names (exactly one of each alternative must be present):
+
+* run: query ``qid`` (PyTerrier) or ``query_id`` (ir_measures, ir_datasets); document ``docno``
+  or ``doc_id``; ``score``; optional ``rank`` (any base: it only orders tied scores);
+* qrels: query ``qid`` or ``query_id``; document ``docno`` or ``doc_id``; grade ``label``
+  (PyTerrier) or ``relevance`` (ir_measures, ir_datasets). Other columns are ignored.
+
+pandas is imported only inside the functions: it is an optional extra.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from rankcut.data.lists import Posting, RankedLists
+from rankcut.data.trec import load_trec
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["lists_from_frame", "lists_to_frame"]
+
+_QUERY = ("qid", "query_id")
+_DOC = ("docno", "doc_id")
+
+
+def _column(df: pd.DataFrame, names: tuple[str, ...], what: str, frame: str) -> str | None:
+    found = [c for c in names if c in df.columns]
+    if len(found) > 1:
+        raise ValueError(f"{frame}: both {found[0]!r} and {found[1]!r} are present; keep one as the {what}")
+    return found[0] if found else None
+
+
+def _require(df: pd.DataFrame, names: tuple[str, ...], what: str, frame: str) -> str:
+    col = _column(df, names, what, frame)
+    if col is None:
+        wanted = " or ".join(repr(n) for n in names)
+        raise ValueError(f"{frame}: no {what} column ({wanted}); columns are {list(df.columns)}")
+    return col
+
+
+def _integral(values: Any, what: str, frame: str, index: list[Any]) -> list[int]:
+    arr = np.asarray(values)
+    if arr.dtype.kind in "iu":
+        return [int(v) for v in arr]
+    try:
+        floats = arr.astype(float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{frame}: the {what} column must hold integers, got dtype {arr.dtype}") from None
+    bad = ~np.isfinite(floats) | (floats != np.round(floats))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{frame}, row {index[i]!r}: {what} must be an integer, got {arr.tolist()[i]!r}")
+    return [int(v) for v in floats]
+
+
+def lists_from_frame(
+    df: pd.DataFrame,
+    qrels_df: pd.DataFrame | None = None,
+    *,
+    threshold: float = 1,
+    ordering: str = "rank",
+    missing: str = "drop",
+) -> RankedLists:
+    """Build :class:`RankedLists` from a run frame and an optional qrels frame.
+
+    Queries keep the order of their first row. Without a ``rank`` column, the row order within
+    a query plays the rank (it breaks score ties under ``ordering="rank"``). Query and document
+    ids are converted to ``str``. ``threshold``, ``ordering`` and ``missing`` are as in
+    :func:`rankcut.data.trec.load_trec`.
+
+    :raises ValueError: naming the frame and the row index, for a missing or ambiguous column, a
+        score that is not a finite number, a rank or grade that is not an integer, a (query,
+        document) pair given twice, or an empty run frame.
+    """
+    q_col = _require(df, _QUERY, "query id", "run frame")
+    d_col = _require(df, _DOC, "document id", "run frame")
+    s_col = _require(df, ("score",), "score", "run frame")
+    if len(df) == 0:
+        raise ValueError("run frame: no row (no query, no document)")
+    index = df.index.tolist()  # plain Python labels for messages
+    qids = [str(q) for q in df[q_col]]
+    docs = [str(d) for d in df[d_col]]
+    try:
+        scores = np.asarray(df[s_col], dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"run frame: scores must be numbers, got dtype {df[s_col].dtype}") from None
+    bad = ~np.isfinite(scores)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"run frame, row {index[i]!r}: score must be finite, got {float(scores[i])!r}")
+    ranks = _integral(df["rank"], "rank", "run frame", index) if "rank" in df.columns else None
+    run: dict[str, list[Posting]] = {}
+    first: dict[tuple[str, str], int] = {}
+    for i, (q, d, s) in enumerate(zip(qids, docs, scores.tolist(), strict=True)):
+        j = first.setdefault((q, d), i)
+        if j != i:
+            raise ValueError(f"run frame: document {d!r} is listed twice for query {q!r} "
+                             f"(rows {index[j]!r} and {index[i]!r})")
+        postings = run.setdefault(q, [])
+        postings.append(Posting(d, s, ranks[i] if ranks is not None else len(postings) + 1))
+    qrels = None if qrels_df is None else _qrels(qrels_df)
+    return load_trec(run, qrels, threshold=threshold, ordering=ordering, missing=missing)
+
+
+def _qrels(df: pd.DataFrame) -> dict[str, dict[str, int]]:
+    q_col = _require(df, _QUERY, "query id", "qrels frame")
+    d_col = _require(df, _DOC, "document id", "qrels frame")
+    r_col = _require(df, ("label", "relevance"), "relevance", "qrels frame")
+    index = df.index.tolist()
+    grades = _integral(df[r_col], "relevance", "qrels frame", index)
+    qrels: dict[str, dict[str, int]] = {}
+    first: dict[tuple[str, str], int] = {}
+    for i, (q, d, g) in enumerate(zip(map(str, df[q_col]), map(str, df[d_col]), grades, strict=True)):
+        j = first.setdefault((q, d), i)
+        if j != i:
+            raise ValueError(f"qrels frame: query {q!r}, document {d!r} is judged twice "
+                             f"(rows {index[j]!r} and {index[i]!r})")
+        qrels.setdefault(q, {})[d] = g
+    return qrels
+
+
+def lists_to_frame(lists: RankedLists, cuts: Any = None) -> pd.DataFrame:
+    """The kept prefix of every list as a PyTerrier result frame.
+
+    Columns ``qid, docno, score, rank``, one row per kept document in list order; ``rank``
+    starts at 0 as in PyTerrier (``pyterrier.model.FIRST_RANK``). ``cuts=None`` keeps whole
+    lists; a cut of 0 gives the query no row (see :meth:`RankedLists.check_cuts`).
+    """
+    import pandas as pd  # optional dependency, loaded only when frames are used
+
+    k = lists.lengths if cuts is None else lists.check_cuts(cuts, allow_zero=True)
+    keep = np.arange(lists.max_len)[None, :] < k[:, None]
+    rows, _ = np.nonzero(keep)
+    ranks = np.broadcast_to(np.arange(lists.max_len), keep.shape)[keep]
+    return pd.DataFrame({
+        "qid": np.asarray(lists.qids, dtype=object)[rows],
+        "docno": lists.doc_ids[keep],
+        "score": lists.scores[keep],
+        "rank": ranks.astype(np.int64),
+    })
+
