@@ -1,0 +1,243 @@
+"""The one contract every cutter follows, and the registry that names them.
+
+A *cutter* decides, per query, how many documents of a ranked list to keep. It follows the
+scikit-learn estimator contract (``sklearn/base.py``; STYLE.md item 6):
+
+* ``__init__`` only stores its keyword arguments (no validation, no work), so that
+  ``type(c)(**c.get_params())`` rebuilds an unfitted copy (:func:`clone`);
+* ``fit(lists)`` learns from training lists and returns ``self``; what it learns is stored in
+  attributes whose names end in ``_``;
+* ``predict(lists)`` returns one cut per query: an ``int64`` array of shape ``[n_queries]``,
+  ``k`` = number of documents kept, ``1 ≤ k ≤ length`` (``0 ≤ k`` when the cutter is configured
+  with ``allow_zero=True``);
+* calling ``predict`` before ``fit`` on a cutter that needs fitting raises :class:`NotFittedError`.
+
+Cutters are registered by name (STYLE.md item 3) and built from a spec string ``NAME[:PARAM]``,
+e.g. ``"fixed-k:20"`` or ``"greedy-k:f1"``; the same keys serve Python, configs and the CLI.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any, ClassVar, Self, TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rankcut.data.lists import RankedLists
+
+__all__ = [
+    "Cutter",
+    "NotFittedError",
+    "available_cutters",
+    "clone",
+    "cutter_class",
+    "make_cutter",
+    "register",
+]
+
+C = TypeVar("C", bound="type[Cutter]")
+
+_REGISTRY: dict[str, type[Cutter]] = {}
+
+
+class NotFittedError(ValueError, AttributeError):
+    """``predict`` was called before ``fit`` on a cutter that learns from training lists.
+
+    Subclasses both ValueError and AttributeError, as scikit-learn's ``NotFittedError`` does.
+    """
+
+
+class Cutter:
+    """Base class of all cutters (see the module docstring for the contract).
+
+    Subclasses implement :meth:`_predict` (and :meth:`_fit` when they learn something), declare
+    the spec parameter they accept in ``spec_param`` (``(keyword, converter)`` or None), and
+    validate their keyword arguments in :meth:`_validate_params`.
+    """
+
+    #: registry key, set by :func:`register`
+    name: ClassVar[str] = ""
+    #: the constructor keyword that the PARAM of a ``NAME:PARAM`` spec fills, and how to parse it
+    spec_param: ClassVar[tuple[str, Callable[[str], Any]] | None] = None
+
+    # ----------------------------------------------------------------- parameters
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        names = []
+        for p in sig.parameters.values():
+            if p.name == "self":
+                continue
+            if p.kind is not p.KEYWORD_ONLY:
+                raise TypeError(f"{cls.__name__}.__init__ must take keyword-only arguments, not {p.name!r}")
+            names.append(p.name)
+        return names
+
+    def get_params(self) -> dict[str, Any]:
+        """The constructor's keyword arguments as stored (scikit-learn's ``get_params``)."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def _validate_params(self) -> None:
+        """Raise ValueError naming the argument when a stored keyword argument is invalid."""
+
+    def requires_fit(self) -> bool:
+        """Whether :meth:`predict` needs a prior :meth:`fit` (True for learned cutters)."""
+        return False
+
+    def allows_zero(self) -> bool:
+        """Whether this cutter may return ``k = 0`` (keep nothing)."""
+        return bool(getattr(self, "allow_zero", False))
+
+    def is_fitted(self) -> bool:
+        """True once :meth:`fit` has stored its learned attributes (names ending in ``_``)."""
+        return any(k.endswith("_") and not k.startswith("_") for k in vars(self))
+
+    # ----------------------------------------------------------------- fit / predict
+    def fit(self, lists: RankedLists) -> Self:
+        """Learn from training lists; return ``self``.
+
+        :param lists: training ranked lists (with qrels for supervised cutters).
+        """
+        _check_lists(lists, "lists")
+        self._validate_params()
+        self._fit(lists)
+        return self
+
+    def _fit(self, lists: RankedLists) -> None:
+        """Learn from ``lists``; store learned attributes with a trailing ``_``."""
+
+    def predict(self, lists: RankedLists) -> NDArray[np.int64]:
+        """One cut per query of ``lists``.
+
+        :param lists: ranked lists of ``n_queries`` queries.
+        :return: ``int64`` array of shape ``[n_queries]``: the number of documents kept.
+        """
+        _check_lists(lists, "lists")
+        self._validate_params()
+        if self.requires_fit() and not self.is_fitted():
+            raise NotFittedError(
+                f"this {self.name or type(self).__name__} cutter is not fitted yet: call fit(lists) "
+                "on training lists before predict"
+            )
+        cuts = np.asarray(self._predict(lists))
+        # enforce the contract on every cutter's output, not only on the ones tested
+        return lists.check_cuts(cuts, allow_zero=self.allows_zero())
+
+    def _predict(self, lists: RankedLists) -> NDArray[np.int64]:
+        raise NotImplementedError
+
+    def fit_predict(self, lists: RankedLists) -> NDArray[np.int64]:
+        """``fit(lists).predict(lists)``."""
+        return self.fit(lists).predict(lists)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+
+def _check_lists(lists: Any, arg: str) -> None:
+    if not isinstance(lists, RankedLists):
+        raise ValueError(f"{arg} must be a RankedLists, got {type(lists).__name__}")
+
+
+def clone(cutter: Cutter) -> Cutter:
+    """An unfitted copy with the same parameters (scikit-learn's ``clone``)."""
+    return type(cutter)(**cutter.get_params())
+
+
+# --------------------------------------------------------------------- registry
+def register(name: str) -> Callable[[C], C]:
+    """Class decorator: register a :class:`Cutter` subclass under ``name``.
+
+    ``name`` must be non-empty and must not contain ``:`` (the spec separator).
+    """
+    if not name or ":" in name or name != name.strip():
+        raise ValueError(f"invalid cutter name {name!r}: non-empty, no ':' and no surrounding spaces")
+
+    def deco(cls: C) -> C:
+        if not (isinstance(cls, type) and issubclass(cls, Cutter)):
+            raise TypeError(f"@register({name!r}) must decorate a Cutter subclass, got {cls!r}")
+        if name in _REGISTRY and _REGISTRY[name] is not cls:
+            raise ValueError(f"cutter {name!r} registered twice")
+        cls._param_names()  # fail at import time, not at first use, on a bad __init__
+        cls.name = name
+        _REGISTRY[name] = cls
+        return cls
+
+    return deco
+
+
+def available_cutters() -> tuple[str, ...]:
+    """Registered cutter names, sorted."""
+    return tuple(sorted(_REGISTRY))
+
+
+def cutter_class(name: str) -> type[Cutter]:
+    """The class registered under ``name`` (ValueError listing the known names otherwise)."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown cutter {name!r}; known cutters: {', '.join(available_cutters())}"
+        ) from None
+
+
+def make_cutter(spec: str, **kwargs: Any) -> Cutter:
+    """Build a cutter from a spec ``NAME[:PARAM]`` and further keyword arguments.
+
+    ``PARAM`` fills the cutter's ``spec_param`` keyword (``fixed-k:20`` → ``k=20``,
+    ``greedy-k:dcg`` → ``metric="dcg"``); ``kwargs`` give the others
+    (``make_cutter("greedy-k:f1", recall_base="judged")``). The parameters are validated at once,
+    so a bad spec fails here with a ValueError naming the spec.
+    """
+    if not isinstance(spec, str):
+        raise ValueError(f"cutter spec must be a string 'NAME[:PARAM]', got {type(spec).__name__}")
+    name, sep, param = spec.strip().partition(":")
+    cls = cutter_class(name.strip())
+    if sep:
+        if cls.spec_param is None:
+            raise ValueError(f"cutter {cls.name!r} takes no parameter in its spec, got {spec!r}")
+        key, convert = cls.spec_param
+        if key in kwargs:
+            raise ValueError(f"cutter spec {spec!r} and keyword {key}= both set {key!r}")
+        param = param.strip()
+        try:
+            kwargs[key] = convert(param)
+        except ValueError as exc:
+            raise ValueError(f"bad parameter {param!r} in cutter spec {spec!r} ({key}): {exc}") from None
+    try:
+        cutter = cls(**kwargs)
+    except TypeError:
+        raise ValueError(
+            f"cutter {cls.name!r} accepts keywords {cls._param_names()}, got {sorted(kwargs)}"
+        ) from None
+    try:
+        cutter._validate_params()
+    except ValueError as exc:
+        raise ValueError(f"cutter spec {spec!r}: {exc}") from None
+    return cutter
+
+
+# --------------------------------------------------------------------- shared validators
+def check_int(value: Any, arg: str, *, low: int) -> int:
+    """``value`` as an int ≥ ``low`` (bools rejected), else ValueError naming ``arg``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{arg} must be an integer ≥ {low}, got {value!r}")
+    return int(value)
+
+
+def check_float(value: Any, arg: str) -> float:
+    """``value`` as a finite float, else ValueError naming ``arg``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{arg} must be a number, got {value!r}")
+    if not np.isfinite(value):
+        raise ValueError(f"{arg} must be finite, got {value!r}")
+    return float(value)
+
+
+def check_bool(value: Any, arg: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{arg} must be True or False, got {value!r}")
+    return bool(value)
