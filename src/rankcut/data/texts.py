@@ -1,0 +1,69 @@
+"""Document texts from JSON-lines files, for text features of ranked lists.
+
+One JSON object a line, as in ``../shared/datasets/trec-dl/texts/*.jsonl``::
+
+    {"query_id": "264014", "query": "how long is ...", "doc_id": "5611210", "text": "..."}
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rankcut.data.trec import Source, _lines
+
+__all__ = ["read_texts_jsonl"]
+
+_BY = ("pair", "doc")
+
+
+def _id(obj: dict[str, Any], key: str, where: str) -> str:
+    value = obj.get(key)
+    if isinstance(value, bool) or not isinstance(value, str | int) or value == "":
+        raise ValueError(f"{where}: {key!r} must be a non-empty string or integer, got {value!r}")
+    return str(value)
+
+
+def read_texts_jsonl(source: Source, *, by: str = "pair",
+                     name: str | None = None) -> dict[Any, str]:
+    """Read ``text`` per document from a JSON-lines file.
+
+    :param source: path (``.gz`` allowed) or open text file.
+    :param by: ``"pair"`` keys texts by ``(query_id, doc_id)``; ``"doc"`` keys them by ``doc_id``
+        alone (a document listed for several queries must carry the same text each time).
+    :param name: how to call the source in error messages.
+    :raises ValueError: naming file and line, for a line that is not a JSON object, a missing or
+        non-string ``text``, a missing or empty id, a key given twice (``"pair"``) or a document
+        whose texts differ (``"doc"``); both lines are named.
+    """
+    if by not in _BY:
+        raise ValueError(f"by must be one of {_BY}, got {by!r}")
+    texts: dict[Any, str] = {}
+    first: dict[Any, int] = {}
+    with _lines(source, name) as (label, f):
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            where = f"{label}, line {lineno}"
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{where}: not valid JSON ({exc.msg})") from None
+            if not isinstance(obj, dict):
+                raise ValueError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+            text = obj.get("text")
+            if not isinstance(text, str):
+                raise ValueError(f"{where}: 'text' must be a string, got {text!r}")
+            doc = _id(obj, "doc_id", where)
+            key: Any = (_id(obj, "query_id", where), doc) if by == "pair" else doc
+            if key in texts:
+                if by == "pair":
+                    raise ValueError(f"{where}: query {key[0]!r}, document {doc!r} is given twice "
+                                     f"(lines {first[key]} and {lineno})")
+                if texts[key] != text:
+                    raise ValueError(f"{where}: document {doc!r} has a different text than on "
+                                     f"line {first[key]}")
+                continue
+            texts[key] = text
+            first[key] = lineno
+    return texts
