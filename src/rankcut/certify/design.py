@@ -1,0 +1,465 @@
+"""Design-stage calculators (Section 7 and Appendix A of the audit paper).
+
+These bound the *design procedure* — choosing a candidate generator from a class ``H`` on a
+labelled whole-population design sample ``(X_i, Y_i)_{i ≤ n}`` — not the realised generator: a
+certificate for the chosen generator still needs independent held-out audit labels (Sections 4–6).
+With ``r̂_n(g) = n⁻¹ Σ 1{Y_i = 1, g(X_i) = 0}`` and ``B̂_n(g) = n⁻¹ Σ 1{g(X_i) = 1}``:
+
+* :func:`finite_class_design_bound` — Theorem 32, realisable finite class:
+  ``r(ĝ) ≤ log(|H|/δ)/n`` for any positive-consistent ``ĝ`` (``r̂_n(ĝ) = 0``).
+* :func:`prevalence_design_size` — Corollary 33: ``n ≥ log(|H|/δ)/(π ε_L)`` suffices for
+  ``L(ĝ) ≤ ε_L``, or the sharper exact form ``n ≥ log(|H|/δ)/log(1/(1 − π ε_L))``.
+* :func:`vc_design_bound` — Theorem 34: ``r(ĝ) ≤ C (d log(en/d) + log(1/δ))/n``.
+* :func:`agnostic_finite_class_design_bound` — Theorem 35:
+  ``r(ĝ) − inf_H r ≤ 2 √(log(2|H|/δ)/(2n))`` for ``ĝ ∈ argmin r̂_n``.
+* :func:`agnostic_vc_design_bound` — Theorem 36: ``r(ĝ) − inf_H r ≤ C √((d log(en/d) + log(1/δ))/n)``.
+* :func:`neyman_pearson_slack` — Theorem 37: ``τ_n = C √((d log(en/d) + log(2/δ))/n)``.
+* :func:`sparse_union_design_bound` — Theorem 38, ``H = C^{∪k}``:
+  ``r(ĝ) ≤ C (d_C k log(3k) log n + log(1/δ))/n`` for ``n ≥ D = 2 d_C k log₂(3k)``.
+* :func:`neyman_pearson_select` — the empirical Neyman–Pearson rule, Eq. (6):
+  ``min B̂_n(g)`` subject to ``r̂_n(g) ≤ ε − τ_n`` over a finite family.
+
+The paper leaves the universal constant ``C`` of Theorems 34, 36, 37 and 38 unspecified ("it can
+be made explicit by choosing a standard realisable VC inequality"), so those functions take it as
+a required argument and their guarantee is only as good as the constant supplied. Logarithms are
+natural (Theorem 38: the base only changes ``C``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from rankcut.certify.result import Certificate, certificate_function
+
+__all__ = [
+    "agnostic_finite_class_design_bound",
+    "agnostic_vc_design_bound",
+    "finite_class_design_bound",
+    "neyman_pearson_select",
+    "neyman_pearson_slack",
+    "prevalence_design_size",
+    "sparse_union_design_bound",
+    "vc_design_bound",
+]
+
+_CONSTANT_NOTE = (
+    "The paper leaves the universal constant C unspecified; this bound uses the caller's C "
+    "and holds only if that C is valid for the VC inequality invoked."
+)
+
+
+def _check_delta(delta: Any, name: str = "delta") -> float:
+    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.floating, np.integer)):
+        raise ValueError(f"{name} must be a number in (0, 1), got {delta!r}")
+    d = float(delta)
+    if not 0.0 < d < 1.0:
+        raise ValueError(f"{name} must lie in (0, 1), got {delta!r}")
+    return d
+
+
+def _check_int(x: Any, name: str, minimum: int) -> int:
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {x!r}")
+    if x < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {x}")
+    return int(x)
+
+
+def _check_real(x: Any, name: str) -> float:
+    if isinstance(x, bool) or not isinstance(x, (int, float, np.floating, np.integer)):
+        raise ValueError(f"{name} must be a number, got {x!r}")
+    v = float(x)
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {x!r}")
+    return v
+
+
+def _check_constant(constant: Any) -> float:
+    c = _check_real(constant, "constant")
+    if c <= 0.0:
+        raise ValueError(f"constant (the universal constant C) must be > 0, got {constant!r}")
+    return c
+
+
+def _vc_term(vc_dim: int, n: int) -> float:
+    """``d log(en/d)``, the VC complexity term of Theorems 34, 36 and 37."""
+    return vc_dim * (1.0 + math.log(n / vc_dim))
+
+
+def _vc_args(vc_dim: Any, n: Any) -> tuple[int, int]:
+    d = _check_int(vc_dim, "vc_dim", 1)
+    m = _check_int(n, "n", 1)
+    if m < d:
+        raise ValueError(f"n={m} must be at least vc_dim={d} (the theorem assumes n >= d)")
+    return d, m
+
+
+@certificate_function("finite_class_design")
+def finite_class_design_bound(class_size: int, n: int, delta: float) -> Certificate:
+    """Theorem 32: ``r(ĝ) ≤ log(|H|/δ)/n`` with probability at least ``1 − δ`` over the design sample.
+
+    Assumes a finite class ``H`` containing some ``g*`` with ``r(g*) = 0``, and ``ĝ ∈ H``
+    positive-consistent on a whole-population design sample of size ``n``.
+
+    :param class_size: ``|H| ≥ 1``.
+    :param n: design-sample size ``n ≥ 1``.
+    :param delta: error probability ``δ`` in (0, 1).
+    """
+    h = _check_int(class_size, "class_size", 1)
+    m = _check_int(n, "n", 1)
+    d = _check_delta(delta)
+    value = math.log(h / d) / m
+    return Certificate(
+        quantity="r(g_hat)",
+        side="upper",
+        value=value,
+        theorem="Theorem 32",
+        function="finite_class_design",
+        inputs={"class_size": h, "n": m, "delta": d},
+        allocation={"design": d},
+        delta=d,
+        statement=(
+            f"With probability at least 1 - {d:g} over a whole-population design sample of {m}, "
+            f"every positive-consistent generator in a realisable class of {h} has missed mass "
+            f"at most log(|H|/delta)/n = {value:.6g}."
+        ),
+    )
+
+
+@certificate_function("prevalence_design_size")
+def prevalence_design_size(
+    class_size: int,
+    prevalence: float,
+    epsilon: float,
+    delta: float,
+    form: Literal["exact", "log"] = "exact",
+) -> Certificate:
+    """Corollary 33: a design-sample size that gives ``L(ĝ) ≤ ε_L`` with probability ``1 − δ``.
+
+    Under Theorem 32's assumptions with prevalence ``π = P(Y = 1) > 0``, either condition suffices:
+    ``n ≥ log(|H|/δ)/(π ε_L)`` (``form="log"``, the displayed corollary) or the exact
+    zero-observed-miss form ``n ≥ log(|H|/δ)/log(1/(1 − π ε_L))`` (``form="exact"``, the proof's
+    alternative, never larger). The value is the smallest such integer; both are in ``details``.
+
+    :param class_size: ``|H| ≥ 1``.
+    :param prevalence: ``π ∈ (0, 1]``.
+    :param epsilon: target conditional miss rate ``ε_L ∈ (0, 1)``.
+    :param delta: error probability ``δ`` in (0, 1).
+    :param form: ``"exact"`` or ``"log"``.
+    """
+    h = _check_int(class_size, "class_size", 1)
+    pi = _check_real(prevalence, "prevalence")
+    if not 0.0 < pi <= 1.0:
+        raise ValueError(f"prevalence must lie in (0, 1], got {prevalence!r}")
+    eps = _check_real(epsilon, "epsilon")
+    if not 0.0 < eps < 1.0:
+        raise ValueError(f"epsilon must lie in (0, 1), got {epsilon!r}")
+    d = _check_delta(delta)
+    if form not in ("exact", "log"):
+        raise ValueError(f"form must be 'exact' or 'log', got {form!r}")
+    numerator = math.log(h / d)
+    target = pi * eps
+    n_log = math.ceil(numerator / target)
+    n_exact = math.ceil(numerator / -math.log1p(-target))
+    value = n_exact if form == "exact" else n_log
+    return Certificate(
+        quantity="n",
+        side="size",
+        value=value,
+        theorem="Corollary 33",
+        function="prevalence_design_size",
+        inputs={"class_size": h, "prevalence": pi, "epsilon": eps, "delta": d, "form": form},
+        allocation={"design": d},
+        delta=d,
+        statement=(
+            f"A whole-population design sample of n >= {value} gives, with probability at least "
+            f"1 - {d:g}, L(g_hat) <= {eps:g} for every positive-consistent g_hat in a realisable "
+            f"class of {h} at prevalence {pi:g} ({form} form)."
+        ),
+        details={"n_log_form": n_log, "n_exact_form": n_exact, "prevalence_times_epsilon": target},
+    )
+
+
+@certificate_function("vc_design")
+def vc_design_bound(vc_dim: int, n: int, delta: float, constant: float) -> Certificate:
+    """Theorem 34: ``r(ĝ) ≤ C (d log(en/d) + log(1/δ))/n`` for a realisable VC class.
+
+    Assumes ``H`` of VC dimension ``d`` with some ``r(g*) = 0``, ``n ≥ d``, and ``ĝ``
+    positive-consistent. The paper leaves the universal constant ``C`` unspecified: pass it.
+
+    :param vc_dim: ``d ≥ 1`` (for a single generator use Theorem 32 with ``|H| = 1``).
+    :param n: design-sample size, ``n ≥ d``.
+    :param delta: error probability ``δ`` in (0, 1).
+    :param constant: the universal constant ``C > 0`` of the realisable VC inequality chosen.
+    """
+    dim, m = _vc_args(vc_dim, n)
+    d = _check_delta(delta)
+    c = _check_constant(constant)
+    value = c * (_vc_term(dim, m) + math.log(1.0 / d)) / m
+    return Certificate(
+        quantity="r(g_hat)",
+        side="upper",
+        value=value,
+        theorem="Theorem 34",
+        function="vc_design",
+        inputs={"vc_dim": dim, "n": m, "delta": d, "constant": c},
+        allocation={"design": d},
+        delta=d,
+        statement=(
+            f"With probability at least 1 - {d:g}, a positive-consistent generator from a "
+            f"realisable class of VC dimension {dim} has missed mass at most {value:.6g} "
+            f"(n = {m}, C = {c:g}). " + _CONSTANT_NOTE
+        ),
+        details={"constant": c, "constant_source": "caller (unspecified in the paper)"},
+    )
+
+
+@certificate_function("agnostic_finite_class_design")
+def agnostic_finite_class_design_bound(class_size: int, n: int, delta: float) -> Certificate:
+    """Theorem 35: ``r(ĝ) ≤ inf_H r + 2 √(log(2|H|/δ)/(2n))`` for ``ĝ ∈ argmin_H r̂_n``.
+
+    The value is the excess ``2 √(log(2|H|/δ)/(2n))`` over the best missed mass in ``H``.
+
+    :param class_size: ``|H| ≥ 1``.
+    :param n: design-sample size ``n ≥ 1``.
+    :param delta: error probability ``δ`` in (0, 1).
+    """
+    h = _check_int(class_size, "class_size", 1)
+    m = _check_int(n, "n", 1)
+    d = _check_delta(delta)
+    value = 2.0 * math.sqrt(math.log(2.0 * h / d) / (2.0 * m))
+    return Certificate(
+        quantity="r(g_hat) - inf_H r",
+        side="upper",
+        value=value,
+        theorem="Theorem 35",
+        function="agnostic_finite_class_design",
+        inputs={"class_size": h, "n": m, "delta": d},
+        allocation={"design": d},
+        delta=d,
+        statement=(
+            f"With probability at least 1 - {d:g}, an empirical missed-mass minimiser over a "
+            f"class of {h} has missed mass within {value:.6g} of the best in the class (n = {m})."
+        ),
+    )
+
+
+@certificate_function("agnostic_vc_design")
+def agnostic_vc_design_bound(vc_dim: int, n: int, delta: float, constant: float) -> Certificate:
+    """Theorem 36: ``r(ĝ) ≤ inf_H r + C √((d log(en/d) + log(1/δ))/n)`` for ``ĝ ∈ argmin r̂_n``.
+
+    The value is the excess over ``inf_H r``. The paper leaves ``C`` unspecified: pass it.
+
+    :param vc_dim: VC dimension ``d ≥ 1``.
+    :param n: design-sample size, ``n ≥ d``.
+    :param delta: error probability ``δ`` in (0, 1).
+    :param constant: the universal constant ``C > 0``.
+    """
+    dim, m = _vc_args(vc_dim, n)
+    d = _check_delta(delta)
+    c = _check_constant(constant)
+    value = c * math.sqrt((_vc_term(dim, m) + math.log(1.0 / d)) / m)
+    return Certificate(
+        quantity="r(g_hat) - inf_H r",
+        side="upper",
+        value=value,
+        theorem="Theorem 36",
+        function="agnostic_vc_design",
+        inputs={"vc_dim": dim, "n": m, "delta": d, "constant": c},
+        allocation={"design": d},
+        delta=d,
+        statement=(
+            f"With probability at least 1 - {d:g}, an empirical missed-mass minimiser over a "
+            f"class of VC dimension {dim} has missed mass within {value:.6g} of the best in the "
+            f"class (n = {m}, C = {c:g}). " + _CONSTANT_NOTE
+        ),
+        details={"constant": c, "constant_source": "caller (unspecified in the paper)"},
+    )
+
+
+@certificate_function("neyman_pearson_slack")
+def neyman_pearson_slack(vc_dim: int, n: int, delta: float, constant: float) -> Certificate:
+    """Theorem 37's uniform-convergence slack ``τ_n = C √((d log(en/d) + log(2/δ))/n)``.
+
+    With probability at least ``1 − δ``, ``sup_H |r − r̂_n| ≤ τ_n`` and ``sup_H |B − B̂_n| ≤ τ_n``;
+    use it as ``slack`` in :func:`neyman_pearson_select`. The paper leaves ``C`` unspecified.
+
+    :param vc_dim: VC dimension ``d ≥ 1``.
+    :param n: design-sample size, ``n ≥ d``.
+    :param delta: error probability ``δ`` in (0, 1).
+    :param constant: the universal constant ``C > 0``.
+    """
+    dim, m = _vc_args(vc_dim, n)
+    d = _check_delta(delta)
+    c = _check_constant(constant)
+    value = c * math.sqrt((_vc_term(dim, m) + math.log(2.0 / d)) / m)
+    return Certificate(
+        quantity="tau_n",
+        side="upper",
+        value=value,
+        theorem="Theorem 37",
+        function="neyman_pearson_slack",
+        inputs={"vc_dim": dim, "n": m, "delta": d, "constant": c},
+        allocation={"design": d},
+        delta=d,
+        statement=(
+            f"With probability at least 1 - {d:g}, the empirical missed mass and burden of every "
+            f"generator in a class of VC dimension {dim} are within tau_n = {value:.6g} of their "
+            f"population values (n = {m}, C = {c:g}). " + _CONSTANT_NOTE
+        ),
+        details={"constant": c, "constant_source": "caller (unspecified in the paper)"},
+    )
+
+
+@certificate_function("sparse_union_design")
+def sparse_union_design_bound(
+    base_vc_dim: int, k: int, n: int, delta: float, constant: float
+) -> Certificate:
+    """Theorem 38: ``r(ĝ) ≤ C (d_C k log(3k) log n + log(1/δ))/n`` for ``H = C^{∪k}``.
+
+    Assumes a realisable ``H`` of ``k``-fold unions of base detectors of VC dimension ``d_C``,
+    ``n ≥ D = 2 d_C k log₂(3k)`` (``D`` bounds the VC dimension of ``H``) and ``ĝ``
+    positive-consistent. Logarithms in the rate are natural (the base only changes ``C``, which
+    the paper leaves unspecified: pass it).
+
+    :param base_vc_dim: ``d_C ≥ 1``.
+    :param k: number of base detectors in the union, ``k ≥ 1``.
+    :param n: design-sample size, ``n ≥ D``.
+    :param delta: error probability ``δ`` in (0, 1).
+    :param constant: the universal constant ``C > 0``.
+    """
+    dc = _check_int(base_vc_dim, "base_vc_dim", 1)
+    kk = _check_int(k, "k", 1)
+    m = _check_int(n, "n", 1)
+    d = _check_delta(delta)
+    c = _check_constant(constant)
+    big_d = 2.0 * dc * kk * math.log2(3.0 * kk)
+    if m < big_d:
+        raise ValueError(f"n={m} must be at least D = 2 d_C k log2(3k) = {big_d:.6g} (Theorem 38)")
+    value = c * (dc * kk * math.log(3.0 * kk) * math.log(m) + math.log(1.0 / d)) / m
+    return Certificate(
+        quantity="r(g_hat)",
+        side="upper",
+        value=value,
+        theorem="Theorem 38",
+        function="sparse_union_design",
+        inputs={"base_vc_dim": dc, "k": kk, "n": m, "delta": d, "constant": c},
+        allocation={"design": d},
+        delta=d,
+        statement=(
+            f"With probability at least 1 - {d:g}, a positive-consistent union of {kk} base "
+            f"detectors (base VC dimension {dc}) has missed mass at most {value:.6g} (n = {m}, "
+            f"C = {c:g}). " + _CONSTANT_NOTE
+        ),
+        details={"vc_dim_bound": big_d, "constant": c,
+                 "constant_source": "caller (unspecified in the paper)"},
+    )
+
+
+@certificate_function("neyman_pearson_select")
+def neyman_pearson_select(
+    missed: Sequence[int],
+    flagged: Sequence[int],
+    n: int,
+    epsilon: float,
+    slack: float,
+    names: Sequence[str] | None = None,
+) -> Certificate:
+    """Empirical Neyman–Pearson rule, Eq. (6): ``min B̂_n(g)`` s.t. ``r̂_n(g) ≤ ε − τ_n``.
+
+    Over a finite family, from design-sample counts: ``r̂_n(g) = missed[g]/n`` and
+    ``B̂_n(g) = flagged[g]/n``. Returns the feasible member of least empirical burden (ties: lower
+    empirical missed mass, then the earlier member), or value ``None`` when no member is feasible;
+    ``details["members"]`` gives each member's reason. With ``slack = τ_n`` of Theorem 37
+    (:func:`neyman_pearson_slack`), and some ``g`` with ``r(g) ≤ ε − 2τ_n``, Theorem 37 gives, with
+    probability at least ``1 − δ``, ``r(ĝ) ≤ ε`` and
+    ``B(ĝ) ≤ inf{B(g) : r(g) ≤ ε − 2τ_n} + 2τ_n``. The choice must still be certified on
+    independent audit labels.
+
+    :param missed: per member, design items with ``Y = 1`` and ``g(X) = 0``.
+    :param flagged: per member, design items with ``g(X) = 1``; ``missed + flagged ≤ n``.
+    :param n: design-sample size ``n ≥ 1`` (whole-population sample).
+    :param epsilon: missed-mass target ``ε``.
+    :param slack: uniform-convergence slack ``τ_n ≥ 0``.
+    :param names: optional distinct member names (default ``"0"``, ``"1"``, ...).
+    """
+    m = _check_int(n, "n", 1)
+    if isinstance(missed, (str, bytes)) or not isinstance(missed, (Sequence, np.ndarray)):
+        raise ValueError(f"missed must be a sequence of counts, one per member, got {missed!r}")
+    if isinstance(flagged, (str, bytes)) or not isinstance(flagged, (Sequence, np.ndarray)):
+        raise ValueError(f"flagged must be a sequence of counts, one per member, got {flagged!r}")
+    miss = [_check_int(v, f"missed[{i}]", 0) for i, v in enumerate(missed)]
+    flag = [_check_int(v, f"flagged[{i}]", 0) for i, v in enumerate(flagged)]
+    if not miss or len(miss) != len(flag):
+        raise ValueError(
+            f"missed ({len(miss)}) and flagged ({len(flag)}) need one entry per member (>= 1)"
+        )
+    for i, (a, b) in enumerate(zip(miss, flag, strict=True)):
+        if a + b > m:
+            raise ValueError(
+                f"missed[{i}] + flagged[{i}] = {a + b} exceeds n={m}: missed items are excluded "
+                f"(g = 0) and flagged items included (g = 1), so they are disjoint"
+            )
+    eps = _check_real(epsilon, "epsilon")
+    if not 0.0 < eps <= 1.0:
+        raise ValueError(f"epsilon must lie in (0, 1], got {epsilon!r}")
+    tau = _check_real(slack, "slack")
+    if tau < 0.0:
+        raise ValueError(f"slack must be >= 0, got {slack!r}")
+    if names is None:
+        labels = [str(i) for i in range(len(miss))]
+    else:
+        if isinstance(names, (str, bytes)) or not isinstance(names, Sequence):
+            raise ValueError(f"names must be a sequence of member names, got {names!r}")
+        labels = [str(v) for v in names]
+        if len(labels) != len(miss) or len(set(labels)) != len(labels):
+            raise ValueError(f"names must be {len(miss)} distinct names, got {list(names)!r}")
+    threshold = eps - tau
+    members: list[dict[str, Any]] = []
+    feasible: list[tuple[int, int, int]] = []
+    for i, (a, b) in enumerate(zip(miss, flag, strict=True)):
+        r_hat, b_hat = a / m, b / m
+        ok = r_hat <= threshold
+        members.append({
+            "name": labels[i],
+            "r_hat": r_hat,
+            "B_hat": b_hat,
+            "feasible": ok,
+            "reason": (f"r_hat = {r_hat:.6g} <= epsilon - tau_n = {threshold:.6g}" if ok
+                       else f"r_hat = {r_hat:.6g} > epsilon - tau_n = {threshold:.6g}"),
+        })
+        if ok:
+            feasible.append((b, a, i))
+    if feasible:
+        _, _, best = min(feasible)
+        choice: str | None = labels[best]
+        members[best]["reason"] = (
+            f"{members[best]['reason']}; least empirical burden among feasible members (selected)"
+        )
+        statement = (
+            f"Eq. (6) selects {choice!r}: empirical burden {flag[best] / m:.6g} is the least among "
+            f"the {len(feasible)} member(s) with empirical missed mass <= {threshold:.6g}."
+        )
+    else:
+        choice = None
+        statement = (
+            f"No member satisfies the empirical constraint r_hat <= epsilon - tau_n = "
+            f"{threshold:.6g}; Eq. (6) selects none."
+        )
+    return Certificate(
+        quantity="g_hat",
+        side="choice",
+        value=choice,
+        theorem="Eq. (6) / Theorem 37",
+        function="neyman_pearson_select",
+        inputs={"missed": miss, "flagged": flag, "n": m, "epsilon": eps, "slack": tau,
+                "names": None if names is None else labels},
+        allocation={},
+        delta=None,
+        statement=statement,
+        details={"threshold": threshold, "members": members},
+    )
