@@ -37,9 +37,37 @@ LETOR4_FEATURES: tuple[str, ...] = tuple(
 _DOCID = re.compile(r"docid\s*=\s*(\S+)")
 
 
-def _parse(source: Source, label: str, rows: dict[str, list[tuple[str, int, dict[int, float]]]],
+Row = tuple[str, int, list[int], list[float]]  # doc_id, label, feature indices, values
+
+
+def _features(tokens: list[str], where: str) -> tuple[list[int], list[float]]:
+    """Parse ``index:value`` tokens; a fast path for good lines, then one that names the bad token."""
+    try:
+        pairs = [tok.split(":") for tok in tokens]
+        idx = [int(i) for i, _ in pairs]
+        val = [float(v) for _, v in pairs]
+        good = not idx or (min(idx) >= 1 and all(map(math.isfinite, val)))
+    except ValueError:  # also a token without exactly one ':'
+        good = False
+    if not good:
+        for tok in tokens:
+            i_s, sep, v_s = tok.partition(":")
+            try:
+                ok = bool(sep) and int(i_s) >= 1 and math.isfinite(float(v_s))
+            except ValueError:
+                ok = False
+            if not ok:
+                raise ValueError(f"{where}: feature {tok!r} is not 'index:value' with index >= 1 "
+                                 "and a finite value")
+    if len(set(idx)) != len(idx):
+        twice = next(i for n, i in enumerate(idx) if i in idx[:n])
+        raise ValueError(f"{where}: feature {twice} is given twice")
+    return idx, val
+
+
+def _parse(source: Source, label: str, rows: dict[str, list[Row]],
            seen: dict[tuple[str, str], str]) -> None:
-    """Append ``(doc_id, label, features)`` rows of one file to ``rows[qid]``."""
+    """Append the rows of one file to ``rows[qid]``."""
     if isinstance(source, str | os.PathLike):
         with open(source, encoding="utf-8") as f:
             _parse(f, label, rows, seen)
@@ -57,26 +85,14 @@ def _parse(source: Source, label: str, rows: dict[str, list[tuple[str, int, dict
         except ValueError:
             raise ValueError(f"{where}: label must be an integer, got {parts[0]!r}") from None
         qid = parts[1][4:]
-        feats: dict[int, float] = {}
-        for tok in parts[2:]:
-            idx_s, sep, val_s = tok.partition(":")
-            try:
-                idx, val = int(idx_s), float(val_s)
-            except ValueError:
-                idx, val = 0, math.nan
-            if not sep or idx < 1 or not math.isfinite(val):
-                raise ValueError(f"{where}: feature {tok!r} is not 'index:value' with index >= 1 "
-                                 "and a finite value")
-            if idx in feats:
-                raise ValueError(f"{where}: feature {idx} is given twice")
-            feats[idx] = val
+        idx, val = _features(parts[2:], where)
         m = _DOCID.search(comment)
         doc = m.group(1) if m else f"line:{lineno}"
         first = seen.setdefault((qid, doc), where)
         if first != where:
             raise ValueError(f"{where}: document {doc!r} is listed twice for query {qid!r} "
                              f"(first at {first})")
-        rows.setdefault(qid, []).append((doc, grade, feats))
+        rows.setdefault(qid, []).append((doc, grade, idx, val))
 
 
 def load_letor(
@@ -106,26 +122,26 @@ def load_letor(
     """
     single = isinstance(source, str | os.PathLike) or hasattr(source, "read")
     sources = cast("Sequence[Source]", [source] if single else source)
-    rows: dict[str, list[tuple[str, int, dict[int, float]]]] = {}
+    rows: dict[str, list[Row]] = {}
     seen: dict[tuple[str, str], str] = {}
     for src in sources:
         label = str(src) if isinstance(src, str | os.PathLike) else str(getattr(src, "name", "<stream>"))
         _parse(src, label, rows, seen)
     if not rows:
         raise ValueError("no LETOR line in the input")
-    n_feat = max((max(f, default=0) for r in rows.values() for _, _, f in r), default=0)
+    n_feat = max((max(idx, default=0) for r in rows.values() for _, _, idx, _ in r), default=0)
     if not 1 <= score_feature <= n_feat:
         raise ValueError(f"score_feature must be in [1, {n_feat}] (features seen), got {score_feature}")
-    run = {q: [Posting(doc, feats.get(score_feature, 0.0), i)
-               for i, (doc, _, feats) in enumerate(r, 1)] for q, r in rows.items()}
-    qrels = {q: {doc: grade for doc, grade, _ in r} for q, r in rows.items()}
+    run = {q: [Posting(doc, dict(zip(idx, val, strict=True)).get(score_feature, 0.0), i)
+               for i, (doc, _, idx, val) in enumerate(r, 1)] for q, r in rows.items()}
+    qrels = {q: {doc: grade for doc, grade, _, _ in r} for q, r in rows.items()}
     lists = RankedLists.from_postings(run, qrels, threshold=threshold, ordering=ordering)
     features = np.zeros((len(lists), lists.max_len, n_feat))
     for i, q in enumerate(lists.qids):
-        by_doc = {doc: feats for doc, _, feats in rows[q]}
+        by_doc = {doc: (idx, val) for doc, _, idx, val in rows[q]}
         for j in range(int(lists.lengths[i])):
-            for idx, val in by_doc[lists.doc_ids[i, j]].items():
-                features[i, j, idx - 1] = val
+            idx, val = by_doc[lists.doc_ids[i, j]]
+            features[i, j, np.asarray(idx, dtype=np.int64) - 1] = val
     generic = tuple(f"f{k}" for k in range(1, n_feat + 1))
     names = LETOR4_FEATURES if n_feat == len(LETOR4_FEATURES) else generic
     return lists.with_features(features, names)
