@@ -1,516 +1,173 @@
-"""Audit sample-size planning (Section 4.6, Remark 14, Theorem 13 and Corollary 15 of the audit paper).
+"""Noisy audit labels with a known sensitivity floor (Section 9 of the audit paper).
 
-Every planner answers "how many labels must I draw so that, if the audit turns out as hoped
-(no relevant item found, or at most ``tolerated`` of them), the certificate meets my target?".
-The answer is an integer found by search and then checked with the very bound the certificate
-will report (:func:`~rankcut.certify.bounds.cp_upper` or
-:func:`~rankcut.certify.bounds.hypergeom_upper`): the returned ``n`` meets the target and
-``n − 1`` does not.
+Assumption 2 of the paper (noiseless labels) is relaxed for one certificate only: the i.i.d.
+excluded-pool missed-mass certificate (Theorem 7). If the oracle returns ``Ỹ`` with per-item
+sensitivity ``s(X) = P(Ỹ = 1 | Y = 1, X) ≥ s_min`` for a known ``s_min ∈ (0, 1]``, with noisy labels
+realised independently across audited items given the items, then
+``η̃(g) = P(Ỹ = 1 | g(X) = 0) ≥ s_min η(g)`` and ``K̃_0 ~ Bin(n_0, η̃(g))``, so with probability at
+least ``1 − δ``
 
-* :func:`plan_binomial` — smallest ``n`` with ``U_n(c, δ/M) ≤ ε`` (Theorem 7, Section 4.6;
-  ``c = 0`` is the exact rule of three ``n = ⌈log(M/δ) / log(1/(1 − ε))⌉``).
-* :func:`plan_missed_mass` — a target on the absolute missed mass ``r = p0·η``: the
-  excluded-pool size (target ``ε/p0`` on ``η``) beside the whole-population size (target ``ε`` on
-  ``r`` directly, Theorem 12).
-* :func:`plan_hypergeometric` — finite pool: smallest ``n`` with ``MU(c, δ/M; N, n) ≤ t``
-  (Theorem 8).
-* :func:`plan_rule_out` — the zero-count size ``⌈N0(1 − δ^{1/m})⌉`` that rules out ``m`` missed
-  items (Remark 14, Corollary 15) beside the lower bound ``(1 − β − δ)·N0/m`` that every valid
-  audit must pay (Theorem 13).
+    ``r(g) ≤ p_0(g) · min{1, U_{n_0}(K̃_0, δ) / s_min}``.
 
-Targets (``epsilon``, ``max_missed``, ``m``) and ``tolerated`` accept a scalar or a 1-D sequence;
-they are broadcast together and the certificate's ``value`` is then a tuple of sizes.
+False-positive labels only raise ``η̃(g)`` and so make the bound more conservative.
+
+The paper gives no such correction for the other designs, and :func:`noisy_label_certificate`
+refuses them with the paper's reason:
+
+* two-pool recall (Theorem 10, Corollary 11) also needs a *lower* bound on
+  ``η_1(g) = P(Y = 1 | g(X) = 1)``; false-positive labels can inflate the included pool's observed
+  positive rate, so a sensitivity floor gives no such bound (a specificity floor or adjudicated
+  labels would be needed);
+* Theorem 24, Proposition 26 and Theorem 29 sample conditional on true relevance ``Y = 1``; noisy
+  labels change that conditional sampling distribution;
+* every other design (finite-corpus hypergeometric, whole-population, prefix families, stratified)
+  is outside the argument, which is specific to the i.i.d. excluded-pool certificate.
 """
 
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
 
-from rankcut.certify.bounds import cp_upper, hypergeom_upper
-from rankcut.certify.result import Certificate, certificate_function, format_bound
+from rankcut.certify.bounds import cp_upper
+from rankcut.certify.result import Certificate, certificate_function
 
-__all__ = [
-    "plan_binomial",
-    "plan_hypergeometric",
-    "plan_missed_mass",
-    "plan_rule_out",
-]
+__all__ = ["NOISY_LABEL_DESIGNS", "noisy_excluded_pool_certificate", "noisy_label_certificate"]
 
 
-# ---------------------------------------------------------------------------------------------
-# input handling
+def _check_delta(delta: Any, name: str = "delta") -> float:
+    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.floating, np.integer)):
+        raise ValueError(f"{name} must be a number in (0, 1), got {delta!r}")
+    d = float(delta)
+    if not 0.0 < d < 1.0:
+        raise ValueError(f"{name} must lie in (0, 1), got {delta!r}")
+    return d
 
 
-def _vector(x: ArrayLike, name: str, *, integer: bool) -> tuple[NDArray[Any], bool]:
-    """``x`` as a 1-D array (float or int64) and whether it was a scalar."""
-    if isinstance(x, (bool, np.bool_)):
-        raise ValueError(f"{name} must be a number, got {x!r}")
-    arr = np.asarray(x)
-    if arr.ndim > 1:
-        raise ValueError(f"{name} must be a scalar or a 1-D sequence, got shape {arr.shape}")
-    if arr.size == 0:
-        raise ValueError(f"{name} must not be empty")
-    if arr.dtype.kind not in "iuf":
-        raise ValueError(f"{name} must be numeric, got {arr.tolist()!r}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got {arr.tolist()!r}")
-    if integer:
-        if np.any(arr != np.floor(arr)):
-            raise ValueError(f"{name} must be an integer, got {arr[arr != np.floor(arr)].flat[0]!r}")
-        out = arr.astype(np.int64)
-    else:
-        out = arr.astype(float)
-    return np.atleast_1d(out), arr.ndim == 0
-
-
-def _broadcast(*arrays: NDArray[Any], names: tuple[str, ...]) -> list[NDArray[Any]]:
-    try:
-        return [np.array(a) for a in np.broadcast_arrays(*arrays)]
-    except ValueError:
-        sizes = ", ".join(f"{n} has {a.size}" for n, a in zip(names, arrays, strict=True))
-        raise ValueError(f"cannot broadcast {' and '.join(names)} together ({sizes})") from None
-
-
-def _check_delta(delta: float) -> float:
-    if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, (int, float, np.floating)):
-        raise ValueError(f"delta must be a number in (0, 1), got {delta!r}")
-    if not 0.0 < float(delta) < 1.0:
-        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
-    return float(delta)
-
-
-def _check_count(x: Any, name: str, minimum: int) -> int:
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {x!r}")
-    if int(x) < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {x!r}")
+def _check_count(x: Any, name: str) -> int:
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+        raise ValueError(f"{name} must be a non-negative integer, got {x!r}")
+    if x < 0:
+        raise ValueError(f"{name} must be >= 0, got {x}")
     return int(x)
 
 
-def _out(values: NDArray[Any], scalar: bool) -> Any:
-    if scalar:
-        return values.item()
-    return tuple(v.item() for v in values)
+def _check_unit(x: Any, name: str, *, open_left: bool) -> float:
+    if isinstance(x, bool) or not isinstance(x, (int, float, np.floating, np.integer)):
+        raise ValueError(f"{name} must be a number, got {x!r}")
+    v = float(x)
+    ok = (0.0 < v <= 1.0) if open_left else (0.0 <= v <= 1.0)
+    if not (math.isfinite(v) and ok):
+        raise ValueError(f"{name} must lie in {'(0, 1]' if open_left else '[0, 1]'}, got {x!r}")
+    return v
 
 
-def _listed(x: NDArray[Any], scalar: bool) -> Any:
-    """JSON-ready form of a validated (not yet broadcast) input, as the caller passed it."""
-    return x[0].item() if scalar else x.tolist()
-
-
-def _floor_text(values: NDArray[np.float64], scalar: bool) -> str:
-    """Lower bounds shown with one decimal, rounded down (the safe side)."""
-    texts = [f"{math.floor(v * 10) / 10:.1f}" for v in values.tolist()]
-    return texts[0] if scalar else "(" + ", ".join(texts) + ")"
-
-
-def _per_prefix_allocation(delta: float, n_prefixes: int) -> dict[str, float]:
-    return {f"g{m}": delta / n_prefixes for m in range(1, n_prefixes + 1)}
-
-
-# ---------------------------------------------------------------------------------------------
-# integer searches (exact: the returned n meets the target with the library's own bound, n − 1
-# does not)
-
-
-def _binomial_sizes(eps: NDArray[np.float64], c: NDArray[np.int64], alpha: float) -> NDArray[np.int64]:
-    """Smallest ``n`` with ``U_n(c, alpha) ≤ eps`` elementwise, for ``0 < eps < 1``."""
-
-    def ok(n: NDArray[np.int64], sel: NDArray[np.bool_]) -> NDArray[np.bool_]:
-        return np.asarray(cp_upper(c[sel], n[sel], alpha) <= eps[sel])
-
-    every = np.ones(c.shape, dtype=bool)
-    n = np.empty(c.shape, dtype=np.int64)
-    zero = c == 0
-    # Zero count: U_n(0, α) = 1 − α^{1/n} ≤ ε  ⇔  n ≥ log α / log(1 − ε) (the rule of three).
-    n[zero] = np.ceil(np.log(alpha) / np.log1p(-eps[zero])).astype(np.int64)
-    pos = ~zero
-    if np.any(pos):
-        # U_c(c) = 1 > ε fails; double an upper end until it holds, then bisect (lo, hi].
-        lo = c[pos].copy()
-        hi = c[pos] + 1
-        cp, ep = c[pos], eps[pos]
-        while True:
-            bad = ~np.asarray(cp_upper(cp, hi, alpha) <= ep)
-            if not np.any(bad):
-                break
-            lo = np.where(bad, hi, lo)
-            hi = np.where(bad, 2 * hi, hi)
-        while True:
-            active = hi - lo > 1
-            if not np.any(active):
-                break
-            mid = (lo + hi) // 2
-            good = np.asarray(cp_upper(cp, mid, alpha) <= ep)
-            hi = np.where(active & good, mid, hi)
-            lo = np.where(active & ~good, mid, lo)
-        n[pos] = hi
-    n = np.maximum(n, c + 1)
-    # Repair any floating-point off-by-one of the closed form, then check minimality.
-    while True:
-        bad = ~ok(n, every)
-        if not np.any(bad):
-            break
-        n[bad] += 1
-    while True:
-        can = n - 1 >= c + 1
-        shrink = np.zeros(c.shape, dtype=bool)
-        shrink[can] = ok(n - 1, can)
-        if not np.any(shrink):
-            break
-        n[shrink] -= 1
-    return n
-
-
-def _hypergeom_sizes(
-    max_missed: NDArray[np.int64], c: NDArray[np.int64], alpha: float, population: NDArray[np.int64]
-) -> NDArray[np.int64]:
-    """Smallest ``n`` with ``MU(c, alpha; N, n) ≤ t`` elementwise, for ``c ≤ t < N``.
-
-    ``MU`` is non-increasing in ``n`` (a larger sample can only see more successes); it equals
-    ``N > t`` at ``n = c`` and ``c ≤ t`` at ``n = N``, so bisection on ``(c, N]`` applies.
-    """
-
-    def mu(n: NDArray[np.int64]) -> NDArray[np.int64]:
-        return np.atleast_1d(hypergeom_upper(c, alpha, population=population, draws=n))
-
-    lo, hi = c.copy(), population.copy()
-    while True:
-        active = hi - lo > 1
-        if not np.any(active):
-            break
-        mid = np.where(active, (lo + hi) // 2, hi)
-        good = mu(mid) <= max_missed
-        hi = np.where(active & good, mid, hi)
-        lo = np.where(active & ~good, mid, lo)
-    if not (np.all(mu(hi) <= max_missed) and np.all(mu(hi - 1) > max_missed)):
-        raise ArithmeticError("plan_hypergeometric: the searched size is not the smallest one")
-    return hi
-
-
-def _remark14_size(excluded_size: int, m: int, delta: float) -> int:
-    """``⌈N0(1 − δ^{1/m})⌉``: the smallest integer ``n`` with ``(1 − n/N0)^m ≤ δ``.
-
-    The float formula is repaired near a tie with exact rational arithmetic, so the ceiling is
-    the mathematical one for the given ``delta``.
-    """
-    n = math.ceil(excluded_size * -math.expm1(math.log(delta) / m))
-    n = min(max(n, 0), excluded_size)
-
-    def meets(k: int) -> bool:
-        gap = m * math.log1p(-k / excluded_size) - math.log(delta) if k < excluded_size else -1.0
-        if abs(gap) > 1e-9:
-            return gap < 0
-        return Fraction(excluded_size - k) ** m <= Fraction(delta) * Fraction(excluded_size) ** m
-
-    while not meets(n):
-        n += 1
-    while n > 0 and meets(n - 1):
-        n -= 1
-    return n
-
-
-# ---------------------------------------------------------------------------------------------
-# planners
-
-
-@certificate_function("plan_binomial")
-def plan_binomial(
-    epsilon: ArrayLike, delta: float = 0.05, *, tolerated: ArrayLike = 0, n_prefixes: int = 1
+@certificate_function("noisy_excluded_pool")
+def noisy_excluded_pool_certificate(
+    sampled: int,
+    noisy_relevant: int,
+    delta: float,
+    sensitivity_floor: float,
+    excluded_mass: float | None = None,
 ) -> Certificate:
-    """Audit size for a target on a relevance rate, binomial design (Section 4.6, Theorem 7).
+    """i.i.d. excluded-pool certificate under label noise with a sensitivity floor (Section 9).
 
-    Smallest ``n`` with ``U_n(c, δ/M) ≤ ε``: drawing ``n`` items i.i.d. from a pool and finding at
-    most ``c = tolerated`` relevant ones certifies that the pool's relevance rate is at most ``ε``
-    with confidence ``1 − δ/M`` each, jointly ``1 − δ`` over ``M = n_prefixes`` audits
-    (Corollary 16). For ``c = 0`` this is ``⌈log(M/δ) / log(1/(1 − ε))⌉``, the exact rule of three
-    (§4.6 table: 29, 59, 149, 299, 598 at ``δ = 0.05`` for ε = 0.10, 0.05, 0.02, 0.01, 0.005).
+    With probability at least ``1 − δ``, ``η(g) ≤ min{1, U_{n_0}(K̃_0, δ)/s_min}`` and, when
+    ``p_0(g)`` is given, ``r(g) ≤ p_0(g) · min{1, U_{n_0}(K̃_0, δ)/s_min}``. ``s_min = 1`` recovers
+    Theorem 7 for one generator. For a family ``G`` call it once per member with ``δ_g``,
+    ``Σ_g δ_g ≤ δ`` (Theorem 7's union bound).
 
-    The pool is the excluded pool for a target on ``η(g)`` (Theorem 7) or the whole population for
-    a target on ``r(g)`` (Theorem 12); :func:`plan_missed_mass` shows both for a target on ``r``.
-
-    :param epsilon: target rate(s) in (0, 1); scalar or 1-D.
-    :param delta: total error probability, in (0, 1).
-    :param tolerated: relevant items the audit may find and still meet the target (``c ≥ 0``);
-        scalar or 1-D, broadcast with ``epsilon``.
-    :param n_prefixes: number ``M ≥ 1`` of pools certified jointly; each gets ``δ/M``.
-    :returns: ``Certificate`` with ``side="size"``, ``value`` the size (tuple if vectorised).
+    :param sampled: ``n_0``, i.i.d. draws from ``P(· | g(X) = 0)``.
+    :param noisy_relevant: ``K̃_0``, draws the noisy oracle labelled relevant.
+    :param delta: error probability ``δ`` in (0, 1).
+    :param sensitivity_floor: known ``s_min ∈ (0, 1]`` with ``P(Ỹ = 1 | Y = 1, X) ≥ s_min`` for
+        every item.
+    :param excluded_mass: ``p_0(g)`` in [0, 1]; when given the value bounds ``r(g)``, otherwise
+        ``η(g) = P(Y = 1 | g(X) = 0)``.
     """
-    eps, eps_scalar = _vector(epsilon, "epsilon", integer=False)
-    c, c_scalar = _vector(tolerated, "tolerated", integer=True)
-    delta = _check_delta(delta)
-    n_prefixes = _check_count(n_prefixes, "n_prefixes", 1)
-    if np.any((eps <= 0) | (eps >= 1)):
-        raise ValueError(f"epsilon must lie in (0, 1), got {eps[(eps <= 0) | (eps >= 1)][0]!r}")
-    if np.any(c < 0):
-        raise ValueError(f"tolerated must be >= 0, got {c[c < 0][0]}")
-    inputs = {
-        "epsilon": _listed(eps, eps_scalar),
-        "delta": delta,
-        "tolerated": _listed(c, c_scalar),
-        "n_prefixes": n_prefixes,
-    }
-    eps, c = _broadcast(eps, c, names=("epsilon", "tolerated"))
-    alpha = delta / n_prefixes
-    n = _binomial_sizes(eps, c, alpha)
-    scalar = eps_scalar and c_scalar
-    value = _out(n, scalar)
-    each = "" if n_prefixes == 1 else f" per pool ({n_prefixes} pools, δ/M = {alpha:g} each)"
+    n = _check_count(sampled, "sampled")
+    k = _check_count(noisy_relevant, "noisy_relevant")
+    if k > n:
+        raise ValueError(f"noisy_relevant={k} exceeds sampled={n}")
+    d = _check_delta(delta)
+    s = _check_unit(sensitivity_floor, "sensitivity_floor", open_left=True)
+    p0 = None if excluded_mass is None else _check_unit(excluded_mass, "excluded_mass",
+                                                        open_left=False)
+    u_noisy = float(cp_upper(k, n, d))
+    eta = min(1.0, u_noisy / s)
+    value = eta if p0 is None else p0 * eta
     return Certificate(
-        quantity="n0",
-        side="size",
+        quantity="eta" if p0 is None else "r",
+        side="upper",
         value=value,
-        theorem="Section 4.6 (Theorem 7 zero-count identity; Corollary 16 for M pools)",
-        function="plan_binomial",
-        inputs=inputs,
-        allocation=_per_prefix_allocation(delta, n_prefixes),
-        delta=delta,
+        theorem="Section 9 (label noise with a sensitivity floor; i.i.d. excluded pool)",
+        function="noisy_excluded_pool",
+        inputs={"sampled": n, "noisy_relevant": k, "delta": d, "sensitivity_floor": s,
+                "excluded_mass": p0},
+        allocation={"eta": d},
+        delta=d,
         statement=(
-            f"Drawing {format_bound(value, 'size')} items i.i.d. from the pool{each} and finding at "
-            f"most {format_bound(inputs['tolerated'], 'size')} relevant certifies a relevance rate "
-            f"≤ {format_bound(inputs['epsilon'], 'estimate', 6)} at confidence "
-            f"{1 - delta:g}."
+            f"With probability at least 1 - {d:g}, if every relevant excluded item is labelled "
+            f"relevant with probability at least {s:g}, the "
+            + ("excluded-pool relevance rate eta(g)" if p0 is None
+               else f"missed relevant mass r(g) = {p0:g} * eta(g)")
+            + f" is at most {value:.6g}."
         ),
-        details={"alpha": alpha, "U_at_n": _out(np.asarray(cp_upper(c, n, alpha)), scalar)},
+        details={"noisy_upper": u_noisy, "eta_upper": eta},
     )
 
 
-@certificate_function("plan_missed_mass")
-def plan_missed_mass(
-    epsilon: ArrayLike,
-    delta: float = 0.05,
-    *,
-    p0: ArrayLike,
-    tolerated: ArrayLike = 0,
-    n_prefixes: int = 1,
-) -> Certificate:
-    """Audit sizes for a target ``r(g) ≤ ε`` on absolute missed mass (Section 4.6, Theorems 7, 12).
+_SUPPORTED = "excluded-pool"
 
-    Excluded-pool design (Theorem 7): since ``r = p0·η``, plan ``η ≤ ε/p0``; if ``ε ≥ p0`` the
-    target holds without an audit (``r ≤ p0``) and the size is 0. Whole-population design
-    (Theorem 12): plan ``r ≤ ε`` directly. At zero observed events the whole-population audit
-    needs about ``1/p0`` times as many labels (§8: 431 whole-population labels for ``ε = 0.00853``,
-    ``δ = 0.025``, against 301 binomial excluded-pool labels at ``p0 = 0.70``, or 300 with the
-    exact hypergeometric planner for ``N0 = 70,000``).
+_CONDITIONAL_ON_Y = (
+    "samples conditional on true relevance Y = 1; replacing true labels by noisy ones changes "
+    "that conditional sampling distribution, so it needs further noise assumptions or "
+    "adjudicated labels (audit paper, Section 9)"
+)
+_OUTSIDE = (
+    "is not covered: the sensitivity-floor argument of Section 9 is specific to the i.i.d. "
+    "excluded-pool missed-mass certificate (binomial noisy count K~_0 ~ Bin(n_0, eta~(g)))"
+)
 
-    :param epsilon: target(s) on ``r`` in (0, 1); scalar or 1-D.
-    :param delta: total error probability, in (0, 1).
-    :param p0: excluded-pool mass(es) ``p0(g)`` in (0, 1] (``N0/N`` in a finite corpus); a 1-D
-        sequence gives one size per prefix, e.g. for the separate audits of Corollary 16.
-    :param tolerated: relevant items the audit may find (``c ≥ 0``).
-    :param n_prefixes: number ``M`` of generators certified jointly (``δ/M`` each).
-    :returns: ``value`` = excluded-pool size(s) ``n0``; ``details["whole_population"]`` = the
-        whole-population size(s) for the same target and error split.
+# design -> why the paper's label-noise correction does not apply to it.
+_REFUSED: dict[str, str] = {
+    "two-pool": (
+        "the two-pool recall certificate (Theorem 10, Corollary 11) also needs a lower bound on "
+        "eta_1(g) = P(Y = 1 | g(X) = 1); a sensitivity floor gives none, because false-positive "
+        "audit labels can inflate the observed positive rate in the included pool; it needs an "
+        "additional assumption such as a known specificity floor, or adjudicated labels "
+        "(audit paper, Section 9)"
+    ),
+    "incremental-coverage": "Theorem 24 " + _CONDITIONAL_ON_Y,
+    "direct-miss-rate": "Proposition 26 " + _CONDITIONAL_ON_Y,
+    "stress-test": "Theorem 29 " + _CONDITIONAL_ON_Y,
+    "hypergeometric": "the finite-corpus hypergeometric certificate (Theorem 8) " + _OUTSIDE,
+    "whole-population": "the whole-population certificate (Theorem 12) " + _OUTSIDE,
+    "shared-reference": "the shared-reference prefix certificate (Theorem 17) " + _OUTSIDE,
+    "stratified": "the stratified excluded-pool audit " + _OUTSIDE,
+}
+
+#: Every design name :func:`noisy_label_certificate` knows, the supported one first.
+NOISY_LABEL_DESIGNS: tuple[str, ...] = (_SUPPORTED, *_REFUSED)
+
+
+def noisy_label_certificate(design: str, **kwargs: Any) -> Certificate:
+    """Certificate under noisy audit labels, for the one design the paper covers (Section 9).
+
+    ``design="excluded-pool"`` forwards ``kwargs`` to :func:`noisy_excluded_pool_certificate`.
+    Every other design in :data:`NOISY_LABEL_DESIGNS` raises ``ValueError`` saying why the
+    sensitivity-floor correction does not apply to it; unknown names raise too.
+
+    :param design: the audit design the labels came from.
+    :param kwargs: the arguments of :func:`noisy_excluded_pool_certificate`.
     """
-    eps, eps_scalar = _vector(epsilon, "epsilon", integer=False)
-    p, p_scalar = _vector(p0, "p0", integer=False)
-    c, c_scalar = _vector(tolerated, "tolerated", integer=True)
-    delta = _check_delta(delta)
-    n_prefixes = _check_count(n_prefixes, "n_prefixes", 1)
-    if np.any((eps <= 0) | (eps >= 1)):
-        raise ValueError(f"epsilon must lie in (0, 1), got {eps[(eps <= 0) | (eps >= 1)][0]!r}")
-    if np.any((p <= 0) | (p > 1)):
-        raise ValueError(f"p0 must lie in (0, 1], got {p[(p <= 0) | (p > 1)][0]!r}")
-    if np.any(c < 0):
-        raise ValueError(f"tolerated must be >= 0, got {c[c < 0][0]}")
-    inputs = {
-        "epsilon": _listed(eps, eps_scalar),
-        "delta": delta,
-        "p0": _listed(p, p_scalar),
-        "tolerated": _listed(c, c_scalar),
-        "n_prefixes": n_prefixes,
-    }
-    eps, p, c = _broadcast(eps, p, c, names=("epsilon", "p0", "tolerated"))
-    scalar = eps_scalar and p_scalar and c_scalar
-    alpha = delta / n_prefixes
-    eta_target = eps / p
-    needed = eta_target < 1  # ε ≥ p0: r ≤ p0 ≤ ε holds without labels (Section 4.6)
-    n0 = np.zeros(eps.shape, dtype=np.int64)
-    whole = np.zeros(eps.shape, dtype=np.int64)
-    if np.any(needed):
-        n0[needed] = _binomial_sizes(eta_target[needed], c[needed], alpha)
-        whole[needed] = _binomial_sizes(eps[needed], c[needed], alpha)
-    value = _out(n0, scalar)
-    no_audit = "" if np.all(needed) else " (0 where ε ≥ p0: the target holds without an audit)"
-    return Certificate(
-        quantity="n0",
-        side="size",
-        value=value,
-        theorem="Section 4.6 (Theorem 7 excluded pool vs Theorem 12 whole population)",
-        function="plan_missed_mass",
-        inputs=inputs,
-        allocation=_per_prefix_allocation(delta, n_prefixes),
-        delta=delta,
-        statement=(
-            f"To certify r ≤ {format_bound(inputs['epsilon'], 'estimate', 6)} at confidence "
-            f"{1 - delta:g} with at most {format_bound(inputs['tolerated'], 'size')} relevant found, "
-            f"label {format_bound(value, 'size')} excluded-pool items{no_audit}, against "
-            f"{format_bound(_out(whole, scalar), 'size')} whole-population items."
-        ),
-        details={
-            "whole_population": _out(whole, scalar),
-            "eta_target": _out(np.minimum(eta_target, 1.0), scalar),
-            "total_excluded_pool_labels": int(n0.sum()),
-            "alpha": alpha,
-        },
-    )
-
-
-@certificate_function("plan_hypergeometric")
-def plan_hypergeometric(
-    max_missed: ArrayLike,
-    delta: float = 0.05,
-    *,
-    population: int,
-    tolerated: ArrayLike = 0,
-    n_prefixes: int = 1,
-) -> Certificate:
-    """Exact finite-pool audit size: smallest ``n`` with ``MU(c, δ/M; N, n) ≤ t`` (Theorem 8).
-
-    Drawing ``n`` items uniformly without replacement from a pool of ``N = population`` items and
-    finding at most ``c = tolerated`` relevant ones certifies that the pool holds at most
-    ``t = max_missed`` relevant items. With ``population = N0`` (the excluded pool) this bounds
-    the missed count ``M0(g)``; with ``population = N`` (the whole corpus, counting items that are
-    relevant *and* excluded) it is the whole-corpus design. §8: ``N0 = 70,000``, ``δ = 0.025``
-    needs 300 draws for ``MU ≤ 853`` at ``c = 0``, and also 300 for ``MU ≤ 1,287`` at ``c = 1``.
-
-    If ``t ≥ N`` the target holds without an audit (size 0). ``t < c`` is impossible, since
-    ``MU(c, ·) ≥ c`` always.
-
-    :param max_missed: target count(s) ``t`` of relevant items left in the pool; scalar or 1-D.
-    :param delta: total error probability, in (0, 1).
-    :param population: pool size ``N ≥ 1``.
-    :param tolerated: relevant items the audit may find (``c ≥ 0``), broadcast with ``max_missed``.
-    :param n_prefixes: number ``M`` of pools certified jointly (``δ/M`` each).
-    """
-    t, t_scalar = _vector(max_missed, "max_missed", integer=True)
-    c, c_scalar = _vector(tolerated, "tolerated", integer=True)
-    delta = _check_delta(delta)
-    big_n = _check_count(population, "population", 1)
-    n_prefixes = _check_count(n_prefixes, "n_prefixes", 1)
-    if np.any(c < 0):
-        raise ValueError(f"tolerated must be >= 0, got {c[c < 0][0]}")
-    inputs = {
-        "max_missed": _listed(t, t_scalar),
-        "delta": delta,
-        "population": big_n,
-        "tolerated": _listed(c, c_scalar),
-        "n_prefixes": n_prefixes,
-    }
-    t, c = _broadcast(t, c, names=("max_missed", "tolerated"))
-    if np.any(t < c):
-        bad = np.flatnonzero(t < c)[0]
-        raise ValueError(
-            f"max_missed={t[bad]} is below tolerated={c[bad]}: an audit that finds c relevant items "
-            "cannot certify fewer than c"
-        )
-    if np.any(c > big_n):
-        raise ValueError(f"tolerated must be <= population={big_n}, got {c[c > big_n][0]}")
-    scalar = t_scalar and c_scalar
-    alpha = delta / n_prefixes
-    n = np.zeros(t.shape, dtype=np.int64)
-    needed = t < big_n
-    if np.any(needed):
-        n[needed] = _hypergeom_sizes(t[needed], c[needed], alpha, np.full(int(needed.sum()), big_n))
-    value = _out(n, scalar)
-    return Certificate(
-        quantity="n0",
-        side="size",
-        value=value,
-        theorem="Theorem 8 (exact hypergeometric inversion), Section 4.6",
-        function="plan_hypergeometric",
-        inputs=inputs,
-        allocation=_per_prefix_allocation(delta, n_prefixes),
-        delta=delta,
-        statement=(
-            f"Drawing {format_bound(value, 'size')} of {big_n} items without replacement and "
-            f"finding at most {format_bound(inputs['tolerated'], 'size')} relevant certifies at most "
-            f"{format_bound(inputs['max_missed'], 'size')} relevant items in the pool at confidence "
-            f"{1 - delta:g}."
-        ),
-        details={"alpha": alpha},
-    )
-
-
-@certificate_function("plan_rule_out")
-def plan_rule_out(
-    m: ArrayLike, delta: float = 0.05, *, excluded_size: int, beta: float = 0.5
-) -> Certificate:
-    """Zero-count size that rules out ``m`` missed items, beside the minimum (Remark 14, Thm 13).
-
-    ``value = ⌈N0(1 − δ^{1/m})⌉`` (Remark 14, Corollary 15): if the excluded pool holds ``m`` or
-    more relevant items, a uniform without-replacement sample of this size sees none with
-    probability at most ``δ``, so a zero count certifies ``M0(g) ≤ m − 1``.
-
-    Theorem 13: any valid audit (adaptive, randomised, allowed to label the whole included pool)
-    that certifies ``M0(g) ≤ m − 1`` with probability ``≥ 1 − β`` when ``M0(g) = 0`` must inspect
-    on average at least ``(1 − β − δ)·N0/m`` excluded-pool items. ``details`` report that lower
-    bound, the ratio of the plan to it (at most ``log(1/δ)/(1 − β − δ)`` up to the ceiling),
-    Corollary 15's upper bound ``(N0/m)·log(1/δ) + 1``, and ``exact_size``: the smallest ``n`` with
-    ``MU(0, δ; N0, n) ≤ m − 1`` from :func:`plan_hypergeometric`.
-
-    What holds exactly (tested): ``exact_size ≤ value`` except at a tie
-    ``P(Hypergeom(N0, m, n) = 0) = δ``, where ``MU`` (which keeps ``m`` when the tail equals ``α``)
-    needs one more draw than Remark 14's "error at most δ"; for ``m = 1`` the tail is
-    ``1 − n/N0``, so ``value = ⌈N0(1 − δ)⌉`` is exact and ties occur whenever ``N0·δ`` is an
-    integer. For ``m ≥ 2`` the product bound ``(1 − n/N0)^m`` is loose and ``exact_size`` can be a
-    few draws smaller (302 against 300 for ``N0 = 70,000``, ``m = 854``, ``δ = 0.025``).
-
-    :param m: number(s) of missed items to rule out, ``1 ≤ m ≤ N0``; scalar or 1-D.
-    :param delta: error probability of the certificate, in (0, 1).
-    :param excluded_size: excluded-pool size ``N0 ≥ 1``.
-    :param beta: allowed failure probability in the zero-miss case for the lower bound,
-        ``0 ≤ β < 1 − δ`` (Theorem 13 states ``β > 0``; ``β = 0``, met by the zero-count audit,
-        is its limit and gives the largest lower bound).
-    """
-    ms, m_scalar = _vector(m, "m", integer=True)
-    delta = _check_delta(delta)
-    big_n = _check_count(excluded_size, "excluded_size", 1)
-    if isinstance(beta, (bool, np.bool_)) or not isinstance(beta, (int, float, np.floating)):
-        raise ValueError(f"beta must be a number in [0, 1 − delta), got {beta!r}")
-    beta = float(beta)
-    if not 0.0 <= beta < 1.0 - delta:
-        raise ValueError(f"beta must lie in [0, 1 − delta) = [0, {1 - delta:g}), got {beta!r}")
-    if np.any((ms < 1) | (ms > big_n)):
-        raise ValueError(
-            f"m must lie in 1..excluded_size={big_n}, got {ms[(ms < 1) | (ms > big_n)][0]}"
-        )
-    n = np.array([_remark14_size(big_n, int(k), delta) for k in ms], dtype=np.int64)
-    exact = _hypergeom_sizes(ms - 1, np.zeros_like(ms), delta, np.full(ms.shape, big_n))
-    lower = (1.0 - beta - delta) * big_n / ms
-    cor15 = big_n / ms * math.log(1.0 / delta) + 1.0
-    value = _out(n, m_scalar)
-    return Certificate(
-        quantity="n0",
-        side="size",
-        value=value,
-        theorem="Remark 14 and Corollary 15 (plan); Theorem 13 (lower bound)",
-        function="plan_rule_out",
-        inputs={
-            "m": _listed(ms, m_scalar),
-            "delta": delta,
-            "excluded_size": big_n,
-            "beta": beta,
-        },
-        allocation={"excluded_pool": delta},
-        delta=delta,
-        statement=(
-            f"Drawing {format_bound(value, 'size')} of {big_n} excluded-pool items without "
-            f"replacement and finding none rules out {format_bound(_out(ms, m_scalar), 'size')} "
-            f"or more missed items at confidence {1 - delta:g}; no valid audit that succeeds with "
-            f"probability {1 - beta:g} can inspect fewer than "
-            f"{_floor_text(lower, m_scalar)} on average (Theorem 13)."
-        ),
-        details={
-            "exact_size": _out(exact, m_scalar),
-            "lower_bound": _out(lower, m_scalar),
-            "ratio_to_lower_bound": _out(n / lower, m_scalar),
-            "constant_factor": math.log(1.0 / delta) / (1.0 - beta - delta),
-            "corollary15_upper": _out(cor15, m_scalar),
-        },
+    if design == _SUPPORTED:
+        return noisy_excluded_pool_certificate(**kwargs)
+    if design in _REFUSED:
+        raise ValueError(f"no noisy-label certificate for design {design!r}: {_REFUSED[design]}")
+    raise ValueError(
+        f"unknown design {design!r}; known designs: {', '.join(NOISY_LABEL_DESIGNS)} "
+        f"(only {_SUPPORTED!r} has a noisy-label certificate)"
     )
