@@ -11,14 +11,18 @@ These are the two elementary problems every certificate of the audit paper reduc
   ``hypergeom_lower`` is ``ML(k, α; N, n) = min{m : P(Hypergeom(N, m, n) ≥ k) ≥ α}`` (Cor 11).
 
 The continuous bounds delegate to ``scipy.stats.beta``; only the integer inversion is written
-here, as a vectorised bisection over ``m`` (the tails are monotone in ``m``), followed by a
-post-check of the tail condition at the returned ``m`` and its neighbour.
+here. The tails are monotone in ``m``, so the inversion is a search over integers: it starts at a
+cheap approximation (the beta-binomial form of the tail, see ``_guess_upper``), checks the exact
+scipy tail at that ``m`` and its neighbour, and only where the check fails gallops and bisects
+to the answer. Every returned ``m`` has passed the exact check at ``m`` and its neighbour; the
+approximation decides where to look, never the answer.
 
 Every function takes scalars or arrays (broadcast together): scalar in, scalar out.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -65,11 +69,23 @@ def _check_counts(k: NDArray[np.int64], n: NDArray[np.int64], what: str = "n") -
 def _as_int_array(x: ArrayLike, name: str) -> NDArray[np.int64]:
     arr = np.asarray(x)
     if arr.dtype.kind == "f":
-        if np.any(arr != np.floor(arr)):
-            raise ValueError(f"{name} must be an integer, got {arr[arr != np.floor(arr)].flat[0]!r}")
-    elif arr.dtype.kind not in "iub":
-        raise TypeError(f"{name} must be an integer, got dtype {arr.dtype}")
+        bad = ~np.isfinite(arr) | (arr != np.floor(arr))
+        if np.any(bad):
+            raise ValueError(f"{name} must be an integer, got {arr[bad].flat[0]!r}")
+    elif arr.dtype.kind not in "iu":
+        raise ValueError(f"{name} must be an integer, got {x!r} (dtype {arr.dtype})")
     return arr.astype(np.int64)
+
+
+def _as_alpha(alpha: ArrayLike) -> NDArray[np.float64]:
+    try:
+        return np.asarray(alpha, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}") from None
+
+
+def _shape(*inputs: ArrayLike) -> tuple[int, ...]:
+    return np.broadcast_shapes(*(np.shape(v) for v in inputs))
 
 
 def cp_upper(k: ArrayLike, n: ArrayLike, alpha: ArrayLike) -> Any:
@@ -81,7 +97,7 @@ def cp_upper(k: ArrayLike, n: ArrayLike, alpha: ArrayLike) -> Any:
     """
     k_a = _as_int_array(k, "k")
     n_a = _as_int_array(n, "n")
-    a = np.asarray(alpha, dtype=float)
+    a = _as_alpha(alpha)
     k_a, n_a, a = np.broadcast_arrays(k_a, n_a, a)
     _check_counts(k_a, n_a)
     _check_alpha(a)
@@ -100,7 +116,7 @@ def cp_lower(k: ArrayLike, n: ArrayLike, alpha: ArrayLike) -> Any:
     """
     k_a = _as_int_array(k, "k")
     n_a = _as_int_array(n, "n")
-    a = np.asarray(alpha, dtype=float)
+    a = _as_alpha(alpha)
     k_a, n_a, a = np.broadcast_arrays(k_a, n_a, a)
     _check_counts(k_a, n_a)
     _check_alpha(a)
@@ -140,7 +156,7 @@ def _hypergeom_inputs(
     k_a = _as_int_array(k, "k")
     big_n = _as_int_array(population, "population")
     n_a = _as_int_array(draws, "draws")
-    a = np.asarray(alpha, dtype=float)
+    a = _as_alpha(alpha)
     k_a, a, big_n, n_a = np.broadcast_arrays(k_a, a, big_n, n_a)
     _check_alpha(a)
     if np.any(big_n < 0):
@@ -151,19 +167,121 @@ def _hypergeom_inputs(
         raise ValueError(
             f"sample size draws={n_a[bad][0]} exceeds population size population={big_n[bad][0]}"
         )
-    return k_a, a, big_n, n_a
+    # 1-d copies: the search below indexes and updates them in place
+    return k_a.ravel(), a.ravel(), big_n.ravel(), n_a.ravel()
 
 
-def _upper_ok(m: NDArray[np.int64], k: NDArray[np.int64], a: NDArray[np.float64],
-              big_n: NDArray[np.int64], n: NDArray[np.int64]) -> NDArray[np.bool_]:
-    cdf = hypergeom_cdf(k, population=big_n, successes=m, draws=n)
-    return np.asarray(cdf >= a * (1.0 - _SAFE_RTOL))
+def _guess_upper(k: NDArray[np.int64], a: NDArray[np.float64], big_n: NDArray[np.int64],
+                 n: NDArray[np.int64]) -> NDArray[np.float64]:
+    """A cheap approximation of ``MU(k, α; N, n)`` for ``k < n < N``; only a starting point.
+
+    Exactly, ``P(Hypergeom(N, m, n) ≤ k) = P(X ≥ m − k)`` with
+    ``X ~ BetaBinomial(N − n, k + 1, n − k)`` (the successes left outside the sample), so
+    ``MU = k + max{j : P(X ≥ j) ≥ α}``. ``X`` is ``Bin(N − n, p)`` mixed over
+    ``p ~ Beta(k + 1, n − k)``, whose upper α-quantile is the Clopper–Pearson ``U_n(k, α)``. Take
+    that quantile and stretch its distance from the mean by the exact ratio of the standard
+    deviations of ``X`` and ``(N − n)p``, ``sqrt((N + 1) / (N − n))``. Rounded, it hits ``MU``
+    exactly on most inputs and is off by one on most others (``benchmarks/bench_bounds.py``).
+    """
+    kf, nf, big_nf = k.astype(float), n.astype(float), big_n.astype(float)
+    u = stats.beta.isf(a, kf + 1, nf - kf)
+    mean = (kf + 1) / (nf + 1)
+    return kf + (big_nf - nf) * (mean + (u - mean) * np.sqrt((big_nf + 1) / (big_nf - nf)))
 
 
-def _lower_ok(m: NDArray[np.int64], k: NDArray[np.int64], a: NDArray[np.float64],
-              big_n: NDArray[np.int64], n: NDArray[np.int64]) -> NDArray[np.bool_]:
-    sf = hypergeom_sf(k, population=big_n, successes=m, draws=n)
-    return np.asarray(sf >= a * (1.0 - _SAFE_RTOL))
+# passes(m, idx) -> bool array: does the exact tail condition hold at m for the elements idx?
+_Passes = Callable[[NDArray[np.int64], NDArray[np.intp]], NDArray[np.bool_]]
+
+
+def _largest_passing(passes: _Passes, lo: NDArray[np.int64], hi: NDArray[np.int64],
+                     guess: NDArray[np.float64]) -> NDArray[np.int64]:
+    """Largest ``m`` in ``[lo, hi]`` that passes, for a condition that holds up to some ``m`` only.
+
+    ``lo`` must pass and ``hi + 1`` must fail (known from the support of the law). Where
+    ``lo < hi`` the answer is accepted only after an exact check: ``m`` passes and ``m + 1`` fails.
+    The rounded ``guess`` is checked first; where that check fails, a search gallops from it
+    (steps 1, 2, 4, ...) in the direction the check pointed until it steps across the answer,
+    bisects, and checks again.
+    """
+    m = lo.copy()
+    open_ = np.flatnonzero(lo < hi)
+    # fmin/fmax (unlike clip) map a nan guess into the bracket too
+    start = np.fmax(np.fmin(np.round(guess[open_]), hi[open_]), lo[open_])
+    m[open_] = start.astype(np.int64)
+
+    def check(idx: NDArray[np.intp]) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+        """Exact tail at m and m + 1 for the elements idx (m + 1 ≤ hi + 1 is a valid count)."""
+        return passes(m[idx], idx), passes(m[idx] + 1, idx)
+
+    # Where lo == hi the support alone fixes the answer (e.g. N = 0, n = N); nothing to check.
+    idx = open_
+    here, nxt = check(idx)
+    wrong = ~(here & ~nxt)
+    if not np.any(wrong):
+        return m
+    # Search where the guess was wrong; the check already moved one end of the bracket.
+    idx = idx[wrong]
+    here, nxt = here[wrong], nxt[wrong]
+    lo, hi = lo[idx].copy(), hi[idx].copy()
+    lo = np.where(here, m[idx] + 1, lo)        # m and m + 1 both pass: the answer is above
+    hi = np.where(here, hi, m[idx] - 1)        # m fails: the answer is below
+    step = np.where(here, 1, -1)               # > 0: gallop up from lo; < 0: down from hi; 0: bisect
+    active = lo < hi
+    while np.any(active):
+        i = np.flatnonzero(active)
+        s, lo_i, hi_i = step[i], lo[i], hi[i]
+        probe = np.where(s > 0, lo_i + s, np.where(s < 0, hi_i + s + 1, lo_i + (hi_i - lo_i + 1) // 2))
+        probe = np.clip(probe, lo_i + 1, hi_i)
+        ok = passes(probe, idx[i])
+        lo[i] = np.where(ok, probe, lo_i)
+        hi[i] = np.where(ok, hi_i, probe - 1)
+        crossed = ((s > 0) & ~ok) | ((s < 0) & ok)
+        step[i] = np.where(crossed, 0, 2 * s)
+        active = lo < hi
+    m[idx] = lo
+    here, nxt = check(idx)
+    if not np.all(here & ~nxt):
+        raise ArithmeticError("hypergeometric inversion: the exact tail check fails at the returned m")
+    return m
+
+
+def _hypergeom_upper_1d(k: NDArray[np.int64], a: NDArray[np.float64], big_n: NDArray[np.int64],
+                        n: NDArray[np.int64]) -> NDArray[np.int64]:
+    """``MU(k, α; N, n)`` for validated 1-d arrays (see :func:`hypergeom_upper`)."""
+
+    def passes(m: NDArray[np.int64], i: NDArray[np.intp]) -> NDArray[np.bool_]:
+        cdf = hypergeom_cdf(k[i], population=big_n[i], successes=m, draws=n[i])
+        return np.asarray(cdf >= a[i] * (1.0 - _SAFE_RTOL))
+
+    # Support: P(H ≤ k) = 1 for m ≤ k and 0 for m > N − n + k; for k = n it is 1 for every m.
+    lo = np.where(k == n, big_n, k)
+    hi = big_n - n + k
+    with np.errstate(all="ignore"):
+        guess = _guess_upper(k, a, big_n, n)
+    return _largest_passing(passes, lo, hi, guess)
+
+
+def _hypergeom_lower_1d(k: NDArray[np.int64], a: NDArray[np.float64], big_n: NDArray[np.int64],
+                        n: NDArray[np.int64]) -> NDArray[np.int64]:
+    """``ML(k, α; N, n)`` for validated 1-d arrays (see :func:`hypergeom_lower`).
+
+    Searched as ``N − m'`` over the failure count ``m' = N − m``: ``P(Hypergeom(N, m, n) ≥ k)``
+    is the probability of at most ``n − k`` failures in the sample, so ``m'`` obeys the ``MU``
+    condition for ``n − k`` and the same search, guess and support apply. The condition tested
+    is still the definition of ``ML`` (the upper tail at ``m = N − m'``), so the exact check at
+    ``m'`` and ``m' + 1`` is the check of ``ML`` at ``m`` and ``m − 1``.
+    """
+
+    def passes(mp: NDArray[np.int64], i: NDArray[np.intp]) -> NDArray[np.bool_]:
+        sf = hypergeom_sf(k[i], population=big_n[i], successes=big_n[i] - mp, draws=n[i])
+        return np.asarray(sf >= a[i] * (1.0 - _SAFE_RTOL))
+
+    fails = n - k
+    lo = np.where(k == 0, big_n, fails)
+    hi = big_n - k
+    with np.errstate(all="ignore"):
+        guess = _guess_upper(fails, a, big_n, n)
+    return big_n - _largest_passing(passes, lo, hi, guess)
 
 
 def hypergeom_upper(k: ArrayLike, alpha: ArrayLike, *, population: ArrayLike, draws: ArrayLike) -> Any:
@@ -177,34 +295,11 @@ def hypergeom_upper(k: ArrayLike, alpha: ArrayLike, *, population: ArrayLike, dr
     :param alpha: error probability of the one-sided bound, in (0, 1).
     :param population: population (pool) size ``N``.
     :param draws: sample size ``n ≤ N``.
+    :return: int, or an int64 array of the broadcast shape of the inputs.
     """
     k_a, a, big_n, n_a = _hypergeom_inputs(k, alpha, population, draws)
-    # P(H <= k) = 1 for m <= k, and = 0 once m > N - n + k (more than k successes are forced).
-    lo = k_a.copy()                      # condition holds here
-    hi = big_n - n_a + k_a               # largest m where the condition can hold
-    hi_ok = _upper_ok(hi, k_a, a, big_n, n_a)
-    lo = np.where(hi_ok, hi, lo)
-    # invariant: condition holds at lo; fails at hi + 1 ... bisect on (lo, hi]
-    hi = np.where(hi_ok, hi, hi - 1)
-    while True:
-        active = lo < hi
-        if not np.any(active):
-            break
-        mid = lo + (hi - lo + 1) // 2
-        ok = np.ones(mid.shape, dtype=bool)
-        ok[active] = _upper_ok(mid[active], k_a[active], a[active], big_n[active], n_a[active])
-        lo = np.where(active & ok, mid, lo)
-        hi = np.where(active & ~ok, mid - 1, hi)
-    m = lo
-    # Post-check: the tail condition holds at m and fails at m + 1 (where m + 1 ≤ N).
-    if not np.all(_upper_ok(m, k_a, a, big_n, n_a)):
-        raise ArithmeticError("hypergeom_upper: tail condition fails at the returned m")
-    nxt = m < big_n
-    if np.any(nxt) and np.any(
-        _upper_ok(m[nxt] + 1, k_a[nxt], a[nxt], big_n[nxt], n_a[nxt])
-    ):
-        raise ArithmeticError("hypergeom_upper: tail condition still holds at m + 1")
-    return _as_scalar_if_0d(m, k, alpha, population, draws)
+    m = _hypergeom_upper_1d(k_a, a, big_n, n_a)
+    return _as_scalar_if_0d(m.reshape(_shape(k, alpha, population, draws)), k, alpha, population, draws)
 
 
 def hypergeom_lower(k: ArrayLike, alpha: ArrayLike, *, population: ArrayLike, draws: ArrayLike) -> Any:
@@ -212,28 +307,11 @@ def hypergeom_lower(k: ArrayLike, alpha: ArrayLike, *, population: ArrayLike, dr
 
     ``ML = min{m ∈ {0..N} : P(Hypergeom(N, m, n) ≥ k) ≥ α}``. With probability at least
     ``1 − α``, ``M ≥ ML(K, α; N, n)``. ``k = 0`` (and so ``n = 0``) gives the trivial bound 0.
+
+    Computed as ``N − MU(n − k, α; N, n)``: ``P(Hypergeom(N, m, n) ≥ k)`` is the probability of at
+    most ``n − k`` failures, and the failures are ``Hypergeom(N, N − m, n)``. The post-check then
+    tests the definition above directly, at the returned ``m`` and ``m − 1``.
     """
     k_a, a, big_n, n_a = _hypergeom_inputs(k, alpha, population, draws)
-    # P(H >= k) = 0 for m < k, and = 1 once m >= N - n + k.
-    lo = k_a.copy()                      # smallest m where the condition can hold
-    hi = big_n - n_a + k_a               # condition holds here
-    lo_ok = _lower_ok(lo, k_a, a, big_n, n_a)
-    hi = np.where(lo_ok, lo, hi)
-    lo = np.where(lo_ok, lo, lo + 1)
-    # invariant: condition holds at hi; fails at lo - 1 ... bisect on [lo, hi)
-    while True:
-        active = lo < hi
-        if not np.any(active):
-            break
-        mid = lo + (hi - lo) // 2
-        ok = np.zeros(mid.shape, dtype=bool)
-        ok[active] = _lower_ok(mid[active], k_a[active], a[active], big_n[active], n_a[active])
-        hi = np.where(active & ok, mid, hi)
-        lo = np.where(active & ~ok, mid + 1, lo)
-    m = hi
-    if not np.all(_lower_ok(m, k_a, a, big_n, n_a)):
-        raise ArithmeticError("hypergeom_lower: tail condition fails at the returned m")
-    prv = m > 0
-    if np.any(prv) and np.any(_lower_ok(m[prv] - 1, k_a[prv], a[prv], big_n[prv], n_a[prv])):
-        raise ArithmeticError("hypergeom_lower: tail condition still holds at m - 1")
-    return _as_scalar_if_0d(m, k, alpha, population, draws)
+    m = _hypergeom_lower_1d(k_a, a, big_n, n_a)
+    return _as_scalar_if_0d(m.reshape(_shape(k, alpha, population, draws)), k, alpha, population, draws)
