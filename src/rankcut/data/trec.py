@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 from rankcut.data.lists import Posting, RankedLists
 
@@ -65,6 +65,19 @@ def _int(token: str, what: str, where: str) -> int:
         raise ValueError(f"{where}: {what} must be an integer, got {token!r}") from None
 
 
+def _bad_run_line(parts: list[str], line: str, where: str) -> NoReturn:
+    """Raise the ValueError that says what is wrong with a run line that failed to parse."""
+    if len(parts) != 6:
+        raise ValueError(f"{where}: expected 6 columns 'query_id Q0 doc_id rank score tag', "
+                         f"got {len(parts)}: {line.rstrip()!r}")
+    try:
+        float(parts[4])
+    except ValueError:
+        raise ValueError(f"{where}: score must be a number, got {parts[4]!r}") from None
+    _int(parts[3], "rank", where)
+    raise AssertionError(f"{where}: unreachable, the line parses")
+
+
 def read_run(source: Source, *, name: str | None = None) -> Run:
     """Read a TREC run into ``{query_id: [Posting, ...]}``.
 
@@ -84,20 +97,13 @@ def read_run(source: Source, *, name: str | None = None) -> Run:
             parts = line.split()
             if not parts:
                 continue
-            where = f"{label}, line {lineno}"
-            if len(parts) != 6:
-                raise ValueError(
-                    f"{where}: expected 6 columns 'query_id Q0 doc_id rank score tag', "
-                    f"got {len(parts)}: {line.rstrip()!r}"
-                )
-            qid, _, doc, rank_s, score_s, _ = parts
             try:
-                score = float(score_s)
+                qid, _, doc, rank_s, score_s, _ = parts
+                score, rank = float(score_s), int(rank_s)
             except ValueError:
-                raise ValueError(f"{where}: score must be a number, got {score_s!r}") from None
+                _bad_run_line(parts, line, f"{label}, line {lineno}")
             if not math.isfinite(score):
-                raise ValueError(f"{where}: score must be finite, got {score_s!r}")
-            rank = _int(rank_s, "rank", where)
+                raise ValueError(f"{label}, line {lineno}: score must be finite, got {score_s!r}")
             docs = seen.get(qid)
             if docs is None:
                 docs = seen[qid] = {}
@@ -105,7 +111,7 @@ def read_run(source: Source, *, name: str | None = None) -> Run:
             first = docs.setdefault(doc, lineno)
             if first != lineno:
                 raise ValueError(
-                    f"{where}: document {doc!r} is listed twice for query {qid!r} "
+                    f"{label}, line {lineno}: document {doc!r} is listed twice for query {qid!r} "
                     f"(lines {first} and {lineno})"
                 )
             run[qid].append(Posting(doc, score, rank))
