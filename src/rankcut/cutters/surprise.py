@@ -15,8 +15,8 @@ re-implementation of the paper's exact procedure. Per list of ``n`` scores ``s_1
    exceedances sorted ascending, ``a₀ = mean y``, ``a₁ = (1/n) Σ_i (1 − (i − 0.35)/n) y_(i)``,
    ``ξ = 2 − a₀ / (a₀ − 2a₁)``, ``σ = 2 a₀ a₁ / (a₀ − 2a₁)``. Closed form, so it is vectorised
    over all lists. ξ is clipped to [−``XI_BOUND``, ``XI_BOUND``], the range where the PWM
-   estimator is reliable (it needs ξ < 1/2); when ``a₀ ≤ 2a₁`` (no valid PWM solution) the
-   exponential tail (ξ = 0, σ = a₀) is used instead.
+   estimator is reliable (it needs ξ < 1/2), and σ is then re-derived as ``a₀(1 − ξ)`` so that
+   the fitted mean stays the sample mean.
 3. **Surprise** of document ``i``: ``−log S(y_i)`` in nats (infinite beyond a bounded tail's
    end point). It does not increase down the list.
 4. **Cut.** Keep the leading documents whose surprise is at least ``threshold``; at least one
@@ -93,15 +93,14 @@ def fit_gpd_tail(scores: NDArray[np.float64], mask: NDArray[np.bool_], *, min_do
     weight = np.where(i <= n[:, None], 1.0 - (i - 0.35) / nf[:, None], 0.0)
     a0 = np.nansum(y_sorted, axis=1) / nf
     a1 = np.nansum(weight * np.nan_to_num(y_sorted), axis=1) / nf
-    d = a0 - 2.0 * a1
-    valid = d > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        xi = np.where(valid, 2.0 - a0 / d, 0.0)
-        sigma = np.where(valid, 2.0 * a0 * a1 / d, a0)
-    xi = np.clip(xi, -XI_BOUND, XI_BOUND)
-    # re-derive σ from the mean when ξ was clipped (GPD mean = σ / (1 − ξ)), so the fit keeps
-    # the sample mean
-    sigma = np.where(valid, a0 * (1.0 - xi), sigma)
+    # d > 0 on every fitted list: with y ascending, the weights 2(i − 0.35)/n − 1 ascend and sum
+    # to 0.3, so d = (1/n) Σ (2(i − 0.35)/n − 1) y_(i) ≥ 0.3 · mean(y) / n > 0 (Chebyshev's sum
+    # inequality)
+    d = np.where(ok, a0 - 2.0 * a1, 1.0)
+    xi = np.clip(2.0 - a0 / d, -XI_BOUND, XI_BOUND)
+    # σ = a₀(1 − ξ) is the PWM σ = 2a₀a₁/d when ξ is not clipped, and keeps the GPD mean
+    # σ / (1 − ξ) equal to the sample mean when it is
+    sigma = a0 * (1.0 - xi)
 
     xi_c, sig_c = xi[:, None], np.where(ok, sigma, 1.0)[:, None]
     with np.errstate(divide="ignore", invalid="ignore"):
