@@ -28,7 +28,7 @@ ORDERINGS: tuple[str, ...] = ("rank", "trec_eval")
 PAD_DOC = ""  # doc id of padded positions (scores there are NaN, mask False)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Posting:
     """One line of a run: a document with its score and the rank the retriever gave it."""
 
