@@ -146,7 +146,13 @@ def test_fit_normal_exponential_rejects_bad_arrays() -> None:
     with pytest.raises(ValueError, match="same 2-D shape"):
         fit_normal_exponential(np.zeros((2, 3)), np.ones((2, 2), dtype=bool))
     with pytest.raises(ValueError, match="finite"):
-        fit_normal_exponential(np.array([[1.0, np.inf]]), np.array([[True, True]]))
+        fit_normal_exponential(np.array([[np.inf, 1.0]]), np.array([[True, True]]))
+    with pytest.raises(ValueError, match="sorted descending"):
+        fit_normal_exponential(np.array([[1.0, 2.0, np.nan]]), np.array([[True, True, False]]))
+    with pytest.raises(ValueError, match="padding"):
+        fit_normal_exponential(np.array([[2.0, np.nan, 1.0]]), np.array([[True, False, True]]))
+    # padding after the list may hold anything
+    fit_normal_exponential(np.array([[2.0, 1.0, 5.0]]), np.array([[True, True, False]]), min_docs=2)
 
 
 @pytest.mark.parametrize("model", ["bm25", "drmm"])

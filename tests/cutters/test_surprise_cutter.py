@@ -98,6 +98,10 @@ def test_fixed_threshold_rule() -> None:
     assert Surprise(threshold=0.0).predict(lists).tolist() == [100] * 4
     assert Surprise(threshold=1e9).predict(lists).tolist() == [1] * 4
     assert Surprise(threshold=1e9, allow_zero=True).predict(lists).tolist() == [0] * 4
+    assert make_cutter("surprise:inf").predict(lists).tolist() == [1] * 4
+    assert make_cutter("surprise:-inf").predict(lists).tolist() == [100] * 4
+    with pytest.raises(ValueError, match="sorted descending"):
+        fit_gpd_tail(lists.scores[:, ::-1], lists.mask)
 
 
 def test_learned_threshold() -> None:

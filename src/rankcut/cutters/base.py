@@ -228,13 +228,31 @@ def check_int(value: Any, arg: str, *, low: int) -> int:
     return int(value)
 
 
-def check_float(value: Any, arg: str) -> float:
-    """``value`` as a finite float, else ValueError naming ``arg``."""
+def check_float(value: Any, arg: str, *, allow_inf: bool = False) -> float:
+    """``value`` as a float — finite, or not NaN with ``allow_inf`` — else ValueError naming ``arg``."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise ValueError(f"{arg} must be a number, got {value!r}")
-    if not np.isfinite(value):
-        raise ValueError(f"{arg} must be finite, got {value!r}")
-    return float(value)
+    v = float(value)
+    if np.isnan(v) or (np.isinf(v) and not allow_inf):
+        raise ValueError(f"{arg} must be {'a number, not NaN' if allow_inf else 'finite'}, got {value!r}")
+    return v
+
+
+def check_score_arrays(scores: Any, mask: Any) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """``[n_queries, max_len]`` scores and mask as arrays, checked: same 2-D shape, finite listed
+    scores, each list sorted descending (as :class:`RankedLists` keeps them), listed documents first.
+    """
+    scores = np.asarray(scores, dtype=float)
+    mask = np.asarray(mask, dtype=bool)
+    if scores.ndim != 2 or scores.shape != mask.shape:
+        raise ValueError(f"scores {scores.shape} and mask {mask.shape} must be the same 2-D shape")
+    if np.any(mask[:, 1:] & ~mask[:, :-1]):
+        raise ValueError("mask must list each query's documents first, then padding")
+    if np.any(~np.isfinite(scores[mask])):
+        raise ValueError("scores must be finite at every listed document")
+    if np.any((np.diff(np.where(mask, scores, 0.0), axis=1) > 0) & mask[:, 1:]):  # prefix mask: both listed
+        raise ValueError("scores must be sorted descending within each list")
+    return scores, mask
 
 
 def check_bool(value: Any, arg: str) -> bool:

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from rankcut.cutters.base import Cutter, check_float, check_int, register
+from rankcut.cutters.base import Cutter, check_float, check_int, check_score_arrays, register
 from rankcut.data.lists import RankedLists
 
 __all__ = ["NormalExponentialFit", "ScoreDistribution", "expected_f1", "fit_normal_exponential"]
@@ -128,12 +128,7 @@ def fit_normal_exponential(
     init_top = check_float(init_top, "init_top")
     if not 0 < init_top < 1:
         raise ValueError(f"init_top must be in (0, 1), got {init_top}")
-    scores = np.asarray(scores, dtype=float)
-    mask = np.asarray(mask, dtype=bool)
-    if scores.ndim != 2 or scores.shape != mask.shape:
-        raise ValueError(f"scores {scores.shape} and mask {mask.shape} must be the same 2-D shape")
-    if np.any(~np.isfinite(scores[mask])):
-        raise ValueError("scores must be finite at every listed document")
+    scores, mask = check_score_arrays(scores, mask)
 
     n_q = scores.shape[0]
     n = mask.sum(axis=1)

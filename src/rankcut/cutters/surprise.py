@@ -36,7 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rankcut import metrics
-from rankcut.cutters.base import Cutter, check_bool, check_float, check_int, register
+from rankcut.cutters.base import Cutter, check_bool, check_float, check_int, check_score_arrays, register
 from rankcut.data.lists import RankedLists
 
 __all__ = ["GPDFit", "Surprise", "fit_gpd_tail"]
@@ -74,12 +74,7 @@ def fit_gpd_tail(scores: NDArray[np.float64], mask: NDArray[np.bool_], *, min_do
     :param min_docs: lists shorter than this are not fitted (≥ 3).
     """
     min_docs = check_int(min_docs, "min_docs", low=3)
-    scores = np.asarray(scores, dtype=float)
-    mask = np.asarray(mask, dtype=bool)
-    if scores.ndim != 2 or scores.shape != mask.shape:
-        raise ValueError(f"scores {scores.shape} and mask {mask.shape} must be the same 2-D shape")
-    if np.any(~np.isfinite(scores[mask])):
-        raise ValueError("scores must be finite at every listed document")
+    scores, mask = check_score_arrays(scores, mask)
     n = mask.sum(axis=1)
     u = np.where(mask, scores, np.inf).min(axis=1)
     top = np.where(mask, scores, -np.inf).max(axis=1)
@@ -143,7 +138,7 @@ class Surprise(Cutter):
     A simple version of Bahri et al.'s Surprise scoring; see the module docstring for the exact
     fit and rule.
 
-    :param threshold: surprise threshold in nats (spec param: ``surprise:3.0``); None (default)
+    :param threshold: surprise threshold in nats, ±inf allowed (spec param: ``surprise:3.0``); None (default)
         learns it in :meth:`fit` by maximising the mean training ``metric``.
     :param metric: metric maximised when learning the threshold (one of
         :data:`rankcut.metrics.METRICS`).
@@ -177,7 +172,8 @@ class Surprise(Cutter):
 
     def _validate_params(self) -> None:
         if self.threshold is not None:
-            check_float(self.threshold, "threshold")
+            # ±inf allowed: +inf keeps one document (none with allow_zero), −inf the whole list
+            check_float(self.threshold, "threshold", allow_inf=True)
         if self.metric not in metrics.METRICS:
             raise ValueError(f"metric must be one of {metrics.METRICS}, got {self.metric!r}")
         if self.recall_base not in metrics.RECALL_BASES:
