@@ -30,7 +30,7 @@ def test_pwm_recovers_gpd_parameters(shape: float) -> None:
 
 
 def hosking_wallis(y: np.ndarray) -> tuple[float, float]:
-    """Reference PWM estimate (Hosking & Wallis 1987, §3) of one sample, written as a loop."""
+    """Reference PWM estimate (Hosking & Wallis 1987) of one sample, written as a loop."""
     y = np.sort(y)
     n = len(y)
     a0 = sum(y) / n

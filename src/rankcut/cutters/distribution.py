@@ -1,7 +1,7 @@
 """Score-distribution cutter: a normal–exponential mixture per list, cut at the best expected F1.
 
 After Arampatzis, Kamps & Robertson, "Where to stop reading a ranked list? Threshold optimization
-using truncated score distributions" (SIGIR 2009), §2–3, which model the scores of one query's
+using truncated score distributions" (SIGIR 2009), which model the scores of one query's
 ranked list as a mixture of a normal density for relevant documents and an exponential density
 for non-relevant ones, estimate it by EM without any relevance judgement, and cut where the
 expected F1 is highest. AttnCut (Wu et al., AAAI 2021, "Related work") lists it as the
@@ -14,8 +14,8 @@ What is implemented, exactly (per list of ``n`` listed documents with scores ``s
    is the natural origin of the non-relevant tail), and scaling by the score range makes the
    fit independent of the retriever's score units. Parameters are reported back in score units.
 2. **Model.** ``f(x) = π·N(x; μ, σ²) + (1 − π)·λ·exp(−λx)`` for ``x ≥ 0`` — the *untruncated*
-   normal–exponential model of §2 (the paper's truncated variants, its main contribution, are
-   not implemented; the normal keeps its full support).
+   normal–exponential model the paper starts from (its truncated variants, the paper's main
+   contribution, are not implemented; the normal keeps its full support).
 3. **EM** (Dempster, Laird & Rubin 1977), closed-form M-step: ``π = mean r``,
    ``μ = Σ r x / Σ r``, ``σ² = Σ r (x − μ)² / Σ r`` (floored at ``SIGMA_FLOOR`` of the score
    range, because the likelihood is unbounded as σ → 0 on tied scores),

@@ -11,8 +11,9 @@ re-implementation of the paper's exact procedure. Per list of ``n`` scores ``s_1
 1. **Peaks over threshold.** The threshold is the lowest listed score, ``u = s_n``; the
    exceedances are ``y_i = s_i − u ≥ 0`` (the whole list is the tail sample).
 2. **GPD fit** ``S(y) = P(Y > y) = (1 + ξ y / σ)^(−1/ξ)`` (``exp(−y/σ)`` at ξ = 0) by
-   probability-weighted moments (Hosking & Wallis, Technometrics 1987, §3): with the
-   exceedances sorted ascending, ``a₀ = mean y``, ``a₁ = (1/n) Σ_i (1 − (i − 0.35)/n) y_(i)``,
+   probability-weighted moments (Hosking & Wallis, "Parameter and quantile estimation for the
+   generalized Pareto distribution", Technometrics 1987): with the exceedances sorted
+   ascending, ``a₀ = mean y``, ``a₁ = (1/n) Σ_i (1 − (i − 0.35)/n) y_(i)``,
    ``ξ = 2 − a₀ / (a₀ − 2a₁)``, ``σ = 2 a₀ a₁ / (a₀ − 2a₁)``. Closed form, so it is vectorised
    over all lists. ξ is clipped to [−``XI_BOUND``, ``XI_BOUND``], the range where the PWM
    estimator is reliable (it needs ξ < 1/2), and σ is then re-derived as ``a₀(1 − ξ)`` so that
