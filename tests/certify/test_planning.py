@@ -117,6 +117,18 @@ def test_zero_count_size_is_the_rule_of_three(eps: float, alpha: float) -> None:
         assert n == math.ceil(closed)
 
 
+@settings(max_examples=150, deadline=None)
+@given(n=st.integers(1, 5000), alpha=st.floats(1e-4, 0.5), c=st.integers(0, 3))
+def test_binomial_size_at_a_tie(n: int, alpha: float, c: int) -> None:
+    # ε equal to the bound at n: the closed form often lands one off here and must be repaired
+    if c >= n:
+        return
+    eps = cp_upper(c, n, alpha)
+    assert plan_binomial(eps, alpha, tolerated=c).value == n
+    just_below = float(np.nextafter(eps, 0.0))
+    assert plan_binomial(just_below, alpha, tolerated=c).value == n + 1
+
+
 def test_more_tolerated_or_more_prefixes_needs_more_labels() -> None:
     by_c = plan_binomial(0.02, 0.05, tolerated=[0, 1, 2, 3, 5, 8]).value
     assert all(a < b for a, b in zip(by_c, by_c[1:], strict=False))
@@ -194,6 +206,19 @@ def test_remark_14_against_exact_search(big_n: int, data: st.DataObject, delta: 
     # (d) Theorem 13: no valid audit beats the lower bound; Corollary 15's upper bound holds
     assert exact >= cert.details["lower_bound"]
     assert n_r <= cert.details["corollary15_upper"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(big_n=st.integers(2, 2000), m=st.integers(1, 5), data=st.data())
+def test_remark_14_ceiling_at_a_tie(big_n: int, m: int, data: st.DataObject) -> None:
+    # δ = (1 − n/N0)^m makes N0(1 − δ^{1/m}) an integer up to rounding: the float ceiling is
+    # often one off in either direction here
+    n = data.draw(st.integers(1, big_n - 1))
+    delta = ((big_n - n) / big_n) ** m
+    if not 0 < delta < 1 or m > big_n:
+        return
+    cert = plan_rule_out(m, delta, excluded_size=big_n, beta=0.0)
+    assert cert.value == _remark14_exact(big_n, m, delta)
 
 
 def test_remark_14_examples() -> None:
