@@ -1,0 +1,758 @@
+"""Certificates for a pre-specified family of nested prefixes (Sections 3, 4.7, 4.8 of the audit paper).
+
+A ranked list cut at depths ``k_1 < … < k_M`` (or a union of components cut after
+``t_1 < … < t_M`` components) gives prefix generators ``g_1, …, g_M`` with nested excluded pools
+``E_1 ⊇ E_2 ⊇ … ⊇ E_M``; list them in that order (``g_1`` the smallest candidate set). Two
+questions, two kinds of tools:
+
+* **How much relevant mass does each cut leave behind?** Simultaneous upper bounds for all
+  prefixes at once, valid for any target chosen afterwards:
+  :func:`prefix_bounds_separate` (Corollary 16, one excluded-pool audit per prefix) and
+  :func:`prefix_bounds_separate_finite` (its exact finite-corpus form, Theorem 8 per prefix);
+  :func:`prefix_bounds_shared` (Theorem 17, one reference sample shared by all prefixes) and
+  :func:`prefix_bounds_shared_finite` (Corollary 18). :func:`choose_prefix` then applies the
+  bicriteria rule (Eq. 1): the least-burden prefix whose bound meets the target.
+* **Which cut meets a target fixed in advance?** :func:`fixed_sequence` and
+  :func:`fixed_sequence_finite` (Theorem 19) test the prefixes from the largest candidate set
+  down at the full level ``δ`` each, with no ``δ/M`` split, and return one prefix or none.
+
+All functions are pure and return a :class:`~rankcut.certify.result.Certificate`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from rankcut.certify.bounds import cp_upper, hypergeom_upper
+from rankcut.certify.result import Certificate, certificate_function, format_bound, recompute
+
+__all__ = [
+    "choose_prefix",
+    "fixed_sequence",
+    "fixed_sequence_finite",
+    "prefix_bounds_separate",
+    "prefix_bounds_separate_finite",
+    "prefix_bounds_shared",
+    "prefix_bounds_shared_finite",
+    "shared_reference_counts",
+]
+
+# Registry names of the simultaneous family certificates that choose_prefix accepts, with the
+# result each implements.
+_SIMULTANEOUS = {
+    "prefix_bounds_separate": "Corollary 16",
+    "prefix_bounds_separate_finite": "Corollary 16 with Theorem 8 per prefix",
+    "prefix_bounds_shared": "Theorem 17",
+    "prefix_bounds_shared_finite": "Corollary 18",
+}
+
+# Σ δ_m ≤ δ is checked with this relative slack, so that e.g. three shares of 0.05/3 pass.
+_SUM_RTOL = 1e-12
+
+
+# ---------------------------------------------------------------------------------------------
+# input handling
+
+
+def _ints(x: ArrayLike, name: str) -> NDArray[np.int64]:
+    arr = np.asarray(x)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D sequence, got {x!r}")
+    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must hold integers, got {arr.tolist()!r}")
+    if not np.all(np.isfinite(arr)) or np.any(arr != np.floor(arr)):
+        raise ValueError(f"{name} must hold integers, got {arr.tolist()!r}")
+    if np.any(arr < 0):
+        raise ValueError(f"{name} must be >= 0, got {arr[arr < 0][0]}")
+    return arr.astype(np.int64)
+
+
+def _floats(x: ArrayLike, name: str) -> NDArray[np.float64]:
+    arr = np.asarray(x)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D sequence, got {x!r}")
+    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must hold numbers, got {arr.tolist()!r}")
+    arr = arr.astype(float)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got {arr.tolist()!r}")
+    return arr
+
+
+def _number(x: Any, name: str) -> float:
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a number, got {x!r}")
+    if not np.isfinite(x):
+        raise ValueError(f"{name} must be finite, got {x!r}")
+    return float(x)
+
+
+def _integer(x: Any, name: str, minimum: int = 0) -> int:
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer, got {x!r}")
+    if int(x) < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {x!r}")
+    return int(x)
+
+
+def _delta(delta: Any) -> float:
+    d = _number(delta, "delta")
+    if not 0.0 < d < 1.0:
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+    return d
+
+
+def _same_length(m: int, **arrays: NDArray[Any]) -> None:
+    for name, arr in arrays.items():
+        if arr.size != m:
+            raise ValueError(f"{name} has {arr.size} entries but there are {m} prefixes")
+
+
+def _names(names: Sequence[str] | None, m: int) -> list[str]:
+    if names is None:
+        return [f"g{i}" for i in range(1, m + 1)]
+    if isinstance(names, str) or len(names) != m:
+        raise ValueError(f"names must list one name per prefix ({m}), got {names!r}")
+    out = [str(n) for n in names]
+    if len(set(out)) != m:
+        raise ValueError(f"names must be distinct, got {out!r}")
+    return out
+
+
+def _allocation(deltas: ArrayLike | None, delta: float, m: int) -> NDArray[np.float64]:
+    """Per-prefix error shares ``δ_m`` (default ``δ/M``); ``Σ δ_m ≤ δ`` (union bound)."""
+    if deltas is None:
+        return np.full(m, delta / m)
+    d = _floats(deltas, "deltas")
+    _same_length(m, deltas=d)
+    if np.any((d <= 0) | (d >= 1)):
+        raise ValueError(f"deltas must lie in (0, 1), got {d[(d <= 0) | (d >= 1)][0]!r}")
+    if d.sum() > delta * (1 + _SUM_RTOL):
+        raise ValueError(
+            f"deltas sum to {d.sum():.12g}, more than delta={delta:g}: the union bound needs "
+            "sum(deltas) <= delta"
+        )
+    return d
+
+
+def _counts_within(counts: NDArray[np.int64], sizes: NDArray[np.int64], what: str,
+                   names: list[str]) -> None:
+    bad = np.flatnonzero(counts > sizes)
+    if bad.size:
+        i = bad[0]
+        raise ValueError(f"counts[{i}]={counts[i]} exceeds {what}[{i}]={sizes[i]} ({names[i]})")
+
+
+def _check_p0(p0: NDArray[np.float64], sizes: NDArray[np.int64], what: str,
+              names: list[str]) -> None:
+    if np.any((p0 < 0) | (p0 > 1)):
+        raise ValueError(f"p0 must lie in [0, 1], got {p0[(p0 < 0) | (p0 > 1)][0]!r}")
+    bad = np.flatnonzero((p0 == 0) & (sizes > 0))
+    if bad.size:
+        i = bad[0]
+        raise ValueError(
+            f"{names[i]} has p0=0 (an empty excluded pool) but {what}[{i}]={sizes[i]}: no item "
+            "can be drawn from it"
+        )
+
+
+def _rounded(values: Sequence[Any], side: str) -> str:
+    return format_bound(tuple(values), side)
+
+
+# ---------------------------------------------------------------------------------------------
+# simultaneous bounds
+
+
+def _binomial_family(
+    *, function: str, theorem: str, counts: NDArray[np.int64], sizes: NDArray[np.int64],
+    size_name: str, p0: NDArray[np.float64], alloc: NDArray[np.float64], delta: float,
+    names: list[str], inputs: dict[str, Any], extra: dict[str, Any],
+) -> Certificate:
+    eta = np.atleast_1d(cp_upper(counts, sizes, alloc))
+    r = p0 * eta
+    value = tuple(float(v) for v in r)
+    return Certificate(
+        quantity="r",
+        side="upper",
+        value=value,
+        theorem=theorem,
+        function=function,
+        inputs=inputs,
+        allocation={n: float(a) for n, a in zip(names, alloc, strict=True)},
+        delta=delta,
+        statement=(
+            f"With simultaneous confidence {1 - delta:g}, the missed relevant masses of "
+            f"{', '.join(names)} are at most {_rounded(value, 'upper')}."
+        ),
+        details={
+            "names": names,
+            "eta_upper": tuple(float(v) for v in eta),
+            "p0": p0.tolist(),
+            "counts": counts.tolist(),
+            size_name: sizes.tolist(),
+            **extra,
+        },
+    )
+
+
+def _finite_family(
+    *, function: str, theorem: str, counts: NDArray[np.int64], sizes: NDArray[np.int64],
+    size_name: str, excluded: NDArray[np.int64], alloc: NDArray[np.float64], delta: float,
+    names: list[str], corpus_size: int | None, inputs: dict[str, Any], extra: dict[str, Any],
+) -> Certificate:
+    mu = np.atleast_1d(hypergeom_upper(counts, alloc, population=excluded, draws=sizes))
+    value = tuple(int(v) for v in mu)
+    details: dict[str, Any] = {
+        "names": names,
+        "counts": counts.tolist(),
+        size_name: sizes.tolist(),
+        "excluded_sizes": excluded.tolist(),
+        **extra,
+    }
+    if corpus_size is not None:
+        details["r_upper"] = tuple(v / corpus_size for v in value)
+    return Certificate(
+        quantity="M0",
+        side="upper",
+        value=value,
+        theorem=theorem,
+        function=function,
+        inputs=inputs,
+        allocation={n: float(a) for n, a in zip(names, alloc, strict=True)},
+        delta=delta,
+        statement=(
+            f"With simultaneous confidence {1 - delta:g}, the excluded pools of "
+            f"{', '.join(names)} hold at most {_rounded(value, 'upper')} relevant items."
+        ),
+        details=details,
+    )
+
+
+def _corpus_size(corpus_size: Any, largest_pool: int) -> int | None:
+    if corpus_size is None:
+        return None
+    n = _integer(corpus_size, "corpus_size", 1)
+    if n < largest_pool:
+        raise ValueError(f"corpus_size={n} is smaller than an excluded pool ({largest_pool})")
+    return n
+
+
+@certificate_function("prefix_bounds_separate")
+def prefix_bounds_separate(
+    counts: ArrayLike,
+    sizes: ArrayLike,
+    p0: ArrayLike,
+    delta: float = 0.05,
+    *,
+    deltas: ArrayLike | None = None,
+    names: Sequence[str] | None = None,
+) -> Certificate:
+    """Simultaneous bounds from separate excluded-pool audits (Corollary 16).
+
+    For each prefix ``g_m``, ``n_m = sizes[m]`` items were drawn i.i.d. from its excluded pool
+    ``E_m = {g_m = 0}`` and ``K_m = counts[m]`` were relevant. With probability ``≥ 1 − δ``,
+    ``η(g_m) ≤ U_{n_m}(K_m, δ_m)`` and ``r(g_m) ≤ p0(g_m)·U_{n_m}(K_m, δ_m)`` for every ``m`` at
+    once, where ``Σ δ_m ≤ δ`` (default ``δ_m = δ/M``). A prefix with ``p0 = 0`` has the trivial
+    bound 0 (Remark 5); ``n_m = 0`` gives ``U_0(0, ·) = 1`` (Lemma 6).
+
+    §8: ``counts=[0, 0, 0]``, ``sizes=[300]*3``, ``p0=[0.85, 0.70, 0.62]``, ``δ = 0.05`` give
+    ``U_300(0, 0.05/3) ≈ 0.013555`` and bounds 0.0116, 0.00949, 0.00841 (rounded up).
+
+    :param counts: relevant items found per prefix, shape ``[M]``.
+    :param sizes: audit sizes ``n_m``, shape ``[M]``.
+    :param p0: excluded-pool masses ``p0(g_m)`` in [0, 1] (``N0(g_m)/N`` in a finite corpus).
+    :param delta: total error probability.
+    :param deltas: optional per-prefix shares ``δ_m > 0`` with ``Σ δ_m ≤ δ``.
+    :param names: optional prefix names (default ``g1..gM``).
+    :returns: ``quantity="r"``, ``value`` = tuple of upper bounds on ``r(g_m)``;
+        ``details["eta_upper"]`` the bounds on ``η(g_m)``.
+    """
+    k = _ints(counts, "counts")
+    n = _ints(sizes, "sizes")
+    p = _floats(p0, "p0")
+    m = k.size
+    _same_length(m, sizes=n, p0=p)
+    delta = _delta(delta)
+    labels = _names(names, m)
+    alloc = _allocation(deltas, delta, m)
+    _counts_within(k, n, "sizes", labels)
+    _check_p0(p, n, "sizes", labels)
+    inputs = {
+        "counts": k.tolist(), "sizes": n.tolist(), "p0": p.tolist(), "delta": delta,
+        "deltas": None if deltas is None else alloc.tolist(),
+        "names": None if names is None else labels,
+    }
+    return _binomial_family(
+        function="prefix_bounds_separate", theorem="Corollary 16", counts=k, sizes=n,
+        size_name="sizes", p0=p, alloc=alloc, delta=delta, names=labels, inputs=inputs, extra={},
+    )
+
+
+@certificate_function("prefix_bounds_separate_finite")
+def prefix_bounds_separate_finite(
+    counts: ArrayLike,
+    sizes: ArrayLike,
+    excluded_sizes: ArrayLike,
+    delta: float = 0.05,
+    *,
+    deltas: ArrayLike | None = None,
+    names: Sequence[str] | None = None,
+    corpus_size: int | None = None,
+) -> Certificate:
+    """Simultaneous finite-corpus bounds from separate audits (Corollary 16 with Theorem 8).
+
+    For each prefix, ``n_m`` items were drawn uniformly without replacement from its excluded
+    pool of ``N0(g_m)`` items and ``K_m`` were relevant. With probability ``≥ 1 − δ``,
+    ``M0(g_m) ≤ MU(K_m, δ_m; N0(g_m), n_m)`` for every ``m``, each inversion with the prefix's
+    own pool size.
+
+    :param counts: relevant items found per prefix.
+    :param sizes: audit sizes ``n_m ≤ N0(g_m)``.
+    :param excluded_sizes: excluded-pool sizes ``N0(g_m)``.
+    :param delta: total error probability.
+    :param deltas: optional shares ``δ_m`` with ``Σ δ_m ≤ δ`` (default ``δ/M``).
+    :param names: optional prefix names.
+    :param corpus_size: optional corpus size ``N``; adds ``details["r_upper"] = MU/N``.
+    :returns: ``quantity="M0"``, ``value`` = tuple of upper bounds on the missed counts.
+    """
+    k = _ints(counts, "counts")
+    n = _ints(sizes, "sizes")
+    big = _ints(excluded_sizes, "excluded_sizes")
+    m = k.size
+    _same_length(m, sizes=n, excluded_sizes=big)
+    delta = _delta(delta)
+    labels = _names(names, m)
+    alloc = _allocation(deltas, delta, m)
+    _counts_within(k, n, "sizes", labels)
+    bad = np.flatnonzero(n > big)
+    if bad.size:
+        i = bad[0]
+        raise ValueError(f"sizes[{i}]={n[i]} exceeds excluded_sizes[{i}]={big[i]} ({labels[i]})")
+    n_corpus = _corpus_size(corpus_size, int(big.max()))
+    inputs = {
+        "counts": k.tolist(), "sizes": n.tolist(), "excluded_sizes": big.tolist(), "delta": delta,
+        "deltas": None if deltas is None else alloc.tolist(),
+        "names": None if names is None else labels, "corpus_size": n_corpus,
+    }
+    return _finite_family(
+        function="prefix_bounds_separate_finite",
+        theorem="Corollary 16 (finite corpus: Theorem 8 per prefix)", counts=k, sizes=n,
+        size_name="sizes", excluded=big, alloc=alloc, delta=delta, names=labels,
+        corpus_size=n_corpus, inputs=inputs, extra={},
+    )
+
+
+def shared_reference_counts(
+    excluded: ArrayLike, relevant: ArrayLike
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Effective sizes and counts of a shared reference sample (the sums of Theorem 17).
+
+    :param excluded: boolean array of shape ``[Q, M]``; ``excluded[i, m]`` is true when reference
+        draw ``Z_i`` lies in the excluded pool ``E_m`` of prefix ``g_m``.
+    :param relevant: boolean array of shape ``[Q]``, the audit label ``φ⋆(Z_i)`` of each draw.
+    :returns: ``(effective_sizes, counts)``, each of shape ``[M]``:
+        ``n_eff_m = Σ_i 1{Z_i ∈ E_m}`` and ``K_m = Σ_i 1{Z_i ∈ E_m, φ⋆(Z_i) = 1}``.
+    """
+    ex = np.asarray(excluded)
+    rel = np.asarray(relevant)
+    if ex.ndim != 2:
+        raise ValueError(f"excluded must have shape [Q, M], got shape {ex.shape}")
+    if rel.shape != (ex.shape[0],):
+        raise ValueError(f"relevant must have shape [Q] = [{ex.shape[0]}], got shape {rel.shape}")
+    for name, arr in (("excluded", ex), ("relevant", rel)):
+        if arr.dtype.kind != "b" and not np.isin(arr, (0, 1)).all():
+            raise ValueError(f"{name} must be boolean (or 0/1)")
+    ex = ex.astype(bool)
+    rel = rel.astype(bool)
+    return ex.sum(axis=0).astype(np.int64), (ex & rel[:, None]).sum(axis=0).astype(np.int64)
+
+
+@certificate_function("prefix_bounds_shared")
+def prefix_bounds_shared(
+    counts: ArrayLike,
+    effective_sizes: ArrayLike,
+    p0: ArrayLike,
+    delta: float = 0.05,
+    *,
+    reference_size: int,
+    reference_mass: float = 1.0,
+    deltas: ArrayLike | None = None,
+    names: Sequence[str] | None = None,
+) -> Certificate:
+    """Simultaneous bounds from one shared reference sample (Theorem 17).
+
+    A reference pool ``R`` with ``P(R) = reference_mass > 0`` contains every excluded pool
+    (``E_m ⊆ R``; e.g. ``R = X`` with mass 1, or ``R = E_1`` with mass ``p0(g_1)``).
+    ``Q = reference_size`` items ``Z_1..Z_Q`` were drawn i.i.d. from ``P(· | R)`` and all were
+    labelled. ``n_eff_m`` is the number of draws that fell in ``E_m`` and ``K_m`` the number of
+    those that are relevant (see :func:`shared_reference_counts`). With probability ``≥ 1 − δ``,
+    ``r(g_m) ≤ p0(g_m)·U_{n_eff_m}(K_m, δ/M)`` for every ``m``; ``n_eff_m = 0`` gives the
+    trivial ``U_0(0, ·) = 1`` (Lemma 6). The sizes are random, yet the guarantee is
+    unconditional. Unequal shares ``δ_m`` with ``Σ δ_m ≤ δ`` are allowed (same union bound).
+
+    ``details["expected_effective_sizes"] = Q·p0(g_m)/P(R)`` helps plan ``Q``: nested prefixes
+    leave the last prefix with the fewest effective draws.
+
+    :param counts: relevant items among the draws in each ``E_m``.
+    :param effective_sizes: ``n_eff_m``, draws falling in each ``E_m``.
+    :param p0: excluded-pool masses ``p0(g_m) = P(E_m) ≤ P(R)``.
+    :param delta: total error probability.
+    :param reference_size: ``Q``, the number of reference draws.
+    :param reference_mass: ``P(R)`` in (0, 1].
+    :param deltas: optional shares (default ``δ/M``).
+    :param names: optional prefix names.
+    """
+    k = _ints(counts, "counts")
+    n = _ints(effective_sizes, "effective_sizes")
+    p = _floats(p0, "p0")
+    m = k.size
+    _same_length(m, effective_sizes=n, p0=p)
+    delta = _delta(delta)
+    labels = _names(names, m)
+    alloc = _allocation(deltas, delta, m)
+    q = _integer(reference_size, "reference_size")
+    mass = _number(reference_mass, "reference_mass")
+    if not 0.0 < mass <= 1.0:
+        raise ValueError(f"reference_mass must lie in (0, 1], got {reference_mass!r}")
+    _counts_within(k, n, "effective_sizes", labels)
+    _check_p0(p, n, "effective_sizes", labels)
+    bad = np.flatnonzero(n > q)
+    if bad.size:
+        i = bad[0]
+        raise ValueError(f"effective_sizes[{i}]={n[i]} exceeds reference_size={q} ({labels[i]})")
+    bad = np.flatnonzero(p > mass * (1 + _SUM_RTOL))
+    if bad.size:
+        i = bad[0]
+        raise ValueError(
+            f"p0[{i}]={p[i]!r} exceeds reference_mass={mass!r}: every excluded pool must lie in "
+            f"the reference pool R ({labels[i]})"
+        )
+    inputs = {
+        "counts": k.tolist(), "effective_sizes": n.tolist(), "p0": p.tolist(), "delta": delta,
+        "reference_size": q, "reference_mass": mass,
+        "deltas": None if deltas is None else alloc.tolist(),
+        "names": None if names is None else labels,
+    }
+    return _binomial_family(
+        function="prefix_bounds_shared", theorem="Theorem 17", counts=k, sizes=n,
+        size_name="effective_sizes", p0=p, alloc=alloc, delta=delta, names=labels,
+        inputs=inputs,
+        extra={"reference_size": q, "reference_mass": mass,
+               "expected_effective_sizes": (q * p / mass).tolist()},
+    )
+
+
+@certificate_function("prefix_bounds_shared_finite")
+def prefix_bounds_shared_finite(
+    counts: ArrayLike,
+    effective_sizes: ArrayLike,
+    excluded_sizes: ArrayLike,
+    delta: float = 0.05,
+    *,
+    reference_size: int,
+    reference_pool_size: int,
+    deltas: ArrayLike | None = None,
+    names: Sequence[str] | None = None,
+    corpus_size: int | None = None,
+) -> Certificate:
+    """Finite-corpus shared-reference bounds (Corollary 18).
+
+    A reference pool ``R`` of ``reference_pool_size`` items contains every excluded pool ``E_m``
+    (of ``N0(g_m)`` items). ``Q = reference_size`` items were drawn uniformly without replacement
+    from ``R`` and labelled; ``n_eff_m`` of them fell in ``E_m`` and ``K_m`` of those are relevant.
+    With probability ``≥ 1 − δ``, ``M0(g_m) ≤ MU(K_m, δ/M; N0(g_m), n_eff_m)`` for every ``m``;
+    ``n_eff_m = 0`` gives the trivial bound ``N0(g_m)``.
+
+    :param counts: relevant items among the draws in each ``E_m``.
+    :param effective_sizes: ``n_eff_m``.
+    :param excluded_sizes: ``N0(g_m) ≤ |R|``.
+    :param delta: total error probability.
+    :param reference_size: ``Q ≤ |R|``.
+    :param reference_pool_size: ``|R|``.
+    :param deltas: optional shares (default ``δ/M``).
+    :param names: optional prefix names.
+    :param corpus_size: optional corpus size ``N``; adds ``details["r_upper"] = MU/N``.
+    """
+    k = _ints(counts, "counts")
+    n = _ints(effective_sizes, "effective_sizes")
+    big = _ints(excluded_sizes, "excluded_sizes")
+    m = k.size
+    _same_length(m, effective_sizes=n, excluded_sizes=big)
+    delta = _delta(delta)
+    labels = _names(names, m)
+    alloc = _allocation(deltas, delta, m)
+    pool = _integer(reference_pool_size, "reference_pool_size", 1)
+    q = _integer(reference_size, "reference_size")
+    if q > pool:
+        raise ValueError(f"reference_size={q} exceeds reference_pool_size={pool}")
+    _counts_within(k, n, "effective_sizes", labels)
+    for i in range(m):
+        if big[i] > pool:
+            raise ValueError(
+                f"excluded_sizes[{i}]={big[i]} exceeds reference_pool_size={pool}: every excluded "
+                f"pool must lie in the reference pool R ({labels[i]})"
+            )
+        if n[i] > min(q, big[i]):
+            raise ValueError(
+                f"effective_sizes[{i}]={n[i]} exceeds min(reference_size, excluded_sizes[{i}]) = "
+                f"{min(q, big[i])} ({labels[i]})"
+            )
+        if q - n[i] > pool - big[i]:
+            raise ValueError(
+                f"{q - n[i]} draws outside E_{i + 1} but R holds only {pool - big[i]} items "
+                f"outside it ({labels[i]}): check effective_sizes[{i}]"
+            )
+    n_corpus = _corpus_size(corpus_size, pool)
+    inputs = {
+        "counts": k.tolist(), "effective_sizes": n.tolist(), "excluded_sizes": big.tolist(),
+        "delta": delta, "reference_size": q, "reference_pool_size": pool,
+        "deltas": None if deltas is None else alloc.tolist(),
+        "names": None if names is None else labels, "corpus_size": n_corpus,
+    }
+    return _finite_family(
+        function="prefix_bounds_shared_finite", theorem="Corollary 18", counts=k, sizes=n,
+        size_name="effective_sizes", excluded=big, alloc=alloc, delta=delta, names=labels,
+        corpus_size=n_corpus, inputs=inputs,
+        extra={"reference_size": q, "reference_pool_size": pool,
+               "expected_effective_sizes": (q * big / pool).tolist()},
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# bicriteria choice (Eq. 1)
+
+
+@certificate_function("choose_prefix")
+def choose_prefix(
+    certificate: Certificate | Mapping[str, Any], burdens: ArrayLike, target: float
+) -> Certificate:
+    """Least-burden prefix whose simultaneous upper bound meets the target (Eq. 1, Section 3).
+
+    ``minimise B(g) subject to U(g) ≤ target, g ∈ G``. Because the bounds hold simultaneously
+    with probability ``≥ 1 − δ``, the member picked after seeing them still satisfies its bound
+    with that probability, and the target may be chosen after the audit. Ties in burden go to
+    the earlier prefix.
+
+    :param certificate: a simultaneous family certificate from :func:`prefix_bounds_separate`,
+        :func:`prefix_bounds_separate_finite`, :func:`prefix_bounds_shared` or
+        :func:`prefix_bounds_shared_finite` (object or its ``to_dict()``). It is recomputed from
+        its inputs, and a value that does not match is rejected.
+    :param burdens: review burden of each prefix, e.g. ``B(g_m) = p1(g_m)`` or the included-pool
+        size ``N1(g_m)``; any non-negative numbers, lower is cheaper.
+    :param target: the target, in the units of the certificate's value (mass ``ε`` for ``r``,
+        a number of items for ``M0``).
+    :returns: ``side="choice"``, ``value`` = the chosen prefix name, or ``None`` when no prefix
+        meets the target; ``details["table"]`` lists every prefix with burden, bound and verdict.
+    """
+    cert = certificate if isinstance(certificate, Certificate) else Certificate.from_dict(certificate)
+    if cert.function not in _SIMULTANEOUS:
+        raise ValueError(
+            f"certificate must come from one of {sorted(_SIMULTANEOUS)}, got {cert.function!r}"
+        )
+    fresh = recompute(cert)
+    if fresh.to_dict()["value"] != cert.to_dict()["value"]:
+        raise ValueError("certificate value does not match a recomputation from its inputs")
+    bounds = np.asarray(fresh.value, dtype=float)
+    labels = list(fresh.details["names"])
+    b = _floats(burdens, "burdens")
+    _same_length(bounds.size, burdens=b)
+    if np.any(b < 0):
+        raise ValueError(f"burdens must be >= 0, got {b[b < 0][0]!r}")
+    eps = _number(target, "target")
+    if eps <= 0:
+        raise ValueError(f"target must be > 0, got {target!r}")
+    meets = bounds <= eps
+    table = [
+        {"name": labels[i], "burden": float(b[i]), "upper": fresh.value[i], "meets": bool(meets[i])}
+        for i in range(bounds.size)
+    ]
+    unit = "r" if fresh.quantity == "r" else "M0"
+    conf = f"{1 - fresh.delta:g}" if fresh.delta is not None else "?"
+    if np.any(meets):
+        idx = int(np.flatnonzero(meets)[np.argmin(b[meets])])
+        value: str | None = labels[idx]
+        statement = (
+            f"{value} is the least-burden prefix (burden {b[idx]:g}) whose simultaneous "
+            f"{conf}-confidence upper bound meets {unit} ≤ {eps:g}: "
+            f"{unit}({value}) ≤ {format_bound(fresh.value[idx], 'upper')}."
+        )
+    else:
+        idx = -1
+        value = None
+        best = int(np.argmin(bounds))
+        statement = (
+            f"no prefix meets {unit} ≤ {eps:g} at confidence {conf}: the smallest simultaneous "
+            f"upper bound is {format_bound(fresh.value[best], 'upper')} ({labels[best]})."
+        )
+    return Certificate(
+        quantity="prefix",
+        side="choice",
+        value=value,
+        theorem=f"Eq. 1 (Section 3) with {_SIMULTANEOUS[cert.function]}",
+        function="choose_prefix",
+        inputs={"certificate": fresh.to_dict(), "burdens": b.tolist(), "target": eps},
+        allocation=dict(fresh.allocation),
+        delta=fresh.delta,
+        statement=statement,
+        details={"index": None if idx < 0 else idx, "table": table, "bounded": unit},
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# fixed-sequence certification (Theorem 19)
+
+
+def _nested(sizes: NDArray[Any], name: str) -> None:
+    if np.any(np.diff(sizes) > 0):
+        i = int(np.flatnonzero(np.diff(sizes) > 0)[0])
+        raise ValueError(
+            f"{name} must be non-increasing along the prefixes (nested excluded pools "
+            f"E_1 ⊇ … ⊇ E_M), but {name}[{i}]={sizes[i]} < {name}[{i + 1}]={sizes[i + 1]}"
+        )
+
+
+def _fixed_sequence_result(
+    *, function: str, bounds: Sequence[Any], passed: NDArray[np.bool_], labels: list[str],
+    target_text: str, side_text: str, delta: float, inputs: dict[str, Any],
+) -> Certificate:
+    m = len(labels)
+    tests: list[dict[str, Any]] = []
+    chosen: str | None = None
+    for i in range(m - 1, -1, -1):  # g_M first, then down towards g_1
+        tests.append({"name": labels[i], "upper": bounds[i], "passed": bool(passed[i])})
+        if not passed[i]:
+            break
+        chosen = labels[i]
+    if chosen is None:
+        statement = (
+            f"{labels[-1]}, the largest candidate set, is not certified at {side_text} ≤ "
+            f"{target_text} (level {delta:g}); no prefix is returned."
+        )
+    else:
+        statement = (
+            f"Fixed-sequence testing from {labels[-1]} down returns {chosen}: with probability "
+            f"≥ {1 - delta:g} the returned prefix has {side_text} ≤ {target_text}."
+        )
+    return Certificate(
+        quantity="prefix",
+        side="choice",
+        value=chosen,
+        theorem="Theorem 19",
+        function=function,
+        inputs=inputs,
+        allocation={"each_test": delta},
+        delta=delta,
+        statement=statement,
+        details={"tests": tests, "order": [t["name"] for t in tests]},
+    )
+
+
+@certificate_function("fixed_sequence")
+def fixed_sequence(
+    counts: ArrayLike,
+    sizes: ArrayLike,
+    p0: ArrayLike,
+    epsilon: float,
+    delta: float = 0.05,
+    *,
+    names: Sequence[str] | None = None,
+) -> Certificate:
+    """Fixed-sequence certification of nested prefixes against a pre-set target (Theorem 19).
+
+    Prefixes are listed ``g_1..g_M`` with nested excluded pools ``E_1 ⊇ … ⊇ E_M`` (so ``p0`` is
+    non-increasing). Test ``pass_m: p0(g_m)·U_{n_m}(K_m, δ) ≤ ε`` — a level-``δ`` certificate,
+    no ``δ/M`` split — in the order ``g_M, g_{M−1}, …, g_1``. If ``g_M`` fails, return none;
+    otherwise continue down until the first failure and return the last prefix that passed
+    (``g_1`` if all pass). With probability ``≥ 1 − δ``, either none is returned or the returned
+    prefix has ``r(g) ≤ ε``. Only the selected prefix is certified, and only against this ``ε``
+    (Remark 21); ``ε`` and the prefixes must be fixed before the labels are seen.
+
+    The audits may be separate (``sizes`` = ``n_m``) or one shared reference sample (``sizes`` =
+    effective sizes ``n_eff_m``; ``n_eff_m = 0`` gives ``U = 1`` by Lemma 6): the proof uses
+    only the marginal level of the single boundary test.
+
+    :param counts: relevant items found per prefix.
+    :param sizes: audit sizes (or effective sizes) per prefix.
+    :param p0: excluded-pool masses, non-increasing.
+    :param epsilon: pre-set target on ``r``, ``> 0``.
+    :param delta: level of each test.
+    :param names: optional prefix names.
+    :returns: ``side="choice"``, ``value`` = chosen name or ``None``; ``details["tests"]`` the
+        tests performed, in order, with their bounds and outcomes.
+    """
+    k = _ints(counts, "counts")
+    n = _ints(sizes, "sizes")
+    p = _floats(p0, "p0")
+    m = k.size
+    _same_length(m, sizes=n, p0=p)
+    delta = _delta(delta)
+    labels = _names(names, m)
+    eps = _number(epsilon, "epsilon")
+    if eps <= 0:
+        raise ValueError(f"epsilon must be > 0, got {epsilon!r}")
+    _counts_within(k, n, "sizes", labels)
+    _check_p0(p, n, "sizes", labels)
+    _nested(p, "p0")
+    bounds = p * np.atleast_1d(cp_upper(k, n, delta))
+    inputs = {
+        "counts": k.tolist(), "sizes": n.tolist(), "p0": p.tolist(), "epsilon": eps,
+        "delta": delta, "names": None if names is None else labels,
+    }
+    return _fixed_sequence_result(
+        function="fixed_sequence", bounds=[float(v) for v in bounds], passed=bounds <= eps,
+        labels=labels, target_text=f"{eps:g}", side_text="r", delta=delta, inputs=inputs,
+    )
+
+
+@certificate_function("fixed_sequence_finite")
+def fixed_sequence_finite(
+    counts: ArrayLike,
+    sizes: ArrayLike,
+    excluded_sizes: ArrayLike,
+    max_missed: int,
+    delta: float = 0.05,
+    *,
+    names: Sequence[str] | None = None,
+) -> Certificate:
+    """Finite-corpus fixed-sequence certification (Theorem 19 with the test of Theorem 8).
+
+    As :func:`fixed_sequence`, with the level-``δ`` test
+    ``pass_m: MU(K_m, δ; N0(g_m), n_m) ≤ max_missed`` on the missed count ``M0(g_m)``; ``sizes``
+    may be separate without-replacement audit sizes or the effective sizes of one shared
+    without-replacement reference sample (Corollary 18's conditioning argument).
+
+    :param counts: relevant items found per prefix.
+    :param sizes: audit sizes (or effective sizes), ``≤ N0(g_m)``.
+    :param excluded_sizes: ``N0(g_m)``, non-increasing (nested pools).
+    :param max_missed: pre-set target on ``M0``, ``≥ 0``.
+    :param delta: level of each test.
+    :param names: optional prefix names.
+    """
+    k = _ints(counts, "counts")
+    n = _ints(sizes, "sizes")
+    big = _ints(excluded_sizes, "excluded_sizes")
+    m = k.size
+    _same_length(m, sizes=n, excluded_sizes=big)
+    delta = _delta(delta)
+    labels = _names(names, m)
+    target = _integer(max_missed, "max_missed")
+    _counts_within(k, n, "sizes", labels)
+    bad = np.flatnonzero(n > big)
+    if bad.size:
+        i = bad[0]
+        raise ValueError(f"sizes[{i}]={n[i]} exceeds excluded_sizes[{i}]={big[i]} ({labels[i]})")
+    _nested(big, "excluded_sizes")
+    mu = np.atleast_1d(hypergeom_upper(k, delta, population=big, draws=n))
+    inputs = {
+        "counts": k.tolist(), "sizes": n.tolist(), "excluded_sizes": big.tolist(),
+        "max_missed": target, "delta": delta, "names": None if names is None else labels,
+    }
+    return _fixed_sequence_result(
+        function="fixed_sequence_finite", bounds=[int(v) for v in mu], passed=mu <= target,
+        labels=labels, target_text=str(target), side_text="M0", delta=delta, inputs=inputs,
+    )
