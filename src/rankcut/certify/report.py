@@ -133,5 +133,6 @@ class JointReport:
         for key, value in self.facts.items():
             lines.append(f"  {key} = {value} (known exactly, no labels needed)")
         for name, cert, _ in self.entries:
-            lines.append(f"  {name}: {cert.render(digits)}")
+            lines.append(f"  {name}: {cert.headline(digits)}")
+            lines.append(f"    {cert.statement}")
         return "\n".join(lines)

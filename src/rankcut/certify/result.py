@@ -139,11 +139,16 @@ class Certificate:
     def from_json(cls, text: str) -> Certificate:
         return cls.from_dict(json.loads(text))
 
+    def headline(self, digits: int = 3) -> str:
+        """``quantity ≤ value [theorem, confidence]``, rounded on the safe side."""
+        conf = "" if self.delta is None else f", confidence {format_bound(1 - self.delta, 'lower', 6)}"
+        value = format_bound(self.value, self.side, digits)
+        return f"{self.quantity} {_relation(self.side)} {value}  [{self.theorem}{conf}]"
+
     def render(self, digits: int = 3) -> str:
-        """Human-readable line; bounds are rounded on the safe side (upper up, lower down)."""
-        conf = "" if self.delta is None else f" (confidence {format_bound(1 - self.delta, 'lower', 6)})"
-        return f"{self.quantity} {_relation(self.side)} {format_bound(self.value, self.side, digits)}" \
-            f"{conf} [{self.theorem}]: {self.statement}"
+        """Human-readable: the headline, then the plain statement. Upper bounds are rounded up,
+        lower bounds down."""
+        return f"{self.headline(digits)}\n  {self.statement}"
 
 
 def _relation(side: str) -> str:
