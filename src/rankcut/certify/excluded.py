@@ -1,0 +1,488 @@
+"""Excluded-pool certificates for missed relevant mass (Section 4.1–4.2 of the audit paper).
+
+Missed relevant items can only lie in the excluded pool ``{g = 0}`` (Proposition 3), so the
+audit samples that pool:
+
+* :func:`excluded_pool_certificate` — Theorem 7: ``n0(g)`` i.i.d. draws from ``P(· | g(X) = 0)``
+  with ``K0(g)`` relevant give, simultaneously over a family ``G`` with ``Σ_g δ_g ≤ δ``,
+  ``η(g) ≤ U_{n0}(K0(g), δ_g)`` and ``r(g) = p0(g)·η(g) ≤ p0(g)·U_{n0}(K0(g), δ_g)``.
+* :func:`p0_upper_hoeffding` — when ``p0(g)`` is not known: Hoeffding and a union bound over
+  ``G`` on an unlabelled sample, ``p0(g) ≤ p̂0(g) + sqrt(log(|G|/δ_p)/(2m))``.
+* :func:`excluded_pool_hoeffding_certificate` — the two combined at ``δ/2 + δ/2`` (§4.1).
+* :func:`excluded_pool_finite_certificate` — Theorem 8: ``n0(g)`` uniform draws without
+  replacement from a finite excluded pool of ``N0(g)`` items give
+  ``M0(g) ≤ MU(K0(g), δ_g; N0(g), n0(g))``; divided by the corpus size ``N`` it bounds ``r``.
+* :func:`full_review_recall_certificate` — Theorem 8's recall bound when the included pool was
+  reviewed in full (``M1(g)`` known): ``Recall(g) ≥ M1/(M1 + MU)``.
+
+Family arguments take a scalar (one generator: the value is a number) or a 1-D sequence with
+one entry per member (the value is a tuple). Degenerate pools follow Remark 5: ``p0(g) = 0`` or
+``N0(g) = 0`` gives the trivial bound 0, an empty audit gives ``U_0(0, ·) = 1`` (Lemma 6). The
+family, its error split and the audit sizes are fixed before the labels are opened
+(Assumption 1).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from rankcut.certify.bounds import cp_upper, hypergeom_upper
+from rankcut.certify.result import Certificate, certificate_function, format_bound
+
+__all__ = [
+    "excluded_pool_certificate",
+    "excluded_pool_finite_certificate",
+    "excluded_pool_hoeffding_certificate",
+    "full_review_recall_certificate",
+    "p0_upper_hoeffding",
+]
+
+# Σ δ_g ≤ δ is checked with this relative slack, so that e.g. three shares of 0.05/3 pass.
+_SUM_RTOL = 1e-12
+
+
+# ---------------------------------------------------------------------------------------------
+# input handling (shared with recall.py and whole.py)
+
+
+def _check_delta(delta: Any, name: str = "delta") -> float:
+    if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a number in (0, 1), got {delta!r}")
+    d = float(delta)
+    if not 0.0 < d < 1.0:
+        raise ValueError(f"{name} must lie in (0, 1), got {delta!r}")
+    return d
+
+
+def _family(x: Any, name: str, *, integer: bool) -> tuple[NDArray[Any], bool]:
+    """A scalar or a non-empty 1-D sequence of non-negative numbers -> (1-D array, was scalar)."""
+    arr = np.asarray(x)
+    scalar = arr.ndim == 0
+    arr = np.atleast_1d(arr)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a number or a non-empty 1-D sequence, got {x!r}")
+    if arr.dtype.kind not in ("iu" if integer else "iuf"):
+        what = "integers" if integer else "numbers"
+        raise ValueError(f"{name} must hold {what}, got {x!r}")
+    arr = arr.astype(np.int64 if integer else float)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got {x!r}")
+    if np.any(arr < 0):
+        raise ValueError(f"{name} must be >= 0, got {arr[arr < 0][0]!r}")
+    return arr, scalar
+
+
+def _integer(x: Any, name: str) -> int:
+    """One non-negative integer."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+        raise ValueError(f"{name} must be one non-negative integer, got {x!r}")
+    if x < 0:
+        raise ValueError(f"{name} must be >= 0, got {x!r}")
+    return int(x)
+
+
+def _same_size(m: int, **arrays: NDArray[Any]) -> None:
+    for name, arr in arrays.items():
+        if arr.size != m:
+            raise ValueError(f"{name} has {arr.size} entries but the family has {m} members")
+
+
+def _names(names: Sequence[str] | None, m: int) -> list[str]:
+    if names is None:
+        return ["g"] if m == 1 else [f"g{i}" for i in range(1, m + 1)]
+    if isinstance(names, str) or len(names) != m:
+        raise ValueError(f"names must list one name per member ({m}), got {names!r}")
+    out = [str(v) for v in names]
+    if len(set(out)) != m:
+        raise ValueError(f"names must be distinct, got {out!r}")
+    return out
+
+
+def _allocation(deltas: Any, total: float, m: int, name: str = "deltas") -> NDArray[np.float64]:
+    """Per-member error shares ``δ_g`` (default ``total/|G|``) with ``Σ_g δ_g ≤ total``."""
+    if deltas is None:
+        return np.full(m, total / m)
+    d, _ = _family(deltas, name, integer=False)
+    _same_size(m, **{name: d})
+    if np.any((d <= 0) | (d >= 1)):
+        raise ValueError(f"{name} must lie in (0, 1), got {d[(d <= 0) | (d >= 1)][0]!r}")
+    if math.fsum(d) > total * (1 + _SUM_RTOL):
+        raise ValueError(
+            f"{name} sum to {math.fsum(d)!r}, more than {total!r}: the union bound needs "
+            f"sum({name}) <= {total!r}"
+        )
+    return d
+
+
+def _within(small: NDArray[np.int64], big: NDArray[np.int64], small_name: str, big_name: str) -> None:
+    bad = np.flatnonzero(small > big)
+    if bad.size:
+        i = bad[0]
+        raise ValueError(f"{small_name}[{i}]={small[i]} exceeds {big_name}[{i}]={big[i]}")
+
+
+def _out(values: NDArray[Any], scalar: bool, kind: type = float,
+         where: NDArray[np.bool_] | None = None) -> Any:
+    """A plain number for a one-generator call made with scalars, else a tuple over members.
+
+    Members outside ``where`` (when given) get ``None``.
+    """
+    items = [kind(v) if where is None or where[i] else None for i, v in enumerate(values)]
+    return items[0] if scalar else tuple(items)
+
+
+def _plain(x: Any) -> Any:
+    """An argument as it goes into ``Certificate.inputs``: JSON-ready, shape kept."""
+    if x is None:
+        return None
+    arr = np.asarray(x)
+    return arr.item() if arr.ndim == 0 else arr.tolist()
+
+
+# ---------------------------------------------------------------------------------------------
+# Theorem 7 (binomial, i.i.d. draws from the excluded pool)
+
+
+@certificate_function("excluded_pool")
+def excluded_pool_certificate(
+    counts: ArrayLike,
+    sizes: ArrayLike,
+    delta: float = 0.05,
+    *,
+    p0: ArrayLike | None = None,
+    deltas: ArrayLike | None = None,
+    names: Sequence[str] | None = None,
+) -> Certificate:
+    """Excluded-pool binomial certificate for a family ``G`` (Theorem 7).
+
+    For each ``g``, ``n0(g)`` items were drawn i.i.d. from ``P(· | g(X) = 0)`` and ``K0(g)`` were
+    relevant. With probability at least ``1 − δ``, for every ``g`` at once,
+    ``η(g) ≤ U_{n0}(K0(g), δ_g)`` and ``r(g) ≤ p0(g)·U_{n0}(K0(g), δ_g)``, where
+    ``Σ_g δ_g ≤ δ`` (default ``δ_g = δ/|G|``). With ``K0(g) = 0`` and ``n0 ≥ 1`` the bound is
+    Eq. (3): ``U = 1 − δ_g^{1/n0} ≤ log(1/δ_g)/n0`` (``log(|G|/δ)/n0`` at the default split).
+
+    §8: ``counts=0, sizes=300, p0=0.70, delta=0.025`` gives ``U_300(0, 0.025) ≈ 0.01222`` and
+    ``r(g) ≤ 0.00856``.
+
+    :param counts: ``K0(g)``, relevant items found; a scalar or one per member.
+    :param sizes: ``n0(g)``, audit sizes (0 allowed: ``U_0(0, ·) = 1``).
+    :param delta: total error probability ``δ`` in (0, 1).
+    :param p0: optional excluded-pool masses ``p0(g) = P(g(X) = 0)`` in [0, 1] (``N0(g)/N`` in a
+        finite corpus). When given the value bounds ``r(g)``, otherwise ``η(g)``. ``p0(g) = 0``
+        gives the trivial bound 0 (Remark 5) and needs ``n0(g) = 0``.
+    :param deltas: optional shares ``δ_g > 0`` with ``Σ δ_g ≤ δ``, fixed before the audit.
+    :param names: optional member names.
+    :returns: ``quantity`` ``"r"`` (with ``p0``) or ``"eta"``; ``details`` hold both bounds and,
+        for zero-count members, the closed form and its ``log`` bound.
+    """
+    k, scalar = _family(counts, "counts", integer=True)
+    n, n_scalar = _family(sizes, "sizes", integer=True)
+    m = k.size
+    _same_size(m, sizes=n)
+    d = _check_delta(delta)
+    alloc = _allocation(deltas, d, m)
+    labels = _names(names, m)
+    _within(k, n, "counts", "sizes")
+    p: NDArray[np.float64] | None = None
+    if p0 is not None:
+        p, _ = _family(p0, "p0", integer=False)
+        _same_size(m, p0=p)
+        if np.any(p > 1):
+            raise ValueError(f"p0 must lie in [0, 1], got {p[p > 1][0]!r}")
+        bad = np.flatnonzero((p == 0) & (n > 0))
+        if bad.size:
+            i = bad[0]
+            raise ValueError(f"p0[{i}] = 0 (an empty excluded pool) but sizes[{i}]={n[i]}: nothing "
+                             "can be drawn from it")
+    scalar = scalar and n_scalar and (p0 is None or np.ndim(p0) == 0)
+    eta = np.atleast_1d(cp_upper(k, n, alloc)).astype(float)
+    # Eq. (3) for members with K0 = 0 and n0 >= 1 (None for the others)
+    zero = (k == 0) & (n >= 1)
+    exact0 = -np.expm1(np.log(alloc) / np.maximum(n, 1))  # 1 - δ_g^(1/n0), accurate for small values
+    log0 = np.log(1 / alloc) / np.maximum(n, 1)
+    details: dict[str, Any] = {
+        "names": labels,
+        "eta_upper": _out(eta, scalar),
+        "zero_count_exact": _out(exact0, scalar, where=zero),
+        "zero_count_log_bound": _out(log0, scalar, where=zero),
+    }
+    if p is None:
+        quantity, value, what = "eta", _out(eta, scalar), "excluded-pool relevance rate eta"
+    else:
+        r = p * eta
+        quantity, value, what = "r", _out(r, scalar), "missed relevant mass r"
+        details.update(p0=_out(p, scalar), r_zero_count_exact=_out(p * exact0, scalar, where=zero),
+                       r_zero_count_log_bound=_out(p * log0, scalar, where=zero))
+    return Certificate(
+        quantity=quantity,
+        side="upper",
+        value=value,
+        theorem="Theorem 7",
+        function="excluded_pool",
+        inputs={"counts": _plain(counts), "sizes": _plain(sizes), "delta": d, "p0": _plain(p0),
+                "deltas": _plain(deltas), "names": None if names is None else labels},
+        allocation={g: float(a) for g, a in zip(labels, alloc, strict=True)},
+        delta=d,
+        statement=(
+            f"With confidence {1 - d:g}, the {what}(g) of {', '.join(labels)} "
+            f"{'is' if m == 1 else 'are'} at most {format_bound(value, 'upper')} "
+            "(Clopper-Pearson on i.i.d. excluded-pool draws, union bound over the family)."
+        ),
+        details=details,
+    )
+
+
+@certificate_function("p0_hoeffding")
+def p0_upper_hoeffding(
+    excluded: ArrayLike,
+    sample_size: int,
+    delta: float,
+    *,
+    names: Sequence[str] | None = None,
+) -> Certificate:
+    """Upper bound on the excluded-pool mass ``p0(g)`` from an unlabelled sample (§4.1).
+
+    ``m`` items drawn i.i.d. from ``P`` without labels, ``excluded[g]`` of them with ``g = 0``.
+    By Hoeffding's inequality and a union bound over ``G``, with probability at least ``1 − δ``,
+    ``p0(g) ≤ min{1, p̂0(g) + sqrt(log(|G|/δ)/(2m))}`` for every ``g``. Here ``delta`` is the
+    error given to this bound alone; the paper's combined certificate spends ``δ/2`` on it,
+    giving its displayed ``sqrt(log(2|G|/δ)/(2m))`` (see
+    :func:`excluded_pool_hoeffding_certificate`). ``m = 0`` gives the trivial bound 1.
+
+    :param excluded: items of the sample with ``g = 0``; a scalar or one per member.
+    :param sample_size: ``m``, the size of the unlabelled sample (shared by all members).
+    :param delta: error probability of this bound, in (0, 1).
+    :param names: optional member names.
+    """
+    c, scalar = _family(excluded, "excluded", integer=True)
+    mm = _integer(sample_size, "sample_size")
+    _within(c, np.full(c.size, mm), "excluded", "sample_size")
+    d = _check_delta(delta)
+    labels = _names(names, c.size)
+    if mm == 0:
+        slack = math.inf
+        upper = np.ones(c.size)
+    else:
+        slack = math.sqrt(math.log(c.size / d) / (2 * mm))
+        upper = np.minimum(1.0, c / mm + slack)
+    value = _out(upper, scalar)
+    return Certificate(
+        quantity="p0",
+        side="upper",
+        value=value,
+        theorem="Section 4.1 (Hoeffding bound on p0)",
+        function="p0_hoeffding",
+        inputs={"excluded": _plain(excluded), "sample_size": mm, "delta": d,
+                "names": None if names is None else labels},
+        allocation={"p0 (all members)": d},
+        delta=d,
+        statement=(
+            f"With confidence {1 - d:g}, the excluded-pool mass p0(g) of {', '.join(labels)} "
+            f"{'is' if c.size == 1 else 'are'} at most {format_bound(value, 'upper')} "
+            f"(Hoeffding on {mm} unlabelled items, union bound over the family)."
+        ),
+        details={"names": labels, "p0_hat": _out(c / max(mm, 1), scalar, where=np.full(c.size, mm > 0)),
+                 "slack": slack},
+    )
+
+
+@certificate_function("excluded_pool_hoeffding")
+def excluded_pool_hoeffding_certificate(
+    counts: ArrayLike,
+    sizes: ArrayLike,
+    excluded: ArrayLike,
+    sample_size: int,
+    delta: float = 0.05,
+    *,
+    deltas: ArrayLike | None = None,
+    names: Sequence[str] | None = None,
+) -> Certificate:
+    """Missed-mass certificate with ``p0(g)`` estimated from unlabelled data (§4.1, Theorem 7).
+
+    ``δ/2`` goes to the Hoeffding bound on every ``p0(g)`` (:func:`p0_upper_hoeffding`, slack
+    ``sqrt(log(2|G|/δ)/(2m))``) and ``δ/2`` to the excluded-pool audit (Theorem 7 with
+    ``Σ_g δ_g ≤ δ/2``, default ``δ/(2|G|)`` each). On both events, with probability at least
+    ``1 − δ``, ``r(g) ≤ min{1, p̂0(g) + slack}·U_{n0}(K0(g), δ_g)`` for every ``g``.
+
+    :param counts: ``K0(g)``, relevant items in the excluded-pool audit.
+    :param sizes: ``n0(g)``, excluded-pool audit sizes.
+    :param excluded: unlabelled items with ``g = 0``, out of ``sample_size``.
+    :param sample_size: ``m``, size of the independent unlabelled sample from ``P``.
+    :param delta: total error probability ``δ``.
+    :param deltas: optional audit shares ``δ_g`` with ``Σ δ_g ≤ δ/2``.
+    :param names: optional member names.
+    """
+    d = _check_delta(delta)
+    k, _ = _family(counts, "counts", integer=True)
+    c, _ = _family(excluded, "excluded", integer=True)
+    _same_size(k.size, excluded=c)
+    mass = p0_upper_hoeffding(excluded, sample_size, d / 2, names=names)
+    audit = excluded_pool_certificate(counts, sizes, d / 2, p0=mass.value, deltas=deltas, names=names)
+    labels = list(audit.details["names"])
+    return Certificate(
+        quantity="r",
+        side="upper",
+        value=audit.value,
+        theorem="Theorem 7 with the Hoeffding bound on p0 (Section 4.1)",
+        function="excluded_pool_hoeffding",
+        inputs={"counts": _plain(counts), "sizes": _plain(sizes), "excluded": _plain(excluded),
+                "sample_size": mass.inputs["sample_size"], "delta": d, "deltas": _plain(deltas),
+                "names": None if names is None else labels},
+        allocation={"p0 (Hoeffding, all members)": d / 2,
+                    **{f"audit {g}": a for g, a in audit.allocation.items()}},
+        delta=d,
+        statement=(
+            f"With confidence {1 - d:g}, the missed relevant mass r(g) of {', '.join(labels)} "
+            f"{'is' if len(labels) == 1 else 'are'} at most {format_bound(audit.value, 'upper')} "
+            "(Hoeffding bound on p0 at delta/2, excluded-pool audit at delta/2)."
+        ),
+        details={"names": labels, "p0_upper": mass.value, "p0_hat": mass.details["p0_hat"],
+                 "hoeffding_slack": mass.details["slack"], "eta_upper": audit.details["eta_upper"]},
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Theorem 8 (hypergeometric, finite corpus)
+
+
+def _finite_inputs(
+    counts: ArrayLike, sizes: ArrayLike, excluded_sizes: ArrayLike, delta: Any, deltas: Any,
+    names: Sequence[str] | None,
+) -> tuple[NDArray[np.int64], float, NDArray[np.float64], list[str], NDArray[np.int64], bool]:
+    """Validate a Theorem 8 family and invert: (N0, δ, δ_g, names, MU, scalar call)."""
+    k, scalar = _family(counts, "counts", integer=True)
+    n, n_scalar = _family(sizes, "sizes", integer=True)
+    big, big_scalar = _family(excluded_sizes, "excluded_sizes", integer=True)
+    m = k.size
+    _same_size(m, sizes=n, excluded_sizes=big)
+    d = _check_delta(delta)
+    alloc = _allocation(deltas, d, m)
+    labels = _names(names, m)
+    _within(k, n, "counts", "sizes")
+    _within(n, big, "sizes", "excluded_sizes")
+    mu = np.atleast_1d(hypergeom_upper(k, alloc, population=big, draws=n))
+    return big, d, alloc, labels, mu, scalar and n_scalar and big_scalar
+
+
+@certificate_function("excluded_pool_finite")
+def excluded_pool_finite_certificate(
+    counts: ArrayLike,
+    sizes: ArrayLike,
+    excluded_sizes: ArrayLike,
+    delta: float = 0.05,
+    *,
+    deltas: ArrayLike | None = None,
+    names: Sequence[str] | None = None,
+    corpus_size: int | None = None,
+) -> Certificate:
+    """Excluded-pool hypergeometric certificate for a finite corpus (Theorem 8).
+
+    For each ``g``, ``n0(g)`` items were drawn uniformly without replacement from its excluded
+    pool of ``N0(g)`` items and ``K0(g)`` were relevant. With probability at least ``1 − δ``,
+    ``M0(g) ≤ MU(K0(g), δ_g; N0(g), n0(g))`` for every ``g``, each inversion with the member's
+    own pool size; ``N0(g) = 0`` gives 0. With the corpus size ``N``, ``r(g) ≤ MU/N``.
+
+    §8 (``--pool-size 70000 --corpus-size 100000 --sample-size 300 --positives 0
+    --delta 0.025 --finite``): ``MU = 853``, ``r ≤ 0.00853``.
+
+    :param counts: ``K0(g)``; a scalar or one per member.
+    :param sizes: ``n0(g) ≤ N0(g)``.
+    :param excluded_sizes: ``N0(g)``, the excluded-pool sizes.
+    :param delta: total error probability ``δ``.
+    :param deltas: optional shares ``δ_g`` with ``Σ δ_g ≤ δ`` (default ``δ/|G|``).
+    :param names: optional member names.
+    :param corpus_size: optional ``N ≥ N0(g)``; adds ``details["r_upper"] = MU/N``.
+    :returns: ``quantity="M0"``, integer value(s).
+    """
+    big, d, alloc, labels, mu, scalar = _finite_inputs(
+        counts, sizes, excluded_sizes, delta, deltas, names)
+    details: dict[str, Any] = {"names": labels}
+    if corpus_size is not None:
+        big_n = _integer(corpus_size, "corpus_size")
+        if big_n < big.max() or big_n == 0:
+            raise ValueError(f"corpus_size={big_n} must be >= 1 and >= every excluded pool "
+                             f"(largest {int(big.max())})")
+        details["r_upper"] = _out(mu / big_n, scalar)
+    value = _out(mu, scalar, int)
+    r_text = "" if corpus_size is None else \
+        f", a missed mass r(g) of at most {format_bound(details['r_upper'], 'upper')}"
+    return Certificate(
+        quantity="M0",
+        side="upper",
+        value=value,
+        theorem="Theorem 8",
+        function="excluded_pool_finite",
+        inputs={"counts": _plain(counts), "sizes": _plain(sizes),
+                "excluded_sizes": _plain(excluded_sizes), "delta": d, "deltas": _plain(deltas),
+                "names": None if names is None else labels,
+                "corpus_size": None if corpus_size is None else int(corpus_size)},
+        allocation={g: float(a) for g, a in zip(labels, alloc, strict=True)},
+        delta=d,
+        statement=(
+            f"With confidence {1 - d:g}, the excluded pool{'' if len(labels) == 1 else 's'} of "
+            f"{', '.join(labels)} {'holds' if len(labels) == 1 else 'hold'} at most "
+            f"{format_bound(value, 'upper')} relevant items{r_text} (hypergeometric inversion, "
+            "sampling without replacement)."
+        ),
+        details=details,
+    )
+
+
+@certificate_function("full_review_recall")
+def full_review_recall_certificate(
+    counts: ArrayLike,
+    sizes: ArrayLike,
+    excluded_sizes: ArrayLike,
+    included_relevant: ArrayLike,
+    delta: float = 0.05,
+    *,
+    deltas: ArrayLike | None = None,
+    names: Sequence[str] | None = None,
+) -> Certificate:
+    """Recall bound when the included pool was reviewed in full (Theorem 8, second part).
+
+    ``M1(g)``, the relevant items in the included pool, is then known; on the event of
+    Theorem 8, ``Recall(g) = M1/(M1 + M0) ≥ M1/(M1 + MU(K0(g), δ_g; N0(g), n0(g)))``
+    (the ratio falls as ``M0`` grows). No denominator floor is needed (Remark 9). When
+    ``M1 = MU = 0`` the bound is read as 0, as in Corollary 11.
+
+    :param counts: ``K0(g)``, relevant items in the excluded-pool sample.
+    :param sizes: ``n0(g) ≤ N0(g)``.
+    :param excluded_sizes: ``N0(g)``.
+    :param included_relevant: ``M1(g)``, relevant items found by reviewing the whole included pool.
+    :param delta: total error probability ``δ``.
+    :param deltas: optional shares ``δ_g`` with ``Σ δ_g ≤ δ``.
+    :param names: optional member names.
+    """
+    _, d, alloc, labels, mu, scalar = _finite_inputs(
+        counts, sizes, excluded_sizes, delta, deltas, names)
+    m1, m1_scalar = _family(included_relevant, "included_relevant", integer=True)
+    _same_size(mu.size, included_relevant=m1)
+    scalar = scalar and m1_scalar
+    total = m1 + mu
+    recall = np.where(total > 0, m1 / np.maximum(total, 1), 0.0)
+    value = _out(recall, scalar)
+    return Certificate(
+        quantity="recall",
+        side="lower",
+        value=value,
+        theorem="Theorem 8 (included pool fully reviewed)",
+        function="full_review_recall",
+        inputs={"counts": _plain(counts), "sizes": _plain(sizes),
+                "excluded_sizes": _plain(excluded_sizes),
+                "included_relevant": _plain(included_relevant), "delta": d,
+                "deltas": _plain(deltas), "names": None if names is None else labels},
+        allocation={g: float(a) for g, a in zip(labels, alloc, strict=True)},
+        delta=d,
+        statement=(
+            f"With confidence {1 - d:g}, the recall of {', '.join(labels)} "
+            f"{'is' if len(labels) == 1 else 'are'} at least {format_bound(value, 'lower')} "
+            "(included pool reviewed in full, hypergeometric bound on the excluded pool)."
+        ),
+        details={"names": labels, "M0_upper": _out(mu, scalar, int), "M1": _out(m1, scalar, int)},
+    )
