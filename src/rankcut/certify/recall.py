@@ -1,0 +1,264 @@
+"""Recall certificates (Remark 9, Theorem 10, Corollary 11 of the audit paper).
+
+An excluded-pool audit bounds the missed relevant mass; recall also needs the relevant mass the
+generator did catch (Remark 9). Three ways to supply it:
+
+* :func:`recall_from_missed_mass` — Remark 9: a missed-mass upper bound ``u`` and a lower bound
+  ``a > 0`` on the total relevant mass (known, from a whole-population audit, ...) give
+  ``Recall(g) ≥ 1 − u/a``.
+* :func:`two_pool_recall_certificate` — Theorem 10: independent i.i.d. audits of both pools,
+  ``Recall(g) ≥ p1·L_{n1}(K1, δ1) / (p1·L_{n1}(K1, δ1) + p0·U_{n0}(K0, δ0))``.
+* :func:`two_pool_recall_finite_certificate` — Corollary 11: both pools of a finite corpus
+  sampled without replacement, ``Recall(g) ≥ ML(K1, δ1) / (ML(K1, δ1) + MU(K0, δ0))``.
+
+With the included pool reviewed in full, see
+:func:`~rankcut.certify.excluded.full_review_recall_certificate` (Theorem 8). The error split
+(``δ0 + δ1``, plus whatever the pool-mass bounds cost) is declared before the audit
+(Assumption 1) and recorded in the certificate's ``allocation``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from rankcut.certify.bounds import cp_lower, cp_upper, hypergeom_lower, hypergeom_upper
+from rankcut.certify.excluded import _SUM_RTOL, _check_delta, _integer
+from rankcut.certify.result import Certificate, certificate_function, format_bound
+
+__all__ = [
+    "recall_from_missed_mass",
+    "two_pool_recall_certificate",
+    "two_pool_recall_finite_certificate",
+]
+
+
+def _number(x: Any, name: str) -> float:
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a number, got {x!r}")
+    v = float(x)
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {x!r}")
+    return v
+
+
+def _fraction(x: Any, name: str) -> float:
+    v = _number(x, name)
+    if not 0.0 <= v <= 1.0:
+        raise ValueError(f"{name} must lie in [0, 1], got {x!r}")
+    return v
+
+
+def _count_pair(k: Any, n: Any, k_name: str, n_name: str) -> tuple[int, int]:
+    kk, nn = _integer(k, k_name), _integer(n, n_name)
+    if kk > nn:
+        raise ValueError(f"{k_name}={kk} exceeds {n_name}={nn}")
+    return kk, nn
+
+
+def _pool_split(deltas: Sequence[float] | None, budget: float) -> tuple[float, float]:
+    """``(δ0, δ1)`` for the excluded and included audits; default ``budget/2`` each."""
+    if deltas is None:
+        return budget / 2, budget / 2
+    if isinstance(deltas, str) or len(deltas) != 2:
+        raise ValueError(f"deltas must be a pair (delta0, delta1), got {deltas!r}")
+    d0, d1 = (_check_delta(v, f"deltas[{i}]") for i, v in enumerate(deltas))
+    if d0 + d1 > budget * (1 + _SUM_RTOL):
+        raise ValueError(f"deltas sum to {d0 + d1!r}, more than the {budget!r} left for the two "
+                         "audits: the union bound needs delta0 + delta1 <= that")
+    return d0, d1
+
+
+@certificate_function("recall_from_missed_mass")
+def recall_from_missed_mass(
+    missed_upper: float,
+    relevant_lower: float,
+    *,
+    missed_delta: float,
+    relevant_delta: float = 0.0,
+) -> Certificate:
+    """Recall from a missed-mass bound and a denominator bound (Remark 9).
+
+    If ``r(g) ≤ u`` (with error ``missed_delta``) and the total relevant mass is at least
+    ``a > 0`` (with error ``relevant_delta``; 0 when it is known), then with probability at least
+    ``1 − missed_delta − relevant_delta``, ``Recall(g) = 1 − r(g)/π ≥ 1 − u/a`` (reported as
+    ``max(0, 1 − u/a)``). ``u`` and ``a`` must be in the same unit: masses, or item counts.
+    The bound weakens as ``a`` shrinks: a small absolute missed mass can still be a large share
+    of a rare relevant class.
+
+    :param missed_upper: ``u ≥ 0``, an upper bound on the missed relevant mass (or count ``M0``).
+    :param relevant_lower: ``a > 0``, a lower bound on the total relevant mass (or count).
+    :param missed_delta: error probability of the bound ``u``, in (0, 1).
+    :param relevant_delta: error probability of the bound ``a``, in [0, 1).
+    """
+    u = _number(missed_upper, "missed_upper")
+    a = _number(relevant_lower, "relevant_lower")
+    if u < 0:
+        raise ValueError(f"missed_upper must be >= 0, got {missed_upper!r}")
+    if a <= 0:
+        raise ValueError(f"relevant_lower must be > 0 (Remark 9 needs a positive denominator), "
+                         f"got {relevant_lower!r}")
+    dm = _check_delta(missed_delta, "missed_delta")
+    dr = 0.0 if relevant_delta == 0 else _check_delta(relevant_delta, "relevant_delta")
+    total = dm + dr
+    if total >= 1:
+        raise ValueError(f"missed_delta + relevant_delta = {total!r} must be < 1")
+    value = max(0.0, 1.0 - u / a)
+    return Certificate(
+        quantity="recall",
+        side="lower",
+        value=value,
+        theorem="Remark 9",
+        function="recall_from_missed_mass",
+        inputs={"missed_upper": u, "relevant_lower": a, "missed_delta": dm, "relevant_delta": dr},
+        allocation={"missed mass": dm, "relevant mass": dr},
+        delta=total,
+        statement=(
+            f"With confidence {1 - total:g}, recall is at least {format_bound(value, 'lower')} "
+            f"(1 - u/a with missed mass u <= {u:g} and total relevant mass a >= {a:g})."
+        ),
+        details={"one_minus_ratio": 1.0 - u / a},
+    )
+
+
+@certificate_function("two_pool_recall")
+def two_pool_recall_certificate(
+    k0: int,
+    n0: int,
+    k1: int,
+    n1: int,
+    p0: float,
+    delta: float = 0.05,
+    *,
+    p1: float | None = None,
+    deltas: Sequence[float] | None = None,
+    mass_delta: float = 0.0,
+) -> Certificate:
+    """Two-pool recall certificate, i.i.d. population model (Theorem 10).
+
+    Independent samples: ``n0`` draws from ``P(· | g(X) = 0)`` with ``K0`` relevant, ``n1`` draws
+    from ``P(· | g(X) = 1)`` with ``K1`` relevant. With probability at least ``1 − δ0 − δ1``,
+    ``η(g) ≤ U_{n0}(K0, δ0)`` and ``η1(g) ≥ L_{n1}(K1, δ1)``, so
+    ``Recall(g) = p1 η1 / (p1 η1 + p0 η) ≥ p1 L / (p1 L + p0 U)``.
+
+    ``p0`` and ``p1`` are the pool masses (``N0/N``, ``N1/N`` in a finite corpus), or an upper
+    bound on ``p0`` and a lower bound on ``p1`` that hold jointly with error ``mass_delta``, which
+    is then charged to the allocation. ``p1`` defaults to ``1 − p0`` (valid in both readings:
+    ``p0 ≤ p̄0`` implies ``p1 ≥ 1 − p̄0``). ``p0 = 0`` gives recall 1 and ``p1 = 0`` recall 0
+    (Remark 5; π > 0 is assumed).
+
+    :param k0: ``K0``, relevant items in the excluded-pool sample.
+    :param n0: ``n0``, excluded-pool sample size.
+    :param k1: ``K1``, relevant items in the included-pool sample.
+    :param n1: ``n1``, included-pool sample size.
+    :param p0: ``p0(g)`` or an upper bound on it, in [0, 1].
+    :param delta: total error probability ``δ``.
+    :param p1: ``p1(g)`` or a lower bound on it, in [0, 1]; default ``1 − p0``.
+    :param deltas: ``(δ0, δ1)``; default ``((δ − mass_delta)/2, (δ − mass_delta)/2)``.
+    :param mass_delta: error probability of the pool-mass bounds (0 when they are known).
+    """
+    k0_, n0_ = _count_pair(k0, n0, "k0", "n0")
+    k1_, n1_ = _count_pair(k1, n1, "k1", "n1")
+    q0 = _fraction(p0, "p0")
+    q1 = 1.0 - q0 if p1 is None else _fraction(p1, "p1")
+    d = _check_delta(delta)
+    dm = _number(mass_delta, "mass_delta")
+    if not 0.0 <= dm < d:
+        raise ValueError(f"mass_delta must lie in [0, delta={d!r}), got {mass_delta!r}")
+    if q0 == 0 and n0_ > 0:
+        raise ValueError(f"p0 = 0 (an empty excluded pool) but n0={n0_}: nothing can be drawn from it")
+    d0, d1 = _pool_split(deltas, d - dm)
+    upper0 = float(cp_upper(k0_, n0_, d0))
+    lower1 = float(cp_lower(k1_, n1_, d1))
+    caught, missed = q1 * lower1, q0 * upper0
+    value = 1.0 if q0 == 0 else caught / (caught + missed)  # U0 > 0, so caught + missed > 0
+    allocation = {"excluded audit": d0, "included audit": d1}
+    if dm > 0:
+        allocation["pool masses"] = dm
+    return Certificate(
+        quantity="recall",
+        side="lower",
+        value=value,
+        theorem="Theorem 10",
+        function="two_pool_recall",
+        inputs={"k0": k0_, "n0": n0_, "k1": k1_, "n1": n1_, "p0": q0, "delta": d,
+                "p1": None if p1 is None else q1,
+                "deltas": None if deltas is None else [d0, d1], "mass_delta": dm},
+        allocation=allocation,
+        delta=d,
+        statement=(
+            f"With confidence {1 - d:g}, recall is at least {format_bound(value, 'lower')} "
+            f"(two-pool audit: {k0_}/{n0_} relevant in the excluded pool, {k1_}/{n1_} in the "
+            "included pool)."
+        ),
+        details={"eta0_upper": upper0, "eta1_lower": lower1, "p0": q0, "p1": q1,
+                 "missed_mass_upper": missed, "caught_mass_lower": caught},
+    )
+
+
+@certificate_function("two_pool_recall_finite")
+def two_pool_recall_finite_certificate(
+    k0: int,
+    n0: int,
+    pool0: int,
+    k1: int,
+    n1: int,
+    pool1: int,
+    delta: float = 0.05,
+    *,
+    deltas: Sequence[float] | None = None,
+) -> Certificate:
+    """Two-pool recall certificate for a finite corpus (Corollary 11).
+
+    ``n0`` items drawn uniformly without replacement from the ``N0`` excluded items (``K0``
+    relevant) and, independently, ``n1`` from the ``N1`` included items (``K1`` relevant). With
+    probability at least ``1 − δ0 − δ1``, ``M0 ≤ MU(K0, δ0; N0, n0)`` and
+    ``M1 ≥ ML(K1, δ1; N1, n1)``, so ``Recall(g) ≥ ML / (ML + MU)``, read as 0 when
+    ``ML = MU = 0``.
+
+    §8: ``k0=0, n0=300, pool0=70000, k1=100, n1=500, pool1=30000, δ=0.05`` (0.025 + 0.025)
+    gives ``MU = 853``, ``ML = 4983`` and ``Recall ≥ 4983/5836 ≈ 0.8538``.
+
+    :param k0: ``K0``, relevant items in the excluded-pool sample.
+    :param n0: ``n0 ≤ N0``.
+    :param pool0: ``N0``, the excluded-pool size.
+    :param k1: ``K1``, relevant items in the included-pool sample.
+    :param n1: ``n1 ≤ N1``.
+    :param pool1: ``N1``, the included-pool size.
+    :param delta: total error probability ``δ``.
+    :param deltas: ``(δ0, δ1)`` with ``δ0 + δ1 ≤ δ``; default ``(δ/2, δ/2)``.
+    """
+    k0_, n0_ = _count_pair(k0, n0, "k0", "n0")
+    k1_, n1_ = _count_pair(k1, n1, "k1", "n1")
+    big0, big1 = _integer(pool0, "pool0"), _integer(pool1, "pool1")
+    if n0_ > big0:
+        raise ValueError(f"n0={n0_} exceeds pool0={big0}")
+    if n1_ > big1:
+        raise ValueError(f"n1={n1_} exceeds pool1={big1}")
+    d = _check_delta(delta)
+    d0, d1 = _pool_split(deltas, d)
+    mu = int(hypergeom_upper(k0_, d0, population=big0, draws=n0_))
+    ml = int(hypergeom_lower(k1_, d1, population=big1, draws=n1_))
+    value = ml / (ml + mu) if ml + mu > 0 else 0.0
+    corpus = big0 + big1
+    return Certificate(
+        quantity="recall",
+        side="lower",
+        value=value,
+        theorem="Corollary 11",
+        function="two_pool_recall_finite",
+        inputs={"k0": k0_, "n0": n0_, "pool0": big0, "k1": k1_, "n1": n1_, "pool1": big1,
+                "delta": d, "deltas": None if deltas is None else [d0, d1]},
+        allocation={"excluded audit": d0, "included audit": d1},
+        delta=d,
+        statement=(
+            f"With confidence {1 - d:g}, recall is at least {format_bound(value, 'lower')}: at most "
+            f"{mu} relevant items are missed and at least {ml} are caught (corpus of {corpus})."
+        ),
+        details={"M0_upper": mu, "M1_lower": ml, "corpus_size": corpus,
+                 "missed_mass_upper": mu / corpus if corpus else 0.0,
+                 "caught_mass_lower": ml / corpus if corpus else 0.0},
+    )

@@ -1,0 +1,78 @@
+"""Whole-population missed-mass certificate (Theorem 12 of the audit paper).
+
+The audit samples i.i.d. from the whole population ``P`` rather than from the excluded pool and
+counts the items that are relevant *and* excluded, ``K_g = #{i : Y_i = 1, g(X_i) = 0}``. Each
+indicator is Bernoulli(``r(g)``), so ``K_g ~ Bin(n, r(g))`` and Clopper–Pearson bounds ``r(g)``
+directly. One labelled sample serves every member of a family ``G``.
+
+It is mainly a baseline for missed mass: at zero observed events it needs about ``1/p0(g)``
+times as many labels as the excluded-pool audit of Theorem 7 for the same target (§8: 431
+whole-population labels against 300 excluded-pool labels for ``r ≤ 0.00853`` at ``δ = 0.025``;
+``rankcut.certify.planning.plan_missed_mass`` computes both sizes). Its own uses are prevalence
+and the recall denominator of Remark 9.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from rankcut.certify.bounds import cp_upper
+from rankcut.certify.excluded import _allocation, _check_delta, _family, _integer, _names, _out, _plain
+from rankcut.certify.result import Certificate, certificate_function, format_bound
+
+__all__ = ["whole_population_certificate"]
+
+
+@certificate_function("whole_population")
+def whole_population_certificate(
+    counts: ArrayLike,
+    sample_size: int,
+    delta: float = 0.05,
+    *,
+    deltas: ArrayLike | None = None,
+    names: Sequence[str] | None = None,
+) -> Certificate:
+    """Whole-population certificate for a family ``G`` (Theorem 12).
+
+    ``(X_i, Y_i)``, ``i = 1..n``, i.i.d. from ``P``; ``K_g`` of them are relevant and excluded by
+    ``g``. With probability at least ``1 − δ``, ``r(g) ≤ U_n(K_g, δ_g)`` for every ``g`` at once,
+    where ``Σ_g δ_g ≤ δ`` (default ``δ/|G|``).
+
+    :param counts: ``K_g``, sampled items with ``Y = 1`` and ``g(X) = 0``; a scalar or one per
+        member.
+    :param sample_size: ``n``, the size of the shared whole-population sample.
+    :param delta: total error probability ``δ``.
+    :param deltas: optional shares ``δ_g`` with ``Σ δ_g ≤ δ``, fixed before the audit.
+    :param names: optional member names.
+    :returns: ``quantity="r"``, the upper bound(s) on the missed relevant mass.
+    """
+    k, scalar = _family(counts, "counts", integer=True)
+    n = _integer(sample_size, "sample_size")
+    bad = np.flatnonzero(k > n)
+    if bad.size:
+        raise ValueError(f"counts[{bad[0]}]={k[bad[0]]} exceeds sample_size={n}")
+    d = _check_delta(delta)
+    alloc = _allocation(deltas, d, k.size)
+    labels = _names(names, k.size)
+    r = np.atleast_1d(cp_upper(k, n, alloc)).astype(float)
+    value = _out(r, scalar)
+    return Certificate(
+        quantity="r",
+        side="upper",
+        value=value,
+        theorem="Theorem 12",
+        function="whole_population",
+        inputs={"counts": _plain(counts), "sample_size": n, "delta": d, "deltas": _plain(deltas),
+                "names": None if names is None else labels},
+        allocation={g: float(a) for g, a in zip(labels, alloc, strict=True)},
+        delta=d,
+        statement=(
+            f"With confidence {1 - d:g}, the missed relevant mass r(g) of {', '.join(labels)} "
+            f"{'is' if k.size == 1 else 'are'} at most {format_bound(value, 'upper')} "
+            f"(Clopper-Pearson on {n} whole-population draws)."
+        ),
+        details={"names": labels, "counts": _out(k, scalar, int)},
+    )
