@@ -1,0 +1,597 @@
+"""Evaluate cutters the way AttnCut's Table 3 does: per-query F1@k and ±1-DCG@k, the mean cut, and
+paired significance against a baseline.
+
+Protocol (Wu et al., "Learning to Truncate Ranked Lists", AAAI 2021, "Experiments"): every cutter
+that learns is fitted on training queries and cuts held-out test queries; the Oracle cuts each
+test list on its own labels (an upper bound, not a method); F1@k is Eq. 8 and DCG@k the ±1-DCG
+of Eq. 9 (:mod:`rankcut.metrics`). "For methods that optimize F1@k or DCG@k, we report the
+performance of the model when it is optimized specifically for that metric": with
+``fit_metric="each"`` (the default) a cutter whose spec leaves its ``metric`` open (``oracle``,
+``greedy-k``, ``surprise``) is built and fitted once per reported metric, and each metric's
+column reports its own variant — Greedy-k fitted for F1 in the F1 column, for DCG in the DCG
+column. ``fit_metric="f1"`` (or ``"dcg"``) fits every such cutter once, on that metric, and
+reports both metrics of the same cuts.
+
+Three ways to split queries, never selecting anything on the test queries:
+
+* a separate training set — ``train=RankedLists`` (e.g. Robust04's ``bm25.train.run``);
+* an explicit split of ``lists`` — ``train=[query ids]`` (and optionally ``test_queries``);
+* seeded k-fold cross-validation over the queries of ``lists`` — ``folds=5, seed=0``: queries
+  are permuted by ``numpy.random.default_rng(seed)`` and dealt into ``folds`` parts of near-equal
+  size (``numpy.array_split``); every cutter is fitted on the other parts and cuts the held-out
+  one.
+
+Cutters other than those in :data:`READS_TEST_LABELS` cut test lists from which the relevance
+judgements have been removed, so no test label can reach them; fitting sees the training lists
+only. Significance: every method other than the baseline (and other than the label-reading
+Oracle) is compared with the baseline per metric on the same queries by
+:func:`rankcut.significance.paired_tests` (Wilcoxon or paired t), Holm-adjusted across methods.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rankcut import metrics as _metrics
+from rankcut.cutters import Cutter, clone, cutter_class, make_cutter
+from rankcut.data.lists import RankedLists
+from rankcut.data.trec import MissingQueriesWarning
+from rankcut.significance import TESTS, PairedTest, paired_tests
+
+__all__ = [
+    "DEFAULT_METRICS",
+    "FIT_METRICS",
+    "READS_TEST_LABELS",
+    "Evaluation",
+    "MethodResult",
+    "evaluate_cutters",
+    "format_table",
+    "read_query_ids",
+]
+
+#: the columns of AttnCut's Table 3: F1@k (Eq. 8) and ±1-DCG@k (Eq. 9)
+DEFAULT_METRICS: tuple[str, ...] = ("f1", "dcg")
+#: ``"each"``: fit metric-aware cutters once per reported metric (the paper's protocol)
+FIT_METRICS: tuple[str, ...] = ("each", *_metrics.METRICS)
+#: cutters that read the labels of the lists they cut (upper bounds, not methods): they get the
+#: test labels and are left out of the significance tests
+READS_TEST_LABELS: frozenset[str] = frozenset({"oracle"})
+
+_METRIC_LABELS = {"f1": "F1@k", "precision": "P@k", "recall": "R@k", "dcg": "DCG@k"}
+_BETTER, _WORSE = "†", "‡"
+_ORDERING_RULES = {
+    "rank": "score descending, ties in the run's rank order, then doc_id descending",
+    "trec_eval": "score descending, ties by doc_id descending (trec_eval's rule)",
+}
+_MAX_IDS_SHOWN = 20
+
+
+# --------------------------------------------------------------------------- split files
+def read_query_ids(path: str | os.PathLike[str], *, key: str | None = None) -> tuple[str, ...]:
+    """Query ids of a split file.
+
+    Two formats:
+
+    * text: one query id per line; blank lines are skipped;
+    * JSON (``.json``): a list of ids, or an object of named lists chosen by ``key`` — e.g.
+      ``read_query_ids("robust04/splits.json", key="bm25.test")`` (keys ``bm25.train``,
+      ``bm25.test``, ``drmm.train``, ``drmm.test``). Integer ids are read as strings.
+
+    :raises ValueError: naming the file (and line) for an id with whitespace, a repeated id, an
+        empty list, a missing or unknown ``key``, or a ``key`` given for a text file.
+    """
+    p = Path(path)
+    if p.suffix.lower() == ".json":
+        return _ids_from_json(p, key)
+    if key is not None:
+        raise ValueError(f"{p}: key={key!r} selects a list of a JSON file; this is a text file "
+                         "of one query id per line")
+    ids: list[str] = []
+    first: dict[str, int] = {}
+    with open(p, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            qid = line.strip()
+            if not qid:
+                continue
+            if len(qid.split()) != 1:
+                raise ValueError(f"{p}, line {lineno}: expected one query id per line, got {line.rstrip()!r}")
+            seen = first.setdefault(qid, lineno)
+            if seen != lineno:
+                raise ValueError(f"{p}, line {lineno}: query id {qid!r} repeats line {seen}")
+            ids.append(qid)
+    if not ids:
+        raise ValueError(f"{p}: no query id in the file")
+    return tuple(ids)
+
+
+def _ids_from_json(p: Path, key: str | None) -> tuple[str, ...]:
+    with open(p, encoding="utf-8") as f:
+        try:
+            data = json.load(f)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{p}: not valid JSON ({exc})") from None
+    where = str(p)
+    if isinstance(data, dict):
+        if key is None:
+            raise ValueError(f"{p}: a JSON object of several splits; choose one with a key: "
+                             f"{', '.join(map(str, data))}")
+        if key not in data:
+            raise ValueError(f"{p}: no split {key!r}; keys: {', '.join(map(str, data))}")
+        data, where = data[key], f"{p} [{key}]"
+    elif key is not None:
+        raise ValueError(f"{p}: key={key!r} given, but the file holds a list, not an object of splits")
+    if not isinstance(data, list):
+        raise ValueError(f"{where}: expected a list of query ids, got {type(data).__name__}")
+    ids: list[str] = []
+    for item in data:
+        if isinstance(item, bool) or not isinstance(item, str | int):
+            raise ValueError(f"{where}: query ids must be strings or integers, got {item!r}")
+        qid = str(item).strip()
+        if not qid or len(qid.split()) != 1:
+            raise ValueError(f"{where}: query id {item!r} is empty or contains whitespace")
+        ids.append(qid)
+    if not ids:
+        raise ValueError(f"{where}: no query id")
+    twice = sorted({q for q in ids if ids.count(q) > 1})
+    if twice:
+        raise ValueError(f"{where}: query ids listed twice: {', '.join(map(repr, twice))}")
+    return tuple(ids)
+
+
+# --------------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class MethodResult:
+    """One cutter spec evaluated on the test queries.
+
+    :param method: the spec, e.g. ``"greedy-k"`` or ``"fixed-k:10"``.
+    :param cuts: ``{metric: int array [n_queries]}``, the cut used in that metric's column
+        (different per metric only for cutters fitted per metric).
+    :param scores: ``{metric: float array [n_queries]}``, the metric at that cut.
+    :param fitted: ``{metric: [per fold {"fold": i, learned scalar attributes...}]}`` — what the
+        cutter learned (e.g. Greedy-k's ``k_``); empty lists for cutters that learn nothing.
+    :param params: ``{metric: constructor keyword arguments of the cutter used}``.
+    """
+
+    method: str
+    cuts: dict[str, NDArray[np.int64]]
+    scores: dict[str, NDArray[np.float64]]
+    fitted: dict[str, list[dict[str, Any]]]
+    params: dict[str, dict[str, Any]]
+
+    def mean(self, metric: str) -> float:
+        return float(self.scores[metric].mean())
+
+    def mean_k(self, metric: str) -> float:
+        return float(self.cuts[metric].mean())
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The outcome of :func:`evaluate_cutters`.
+
+    :param qids: the test queries, in the order of the evaluated lists.
+    :param lengths: the length of each test query's list, shape ``[n_queries]``.
+    :param fold: per test query, the cross-validation fold that held it out (``-1`` without
+        cross-validation), shape ``[n_queries]``.
+    :param metrics: reported metrics (columns), e.g. ``("f1", "dcg")``.
+    :param methods: ``{spec: MethodResult}`` in the order the specs were given.
+    :param tests: ``{metric: {method: PairedTest}}`` against ``protocol["baseline"]`` (empty
+        without a baseline).
+    :param protocol: how the numbers were produced: ``mode`` (``"train"``, ``"split"``, ``"cv"``,
+        ``"none"``), ``folds``, ``seed``, ``n_train``, ``n_test``, ``fit_metric``,
+        ``recall_base``, ``allow_zero``, ``ordering``, ``threshold``, ``baseline``, ``test``,
+        ``alpha``, ``description``.
+    """
+
+    qids: tuple[str, ...]
+    lengths: NDArray[np.int64]
+    fold: NDArray[np.int64]
+    metrics: tuple[str, ...]
+    methods: dict[str, MethodResult]
+    tests: dict[str, dict[str, PairedTest]] = field(default_factory=dict)
+    protocol: dict[str, Any] = field(default_factory=dict)
+
+    def marker(self, method: str, metric: str) -> str:
+        """``†`` significantly better than the baseline, ``‡`` significantly worse, else ``""``."""
+        t = self.tests.get(metric, {}).get(method)
+        if t is None or not t.significant:
+            return ""
+        return _BETTER if t.direction == "better" else _WORSE if t.direction == "worse" else ""
+
+    def to_dict(self, *, per_query: bool = True) -> dict[str, Any]:
+        """A JSON-ready dict: ``protocol``, ``summary`` (one row per method) and ``per_query``.
+
+        Every summary row holds, per metric, ``mean``, ``mean_k``, ``marker``, the ``test``
+        against the baseline (or None), ``fitted`` and ``params``. Non-finite floats are written
+        as the strings ``"inf"``, ``"-inf"``, ``"nan"`` so the output is strict JSON.
+        """
+        rows = []
+        for name, res in self.methods.items():
+            row: dict[str, Any] = {"method": name}
+            for m in self.metrics:
+                t = self.tests.get(m, {}).get(name)
+                row[m] = {
+                    "mean": res.mean(m),
+                    "mean_k": res.mean_k(m),
+                    "marker": self.marker(name, m),
+                    "test": None if t is None else vars(t).copy(),
+                    "fitted": res.fitted[m],
+                    "params": res.params[m],
+                }
+            rows.append(row)
+        out: dict[str, Any] = {"protocol": self.protocol, "summary": rows}
+        if per_query:
+            out["per_query"] = {
+                "qids": list(self.qids),
+                "length": self.lengths.tolist(),
+                "fold": self.fold.tolist(),
+                "methods": {
+                    name: {m: {"k": res.cuts[m].tolist(), "score": res.scores[m].tolist()}
+                           for m in self.metrics}
+                    for name, res in self.methods.items()
+                },
+            }
+        return _jsonable(out)
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, bool | np.bool_):
+        return bool(obj)
+    if isinstance(obj, int | np.integer):
+        return int(obj)
+    if isinstance(obj, float | np.floating):
+        v = float(obj)
+        return v if np.isfinite(v) else str(v)
+    return obj
+
+
+# --------------------------------------------------------------------------- evaluation
+@dataclass(frozen=True)
+class _Task:
+    """One training / test pair: fit on ``train`` (None: nothing to fit on), cut ``test``."""
+
+    fold: int
+    train: RankedLists | None
+    test: RankedLists
+    rows: NDArray[np.int64]  # positions of the test queries among the evaluated queries
+
+
+def evaluate_cutters(
+    specs: Sequence[str],
+    lists: RankedLists,
+    *,
+    train: RankedLists | Sequence[str] | None = None,
+    test_queries: Sequence[str] | None = None,
+    folds: int | None = None,
+    seed: int = 0,
+    metrics: Sequence[str] = DEFAULT_METRICS,
+    fit_metric: str = "each",
+    recall_base: str = "list",
+    allow_zero: bool = False,
+    baseline: str | None = None,
+    test: str = "wilcoxon",
+    alpha: float = 0.05,
+    progress: bool = False,
+) -> Evaluation:
+    """Fit and apply every cutter of ``specs``; score the cuts of the test queries.
+
+    :param specs: cutter specs ``NAME[:PARAM]`` (:func:`rankcut.cutters.make_cutter`), each
+        evaluated once and named by its spec in the result.
+    :param lists: ranked lists with relevance judgements: the test lists, or all lists when
+        ``train`` is a list of query ids or ``folds`` is given.
+    :param train: a separate training set (``RankedLists``; must share no query with the test
+        queries), or the query ids of ``lists`` to train on (the test queries are then the
+        others, or ``test_queries``), or None. Query ids absent from ``lists`` are reported with
+        a :class:`~rankcut.data.trec.MissingQueriesWarning` and skipped.
+    :param test_queries: the query ids to evaluate (default: all of ``lists`` not trained on).
+    :param folds: number of cross-validation folds over the queries of ``lists`` (≥ 2; not with
+        ``train`` or ``test_queries``).
+    :param seed: seed of the fold assignment (``numpy.random.default_rng``).
+    :param metrics: reported metrics, from :data:`rankcut.metrics.METRICS`.
+    :param fit_metric: ``"each"`` — cutters with an open ``metric`` parameter are fitted per
+        reported metric (AttnCut's protocol); or one metric used for all of them.
+    :param recall_base: ``"list"`` (Eq. 8: relevant documents inside the list) or ``"judged"``;
+        used for scoring and passed to the cutters that take it.
+    :param allow_zero: let cutters that support it keep no document (``k = 0``).
+    :param baseline: the spec every other method is tested against (None: no tests).
+    :param test: ``"wilcoxon"`` or ``"ttest"`` (:func:`rankcut.significance.paired_tests`).
+    :param alpha: level of the Holm-adjusted tests.
+    :param progress: show a tqdm progress bar on stderr (only once the run takes over a second).
+    :raises ValueError: for a bad argument, a cutter that must be fitted without training data,
+        lists without judgements, or training and test queries that overlap.
+    """
+    if not isinstance(lists, RankedLists):
+        raise ValueError(f"lists must be a RankedLists, got {type(lists).__name__}")
+    if lists.gains is None:
+        raise ValueError("lists carry no relevance judgements: evaluation needs qrels")
+    metrics = tuple(metrics)
+    if not metrics or any(m not in _metrics.METRICS for m in metrics) or len(set(metrics)) != len(metrics):
+        raise ValueError(f"metrics must be distinct names from {_metrics.METRICS}, got {metrics!r}")
+    if fit_metric != "each" and fit_metric not in _metrics.METRICS:
+        raise ValueError(f"fit_metric must be one of {FIT_METRICS}, got {fit_metric!r}")
+    if recall_base not in _metrics.RECALL_BASES:
+        raise ValueError(f"recall_base must be one of {_metrics.RECALL_BASES}, got {recall_base!r}")
+    if test not in TESTS:
+        raise ValueError(f"test must be one of {tuple(TESTS)}, got {test!r}")
+    if isinstance(specs, str):
+        raise ValueError("specs must be a sequence of cutter specs, not one string")
+    names = [s.strip() if isinstance(s, str) else s for s in specs]
+    if not names:
+        raise ValueError("specs: give at least one cutter")
+    repeated = sorted({s for s in names if names.count(s) > 1})
+    if repeated:
+        raise ValueError(f"specs: cutters listed twice: {', '.join(map(repr, repeated))}")
+    if baseline is not None and baseline.strip() not in names:
+        raise ValueError(f"baseline {baseline!r} is not among the cutters {names}")
+
+    variants = {s: _variants(s, metrics, fit_metric, recall_base=recall_base, allow_zero=allow_zero)
+                for s in names}
+    tasks, evaluated, mode, n_train = _tasks(lists, train, test_queries, folds, seed)
+    if mode == "none":
+        need = [s for s, v in variants.items() if any(c.requires_fit() for c in v.values())]
+        if need:
+            raise ValueError(f"cutters {need} must be fitted: give training data (a training run, "
+                             "training query ids, or cross-validation folds)")
+
+    cuts = {s: {key: np.zeros(len(evaluated), dtype=np.int64) for key in v} for s, v in variants.items()}
+    fitted: dict[str, dict[str, list[dict[str, Any]]]] = {
+        s: {key: [] for key in v} for s, v in variants.items()}
+    from tqdm import tqdm  # lazy: only evaluation pays for it
+
+    total = len(tasks) * sum(len(v) for v in variants.values())
+    with tqdm(total=total, desc="evaluate", unit="fit", disable=not progress, delay=1.0,
+              file=sys.stderr, leave=False) as bar:
+        for task in tasks:
+            blind = replace(task.test, gains=None, n_relevant=None)
+            for s, vs in variants.items():
+                for key, proto in vs.items():
+                    cutter = clone(proto)
+                    if task.train is not None:
+                        cutter.fit(task.train)
+                    reads_labels = cutter.name in READS_TEST_LABELS
+                    cuts[s][key][task.rows] = cutter.predict(task.test if reads_labels else blind)
+                    learned = _learned(cutter)
+                    if learned:
+                        fitted[s][key].append({"fold": task.fold, **learned})
+                    bar.update()
+
+    scored = lists.subset(evaluated)
+    results: dict[str, MethodResult] = {}
+    for s, vs in variants.items():
+        by_metric = {m: (m if m in vs else next(iter(vs))) for m in metrics}
+        results[s] = MethodResult(
+            method=s,
+            cuts={m: cuts[s][key] for m, key in by_metric.items()},
+            scores={m: _metrics.score_at(scored, cuts[s][key], m, recall_base=recall_base,
+                                         allow_zero=True)
+                    for m, key in by_metric.items()},
+            fitted={m: fitted[s][key] for m, key in by_metric.items()},
+            params={m: vs[key].get_params() for m, key in by_metric.items()},
+        )
+
+    fold = np.full(len(evaluated), -1, dtype=np.int64)
+    for task in tasks:
+        fold[task.rows] = task.fold
+    tests_out: dict[str, dict[str, PairedTest]] = {}
+    base = baseline.strip() if baseline is not None else None
+    if base is not None:
+        compared = [s for s in names if s == base or _cutter_name(s) not in READS_TEST_LABELS]
+        if len(compared) > 1:
+            for m in metrics:
+                tests_out[m] = paired_tests({s: results[s].scores[m] for s in compared}, base,
+                                            test=test, alpha=alpha)
+    protocol = {
+        "mode": mode,
+        "folds": folds,
+        "seed": seed if mode == "cv" else None,
+        "n_train": n_train,
+        "n_test": len(evaluated),
+        "fold_sizes": [len(t.rows) for t in tasks] if mode == "cv" else None,
+        "metrics": list(metrics),
+        "fit_metric": fit_metric,
+        "recall_base": recall_base,
+        "allow_zero": allow_zero,
+        "ordering": lists.ordering,
+        "ordering_rule": _ORDERING_RULES.get(lists.ordering, lists.ordering),
+        "threshold": lists.threshold,
+        "baseline": base,
+        "test": test if base is not None else None,
+        "alpha": alpha if base is not None else None,
+    }
+    protocol["description"] = _describe(protocol)
+    return Evaluation(tuple(evaluated), scored.lengths, fold, metrics, results, tests_out, protocol)
+
+
+def _cutter_name(spec: str) -> str:
+    """The registry name of a spec ``NAME[:PARAM]``."""
+    return spec.partition(":")[0].strip()
+
+
+def _variants(spec: str, metrics: tuple[str, ...], fit_metric: str, *, recall_base: str,
+              allow_zero: bool) -> dict[str, Cutter]:
+    """The cutters a spec stands for: ``{metric: cutter}`` when fitted per metric, else ``{"*": cutter}``."""
+    if not isinstance(spec, str):
+        raise ValueError(f"cutter spec must be a string 'NAME[:PARAM]', got {spec!r}")
+    cls = cutter_class(_cutter_name(spec))
+    params = make_cutter(spec).get_params()  # validates the spec
+    options: dict[str, Any] = {}
+    if "recall_base" in params:
+        options["recall_base"] = recall_base
+    if "allow_zero" in params:
+        options["allow_zero"] = allow_zero
+    spec_sets_metric = ":" in spec and cls.spec_param is not None and cls.spec_param[0] == "metric"
+    if "metric" not in params or spec_sets_metric:
+        return {"*": make_cutter(spec, **options)}
+    if fit_metric == "each":
+        return {m: make_cutter(spec, metric=m, **options) for m in metrics}
+    return {"*": make_cutter(spec, metric=fit_metric, **options)}
+
+
+def _learned(cutter: Cutter) -> dict[str, Any]:
+    """Scalar learned attributes (names ending in ``_``) of a fitted cutter, e.g. ``k_``."""
+    out = {}
+    for k, v in sorted(vars(cutter).items()):
+        scalar = isinstance(v, int | float | np.integer | np.floating)
+        if scalar and k.endswith("_") and not k.startswith("_"):
+            out[k] = v.item() if isinstance(v, np.generic) else v
+    return out
+
+
+def _present(lists: RankedLists, ids: Sequence[str], what: str) -> list[str]:
+    """``ids`` that are in ``lists`` (warn about the others); ValueError when none is."""
+    if isinstance(ids, str):
+        raise ValueError(f"{what} must be a sequence of query ids, not one string")
+    ids = [str(q) for q in ids]
+    twice = sorted({q for q in ids if ids.count(q) > 1})
+    if twice:
+        raise ValueError(f"{what}: query ids listed twice: {', '.join(map(repr, twice))}")
+    have = set(lists.qids)
+    absent = [q for q in ids if q not in have]
+    if absent:
+        shown = ", ".join(map(repr, absent[:_MAX_IDS_SHOWN]))
+        warnings.warn(f"{len(absent)} query ids of {what} are not in the ranked lists and are skipped: "
+                      f"{shown}{', ...' if len(absent) > _MAX_IDS_SHOWN else ''}",
+                      MissingQueriesWarning, stacklevel=4)
+    kept = [q for q in ids if q in have]
+    if not kept:
+        raise ValueError(f"{what}: none of its {len(ids)} query ids is in the ranked lists")
+    return kept
+
+
+def _tasks(lists: RankedLists, train: RankedLists | Sequence[str] | None,
+           test_queries: Sequence[str] | None, folds: int | None, seed: int
+           ) -> tuple[list[_Task], list[str], str, int | None]:
+    """The training / test pairs, the evaluated query ids (in ``lists`` order), mode and n_train."""
+    if folds is not None:
+        if train is not None or test_queries is not None:
+            raise ValueError("folds: cross-validation splits the queries itself; do not also give "
+                             "train or test_queries")
+        if isinstance(folds, bool) or not isinstance(folds, int | np.integer) or folds < 2:
+            raise ValueError(f"folds must be an integer ≥ 2, got {folds!r}")
+        if folds > len(lists):
+            raise ValueError(f"folds={folds} exceeds the number of queries ({len(lists)})")
+        if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+            raise ValueError(f"seed must be an integer ≥ 0, got {seed!r}")
+        order = np.random.default_rng(int(seed)).permutation(len(lists))
+        tasks = []
+        for i, part in enumerate(np.array_split(order, int(folds))):
+            held = np.zeros(len(lists), dtype=bool)
+            held[part] = True
+            rows = np.flatnonzero(held)
+            tasks.append(_Task(i, lists.subset([lists.qids[r] for r in np.flatnonzero(~held)]),
+                               lists.subset([lists.qids[r] for r in rows]), rows))
+        return tasks, list(lists.qids), "cv", None
+
+    if isinstance(train, RankedLists):
+        chosen = set(_present(lists, test_queries, "test_queries")) if test_queries is not None else None
+        evaluated = [q for q in lists.qids if chosen is None or q in chosen]
+        shared = sorted(set(evaluated) & set(train.qids))
+        if shared:
+            raise ValueError(f"train and test share {len(shared)} queries (training on test queries "
+                             f"would leak their labels): {', '.join(map(repr, shared[:_MAX_IDS_SHOWN]))}")
+        if train.ordering != lists.ordering:
+            raise ValueError(f"train lists are ordered by {train.ordering!r}, test lists by "
+                             f"{lists.ordering!r}: load both with the same ordering")
+        mode, train_lists, n_train = "train", train, len(train)
+    elif train is not None:
+        train_ids = _present(lists, train, "train")
+        if test_queries is not None:
+            test_ids = set(_present(lists, test_queries, "test_queries"))
+            shared = sorted(test_ids & set(train_ids))
+            if shared:
+                raise ValueError(f"train and test_queries share {len(shared)} queries: "
+                                 f"{', '.join(map(repr, shared[:_MAX_IDS_SHOWN]))}")
+        else:
+            test_ids = set(lists.qids) - set(train_ids)
+            if not test_ids:
+                raise ValueError("train holds every query of the lists: no test query is left")
+        evaluated = [q for q in lists.qids if q in test_ids]
+        mode, train_lists, n_train = "split", lists.subset(train_ids), len(train_ids)
+    else:
+        chosen = set(_present(lists, test_queries, "test_queries")) if test_queries is not None else None
+        evaluated = [q for q in lists.qids if chosen is None or q in chosen]
+        mode, train_lists, n_train = "none", None, None
+    test_lists = lists.subset(evaluated)
+    return [_Task(-1, train_lists, test_lists, np.arange(len(evaluated)))], evaluated, mode, n_train
+
+
+def _describe(p: dict[str, Any]) -> str:
+    n = p["n_test"]
+    if p["mode"] == "cv":
+        text = (f"{p['folds']}-fold cross-validation over {n} queries (seed {p['seed']}, fold sizes "
+                f"{', '.join(map(str, p['fold_sizes']))}): each cutter fitted on the other folds")
+    elif p["mode"] == "train":
+        text = f"fitted on {p['n_train']} training queries (separate training lists), tested on {n}"
+    elif p["mode"] == "split":
+        text = f"fitted on {p['n_train']} training queries of the lists, tested on the {n} others"
+    else:
+        text = f"no training data; {n} queries"
+    fit = ("metric-aware cutters fitted separately per metric" if p["fit_metric"] == "each"
+           else f"metric-aware cutters fitted on {p['fit_metric']}")
+    return f"{text}; {fit}"
+
+
+# --------------------------------------------------------------------------- tables
+def format_table(evaluation: Evaluation, *, markdown: bool = False, digits: int = 4) -> str:
+    """The summary in the shape of AttnCut's Table 3, one row per method: mean metric per
+    column with its significance marker, and the mean cut ``k`` behind each column; then a
+    legend (protocol, ordering, markers). Returns text; prints nothing.
+    """
+    ev = evaluation
+    header = ["Method"]
+    for m in ev.metrics:
+        header += [_METRIC_LABELS[m], "k"]
+    rows = []
+    for name, res in ev.methods.items():
+        row = [name]
+        for m in ev.metrics:
+            row += [f"{res.mean(m):.{digits}f}{ev.marker(name, m)}", f"{res.mean_k(m):.1f}"]
+        rows.append(row)
+    if markdown:
+        lines = ["| " + " | ".join(header) + " |",
+                 "|" + "|".join([" --- "] + [" ---: "] * (len(header) - 1)) + "|"]
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+    else:
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+        fmt = [r[0].ljust(widths[0]) + "  " + "  ".join(c.rjust(w) for c, w in zip(r[1:], widths[1:],
+                                                                                      strict=True))
+               for r in [header, *rows]]
+        lines = [fmt[0], "-" * len(fmt[0]), *fmt[1:]]
+    legend = [f"- {line}" for line in _legend(ev)] if markdown else _legend(ev)
+    return "\n".join(lines) + "\n\n" + "\n".join(legend) + "\n"
+
+
+def _legend(ev: Evaluation) -> list[str]:
+    p = ev.protocol
+    cols = ", ".join(f"{_METRIC_LABELS[m]}" for m in ev.metrics)
+    out = [
+        f"Protocol: {p['description']}.",
+        f"Ordering: {p['ordering']} ({p['ordering_rule']}); relevant: relevance ≥ {p['threshold']:g}.",
+        f"Columns: {cols} — mean over {p['n_test']} test queries (F1: Eq. 8, DCG: ±1-DCG, Eq. 9 of AttnCut; "
+        f"recall base: {p['recall_base']}); k: mean cut behind the column.",
+    ]
+    if p["baseline"] is None:
+        out.append("No significance test (no baseline given).")
+    else:
+        tested = sorted({name for per in ev.tests.values() for name in per})
+        test = {"wilcoxon": "Wilcoxon signed-rank", "ttest": "paired t"}[p["test"]]
+        out.append(f"{_BETTER} / {_WORSE}: significantly better / worse than {p['baseline']} "
+                   f"({test} test, two-sided, Holm-adjusted over {len(tested)} methods, p ≤ {p['alpha']:g}).")
+        skipped = [n for n in ev.methods if n != p["baseline"] and n not in tested]
+        if skipped:
+            out.append(f"Not tested: {', '.join(skipped)} (reads the test labels: an upper bound).")
+    return out
