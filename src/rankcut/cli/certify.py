@@ -43,6 +43,20 @@ def _emit(result: Certificate | JointReport, as_json: bool) -> None:
     typer.echo(result.to_json() if as_json else result.render())
 
 
+def _emit_all(results: list[Certificate], as_json: bool) -> None:
+    """Several results that are not one joint statement (e.g. a plan and its minimum)."""
+    if as_json:
+        import json
+
+        typer.echo(json.dumps([r.to_dict() for r in results], indent=2))
+    else:
+        typer.echo("\n".join(r.render() for r in results))
+
+
+def _one_or_many(values: list[Any]) -> Any:
+    return values[0] if len(values) == 1 else values
+
+
 @app.command("excluded-pool")
 @_fail_cleanly
 def excluded_pool(
@@ -55,10 +69,13 @@ def excluded_pool(
         None, "--p0", help="Excluded-pool mass p0 = P(g = 0) in the population model (else N0/N)."
     ),
     finite: bool = typer.Option(
-        False, "--finite", help="Sampling without replacement from a finite pool: exact hypergeometric (Thm 8)."
+        False,
+        "--finite",
+        help="Sampling without replacement from a finite pool: exact hypergeometric (Thm 8).",
     ),
     included_relevant: int | None = typer.Option(
-        None, "--included-relevant",
+        None,
+        "--included-relevant",
         help="M1: relevant items found by reviewing the whole included pool (adds a recall bound, Thm 8).",
     ),
     as_json: bool = JSON,
@@ -78,8 +95,11 @@ def excluded_pool(
         recall = excluded.full_review_recall_certificate(
             positives, sample_size, pool_size, included_relevant, delta
         )
-        report = JointReport(delta=delta, budget=dict(missed.allocation),
-                             title="Excluded-pool audit with a fully reviewed included pool")
+        report = JointReport(
+            delta=delta,
+            budget=dict(missed.allocation),
+            title="Excluded-pool audit with a fully reviewed included pool",
+        )
         _emit(report.attach("missed", missed).attach("recall", recall), as_json)
         return
     if p0 is None and pool_size is not None and corpus_size is not None:
@@ -99,3 +119,154 @@ def _read_csv(path: Path) -> list[dict[str, str]]:
     if not rows:
         raise ValueError(f"{path}: no data rows")
     return rows
+
+
+@app.command("plan")
+@_fail_cleanly
+def plan(
+    target: list[float] = typer.Option(
+        None, "--target", help="Target ε on η (or on r with --p0); repeat for a table."
+    ),
+    p0: float | None = typer.Option(
+        None,
+        "--p0",
+        help="Excluded-pool mass: the target is on r = p0·η; also shows the whole-population size.",
+    ),
+    max_missed: list[int] = typer.Option(
+        None, "--max-missed", help="Finite pool: certify at most this many missed items (needs --pool-size)."
+    ),
+    pool_size: int | None = typer.Option(None, "--pool-size", help="N0: excluded-pool size (finite pool)."),
+    tolerate: int = typer.Option(
+        0, "--tolerate", help="c: relevant items the audit may find and still pass."
+    ),
+    prefixes: int = typer.Option(1, "--prefixes", help="M pools certified jointly (δ/M each)."),
+    beta: float = typer.Option(
+        0.5, "--beta", help="Zero-miss failure probability for the Thm 13 lower bound."
+    ),
+    delta: float = DELTA,
+    as_json: bool = JSON,
+) -> None:
+    """Audit sizes before any label is opened (Section 4.6, Remark 14, Theorem 13)."""
+    from rankcut.certify import planning
+
+    if max_missed:
+        if pool_size is None:
+            raise ValueError("--max-missed needs --pool-size (N0)")
+        sizes = planning.plan_hypergeometric(
+            _one_or_many(max_missed), delta, population=pool_size, tolerated=tolerate, n_prefixes=prefixes
+        )
+        if tolerate or prefixes != 1:
+            _emit(sizes, as_json)
+            return
+        # beside the exact size: Remark 14's zero-count size and Theorem 13's lower bound
+        minimum = planning.plan_rule_out(
+            _one_or_many([m + 1 for m in max_missed]), delta, excluded_size=pool_size, beta=beta
+        )
+        _emit_all([sizes, minimum], as_json)
+        return
+    if not target:
+        raise ValueError("give --target (a rate) or --max-missed with --pool-size")
+    if p0 is not None:
+        _emit(
+            planning.plan_missed_mass(
+                _one_or_many(target), delta, p0=p0, tolerated=tolerate, n_prefixes=prefixes
+            ),
+            as_json,
+        )
+    else:
+        _emit(
+            planning.plan_binomial(_one_or_many(target), delta, tolerated=tolerate, n_prefixes=prefixes),
+            as_json,
+        )
+
+
+_PREFIX_HELP = """CSV with one row per prefix, smallest candidate set first. Columns: name, burden,
+k (relevant found), and either n (audit size) or n_eff (shared reference sample), and either p0
+(excluded mass) or excluded_size (N0, with --finite)."""
+
+
+@app.command("prefixes")
+@_fail_cleanly
+def prefixes(
+    csv_path: Path = typer.Argument(..., help=_PREFIX_HELP, metavar="CSV"),
+    target: float = typer.Option(..., "--target", help="ε on r (or a number of items with --finite)."),
+    delta: float = DELTA,
+    finite: bool = typer.Option(False, "--finite", help="Finite corpus: hypergeometric bounds on M0."),
+    reference_size: int | None = typer.Option(
+        None, "--reference-size", help="Q: size of one shared reference sample (Thm 17 / Cor 18)."
+    ),
+    reference_mass: float = typer.Option(1.0, "--reference-mass", help="P(R) of the reference region."),
+    reference_pool_size: int | None = typer.Option(
+        None, "--reference-pool-size", help="Size of the finite reference pool R (Cor 18)."
+    ),
+    corpus_size: int | None = typer.Option(None, "--corpus-size", help="N: adds r = M0/N with --finite."),
+    fixed_sequence: bool = typer.Option(
+        False,
+        "--fixed-sequence",
+        help="Test from the largest prefix down at level δ against the pre-set target (Thm 19).",
+    ),
+    as_json: bool = JSON,
+) -> None:
+    """Simultaneous bounds for nested cuts and the least-burden one meeting the target (Eq. 1)."""
+    from rankcut.certify import prefixes as pf
+
+    rows = _read_csv(csv_path)
+    shared = reference_size is not None
+
+    def column(name: str, cast: Callable[[str], Any]) -> list[Any]:
+        out = []
+        for line, row in enumerate(rows, start=2):
+            raw = row.get(name)
+            if raw is None or raw == "":
+                raise ValueError(f"{csv_path}, line {line}: missing column {name!r}")
+            try:
+                out.append(cast(raw))
+            except ValueError:
+                raise ValueError(f"{csv_path}, line {line}: {name}={raw!r} is not a valid number") from None
+        return out
+
+    names = [r.get("name") or f"g{i}" for i, r in enumerate(rows, start=1)]
+    k = column("k", int)
+    n = column("n_eff" if shared else "n", int)
+    if fixed_sequence:  # n holds n_m or the effective sizes n_eff_m: Thm 19 needs only each test's level
+        if finite:
+            result = pf.fixed_sequence_finite(
+                k, n, column("excluded_size", int), int(target), delta, names=names
+            )
+        else:
+            result = pf.fixed_sequence(k, n, column("p0", float), target, delta, names=names)
+        _emit(result, as_json)
+        return
+    if finite and shared:
+        if reference_pool_size is None:
+            raise ValueError("--finite with --reference-size needs --reference-pool-size")
+        bounds = pf.prefix_bounds_shared_finite(
+            k,
+            n,
+            column("excluded_size", int),
+            delta,
+            reference_size=reference_size,
+            reference_pool_size=reference_pool_size,
+            names=names,
+            corpus_size=corpus_size,
+        )
+    elif finite:
+        bounds = pf.prefix_bounds_separate_finite(
+            k, n, column("excluded_size", int), delta, names=names, corpus_size=corpus_size
+        )
+    elif shared:
+        bounds = pf.prefix_bounds_shared(
+            k,
+            n,
+            column("p0", float),
+            delta,
+            reference_size=reference_size,
+            reference_mass=reference_mass,
+            names=names,
+        )
+    else:
+        bounds = pf.prefix_bounds_separate(k, n, column("p0", float), delta, names=names)
+    choice = pf.choose_prefix(bounds, column("burden", float), target)
+    report = JointReport(delta=delta, budget=dict(bounds.allocation), title=f"Prefixes of {csv_path}")
+    report = report.attach("bounds", bounds).attach("choice", choice)
+    _emit(report, as_json)
