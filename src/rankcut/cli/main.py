@@ -11,6 +11,7 @@ import typer
 from rankcut import __version__
 from rankcut.cli.certify import app as certify_app
 from rankcut.cli.demo import demo
+from rankcut.cli.evaluate import cut, evaluate
 
 app = typer.Typer(
     name="rankcut",
@@ -20,6 +21,8 @@ app = typer.Typer(
 )
 app.add_typer(certify_app, name="certify")
 app.command("demo")(demo)
+app.command("cut")(cut)
+app.command("evaluate")(evaluate)
 
 
 def _version(value: bool) -> None:
