@@ -177,6 +177,8 @@ def test_recomputes_from_json(cert):
         (lambda: excluded_pool_certificate(1, 4, "0.05"), "delta must be a number"),
         (lambda: excluded_pool_certificate(1, 4, 0.05, p0=1.2), r"p0 must lie in \[0, 1\]"),
         (lambda: excluded_pool_certificate([1, 1], [4, 4], 0.05, deltas=[0.03, 0.03]), "sum"),
+        (lambda: excluded_pool_certificate([1, 1], [4, 4], 0.05, deltas=[0.0, 0.01]),
+         r"deltas must lie in \(0, 1\)"),
         (lambda: excluded_pool_certificate([1, 1], [4, 4], 0.05, names=["a", "a"]), "distinct"),
         (lambda: excluded_pool_certificate([[1]], [[4]], 0.05), "1-D"),
         (lambda: p0_upper_hoeffding(11, 10, 0.05), r"excluded\[0\]=11 exceeds sample_size"),

@@ -103,18 +103,18 @@ def _names(names: Sequence[str] | None, m: int) -> list[str]:
     return out
 
 
-def _allocation(deltas: Any, total: float, m: int, name: str = "deltas") -> NDArray[np.float64]:
+def _allocation(deltas: Any, total: float, m: int) -> NDArray[np.float64]:
     """Per-member error shares ``δ_g`` (default ``total/|G|``) with ``Σ_g δ_g ≤ total``."""
     if deltas is None:
         return np.full(m, total / m)
-    d, _ = _family(deltas, name, integer=False)
-    _same_size(m, **{name: d})
+    d, _ = _family(deltas, "deltas", integer=False)
+    _same_size(m, deltas=d)
     if np.any((d <= 0) | (d >= 1)):
-        raise ValueError(f"{name} must lie in (0, 1), got {d[(d <= 0) | (d >= 1)][0]!r}")
+        raise ValueError(f"deltas must lie in (0, 1), got {d[(d <= 0) | (d >= 1)][0]!r}")
     if math.fsum(d) > total * (1 + _SUM_RTOL):
         raise ValueError(
-            f"{name} sum to {math.fsum(d)!r}, more than {total!r}: the union bound needs "
-            f"sum({name}) <= {total!r}"
+            f"deltas sum to {math.fsum(d)!r}, more than {total!r}: the union bound needs "
+            f"sum(deltas) <= {total!r}"
         )
     return d
 
