@@ -1,0 +1,101 @@
+"""Exact finite-sample audit certificates (the audit paper, Sections 2–9).
+
+Pure statistics, no I/O: counts and sizes in, a frozen :class:`Certificate` out. Importing this
+package registers every certificate function, so :func:`recompute` can rebuild any certificate
+from its JSON.
+"""
+
+from rankcut.certify import (  # noqa: F401  (imported to register their certificate functions)
+    design,
+    diagnostics,
+    excluded,
+    noise,
+    planning,
+    prefixes,
+    recall,
+    stratified,
+    stress,
+    whole,
+)
+from rankcut.certify.bounds import (
+    clopper_pearson_interval,
+    cp_lower,
+    cp_upper,
+    hypergeom_lower,
+    hypergeom_upper,
+)
+from rankcut.certify.design import neyman_pearson_select
+from rankcut.certify.diagnostics import (
+    amplification_diagnostics,
+    direct_miss_rate_certificate,
+    incremental_coverage_certificate,
+)
+from rankcut.certify.excluded import (
+    excluded_pool_certificate,
+    excluded_pool_finite_certificate,
+    excluded_pool_hoeffding_certificate,
+    full_review_recall_certificate,
+    p0_upper_hoeffding,
+)
+from rankcut.certify.noise import noisy_label_certificate
+from rankcut.certify.planning import plan_binomial, plan_hypergeometric, plan_missed_mass, plan_rule_out
+from rankcut.certify.prefixes import (
+    choose_prefix,
+    fixed_sequence,
+    fixed_sequence_finite,
+    prefix_bounds_separate,
+    prefix_bounds_separate_finite,
+    prefix_bounds_shared,
+    prefix_bounds_shared_finite,
+    shared_reference_counts,
+)
+from rankcut.certify.recall import (
+    recall_from_missed_mass,
+    two_pool_recall_certificate,
+    two_pool_recall_finite_certificate,
+)
+from rankcut.certify.report import JointReport
+from rankcut.certify.result import Certificate, recompute
+from rankcut.certify.stratified import stratified_binomial_certificate, stratified_hypergeometric_certificate
+from rankcut.certify.stress import stress_test_certificate
+from rankcut.certify.whole import whole_population_certificate
+
+__all__ = [
+    "Certificate",
+    "JointReport",
+    "amplification_diagnostics",
+    "choose_prefix",
+    "clopper_pearson_interval",
+    "cp_lower",
+    "cp_upper",
+    "direct_miss_rate_certificate",
+    "excluded_pool_certificate",
+    "excluded_pool_finite_certificate",
+    "excluded_pool_hoeffding_certificate",
+    "fixed_sequence",
+    "fixed_sequence_finite",
+    "full_review_recall_certificate",
+    "hypergeom_lower",
+    "hypergeom_upper",
+    "incremental_coverage_certificate",
+    "neyman_pearson_select",
+    "noisy_label_certificate",
+    "p0_upper_hoeffding",
+    "plan_binomial",
+    "plan_hypergeometric",
+    "plan_missed_mass",
+    "plan_rule_out",
+    "prefix_bounds_separate",
+    "prefix_bounds_separate_finite",
+    "prefix_bounds_shared",
+    "prefix_bounds_shared_finite",
+    "recall_from_missed_mass",
+    "recompute",
+    "shared_reference_counts",
+    "stratified_binomial_certificate",
+    "stratified_hypergeometric_certificate",
+    "stress_test_certificate",
+    "two_pool_recall_certificate",
+    "two_pool_recall_finite_certificate",
+    "whole_population_certificate",
+]
