@@ -211,6 +211,23 @@ def test_robust04_bm25_known_figures(robust04, tmp_path):
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_robust04_paper_convention_reproduces_table_3(robust04):
+    """AttnCut's Table 3 (Robust04 BM25: Oracle, Fixed-k) to 4 decimals on the given split, with
+    query 672 dropped and recall over all judged relevant documents; Greedy-k picks the paper's
+    k = 44."""
+    runs = robust04 / "runs"
+    result = invoke("evaluate", "--run", runs / "bm25.test.run", "--train-run", runs / "bm25.train.run",
+                    "--qrels", robust04 / "qrels.robust04.positives.txt", "--missing", "drop",
+                    "--recall-base", "judged", "--cutters", "oracle,fixed-k:5,fixed-k:10,fixed-k:50,greedy-k",
+                    "--json")
+    rows = {row["method"]: row for row in json.loads(result.stdout)["summary"]}
+    table_3 = {"oracle": (0.3591, 1.3328), "fixed-k:5": (0.1550, 0.1876), "fixed-k:10": (0.2103, -0.2672),
+               "fixed-k:50": (0.2499, -5.3966)}
+    measured = {m: (round(rows[m]["f1"]["mean"], 4), round(rows[m]["dcg"]["mean"], 4)) for m in table_3}
+    assert measured == table_3
+    assert rows["greedy-k"]["f1"]["fitted"][0]["k_"] == 44
+
+
 def test_robust04_cut_lengths_equal_the_cuts(robust04, tmp_path):
     out = tmp_path / "cut.run"
     run = robust04 / "runs" / "drmm.test.run"
