@@ -182,7 +182,8 @@ def plan(
 
 _PREFIX_HELP = """CSV with one row per prefix, smallest candidate set first. Columns: name, burden,
 k (relevant found), and either n (audit size) or n_eff (shared reference sample), and either p0
-(excluded mass) or excluded_size (N0, with --finite)."""
+(excluded mass) or excluded_size (N0, with --finite). Optional: delta, each prefix's error share
+(declared before the audit; the shares must sum to at most --delta; default --delta / M each)."""
 
 
 @app.command("prefixes")
@@ -237,36 +238,76 @@ def prefixes(
             result = pf.fixed_sequence(k, n, column("p0", float), target, delta, names=names)
         _emit(result, as_json)
         return
+    deltas = column("delta", float) if "delta" in rows[0] else None
     if finite and shared:
         if reference_pool_size is None:
             raise ValueError("--finite with --reference-size needs --reference-pool-size")
         bounds = pf.prefix_bounds_shared_finite(
-            k,
-            n,
-            column("excluded_size", int),
-            delta,
-            reference_size=reference_size,
-            reference_pool_size=reference_pool_size,
-            names=names,
-            corpus_size=corpus_size,
-        )
+            k, n, column("excluded_size", int), delta, reference_size=reference_size,
+            reference_pool_size=reference_pool_size, deltas=deltas, names=names, corpus_size=corpus_size,
+        )  # fmt: skip
     elif finite:
         bounds = pf.prefix_bounds_separate_finite(
-            k, n, column("excluded_size", int), delta, names=names, corpus_size=corpus_size
+            k, n, column("excluded_size", int), delta, deltas=deltas, names=names, corpus_size=corpus_size
         )
     elif shared:
         bounds = pf.prefix_bounds_shared(
-            k,
-            n,
-            column("p0", float),
-            delta,
-            reference_size=reference_size,
-            reference_mass=reference_mass,
-            names=names,
-        )
+            k, n, column("p0", float), delta, reference_size=reference_size,
+            reference_mass=reference_mass, deltas=deltas, names=names,
+        )  # fmt: skip
     else:
-        bounds = pf.prefix_bounds_separate(k, n, column("p0", float), delta, names=names)
+        bounds = pf.prefix_bounds_separate(k, n, column("p0", float), delta, deltas=deltas, names=names)
     choice = pf.choose_prefix(bounds, column("burden", float), target)
     report = JointReport(delta=delta, budget=dict(bounds.allocation), title=f"Prefixes of {csv_path}")
     report = report.attach("bounds", bounds).attach("choice", choice)
     _emit(report, as_json)
+
+
+@app.command("two-pool")
+@_fail_cleanly
+def two_pool(
+    excluded_sample: int = typer.Option(..., "--excluded-sample", help="n0: items labelled from {g = 0}."),
+    excluded_positives: int = typer.Option(..., "--excluded-positives", help="K0: relevant among them."),
+    included_sample: int = typer.Option(..., "--included-sample", help="n1: items labelled from {g = 1}."),
+    included_positives: int = typer.Option(..., "--included-positives", help="K1: relevant among them."),
+    delta: float = DELTA,
+    finite: bool = typer.Option(False, "--finite", help="Finite corpus: MU and ML inversions (Cor 11)."),
+    excluded_size: int | None = typer.Option(None, "--excluded-size", help="N0 (with --finite)."),
+    included_size: int | None = typer.Option(None, "--included-size", help="N1 (with --finite)."),
+    p0: float | None = typer.Option(None, "--p0", help="Excluded mass p0 = P(g = 0) (population model)."),
+    p1: float | None = typer.Option(None, "--p1", help="Included mass p1 (default 1 − p0)."),
+    as_json: bool = JSON,
+) -> None:
+    """Recall from audits of both pools (Theorem 10; Corollary 11 with --finite); δ split in two."""
+    from rankcut.certify import recall
+
+    if finite:
+        if excluded_size is None or included_size is None:
+            raise ValueError("--finite needs --excluded-size (N0) and --included-size (N1)")
+        cert = recall.two_pool_recall_finite_certificate(
+            excluded_positives, excluded_sample, excluded_size,
+            included_positives, included_sample, included_size, delta,
+        )  # fmt: skip
+    else:
+        if p0 is None:
+            raise ValueError("give --p0 (population model) or --finite with the pool sizes")
+        cert = recall.two_pool_recall_certificate(
+            excluded_positives, excluded_sample, included_positives, included_sample, p0, delta, p1=p1
+        )
+    _emit(cert, as_json)
+
+
+@app.command("whole-population")
+@_fail_cleanly
+def whole_population(
+    sample_size: int = typer.Option(..., "--sample-size", help="n: items drawn from the whole population."),
+    positives: int = typer.Option(
+        ..., "--positives", help="Sampled items that are relevant AND excluded by the cut."
+    ),
+    delta: float = DELTA,
+    as_json: bool = JSON,
+) -> None:
+    """Missed relevant mass from a sample of the whole population (Theorem 12)."""
+    from rankcut.certify import whole
+
+    _emit(whole.whole_population_certificate(positives, sample_size, delta), as_json)
