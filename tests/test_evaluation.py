@@ -233,6 +233,10 @@ def test_training_on_test_queries_or_without_labels_is_refused():
     lists = make_lists([A, B])
     with pytest.raises(ValueError, match="share 1 queries"):
         evaluate_cutters(["greedy-k"], lists, train=make_lists([A]))
+    other_order = RankedLists.from_postings({"t0": [Posting("d0", 1.0, 1)]}, {"t0": {"d0": 1}},
+                                            ordering="trec_eval")
+    with pytest.raises(ValueError, match="same ordering"):
+        evaluate_cutters(["greedy-k"], lists, train=other_order)
     unjudged = RankedLists.from_postings({"q0": [Posting("d0", 1.0, 1)]})
     with pytest.raises(ValueError, match="no relevance judgements"):
         evaluate_cutters(["fixed-k:1"], unjudged)
