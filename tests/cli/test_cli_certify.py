@@ -120,3 +120,12 @@ def test_demo_prints_the_section8_report() -> None:
     code, out, _ = run("demo")
     assert code == 0
     assert "M0 ≤ 853" in out and "recall ≥ 0.853" in out and "at least 0.95" in out
+
+
+def test_demo_runs_cutters_and_audits_the_cut(tmp_path: Path) -> None:
+    code, out, _ = run("demo", "--out", str(tmp_path))
+    assert code == 0
+    assert "greedy-k" in out and "distribution" in out and "F1@k" in out
+    assert "Theorem 8" in out and "held in" in out and "rankcut evaluate --run RUN" in out
+    cut_lines = (tmp_path / "greedy-k.cut.run").read_text().splitlines()
+    assert cut_lines and all(len(line.split()) == 6 for line in cut_lines)
