@@ -39,7 +39,7 @@ Source = str | os.PathLike[str] | IO[str]
 Run = dict[str, list[Posting]]
 Qrels = dict[str, dict[str, int]]
 MISSING_POLICIES: tuple[str, ...] = ("drop", "keep", "error")
-_MAX_IDS_SHOWN = 50
+_MAX_IDS_SHOWN = 10
 
 
 class MissingQueriesWarning(UserWarning):
