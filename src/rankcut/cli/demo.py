@@ -62,7 +62,10 @@ def _truncation_demo(folder: Path, *, seed: int = 0) -> None:
 
     run_path, qrels_path = write_synthetic(folder, n_queries=60, depth=100, seed=seed)
     typer.echo("\n== 2. Where to cut: classical cutters on synthetic ranked lists ==\n")
-    typer.echo(f"Generated {run_path} and {qrels_path} (60 queries x 100 documents, seed {seed}).")
+    typer.echo(
+        f"Generated {run_path} and {qrels_path} (60 queries x 100 documents, seed {seed}; "
+        "pass --out DIR to keep the files)."
+    )
     lists = load_trec(run_path, qrels_path)
     train = lists.qids[:40]
     ev = evaluate_cutters(
