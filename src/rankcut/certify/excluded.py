@@ -31,6 +31,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from rankcut.certify._validate import (
+    allocation,
+    as_family,
+    check_corpus_size,
+    check_count,
+    check_delta,
+    check_within,
+    member_names,
+    out,
+    plain,
+    same_size,
+)
 from rankcut.certify.bounds import cp_upper, hypergeom_upper
 from rankcut.certify.result import Certificate, certificate_function, format_bound
 
@@ -41,107 +53,6 @@ __all__ = [
     "full_review_recall_certificate",
     "p0_upper_hoeffding",
 ]
-
-# Σ δ_g ≤ δ is checked with this relative slack, so that e.g. three shares of 0.05/3 pass.
-_SUM_RTOL = 1e-12
-
-
-# ---------------------------------------------------------------------------------------------
-# input handling (shared with recall.py and whole.py)
-
-
-def _check_delta(delta: Any, name: str = "delta") -> float:
-    if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a number in (0, 1), got {delta!r}")
-    d = float(delta)
-    if not 0.0 < d < 1.0:
-        raise ValueError(f"{name} must lie in (0, 1), got {delta!r}")
-    return d
-
-
-def _family(x: Any, name: str, *, integer: bool) -> tuple[NDArray[Any], bool]:
-    """A scalar or a non-empty 1-D sequence of non-negative numbers -> (1-D array, was scalar)."""
-    arr = np.asarray(x)
-    scalar = arr.ndim == 0
-    arr = np.atleast_1d(arr)
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a number or a non-empty 1-D sequence, got {x!r}")
-    if arr.dtype.kind not in ("iu" if integer else "iuf"):
-        what = "integers" if integer else "numbers"
-        raise ValueError(f"{name} must hold {what}, got {x!r}")
-    arr = arr.astype(np.int64 if integer else float)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got {x!r}")
-    if np.any(arr < 0):
-        raise ValueError(f"{name} must be >= 0, got {arr[arr < 0][0]!r}")
-    return arr, scalar
-
-
-def _integer(x: Any, name: str) -> int:
-    """One non-negative integer."""
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
-        raise ValueError(f"{name} must be one non-negative integer, got {x!r}")
-    if x < 0:
-        raise ValueError(f"{name} must be >= 0, got {x!r}")
-    return int(x)
-
-
-def _same_size(m: int, **arrays: NDArray[Any]) -> None:
-    for name, arr in arrays.items():
-        if arr.size != m:
-            raise ValueError(f"{name} has {arr.size} entries but the family has {m} members")
-
-
-def _names(names: Sequence[str] | None, m: int) -> list[str]:
-    if names is None:
-        return ["g"] if m == 1 else [f"g{i}" for i in range(1, m + 1)]
-    if isinstance(names, str) or len(names) != m:
-        raise ValueError(f"names must list one name per member ({m}), got {names!r}")
-    out = [str(v) for v in names]
-    if len(set(out)) != m:
-        raise ValueError(f"names must be distinct, got {out!r}")
-    return out
-
-
-def _allocation(deltas: Any, total: float, m: int) -> NDArray[np.float64]:
-    """Per-member error shares ``δ_g`` (default ``total/|G|``) with ``Σ_g δ_g ≤ total``."""
-    if deltas is None:
-        return np.full(m, total / m)
-    d, _ = _family(deltas, "deltas", integer=False)
-    _same_size(m, deltas=d)
-    if np.any((d <= 0) | (d >= 1)):
-        raise ValueError(f"deltas must lie in (0, 1), got {d[(d <= 0) | (d >= 1)][0]!r}")
-    if math.fsum(d) > total * (1 + _SUM_RTOL):
-        raise ValueError(
-            f"deltas sum to {math.fsum(d)!r}, more than {total!r}: the union bound needs "
-            f"sum(deltas) <= {total!r}"
-        )
-    return d
-
-
-def _within(small: NDArray[np.int64], big: NDArray[np.int64], small_name: str, big_name: str) -> None:
-    bad = np.flatnonzero(small > big)
-    if bad.size:
-        i = bad[0]
-        raise ValueError(f"{small_name}[{i}]={small[i]} exceeds {big_name}[{i}]={big[i]}")
-
-
-def _out(values: NDArray[Any], scalar: bool, kind: type = float,
-         where: NDArray[np.bool_] | None = None) -> Any:
-    """A plain number for a one-generator call made with scalars, else a tuple over members.
-
-    Members outside ``where`` (when given) get ``None``.
-    """
-    items = [kind(v) if where is None or where[i] else None for i, v in enumerate(values)]
-    return items[0] if scalar else tuple(items)
-
-
-def _plain(x: Any) -> Any:
-    """An argument as it goes into ``Certificate.inputs``: JSON-ready, shape kept."""
-    if x is None:
-        return None
-    arr = np.asarray(x)
-    return arr.item() if arr.ndim == 0 else arr.tolist()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -180,20 +91,21 @@ def excluded_pool_certificate(
     :returns: ``quantity`` ``"r"`` (with ``p0``) or ``"eta"``; ``details`` hold both bounds and,
         for zero-count members, the closed form and its ``log`` bound.
     """
-    k, scalar = _family(counts, "counts", integer=True)
-    n, n_scalar = _family(sizes, "sizes", integer=True)
+    k, scalar = as_family(counts, "counts", integer=True)
+    n, n_scalar = as_family(sizes, "sizes", integer=True)
     m = k.size
-    _same_size(m, sizes=n)
-    d = _check_delta(delta)
-    alloc = _allocation(deltas, d, m)
-    labels = _names(names, m)
-    _within(k, n, "counts", "sizes")
+    same_size(m, "members", sizes=n)
+    d = check_delta(delta)
+    alloc = allocation(deltas, d, m)
+    labels = member_names(names, m)
+    check_within(k, n, "counts", "sizes")
     p: NDArray[np.float64] | None = None
     if p0 is not None:
-        p, _ = _family(p0, "p0", integer=False)
-        _same_size(m, p0=p)
-        if np.any(p > 1):
-            raise ValueError(f"p0 must lie in [0, 1], got {p[p > 1][0]!r}")
+        p, _ = as_family(p0, "p0", integer=False)
+        same_size(m, "members", p0=p)
+        outside = (p < 0) | (p > 1)
+        if np.any(outside):
+            raise ValueError(f"p0 must lie in [0, 1], got {p[outside][0].item()!r}")
         bad = np.flatnonzero((p == 0) & (n > 0))
         if bad.size:
             i = bad[0]
@@ -207,25 +119,25 @@ def excluded_pool_certificate(
     log0 = np.log(1 / alloc) / np.maximum(n, 1)
     details: dict[str, Any] = {
         "names": labels,
-        "eta_upper": _out(eta, scalar),
-        "zero_count_exact": _out(exact0, scalar, where=zero),
-        "zero_count_log_bound": _out(log0, scalar, where=zero),
+        "eta_upper": out(eta, scalar),
+        "zero_count_exact": out(exact0, scalar, where=zero),
+        "zero_count_log_bound": out(log0, scalar, where=zero),
     }
     if p is None:
-        quantity, value, what = "eta", _out(eta, scalar), "excluded-pool relevance rate eta"
+        quantity, value, what = "eta", out(eta, scalar), "excluded-pool relevance rate eta"
     else:
         r = p * eta
-        quantity, value, what = "r", _out(r, scalar), "missed relevant mass r"
-        details.update(p0=_out(p, scalar), r_zero_count_exact=_out(p * exact0, scalar, where=zero),
-                       r_zero_count_log_bound=_out(p * log0, scalar, where=zero))
+        quantity, value, what = "r", out(r, scalar), "missed relevant mass r"
+        details.update(p0=out(p, scalar), r_zero_count_exact=out(p * exact0, scalar, where=zero),
+                       r_zero_count_log_bound=out(p * log0, scalar, where=zero))
     return Certificate(
         quantity=quantity,
         side="upper",
         value=value,
         theorem="Theorem 7",
         function="excluded_pool",
-        inputs={"counts": _plain(counts), "sizes": _plain(sizes), "delta": d, "p0": _plain(p0),
-                "deltas": _plain(deltas), "names": None if names is None else labels},
+        inputs={"counts": plain(counts, int), "sizes": plain(sizes, int), "delta": d, "p0": plain(p0),
+                "deltas": plain(deltas), "names": None if names is None else labels},
         allocation={g: float(a) for g, a in zip(labels, alloc, strict=True)},
         delta=d,
         statement=(
@@ -259,25 +171,25 @@ def p0_upper_hoeffding(
     :param delta: error probability of this bound, in (0, 1).
     :param names: optional member names.
     """
-    c, scalar = _family(excluded, "excluded", integer=True)
-    mm = _integer(sample_size, "sample_size")
-    _within(c, np.full(c.size, mm), "excluded", "sample_size")
-    d = _check_delta(delta)
-    labels = _names(names, c.size)
+    c, scalar = as_family(excluded, "excluded", integer=True)
+    mm = check_count(sample_size, "sample_size")
+    check_within(c, mm, "excluded", "sample_size")
+    d = check_delta(delta)
+    labels = member_names(names, c.size)
     if mm == 0:
         slack = math.inf
         upper = np.ones(c.size)
     else:
         slack = math.sqrt(math.log(c.size / d) / (2 * mm))
         upper = np.minimum(1.0, c / mm + slack)
-    value = _out(upper, scalar)
+    value = out(upper, scalar)
     return Certificate(
         quantity="p0",
         side="upper",
         value=value,
         theorem="Section 4.1 (Hoeffding bound on p0)",
         function="p0_hoeffding",
-        inputs={"excluded": _plain(excluded), "sample_size": mm, "delta": d,
+        inputs={"excluded": plain(excluded, int), "sample_size": mm, "delta": d,
                 "names": None if names is None else labels},
         allocation={"p0 (all members)": d},
         delta=d,
@@ -286,7 +198,7 @@ def p0_upper_hoeffding(
             f"{'is' if c.size == 1 else 'are'} at most {format_bound(value, 'upper')} "
             f"(Hoeffding on {mm} unlabelled items, union bound over the family)."
         ),
-        details={"names": labels, "p0_hat": _out(c / max(mm, 1), scalar, where=np.full(c.size, mm > 0)),
+        details={"names": labels, "p0_hat": out(c / max(mm, 1), scalar, where=np.full(c.size, mm > 0)),
                  "slack": slack},
     )
 
@@ -317,10 +229,10 @@ def excluded_pool_hoeffding_certificate(
     :param deltas: optional audit shares ``δ_g`` with ``Σ δ_g ≤ δ/2``.
     :param names: optional member names.
     """
-    d = _check_delta(delta)
-    k, _ = _family(counts, "counts", integer=True)
-    c, _ = _family(excluded, "excluded", integer=True)
-    _same_size(k.size, excluded=c)
+    d = check_delta(delta)
+    k, _ = as_family(counts, "counts", integer=True)
+    c, _ = as_family(excluded, "excluded", integer=True)
+    same_size(k.size, "members", excluded=c)
     mass = p0_upper_hoeffding(excluded, sample_size, d / 2, names=names)
     audit = excluded_pool_certificate(counts, sizes, d / 2, p0=mass.value, deltas=deltas, names=names)
     labels = list(audit.details["names"])
@@ -330,8 +242,8 @@ def excluded_pool_hoeffding_certificate(
         value=audit.value,
         theorem="Theorem 7 with the Hoeffding bound on p0 (Section 4.1)",
         function="excluded_pool_hoeffding",
-        inputs={"counts": _plain(counts), "sizes": _plain(sizes), "excluded": _plain(excluded),
-                "sample_size": mass.inputs["sample_size"], "delta": d, "deltas": _plain(deltas),
+        inputs={"counts": plain(counts, int), "sizes": plain(sizes, int), "excluded": plain(excluded, int),
+                "sample_size": mass.inputs["sample_size"], "delta": d, "deltas": plain(deltas),
                 "names": None if names is None else labels},
         allocation={"p0 (Hoeffding, all members)": d / 2,
                     **{f"audit {g}": a for g, a in audit.allocation.items()}},
@@ -355,16 +267,16 @@ def _finite_inputs(
     names: Sequence[str] | None,
 ) -> tuple[NDArray[np.int64], float, NDArray[np.float64], list[str], NDArray[np.int64], bool]:
     """Validate a Theorem 8 family and invert: (N0, δ, δ_g, names, MU, scalar call)."""
-    k, scalar = _family(counts, "counts", integer=True)
-    n, n_scalar = _family(sizes, "sizes", integer=True)
-    big, big_scalar = _family(excluded_sizes, "excluded_sizes", integer=True)
+    k, scalar = as_family(counts, "counts", integer=True)
+    n, n_scalar = as_family(sizes, "sizes", integer=True)
+    big, big_scalar = as_family(excluded_sizes, "excluded_sizes", integer=True)
     m = k.size
-    _same_size(m, sizes=n, excluded_sizes=big)
-    d = _check_delta(delta)
-    alloc = _allocation(deltas, d, m)
-    labels = _names(names, m)
-    _within(k, n, "counts", "sizes")
-    _within(n, big, "sizes", "excluded_sizes")
+    same_size(m, "members", sizes=n, excluded_sizes=big)
+    d = check_delta(delta)
+    alloc = allocation(deltas, d, m)
+    labels = member_names(names, m)
+    check_within(k, n, "counts", "sizes")
+    check_within(n, big, "sizes", "excluded_sizes")
     mu = np.atleast_1d(hypergeom_upper(k, alloc, population=big, draws=n))
     return big, d, alloc, labels, mu, scalar and n_scalar and big_scalar
 
@@ -403,12 +315,9 @@ def excluded_pool_finite_certificate(
         counts, sizes, excluded_sizes, delta, deltas, names)
     details: dict[str, Any] = {"names": labels}
     if corpus_size is not None:
-        big_n = _integer(corpus_size, "corpus_size")
-        if big_n < big.max() or big_n == 0:
-            raise ValueError(f"corpus_size={big_n} must be >= 1 and >= every excluded pool "
-                             f"(largest {int(big.max())})")
-        details["r_upper"] = _out(mu / big_n, scalar)
-    value = _out(mu, scalar, int)
+        big_n = check_corpus_size(corpus_size, int(big.max()))
+        details["r_upper"] = out(mu / big_n, scalar)
+    value = out(mu, scalar, int)
     r_text = "" if corpus_size is None else \
         f", a missed mass r(g) of at most {format_bound(details['r_upper'], 'upper')}"
     return Certificate(
@@ -417,10 +326,10 @@ def excluded_pool_finite_certificate(
         value=value,
         theorem="Theorem 8",
         function="excluded_pool_finite",
-        inputs={"counts": _plain(counts), "sizes": _plain(sizes),
-                "excluded_sizes": _plain(excluded_sizes), "delta": d, "deltas": _plain(deltas),
+        inputs={"counts": plain(counts, int), "sizes": plain(sizes, int),
+                "excluded_sizes": plain(excluded_sizes, int), "delta": d, "deltas": plain(deltas),
                 "names": None if names is None else labels,
-                "corpus_size": None if corpus_size is None else int(corpus_size)},
+                "corpus_size": None if corpus_size is None else big_n},
         allocation={g: float(a) for g, a in zip(labels, alloc, strict=True)},
         delta=d,
         statement=(
@@ -461,22 +370,22 @@ def full_review_recall_certificate(
     """
     _, d, alloc, labels, mu, scalar = _finite_inputs(
         counts, sizes, excluded_sizes, delta, deltas, names)
-    m1, m1_scalar = _family(included_relevant, "included_relevant", integer=True)
-    _same_size(mu.size, included_relevant=m1)
+    m1, m1_scalar = as_family(included_relevant, "included_relevant", integer=True)
+    same_size(mu.size, "members", included_relevant=m1)
     scalar = scalar and m1_scalar
     total = m1 + mu
     recall = np.where(total > 0, m1 / np.maximum(total, 1), 0.0)
-    value = _out(recall, scalar)
+    value = out(recall, scalar)
     return Certificate(
         quantity="recall",
         side="lower",
         value=value,
         theorem="Theorem 8 (included pool fully reviewed)",
         function="full_review_recall",
-        inputs={"counts": _plain(counts), "sizes": _plain(sizes),
-                "excluded_sizes": _plain(excluded_sizes),
-                "included_relevant": _plain(included_relevant), "delta": d,
-                "deltas": _plain(deltas), "names": None if names is None else labels},
+        inputs={"counts": plain(counts, int), "sizes": plain(sizes, int),
+                "excluded_sizes": plain(excluded_sizes, int),
+                "included_relevant": plain(included_relevant, int), "delta": d,
+                "deltas": plain(deltas), "names": None if names is None else labels},
         allocation={g: float(a) for g, a in zip(labels, alloc, strict=True)},
         delta=d,
         statement=(
@@ -484,5 +393,5 @@ def full_review_recall_certificate(
             f"{'is' if len(labels) == 1 else 'are'} at least {format_bound(value, 'lower')} "
             "(included pool reviewed in full, hypergeometric bound on the excluded pool)."
         ),
-        details={"names": labels, "M0_upper": _out(mu, scalar, int), "M1": _out(m1, scalar, int)},
+        details={"names": labels, "M0_upper": out(mu, scalar, int), "M1": out(m1, scalar, int)},
     )

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from rankcut.certify._validate import SUM_RTOL, check_count, check_delta
 from rankcut.certify.bounds import cp_lower, cp_upper, hypergeom_lower, hypergeom_upper
-from rankcut.certify.excluded import _SUM_RTOL, _check_delta, _integer
 from rankcut.certify.result import Certificate, certificate_function, format_bound
 
 __all__ = [
@@ -53,7 +53,7 @@ def _fraction(x: Any, name: str) -> float:
 
 
 def _count_pair(k: Any, n: Any, k_name: str, n_name: str) -> tuple[int, int]:
-    kk, nn = _integer(k, k_name), _integer(n, n_name)
+    kk, nn = check_count(k, k_name), check_count(n, n_name)
     if kk > nn:
         raise ValueError(f"{k_name}={kk} exceeds {n_name}={nn}")
     return kk, nn
@@ -65,8 +65,8 @@ def _pool_split(deltas: Sequence[float] | None, budget: float) -> tuple[float, f
         return budget / 2, budget / 2
     if isinstance(deltas, str) or len(deltas) != 2:
         raise ValueError(f"deltas must be a pair (delta0, delta1), got {deltas!r}")
-    d0, d1 = (_check_delta(v, f"deltas[{i}]") for i, v in enumerate(deltas))
-    if d0 + d1 > budget * (1 + _SUM_RTOL):
+    d0, d1 = (check_delta(v, f"deltas[{i}]") for i, v in enumerate(deltas))
+    if d0 + d1 > budget * (1 + SUM_RTOL):
         raise ValueError(f"deltas sum to {d0 + d1!r}, more than the {budget!r} left for the two "
                          "audits: the union bound needs delta0 + delta1 <= that")
     return d0, d1
@@ -101,8 +101,8 @@ def recall_from_missed_mass(
     if a <= 0:
         raise ValueError(f"relevant_lower must be > 0 (Remark 9 needs a positive denominator), "
                          f"got {relevant_lower!r}")
-    dm = _check_delta(missed_delta, "missed_delta")
-    dr = 0.0 if relevant_delta == 0 else _check_delta(relevant_delta, "relevant_delta")
+    dm = check_delta(missed_delta, "missed_delta")
+    dr = 0.0 if relevant_delta == 0 else check_delta(relevant_delta, "relevant_delta")
     total = dm + dr
     if total >= 1:
         raise ValueError(f"missed_delta + relevant_delta = {total!r} must be < 1")
@@ -164,7 +164,7 @@ def two_pool_recall_certificate(
     k1_, n1_ = _count_pair(k1, n1, "k1", "n1")
     q0 = _fraction(p0, "p0")
     q1 = 1.0 - q0 if p1 is None else _fraction(p1, "p1")
-    d = _check_delta(delta)
+    d = check_delta(delta)
     dm = _number(mass_delta, "mass_delta")
     if not 0.0 <= dm < d:
         raise ValueError(f"mass_delta must lie in [0, delta={d!r}), got {mass_delta!r}")
@@ -233,12 +233,12 @@ def two_pool_recall_finite_certificate(
     """
     k0_, n0_ = _count_pair(k0, n0, "k0", "n0")
     k1_, n1_ = _count_pair(k1, n1, "k1", "n1")
-    big0, big1 = _integer(pool0, "pool0"), _integer(pool1, "pool1")
+    big0, big1 = check_count(pool0, "pool0"), check_count(pool1, "pool1")
     if n0_ > big0:
         raise ValueError(f"n0={n0_} exceeds pool0={big0}")
     if n1_ > big1:
         raise ValueError(f"n1={n1_} exceeds pool1={big1}")
-    d = _check_delta(delta)
+    d = check_delta(delta)
     d0, d1 = _pool_split(deltas, d)
     mu = int(hypergeom_upper(k0_, d0, population=big0, draws=n0_))
     ml = int(hypergeom_lower(k1_, d1, population=big1, draws=n1_))

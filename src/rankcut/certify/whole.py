@@ -19,8 +19,17 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
+from rankcut.certify._validate import (
+    allocation,
+    as_family,
+    check_count,
+    check_delta,
+    check_within,
+    member_names,
+    out,
+    plain,
+)
 from rankcut.certify.bounds import cp_upper
-from rankcut.certify.excluded import _allocation, _check_delta, _family, _integer, _names, _out, _plain
 from rankcut.certify.result import Certificate, certificate_function, format_bound
 
 __all__ = ["whole_population_certificate"]
@@ -49,23 +58,21 @@ def whole_population_certificate(
     :param names: optional member names.
     :returns: ``quantity="r"``, the upper bound(s) on the missed relevant mass.
     """
-    k, scalar = _family(counts, "counts", integer=True)
-    n = _integer(sample_size, "sample_size")
-    bad = np.flatnonzero(k > n)
-    if bad.size:
-        raise ValueError(f"counts[{bad[0]}]={k[bad[0]]} exceeds sample_size={n}")
-    d = _check_delta(delta)
-    alloc = _allocation(deltas, d, k.size)
-    labels = _names(names, k.size)
+    k, scalar = as_family(counts, "counts", integer=True)
+    n = check_count(sample_size, "sample_size")
+    check_within(k, n, "counts", "sample_size")
+    d = check_delta(delta)
+    alloc = allocation(deltas, d, k.size)
+    labels = member_names(names, k.size)
     r = np.atleast_1d(cp_upper(k, n, alloc)).astype(float)
-    value = _out(r, scalar)
+    value = out(r, scalar)
     return Certificate(
         quantity="r",
         side="upper",
         value=value,
         theorem="Theorem 12",
         function="whole_population",
-        inputs={"counts": _plain(counts), "sample_size": n, "delta": d, "deltas": _plain(deltas),
+        inputs={"counts": plain(counts, int), "sample_size": n, "delta": d, "deltas": plain(deltas),
                 "names": None if names is None else labels},
         allocation={g: float(a) for g, a in zip(labels, alloc, strict=True)},
         delta=d,
@@ -74,5 +81,5 @@ def whole_population_certificate(
             f"{'is' if k.size == 1 else 'are'} at most {format_bound(value, 'upper')} "
             f"(Clopper-Pearson on {n} whole-population draws)."
         ),
-        details={"names": labels, "counts": _out(k, scalar, int)},
+        details={"names": labels, "counts": out(k, scalar, int)},
     )
