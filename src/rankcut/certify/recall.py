@@ -19,13 +19,12 @@ With the included pool reviewed in full, see
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from rankcut.certify._validate import SUM_RTOL, check_count, check_delta
+from rankcut.certify._validate import SUM_RTOL, check_count, check_delta, check_fraction, check_number
 from rankcut.certify.bounds import cp_lower, cp_upper, hypergeom_lower, hypergeom_upper
 from rankcut.certify.result import Certificate, certificate_function, format_bound
 
@@ -34,22 +33,6 @@ __all__ = [
     "two_pool_recall_certificate",
     "two_pool_recall_finite_certificate",
 ]
-
-
-def _number(x: Any, name: str) -> float:
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a number, got {x!r}")
-    v = float(x)
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {x!r}")
-    return v
-
-
-def _fraction(x: Any, name: str) -> float:
-    v = _number(x, name)
-    if not 0.0 <= v <= 1.0:
-        raise ValueError(f"{name} must lie in [0, 1], got {x!r}")
-    return v
 
 
 def _count_pair(k: Any, n: Any, k_name: str, n_name: str) -> tuple[int, int]:
@@ -63,7 +46,8 @@ def _pool_split(deltas: Sequence[float] | None, budget: float) -> tuple[float, f
     """``(δ0, δ1)`` for the excluded and included audits; default ``budget/2`` each."""
     if deltas is None:
         return budget / 2, budget / 2
-    if isinstance(deltas, str) or len(deltas) != 2:
+    if (isinstance(deltas, (str, bytes)) or not isinstance(deltas, (Sequence, np.ndarray))
+            or np.ndim(deltas) != 1 or len(deltas) != 2):
         raise ValueError(f"deltas must be a pair (delta0, delta1), got {deltas!r}")
     d0, d1 = (check_delta(v, f"deltas[{i}]") for i, v in enumerate(deltas))
     if d0 + d1 > budget * (1 + SUM_RTOL):
@@ -94,8 +78,8 @@ def recall_from_missed_mass(
     :param missed_delta: error probability of the bound ``u``, in (0, 1).
     :param relevant_delta: error probability of the bound ``a``, in [0, 1).
     """
-    u = _number(missed_upper, "missed_upper")
-    a = _number(relevant_lower, "relevant_lower")
+    u = check_number(missed_upper, "missed_upper")
+    a = check_number(relevant_lower, "relevant_lower")
     if u < 0:
         raise ValueError(f"missed_upper must be >= 0, got {missed_upper!r}")
     if a <= 0:
@@ -162,10 +146,10 @@ def two_pool_recall_certificate(
     """
     k0_, n0_ = _count_pair(k0, n0, "k0", "n0")
     k1_, n1_ = _count_pair(k1, n1, "k1", "n1")
-    q0 = _fraction(p0, "p0")
-    q1 = 1.0 - q0 if p1 is None else _fraction(p1, "p1")
+    q0 = check_fraction(p0, "p0")
+    q1 = 1.0 - q0 if p1 is None else check_fraction(p1, "p1")
     d = check_delta(delta)
-    dm = _number(mass_delta, "mass_delta")
+    dm = check_number(mass_delta, "mass_delta")
     if not 0.0 <= dm < d:
         raise ValueError(f"mass_delta must lie in [0, delta={d!r}), got {mass_delta!r}")
     if q0 == 0 and n0_ > 0:
