@@ -27,6 +27,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from rankcut.certify._validate import (
+    SUM_RTOL,
+    allocation,
+    as_family,
+    check_corpus_size,
+    check_count,
+    check_delta,
+    check_number,
+    check_within,
+    member_names,
+    same_size,
+)
 from rankcut.certify.bounds import cp_upper, hypergeom_upper
 from rankcut.certify.result import Certificate, certificate_function, format_bound, recompute
 
@@ -50,107 +62,16 @@ _SIMULTANEOUS = {
     "prefix_bounds_shared_finite": "Corollary 18",
 }
 
-# Σ δ_m ≤ δ is checked with this relative slack, so that e.g. three shares of 0.05/3 pass.
-_SUM_RTOL = 1e-12
-
 
 # ---------------------------------------------------------------------------------------------
 # input handling
 
 
-def _ints(x: ArrayLike, name: str) -> NDArray[np.int64]:
-    arr = np.asarray(x)
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D sequence, got {x!r}")
-    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
-        raise ValueError(f"{name} must hold integers, got {arr.tolist()!r}")
-    if not np.all(np.isfinite(arr)) or np.any(arr != np.floor(arr)):
-        raise ValueError(f"{name} must hold integers, got {arr.tolist()!r}")
-    if np.any(arr < 0):
-        raise ValueError(f"{name} must be >= 0, got {arr[arr < 0][0]}")
-    return arr.astype(np.int64)
-
-
-def _floats(x: ArrayLike, name: str) -> NDArray[np.float64]:
-    arr = np.asarray(x)
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D sequence, got {x!r}")
-    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
-        raise ValueError(f"{name} must hold numbers, got {arr.tolist()!r}")
-    arr = arr.astype(float)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got {arr.tolist()!r}")
-    return arr
-
-
-def _number(x: Any, name: str) -> float:
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a number, got {x!r}")
-    if not np.isfinite(x):
-        raise ValueError(f"{name} must be finite, got {x!r}")
-    return float(x)
-
-
-def _integer(x: Any, name: str, minimum: int = 0) -> int:
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer, got {x!r}")
-    if int(x) < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {x!r}")
-    return int(x)
-
-
-def _delta(delta: Any) -> float:
-    d = _number(delta, "delta")
-    if not 0.0 < d < 1.0:
-        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
-    return d
-
-
-def _same_length(m: int, **arrays: NDArray[Any]) -> None:
-    for name, arr in arrays.items():
-        if arr.size != m:
-            raise ValueError(f"{name} has {arr.size} entries but there are {m} prefixes")
-
-
-def _names(names: Sequence[str] | None, m: int) -> list[str]:
-    if names is None:
-        return [f"g{i}" for i in range(1, m + 1)]
-    if isinstance(names, str) or len(names) != m:
-        raise ValueError(f"names must list one name per prefix ({m}), got {names!r}")
-    out = [str(n) for n in names]
-    if len(set(out)) != m:
-        raise ValueError(f"names must be distinct, got {out!r}")
-    return out
-
-
-def _allocation(deltas: ArrayLike | None, delta: float, m: int) -> NDArray[np.float64]:
-    """Per-prefix error shares ``δ_m`` (default ``δ/M``); ``Σ δ_m ≤ δ`` (union bound)."""
-    if deltas is None:
-        return np.full(m, delta / m)
-    d = _floats(deltas, "deltas")
-    _same_length(m, deltas=d)
-    if np.any((d <= 0) | (d >= 1)):
-        raise ValueError(f"deltas must lie in (0, 1), got {d[(d <= 0) | (d >= 1)][0]!r}")
-    if d.sum() > delta * (1 + _SUM_RTOL):
-        raise ValueError(
-            f"deltas sum to {d.sum():.12g}, more than delta={delta:g}: the union bound needs "
-            "sum(deltas) <= delta"
-        )
-    return d
-
-
-def _counts_within(counts: NDArray[np.int64], sizes: NDArray[np.int64], what: str,
-                   names: list[str]) -> None:
-    bad = np.flatnonzero(counts > sizes)
-    if bad.size:
-        i = bad[0]
-        raise ValueError(f"counts[{i}]={counts[i]} exceeds {what}[{i}]={sizes[i]} ({names[i]})")
-
-
 def _check_p0(p0: NDArray[np.float64], sizes: NDArray[np.int64], what: str,
               names: list[str]) -> None:
-    if np.any((p0 < 0) | (p0 > 1)):
-        raise ValueError(f"p0 must lie in [0, 1], got {p0[(p0 < 0) | (p0 > 1)][0]!r}")
+    outside = (p0 < 0) | (p0 > 1)
+    if np.any(outside):
+        raise ValueError(f"p0 must lie in [0, 1], got {p0[outside][0].item()!r}")
     bad = np.flatnonzero((p0 == 0) & (sizes > 0))
     if bad.size:
         i = bad[0]
@@ -233,15 +154,6 @@ def _finite_family(
     )
 
 
-def _corpus_size(corpus_size: Any, largest_pool: int) -> int | None:
-    if corpus_size is None:
-        return None
-    n = _integer(corpus_size, "corpus_size", 1)
-    if n < largest_pool:
-        raise ValueError(f"corpus_size={n} is smaller than an excluded pool ({largest_pool})")
-    return n
-
-
 @certificate_function("prefix_bounds_separate")
 def prefix_bounds_separate(
     counts: ArrayLike,
@@ -272,15 +184,15 @@ def prefix_bounds_separate(
     :returns: ``quantity="r"``, ``value`` = tuple of upper bounds on ``r(g_m)``;
         ``details["eta_upper"]`` the bounds on ``η(g_m)``.
     """
-    k = _ints(counts, "counts")
-    n = _ints(sizes, "sizes")
-    p = _floats(p0, "p0")
+    k, _ = as_family(counts, "counts", integer=True, scalar=False)
+    n, _ = as_family(sizes, "sizes", integer=True, scalar=False)
+    p, _ = as_family(p0, "p0", integer=False, scalar=False)
     m = k.size
-    _same_length(m, sizes=n, p0=p)
-    delta = _delta(delta)
-    labels = _names(names, m)
-    alloc = _allocation(deltas, delta, m)
-    _counts_within(k, n, "sizes", labels)
+    same_size(m, "prefixes", sizes=n, p0=p)
+    delta = check_delta(delta)
+    labels = member_names(names, m, unit="prefix", numbered=True)
+    alloc = allocation(deltas, delta, m, units="prefixes", scalar=False)
+    check_within(k, n, "counts", "sizes", labels)
     _check_p0(p, n, "sizes", labels)
     inputs = {
         "counts": k.tolist(), "sizes": n.tolist(), "p0": p.tolist(), "delta": delta,
@@ -320,20 +232,17 @@ def prefix_bounds_separate_finite(
     :param corpus_size: optional corpus size ``N``; adds ``details["r_upper"] = MU/N``.
     :returns: ``quantity="M0"``, ``value`` = tuple of upper bounds on the missed counts.
     """
-    k = _ints(counts, "counts")
-    n = _ints(sizes, "sizes")
-    big = _ints(excluded_sizes, "excluded_sizes")
+    k, _ = as_family(counts, "counts", integer=True, scalar=False)
+    n, _ = as_family(sizes, "sizes", integer=True, scalar=False)
+    big, _ = as_family(excluded_sizes, "excluded_sizes", integer=True, scalar=False)
     m = k.size
-    _same_length(m, sizes=n, excluded_sizes=big)
-    delta = _delta(delta)
-    labels = _names(names, m)
-    alloc = _allocation(deltas, delta, m)
-    _counts_within(k, n, "sizes", labels)
-    bad = np.flatnonzero(n > big)
-    if bad.size:
-        i = bad[0]
-        raise ValueError(f"sizes[{i}]={n[i]} exceeds excluded_sizes[{i}]={big[i]} ({labels[i]})")
-    n_corpus = _corpus_size(corpus_size, int(big.max()))
+    same_size(m, "prefixes", sizes=n, excluded_sizes=big)
+    delta = check_delta(delta)
+    labels = member_names(names, m, unit="prefix", numbered=True)
+    alloc = allocation(deltas, delta, m, units="prefixes", scalar=False)
+    check_within(k, n, "counts", "sizes", labels)
+    check_within(n, big, "sizes", "excluded_sizes", labels)
+    n_corpus = None if corpus_size is None else check_corpus_size(corpus_size, int(big.max()))
     inputs = {
         "counts": k.tolist(), "sizes": n.tolist(), "excluded_sizes": big.tolist(), "delta": delta,
         "deltas": None if deltas is None else alloc.tolist(),
@@ -407,25 +316,22 @@ def prefix_bounds_shared(
     :param deltas: optional shares (default ``δ/M``).
     :param names: optional prefix names.
     """
-    k = _ints(counts, "counts")
-    n = _ints(effective_sizes, "effective_sizes")
-    p = _floats(p0, "p0")
+    k, _ = as_family(counts, "counts", integer=True, scalar=False)
+    n, _ = as_family(effective_sizes, "effective_sizes", integer=True, scalar=False)
+    p, _ = as_family(p0, "p0", integer=False, scalar=False)
     m = k.size
-    _same_length(m, effective_sizes=n, p0=p)
-    delta = _delta(delta)
-    labels = _names(names, m)
-    alloc = _allocation(deltas, delta, m)
-    q = _integer(reference_size, "reference_size")
-    mass = _number(reference_mass, "reference_mass")
+    same_size(m, "prefixes", effective_sizes=n, p0=p)
+    delta = check_delta(delta)
+    labels = member_names(names, m, unit="prefix", numbered=True)
+    alloc = allocation(deltas, delta, m, units="prefixes", scalar=False)
+    q = check_count(reference_size, "reference_size")
+    mass = check_number(reference_mass, "reference_mass")
     if not 0.0 < mass <= 1.0:
         raise ValueError(f"reference_mass must lie in (0, 1], got {reference_mass!r}")
-    _counts_within(k, n, "effective_sizes", labels)
+    check_within(k, n, "counts", "effective_sizes", labels)
     _check_p0(p, n, "effective_sizes", labels)
-    bad = np.flatnonzero(n > q)
-    if bad.size:
-        i = bad[0]
-        raise ValueError(f"effective_sizes[{i}]={n[i]} exceeds reference_size={q} ({labels[i]})")
-    bad = np.flatnonzero(p > mass * (1 + _SUM_RTOL))
+    check_within(n, q, "effective_sizes", "reference_size", labels)
+    bad = np.flatnonzero(p > mass * (1 + SUM_RTOL))
     if bad.size:
         i = bad[0]
         raise ValueError(
@@ -478,19 +384,19 @@ def prefix_bounds_shared_finite(
     :param names: optional prefix names.
     :param corpus_size: optional corpus size ``N``; adds ``details["r_upper"] = MU/N``.
     """
-    k = _ints(counts, "counts")
-    n = _ints(effective_sizes, "effective_sizes")
-    big = _ints(excluded_sizes, "excluded_sizes")
+    k, _ = as_family(counts, "counts", integer=True, scalar=False)
+    n, _ = as_family(effective_sizes, "effective_sizes", integer=True, scalar=False)
+    big, _ = as_family(excluded_sizes, "excluded_sizes", integer=True, scalar=False)
     m = k.size
-    _same_length(m, effective_sizes=n, excluded_sizes=big)
-    delta = _delta(delta)
-    labels = _names(names, m)
-    alloc = _allocation(deltas, delta, m)
-    pool = _integer(reference_pool_size, "reference_pool_size", 1)
-    q = _integer(reference_size, "reference_size")
+    same_size(m, "prefixes", effective_sizes=n, excluded_sizes=big)
+    delta = check_delta(delta)
+    labels = member_names(names, m, unit="prefix", numbered=True)
+    alloc = allocation(deltas, delta, m, units="prefixes", scalar=False)
+    pool = check_count(reference_pool_size, "reference_pool_size", 1)
+    q = check_count(reference_size, "reference_size")
     if q > pool:
         raise ValueError(f"reference_size={q} exceeds reference_pool_size={pool}")
-    _counts_within(k, n, "effective_sizes", labels)
+    check_within(k, n, "counts", "effective_sizes", labels)
     for i in range(m):
         if big[i] > pool:
             raise ValueError(
@@ -507,7 +413,7 @@ def prefix_bounds_shared_finite(
                 f"{q - n[i]} draws outside E_{i + 1} but R holds only {pool - big[i]} items "
                 f"outside it ({labels[i]}): check effective_sizes[{i}]"
             )
-    n_corpus = _corpus_size(corpus_size, pool)
+    n_corpus = None if corpus_size is None else check_corpus_size(corpus_size, pool, "reference pool R")
     inputs = {
         "counts": k.tolist(), "effective_sizes": n.tolist(), "excluded_sizes": big.tolist(),
         "delta": delta, "reference_size": q, "reference_pool_size": pool,
@@ -559,11 +465,11 @@ def choose_prefix(
         raise ValueError("certificate value does not match a recomputation from its inputs")
     bounds = np.asarray(fresh.value, dtype=float)
     labels = list(fresh.details["names"])
-    b = _floats(burdens, "burdens")
-    _same_length(bounds.size, burdens=b)
+    b, _ = as_family(burdens, "burdens", integer=False, scalar=False)
+    same_size(bounds.size, "prefixes", burdens=b)
     if np.any(b < 0):
-        raise ValueError(f"burdens must be >= 0, got {b[b < 0][0]!r}")
-    eps = _number(target, "target")
+        raise ValueError(f"burdens must be >= 0, got {b[b < 0][0].item()!r}")
+    eps = check_number(target, "target")
     if eps <= 0:
         raise ValueError(f"target must be > 0, got {target!r}")
     meets = bounds <= eps
@@ -685,17 +591,17 @@ def fixed_sequence(
     :returns: ``side="choice"``, ``value`` = chosen name or ``None``; ``details["tests"]`` the
         tests performed, in order, with their bounds and outcomes.
     """
-    k = _ints(counts, "counts")
-    n = _ints(sizes, "sizes")
-    p = _floats(p0, "p0")
+    k, _ = as_family(counts, "counts", integer=True, scalar=False)
+    n, _ = as_family(sizes, "sizes", integer=True, scalar=False)
+    p, _ = as_family(p0, "p0", integer=False, scalar=False)
     m = k.size
-    _same_length(m, sizes=n, p0=p)
-    delta = _delta(delta)
-    labels = _names(names, m)
-    eps = _number(epsilon, "epsilon")
+    same_size(m, "prefixes", sizes=n, p0=p)
+    delta = check_delta(delta)
+    labels = member_names(names, m, unit="prefix", numbered=True)
+    eps = check_number(epsilon, "epsilon")
     if eps <= 0:
         raise ValueError(f"epsilon must be > 0, got {epsilon!r}")
-    _counts_within(k, n, "sizes", labels)
+    check_within(k, n, "counts", "sizes", labels)
     _check_p0(p, n, "sizes", labels)
     _nested(p, "p0")
     bounds = p * np.atleast_1d(cp_upper(k, n, delta))
@@ -733,19 +639,16 @@ def fixed_sequence_finite(
     :param delta: level of each test.
     :param names: optional prefix names.
     """
-    k = _ints(counts, "counts")
-    n = _ints(sizes, "sizes")
-    big = _ints(excluded_sizes, "excluded_sizes")
+    k, _ = as_family(counts, "counts", integer=True, scalar=False)
+    n, _ = as_family(sizes, "sizes", integer=True, scalar=False)
+    big, _ = as_family(excluded_sizes, "excluded_sizes", integer=True, scalar=False)
     m = k.size
-    _same_length(m, sizes=n, excluded_sizes=big)
-    delta = _delta(delta)
-    labels = _names(names, m)
-    target = _integer(max_missed, "max_missed")
-    _counts_within(k, n, "sizes", labels)
-    bad = np.flatnonzero(n > big)
-    if bad.size:
-        i = bad[0]
-        raise ValueError(f"sizes[{i}]={n[i]} exceeds excluded_sizes[{i}]={big[i]} ({labels[i]})")
+    same_size(m, "prefixes", sizes=n, excluded_sizes=big)
+    delta = check_delta(delta)
+    labels = member_names(names, m, unit="prefix", numbered=True)
+    target = check_count(max_missed, "max_missed")
+    check_within(k, n, "counts", "sizes", labels)
+    check_within(n, big, "sizes", "excluded_sizes", labels)
     _nested(big, "excluded_sizes")
     mu = np.atleast_1d(hypergeom_upper(k, delta, population=big, draws=n))
     inputs = {
