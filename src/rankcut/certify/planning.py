@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from rankcut.certify._validate import as_family, check_count, check_delta, check_number, out, plain
 from rankcut.certify.bounds import cp_upper, hypergeom_upper
 from rankcut.certify.result import Certificate, certificate_function, format_bound
 
@@ -46,61 +47,12 @@ __all__ = [
 # input handling
 
 
-def _vector(x: ArrayLike, name: str, *, integer: bool) -> tuple[NDArray[Any], bool]:
-    """``x`` as a 1-D array (float or int64) and whether it was a scalar."""
-    if isinstance(x, (bool, np.bool_)):
-        raise ValueError(f"{name} must be a number, got {x!r}")
-    arr = np.asarray(x)
-    if arr.ndim > 1:
-        raise ValueError(f"{name} must be a scalar or a 1-D sequence, got shape {arr.shape}")
-    if arr.size == 0:
-        raise ValueError(f"{name} must not be empty")
-    if arr.dtype.kind not in "iuf":
-        raise ValueError(f"{name} must be numeric, got {arr.tolist()!r}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got {arr.tolist()!r}")
-    if integer:
-        if np.any(arr != np.floor(arr)):
-            raise ValueError(f"{name} must be an integer, got {arr[arr != np.floor(arr)].flat[0]!r}")
-        out = arr.astype(np.int64)
-    else:
-        out = arr.astype(float)
-    return np.atleast_1d(out), arr.ndim == 0
-
-
 def _broadcast(*arrays: NDArray[Any], names: tuple[str, ...]) -> list[NDArray[Any]]:
     try:
         return [np.array(a) for a in np.broadcast_arrays(*arrays)]
     except ValueError:
         sizes = ", ".join(f"{n} has {a.size}" for n, a in zip(names, arrays, strict=True))
         raise ValueError(f"cannot broadcast {' and '.join(names)} together ({sizes})") from None
-
-
-def _check_delta(delta: float) -> float:
-    if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, (int, float, np.floating)):
-        raise ValueError(f"delta must be a number in (0, 1), got {delta!r}")
-    if not 0.0 < float(delta) < 1.0:
-        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
-    return float(delta)
-
-
-def _check_count(x: Any, name: str, minimum: int) -> int:
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {x!r}")
-    if int(x) < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {x!r}")
-    return int(x)
-
-
-def _out(values: NDArray[Any], scalar: bool) -> Any:
-    if scalar:
-        return values.item()
-    return tuple(v.item() for v in values)
-
-
-def _listed(x: NDArray[Any], scalar: bool) -> Any:
-    """JSON-ready form of a validated (not yet broadcast) input, as the caller passed it."""
-    return x[0].item() if scalar else x.tolist()
 
 
 def _floor_text(values: NDArray[np.float64], scalar: bool) -> str:
@@ -241,25 +193,23 @@ def plan_binomial(
     :param n_prefixes: number ``M ≥ 1`` of pools certified jointly; each gets ``δ/M``.
     :returns: ``Certificate`` with ``side="size"``, ``value`` the size (tuple if vectorised).
     """
-    eps, eps_scalar = _vector(epsilon, "epsilon", integer=False)
-    c, c_scalar = _vector(tolerated, "tolerated", integer=True)
-    delta = _check_delta(delta)
-    n_prefixes = _check_count(n_prefixes, "n_prefixes", 1)
+    eps, eps_scalar = as_family(epsilon, "epsilon", integer=False)
+    c, c_scalar = as_family(tolerated, "tolerated", integer=True)
+    delta = check_delta(delta)
+    n_prefixes = check_count(n_prefixes, "n_prefixes", 1)
     if np.any((eps <= 0) | (eps >= 1)):
         raise ValueError(f"epsilon must lie in (0, 1), got {eps[(eps <= 0) | (eps >= 1)][0]!r}")
-    if np.any(c < 0):
-        raise ValueError(f"tolerated must be >= 0, got {c[c < 0][0]}")
     inputs = {
-        "epsilon": _listed(eps, eps_scalar),
+        "epsilon": plain(epsilon, float),
         "delta": delta,
-        "tolerated": _listed(c, c_scalar),
+        "tolerated": plain(tolerated, int),
         "n_prefixes": n_prefixes,
     }
     eps, c = _broadcast(eps, c, names=("epsilon", "tolerated"))
     alpha = delta / n_prefixes
     n = _binomial_sizes(eps, c, alpha)
     scalar = eps_scalar and c_scalar
-    value = _out(n, scalar)
+    value = out(n, scalar)
     each = "" if n_prefixes == 1 else f" per pool ({n_prefixes} pools, δ/M = {alpha:g} each)"
     return Certificate(
         quantity="n0",
@@ -276,7 +226,7 @@ def plan_binomial(
             f"≤ {format_bound(inputs['epsilon'], 'estimate', 6)} at confidence "
             f"{1 - delta:g}."
         ),
-        details={"alpha": alpha, "U_at_n": _out(np.asarray(cp_upper(c, n, alpha)), scalar)},
+        details={"alpha": alpha, "U_at_n": out(np.asarray(cp_upper(c, n, alpha)), scalar)},
     )
 
 
@@ -307,22 +257,20 @@ def plan_missed_mass(
     :returns: ``value`` = excluded-pool size(s) ``n0``; ``details["whole_population"]`` = the
         whole-population size(s) for the same target and error split.
     """
-    eps, eps_scalar = _vector(epsilon, "epsilon", integer=False)
-    p, p_scalar = _vector(p0, "p0", integer=False)
-    c, c_scalar = _vector(tolerated, "tolerated", integer=True)
-    delta = _check_delta(delta)
-    n_prefixes = _check_count(n_prefixes, "n_prefixes", 1)
+    eps, eps_scalar = as_family(epsilon, "epsilon", integer=False)
+    p, p_scalar = as_family(p0, "p0", integer=False)
+    c, c_scalar = as_family(tolerated, "tolerated", integer=True)
+    delta = check_delta(delta)
+    n_prefixes = check_count(n_prefixes, "n_prefixes", 1)
     if np.any((eps <= 0) | (eps >= 1)):
         raise ValueError(f"epsilon must lie in (0, 1), got {eps[(eps <= 0) | (eps >= 1)][0]!r}")
     if np.any((p <= 0) | (p > 1)):
         raise ValueError(f"p0 must lie in (0, 1], got {p[(p <= 0) | (p > 1)][0]!r}")
-    if np.any(c < 0):
-        raise ValueError(f"tolerated must be >= 0, got {c[c < 0][0]}")
     inputs = {
-        "epsilon": _listed(eps, eps_scalar),
+        "epsilon": plain(epsilon, float),
         "delta": delta,
-        "p0": _listed(p, p_scalar),
-        "tolerated": _listed(c, c_scalar),
+        "p0": plain(p0, float),
+        "tolerated": plain(tolerated, int),
         "n_prefixes": n_prefixes,
     }
     eps, p, c = _broadcast(eps, p, c, names=("epsilon", "p0", "tolerated"))
@@ -335,7 +283,7 @@ def plan_missed_mass(
     if np.any(needed):
         n0[needed] = _binomial_sizes(eta_target[needed], c[needed], alpha)
         whole[needed] = _binomial_sizes(eps[needed], c[needed], alpha)
-    value = _out(n0, scalar)
+    value = out(n0, scalar)
     no_audit = "" if np.all(needed) else " (0 where ε ≥ p0: the target holds without an audit)"
     return Certificate(
         quantity="n0",
@@ -350,11 +298,11 @@ def plan_missed_mass(
             f"To certify r ≤ {format_bound(inputs['epsilon'], 'estimate', 6)} at confidence "
             f"{1 - delta:g} with at most {format_bound(inputs['tolerated'], 'size')} relevant found, "
             f"label {format_bound(value, 'size')} excluded-pool items{no_audit}, against "
-            f"{format_bound(_out(whole, scalar), 'size')} whole-population items."
+            f"{format_bound(out(whole, scalar), 'size')} whole-population items."
         ),
         details={
-            "whole_population": _out(whole, scalar),
-            "eta_target": _out(np.minimum(eta_target, 1.0), scalar),
+            "whole_population": out(whole, scalar),
+            "eta_target": out(np.minimum(eta_target, 1.0), scalar),
             "total_excluded_pool_labels": int(n0.sum()),
             "alpha": alpha,
         },
@@ -388,18 +336,16 @@ def plan_hypergeometric(
     :param tolerated: relevant items the audit may find (``c ≥ 0``), broadcast with ``max_missed``.
     :param n_prefixes: number ``M`` of pools certified jointly (``δ/M`` each).
     """
-    t, t_scalar = _vector(max_missed, "max_missed", integer=True)
-    c, c_scalar = _vector(tolerated, "tolerated", integer=True)
-    delta = _check_delta(delta)
-    big_n = _check_count(population, "population", 1)
-    n_prefixes = _check_count(n_prefixes, "n_prefixes", 1)
-    if np.any(c < 0):
-        raise ValueError(f"tolerated must be >= 0, got {c[c < 0][0]}")
+    t, t_scalar = as_family(max_missed, "max_missed", integer=True)
+    c, c_scalar = as_family(tolerated, "tolerated", integer=True)
+    delta = check_delta(delta)
+    big_n = check_count(population, "population", 1)
+    n_prefixes = check_count(n_prefixes, "n_prefixes", 1)
     inputs = {
-        "max_missed": _listed(t, t_scalar),
+        "max_missed": plain(max_missed, int),
         "delta": delta,
         "population": big_n,
-        "tolerated": _listed(c, c_scalar),
+        "tolerated": plain(tolerated, int),
         "n_prefixes": n_prefixes,
     }
     t, c = _broadcast(t, c, names=("max_missed", "tolerated"))
@@ -417,7 +363,7 @@ def plan_hypergeometric(
     needed = t < big_n
     if np.any(needed):
         n[needed] = _hypergeom_sizes(t[needed], c[needed], alpha, np.full(int(needed.sum()), big_n))
-    value = _out(n, scalar)
+    value = out(n, scalar)
     return Certificate(
         quantity="n0",
         side="size",
@@ -468,12 +414,10 @@ def plan_rule_out(
         ``0 ≤ β < 1 − δ`` (Theorem 13 states ``β > 0``; ``β = 0``, met by the zero-count audit,
         is its limit and gives the largest lower bound).
     """
-    ms, m_scalar = _vector(m, "m", integer=True)
-    delta = _check_delta(delta)
-    big_n = _check_count(excluded_size, "excluded_size", 1)
-    if isinstance(beta, (bool, np.bool_)) or not isinstance(beta, (int, float, np.floating)):
-        raise ValueError(f"beta must be a number in [0, 1 − delta), got {beta!r}")
-    beta = float(beta)
+    ms, m_scalar = as_family(m, "m", integer=True)
+    delta = check_delta(delta)
+    big_n = check_count(excluded_size, "excluded_size", 1)
+    beta = check_number(beta, "beta")
     if not 0.0 <= beta < 1.0 - delta:
         raise ValueError(f"beta must lie in [0, 1 − delta) = [0, {1 - delta:g}), got {beta!r}")
     if np.any((ms < 1) | (ms > big_n)):
@@ -484,7 +428,7 @@ def plan_rule_out(
     exact = _hypergeom_sizes(ms - 1, np.zeros_like(ms), delta, np.full(ms.shape, big_n))
     lower = (1.0 - beta - delta) * big_n / ms
     cor15 = big_n / ms * math.log(1.0 / delta) + 1.0
-    value = _out(n, m_scalar)
+    value = out(n, m_scalar)
     return Certificate(
         quantity="n0",
         side="size",
@@ -492,7 +436,7 @@ def plan_rule_out(
         theorem="Remark 14 and Corollary 15 (plan); Theorem 13 (lower bound)",
         function="plan_rule_out",
         inputs={
-            "m": _listed(ms, m_scalar),
+            "m": plain(m, int),
             "delta": delta,
             "excluded_size": big_n,
             "beta": beta,
@@ -501,16 +445,16 @@ def plan_rule_out(
         delta=delta,
         statement=(
             f"Drawing {format_bound(value, 'size')} of {big_n} excluded-pool items without "
-            f"replacement and finding none rules out {format_bound(_out(ms, m_scalar), 'size')} "
+            f"replacement and finding none rules out {format_bound(out(ms, m_scalar), 'size')} "
             f"or more missed items at confidence {1 - delta:g}; no valid audit that succeeds with "
             f"probability {1 - beta:g} can inspect fewer than "
             f"{_floor_text(lower, m_scalar)} on average (Theorem 13)."
         ),
         details={
-            "exact_size": _out(exact, m_scalar),
-            "lower_bound": _out(lower, m_scalar),
-            "ratio_to_lower_bound": _out(n / lower, m_scalar),
+            "exact_size": out(exact, m_scalar),
+            "lower_bound": out(lower, m_scalar),
+            "ratio_to_lower_bound": out(n / lower, m_scalar),
             "constant_factor": math.log(1.0 / delta) / (1.0 - beta - delta),
-            "corollary15_upper": _out(cor15, m_scalar),
+            "corollary15_upper": out(cor15, m_scalar),
         },
     )
