@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from rankcut.certify._validate import allocation, as_sequence, check_count, check_delta
 from rankcut.certify.bounds import cp_lower, cp_upper
 from rankcut.certify.result import Certificate, certificate_function
 
@@ -37,35 +38,14 @@ __all__ = [
     "incremental_coverage_certificate",
 ]
 
-# A declared split Σ δ_j may exceed δ by floating-point rounding only (e.g. 5 × 0.01 vs 0.05).
-_SUM_RTOL = 1e-12
-
-
-def _check_delta(delta: Any, name: str = "delta") -> float:
-    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.floating, np.integer)):
-        raise ValueError(f"{name} must be a number in (0, 1), got {delta!r}")
-    d = float(delta)
-    if not 0.0 < d < 1.0:
-        raise ValueError(f"{name} must lie in (0, 1), got {delta!r}")
-    return d
-
-
-def _check_count(x: Any, name: str) -> int:
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
-        raise ValueError(f"{name} must be a non-negative integer, got {x!r}")
-    if x < 0:
-        raise ValueError(f"{name} must be >= 0, got {x}")
-    return int(x)
+# One entry of ``caught`` (and of ``deltas``) per component detector h_1..h_J.
+_COMPONENT = "component detector"
 
 
 def _residuals(positives: Any, caught: Any) -> tuple[int, list[int], list[int]]:
     """Validate ``Q`` and ``H_1..H_J``; return ``Q``, ``H`` and the residual sizes ``Q_1..Q_J``."""
-    q = _check_count(positives, "positives")
-    if isinstance(caught, (str, bytes)) or not isinstance(caught, (Sequence, np.ndarray)):
-        raise ValueError(f"caught must be a sequence of counts H_1..H_J, got {caught!r}")
-    h = [_check_count(c, f"caught[{j}]") for j, c in enumerate(caught)]
-    if not h:
-        raise ValueError("caught must hold at least one count (J >= 1 component detectors)")
+    q = check_count(positives, "positives")
+    h = [check_count(c, f"caught[{j}]") for j, c in enumerate(as_sequence(caught, "caught", _COMPONENT))]
     residual = []
     left = q
     for j, hj in enumerate(h):
@@ -81,16 +61,7 @@ def _residuals(positives: Any, caught: Any) -> tuple[int, list[int], list[int]]:
 
 def _split(delta: float, deltas: Any, parts: int) -> list[float]:
     """Per-round allocation ``δ_1..δ_J`` with ``Σ δ_j ≤ δ`` (even split when ``deltas`` is None)."""
-    if deltas is None:
-        return [delta / parts] * parts
-    if isinstance(deltas, (str, bytes)) or not isinstance(deltas, (Sequence, np.ndarray)):
-        raise ValueError(f"deltas must be a sequence of J error levels, got {deltas!r}")
-    if len(deltas) != parts:
-        raise ValueError(f"deltas has {len(deltas)} entries but caught has J={parts}")
-    ds = [_check_delta(d, f"deltas[{j}]") for j, d in enumerate(deltas)]
-    if math.fsum(ds) > delta * (1.0 + _SUM_RTOL):
-        raise ValueError(f"deltas sum to {math.fsum(ds)!r}, more than delta={delta!r} (Theorem 24)")
-    return ds
+    return allocation(deltas, delta, parts, units=f"{_COMPONENT}s (J={parts})", scalar=False).tolist()
 
 
 def amplification_counts(hits: ArrayLike) -> tuple[int, list[int]]:
@@ -132,11 +103,11 @@ def direct_miss_rate_certificate(positives: int, missed: int, delta: float) -> C
     :param missed: ``C_J``, how many of them the union ``g_J`` misses.
     :param delta: error probability ``δ`` in (0, 1).
     """
-    q = _check_count(positives, "positives")
-    c = _check_count(missed, "missed")
+    q = check_count(positives, "positives")
+    c = check_count(missed, "missed")
     if c > q:
         raise ValueError(f"missed={c} exceeds positives={q}")
-    d = _check_delta(delta)
+    d = check_delta(delta)
     bound = float(cp_upper(c, q, d))
     return Certificate(
         quantity="L",
@@ -177,7 +148,7 @@ def incremental_coverage_certificate(
         ``None`` splits ``δ`` evenly.
     """
     q, h, residual = _residuals(positives, caught)
-    d = _check_delta(delta)
+    d = check_delta(delta)
     ds = _split(d, deltas, len(h))
     lower = _gamma_lower(h, residual, ds)
     product = math.prod(1.0 - v for v in lower)
@@ -228,7 +199,7 @@ def amplification_diagnostics(
     :param deltas: Theorem 24's per-round split, ``Σ δ_j ≤ δ``; ``None`` splits ``δ`` evenly.
     """
     q, h, residual = _residuals(positives, caught)
-    d = _check_delta(delta)
+    d = check_delta(delta)
     ds = _split(d, deltas, len(h))
     missed = q - sum(h)
     direct = float(cp_upper(missed, q, d))

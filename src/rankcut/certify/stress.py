@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from rankcut.certify._validate import SUM_RTOL, check_count, check_delta, member_names
 from rankcut.certify.bounds import cp_upper
 from rankcut.certify.result import Certificate, certificate_function
 
@@ -40,36 +41,17 @@ __all__ = [
     "worst_cluster_certificate",
 ]
 
-# A declared split may exceed δ by floating-point rounding only.
-_SUM_RTOL = 1e-12
-
-
-def _check_delta(delta: Any, name: str = "delta") -> float:
-    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.floating, np.integer)):
-        raise ValueError(f"{name} must be a number in (0, 1), got {delta!r}")
-    d = float(delta)
-    if not 0.0 < d < 1.0:
-        raise ValueError(f"{name} must lie in (0, 1), got {delta!r}")
-    return d
-
-
-def _check_count(x: Any, name: str) -> int:
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
-        raise ValueError(f"{name} must be a non-negative integer, got {x!r}")
-    if x < 0:
-        raise ValueError(f"{name} must be >= 0, got {x}")
-    return int(x)
-
 
 def _family_counts(escapes: Any, positives: int, name: str) -> tuple[list[int], bool]:
     """Escape counts per family member; ``True`` when a single scalar count was given."""
-    scalar = not isinstance(escapes, (Sequence, np.ndarray)) or isinstance(escapes, (str, bytes))
+    scalar = (not isinstance(escapes, (Sequence, np.ndarray)) or isinstance(escapes, (str, bytes))
+              or np.ndim(escapes) == 0)
     values = [escapes] if scalar else list(escapes)
     if not values:
         raise ValueError(f"{name} must hold one count per candidate generator (|G| >= 1)")
     out = []
     for i, v in enumerate(values):
-        k = _check_count(v, name if scalar else f"{name}[{i}]")
+        k = check_count(v, name if scalar else f"{name}[{i}]")
         if k > positives:
             raise ValueError(f"{name}{'' if scalar else f'[{i}]'}={k} exceeds positives={positives}")
         out.append(k)
@@ -79,14 +61,7 @@ def _family_counts(escapes: Any, positives: int, name: str) -> tuple[list[int], 
 def _check_names(generators: Any, size: int) -> list[str] | None:
     if generators is None:
         return None
-    if isinstance(generators, (str, bytes)) or not isinstance(generators, Sequence):
-        raise ValueError(f"generators must be a sequence of names, got {generators!r}")
-    names = [str(g) for g in generators]
-    if len(names) != size:
-        raise ValueError(f"generators has {len(names)} names but there are {size} counts")
-    if len(set(names)) != size:
-        raise ValueError("generators must be distinct names")
-    return names
+    return member_names(generators, size, arg="generators", unit="generator")
 
 
 def _bounds(counts: list[int], positives: int, level: float) -> list[float]:
@@ -96,13 +71,13 @@ def _bounds(counts: list[int], positives: int, level: float) -> list[float]:
 def _one_family(
     kind: str, positives: Any, escapes: Any, delta: Any, generators: Any
 ) -> Certificate:
-    q = _check_count(positives, "positives")
+    q = check_count(positives, "positives")
     counts, scalar = _family_counts(escapes, q, "escapes")
-    d = _check_delta(delta)
+    d = check_delta(delta)
     names = _check_names(generators, len(counts))
     level = d / len(counts)
     bounds = _bounds(counts, q, level)
-    labels = names or [f"g{i + 1}" for i in range(len(counts))]
+    labels = names or member_names(None, len(counts), numbered=True)
     symbol = "rho_max" if kind == "max" else "rho_avg"
     what = (
         "probability that some variant in a relevant item's stress-test cluster escapes g"
@@ -205,7 +180,7 @@ def stress_test_certificate(
     :param delta_avg: share for the average-variant bounds.
     :param generators: optional names of the members of ``G``.
     """
-    q = _check_count(positives, "positives")
+    q = check_count(positives, "positives")
     kmax, scalar_max = _family_counts(max_escapes, q, "max_escapes")
     krand, scalar_rand = _family_counts(rand_escapes, q, "rand_escapes")
     if len(kmax) != len(krand) or scalar_max != scalar_rand:
@@ -219,23 +194,23 @@ def stress_test_certificate(
                 f"rand_escapes[{i}]={b} exceeds max_escapes[{i}]={a}: a drawn variant that "
                 f"escapes makes its cluster escape, so K^rand(g) <= K^max(g)"
             )
-    d = _check_delta(delta)
+    d = check_delta(delta)
     if delta_max is None and delta_avg is None:
         dmax = davg = d / 2.0
     elif delta_avg is None:
-        dmax = _check_delta(delta_max, "delta_max")
+        dmax = check_delta(delta_max, "delta_max")
         if dmax >= d:
             raise ValueError(f"delta_max={dmax!r} leaves no budget for delta_avg (delta={d!r})")
         davg = d - dmax
     elif delta_max is None:
-        davg = _check_delta(delta_avg, "delta_avg")
+        davg = check_delta(delta_avg, "delta_avg")
         if davg >= d:
             raise ValueError(f"delta_avg={davg!r} leaves no budget for delta_max (delta={d!r})")
         dmax = d - davg
     else:
-        dmax = _check_delta(delta_max, "delta_max")
-        davg = _check_delta(delta_avg, "delta_avg")
-        if math.fsum([dmax, davg]) > d * (1.0 + _SUM_RTOL):
+        dmax = check_delta(delta_max, "delta_max")
+        davg = check_delta(delta_avg, "delta_avg")
+        if math.fsum([dmax, davg]) > d * (1.0 + SUM_RTOL):
             raise ValueError(
                 f"delta_max + delta_avg = {dmax + davg!r} exceeds delta={d!r} (Remark 30)"
             )
@@ -296,7 +271,7 @@ def cluster_escape_counts(
             krand = np.zeros(arr.shape[1], dtype=np.int64)
         if arr.shape[1] != kmax.shape[0]:
             raise ValueError(f"excluded[{i}] has {arr.shape[1]} generators, expected {kmax.shape[0]}")
-        zi = _check_count(z, f"drawn[{i}]")
+        zi = check_count(z, f"drawn[{i}]")
         if zi >= arr.shape[0]:
             raise ValueError(f"drawn[{i}]={zi} is not a variant index of a cluster of {arr.shape[0]}")
         kmax += arr.any(axis=0)
