@@ -26,42 +26,13 @@ refuses them with the paper's reason:
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-import numpy as np
-
+from rankcut.certify._validate import check_count, check_delta, check_fraction
 from rankcut.certify.bounds import cp_upper
 from rankcut.certify.result import Certificate, certificate_function
 
 __all__ = ["NOISY_LABEL_DESIGNS", "noisy_excluded_pool_certificate", "noisy_label_certificate"]
-
-
-def _check_delta(delta: Any, name: str = "delta") -> float:
-    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.floating, np.integer)):
-        raise ValueError(f"{name} must be a number in (0, 1), got {delta!r}")
-    d = float(delta)
-    if not 0.0 < d < 1.0:
-        raise ValueError(f"{name} must lie in (0, 1), got {delta!r}")
-    return d
-
-
-def _check_count(x: Any, name: str) -> int:
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
-        raise ValueError(f"{name} must be a non-negative integer, got {x!r}")
-    if x < 0:
-        raise ValueError(f"{name} must be >= 0, got {x}")
-    return int(x)
-
-
-def _check_unit(x: Any, name: str, *, open_left: bool) -> float:
-    if isinstance(x, bool) or not isinstance(x, (int, float, np.floating, np.integer)):
-        raise ValueError(f"{name} must be a number, got {x!r}")
-    v = float(x)
-    ok = (0.0 < v <= 1.0) if open_left else (0.0 <= v <= 1.0)
-    if not (math.isfinite(v) and ok):
-        raise ValueError(f"{name} must lie in {'(0, 1]' if open_left else '[0, 1]'}, got {x!r}")
-    return v
 
 
 @certificate_function("noisy_excluded_pool")
@@ -87,14 +58,13 @@ def noisy_excluded_pool_certificate(
     :param excluded_mass: ``p_0(g)`` in [0, 1]; when given the value bounds ``r(g)``, otherwise
         ``η(g) = P(Y = 1 | g(X) = 0)``.
     """
-    n = _check_count(sampled, "sampled")
-    k = _check_count(noisy_relevant, "noisy_relevant")
+    n = check_count(sampled, "sampled")
+    k = check_count(noisy_relevant, "noisy_relevant")
     if k > n:
         raise ValueError(f"noisy_relevant={k} exceeds sampled={n}")
-    d = _check_delta(delta)
-    s = _check_unit(sensitivity_floor, "sensitivity_floor", open_left=True)
-    p0 = None if excluded_mass is None else _check_unit(excluded_mass, "excluded_mass",
-                                                        open_left=False)
+    d = check_delta(delta)
+    s = check_fraction(sensitivity_floor, "sensitivity_floor", open_left=True)
+    p0 = None if excluded_mass is None else check_fraction(excluded_mass, "excluded_mass")
     u_noisy = float(cp_upper(k, n, d))
     eta = min(1.0, u_noisy / s)
     value = eta if p0 is None else p0 * eta

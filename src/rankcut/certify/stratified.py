@@ -27,45 +27,29 @@ from typing import Any
 
 import numpy as np
 
+from rankcut.certify._validate import (
+    allocation,
+    as_sequence,
+    check_count,
+    check_delta,
+    check_fraction,
+    check_number,
+)
 from rankcut.certify.bounds import cp_upper, hypergeom_upper
 from rankcut.certify.result import Certificate, certificate_function
 
 __all__ = ["stratified_binomial_certificate", "stratified_hypergeometric_certificate"]
 
-# Allocations and stratum masses are compared with this relative slack for floating-point
-# rounding (e.g. three strata of mass 1/3 summing to 0.9999999999999999).
-_SUM_RTOL = 1e-9
+# The stratum masses must sum to 1 up to this absolute slack for floating-point rounding (e.g.
+# three strata of mass 1/3 summing to 0.9999999999999999).
+_WEIGHT_TOL = 1e-9
 
-
-def _check_delta(delta: Any, name: str = "delta") -> float:
-    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.floating, np.integer)):
-        raise ValueError(f"{name} must be a number in (0, 1), got {delta!r}")
-    d = float(delta)
-    if not 0.0 < d < 1.0:
-        raise ValueError(f"{name} must lie in (0, 1), got {delta!r}")
-    return d
-
-
-def _check_count(x: Any, name: str) -> int:
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
-        raise ValueError(f"{name} must be a non-negative integer, got {x!r}")
-    if x < 0:
-        raise ValueError(f"{name} must be >= 0, got {x}")
-    return int(x)
-
-
-def _seq(x: Any, name: str) -> list[Any]:
-    if isinstance(x, (str, bytes)) or not isinstance(x, (Sequence, np.ndarray)):
-        raise ValueError(f"{name} must be a sequence with one entry per stratum, got {x!r}")
-    values = list(x)
-    if not values:
-        raise ValueError(f"{name} must have at least one stratum")
-    return values
+_STRATUM = "stratum"
 
 
 def _strata_counts(sampled: Any, relevant: Any, strata: int) -> tuple[list[int], list[int]]:
-    n = [_check_count(v, f"sampled[{s}]") for s, v in enumerate(_seq(sampled, "sampled"))]
-    k = [_check_count(v, f"relevant[{s}]") for s, v in enumerate(_seq(relevant, "relevant"))]
+    n = [check_count(v, f"sampled[{s}]") for s, v in enumerate(as_sequence(sampled, "sampled", _STRATUM))]
+    k = [check_count(v, f"relevant[{s}]") for s, v in enumerate(as_sequence(relevant, "relevant", _STRATUM))]
     if len(n) != strata or len(k) != strata:
         raise ValueError(
             f"sampled ({len(n)}) and relevant ({len(k)}) must have one entry per stratum ({strata})"
@@ -77,14 +61,7 @@ def _strata_counts(sampled: Any, relevant: Any, strata: int) -> tuple[list[int],
 
 
 def _split(delta: float, deltas: Any, strata: int) -> list[float]:
-    if deltas is None:
-        return [delta / strata] * strata
-    ds = [_check_delta(v, f"deltas[{s}]") for s, v in enumerate(_seq(deltas, "deltas"))]
-    if len(ds) != strata:
-        raise ValueError(f"deltas has {len(ds)} entries but there are {strata} strata")
-    if math.fsum(ds) > delta * (1.0 + _SUM_RTOL):
-        raise ValueError(f"deltas sum to {math.fsum(ds)!r}, more than delta={delta!r}")
-    return ds
+    return allocation(deltas, delta, strata, units="strata", scalar=False).tolist()
 
 
 @certificate_function("stratified_binomial")
@@ -113,32 +90,23 @@ def stratified_binomial_certificate(
     :param excluded_mass: ``p_0(g) = P(g(X) = 0)`` in [0, 1]; when given the value bounds the missed
         mass ``r(g)``, otherwise the excluded-pool relevance rate ``η(g)``.
     """
-    w_raw = _seq(weights, "weights")
-    w = []
-    for s, v in enumerate(w_raw):
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
-            raise ValueError(f"weights[{s}] must be a number, got {v!r}")
-        if not (math.isfinite(float(v)) and float(v) >= 0.0):
-            raise ValueError(f"weights[{s}] must be a finite number >= 0, got {v!r}")
-        w.append(float(v))
+    w_raw = as_sequence(weights, "weights", _STRATUM)
+    w = [check_number(v, f"weights[{s}]") for s, v in enumerate(w_raw)]
+    for s, v in enumerate(w):
+        if v < 0.0:
+            raise ValueError(f"weights[{s}] must be >= 0, got {v!r}")
     total = math.fsum(w)
-    if abs(total - 1.0) > _SUM_RTOL:
+    if abs(total - 1.0) > _WEIGHT_TOL:
         raise ValueError(
             f"weights must sum to 1 (they are P(A_s | g(X) = 0) over a partition of the excluded "
             f"pool), got {total!r}"
         )
     n, k = _strata_counts(sampled, relevant, len(w))
-    d = _check_delta(delta)
+    d = check_delta(delta)
     ds = _split(d, deltas, len(w))
     p0: float | None = None
     if excluded_mass is not None:
-        if isinstance(excluded_mass, bool) or not isinstance(
-            excluded_mass, (int, float, np.floating, np.integer)
-        ):
-            raise ValueError(f"excluded_mass must be a number in [0, 1], got {excluded_mass!r}")
-        p0 = float(excluded_mass)
-        if not 0.0 <= p0 <= 1.0:
-            raise ValueError(f"excluded_mass must lie in [0, 1], got {excluded_mass!r}")
+        p0 = check_fraction(excluded_mass, "excluded_mass")
     upper = [float(v) for v in np.atleast_1d(cp_upper(k, n, ds))]
     # Each U_s <= 1 and the w_s sum to 1, so the cap only absorbs rounding in the weights.
     eta = min(1.0, math.fsum(ws * us for ws, us in zip(w, upper, strict=True)))
@@ -188,12 +156,12 @@ def stratified_hypergeometric_certificate(
     :param delta: overall error probability ``δ`` in (0, 1).
     :param deltas: per-stratum levels with ``Σ_s δ_s ≤ δ``; ``None`` splits ``δ`` evenly.
     """
-    big_n = [_check_count(v, f"sizes[{s}]") for s, v in enumerate(_seq(sizes, "sizes"))]
+    big_n = [check_count(v, f"sizes[{s}]") for s, v in enumerate(as_sequence(sizes, "sizes", _STRATUM))]
     n, k = _strata_counts(sampled, relevant, len(big_n))
     for s, (ns, nn) in enumerate(zip(n, big_n, strict=True)):
         if ns > nn:
             raise ValueError(f"sampled[{s}]={ns} exceeds the stratum size sizes[{s}]={nn}")
-    d = _check_delta(delta)
+    d = check_delta(delta)
     ds = _split(d, deltas, len(big_n))
     upper = [int(v) for v in np.atleast_1d(hypergeom_upper(k, ds, population=big_n, draws=n))]
     value = sum(upper)
