@@ -31,8 +31,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
-import numpy as np
-
+from rankcut.certify._validate import as_sequence, check_count, check_delta, check_number, member_names
 from rankcut.certify.result import Certificate, certificate_function
 
 __all__ = [
@@ -52,34 +51,8 @@ _CONSTANT_NOTE = (
 )
 
 
-def _check_delta(delta: Any, name: str = "delta") -> float:
-    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.floating, np.integer)):
-        raise ValueError(f"{name} must be a number in (0, 1), got {delta!r}")
-    d = float(delta)
-    if not 0.0 < d < 1.0:
-        raise ValueError(f"{name} must lie in (0, 1), got {delta!r}")
-    return d
-
-
-def _check_int(x: Any, name: str, minimum: int) -> int:
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {x!r}")
-    if x < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {x}")
-    return int(x)
-
-
-def _check_real(x: Any, name: str) -> float:
-    if isinstance(x, bool) or not isinstance(x, (int, float, np.floating, np.integer)):
-        raise ValueError(f"{name} must be a number, got {x!r}")
-    v = float(x)
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {x!r}")
-    return v
-
-
 def _check_constant(constant: Any) -> float:
-    c = _check_real(constant, "constant")
+    c = check_number(constant, "constant")
     if c <= 0.0:
         raise ValueError(f"constant (the universal constant C) must be > 0, got {constant!r}")
     return c
@@ -91,8 +64,8 @@ def _vc_term(vc_dim: int, n: int) -> float:
 
 
 def _vc_args(vc_dim: Any, n: Any) -> tuple[int, int]:
-    d = _check_int(vc_dim, "vc_dim", 1)
-    m = _check_int(n, "n", 1)
+    d = check_count(vc_dim, "vc_dim", 1)
+    m = check_count(n, "n", 1)
     if m < d:
         raise ValueError(f"n={m} must be at least vc_dim={d} (the theorem assumes n >= d)")
     return d, m
@@ -109,9 +82,9 @@ def finite_class_design_bound(class_size: int, n: int, delta: float) -> Certific
     :param n: design-sample size ``n ≥ 1``.
     :param delta: error probability ``δ`` in (0, 1).
     """
-    h = _check_int(class_size, "class_size", 1)
-    m = _check_int(n, "n", 1)
-    d = _check_delta(delta)
+    h = check_count(class_size, "class_size", 1)
+    m = check_count(n, "n", 1)
+    d = check_delta(delta)
     value = math.log(h / d) / m
     return Certificate(
         quantity="r(g_hat)",
@@ -151,14 +124,14 @@ def prevalence_design_size(
     :param delta: error probability ``δ`` in (0, 1).
     :param form: ``"exact"`` or ``"log"``.
     """
-    h = _check_int(class_size, "class_size", 1)
-    pi = _check_real(prevalence, "prevalence")
+    h = check_count(class_size, "class_size", 1)
+    pi = check_number(prevalence, "prevalence")
     if not 0.0 < pi <= 1.0:
         raise ValueError(f"prevalence must lie in (0, 1], got {prevalence!r}")
-    eps = _check_real(epsilon, "epsilon")
+    eps = check_number(epsilon, "epsilon")
     if not 0.0 < eps < 1.0:
         raise ValueError(f"epsilon must lie in (0, 1), got {epsilon!r}")
-    d = _check_delta(delta)
+    d = check_delta(delta)
     if form not in ("exact", "log"):
         raise ValueError(f"form must be 'exact' or 'log', got {form!r}")
     numerator = math.log(h / d)
@@ -197,7 +170,7 @@ def vc_design_bound(vc_dim: int, n: int, delta: float, constant: float) -> Certi
     :param constant: the universal constant ``C > 0`` of the realisable VC inequality chosen.
     """
     dim, m = _vc_args(vc_dim, n)
-    d = _check_delta(delta)
+    d = check_delta(delta)
     c = _check_constant(constant)
     value = c * (_vc_term(dim, m) + math.log(1.0 / d)) / m
     return Certificate(
@@ -228,9 +201,9 @@ def agnostic_finite_class_design_bound(class_size: int, n: int, delta: float) ->
     :param n: design-sample size ``n ≥ 1``.
     :param delta: error probability ``δ`` in (0, 1).
     """
-    h = _check_int(class_size, "class_size", 1)
-    m = _check_int(n, "n", 1)
-    d = _check_delta(delta)
+    h = check_count(class_size, "class_size", 1)
+    m = check_count(n, "n", 1)
+    d = check_delta(delta)
     value = 2.0 * math.sqrt(math.log(2.0 * h / d) / (2.0 * m))
     return Certificate(
         quantity="r(g_hat) - inf_H r",
@@ -260,7 +233,7 @@ def agnostic_vc_design_bound(vc_dim: int, n: int, delta: float, constant: float)
     :param constant: the universal constant ``C > 0``.
     """
     dim, m = _vc_args(vc_dim, n)
-    d = _check_delta(delta)
+    d = check_delta(delta)
     c = _check_constant(constant)
     value = c * math.sqrt((_vc_term(dim, m) + math.log(1.0 / d)) / m)
     return Certificate(
@@ -294,7 +267,7 @@ def neyman_pearson_slack(vc_dim: int, n: int, delta: float, constant: float) -> 
     :param constant: the universal constant ``C > 0``.
     """
     dim, m = _vc_args(vc_dim, n)
-    d = _check_delta(delta)
+    d = check_delta(delta)
     c = _check_constant(constant)
     value = c * math.sqrt((_vc_term(dim, m) + math.log(2.0 / d)) / m)
     return Certificate(
@@ -332,10 +305,10 @@ def sparse_union_design_bound(
     :param delta: error probability ``δ`` in (0, 1).
     :param constant: the universal constant ``C > 0``.
     """
-    dc = _check_int(base_vc_dim, "base_vc_dim", 1)
-    kk = _check_int(k, "k", 1)
-    m = _check_int(n, "n", 1)
-    d = _check_delta(delta)
+    dc = check_count(base_vc_dim, "base_vc_dim", 1)
+    kk = check_count(k, "k", 1)
+    m = check_count(n, "n", 1)
+    d = check_delta(delta)
     c = _check_constant(constant)
     big_d = 2.0 * dc * kk * math.log2(3.0 * kk)
     if m < big_d:
@@ -387,37 +360,24 @@ def neyman_pearson_select(
     :param slack: uniform-convergence slack ``τ_n ≥ 0``.
     :param names: optional distinct member names (default ``"0"``, ``"1"``, ...).
     """
-    m = _check_int(n, "n", 1)
-    if isinstance(missed, (str, bytes)) or not isinstance(missed, (Sequence, np.ndarray)):
-        raise ValueError(f"missed must be a sequence of counts, one per member, got {missed!r}")
-    if isinstance(flagged, (str, bytes)) or not isinstance(flagged, (Sequence, np.ndarray)):
-        raise ValueError(f"flagged must be a sequence of counts, one per member, got {flagged!r}")
-    miss = [_check_int(v, f"missed[{i}]", 0) for i, v in enumerate(missed)]
-    flag = [_check_int(v, f"flagged[{i}]", 0) for i, v in enumerate(flagged)]
-    if not miss or len(miss) != len(flag):
-        raise ValueError(
-            f"missed ({len(miss)}) and flagged ({len(flag)}) need one entry per member (>= 1)"
-        )
+    m = check_count(n, "n", 1)
+    miss = [check_count(v, f"missed[{i}]") for i, v in enumerate(as_sequence(missed, "missed", "member"))]
+    flag = [check_count(v, f"flagged[{i}]") for i, v in enumerate(as_sequence(flagged, "flagged", "member"))]
+    if len(miss) != len(flag):
+        raise ValueError(f"missed ({len(miss)}) and flagged ({len(flag)}) need one entry per member")
     for i, (a, b) in enumerate(zip(miss, flag, strict=True)):
         if a + b > m:
             raise ValueError(
                 f"missed[{i}] + flagged[{i}] = {a + b} exceeds n={m}: missed items are excluded "
                 f"(g = 0) and flagged items included (g = 1), so they are disjoint"
             )
-    eps = _check_real(epsilon, "epsilon")
+    eps = check_number(epsilon, "epsilon")
     if not 0.0 < eps <= 1.0:
         raise ValueError(f"epsilon must lie in (0, 1], got {epsilon!r}")
-    tau = _check_real(slack, "slack")
+    tau = check_number(slack, "slack")
     if tau < 0.0:
         raise ValueError(f"slack must be >= 0, got {slack!r}")
-    if names is None:
-        labels = [str(i) for i in range(len(miss))]
-    else:
-        if isinstance(names, (str, bytes)) or not isinstance(names, Sequence):
-            raise ValueError(f"names must be a sequence of member names, got {names!r}")
-        labels = [str(v) for v in names]
-        if len(labels) != len(miss) or len(set(labels)) != len(labels):
-            raise ValueError(f"names must be {len(miss)} distinct names, got {list(names)!r}")
+    labels = [str(i) for i in range(len(miss))] if names is None else member_names(names, len(miss))
     threshold = eps - tau
     members: list[dict[str, Any]] = []
     feasible: list[tuple[int, int, int]] = []
