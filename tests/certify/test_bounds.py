@@ -314,3 +314,39 @@ def test_hypergeom_bad_input(fn, kwargs, message):
 def test_clopper_pearson_bad_input(fn, k, n, alpha, message):
     with pytest.raises(ValueError, match=message):
         fn(k, n, alpha)
+
+
+# ---------------------------------------------------------------------------------- huge pools
+def _exact_mu_zero(alpha: float, big_n: int, n: int) -> int:
+    """MU(0, α; N, n) in exact rational arithmetic: P(H = 0) = Π_{i<n} (N − m − i)/(N − i)."""
+    from fractions import Fraction
+
+    a = Fraction(alpha)
+
+    def ok(m: int) -> bool:
+        p = Fraction(1)
+        for i in range(n):
+            p *= Fraction(big_n - m - i, big_n - i)
+        return p >= a
+
+    lo, hi = 0, big_n - n  # ok(lo) holds; search the largest m that passes
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid - 1)
+    return lo
+
+
+@pytest.mark.parametrize("big_n", [10**7, 10**9, 10**11])
+@pytest.mark.parametrize(("n", "alpha"), [(1, 0.05), (2, 0.025), (3, 0.05)])
+def test_mu_is_never_below_the_exact_value_for_huge_pools(big_n: int, n: int, alpha: float) -> None:
+    # scipy's tail loses ~3e-16·N relative accuracy; the search's slack must keep MU on the safe side
+    exact = _exact_mu_zero(alpha, big_n, n)
+    got = hypergeom_upper(0, alpha, population=big_n, draws=n)
+    assert exact <= got <= exact * (1 + 1e-4)
+    # ML mirrors MU on the failures: ML(n, α) = N − MU(0, α) for the failure count
+    assert hypergeom_lower(n, alpha, population=big_n, draws=n) <= big_n - exact
+
+
+def test_populations_beyond_the_accuracy_limit_are_refused() -> None:
+    with pytest.raises(ValueError, match="exceeds 1e"):
+        hypergeom_upper(0, 0.05, population=10**13, draws=10)
