@@ -82,10 +82,30 @@ def test_joint_report_refuses_overspending() -> None:
     with pytest.raises(ValueError, match="more than the joint delta"):
         JointReport(delta=0.05, budget={"a": 0.03, "b": 0.03})
     rep = JointReport(delta=0.05, budget={"excluded": 0.01})
-    with pytest.raises(ValueError, match="exceeds the share"):
+    with pytest.raises(ValueError, match="more than its declared share"):
         rep.attach("m", _cert())
     with pytest.raises(ValueError, match="not a declared event"):
         rep.attach("m", _cert(allocation={"other": 0.001}))
     ok = rep.attach("m", _cert(allocation={"excluded": 0.01}))
     with pytest.raises(ValueError, match="already in the report"):
         ok.attach("m", _cert(allocation={"excluded": 0.01}))
+
+
+def test_allocations_of_one_certificate_add_up_on_an_event() -> None:
+    # found in review: two members at 0.025 each charged to one 0.025 event claimed confidence 0.975
+    family = _cert(allocation={"g1": 0.025, "g2": 0.025})
+    rep = JointReport(delta=0.05, budget={"excluded": 0.025})
+    with pytest.raises(ValueError, match="sum to 0.05"):
+        rep.attach("r", family, charge={"g1": "excluded", "g2": "excluded"})
+    ok = JointReport(delta=0.05, budget={"excluded": 0.05}).attach(
+        "r", family, charge={"g1": "excluded", "g2": "excluded"}
+    )
+    assert ok.joint_delta == pytest.approx(0.05)
+
+
+def test_rendering_names_only_used_events_and_shared_ones() -> None:
+    rep = JointReport(delta=0.05, budget={"excluded": 0.025, "included": 0.025}).attach("m", _cert())
+    text = rep.render()
+    assert "at least 0.975" in text and "included" not in text
+    rep = rep.attach("m2", _cert())
+    assert "m and m2 rest on the same excluded bound" in rep.render()

@@ -4,9 +4,15 @@ Section 8 of the audit paper: "any finite collection of the certificates in this
 reported jointly by allocating error shares that sum to δ and taking a union bound". The error
 budget is declared up front as named events (one per audit sample and bound, e.g.
 ``{"excluded": 0.025, "included": 0.025}``); every certificate attached to the report says which
-declared event each of its own allocations is charged to. Two certificates that rest on the same
-event (the missed-mass bound and the recall bound both use the excluded-pool bound at 0.025)
-are charged once, so the joint confidence is ``1 − Σ budget``.
+declared event each of its own allocations is charged to.
+
+Within one certificate, different allocations are different failure events, so the allocations
+charged to one event add up and must fit its share. Across certificates, charging the same event
+is the caller's statement that both rest on the *same* bound from the *same* sample (the §8
+missed-mass bound and the recall bound both use the excluded-pool bound MU at 0.025): that event
+is charged once, the rendering says which certificates share it, and the joint confidence is
+``1 − Σ`` (shares of the events charged). Two certificates from different samples, or from
+different bounds on one sample, must be charged to different events.
 """
 
 from __future__ import annotations
@@ -63,6 +69,7 @@ class JointReport:
             raise ValueError(f"a certificate named {name!r} is already in the report")
         charge = dict(charge or {})
         resolved: dict[str, str] = {}
+        spent: dict[str, float] = {}
         for key, a in cert.allocation.items():
             event = charge.pop(key, key)
             if event not in self.budget:
@@ -70,12 +77,16 @@ class JointReport:
                     f"certificate {name!r}: allocation {key!r} is charged to {event!r}, which is not a "
                     f"declared event (declared: {', '.join(self.budget)})"
                 )
-            if a > self.budget[event] * (1 + _RTOL):
-                raise ValueError(
-                    f"certificate {name!r}: allocation {key!r} = {a:.6g} exceeds the share "
-                    f"{self.budget[event]:.6g} declared for {event!r}"
-                )
             resolved[key] = event
+            spent[event] = spent.get(event, 0.0) + a
+        for event, a in spent.items():
+            # several allocations of one certificate are different failure events: they add up
+            if a > self.budget[event] * (1 + _RTOL):
+                keys = ", ".join(k for k, e in resolved.items() if e == event)
+                raise ValueError(
+                    f"certificate {name!r}: allocations {keys} charged to {event!r} sum to {a:.6g}, "
+                    f"more than its declared share {self.budget[event]:.6g}"
+                )
         if charge:
             raise ValueError(f"certificate {name!r} has no allocation named {', '.join(charge)}")
         return replace(self, entries=(*self.entries, (name, cert, resolved)))
@@ -128,8 +139,16 @@ class JointReport:
         """Plain-text report; upper bounds rounded up, lower bounds down (as the paper's tables)."""
         conf = format_bound(1 - self.joint_delta, "lower", 6)
         lines = [self.title] if self.title else []
-        lines.append(f"With simultaneous confidence at least {conf} (union bound over "
-                     + ", ".join(f"{e} {self.budget[e]:g}" for e in self.budget) + "):")
+        users = {e: [n for n, _, ch in self.entries if e in ch.values()] for e in self.budget}
+        used = [e for e in self.budget if users[e]]
+        lines.append(
+            f"With simultaneous confidence at least {conf} (union bound over "
+            + ", ".join(f"{e} {self.budget[e]:g}" for e in used)
+            + "):"
+        )
+        for e in used:
+            if len(users[e]) > 1:
+                lines.append(f"  ({' and '.join(users[e])} rest on the same {e} bound, charged once)")
         for key, value in self.facts.items():
             lines.append(f"  {key} = {value} (known exactly, no labels needed)")
         for name, cert, _ in self.entries:
