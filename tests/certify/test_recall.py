@@ -140,3 +140,12 @@ def test_recomputes_from_json(cert):
 def test_bad_input(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_known_masses_summing_past_one_are_refused() -> None:
+    # found in review: p0 = 0.7 with p1 = 0.9 gave recall >= 0.945 instead of 0.853
+    with pytest.raises(ValueError, match="p0 \\+ p1 = 1.6 > 1"):
+        two_pool_recall_certificate(0, 300, 100, 500, 0.7, 0.05, p1=0.9)
+    # as estimated bounds with their own error share they are allowed
+    c = two_pool_recall_certificate(0, 300, 100, 500, 0.7, 0.05, p1=0.9, mass_delta=0.01)
+    assert c.allocation["pool masses"] == 0.01

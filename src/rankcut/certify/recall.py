@@ -131,8 +131,9 @@ def two_pool_recall_certificate(
     ``p0`` and ``p1`` are the pool masses (``N0/N``, ``N1/N`` in a finite corpus), or an upper
     bound on ``p0`` and a lower bound on ``p1`` that hold jointly with error ``mass_delta``, which
     is then charged to the allocation. ``p1`` defaults to ``1 − p0`` (valid in both readings:
-    ``p0 ≤ p̄0`` implies ``p1 ≥ 1 − p̄0``). ``p0 = 0`` gives recall 1 and ``p1 = 0`` recall 0
-    (Remark 5; π > 0 is assumed).
+    ``p0 ≤ p̄0`` implies ``p1 ≥ 1 − p̄0``). Known masses (``mass_delta = 0``) must not sum to more
+    than 1; estimated bounds may, since each errs on its own safe side. ``p0 = 0`` gives recall 1
+    and ``p1 = 0`` recall 0 (Remark 5; π > 0 is assumed).
 
     :param k0: ``K0``, relevant items in the excluded-pool sample.
     :param n0: ``n0``, excluded-pool sample size.
@@ -154,6 +155,11 @@ def two_pool_recall_certificate(
         raise ValueError(f"mass_delta must lie in [0, delta={d!r}), got {mass_delta!r}")
     if q0 == 0 and n0_ > 0:
         raise ValueError(f"p0 = 0 (an empty excluded pool) but n0={n0_}: nothing can be drawn from it")
+    if dm == 0 and q0 + q1 > 1 + 1e-12:
+        raise ValueError(
+            f"p0 + p1 = {q0 + q1:.6g} > 1: known pool masses sum to 1; if they are estimated bounds, "
+            "give mass_delta, the error probability of those bounds"
+        )
     d0, d1 = _pool_split(deltas, d - dm)
     upper0 = float(cp_upper(k0_, n0_, d0))
     lower1 = float(cp_lower(k1_, n1_, d1))
