@@ -109,3 +109,22 @@ def test_rendering_names_only_used_events_and_shared_ones() -> None:
     assert "at least 0.975" in text and "included" not in text
     rep = rep.attach("m2", _cert())
     assert "m and m2 rest on the same excluded bound" in rep.render()
+
+
+def test_verify_catches_an_edited_certificate() -> None:
+    from rankcut.certify.excluded import excluded_pool_finite_certificate
+    from rankcut.certify.result import verify
+
+    d = excluded_pool_finite_certificate(0, 300, 70_000, 0.025).to_dict()
+    assert verify(d).value == 853
+    d["value"] = 100
+    with pytest.raises(ValueError, match="value: stored 100, recomputed 853"):
+        verify(d)
+
+
+def test_confidence_never_rounds_up_to_one() -> None:
+    from rankcut.certify.result import confidence_text
+
+    assert confidence_text(0.05) == "0.95"
+    assert confidence_text(1e-300) == "1 − 1e-300"
+    assert confidence_text(1.5e-6) != "1"

@@ -55,7 +55,7 @@ from rankcut.certify.recall import (
     two_pool_recall_finite_certificate,
 )
 from rankcut.certify.report import JointReport
-from rankcut.certify.result import Certificate, recompute
+from rankcut.certify.result import Certificate, recompute, verify
 from rankcut.certify.stratified import stratified_binomial_certificate, stratified_hypergeometric_certificate
 from rankcut.certify.stress import stress_test_certificate
 from rankcut.certify.whole import whole_population_certificate
@@ -97,5 +97,6 @@ __all__ = [
     "stress_test_certificate",
     "two_pool_recall_certificate",
     "two_pool_recall_finite_certificate",
+    "verify",
     "whole_population_certificate",
 ]

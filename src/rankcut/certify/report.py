@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from rankcut.certify.result import SCHEMA_VERSION, Certificate, format_bound
+from rankcut.certify.result import SCHEMA_VERSION, Certificate, confidence_text
 
 __all__ = ["JointReport"]
 
@@ -137,7 +137,7 @@ class JointReport:
 
     def render(self, digits: int = 3) -> str:
         """Plain-text report; upper bounds rounded up, lower bounds down (as the paper's tables)."""
-        conf = format_bound(1 - self.joint_delta, "lower", 6)
+        conf = confidence_text(self.joint_delta)
         lines = [self.title] if self.title else []
         users = {e: [n for n, _, ch in self.entries if e in ch.values()] for e in self.budget}
         used = [e for e in self.budget if users[e]]

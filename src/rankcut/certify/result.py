@@ -23,6 +23,8 @@ __all__ = [
     "recompute",
     "round_conservative",
     "format_bound",
+    "confidence_text",
+    "verify",
 ]
 
 SCHEMA_VERSION = 1
@@ -141,7 +143,7 @@ class Certificate:
 
     def headline(self, digits: int = 3) -> str:
         """``quantity ≤ value [theorem, confidence]``, rounded on the safe side."""
-        conf = "" if self.delta is None else f", confidence {format_bound(1 - self.delta, 'lower', 6)}"
+        conf = "" if self.delta is None else f", confidence {confidence_text(self.delta)}"
         value = format_bound(self.value, self.side, digits)
         return f"{self.quantity} {_relation(self.side)} {value}  [{self.theorem}{conf}]"
 
@@ -175,6 +177,12 @@ def round_conservative(x: float, side: str, digits: int = 3) -> float:
     return float(d.quantize(quantum, rounding=rounding))
 
 
+def confidence_text(delta: float) -> str:
+    """``1 − δ`` for display, rounded down; written as ``1 − δ`` when rounding would show 1."""
+    shown = format_bound(1.0 - delta, "lower", 6)
+    return f"1 − {delta:.3g}" if delta < 1e-6 or float(shown) >= 1.0 else shown
+
+
 def format_bound(value: Any, side: str, digits: int = 3) -> str:
     """Format a bound (or a tuple of bounds) with conservative rounding; integers stay exact."""
     if value is None:
@@ -202,3 +210,20 @@ def recompute(cert: Certificate | Mapping[str, Any]) -> Certificate:
     except KeyError:
         raise ValueError(f"unknown certificate function {cert.function!r}") from None
     return fn(**cert.inputs)
+
+
+def verify(cert: Certificate | Mapping[str, Any]) -> Certificate:
+    """Recompute a certificate and check that its stored value and allocation match.
+
+    For auditors receiving a certificate as JSON: returns the recomputed certificate, or raises
+    ``ValueError`` naming the fields that differ (e.g. an edited value).
+    """
+    stored = cert if isinstance(cert, Certificate) else Certificate.from_dict(cert)
+    fresh_cert = recompute(stored)
+    fresh, old = fresh_cert.to_dict(), stored.to_dict()
+    differ = [key for key in ("value", "allocation", "delta", "theorem", "quantity", "side")
+              if fresh[key] != old[key]]
+    if differ:
+        shown = "; ".join(f"{k}: stored {old[k]!r}, recomputed {fresh[k]!r}" for k in differ)
+        raise ValueError(f"certificate does not match a recomputation from its inputs ({shown})")
+    return fresh_cert
