@@ -167,3 +167,10 @@ def test_hypergeometric_bad_input(kwargs, match):
     args = {"sizes": [10, 5], "sampled": [5, 0], "relevant": [0, 0], "delta": 0.05, **kwargs}
     with pytest.raises(ValueError, match=match):
         stratified_hypergeometric_certificate(**args)
+
+
+def test_weights_a_rounding_short_of_one_do_not_understate_eta() -> None:
+    # found in review: weights summing to 1 - 5e-10 were accepted and understated the bound
+    exact = stratified_binomial_certificate([0.5, 0.5], [50, 50], [0, 0], 0.05).value
+    short = stratified_binomial_certificate([0.5, 0.5 - 5e-10], [50, 50], [0, 0], 0.05).value
+    assert short >= exact

@@ -108,8 +108,10 @@ def stratified_binomial_certificate(
     if excluded_mass is not None:
         p0 = check_fraction(excluded_mass, "excluded_mass")
     upper = [float(v) for v in np.atleast_1d(cp_upper(k, n, ds))]
-    # Each U_s <= 1 and the w_s sum to 1, so the cap only absorbs rounding in the weights.
-    eta = min(1.0, math.fsum(ws * us for ws, us in zip(w, upper, strict=True)))
+    # Weights a rounding short of 1 are scaled up (never down), so rounding cannot understate η;
+    # each U_s <= 1, so the cap only absorbs rounding the other way.
+    scale = max(1.0, 1.0 / total)
+    eta = min(1.0, scale * math.fsum(ws * us for ws, us in zip(w, upper, strict=True)))
     value = eta if p0 is None else p0 * eta
     used = math.fsum(ds)
     target = "eta" if p0 is None else "r"
