@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -193,3 +194,29 @@ def test_recomputes_from_json(cert):
 def test_bad_input(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        # numpy scalars from a caller's arrays are shown as plain numbers, not np.float64(1.5)
+        (lambda: excluded_pool_certificate(1, 4, np.float64(1.5)), r"delta must lie in \(0, 1\), got 1.5$"),
+        (lambda: excluded_pool_certificate(1, 4, 0.05, p0=np.float64(1.2)), r"got 1.2$"),
+        (lambda: excluded_pool_certificate(1, 4, 0.05, p0=np.array([-0.5])), r"got -0.5$"),
+        (lambda: p0_upper_hoeffding(1, np.float64(10.5), 0.05), r"got 10.5$"),
+        (lambda: excluded_pool_certificate([1, 1], [4, 4], 0.05, names=np.array(["a"])),
+         r"got 1 names: \['a'\]$"),
+        (lambda: excluded_pool_certificate(np.array([np.nan]), 4, 0.05), r"got counts\[0\]=nan$"),
+    ],
+)
+def test_bad_input_shows_plain_numbers(call, message):
+    with pytest.raises(ValueError, match=message) as info:
+        call()
+    assert "np." not in str(info.value)
+
+
+def test_tiny_delta_is_never_shown_as_confidence_one():
+    for cert in (excluded_pool_certificate(0, 300, 1e-300),
+                 excluded_pool_finite_certificate(0, 300, 1_000, 1e-300),
+                 full_review_recall_certificate(0, 300, 1_000, 50, 1e-300)):
+        assert "confidence 1 − 1e-300" in cert.statement

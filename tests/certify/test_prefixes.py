@@ -151,10 +151,10 @@ def test_shared_reference_inputs_are_checked() -> None:
 
 def test_shared_reference_finite() -> None:
     cert = prefix_bounds_shared_finite(
-        [0, 1, 0], [90, 40, 0], [900, 400, 100], 0.05,
+        [1, 1, 0], [90, 40, 0], [900, 400, 100], 0.05,
         reference_size=100, reference_pool_size=1_000, corpus_size=2_000,
     )
-    expect = hypergeom_upper([0, 1, 0], 0.05 / 3, population=[900, 400, 100], draws=[90, 40, 0])
+    expect = hypergeom_upper([1, 1, 0], 0.05 / 3, population=[900, 400, 100], draws=[90, 40, 0])
     assert cert.value == tuple(int(v) for v in expect)
     assert cert.value[2] == 100  # no draw in E3: the trivial bound N0 (Corollary 18)
     assert cert.details["r_upper"][2] == pytest.approx(0.05)
@@ -193,7 +193,7 @@ def test_shared_reference_finite_inputs_are_checked(kwargs: dict, match: str | N
 def test_choice_is_the_least_burden_member_that_meets(m: int, data: st.DataObject) -> None:
     sizes = data.draw(st.lists(st.integers(0, 400), min_size=m, max_size=m))
     counts = [data.draw(st.integers(0, min(n, 3))) for n in sizes]
-    p0 = data.draw(st.lists(st.floats(0.01, 1.0), min_size=m, max_size=m))
+    p0 = sorted(data.draw(st.lists(st.floats(0.01, 1.0), min_size=m, max_size=m)), reverse=True)
     burdens = data.draw(st.lists(st.sampled_from([0.1, 0.2, 0.3, 0.5]), min_size=m, max_size=m))
     target = data.draw(st.floats(0.001, 0.2))
     cert = prefix_bounds_separate(counts, sizes, p0, 0.05)
@@ -297,8 +297,8 @@ def test_fixed_sequence_finite() -> None:
     [
         prefix_bounds_separate([0, 1], [50, 60], [0.5, 0.4], 0.05, names=["a", "b"]),
         prefix_bounds_separate_finite([0, 1], [50, 60], [500, 400], 0.05, deltas=[0.02, 0.03]),
-        prefix_bounds_shared([0, 1], [50, 30], [0.5, 0.3], 0.05, reference_size=60),
-        prefix_bounds_shared_finite([0, 1], [50, 30], [500, 300], 0.05, reference_size=60,
+        prefix_bounds_shared([1, 0], [50, 30], [0.5, 0.3], 0.05, reference_size=60),
+        prefix_bounds_shared_finite([1, 1], [50, 30], [500, 300], 0.05, reference_size=60,
                                     reference_pool_size=600),
         fixed_sequence([0, 0], [100, 100], [0.5, 0.3], 0.02),
     ],
@@ -328,3 +328,69 @@ def test_recompute_from_json(cert: Certificate) -> None:
 def test_bad_input_names_the_argument(call, name: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ValueError, match=name):
         call()
+
+
+
+# --- nesting E_1 ⊇ … ⊇ E_M -----------------------------------------------------------------------
+
+AB = {"names": ["a", "b"]}
+SHARED = {"reference_size": 20, **AB}
+SHARED_FINITE = {"reference_size": 20, "reference_pool_size": 1_000, **AB}
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: prefix_bounds_separate([0, 0], [10, 10], [0.3, 0.5], **AB),
+         r"p0\[0\]=0.3 \(a\) < p0\[1\]=0.5 \(b\)"),
+        (lambda: prefix_bounds_separate_finite([0, 0], [10, 10], [300, 500], **AB),
+         r"excluded_sizes\[0\]=300 \(a\) < excluded_sizes\[1\]=500 \(b\)"),
+        (lambda: prefix_bounds_shared([0, 0], [10, 10], [0.3, 0.5], **SHARED), r"p0\[0\]=0.3 \(a\)"),
+        (lambda: prefix_bounds_shared([0, 0], [5, 10], [0.5, 0.3], **SHARED),
+         r"effective_sizes\[0\]=5 \(a\) < effective_sizes\[1\]=10 \(b\)"),
+        (lambda: prefix_bounds_shared([0, 1], [10, 5], [0.5, 0.3], **SHARED),
+         r"counts\[0\]=0 \(a\) < counts\[1\]=1 \(b\)"),
+        # E_1 holds 10 - 5 = 5 irrelevant draws, yet E_2 ⊆ E_1 would hold 8 - 1 = 7 of them
+        (lambda: prefix_bounds_shared([5, 1], [10, 8], [0.5, 0.3], **SHARED),
+         r"effective_sizes - counts\[0\]=5 \(a\) < effective_sizes - counts\[1\]=7 \(b\)"),
+        (lambda: prefix_bounds_shared_finite([0, 0], [10, 10], [300, 500], **SHARED_FINITE),
+         r"excluded_sizes\[0\]=300 \(a\)"),
+        (lambda: prefix_bounds_shared_finite([0, 0], [5, 10], [500, 300], **SHARED_FINITE),
+         r"effective_sizes\[0\]=5 \(a\)"),
+        (lambda: prefix_bounds_shared_finite([0, 1], [10, 5], [500, 300], **SHARED_FINITE),
+         r"counts\[0\]=0 \(a\)"),
+        (lambda: prefix_bounds_shared_finite([5, 1], [10, 8], [500, 300], **SHARED_FINITE),
+         r"effective_sizes - counts\[0\]=5 \(a\)"),
+    ],
+)
+def test_inputs_that_contradict_nested_pools_are_refused(call, match: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValueError, match="non-increasing along the prefixes") as info:
+        call()
+    assert info.match(match)
+
+
+def test_equal_neighbours_are_nested() -> None:
+    # ties are allowed: two cut points may leave the same excluded pool and the same draws
+    cert = prefix_bounds_shared([1, 1], [10, 10], [0.5, 0.5], 0.05, reference_size=20)
+    assert cert.value[0] == cert.value[1]
+
+
+def test_finite_statement_shows_r_with_the_corpus_size() -> None:
+    cert = prefix_bounds_separate_finite([0, 0], [300, 300], [70_000, 60_000], 0.05, corpus_size=100_000)
+    assert "r = M0/N (N = 100000)" in cert.statement
+    assert format_bound(cert.details["r_upper"], "upper") in cert.statement
+    assert "r = M0/N" not in prefix_bounds_separate_finite([0], [300], [70_000]).statement
+
+
+def test_messages_show_plain_numbers_not_numpy_reprs() -> None:
+    with pytest.raises(ValueError, match=r"got 1.5$"):
+        prefix_bounds_shared([0], [1], [0.5], reference_size=10, reference_mass=np.float64(1.5))
+    with pytest.raises(ValueError, match=r"p0\[0\]=0.6 exceeds"):
+        prefix_bounds_shared([0], [1], np.array([0.6]), reference_size=10, reference_mass=0.5)
+    with pytest.raises(ValueError, match=r"got -0.5$"):
+        fixed_sequence([0], [10], [0.5], np.float64(-0.5))
+
+
+def test_tiny_delta_is_not_shown_as_confidence_one() -> None:
+    cert = prefix_bounds_separate([0], [300], [0.5], 1e-300)
+    assert "confidence 1 − 1e-300" in cert.statement

@@ -28,6 +28,22 @@ SUM_RTOL = 1e-12
 _INT64_MAX = np.iinfo(np.int64).max
 
 
+def _plain_value(x: Any) -> Any:
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, (list, tuple)):
+        return type(x)(_plain_value(v) for v in x)
+    return x
+
+
+def shown(x: Any) -> str:
+    """``repr`` of a value for an error message, with numpy scalars and arrays written as plain
+    Python numbers and lists (``-1``, not ``np.int64(-1)``)."""
+    return repr(_plain_value(x))
+
+
 def _is_real(x: Any) -> bool:
     """A real scalar: Python or numpy int/float, but not a bool."""
     return not isinstance(x, (bool, np.bool_)) and isinstance(x, (int, float, np.integer, np.floating))
@@ -36,10 +52,10 @@ def _is_real(x: Any) -> bool:
 def check_delta(delta: Any, name: str = "delta") -> float:
     """An error probability in the open interval (0, 1)."""
     if not _is_real(delta):
-        raise ValueError(f"{name} must be a number in (0, 1), got {delta!r}")
+        raise ValueError(f"{name} must be a number in (0, 1), got {shown(delta)}")
     d = float(delta)
     if not 0.0 < d < 1.0:
-        raise ValueError(f"{name} must lie in (0, 1), got {delta!r}")
+        raise ValueError(f"{name} must lie in (0, 1), got {shown(delta)}")
     return d
 
 
@@ -47,7 +63,7 @@ def check_count(x: Any, name: str, minimum: int = 0) -> int:
     """One integer ``>= minimum`` (a count, a sample or pool size); bools and floats are refused."""
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
         what = "non-negative integer" if minimum == 0 else f"integer >= {minimum}"
-        raise ValueError(f"{name} must be one {what}, got {x!r}")
+        raise ValueError(f"{name} must be one {what}, got {shown(x)}")
     if x < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {int(x)}")
     return int(x)
@@ -56,10 +72,10 @@ def check_count(x: Any, name: str, minimum: int = 0) -> int:
 def check_number(x: Any, name: str) -> float:
     """One finite real number."""
     if not _is_real(x):
-        raise ValueError(f"{name} must be a number, got {x!r}")
+        raise ValueError(f"{name} must be a number, got {shown(x)}")
     v = float(x)
     if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {x!r}")
+        raise ValueError(f"{name} must be finite, got {shown(x)}")
     return v
 
 
@@ -67,7 +83,7 @@ def check_fraction(x: Any, name: str, *, open_left: bool = False) -> float:
     """A number in [0, 1], or in (0, 1] with ``open_left`` (a mass, a sensitivity)."""
     v = check_number(x, name)
     if not (0.0 < v <= 1.0 if open_left else 0.0 <= v <= 1.0):
-        raise ValueError(f"{name} must lie in {'(0, 1]' if open_left else '[0, 1]'}, got {x!r}")
+        raise ValueError(f"{name} must lie in {'(0, 1]' if open_left else '[0, 1]'}, got {shown(x)}")
     return v
 
 
@@ -82,10 +98,10 @@ def as_family(x: Any, name: str, *, integer: bool, scalar: bool = True) -> tuple
     try:
         arr = np.asarray(x)
     except ValueError:  # ragged nesting
-        raise ValueError(f"{name} must be {what}, got {x!r}") from None
+        raise ValueError(f"{name} must be {what}, got {shown(x)}") from None
     was_scalar = arr.ndim == 0
     if arr.ndim > 1 or arr.size == 0 or (was_scalar and not scalar):
-        raise ValueError(f"{name} must be {what}, got {x!r}")
+        raise ValueError(f"{name} must be {what}, got {shown(x)}")
     arr = np.atleast_1d(arr)
 
     def entry(i: int) -> str:
@@ -93,7 +109,7 @@ def as_family(x: Any, name: str, *, integer: bool, scalar: bool = True) -> tuple
         return f"{v!r}" if was_scalar else f"{name}[{i}]={v!r}"
 
     if arr.dtype.kind not in "iuf":
-        raise ValueError(f"{name} must hold {'integers' if integer else 'numbers'}, got {x!r}")
+        raise ValueError(f"{name} must hold {'integers' if integer else 'numbers'}, got {shown(x)}")
     if arr.dtype.kind == "f":
         bad = np.flatnonzero(~np.isfinite(arr))
         if bad.size:
@@ -115,7 +131,7 @@ def as_sequence(x: Any, name: str, unit: str) -> list[Any]:
     """A non-empty list or 1-D array with one entry per ``unit``, as a list (entries unchecked)."""
     if (isinstance(x, (str, bytes)) or not isinstance(x, (Sequence, np.ndarray))
             or (isinstance(x, np.ndarray) and x.ndim != 1)):
-        raise ValueError(f"{name} must be a sequence with one entry per {unit}, got {x!r}")
+        raise ValueError(f"{name} must be a sequence with one entry per {unit}, got {shown(x)}")
     values = list(x)
     if not values:
         raise ValueError(f"{name} must have at least one {unit}")
@@ -138,13 +154,13 @@ def member_names(
         return ["g"] if m == 1 and not numbered else [f"g{i}" for i in range(1, m + 1)]
     if (isinstance(names, (str, bytes)) or not isinstance(names, (Sequence, np.ndarray))
             or (isinstance(names, np.ndarray) and names.ndim != 1)):
-        raise ValueError(f"{arg} must be a sequence of {unit} names, got {names!r}")
+        raise ValueError(f"{arg} must be a sequence of {unit} names, got {shown(names)}")
     labels = [str(v) for v in names]
     if len(labels) != m:
         raise ValueError(f"{arg} must list one name per {unit} ({m}), got {len(labels)} names: "
-                         f"{names!r}")
+                         f"{shown(names)}")
     if len(set(labels)) != m:
-        raise ValueError(f"{arg} must be distinct names, got {labels!r}")
+        raise ValueError(f"{arg} must be distinct names, got {shown(labels)}")
     return labels
 
 

@@ -42,9 +42,10 @@ from rankcut.certify._validate import (
     out,
     plain,
     same_size,
+    shown,
 )
 from rankcut.certify.bounds import cp_upper, hypergeom_upper
-from rankcut.certify.result import Certificate, certificate_function, format_bound
+from rankcut.certify.result import Certificate, certificate_function, confidence_text, format_bound
 
 __all__ = [
     "excluded_pool_certificate",
@@ -105,7 +106,7 @@ def excluded_pool_certificate(
         same_size(m, "members", p0=p)
         outside = (p < 0) | (p > 1)
         if np.any(outside):
-            raise ValueError(f"p0 must lie in [0, 1], got {p[outside][0].item()!r}")
+            raise ValueError(f"p0 must lie in [0, 1], got {shown(p[outside][0])}")
         bad = np.flatnonzero((p == 0) & (n > 0))
         if bad.size:
             i = bad[0]
@@ -141,7 +142,7 @@ def excluded_pool_certificate(
         allocation={g: float(a) for g, a in zip(labels, alloc, strict=True)},
         delta=d,
         statement=(
-            f"With confidence {1 - d:g}, the {what}(g) of {', '.join(labels)} "
+            f"With confidence {confidence_text(d)}, the {what}(g) of {', '.join(labels)} "
             f"{'is' if m == 1 else 'are'} at most {format_bound(value, 'upper')} "
             "(Clopper-Pearson on i.i.d. excluded-pool draws, union bound over the family)."
         ),
@@ -194,7 +195,7 @@ def p0_upper_hoeffding(
         allocation={"p0 (all members)": d},
         delta=d,
         statement=(
-            f"With confidence {1 - d:g}, the excluded-pool mass p0(g) of {', '.join(labels)} "
+            f"With confidence {confidence_text(d)}, the excluded-pool mass p0(g) of {', '.join(labels)} "
             f"{'is' if c.size == 1 else 'are'} at most {format_bound(value, 'upper')} "
             f"(Hoeffding on {mm} unlabelled items, union bound over the family)."
         ),
@@ -249,7 +250,7 @@ def excluded_pool_hoeffding_certificate(
                     **{f"audit {g}": a for g, a in audit.allocation.items()}},
         delta=d,
         statement=(
-            f"With confidence {1 - d:g}, the missed relevant mass r(g) of {', '.join(labels)} "
+            f"With confidence {confidence_text(d)}, the missed relevant mass r(g) of {', '.join(labels)} "
             f"{'is' if len(labels) == 1 else 'are'} at most {format_bound(audit.value, 'upper')} "
             "(Hoeffding bound on p0 at delta/2, excluded-pool audit at delta/2)."
         ),
@@ -333,7 +334,7 @@ def excluded_pool_finite_certificate(
         allocation={g: float(a) for g, a in zip(labels, alloc, strict=True)},
         delta=d,
         statement=(
-            f"With confidence {1 - d:g}, the excluded pool{'' if len(labels) == 1 else 's'} of "
+            f"With confidence {confidence_text(d)}, the excluded pool{'' if len(labels) == 1 else 's'} of "
             f"{', '.join(labels)} {'holds' if len(labels) == 1 else 'hold'} at most "
             f"{format_bound(value, 'upper')} relevant items{r_text} (hypergeometric inversion, "
             "sampling without replacement)."
@@ -389,7 +390,7 @@ def full_review_recall_certificate(
         allocation={g: float(a) for g, a in zip(labels, alloc, strict=True)},
         delta=d,
         statement=(
-            f"With confidence {1 - d:g}, the recall of {', '.join(labels)} "
+            f"With confidence {confidence_text(d)}, the recall of {', '.join(labels)} "
             f"{'is' if len(labels) == 1 else 'are'} at least {format_bound(value, 'lower')} "
             "(included pool reviewed in full, hypergeometric bound on the excluded pool)."
         ),

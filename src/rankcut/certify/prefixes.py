@@ -2,8 +2,10 @@
 
 A ranked list cut at depths ``k_1 < … < k_M`` (or a union of components cut after
 ``t_1 < … < t_M`` components) gives prefix generators ``g_1, …, g_M`` with nested excluded pools
-``E_1 ⊇ E_2 ⊇ … ⊇ E_M``; list them in that order (``g_1`` the smallest candidate set). Two
-questions, two kinds of tools:
+``E_1 ⊇ E_2 ⊇ … ⊇ E_M``; list them in that order (``g_1`` the smallest candidate set). Inputs
+that contradict the nesting are refused: excluded masses ``p0`` and sizes ``N0`` must be
+non-increasing, and so must the effective sizes and counts of a shared reference sample (a draw
+in ``E_3`` also lies in ``E_1``). Two questions, two kinds of tools:
 
 * **How much relevant mass does each cut leave behind?** Simultaneous upper bounds for all
   prefixes at once, valid for any target chosen afterwards:
@@ -38,9 +40,16 @@ from rankcut.certify._validate import (
     check_within,
     member_names,
     same_size,
+    shown,
 )
 from rankcut.certify.bounds import cp_upper, hypergeom_upper
-from rankcut.certify.result import Certificate, certificate_function, format_bound, recompute
+from rankcut.certify.result import (
+    Certificate,
+    certificate_function,
+    confidence_text,
+    format_bound,
+    recompute,
+)
 
 __all__ = [
     "choose_prefix",
@@ -71,7 +80,8 @@ def _check_p0(p0: NDArray[np.float64], sizes: NDArray[np.int64], what: str,
               names: list[str]) -> None:
     outside = (p0 < 0) | (p0 > 1)
     if np.any(outside):
-        raise ValueError(f"p0 must lie in [0, 1], got {p0[outside][0].item()!r}")
+        i = int(np.flatnonzero(outside)[0])
+        raise ValueError(f"p0 must lie in [0, 1], got p0[{i}]={shown(p0[i])} ({names[i]})")
     bad = np.flatnonzero((p0 == 0) & (sizes > 0))
     if bad.size:
         i = bad[0]
@@ -79,6 +89,24 @@ def _check_p0(p0: NDArray[np.float64], sizes: NDArray[np.int64], what: str,
             f"{names[i]} has p0=0 (an empty excluded pool) but {what}[{i}]={sizes[i]}: no item "
             "can be drawn from it"
         )
+
+
+def _nested(values: NDArray[Any], name: str, labels: list[str], why: str = "") -> None:
+    """Nested excluded pools ``E_1 ⊇ … ⊇ E_M`` (prefixes listed smallest candidate set first)
+    make ``values`` non-increasing; ``why`` says what else shrinks with the pools."""
+    grows = np.flatnonzero(np.diff(values) > 0)
+    if grows.size:
+        i = int(grows[0])
+        raise ValueError(
+            f"{name} must be non-increasing along the prefixes (nested excluded pools "
+            f"E_1 ⊇ … ⊇ E_M, smallest candidate set first{why}), but {name}[{i}]="
+            f"{shown(values[i])} ({labels[i]}) < {name}[{i + 1}]={shown(values[i + 1])} "
+            f"({labels[i + 1]})"
+        )
+
+
+# A shared reference draw in E_{m+1} is also in E_m, so the effective sizes and counts shrink too.
+_SHARED_WHY = "; a reference draw in E_m+1 also lies in E_m"
 
 
 def _rounded(values: Sequence[Any], side: str) -> str:
@@ -107,7 +135,7 @@ def _binomial_family(
         allocation={n: float(a) for n, a in zip(names, alloc, strict=True)},
         delta=delta,
         statement=(
-            f"With simultaneous confidence {1 - delta:g}, the missed relevant masses of "
+            f"With simultaneous confidence {confidence_text(delta)}, the missed relevant masses of "
             f"{', '.join(names)} are at most {_rounded(value, 'upper')}."
         ),
         details={
@@ -135,8 +163,11 @@ def _finite_family(
         "excluded_sizes": excluded.tolist(),
         **extra,
     }
+    r_text = ""
     if corpus_size is not None:
         details["r_upper"] = tuple(v / corpus_size for v in value)
+        r_text = (f", missed masses r = M0/N (N = {corpus_size}) of at most "
+                  f"{_rounded(details['r_upper'], 'upper')}")
     return Certificate(
         quantity="M0",
         side="upper",
@@ -147,8 +178,8 @@ def _finite_family(
         allocation={n: float(a) for n, a in zip(names, alloc, strict=True)},
         delta=delta,
         statement=(
-            f"With simultaneous confidence {1 - delta:g}, the excluded pools of "
-            f"{', '.join(names)} hold at most {_rounded(value, 'upper')} relevant items."
+            f"With simultaneous confidence {confidence_text(delta)}, the excluded pools of "
+            f"{', '.join(names)} hold at most {_rounded(value, 'upper')} relevant items{r_text}."
         ),
         details=details,
     )
@@ -177,7 +208,8 @@ def prefix_bounds_separate(
 
     :param counts: relevant items found per prefix, shape ``[M]``.
     :param sizes: audit sizes ``n_m``, shape ``[M]``.
-    :param p0: excluded-pool masses ``p0(g_m)`` in [0, 1] (``N0(g_m)/N`` in a finite corpus).
+    :param p0: excluded-pool masses ``p0(g_m)`` in [0, 1] (``N0(g_m)/N`` in a finite corpus),
+        non-increasing (nested pools).
     :param delta: total error probability.
     :param deltas: optional per-prefix shares ``δ_m > 0`` with ``Σ δ_m ≤ δ``.
     :param names: optional prefix names (default ``g1..gM``).
@@ -194,6 +226,7 @@ def prefix_bounds_separate(
     alloc = allocation(deltas, delta, m, units="prefixes", scalar=False)
     check_within(k, n, "counts", "sizes", labels)
     _check_p0(p, n, "sizes", labels)
+    _nested(p, "p0", labels)
     inputs = {
         "counts": k.tolist(), "sizes": n.tolist(), "p0": p.tolist(), "delta": delta,
         "deltas": None if deltas is None else alloc.tolist(),
@@ -225,7 +258,7 @@ def prefix_bounds_separate_finite(
 
     :param counts: relevant items found per prefix.
     :param sizes: audit sizes ``n_m ≤ N0(g_m)``.
-    :param excluded_sizes: excluded-pool sizes ``N0(g_m)``.
+    :param excluded_sizes: excluded-pool sizes ``N0(g_m)``, non-increasing (nested pools).
     :param delta: total error probability.
     :param deltas: optional shares ``δ_m`` with ``Σ δ_m ≤ δ`` (default ``δ/M``).
     :param names: optional prefix names.
@@ -242,6 +275,7 @@ def prefix_bounds_separate_finite(
     alloc = allocation(deltas, delta, m, units="prefixes", scalar=False)
     check_within(k, n, "counts", "sizes", labels)
     check_within(n, big, "sizes", "excluded_sizes", labels)
+    _nested(big, "excluded_sizes", labels)
     n_corpus = None if corpus_size is None else check_corpus_size(corpus_size, int(big.max()))
     inputs = {
         "counts": k.tolist(), "sizes": n.tolist(), "excluded_sizes": big.tolist(), "delta": delta,
@@ -307,9 +341,10 @@ def prefix_bounds_shared(
     ``details["expected_effective_sizes"] = Q·p0(g_m)/P(R)`` helps plan ``Q``: nested prefixes
     leave the last prefix with the fewest effective draws.
 
-    :param counts: relevant items among the draws in each ``E_m``.
-    :param effective_sizes: ``n_eff_m``, draws falling in each ``E_m``.
-    :param p0: excluded-pool masses ``p0(g_m) = P(E_m) ≤ P(R)``.
+    :param counts: relevant items among the draws in each ``E_m``, non-increasing (a draw in ``E_{m+1}``
+        also lies in ``E_m``).
+    :param effective_sizes: ``n_eff_m``, draws falling in each ``E_m``, non-increasing.
+    :param p0: excluded-pool masses ``p0(g_m) = P(E_m) ≤ P(R)``, non-increasing.
     :param delta: total error probability.
     :param reference_size: ``Q``, the number of reference draws.
     :param reference_mass: ``P(R)`` in (0, 1].
@@ -327,15 +362,19 @@ def prefix_bounds_shared(
     q = check_count(reference_size, "reference_size")
     mass = check_number(reference_mass, "reference_mass")
     if not 0.0 < mass <= 1.0:
-        raise ValueError(f"reference_mass must lie in (0, 1], got {reference_mass!r}")
+        raise ValueError(f"reference_mass must lie in (0, 1], got {shown(reference_mass)}")
     check_within(k, n, "counts", "effective_sizes", labels)
     _check_p0(p, n, "effective_sizes", labels)
     check_within(n, q, "effective_sizes", "reference_size", labels)
+    _nested(p, "p0", labels)
+    _nested(n, "effective_sizes", labels, _SHARED_WHY)
+    _nested(k, "counts", labels, _SHARED_WHY)
+    _nested(n - k, "effective_sizes - counts", labels, _SHARED_WHY)
     bad = np.flatnonzero(p > mass * (1 + SUM_RTOL))
     if bad.size:
         i = bad[0]
         raise ValueError(
-            f"p0[{i}]={p[i]!r} exceeds reference_mass={mass!r}: every excluded pool must lie in "
+            f"p0[{i}]={shown(p[i])} exceeds reference_mass={mass!r}: every excluded pool must lie in "
             f"the reference pool R ({labels[i]})"
         )
     inputs = {
@@ -374,9 +413,9 @@ def prefix_bounds_shared_finite(
     With probability ``≥ 1 − δ``, ``M0(g_m) ≤ MU(K_m, δ/M; N0(g_m), n_eff_m)`` for every ``m``;
     ``n_eff_m = 0`` gives the trivial bound ``N0(g_m)``.
 
-    :param counts: relevant items among the draws in each ``E_m``.
-    :param effective_sizes: ``n_eff_m``.
-    :param excluded_sizes: ``N0(g_m) ≤ |R|``.
+    :param counts: relevant items among the draws in each ``E_m``, non-increasing.
+    :param effective_sizes: ``n_eff_m``, non-increasing.
+    :param excluded_sizes: ``N0(g_m) ≤ |R|``, non-increasing.
     :param delta: total error probability.
     :param reference_size: ``Q ≤ |R|``.
     :param reference_pool_size: ``|R|``.
@@ -397,6 +436,10 @@ def prefix_bounds_shared_finite(
     if q > pool:
         raise ValueError(f"reference_size={q} exceeds reference_pool_size={pool}")
     check_within(k, n, "counts", "effective_sizes", labels)
+    _nested(big, "excluded_sizes", labels)
+    _nested(n, "effective_sizes", labels, _SHARED_WHY)
+    _nested(k, "counts", labels, _SHARED_WHY)
+    _nested(n - k, "effective_sizes - counts", labels, _SHARED_WHY)
     for i in range(m):
         if big[i] > pool:
             raise ValueError(
@@ -471,14 +514,14 @@ def choose_prefix(
         raise ValueError(f"burdens must be >= 0, got {b[b < 0][0].item()!r}")
     eps = check_number(target, "target")
     if eps <= 0:
-        raise ValueError(f"target must be > 0, got {target!r}")
+        raise ValueError(f"target must be > 0, got {shown(target)}")
     meets = bounds <= eps
     table = [
         {"name": labels[i], "burden": float(b[i]), "upper": fresh.value[i], "meets": bool(meets[i])}
         for i in range(bounds.size)
     ]
     unit = "r" if fresh.quantity == "r" else "M0"
-    conf = f"{1 - fresh.delta:g}" if fresh.delta is not None else "?"
+    conf = confidence_text(fresh.delta) if fresh.delta is not None else "?"
     if np.any(meets):
         idx = int(np.flatnonzero(meets)[np.argmin(b[meets])])
         value: str | None = labels[idx]
@@ -513,15 +556,6 @@ def choose_prefix(
 # fixed-sequence certification (Theorem 19)
 
 
-def _nested(sizes: NDArray[Any], name: str) -> None:
-    if np.any(np.diff(sizes) > 0):
-        i = int(np.flatnonzero(np.diff(sizes) > 0)[0])
-        raise ValueError(
-            f"{name} must be non-increasing along the prefixes (nested excluded pools "
-            f"E_1 ⊇ … ⊇ E_M), but {name}[{i}]={sizes[i]} < {name}[{i + 1}]={sizes[i + 1]}"
-        )
-
-
 def _fixed_sequence_result(
     *, function: str, bounds: Sequence[Any], passed: NDArray[np.bool_], labels: list[str],
     target_text: str, side_text: str, delta: float, inputs: dict[str, Any],
@@ -542,7 +576,7 @@ def _fixed_sequence_result(
     else:
         statement = (
             f"Fixed-sequence testing from {labels[-1]} down returns {chosen}: with probability "
-            f"≥ {1 - delta:g} the returned prefix has {side_text} ≤ {target_text}."
+            f"≥ {confidence_text(delta)} the returned prefix has {side_text} ≤ {target_text}."
         )
     return Certificate(
         quantity="prefix",
@@ -600,10 +634,10 @@ def fixed_sequence(
     labels = member_names(names, m, unit="prefix", numbered=True)
     eps = check_number(epsilon, "epsilon")
     if eps <= 0:
-        raise ValueError(f"epsilon must be > 0, got {epsilon!r}")
+        raise ValueError(f"epsilon must be > 0, got {shown(epsilon)}")
     check_within(k, n, "counts", "sizes", labels)
     _check_p0(p, n, "sizes", labels)
-    _nested(p, "p0")
+    _nested(p, "p0", labels)
     bounds = p * np.atleast_1d(cp_upper(k, n, delta))
     inputs = {
         "counts": k.tolist(), "sizes": n.tolist(), "p0": p.tolist(), "epsilon": eps,
@@ -649,7 +683,7 @@ def fixed_sequence_finite(
     target = check_count(max_missed, "max_missed")
     check_within(k, n, "counts", "sizes", labels)
     check_within(n, big, "sizes", "excluded_sizes", labels)
-    _nested(big, "excluded_sizes")
+    _nested(big, "excluded_sizes", labels)
     mu = np.atleast_1d(hypergeom_upper(k, delta, population=big, draws=n))
     inputs = {
         "counts": k.tolist(), "sizes": n.tolist(), "excluded_sizes": big.tolist(),
