@@ -288,3 +288,37 @@ def test_recompute_from_json(cert: Certificate) -> None:
 def test_bad_input_names_the_argument(call, name: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_the_allocation_does_not_grow_with_the_number_of_prefixes() -> None:
+    # one union-bound entry of total δ for all M pools: M = 10**6 must not build 10**6 entries
+    m = 10**6
+    cert = plan_binomial(0.01, 0.05, n_prefixes=m)
+    assert cert.allocation == {f"g1..g{m} (δ/{m} each)": 0.05}
+    assert cert.details["alpha"] == 0.05 / m
+    assert cert.value == math.ceil(math.log(0.05 / m) / math.log1p(-0.01))  # rule of three at δ/M
+    assert recompute(Certificate.from_json(cert.to_json())) == cert
+    assert plan_hypergeometric(853, 0.025, population=70_000, n_prefixes=m).allocation == {
+        f"g1..g{m} (δ/{m} each)": 0.025
+    }
+    assert plan_binomial(0.01, 0.05).allocation == {"g1": 0.05}
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: plan_binomial(np.float64(0.0)), r"got 0.0$"),
+        (lambda: plan_binomial([0.1, np.float64(1.5)]), r"got 1.5$"),
+        (lambda: plan_missed_mass(0.01, p0=np.float64(1.2)), r"got 1.2$"),
+    ],
+)
+def test_messages_show_plain_numbers(call, message: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValueError, match=message) as info:
+        call()
+    assert "np." not in str(info.value)
+
+
+def test_tiny_delta_is_never_shown_as_confidence_one() -> None:
+    for cert in (plan_binomial(0.5, 1e-300), plan_missed_mass(0.5, 1e-300, p0=0.9),
+                 plan_hypergeometric(5, 1e-300, population=10), plan_rule_out(5, 1e-300, excluded_size=10)):
+        assert "confidence 1 − 1e-300" in cert.statement

@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from rankcut.certify._validate import as_family, check_count, check_delta, check_number, out, plain
+from rankcut.certify._validate import as_family, check_count, check_delta, check_number, out, plain, shown
 from rankcut.certify.bounds import cp_upper, hypergeom_upper
-from rankcut.certify.result import Certificate, certificate_function, format_bound
+from rankcut.certify.result import Certificate, certificate_function, confidence_text, format_bound
 
 __all__ = [
     "plan_binomial",
@@ -62,7 +62,11 @@ def _floor_text(values: NDArray[np.float64], scalar: bool) -> str:
 
 
 def _per_prefix_allocation(delta: float, n_prefixes: int) -> dict[str, float]:
-    return {f"g{m}": delta / n_prefixes for m in range(1, n_prefixes + 1)}
+    """The union bound over ``M`` pools as one entry of total ``δ`` (``δ/M`` each), so that the
+    certificate's size does not grow with ``M``."""
+    if n_prefixes == 1:
+        return {"g1": delta}
+    return {f"g1..g{n_prefixes} (δ/{n_prefixes} each)": delta}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -198,7 +202,7 @@ def plan_binomial(
     delta = check_delta(delta)
     n_prefixes = check_count(n_prefixes, "n_prefixes", 1)
     if np.any((eps <= 0) | (eps >= 1)):
-        raise ValueError(f"epsilon must lie in (0, 1), got {eps[(eps <= 0) | (eps >= 1)][0]!r}")
+        raise ValueError(f"epsilon must lie in (0, 1), got {shown(eps[(eps <= 0) | (eps >= 1)][0])}")
     inputs = {
         "epsilon": plain(epsilon, float),
         "delta": delta,
@@ -224,7 +228,7 @@ def plan_binomial(
             f"Drawing {format_bound(value, 'size')} items i.i.d. from the pool{each} and finding at "
             f"most {format_bound(inputs['tolerated'], 'size')} relevant certifies a relevance rate "
             f"≤ {format_bound(inputs['epsilon'], 'estimate', 6)} at confidence "
-            f"{1 - delta:g}."
+            f"{confidence_text(delta)}."
         ),
         details={"alpha": alpha, "U_at_n": out(np.asarray(cp_upper(c, n, alpha)), scalar)},
     )
@@ -263,9 +267,9 @@ def plan_missed_mass(
     delta = check_delta(delta)
     n_prefixes = check_count(n_prefixes, "n_prefixes", 1)
     if np.any((eps <= 0) | (eps >= 1)):
-        raise ValueError(f"epsilon must lie in (0, 1), got {eps[(eps <= 0) | (eps >= 1)][0]!r}")
+        raise ValueError(f"epsilon must lie in (0, 1), got {shown(eps[(eps <= 0) | (eps >= 1)][0])}")
     if np.any((p <= 0) | (p > 1)):
-        raise ValueError(f"p0 must lie in (0, 1], got {p[(p <= 0) | (p > 1)][0]!r}")
+        raise ValueError(f"p0 must lie in (0, 1], got {shown(p[(p <= 0) | (p > 1)][0])}")
     inputs = {
         "epsilon": plain(epsilon, float),
         "delta": delta,
@@ -296,7 +300,8 @@ def plan_missed_mass(
         delta=delta,
         statement=(
             f"To certify r ≤ {format_bound(inputs['epsilon'], 'estimate', 6)} at confidence "
-            f"{1 - delta:g} with at most {format_bound(inputs['tolerated'], 'size')} relevant found, "
+            f"{confidence_text(delta)} with at most {format_bound(inputs['tolerated'], 'size')} "
+            f"relevant found, "
             f"label {format_bound(value, 'size')} excluded-pool items{no_audit}, against "
             f"{format_bound(out(whole, scalar), 'size')} whole-population items."
         ),
@@ -377,7 +382,7 @@ def plan_hypergeometric(
             f"Drawing {format_bound(value, 'size')} of {big_n} items without replacement and "
             f"finding at most {format_bound(inputs['tolerated'], 'size')} relevant certifies at most "
             f"{format_bound(inputs['max_missed'], 'size')} relevant items in the pool at confidence "
-            f"{1 - delta:g}."
+            f"{confidence_text(delta)}."
         ),
         details={"alpha": alpha},
     )
@@ -446,7 +451,7 @@ def plan_rule_out(
         statement=(
             f"Drawing {format_bound(value, 'size')} of {big_n} excluded-pool items without "
             f"replacement and finding none rules out {format_bound(out(ms, m_scalar), 'size')} "
-            f"or more missed items at confidence {1 - delta:g}; no valid audit that succeeds with "
+            f"or more missed items at confidence {confidence_text(delta)}; no valid audit that succeeds with "
             f"probability {1 - beta:g} can inspect fewer than "
             f"{_floor_text(lower, m_scalar)} on average (Theorem 13)."
         ),
