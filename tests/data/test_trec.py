@@ -3,6 +3,7 @@
 import gzip
 import io
 import os
+import tempfile
 import textwrap
 import warnings
 
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rankcut.data.lists import Posting, RankedLists
+from rankcut.data.lists import NoRelevantWarning, Posting, RankedLists
 from rankcut.data.trec import MissingQueriesWarning, align, load_trec, read_qrels, read_run, write_run
 
 
@@ -125,10 +126,27 @@ def test_ordering_rank_versus_trec_eval():
     assert trec.doc_ids[0].tolist() == ["d1", "d3", "d2", "d4"]  # tie broken by doc_id descending
 
 
+def test_load_trec_checks_the_threshold_and_warns_when_nothing_reaches_it():
+    qrels = "q1 0 d1 2\nq1 0 d2 1\nq2 0 d9 0\n"
+    for bad in (float("nan"), float("inf"), 0, -1):
+        with pytest.raises(ValueError, match="threshold must be"):
+            load_trec(text(RUN), text(qrels), threshold=bad)
+    with pytest.warns(NoRelevantWarning, match=r"relevance ≥ 3 \(the highest listed grade is 2\)"):
+        load_trec(text(RUN), text(qrels), threshold=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_trec(text(RUN), text(qrels), threshold=2)
+
+
 def test_missing_drop_warns_and_drops():
-    with pytest.warns(MissingQueriesWarning, match=r"1 run queries .* dropped.*'q2'"):
+    with pytest.warns(MissingQueriesWarning, match=r"^1 run query is not in the qrels and is dropped "
+                      r"\(missing='keep' keeps it .*\): 'q2'$"):
         lists = load_trec(text(RUN), text("q1 0 d1 1\n"))
     assert lists.qids == ("q1",)
+    run = {f"q{i}": [Posting("d", 1.0, 1)] for i in range(3)}
+    with pytest.warns(MissingQueriesWarning, match=r"^2 run queries are not in the qrels and are dropped "
+                      r"\(missing='keep' keeps them "):
+        align(run, {"q0": {"d": 1}})
 
 
 def test_missing_keep_and_error():
@@ -136,14 +154,14 @@ def test_missing_keep_and_error():
         warnings.simplefilter("error")
         lists = load_trec(text(RUN), text("q1 0 d1 1\n"), missing="keep")
     assert lists.qids == ("q1", "q2") and lists.n_relevant.tolist() == [1, 0]
-    with pytest.raises(ValueError, match=r"1 run queries are not in the qrels: 'q2'"):
+    with pytest.raises(ValueError, match=r"^1 run query is not in the qrels: 'q2'"):
         load_trec(text(RUN), text("q1 0 d1 1\n"), missing="error")
     with pytest.raises(ValueError, match="missing must be one of"):
         load_trec(text(RUN), text("q1 0 d1 1\n"), missing="ignore")
 
 
 def test_qrels_queries_absent_from_run_are_reported():
-    with pytest.warns(MissingQueriesWarning, match=r"1 qrels queries are not in the run .*'q7'"):
+    with pytest.warns(MissingQueriesWarning, match=r"^1 qrels query is not in the run and is ignored: 'q7'"):
         lists = load_trec(text(RUN), text("q1 0 d1 1\nq2 0 d9 0\nq7 0 d1 1\n"))
     assert lists.qids == ("q1", "q2")
 
@@ -201,6 +219,27 @@ def test_write_run_failure_mid_write_removes_temp(tmp_path, monkeypatch):
     assert out.read_text() == "old\n" and os.listdir(tmp_path) == ["cut.run"]
 
 
+def test_write_run_into_a_missing_folder_names_the_folder(tmp_path):
+    lists = load_trec(text(RUN))
+    with pytest.raises(FileNotFoundError, match=r"cannot write .*cut.run: output folder .*nodir.sub "
+                       r"does not exist$"):
+        write_run(tmp_path / "nodir" / "sub" / "cut.run", lists)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(FileNotFoundError, match=r"output folder .*file is not a folder$"):
+        write_run(tmp_path / "file" / "cut.run", lists)
+    assert sorted(os.listdir(tmp_path)) == ["file"]
+
+
+def test_write_run_os_errors_name_the_output_not_the_temp_file(tmp_path, monkeypatch):
+    def refused(**kwargs):
+        raise PermissionError(13, "Permission denied", str(tmp_path / ".cut.run.abc.tmp"))
+
+    monkeypatch.setattr(tempfile, "mkstemp", refused)
+    with pytest.raises(PermissionError, match=r"Permission denied: '.*/cut.run'$") as info:
+        write_run(tmp_path / "cut.run", load_trec(text(RUN)))
+    assert ".tmp" not in str(info.value) and info.value.errno == 13
+
+
 def test_write_run_rejects_whitespace_doc_ids(tmp_path):
     lists = RankedLists.from_postings({"q": [Posting("a b", 1.0, 1)]})
     with pytest.raises(ValueError, match=r"document id \(query 'q'\) 'a b'"):
@@ -234,7 +273,7 @@ def test_robust04_bm25_test(datasets, tmp_path):
     with pytest.warns(MissingQueriesWarning) as record:
         dropped = load_trec(run, qrels)
     messages = sorted(str(w.message) for w in record)
-    assert messages[0].startswith("1 run queries are not in the qrels") and "'672'" in messages[0]
+    assert messages[0].startswith("1 run query is not in the qrels") and "'672'" in messages[0]
     assert messages[1].startswith("200 qrels queries are not in the run")
     assert len(dropped) == 49
     with warnings.catch_warnings():

@@ -14,6 +14,8 @@ one it uses. A cut ``k`` keeps the first ``k`` documents of a list (PyTerrier's 
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -21,11 +23,32 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["ORDERINGS", "PAD_DOC", "Posting", "RankedLists", "order_postings"]
+__all__ = ["ORDERINGS", "PAD_DOC", "NoRelevantWarning", "Posting", "RankedLists", "check_threshold",
+           "order_postings", "warn_if_nothing_relevant"]
 
 Ordering = Literal["rank", "trec_eval"]
 ORDERINGS: tuple[str, ...] = ("rank", "trec_eval")
 PAD_DOC = ""  # doc id of padded positions (scores there are NaN, mask False)
+
+
+class NoRelevantWarning(UserWarning):
+    """No judged document of the lists reaches the relevance threshold: none counts as relevant."""
+
+
+def check_threshold(value: Any, arg: str = "threshold") -> float:
+    """``value`` as a relevance threshold: a finite number > 0, else ValueError naming ``arg``.
+
+    Documents the qrels do not judge get relevance 0, so a threshold ≤ 0 would count every
+    unjudged document as relevant.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise ValueError(f"{arg} must be a number, got {value!r}")
+    if not math.isfinite(value):
+        raise ValueError(f"{arg} must be finite, got {value!r}")
+    if value <= 0:
+        raise ValueError(f"{arg} must be > 0 (unjudged documents count as relevance 0, so every one "
+                         f"of them would be relevant), got {value!r}")
+    return float(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +74,7 @@ def order_postings(postings: Iterable[Posting], ordering: str = "rank") -> list[
     return out
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class RankedLists:
     """Ranked lists of many queries as padded ``[n_queries, max_len]`` arrays.
 
@@ -61,7 +84,8 @@ class RankedLists:
     :param mask: bool array ``[n_queries, max_len]``, True where a document is listed.
     :param gains: graded relevance ``[n_queries, max_len]`` from the qrels (0 for unjudged and
         padding), or None when no qrels were given.
-    :param threshold: relevance at or above which a document counts as relevant.
+    :param threshold: relevance at or above which a document counts as relevant; finite and > 0
+        (see :func:`check_threshold`).
     :param n_relevant: per query, the number of judged relevant documents in the qrels (listed
         or not), or None without qrels.
     :param features: optional float array ``[n_queries, max_len, n_features]`` (0 at padding).
@@ -80,6 +104,17 @@ class RankedLists:
     feature_names: tuple[str, ...] = field(default_factory=tuple)
     ordering: str = "rank"
 
+    def __post_init__(self) -> None:
+        check_threshold(self.threshold)
+
+    def __repr__(self) -> str:
+        n, lengths = len(self), self.lengths
+        judged = "unjudged" if self.gains is None else f"judged at threshold {self.threshold:g}"
+        n_features = 0 if self.features is None else self.features.shape[2]
+        return (f"RankedLists({n} {'query' if n == 1 else 'queries'}, lengths "
+                f"{lengths.min()}..{lengths.max()}, ordering={self.ordering!r}, {judged}, "
+                f"{n_features} features)")
+
     # ----------------------------------------------------------------- construction
     @classmethod
     def from_postings(
@@ -95,7 +130,11 @@ class RankedLists:
         Queries keep the order of ``run``. Postings are sorted by ``ordering``. Queries of the
         run that are absent from the qrels get no relevant document (``n_relevant`` 0); use
         :func:`rankcut.data.trec.align` to report or drop them first.
+
+        :raises ValueError: for a threshold that is not finite and > 0, an unknown ordering, no
+            query, or a query without documents.
         """
+        threshold = check_threshold(threshold)
         if ordering not in ORDERINGS:
             raise ValueError(f"ordering must be one of {ORDERINGS}, got {ordering!r}")
         qids = tuple(run)
@@ -195,3 +234,19 @@ class RankedLists:
                 f"cut {int(k[i])} for query {self.qids[i]!r} is outside [{low}, {self.lengths[i]}]"
             )
         return k.astype(np.int64)
+
+
+def warn_if_nothing_relevant(lists: RankedLists, *, stacklevel: int = 2) -> None:
+    """Warn (:class:`NoRelevantWarning`) when lists carry judgements but no query has a judged
+    document at or above ``lists.threshold``, e.g. ``threshold=3`` on qrels graded 0–2: every
+    document then counts as not relevant, which is rarely what was meant.
+
+    Loaders call this (:func:`rankcut.data.trec.load_trec`); lists built by hand, e.g. with
+    deliberately all-irrelevant labels, are not checked.
+    """
+    if lists.gains is None or lists.n_relevant is None or lists.n_relevant.any():
+        return
+    top = float(lists.gains[lists.mask].max())
+    warnings.warn(f"no judged document reaches relevance ≥ {lists.threshold:g} (the highest listed grade "
+                  f"is {top:g}): no document of the {len(lists)} lists counts as relevant",
+                  NoRelevantWarning, stacklevel=stacklevel + 1)

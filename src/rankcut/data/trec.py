@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
-from rankcut.data.lists import Posting, RankedLists
+from rankcut.data.lists import Posting, RankedLists, check_threshold, warn_if_nothing_relevant
 
 __all__ = [
     "MISSING_POLICIES",
@@ -155,6 +155,11 @@ def read_qrels(source: Source, *, name: str | None = None) -> Qrels:
     return qrels
 
 
+def _count(items: Sequence[object], one: str, many: str) -> str:
+    """``"1 run query is"`` / ``"2 run queries are"``: the count with the right grammatical number."""
+    return f"{len(items)} {one if len(items) == 1 else many}"
+
+
 def _id_list(ids: Sequence[str]) -> str:
     shown = ", ".join(repr(q) for q in ids[:_MAX_IDS_SHOWN])
     more = len(ids) - _MAX_IDS_SHOWN
@@ -184,15 +189,19 @@ def align(run: Mapping[str, Sequence[Posting]], qrels: Mapping[str, Mapping[str,
     unranked = [q for q in qrels if q not in run]
     if unranked:
         warnings.warn(
-            f"{len(unranked)} qrels queries are not in the run and are ignored: {_id_list(unranked)}",
+            f"{_count(unranked, 'qrels query is', 'qrels queries are')} not in the run and "
+            f"{'is' if len(unranked) == 1 else 'are'} ignored: {_id_list(unranked)}",
             MissingQueriesWarning, stacklevel=3,
         )
     if unjudged and missing == "error":
-        raise ValueError(f"{len(unjudged)} run queries are not in the qrels: {_id_list(unjudged)}")
+        raise ValueError(f"{_count(unjudged, 'run query is', 'run queries are')} not in the qrels: "
+                         f"{_id_list(unjudged)}")
     if unjudged and missing == "drop":
+        one = len(unjudged) == 1
         warnings.warn(
-            f"{len(unjudged)} run queries are not in the qrels and are dropped "
-            f"(missing='keep' keeps them with no relevant document): {_id_list(unjudged)}",
+            f"{_count(unjudged, 'run query is', 'run queries are')} not in the qrels and "
+            f"{'is' if one else 'are'} dropped (missing='keep' keeps {'it' if one else 'them'} with "
+            f"no relevant document): {_id_list(unjudged)}",
             MissingQueriesWarning, stacklevel=3,
         )
         kept = {q: p for q, p in run.items() if q in qrels}
@@ -221,13 +230,22 @@ def load_trec(
     :param missing: what to do with run queries absent from the qrels: ``"drop"``, ``"keep"``
         or ``"error"``; see :func:`align`, which also warns about qrels queries absent from the
         run.
+
+    A :class:`~rankcut.data.lists.NoRelevantWarning` says when no judged document of the kept
+    queries reaches ``threshold`` (e.g. ``threshold=3`` on qrels graded 0–2).
+
+    :raises ValueError: for a threshold that is not finite and > 0 (unjudged documents count as
+        relevance 0), and the errors of :func:`read_run`, :func:`read_qrels` and :func:`align`.
     """
+    threshold = check_threshold(threshold)
     postings = run if isinstance(run, Mapping) else read_run(run)
     if qrels is None:
         return RankedLists.from_postings(postings, None, threshold=threshold, ordering=ordering)
     judged = qrels if isinstance(qrels, Mapping) else read_qrels(qrels)
     postings = align(postings, judged, missing=missing)
-    return RankedLists.from_postings(postings, judged, threshold=threshold, ordering=ordering)
+    lists = RankedLists.from_postings(postings, judged, threshold=threshold, ordering=ordering)
+    warn_if_nothing_relevant(lists)
+    return lists
 
 
 def _check_token(value: str, what: str) -> None:
@@ -248,10 +266,16 @@ def write_run(path: str | os.PathLike[str], lists: RankedLists, cuts: Any = None
 
     :raises ValueError: for cuts outside ``[0, length]`` (see :meth:`RankedLists.check_cuts`), or a
         tag, query id or document id that is empty or contains whitespace.
+    :raises FileNotFoundError: when the folder of ``path`` does not exist (it is not created).
+    :raises OSError: when the folder cannot be written; the message names ``path``, not the
+        temporary file.
     """
     k = lists.lengths if cuts is None else lists.check_cuts(cuts, allow_zero=True)
     _check_token(tag, "tag")
     out = Path(path)
+    if not out.parent.is_dir():
+        what = "is not a folder" if out.parent.exists() else "does not exist"
+        raise FileNotFoundError(f"cannot write {out}: output folder {out.parent} {what}")
     buf = io.StringIO()
     for i, qid in enumerate(lists.qids):
         n = int(k[i])
@@ -260,7 +284,10 @@ def write_run(path: str | os.PathLike[str], lists: RankedLists, cuts: Any = None
         for j, (doc, score) in enumerate(zip(lists.doc_ids[i, :n], lists.scores[i, :n], strict=True)):
             _check_token(doc, f"document id (query {qid!r})")
             buf.write(f"{qid} Q0 {doc} {j + 1} {float(score)!r} {tag}\n")
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    except OSError as exc:  # the errno message would name the temporary file
+        raise type(exc)(exc.errno, exc.strerror, str(out)) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(buf.getvalue())
@@ -269,4 +296,3 @@ def write_run(path: str | os.PathLike[str], lists: RankedLists, cuts: Any = None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
