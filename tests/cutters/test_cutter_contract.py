@@ -18,6 +18,7 @@ from rankcut.cutters import (
     make_cutter,
     register,
 )
+from rankcut.cutters.base import spec_forms
 from rankcut.data.lists import Posting, RankedLists
 
 BUILTIN = {"oracle", "fixed-k", "greedy-k", "distribution", "surprise"}
@@ -158,6 +159,14 @@ def test_bad_params_set_directly_fail_at_fit_and_predict() -> None:
         cutter.fit(lists)
 
 
+def test_spec_forms_name_each_cutter_and_its_parameter() -> None:
+    forms = spec_forms()
+    assert len(forms) == len(available_cutters())
+    assert {"distribution", "fixed-k[:k]", "greedy-k[:metric]", "oracle[:metric]",
+            "surprise[:threshold]"} <= set(forms)
+    assert [f.partition("[")[0] for f in forms] == list(available_cutters())
+
+
 def test_register(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
 
@@ -171,7 +180,7 @@ def test_register(monkeypatch: pytest.MonkeyPatch) -> None:
         def _predict(self, lists: RankedLists) -> np.ndarray:
             return np.minimum(2 + self.extra, lists.lengths)
 
-    assert "keep-two" in available_cutters()
+    assert "keep-two" in available_cutters() and "keep-two[:extra]" in spec_forms()
     cutter = make_cutter("keep-two:1")
     assert isinstance(cutter, KeepTwo) and cutter.extra == 1 and KeepTwo.name == "keep-two"
     assert cutter.predict(varied_lists()).tolist() == [1, 2, 3, 3, 3, 3, 3, 3]

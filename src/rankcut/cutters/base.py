@@ -35,6 +35,7 @@ __all__ = [
     "cutter_class",
     "make_cutter",
     "register",
+    "spec_forms",
 ]
 
 C = TypeVar("C", bound="type[Cutter]")
@@ -172,6 +173,18 @@ def register(name: str) -> Callable[[C], C]:
 def available_cutters() -> tuple[str, ...]:
     """Registered cutter names, sorted."""
     return tuple(sorted(_REGISTRY))
+
+
+def spec_forms() -> tuple[str, ...]:
+    """The spec form of every registered cutter, sorted by name: ``NAME[:PARAM]`` with PARAM the
+    keyword its ``spec_param`` fills, or ``NAME`` for a cutter that takes no parameter, e.g.
+    ``("distribution", "fixed-k[:k]", "greedy-k[:metric]", ...)`` — what ``--cutters`` accepts.
+    """
+    forms = []
+    for name in available_cutters():
+        param = _REGISTRY[name].spec_param
+        forms.append(name if param is None else f"{name}[:{param[0]}]")
+    return tuple(forms)
 
 
 def cutter_class(name: str) -> type[Cutter]:
