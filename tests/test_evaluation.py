@@ -4,6 +4,7 @@ significance markers, split files, tables and the cut-off figure."""
 from __future__ import annotations
 
 import json
+import sys
 import warnings
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from rankcut import metrics
 from rankcut.cutters import FixedK, GreedyK, Oracle
 from rankcut.data.lists import Posting, RankedLists
 from rankcut.data.trec import MissingQueriesWarning
-from rankcut.evaluation import evaluate_cutters, format_table, read_query_ids
+from rankcut.evaluation import check_specs, evaluate_cutters, format_table, read_query_ids
 from rankcut.significance import paired_tests
 
 DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
@@ -204,7 +205,9 @@ def test_to_dict_is_strict_json_with_per_query_rows():
     ("kwargs", "message"),
     [
         ({"specs": ["greedy-k"]}, "must be fitted"),
-        ({"specs": ["oracle", "oracle"]}, "listed twice"),
+        ({"specs": ["oracle", " oracle"]}, r"^cutter 'oracle' is listed twice$"),
+        ({"specs": ["oracle", "", "greedy-k"]}, r"^cutter spec 2 is empty$"),
+        ({"specs": ["oracle", 3]}, r"^cutter spec 2 must be a string"),
         ({"specs": []}, "at least one"),
         ({"specs": "oracle"}, "not one string"),
         ({"specs": ["nope"]}, "unknown cutter"),
@@ -231,7 +234,7 @@ def test_bad_arguments_raise_value_errors_that_name_them(kwargs, message):
 
 def test_training_on_test_queries_or_without_labels_is_refused():
     lists = make_lists([A, B])
-    with pytest.raises(ValueError, match="share 1 queries"):
+    with pytest.raises(ValueError, match="share 1 query "):
         evaluate_cutters(["greedy-k"], lists, train=make_lists([A]))
     other_order = RankedLists.from_postings({"t0": [Posting("d0", 1.0, 1)]}, {"t0": {"d0": 1}},
                                             ordering="trec_eval")
@@ -247,9 +250,79 @@ def test_query_ids_missing_from_the_lists_are_reported_and_skipped():
     with pytest.warns(MissingQueriesWarning, match="'q9'"):
         ev = evaluate_cutters(["greedy-k"], lists, train=["q0", "q9"])
     assert ev.qids == ("q1", "q2")
-    with pytest.raises(ValueError, match="none of its 1 query ids"), warnings.catch_warnings():
+    with pytest.raises(ValueError, match="train: its only query id 'q9' is not in the ranked lists"), \
+            warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingQueriesWarning)
         evaluate_cutters(["greedy-k"], lists, train=["q9"])
+    with pytest.raises(ValueError, match="none of its 2 query ids is"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQueriesWarning)
+        evaluate_cutters(["greedy-k"], lists, train=["q8", "q9"])
+    with pytest.warns(MissingQueriesWarning, match=r"^1 query id of train is not in the ranked lists and is "
+                      r"skipped: 'q9'$"):
+        evaluate_cutters(["greedy-k"], lists, train=["q0", "q9"])
+    with pytest.warns(MissingQueriesWarning, match=r"^2 query ids of test_queries are not in the ranked "
+                      r"lists and are skipped"):
+        evaluate_cutters(["fixed-k:1"], lists, test_queries=["q0", "q8", "q9"])
+
+
+def test_check_specs_validates_without_data():
+    assert check_specs([" oracle", "fixed-k:2 "], baseline=" fixed-k:2") == ["oracle", "fixed-k:2"]
+    for specs, message in [(["oracle", "nope"], "unknown cutter 'nope'"), (["fixed-k:0"], "fixed-k:0"),
+                           (["oracle", "  "], "cutter spec 2 is empty"), ([], "at least one")]:
+        with pytest.raises(ValueError, match=message):
+            check_specs(specs)
+    with pytest.raises(ValueError, match="baseline 'greedy-k' is not among"):
+        check_specs(["oracle"], baseline="greedy-k")
+
+
+# --------------------------------------------------------------------------- text and reprs
+def test_legend_counts_in_words_and_says_when_nothing_is_compared():
+    lists = make_lists([A, B, A, B])
+    only_baseline = format_table(evaluate_cutters(["oracle", "fixed-k:2"], lists, baseline="fixed-k:2"))
+    assert "No significance test: no method to compare with the baseline fixed-k:2." in only_baseline
+    assert "Holm" not in only_baseline and "Not tested: oracle" in only_baseline
+    one = format_table(evaluate_cutters(["fixed-k:2", "fixed-k:8"], lists, baseline="fixed-k:2"))
+    assert "Holm-adjusted over 1 method," in one
+    single = evaluate_cutters(["fixed-k:2"], lists, test_queries=["q1"])
+    assert "no training data; 1 query;" in format_table(single)
+    assert "mean over 1 test query (" in format_table(single)
+    split = evaluate_cutters(["greedy-k"], lists, train=["q0"], test_queries=["q1"])
+    assert "fitted on 1 training query of the lists, tested on the 1 other;" in str(split)
+
+
+def test_evaluation_repr_is_short_and_str_is_the_table():
+    lists = make_lists([A, B] * 100)
+    ev = evaluate_cutters(["oracle", "fixed-k:2"], lists, baseline="fixed-k:2")
+    assert repr(ev) == ("Evaluation(200 test queries, mode 'none', methods ['oracle', 'fixed-k:2'], "
+                        "metrics ['f1', 'dcg'], baseline 'fixed-k:2')")
+    assert str(ev) == ev.summary() == format_table(ev)
+    assert ev.summary(markdown=True) == format_table(ev, markdown=True)
+    f1, dcg = ev.methods["fixed-k:2"].mean("f1"), ev.methods["fixed-k:2"].mean("dcg")
+    assert repr(ev.methods["fixed-k:2"]) == (f"MethodResult('fixed-k:2', 200 queries, f1 {f1:.4f} at mean k "
+                                             f"2.0, dcg {dcg:.4f} at mean k 2.0)")
+
+
+def test_to_frame_is_the_table():
+    pd = pytest.importorskip("pandas")
+    lists = make_lists([A] * 6 + [B] * 2)
+    ev = evaluate_cutters(["oracle", "fixed-k:2", "fixed-k:8"], lists, baseline="fixed-k:8")
+    frame = ev.to_frame()
+    assert list(frame.index) == ["oracle", "fixed-k:2", "fixed-k:8"] and frame.index.name == "method"
+    assert list(frame.columns) == ["f1", "f1_k", "f1_p", "f1_marker", "dcg", "dcg_k", "dcg_p", "dcg_marker"]
+    for name, res in ev.methods.items():
+        assert frame.loc[name, "f1"] == res.mean("f1") and frame.loc[name, "dcg_k"] == res.mean_k("dcg")
+        assert frame.loc[name, "f1_marker"] == ev.marker(name, "f1")
+    assert frame.loc["fixed-k:2", "f1_p"] == ev.tests["f1"]["fixed-k:2"].p_adjusted
+    assert pd.isna(frame.loc["oracle", "f1_p"])
+    plain = evaluate_cutters(["fixed-k:2"], lists).to_frame()
+    assert list(plain.columns) == ["f1", "f1_k", "dcg", "dcg_k"]
+
+
+def test_to_frame_without_pandas_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)  # makes `import pandas` raise ImportError
+    ev = evaluate_cutters(["fixed-k:2"], make_lists([A, B]))
+    with pytest.raises(ImportError, match=r"pip install 'rankcut\[eval\]'"):
+        ev.to_frame()
 
 
 # --------------------------------------------------------------------------- split files
@@ -313,3 +386,25 @@ def test_plot_cutoffs_writes_a_png_and_needs_the_reference(tmp_path):
         plot_cutoffs(ev, tmp_path / "x.png", metric="recall")
     with pytest.raises(ValueError, match="bin_width"):
         plot_cutoffs(ev, tmp_path / "x.png", bin_width=0)
+
+
+def test_plot_cutoffs_checks_the_folder_before_drawing(tmp_path, monkeypatch):
+    from rankcut import plots
+
+    ev = evaluate_cutters(["oracle", "fixed-k:3"], make_lists([A, B]))
+
+    def no_drawing(**kwargs):
+        raise AssertionError("drew a figure for a path it cannot write")
+
+    monkeypatch.setattr(plots, "_figure", no_drawing)
+    with pytest.raises(FileNotFoundError, match=r"output folder .*nodir.sub does not exist$"):
+        plots.plot_cutoffs(ev, tmp_path / "nodir" / "sub" / "x.png")
+
+
+def test_plot_cutoffs_without_matplotlib_names_the_quoted_extra(tmp_path, monkeypatch):
+    from rankcut.plots import plot_cutoffs
+
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    ev = evaluate_cutters(["oracle", "fixed-k:3"], make_lists([A, B]))
+    with pytest.raises(ImportError, match=r"pip install 'rankcut\[eval\]'$"):
+        plot_cutoffs(ev, tmp_path / "x.png")

@@ -54,6 +54,7 @@ __all__ = [
     "READS_TEST_LABELS",
     "Evaluation",
     "MethodResult",
+    "check_specs",
     "evaluate_cutters",
     "format_table",
     "read_query_ids",
@@ -74,6 +75,12 @@ _ORDERING_RULES = {
     "trec_eval": "score descending, ties by doc_id descending (trec_eval's rule)",
 }
 _MAX_IDS_SHOWN = 20
+_INSTALL_HINT = "Evaluation.to_frame needs pandas: pip install 'rankcut[eval]'"
+
+
+def _count(n: int, one: str, many: str) -> str:
+    """``"1 query"`` / ``"2 queries"``: the count with the right grammatical number."""
+    return f"{n} {one if n == 1 else many}"
 
 
 # --------------------------------------------------------------------------- split files
@@ -149,7 +156,7 @@ def _ids_from_json(p: Path, key: str | None) -> tuple[str, ...]:
 
 
 # --------------------------------------------------------------------------- results
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class MethodResult:
     """One cutter spec evaluated on the test queries.
 
@@ -174,8 +181,13 @@ class MethodResult:
     def mean_k(self, metric: str) -> float:
         return float(self.cuts[metric].mean())
 
+    def __repr__(self) -> str:
+        n = len(next(iter(self.cuts.values()))) if self.cuts else 0
+        means = ", ".join(f"{m} {self.mean(m):.4f} at mean k {self.mean_k(m):.1f}" for m in self.scores)
+        return f"MethodResult({self.method!r}, {_count(n, 'query', 'queries')}, {means})"
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)
 class Evaluation:
     """The outcome of :func:`evaluate_cutters`.
 
@@ -191,6 +203,9 @@ class Evaluation:
         ``"none"``), ``folds``, ``seed``, ``n_train``, ``n_test``, ``fit_metric``,
         ``recall_base``, ``allow_zero``, ``ordering``, ``threshold``, ``baseline``, ``test``,
         ``alpha``, ``description``.
+
+    ``str(evaluation)`` and :meth:`summary` give the table of :func:`format_table`;
+    :meth:`to_frame` the same rows as a pandas DataFrame.
     """
 
     qids: tuple[str, ...]
@@ -200,6 +215,44 @@ class Evaluation:
     methods: dict[str, MethodResult]
     tests: dict[str, dict[str, PairedTest]] = field(default_factory=dict)
     protocol: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        base = self.protocol.get("baseline")
+        return (f"Evaluation({_count(len(self.qids), 'test query', 'test queries')}, "
+                f"mode {self.protocol.get('mode')!r}, methods {list(self.methods)}, "
+                f"metrics {list(self.metrics)}, baseline {base!r})")
+
+    def __str__(self) -> str:
+        return format_table(self)
+
+    def summary(self, *, markdown: bool = False, digits: int = 4) -> str:
+        """The table in the shape of AttnCut's Table 3, with its legend (:func:`format_table`)."""
+        return format_table(self, markdown=markdown, digits=digits)
+
+    def to_frame(self) -> Any:
+        """The table as a pandas DataFrame, one row per method (index ``method``).
+
+        Columns per metric ``m``: ``m`` (the mean over the test queries) and ``m_k`` (the mean
+        cut behind it); with a baseline also ``m_p`` (Holm-adjusted p-value against the baseline,
+        NaN where no test was run) and ``m_marker`` (``†`` / ``‡`` / ``""``).
+
+        :raises ImportError: when pandas is missing (the message names ``rankcut[eval]``).
+        """
+        try:
+            import pandas as pd  # lazy: pandas is an optional extra
+        except ImportError as exc:
+            raise ImportError(_INSTALL_HINT) from exc
+        rows = []
+        for name, res in self.methods.items():
+            row: dict[str, Any] = {"method": name}
+            for m in self.metrics:
+                row[m], row[f"{m}_k"] = res.mean(m), res.mean_k(m)
+                if self.protocol.get("baseline") is not None:
+                    t = self.tests.get(m, {}).get(name)
+                    row[f"{m}_p"] = np.nan if t is None else t.p_adjusted
+                    row[f"{m}_marker"] = self.marker(name, m)
+            rows.append(row)
+        return pd.DataFrame(rows).set_index("method")
 
     def marker(self, method: str, metric: str) -> str:
         """``†`` significantly better than the baseline, ``‡`` significantly worse, else ``""``."""
@@ -260,6 +313,36 @@ def _jsonable(obj: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- evaluation
+def check_specs(specs: Sequence[str], *, baseline: str | None = None) -> list[str]:
+    """Validate cutter specs without loading any data, as :func:`evaluate_cutters` does first.
+
+    Every spec is built once with :func:`rankcut.cutters.make_cutter`, so an unknown cutter or a
+    bad parameter fails here.
+
+    :returns: the specs with surrounding spaces removed, in order.
+    :raises ValueError: for one string instead of a sequence, no spec, an empty or non-string
+        spec (naming its position), a bad spec, a spec listed twice, or a ``baseline`` that is
+        not among the specs.
+    """
+    if isinstance(specs, str):
+        raise ValueError("specs must be a sequence of cutter specs, not one string")
+    names: list[str] = []
+    for i, spec in enumerate(specs, 1):
+        if not isinstance(spec, str):
+            raise ValueError(f"cutter spec {i} must be a string 'NAME[:PARAM]', got {spec!r}")
+        if not spec.strip():
+            raise ValueError(f"cutter spec {i} is empty")
+        make_cutter(spec)  # unknown names and bad parameters fail here
+        if spec.strip() in names:
+            raise ValueError(f"cutter {spec.strip()!r} is listed twice")
+        names.append(spec.strip())
+    if not names:
+        raise ValueError("specs: give at least one cutter")
+    if baseline is not None and baseline.strip() not in names:
+        raise ValueError(f"baseline {baseline!r} is not among the cutters {names}")
+    return names
+
+
 @dataclass(frozen=True)
 class _Task:
     """One training / test pair: fit on ``train`` (None: nothing to fit on), cut ``test``."""
@@ -327,17 +410,7 @@ def evaluate_cutters(
         raise ValueError(f"recall_base must be one of {_metrics.RECALL_BASES}, got {recall_base!r}")
     if test not in TESTS:
         raise ValueError(f"test must be one of {tuple(TESTS)}, got {test!r}")
-    if isinstance(specs, str):
-        raise ValueError("specs must be a sequence of cutter specs, not one string")
-    names = [s.strip() if isinstance(s, str) else s for s in specs]
-    if not names:
-        raise ValueError("specs: give at least one cutter")
-    repeated = sorted({s for s in names if names.count(s) > 1})
-    if repeated:
-        raise ValueError(f"specs: cutters listed twice: {', '.join(map(repr, repeated))}")
-    if baseline is not None and baseline.strip() not in names:
-        raise ValueError(f"baseline {baseline!r} is not among the cutters {names}")
-
+    names = check_specs(specs, baseline=baseline)
     variants = {s: _variants(s, metrics, fit_metric, recall_base=recall_base, allow_zero=allow_zero)
                 for s in names}
     tasks, evaluated, mode, n_train = _tasks(lists, train, test_queries, folds, seed)
@@ -424,10 +497,8 @@ def _cutter_name(spec: str) -> str:
 def _variants(spec: str, metrics: tuple[str, ...], fit_metric: str, *, recall_base: str,
               allow_zero: bool) -> dict[str, Cutter]:
     """The cutters a spec stands for: ``{metric: cutter}`` when fitted per metric, else ``{"*": cutter}``."""
-    if not isinstance(spec, str):
-        raise ValueError(f"cutter spec must be a string 'NAME[:PARAM]', got {spec!r}")
     cls = cutter_class(_cutter_name(spec))
-    params = make_cutter(spec).get_params()  # validates the spec
+    params = make_cutter(spec).get_params()
     options: dict[str, Any] = {}
     if "recall_base" in params:
         options["recall_base"] = recall_base
@@ -463,11 +534,15 @@ def _present(lists: RankedLists, ids: Sequence[str], what: str) -> list[str]:
     absent = [q for q in ids if q not in have]
     if absent:
         shown = ", ".join(map(repr, absent[:_MAX_IDS_SHOWN]))
-        warnings.warn(f"{len(absent)} query ids of {what} are not in the ranked lists and are skipped: "
+        verb = "is" if len(absent) == 1 else "are"
+        warnings.warn(f"{_count(len(absent), 'query id', 'query ids')} of {what} {verb} not in the ranked "
+                      f"lists and {verb} skipped: "
                       f"{shown}{', ...' if len(absent) > _MAX_IDS_SHOWN else ''}",
                       MissingQueriesWarning, stacklevel=4)
     kept = [q for q in ids if q in have]
     if not kept:
+        if len(ids) == 1:
+            raise ValueError(f"{what}: its only query id {ids[0]!r} is not in the ranked lists")
         raise ValueError(f"{what}: none of its {len(ids)} query ids is in the ranked lists")
     return kept
 
@@ -501,8 +576,9 @@ def _tasks(lists: RankedLists, train: RankedLists | Sequence[str] | None,
         evaluated = [q for q in lists.qids if chosen is None or q in chosen]
         shared = sorted(set(evaluated) & set(train.qids))
         if shared:
-            raise ValueError(f"train and test share {len(shared)} queries (training on test queries "
-                             f"would leak their labels): {', '.join(map(repr, shared[:_MAX_IDS_SHOWN]))}")
+            raise ValueError(f"train and test share {_count(len(shared), 'query', 'queries')} (training on "
+                             f"test queries would leak their labels): "
+                             f"{', '.join(map(repr, shared[:_MAX_IDS_SHOWN]))}")
         if train.ordering != lists.ordering:
             raise ValueError(f"train lists are ordered by {train.ordering!r}, test lists by "
                              f"{lists.ordering!r}: load both with the same ordering")
@@ -513,7 +589,7 @@ def _tasks(lists: RankedLists, train: RankedLists | Sequence[str] | None,
             test_ids = set(_present(lists, test_queries, "test_queries"))
             shared = sorted(test_ids & set(train_ids))
             if shared:
-                raise ValueError(f"train and test_queries share {len(shared)} queries: "
+                raise ValueError(f"train and test_queries share {_count(len(shared), 'query', 'queries')}: "
                                  f"{', '.join(map(repr, shared[:_MAX_IDS_SHOWN]))}")
         else:
             test_ids = set(lists.qids) - set(train_ids)
@@ -530,16 +606,18 @@ def _tasks(lists: RankedLists, train: RankedLists | Sequence[str] | None,
 
 
 def _describe(p: dict[str, Any]) -> str:
-    n = p["n_test"]
+    n, n_train = p["n_test"], p["n_train"]
     if p["mode"] == "cv":
         text = (f"{p['folds']}-fold cross-validation over {n} queries (seed {p['seed']}, fold sizes "
                 f"{', '.join(map(str, p['fold_sizes']))}): each cutter fitted on the other folds")
     elif p["mode"] == "train":
-        text = f"fitted on {p['n_train']} training queries (separate training lists), tested on {n}"
+        text = (f"fitted on {_count(n_train, 'training query', 'training queries')} (separate training "
+                f"lists), tested on {n}")
     elif p["mode"] == "split":
-        text = f"fitted on {p['n_train']} training queries of the lists, tested on the {n} others"
+        text = (f"fitted on {_count(n_train, 'training query', 'training queries')} of the lists, tested "
+                f"on the {_count(n, 'other', 'others')}")
     else:
-        text = f"no training data; {n} queries"
+        text = f"no training data; {_count(n, 'query', 'queries')}"
     fit = ("metric-aware cutters fitted separately per metric" if p["fit_metric"] == "each"
            else f"metric-aware cutters fitted on {p['fit_metric']}")
     return f"{text}; {fit}"
@@ -581,7 +659,8 @@ def _legend(ev: Evaluation) -> list[str]:
     out = [
         f"Protocol: {p['description']}.",
         f"Ordering: {p['ordering']} ({p['ordering_rule']}); relevant: relevance ≥ {p['threshold']:g}.",
-        f"Columns: {cols} — mean over {p['n_test']} test queries (F1: Eq. 8, DCG: ±1-DCG, Eq. 9 of AttnCut; "
+        f"Columns: {cols} — mean over {_count(p['n_test'], 'test query', 'test queries')} (F1: Eq. 8, "
+        f"DCG: ±1-DCG, Eq. 9 of AttnCut; "
         f"recall base: {p['recall_base']}); k: mean cut behind the column.",
     ]
     if p["baseline"] is None:
@@ -589,8 +668,12 @@ def _legend(ev: Evaluation) -> list[str]:
     else:
         tested = sorted({name for per in ev.tests.values() for name in per})
         test = {"wilcoxon": "Wilcoxon signed-rank", "ttest": "paired t"}[p["test"]]
-        out.append(f"{_BETTER} / {_WORSE}: significantly better / worse than {p['baseline']} "
-                   f"({test} test, two-sided, Holm-adjusted over {len(tested)} methods, p ≤ {p['alpha']:g}).")
+        if tested:
+            out.append(f"{_BETTER} / {_WORSE}: significantly better / worse than {p['baseline']} "
+                       f"({test} test, two-sided, Holm-adjusted over "
+                       f"{_count(len(tested), 'method', 'methods')}, p ≤ {p['alpha']:g}).")
+        else:
+            out.append(f"No significance test: no method to compare with the baseline {p['baseline']}.")
         skipped = [n for n in ev.methods if n != p["baseline"] and n not in tested]
         if skipped:
             out.append(f"Not tested: {', '.join(skipped)} (reads the test labels: an upper bound).")

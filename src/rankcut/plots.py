@@ -1,4 +1,4 @@
-"""Figures of an evaluation (matplotlib, imported lazily: ``pip install rankcut[eval]``).
+"""Figures of an evaluation (matplotlib, imported lazily: ``pip install 'rankcut[eval]'``).
 
 * :func:`plot_cutoffs` — the distribution of the cut-off positions chosen for the test queries,
   each method against the Oracle's (Figure 2 of AttnCut, Wu et al., AAAI 2021).
@@ -21,7 +21,7 @@ from rankcut.evaluation import Evaluation
 
 __all__ = ["plot_cutoffs"]
 
-_INSTALL_HINT = "plotting needs matplotlib: pip install rankcut[eval]"
+_INSTALL_HINT = "plotting needs matplotlib: pip install 'rankcut[eval]'"
 
 
 def _figure(**kwargs: Any) -> Any:
@@ -72,9 +72,14 @@ def plot_cutoffs(
     :param title: figure title (default names the metric and the number of queries).
     :returns: the path written.
     :raises ValueError: for an unknown metric, method or reference, or a bin width < 1.
+    :raises FileNotFoundError: when the folder of ``path`` does not exist (checked before drawing).
     :raises ImportError: when matplotlib is missing (the message names ``rankcut[eval]``).
     """
     ev = evaluation
+    out = Path(path)
+    if not out.parent.is_dir():
+        what = "is not a folder" if out.parent.exists() else "does not exist"
+        raise FileNotFoundError(f"cannot write {out}: output folder {out.parent} {what}")
     if metric not in ev.metrics:
         raise ValueError(f"metric must be one of the evaluated metrics {ev.metrics}, got {metric!r}")
     if reference not in ev.methods:
@@ -117,6 +122,5 @@ def plot_cutoffs(
     ax.set_title(title or f"Cut-off positions of {len(ev.qids)} test queries ({label}-optimised)")
     ax.legend(frameon=False, fontsize="small")
     fig.tight_layout()
-    out = Path(path)
     fig.savefig(out, format="png")
     return out
