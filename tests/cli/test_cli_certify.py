@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from rankcut.certify.result import Certificate, recompute
+from rankcut.certify.result import Certificate, format_bound, recompute
 from rankcut.cli.main import app
 
 runner = CliRunner()
@@ -129,3 +129,212 @@ def test_demo_runs_cutters_and_audits_the_cut(tmp_path: Path) -> None:
     assert "Theorem 8" in out and "held in" in out and "rankcut evaluate --run RUN" in out
     cut_lines = (tmp_path / "greedy-k.cut.run").read_text().splitlines()
     assert cut_lines and all(len(line.split()) == 6 for line in cut_lines)
+
+
+# --- prefixes: the CSV table --------------------------------------------------------------------
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
+
+
+def _csv(tmp_path: Path, text: str, name: str = "t.csv") -> Path:
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def _fails(args: list[str], *messages: str) -> str:
+    code, _, err = run(*args)
+    assert code == 2, err
+    assert err.count("\n") == 1 and err.startswith("error: "), err
+    assert "np." not in err and "Traceback" not in err
+    for message in messages:
+        assert message in err, err
+    return err
+
+
+SEPARATE = "name,burden,p0,n,k\ng1,0.15,0.85,300,0\ng2,0.30,0.70,300,0\ng3,0.38,0.62,300,0\n"
+H, HS, HD, HF = "name,burden,p0,n,k\n", "name,burden,p0,n_eff,k\n", "name,burden,p0,n,k,delta\n", \
+    "name,burden,excluded_size,n,k\n"
+SHARED = "name,burden,p0,n_eff,k\ng1,0.15,0.85,846,2\ng2,0.30,0.70,699,1\ng3,0.38,0.62,617,0\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "extra", "messages"),
+    [
+        # nested pools: p0 (or N0) never increases down the table, in every design
+        ("name,burden,p0,n,k\ng1,0.15,0.62,300,0\ng2,0.30,0.70,300,0\n", [],
+         ["line 3", "p0=0.7 exceeds p0=0.62 on line 2", "non-increasing"]),
+        ("name,burden,excluded_size,n,k\ng1,1,500,30,0\ng2,2,600,30,0\n", ["--finite"],
+         ["line 3", "excluded_size=600 exceeds excluded_size=500"]),
+        ("name,burden,p0,n_eff,k\ng1,0.15,0.70,500,0\ng2,0.30,0.70,600,0\n", ["--reference-size", "1000"],
+         ["line 3", "n_eff=600 exceeds n_eff=500"]),
+        ("name,burden,p0,n_eff,k\ng1,0.15,0.80,500,0\ng2,0.30,0.70,400,1\n", ["--reference-size", "1000"],
+         ["line 3", "k=1 exceeds k=0"]),
+        ("name,burden,p0,n_eff,k\ng1,0.15,0.80,500,5\ng2,0.30,0.70,499,1\n", ["--reference-size", "1000"],
+         ["line 3", "n_eff - k=498 exceeds n_eff - k=495"]),
+        ("name,burden,excluded_size,n_eff,k\ng1,1,800,80,0\ng2,2,700,90,0\n",
+         ["--finite", "--reference-size", "100", "--reference-pool-size", "1000"], ["line 3", "n_eff=90"]),
+        (f"{HS}g1,0.15,0.80,5,6\n", ["--reference-size", "10"], ["line 2", "k=6 exceeds n_eff=5"]),
+        ("name,burden,excluded_size,n_eff,k\ng1,1,80,90,0\n",
+         ["--finite", "--reference-size", "100", "--reference-pool-size", "1000"],
+         ["line 2", "n_eff=90 exceeds excluded_size=80"]),
+        # R has 950 items, 50 outside E1: 100 draws cannot put only 10 inside E1
+        ("name,burden,excluded_size,n_eff,k\ng1,1,900,10,0\n",
+         ["--finite", "--reference-size", "100", "--reference-pool-size", "950"],
+         ["line 2", "90 of the --reference-size 100 draws fall outside", "only 50 items outside"]),
+        ("name,burden,p0,n_eff,k\ng1,0.15,0.80,50,0\n", ["--reference-size", "10"],
+         ["line 2", "n_eff=50 exceeds --reference-size 10"]),
+        # columns
+        ("name,burden,p0,n,n_eff,k\ng1,0.15,0.85,300,300,0\n", ["--reference-size", "300"],
+         ["give either n (separate audits) or n_eff (with --reference-size)"]),
+        ("name,burden,p0,n_eff,k\ng1,0.15,0.85,300,0\n", [], ["n_eff column", "needs --reference-size"]),
+        (SEPARATE, ["--reference-size", "300"], ["--reference-size needs an n_eff column"]),
+        ("name,burden,p0,n,k\ng1,0.15,,300,0\n", [], ["line 2", "empty value in column 'p0'"]),
+        ("name,burden,p0,k\ng1,0.15,0.8,0\n", [], ["missing column 'n'"]),
+        ("name;burden;p0;n;k\ng1;0.15;0.8;300;0\n", [], ["must be comma-separated with a header"]),
+        ("name,burden,p0,n,k,note\ng1,0.15,0.8,300,0,x\n", [], ["unknown column 'note'"]),
+        ("name,burden,p0,n,k\ng1,0.15,0.8,300\n", [], ["line 2", "4 values, but the header has 5 columns"]),
+        ("name,burden,p0,n,k\n", [], ["no data rows"]),
+        ("name,burden,p0,excluded_size,n,k\ng1,0.15,0.8,80,30,0\n", [],
+         ["give either p0", "or excluded_size"]),
+        (SEPARATE, ["--finite", "--target", "0.01"], ["--target is a number of missed items with --finite"]),
+        (f"{H}g1,0.15,0.8,300,0\ng1,0.3,0.7,300,0\n", [], ["line 3", "'g1' is already used on line 2"]),
+        # values: file and line, no numpy reprs
+        ("name,burden,p0,n,k\ng1,0.15,nan,300,0\n", [], ["line 2", "p0=nan must lie in [0, 1]"]),
+        ("name,burden,p0,n,k\ng1,0.15,-0.1,300,0\n", [], ["line 2", "p0=-0.1 must lie in [0, 1]"]),
+        (f"{HD}g1,0.15,0.5,300,0,-0.01\n", [], ["line 2", "delta=-0.01 must lie in (0, 1)"]),
+        ("name,burden,p0,n,k,delta\ng1,0.15,0.5,300,0,nan\n", [], ["line 2", "delta=nan"]),
+        ("name,burden,p0,n,k\ng1,0.15,0.5,-3,0\n", [], ["line 2", "n=-3 must be >= 0"]),
+        ("name,burden,p0,n,k\ng1,0.15,0.5,30,31\n", [], ["line 2", "k=31 exceeds n=30"]),
+        ("name,burden,p0,n,k\ng1,0.15,0.5,1.5,0\n", [], ["line 2", "n='1.5' is not a whole number"]),
+        ("name,burden,p0,n,k\ng1,-1,0.5,30,0\n", [], ["line 2", "burden=-1"]),
+        ("name,burden,p0,n,k\ng1,0.1,0,30,0\n", [], ["line 2", "p0=0 (an empty excluded pool)"]),
+        (f"{HF}g1,1,20,30,0\n", ["--finite"], ["line 2", "n=30 exceeds excluded_size=20"]),
+        ("name,burden,excluded_size,n,k\ng1,1,200,30,0\n", ["--finite", "--corpus-size", "100"],
+         ["line 2", "excluded_size=200 exceeds --corpus-size 100"]),
+        # options the design would not use
+        (SEPARATE, ["--corpus-size", "1000"], ["--corpus-size is not used without --finite"]),
+        (SEPARATE, ["--reference-mass", "0.5"], ["--reference-mass is not used without --reference-size"]),
+        (SHARED, ["--reference-size", "1000", "--reference-mass", "1.5"],
+         ["--reference-mass must lie in (0, 1]"]),
+        (f"{HD}g1,0.15,0.5,300,0,0.05\n", ["--fixed-sequence"], ["remove the delta column"]),
+        (SEPARATE, ["--delta", "0"], ["--delta must lie in (0, 1), got 0"]),
+    ],
+)
+def test_prefix_tables_that_cannot_be_right_are_refused(
+    tmp_path: Path, text: str, extra: list[str], messages: list[str]
+) -> None:
+    target = [] if "--target" in extra else ["--target", "10" if "--finite" in extra else "0.01"]
+    _fails(["certify", "prefixes", str(_csv(tmp_path, text)), *target, *extra], *messages)
+
+
+def test_prefix_paths_that_are_not_files(tmp_path: Path) -> None:
+    _fails(["certify", "prefixes", str(tmp_path), "--target", "0.01"], "is a directory")
+    _fails(["certify", "prefixes", str(tmp_path / "none.csv"), "--target", "0.01"], "no such file")
+
+
+def test_prefixes_finite_with_corpus_size_shows_r(tmp_path: Path) -> None:
+    table = _csv(tmp_path, "name,burden,excluded_size,n,k\ng1,0.15,85000,300,0\ng2,0.30,70000,300,0\n")
+    code, out, err = run("certify", "prefixes", str(table), "--target", "1000", "--finite",
+                         "--corpus-size", "100000")  # fmt: skip
+    assert code == 0, err
+    code, js, _ = run("certify", "prefixes", str(table), "--target", "1000", "--finite",
+                      "--corpus-size", "100000", "--json")  # fmt: skip
+    r = json.loads(js)["certificates"][0]["certificate"]["details"]["r_upper"]
+    assert f"r = M0/N (N = 100000) of at most {format_bound(tuple(r), 'upper')}" in out
+
+
+def test_the_documented_examples_run() -> None:
+    code, out, err = run("certify", "prefixes", str(EXAMPLES / "prefixes.csv"), "--target", "0.01")
+    assert code == 0, err
+    assert "r ≤ (0.0116, 0.00949, 0.00841)" in out and "prefix = g2" in out
+    code, out, err = run("certify", "prefixes", str(EXAMPLES / "prefixes-shared.csv"), "--target", "0.005",
+                         "--reference-size", "1000")  # fmt: skip
+    assert code == 0, err
+    assert "r ≤ (0.00777, 0.00604, 0.00411)  [Theorem 17" in out and "prefix = g3" in out
+
+
+# --- excluded-pool, plan, two-pool, whole-population: options ---------------------------------
+
+
+EP = "excluded-pool --sample-size 30 --positives 0"
+TWO = "two-pool --excluded-sample 10 --excluded-positives 1 --included-sample 10 --included-positives 1"
+
+
+@pytest.mark.parametrize(
+    ("args", "messages"),
+    [
+        ("excluded-pool --sample-size 10 --positives 11", ["--positives 11 exceeds --sample-size 10"]),
+        ("excluded-pool --sample-size 10 --positives -1", ["--positives must be >= 0, got -1"]),
+        ("excluded-pool --sample-size -1 --positives 0", ["--sample-size must be >= 0"]),
+        ("excluded-pool --sample-size 100 --positives 0 --finite --pool-size 50",
+         ["--sample-size 100 exceeds --pool-size 50"]),
+        (f"{EP} --finite --pool-size 700 --corpus-size 1000 --included-relevant 301",
+         ["--included-relevant 301 exceeds the included pool", "= 300 items"]),
+        (f"{EP} --included-relevant 5", ["--included-relevant needs --finite with --pool-size"]),
+        (f"{EP} --pool-size 700 --included-relevant 5", ["--included-relevant needs --finite with"]),
+        (f"{EP} --finite --pool-size 700 --p0 0.5", ["--p0 is for i.i.d. draws"]),
+        (f"{EP} --pool-size 700 --corpus-size 1000 --p0 0.5", ["give either --p0 or --pool-size with"]),
+        (f"{EP} --pool-size 700", ["--pool-size without --finite needs --corpus-size", "--finite"]),
+        (f"{EP} --corpus-size 700", ["--corpus-size needs --pool-size"]),
+        (f"{EP} --pool-size 700 --corpus-size 500", ["--pool-size 700 exceeds --corpus-size 500"]),
+        (f"{EP} --p0 1.5", ["--p0 must lie in [0, 1], got 1.5"]),
+        (f"{EP} --p0 0", ["--p0 0 means an empty excluded pool"]),
+        ("plan --target 0", ["--target must lie in (0, 1), got 0"]),
+        ("plan --target 0.01 --p0 0", ["--p0 must lie in (0, 1], got 0"]),
+        ("plan --target 0.01 --tolerate -1", ["--tolerate must be >= 0, got -1"]),
+        ("plan --target 0.01 --prefixes 0", ["--prefixes must be >= 1, got 0"]),
+        ("plan --max-missed -1 --pool-size 100", ["--max-missed must be >= 0, got -1"]),
+        ("plan --max-missed 5 --pool-size 100 --tolerate 6", ["--max-missed 5 is below --tolerate 6"]),
+        ("plan --target 0.01 --max-missed 5 --pool-size 100", ["give either --target (a rate) or"]),
+        ("plan --target 0.01 --pool-size 100", ["--pool-size goes with --max-missed"]),
+        ("plan --target 0.01 --beta 0.2", ["--beta is not used with --target"]),
+        ("plan --max-missed 5 --pool-size 100 --p0 0.5", ["--p0 is not used with --max-missed"]),
+        ("plan --max-missed 5 --pool-size 100 --prefixes 2 --beta 0.2",
+         ["--beta is not used with --tolerate or --prefixes"]),
+        ("whole-population --sample-size 10 --positives -1", ["--positives must be >= 0"]),
+        ("two-pool --excluded-sample 10 --excluded-positives 11 --included-sample 10 --included-positives 1 "
+         "--p0 0.5", ["--excluded-positives 11 exceeds --excluded-sample 10"]),
+        (f"{TWO} --p0 0.5 --excluded-size 100", ["--excluded-size", "not used"]),
+        (f"{TWO} --finite --excluded-size 100 --included-size 5", ["--included-sample 10 exceeds"]),
+        (f"{TWO} --finite --excluded-size 100 --included-size 50 --p0 0.5", ["--p0 is not used with"]),
+    ],
+)
+def test_option_errors_name_the_options(args: str, messages: list[str]) -> None:
+    _fails(["certify", *args.split()], *messages)
+
+
+def test_plan_for_a_million_prefixes_stays_small() -> None:
+    # the δ/M union bound is one allocation entry; before, M entries were built
+    code, out, err = run("certify", "plan", "--target", "0.01", "--prefixes", "1000000", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert len(out) < 2_000 and d["allocation"] == {"g1..g1000000 (δ/1000000 each)": 0.05}
+    assert recompute(Certificate.from_dict(d)) == Certificate.from_dict(d)
+
+
+def test_plan_max_missed_at_or_above_the_pool_skips_remark_14() -> None:
+    code, out, err = run("certify", "plan", "--max-missed", "100", "--pool-size", "100", "--json")
+    assert code == 0, err
+    assert json.loads(out)["value"] == 0
+    assert err.startswith("note: --max-missed 100 >= --pool-size 100") and "Remark 14" in err
+    code, out, err = run("certify", "plan", "--max-missed", "5", "--max-missed", "150", "--pool-size", "100",
+                         "--json")  # fmt: skip
+    assert code == 0, err
+    sizes, minimum = json.loads(out)
+    assert sizes["value"] == [39, 0] and minimum["inputs"]["m"] == 6
+    assert "--max-missed 150 >= --pool-size 100" in err
+
+
+# --- demo -------------------------------------------------------------------------------------
+
+
+def test_demo_bad_options_give_one_line(tmp_path: Path) -> None:
+    code, out, err = run("demo", "--seed", "-1")
+    assert code == 2 and err == "error: --seed must be >= 0, got -1\n" and out == ""
+    a_file = tmp_path / "taken"
+    a_file.write_text("x")
+    code, out, err = run("demo", "--out", str(a_file))
+    assert code == 2 and err.count("\n") == 1 and "is a file" in err and out == ""
+    code, out, err = run("demo", "--out", str(a_file / "sub"))
+    assert code == 2 and err.count("\n") == 1 and "cannot create the folder" in err
