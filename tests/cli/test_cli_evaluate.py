@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from rankcut.cli.main import app
-from rankcut.cutters import make_cutter
+from rankcut.cutters import GreedyK, make_cutter
+from rankcut.cutters.base import spec_forms
 from rankcut.data.trec import load_trec, read_run
 
 DATASETS = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets"
@@ -90,10 +93,11 @@ def test_missing_policy_decides_whether_an_unjudged_query_counts(tiny):
     common = ["evaluate", "--run", tiny["run"], "--qrels", tiny["qrels"], "--cutters", "oracle", "--json"]
     keep = json.loads(invoke(*common, "--missing", "keep").stdout)
     drop = invoke(*common)
-    assert "warning: 1 run queries are not in the qrels and are dropped" in drop.stderr
+    assert f"warning: {tiny['run']}: 1 run query is not in the qrels and is dropped" in drop.stderr
     assert keep["per_query"]["qids"] == ["q1", "q2", "q3", "q4"]
     assert json.loads(drop.stdout)["per_query"]["qids"] == ["q1", "q2", "q3"]
-    one_line_error(invoke(*common, "--missing", "error"), "run queries are not in the qrels", "'q4'")
+    one_line_error(invoke(*common, "--missing", "error"),
+                   f"error: {tiny['run']}: 1 run query is not in the qrels: 'q4'")
 
 
 def test_evaluate_with_query_id_splits_and_markdown(tiny):
@@ -141,7 +145,8 @@ def test_evaluate_letor_input(tmp_path):
         (["--fit-metric", "map"], ["--fit-metric"]),
         (["--cutters", "oracle", "--baseline", "greedy-k"], ["baseline 'greedy-k' is not among"]),
         (["--train-queries", "absent.txt"], ["absent.txt"]),
-        (["--plot", "x.png", "--cutters", "fixed-k:2"], ["reference 'oracle'"]),
+        (["--plot", "x.png", "--cutters", "fixed-k:2"], ["--plot", "add oracle to --cutters"]),
+        (["--folds", "9", "--cutters", "fixed-k:2"], ["--folds 9 exceeds the number of queries (4)"]),
     ],
 )
 def test_evaluate_bad_input_exits_2_with_one_line(tiny, extra, fragments):
@@ -182,6 +187,160 @@ def test_cut_oracle_reads_qrels_and_learned_cutters_need_training(tiny):
     one_line_error(invoke("cut", "--cutter", "greedy-k", "--run", tiny["run"], "--train-run", tiny["train"],
                           "--out", out), "--train-run needs --qrels")
     one_line_error(invoke("cut", "--cutter", "fixed-k:0", "--run", tiny["run"], "--out", out), "fixed-k:0")
+
+
+# --------------------------------------------------------------------------- checks before any work
+@pytest.fixture
+def no_loading(monkeypatch):
+    """Fail the test if the command reads a run, qrels or LETOR file, or fits a cutter."""
+
+    def loaded(*args, **kwargs):
+        raise AssertionError("the command loaded data before finding the bad option")
+
+    monkeypatch.setattr("rankcut.data.trec.read_run", loaded)
+    monkeypatch.setattr("rankcut.data.trec.read_qrels", loaded)
+    monkeypatch.setattr("rankcut.data.letor.load_letor", loaded)
+    monkeypatch.setattr(GreedyK, "fit", loaded)
+
+
+def test_cut_refuses_to_overwrite_an_input(tiny, no_loading):
+    runs = {p: p.read_bytes() for p in (tiny["run"], tiny["train"], tiny["qrels"])}
+    spelled = tiny["dir"] / "test" / ".." / "test" / "run.txt"
+    (tiny["dir"] / "link.run").symlink_to(tiny["run"])
+    os.link(tiny["run"], tiny["dir"] / "hard.run")
+    for out in (tiny["run"], spelled, tiny["dir"] / "link.run", tiny["dir"] / "hard.run"):
+        one_line_error(invoke("cut", "--cutter", "fixed-k:2", "--run", tiny["run"], "--out", out),
+                       f"--out {out} is the input file --run {tiny['run']}")
+    one_line_error(invoke("cut", "--cutter", "greedy-k", "--run", tiny["run"], "--train-run", tiny["train"],
+                          "--qrels", tiny["qrels"], "--out", tiny["train"]), "is the input file --train-run")
+    one_line_error(invoke("cut", "--cutter", "oracle", "--run", tiny["run"], "--qrels", tiny["qrels"],
+                          "--out", tiny["qrels"]), "is the input file --qrels")
+    assert {p: p.read_bytes() for p in runs} == runs
+
+
+def test_cut_checks_the_output_folder_before_loading(tiny, no_loading):
+    missing = tiny["dir"] / "nodir" / "sub"
+    result = invoke("cut", "--cutter", "greedy-k", "--run", tiny["run"], "--train-run", tiny["train"],
+                    "--qrels", tiny["qrels"], "--out", missing / "cut.run")
+    one_line_error(result, f"output folder {missing} does not exist")
+    assert ".tmp" not in result.stderr and result.stdout == ""
+    one_line_error(invoke("cut", "--cutter", "fixed-k:2", "--run", tiny["run"], "--out",
+                          tiny["run"] / "cut.run"), f"output folder {tiny['run']} is not a folder")
+
+
+def test_evaluate_checks_the_plot_before_loading(tiny, no_loading, monkeypatch):
+    common = ["evaluate", "--run", tiny["run"], "--qrels", tiny["qrels"], "--cutters", "oracle,fixed-k:2"]
+    missing = tiny["dir"] / "nonexistent" / "dir"
+    one_line_error(invoke(*common, "--plot", missing / "x.png"), f"output folder {missing} does not exist")
+    one_line_error(invoke(*common, "--plot", tiny["qrels"]), "--plot", "is the input file --qrels")
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # as if matplotlib were not installed
+    one_line_error(invoke(*common, "--plot", tiny["dir"] / "x.png"),
+                   "--plot needs matplotlib: pip install 'rankcut[eval]'")
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragments"),
+    [
+        (["--train-queries", "nofile.txt"], ["--train-queries nofile.txt: no file nofile.txt"]),
+        (["--test-queries", "nofile.json#test"], ["--test-queries nofile.json#test: no file nofile.json"]),
+        (["--cutters", "oracle,,greedy-k"], ["--cutters 'oracle,,greedy-k': spec 2 is empty", "fixed-k[:k]"]),
+        (["--cutters", "oracle,"], ["spec 2 is empty"]),
+        (["--cutters", "oracle,nope"], ["unknown cutter 'nope'"]),
+        (["--cutters", "oracle,fixed-k:0"], ["fixed-k:0", "k must be an integer ≥ 1"]),
+        (["--cutters", "oracle, oracle"], ["error: cutter 'oracle' is listed twice"]),
+        (["--cutters", "oracle", "--baseline", "greedy-k"], ["baseline 'greedy-k' is not among"]),
+        (["--threshold", "nan"], ["--threshold must be finite, got nan"]),
+        (["--threshold", "inf"], ["--threshold must be finite, got inf"]),
+        (["--threshold", "0"], ["--threshold must be > 0", "unjudged documents count as relevance 0"]),
+        (["--threshold", "-1"], ["--threshold must be > 0"]),
+    ],
+)
+def test_evaluate_options_are_checked_before_loading(tiny, no_loading, extra, fragments):
+    result = invoke("evaluate", "--run", tiny["run"], "--qrels", tiny["qrels"], *extra)
+    one_line_error(result, *fragments)
+    assert "specs:" not in result.stderr
+
+
+@pytest.mark.parametrize("threshold", ["nan", "inf", "0", "-2"])
+def test_cut_checks_the_threshold_before_loading(tiny, no_loading, threshold):
+    one_line_error(invoke("cut", "--cutter", "oracle", "--run", tiny["run"], "--qrels", tiny["qrels"],
+                          "--threshold", threshold, "--out", tiny["dir"] / "cut.run"), "--threshold must be")
+
+
+def test_query_id_files_errors_name_the_option(tiny):
+    ids = tiny["dir"] / "ids.txt"
+    ids.write_text("q1\nq1\n")
+    common = ["evaluate", "--run", tiny["run"], "--qrels", tiny["qrels"], "--cutters", "greedy-k"]
+    one_line_error(invoke(*common, "--train-queries", ids), f"--train-queries: {ids}, line 2")
+    one_line_error(invoke(*common, "--train-queries", f"{ids}#train"),
+                   f"--train-queries {ids}#train: #train names a list of a JSON splits file")
+
+
+def test_a_threshold_no_document_reaches_is_warned_about(tiny):
+    result = invoke("evaluate", "--run", tiny["run"], "--qrels", tiny["qrels"], "--missing", "keep",
+                    "--cutters", "oracle", "--threshold", "5")
+    assert result.exit_code == 0, result.output
+    assert (f"warning: {tiny['run']}: no judged document reaches relevance ≥ 5 (the highest listed grade "
+            "is 1)") in result.stderr
+
+
+def test_a_threshold_no_letor_label_reaches_is_warned_about(tmp_path):
+    path = tmp_path / "S1.txt"
+    lines = [f"{int(d < 2)} qid:{q} 1:{1.0 - 0.1 * d:.1f}" for q in range(2) for d in range(4)]
+    path.write_text("\n".join(lines) + "\n")
+    result = invoke("evaluate", "--letor", path, "--score-feature", "1", "--cutters", "oracle",
+                    "--threshold", "2")
+    assert result.exit_code == 0, result.output
+    assert f"warning: {path}: no judged document reaches relevance ≥ 2" in result.stderr
+
+
+def test_cutters_help_lists_the_registry():
+    for command in ("evaluate", "cut"):
+        result = invoke(command, "--help")
+        text = " ".join(result.stdout.replace("│", " ").split())
+        for form in spec_forms():
+            assert f" {form}" in text, (command, form)
+
+
+def test_warnings_name_their_file_and_speak_cli(tiny):
+    """Both runs have a query without judgements: each warning says which run; the qrels query
+    that no run holds is reported once; the advice names the option, not the Python keyword."""
+    (tiny["dir"] / "train" / "run.txt").write_text(tiny["train"].read_text() + "t9 Q0 d0 1 1.0 tiny\n")
+    with tiny["qrels"].open("a") as f:
+        f.write("z1 0 d0 1\n")
+    result = invoke("evaluate", "--run", tiny["run"], "--train-run", tiny["train"], "--qrels", tiny["qrels"],
+                    "--cutters", "greedy-k")
+    assert result.exit_code == 0, result.output
+    warned = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert warned == [
+        f"warning: {tiny['run']}: 1 run query is not in the qrels and is dropped (--missing keep keeps it "
+        "with no relevant document): 'q4'",
+        f"warning: {tiny['train']}: 1 run query is not in the qrels and is dropped (--missing keep keeps it "
+        "with no relevant document): 't9'",
+        f"warning: {tiny['qrels']}: 1 query is in no run ({tiny['run']}, {tiny['train']}) and is "
+        "ignored: 'z1'",
+    ]
+
+
+def test_counts_are_in_words(tiny):
+    one = tiny["dir"] / "one.run"
+    one.write_text("t1 Q0 d0 1 2.0 x\nt1 Q0 d1 2 1.0 x\n")
+    single = tiny["dir"] / "single.run"
+    single.write_text("q1 Q0 d0 1 2.0 x\n")
+    out = tiny["dir"] / "cut.run"
+    result = invoke("cut", "--cutter", "greedy-k", "--run", single, "--train-run", one,
+                    "--qrels", tiny["qrels"], "--out", out)
+    assert result.exit_code == 0, result.output
+    assert "greedy-k fitted on 1 training query: k_=2" in result.stdout
+    assert f"wrote {out}: 1 query, 1 document kept (mean k 1.00" in result.stdout
+
+
+def test_a_baseline_with_nothing_to_compare_says_so(tiny):
+    result = invoke("evaluate", "--run", tiny["run"], "--qrels", tiny["qrels"], "--missing", "keep",
+                    "--cutters", "oracle,fixed-k:2", "--baseline", "fixed-k:2")
+    assert result.exit_code == 0, result.output
+    assert "no method to compare with the baseline fixed-k:2" in result.stdout
+    assert "0 methods" not in result.stdout
 
 
 # --------------------------------------------------------------------------- Robust04

@@ -1,12 +1,17 @@
 """``rankcut cut`` and ``rankcut evaluate``: apply cutters to a run, and compare them as in AttnCut's
 Table 3.
 
-numpy, scipy, the cutters and matplotlib are imported inside the commands, so ``rankcut --help``
-and the other subcommands do not pay for them.
+Every option is checked before any file is loaded or any cutter fitted: cutter specs, the
+relevance threshold, query-id files, and the output files (their folder must exist; an output
+may not be one of the inputs). The cutter registry is imported with this module, so that the
+help of ``--cutters`` lists the registered cutters; the evaluation, scipy and matplotlib are
+imported inside the commands.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import sys
 import warnings
 from collections.abc import Iterator
@@ -16,11 +21,16 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
+from rankcut.cutters.base import spec_forms
+
 _ORDERING_HELP = ("Tie rule: 'rank' (score, then the run's rank order, then doc_id descending) or "
                   "'trec_eval' (score, then doc_id descending).")
 _MISSING_HELP = ("Run queries absent from the qrels: 'drop' (trec_eval's convention, right for full "
                  "qrels), 'keep' (no relevant document; right for positives-only qrels such as "
                  "Robust04's, where query 672 has none), or 'error'.")
+_THRESHOLD_HELP = ("Relevance at or above which a document counts as relevant: a number > 0, since "
+                   "unjudged documents count as relevance 0")
+_SPECS = ", ".join(spec_forms())
 DEFAULT_CUTTERS = "oracle,fixed-k:5,fixed-k:10,fixed-k:50,greedy-k"
 _CHOICES = {
     "ordering": ("rank", "trec_eval"),
@@ -29,10 +39,25 @@ _CHOICES = {
     "fit_metric": ("each", "f1", "dcg"),
     "recall_base": ("list", "judged"),
 }
+_MAX_IDS_SHOWN = 10
+#: library keywords that are options of these commands under the same name: a message that says
+#: ``missing='keep'`` is shown as ``--missing keep``
+_KEYWORD = re.compile(r"(?<![\w-])(missing|threshold|ordering|folds|seed|fit_metric|recall_base|"
+                      r"baseline|test|alpha|score_feature)=(?:'([^']*)'|([^\s,;:)]+))")
+
+
+def _cli_words(message: str) -> str:
+    """A library message in the words of the command line: one line, options instead of keywords."""
+    text = " ".join(str(message).split())
+    return _KEYWORD.sub(lambda m: f"--{m[1].replace('_', '-')} {m[2] if m[2] is not None else m[3]}", text)
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 def _fail(message: str) -> NoReturn:
-    typer.echo(f"error: {' '.join(str(message).split())}", err=True)
+    typer.echo(f"error: {_cli_words(message)}", err=True)
     raise typer.Exit(2)
 
 
@@ -48,9 +73,23 @@ def _user_errors() -> Iterator[None]:
         except (ValueError, OSError, ImportError) as exc:
             error = str(exc) or type(exc).__name__
     for w in caught:
-        typer.echo(f"warning: {' '.join(str(w.message).split())}", err=True)
+        typer.echo(f"warning: {_cli_words(str(w.message))}", err=True)
     if error is not None:
         _fail(error)
+
+
+@contextmanager
+def _warnings_about(source: str) -> Iterator[None]:
+    """Prefix the warnings raised inside with ``source``, so that those of the training run and
+    of the test run can be told apart."""
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield
+    finally:  # also when loading fails: the warnings explain the error
+        for w in caught:
+            warnings.warn(f"{source}: {w.message}", w.category, stacklevel=1)
 
 
 def _choice(value: str, what: str) -> str:
@@ -58,6 +97,50 @@ def _choice(value: str, what: str) -> str:
         raise ValueError(f"--{what.replace('_', '-')} must be one of {', '.join(_CHOICES[what])}, "
                          f"got {value!r}")
     return value
+
+
+def _check_output(path: Path, option: str, inputs: dict[str, list[Path]]) -> None:
+    """Before any work: the folder of ``path`` must exist (it is not created), and ``path`` must
+    not be one of the input files (rankcut never overwrites its input)."""
+    folder = path.parent
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise ValueError(f"{option} {path}: output folder {folder} {what}")
+    if not path.exists():
+        return
+    for name, paths in inputs.items():
+        for given in paths:
+            if given.exists() and os.path.samefile(path, given):
+                raise ValueError(f"{option} {path} is the input file {name} {given}: writing there "
+                                 "would overwrite it; choose another file")
+
+
+def _cutter_specs(text: str) -> list[str]:
+    """The specs of a comma-separated ``--cutters`` value; an empty one is an error."""
+    specs = [s.strip() for s in text.split(",")]
+    for i, spec in enumerate(specs, 1):
+        if not spec:
+            raise ValueError(f"--cutters {text!r}: spec {i} is empty (specs are separated by single "
+                             f"commas; cutters: {_SPECS})")
+    return specs
+
+
+def _query_ids(spec: str, option: str) -> tuple[str, ...]:
+    """``FILE`` or ``FILE#KEY`` (a named list of a JSON splits file); errors name ``option``."""
+    from rankcut.evaluation import read_query_ids
+
+    path, key = spec, None
+    if "#" in spec and not Path(spec).exists():
+        path, key = spec.rsplit("#", 1)
+    if not Path(path).is_file():
+        raise ValueError(f"{option} {spec}: no file {path}")
+    if key is not None and Path(path).suffix.lower() != ".json":
+        raise ValueError(f"{option} {spec}: #{key} names a list of a JSON splits file, but {path} is a "
+                         "text file of one query id per line")
+    try:
+        return read_query_ids(path, key=key)
+    except ValueError as exc:
+        raise ValueError(f"{option}: {exc}") from None
 
 
 def _read_runs(paths: list[Path]) -> dict[str, Any]:
@@ -74,31 +157,56 @@ def _read_runs(paths: list[Path]) -> dict[str, Any]:
     return merged
 
 
-def _load(run: list[Path], letor: list[Path], qrels: Path | None, *, score_feature: int,
-          threshold: float, ordering: str, missing: str) -> Any:
-    from rankcut.data.letor import load_letor
+def _files(paths: list[Path]) -> str:
+    return ", ".join(map(str, paths))
+
+
+def _load_runs(paths: list[Path], judged: dict[str, Any] | None, *, threshold: float, ordering: str,
+               missing: str) -> Any:
+    """Lists of the run files, judged by the queries of ``judged`` that they contain; warnings
+    and errors name the files."""
     from rankcut.data.trec import load_trec
 
-    if letor:
-        return load_letor(letor, score_feature=score_feature, threshold=threshold, ordering=ordering)
-    return load_trec(_read_runs(run), qrels, threshold=threshold, ordering=ordering, missing=missing)
+    run = _read_runs(paths)  # its errors name file and line
+    qrels = None if judged is None else {q: judged[q] for q in run if q in judged}
+    with _warnings_about(_files(paths)):
+        try:
+            return load_trec(run, qrels, threshold=threshold, ordering=ordering, missing=missing)
+        except ValueError as exc:
+            raise ValueError(f"{_files(paths)}: {exc}") from None
 
 
-def _query_ids(spec: str) -> tuple[str, ...]:
-    """``FILE`` or ``FILE#KEY`` (a named list of a JSON splits file)."""
-    from rankcut.evaluation import read_query_ids
+def _warn_unranked(qrels: Path, judged: dict[str, Any], loaded: list[Any], runs: list[Path]) -> None:
+    """One warning for the qrels queries that no run holds (they are ignored)."""
+    from rankcut.data.trec import MissingQueriesWarning
 
-    path, key = spec, None
-    if "#" in spec and not Path(spec).exists():
-        path, key = spec.rsplit("#", 1)
-    return read_query_ids(path, key=key)
+    have = {q for lists in loaded for q in lists.qids}
+    unranked = [q for q in judged if q not in have]
+    if unranked:
+        shown = ", ".join(map(repr, unranked[:_MAX_IDS_SHOWN]))
+        more = f", ... ({len(unranked)} in all)" if len(unranked) > _MAX_IDS_SHOWN else ""
+        verb = "is" if len(unranked) == 1 else "are"
+        warnings.warn(f"{qrels}: {_count(len(unranked), 'query', 'queries')} {verb} in no run "
+                      f"({_files(runs)}) and {verb} ignored: {shown}{more}", MissingQueriesWarning,
+                      stacklevel=2)
+
+
+def _load_letor(paths: list[Path], *, score_feature: int, threshold: float, ordering: str) -> Any:
+    from rankcut.data.letor import load_letor
+    from rankcut.data.lists import warn_if_nothing_relevant
+
+    with _warnings_about(_files(paths)):
+        lists = load_letor(paths, score_feature=score_feature, threshold=threshold, ordering=ordering)
+        warn_if_nothing_relevant(lists)
+        return lists
 
 
 def cut(
-    cutter: Annotated[str, typer.Option("--cutter", help="Cutter spec NAME[:PARAM], e.g. greedy-k, "
-                                        "fixed-k:20, distribution, oracle.")],
+    cutter: Annotated[str, typer.Option("--cutter", help=f"Cutter spec NAME[:PARAM], e.g. greedy-k, "
+                                        f"fixed-k:20; cutters: {_SPECS}.")],
     run: Annotated[Path, typer.Option("--run", help="TREC run to cut.", exists=True, dir_okay=False)],
-    out: Annotated[Path, typer.Option("--out", help="Where to write the cut run (TREC format).",
+    out: Annotated[Path, typer.Option("--out", help="Where to write the cut run (TREC format); its "
+                                      "folder must exist, and it may not be an input file.",
                                       dir_okay=False)],
     train_run: Annotated[list[Path] | None, typer.Option(
         "--train-run", help="Training run(s) for cutters that learn (needs --qrels); repeat for "
@@ -106,8 +214,7 @@ def cut(
     qrels: Annotated[Path | None, typer.Option(
         "--qrels", help="Qrels: for fitting on --train-run, and for the oracle, which reads the "
         "labels of the run it cuts.", exists=True, dir_okay=False)] = None,
-    threshold: Annotated[float, typer.Option(
-        "--threshold", help="Relevance at or above which a document counts as relevant.")] = 1.0,
+    threshold: Annotated[float, typer.Option("--threshold", help=_THRESHOLD_HELP + ".")] = 1.0,
     ordering: Annotated[str, typer.Option("--ordering", help=_ORDERING_HELP)] = "rank",
     missing: Annotated[str, typer.Option("--missing", help=_MISSING_HELP)] = "drop",
     tag: Annotated[str, typer.Option("--tag", help="Run tag written in the sixth column.")] = "rankcut",
@@ -115,34 +222,47 @@ def cut(
     """Cut every list of a run where a cutter says, and write the kept prefixes as a TREC run."""
     with _user_errors():
         from rankcut.cutters import make_cutter
-        from rankcut.data.trec import load_trec, write_run
+        from rankcut.data.lists import check_threshold
+        from rankcut.data.trec import read_qrels, write_run
         from rankcut.evaluation import READS_TEST_LABELS
 
+        train_run = train_run or []
         _choice(ordering, "ordering")
         _choice(missing, "missing")
+        check_threshold(threshold, "--threshold")
         model = make_cutter(cutter)
+        _check_output(out, "--out", {"--run": [run], "--train-run": train_run,
+                                     "--qrels": [qrels] if qrels is not None else []})
+        if train_run and qrels is None:
+            raise ValueError("--train-run needs --qrels: fitting reads the training labels")
+        if not train_run and model.requires_fit():
+            raise ValueError(f"cutter {cutter!r} learns from training lists: give --train-run and --qrels")
+        reads_labels = model.name in READS_TEST_LABELS
+        if reads_labels and qrels is None:
+            raise ValueError(f"cutter {cutter!r} reads the labels of the run it cuts: give --qrels")
+
+        judged = read_qrels(qrels) if qrels is not None and (train_run or reads_labels) else None
+        options: dict[str, Any] = {"threshold": threshold, "ordering": ordering, "missing": missing}
+        loaded = []
         if train_run:
-            if qrels is None:
-                raise ValueError("--train-run needs --qrels: fitting reads the training labels")
-            train = load_trec(_read_runs(train_run), qrels, threshold=threshold, ordering=ordering,
-                              missing=missing)
+            train = _load_runs(train_run, judged, **options)
+            loaded.append(train)
             model.fit(train)
             learned = ", ".join(f"{k}={v}" for k, v in vars(model).items()
                                 if k.endswith("_") and not k.startswith("_") and isinstance(v, int | float))
-            typer.echo(f"{cutter} fitted on {len(train)} training queries"
+            typer.echo(f"{cutter} fitted on {_count(len(train), 'training query', 'training queries')}"
                        + (f": {learned}" if learned else ""))
-        elif model.requires_fit():
-            raise ValueError(f"cutter {cutter!r} learns from training lists: give --train-run and --qrels")
-        if model.name in READS_TEST_LABELS:
-            if qrels is None:
-                raise ValueError(f"cutter {cutter!r} reads the labels of the run it cuts: give --qrels")
-            lists = load_trec(run, qrels, threshold=threshold, ordering=ordering, missing=missing)
-        else:
-            lists = load_trec(run, None, ordering=ordering)  # the cut never sees the run's labels
+        # the cut never sees the labels of the run it cuts, except the oracle's
+        lists = _load_runs([run], judged if reads_labels else None, **options)
+        loaded.append(lists)
+        if qrels is not None and judged is not None:
+            _warn_unranked(qrels, judged, loaded, [run, *train_run])
         cuts = model.predict(lists)
         write_run(out, lists, cuts, tag=tag)
-        typer.echo(f"wrote {out}: {len(lists)} queries, {int(cuts.sum())} documents kept "
-                   f"(mean k {float(cuts.mean()):.2f}, ordering {ordering})")
+        kept = int(cuts.sum())
+        typer.echo(f"wrote {out}: {_count(len(lists), 'query', 'queries')}, "
+                   f"{_count(kept, 'document', 'documents')} kept (mean k {float(cuts.mean()):.2f}, "
+                   f"ordering {ordering})")
 
 
 def evaluate(
@@ -158,7 +278,8 @@ def evaluate(
         "--score-feature", help="LETOR feature that ranks the documents (25: BM25 on the whole "
         "document in LETOR 4.0).")] = 25,
     cutters: Annotated[str, typer.Option(
-        "--cutters", help="Comma-separated cutter specs NAME[:PARAM].")] = DEFAULT_CUTTERS,
+        "--cutters", help=f"Comma-separated cutter specs NAME[:PARAM], each listed once; cutters: "
+        f"{_SPECS}.")] = DEFAULT_CUTTERS,
     train_run: Annotated[list[Path] | None, typer.Option(
         "--train-run", help="Separate training run(s), judged by --qrels.", exists=True,
         dir_okay=False)] = None,
@@ -183,8 +304,7 @@ def evaluate(
         "--test", help="Paired test: wilcoxon or ttest (Holm-adjusted across methods).")] = "wilcoxon",
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
     threshold: Annotated[float, typer.Option(
-        "--threshold", help="Relevance at or above which a document counts as relevant (2 for "
-        "TREC DL).")] = 1.0,
+        "--threshold", help=_THRESHOLD_HELP + " (2 for TREC DL).")] = 1.0,
     ordering: Annotated[str, typer.Option("--ordering", help=_ORDERING_HELP)] = "rank",
     missing: Annotated[str, typer.Option("--missing", help=_MISSING_HELP)] = "drop",
     recall_base: Annotated[str, typer.Option(
@@ -194,18 +314,21 @@ def evaluate(
     markdown: Annotated[bool, typer.Option("--markdown", help="Print the table as Markdown.")] = False,
     plot: Annotated[Path | None, typer.Option(
         "--plot", help="Write the distribution of cut-offs vs the oracle's (AttnCut's Figure 2) to "
-        "this PNG.", dir_okay=False)] = None,
+        "this PNG (needs oracle among --cutters; its folder must exist).", dir_okay=False)] = None,
 ) -> None:
     """Compare cutters on held-out queries: F1@k, DCG@k and mean k per method (AttnCut's Table 3)."""
     with _user_errors():
         import json
 
-        from rankcut.evaluation import evaluate_cutters, format_table
+        from rankcut.data.lists import check_threshold
+        from rankcut.data.trec import read_qrels
+        from rankcut.evaluation import check_specs, evaluate_cutters, format_table
 
         run, letor, train_run, train_letor = run or [], letor or [], train_run or [], train_letor or []
         for value, what in [(ordering, "ordering"), (missing, "missing"), (test, "test"),
                             (fit_metric, "fit_metric"), (recall_base, "recall_base")]:
             _choice(value, what)
+        check_threshold(threshold, "--threshold")
         if bool(run) == bool(letor):
             raise ValueError("give the lists to evaluate either as --run with --qrels or as --letor")
         if run and qrels is None:
@@ -221,28 +344,49 @@ def evaluate(
             raise ValueError(f"choose one way to train: {' or '.join(modes)}")
         if as_json and markdown:
             raise ValueError("--json and --markdown are alternatives: choose one")
-        specs = [s.strip() for s in cutters.split(",") if s.strip()]
-
-        def load(runs: list[Path], letors: list[Path]) -> Any:
-            return _load(runs, letors, qrels, score_feature=score_feature, threshold=threshold,
-                         ordering=ordering, missing=missing)
-
-        lists = load(run, letor)
+        specs = check_specs(_cutter_specs(cutters), baseline=baseline)
+        reference = next((s for s in specs if s.partition(":")[0].strip() == "oracle"), "")
+        if plot is not None:
+            if not reference:
+                raise ValueError("--plot draws the cuts of each method against the oracle's: add oracle "
+                                 "to --cutters")
+            _check_output(plot, "--plot", {"--run": run, "--train-run": train_run, "--letor": letor,
+                                           "--train-letor": train_letor,
+                                           "--qrels": [qrels] if qrels is not None else []})
+            try:
+                import matplotlib.figure  # noqa: F401  (fail now, not after the evaluation)
+            except ImportError:
+                raise ImportError("--plot needs matplotlib: pip install 'rankcut[eval]'") from None
         train: Any = None
-        if train_run or train_letor:
-            train = load(train_run, train_letor)
-        elif train_queries is not None:
-            train = _query_ids(train_queries)
+        if train_queries is not None:
+            train = _query_ids(train_queries, "--train-queries")
+        chosen = _query_ids(test_queries, "--test-queries") if test_queries is not None else None
+
+        if letor:
+            options: dict[str, Any] = {"score_feature": score_feature, "threshold": threshold,
+                                       "ordering": ordering}
+            lists = _load_letor(letor, **options)
+            if train_letor:
+                train = _load_letor(train_letor, **options)
+        else:
+            assert qrels is not None  # checked above
+            judged = read_qrels(qrels)
+            options = {"threshold": threshold, "ordering": ordering, "missing": missing}
+            lists = _load_runs(run, judged, **options)
+            loaded = [lists]
+            if train_run:
+                train = _load_runs(train_run, judged, **options)
+                loaded.append(train)
+            _warn_unranked(qrels, judged, loaded, [*run, *train_run])
         result = evaluate_cutters(
-            specs, lists, train=train,
-            test_queries=_query_ids(test_queries) if test_queries is not None else None,
+            specs, lists, train=train, test_queries=chosen,
             folds=folds, seed=seed, fit_metric=fit_metric, recall_base=recall_base,
             baseline=baseline, test=test, alpha=alpha, progress=sys.stderr.isatty(),
         )
         if plot is not None:
             from rankcut.plots import plot_cutoffs
 
-            plot_cutoffs(result, plot, metric=result.metrics[0])
+            plot_cutoffs(result, plot, metric=result.metrics[0], reference=reference)
             typer.echo(f"wrote {plot}", err=True)
         if as_json:
             data = result.to_dict()
