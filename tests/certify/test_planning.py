@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import stats
 
 from rankcut.certify.bounds import cp_upper, hypergeom_upper
 from rankcut.certify.planning import (
@@ -181,8 +180,10 @@ def _remark14_exact(big_n: int, m: int, delta: float) -> int:
     return next(n for n in range(big_n + 1) if Fraction(big_n - n, big_n) ** m <= d)
 
 
-def _zero_tail(big_n: int, m: int, n: int) -> float:
-    return float(stats.hypergeom.pmf(0, big_n, m, n))
+def _zero_tail(big_n: int, m: int, n: int) -> Fraction:
+    """P(no relevant item among n draws | M0 = m) = C(N0 − m, n) / C(N0, n), exactly (a float pmf
+    can land on the wrong side of δ at a tie such as N0 = 10, m = 1, n = 5, δ = 0.5)."""
+    return Fraction(math.comb(big_n - m, n), math.comb(big_n, n))
 
 
 @settings(max_examples=80, deadline=None)
@@ -194,18 +195,25 @@ def test_remark_14_against_exact_search(big_n: int, data: st.DataObject, delta: 
     # (a) value is ⌈N0(1 − δ^{1/m})⌉ with the mathematical ceiling
     assert n_r == _remark14_exact(big_n, m, delta)
     # (b) the zero-count test "P(no relevant seen | M0 = m) ≤ δ" needs at most that many
-    n_p = next(n for n in range(big_n + 1) if _zero_tail(big_n, m, n) <= delta)
+    n_p = next(n for n in range(big_n + 1) if _zero_tail(big_n, m, n) <= Fraction(delta))
     assert n_p <= n_r
     if m == 1:
         assert n_p == n_r
     # (c) MU keeps m when the tail equals α, so at an exact tie it needs one more draw
     exact = cert.details["exact_size"]
-    tie = abs(_zero_tail(big_n, m, n_p) - delta) <= 1e-12 * delta
+    tie = abs(float(_zero_tail(big_n, m, n_p)) - delta) <= 1e-12 * delta
     assert exact == (n_p + 1 if tie else n_p)
     assert exact <= n_r + (1 if tie else 0)
     # (d) Theorem 13: no valid audit beats the lower bound; Corollary 15's upper bound holds
     assert exact >= cert.details["lower_bound"]
     assert n_r <= cert.details["corollary15_upper"]
+
+
+def test_remark_14_at_the_tie_hypothesis_found() -> None:
+    # N0 = 10, m = 1, δ = 0.5: five draws miss the one relevant item with probability exactly 1/2
+    cert = plan_rule_out(1, 0.5, excluded_size=10, beta=0.0)
+    assert _zero_tail(10, 1, 5) == Fraction(1, 2)
+    assert cert.value == 5 and cert.details["exact_size"] == 6
 
 
 @settings(max_examples=100, deadline=None)
