@@ -330,3 +330,9 @@ def test_tiny_delta_is_never_shown_as_confidence_one() -> None:
     for cert in (plan_binomial(0.5, 1e-300), plan_missed_mass(0.5, 1e-300, p0=0.9),
                  plan_hypergeometric(5, 1e-300, population=10), plan_rule_out(5, 1e-300, excluded_size=10)):
         assert "confidence 1 − 1e-300" in cert.statement
+
+
+def test_statement_for_several_pools_reads_plainly() -> None:
+    statement = plan_binomial(0.01, 0.05, n_prefixes=10).statement
+    assert statement.startswith("Drawing 528 items i.i.d. from each of 10 pools (δ/M = 0.005 each) and")
+    assert plan_binomial(0.01, 0.05).statement.startswith("Drawing 299 items i.i.d. from the pool and")

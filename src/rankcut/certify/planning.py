@@ -214,7 +214,7 @@ def plan_binomial(
     n = _binomial_sizes(eps, c, alpha)
     scalar = eps_scalar and c_scalar
     value = out(n, scalar)
-    each = "" if n_prefixes == 1 else f" per pool ({n_prefixes} pools, δ/M = {alpha:g} each)"
+    pools = "the pool" if n_prefixes == 1 else f"each of {n_prefixes} pools (δ/M = {alpha:g} each)"
     return Certificate(
         quantity="n0",
         side="size",
@@ -225,7 +225,7 @@ def plan_binomial(
         allocation=_per_prefix_allocation(delta, n_prefixes),
         delta=delta,
         statement=(
-            f"Drawing {format_bound(value, 'size')} items i.i.d. from the pool{each} and finding at "
+            f"Drawing {format_bound(value, 'size')} items i.i.d. from {pools} and finding at "
             f"most {format_bound(inputs['tolerated'], 'size')} relevant certifies a relevance rate "
             f"≤ {format_bound(inputs['epsilon'], 'estimate', 6)} at confidence "
             f"{confidence_text(delta)}."
