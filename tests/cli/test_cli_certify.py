@@ -296,6 +296,8 @@ TWO = "two-pool --excluded-sample 10 --excluded-positives 1 --included-sample 10
         ("two-pool --excluded-sample 10 --excluded-positives 11 --included-sample 10 --included-positives 1 "
          "--p0 0.5", ["--excluded-positives 11 exceeds --excluded-sample 10"]),
         (f"{TWO} --p0 0.5 --excluded-size 100", ["--excluded-size", "not used"]),
+        (f"{TWO} --p0 0.9 --p1 0.5", ["--p0 0.9 + --p1 0.5 = 1.4 exceeds 1"]),
+        (f"{TWO} --p0 0", ["--p0 0 means an empty excluded pool, but --excluded-sample 10"]),
         (f"{TWO} --finite --excluded-size 100 --included-size 5", ["--included-sample 10 exceeds"]),
         (f"{TWO} --finite --excluded-size 100 --included-size 50 --p0 0.5", ["--p0 is not used with"]),
     ],

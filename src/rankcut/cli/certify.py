@@ -661,8 +661,14 @@ def two_pool(
         if p0 is None:
             raise ValueError("give --p0 (population model) or --finite with the pool sizes")
         _fraction(p0, "--p0")
+        if p0 == 0 and excluded_sample > 0:
+            raise ValueError(f"--p0 0 means an empty excluded pool, but --excluded-sample {excluded_sample} "
+                             "items were drawn from it")
         if p1 is not None:
             _fraction(p1, "--p1")
+            if p0 + p1 > 1.0 + SUM_RTOL:  # rounding of complements such as 0.62 + 0.38
+                raise ValueError(f"--p0 {_num(p0)} + --p1 {_num(p1)} = {_num(p0 + p1)} exceeds 1: the two "
+                                 "pools split the population")
         cert = recall.two_pool_recall_certificate(
             excluded_positives, excluded_sample, included_positives, included_sample, p0, delta, p1=p1
         )
