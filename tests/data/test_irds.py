@@ -54,5 +54,5 @@ def test_irds_errors(fake_irds):
 
 def test_missing_ir_datasets_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "ir_datasets", None)  # makes `import ir_datasets` fail
-    with pytest.raises(ImportError, match=r"pip install rankcut\[irds\]"):
+    with pytest.raises(ImportError, match=r"pip install .rankcut\[irds\]."):
         load_irds("msmarco-passage/trec-dl-2019/judged", io.StringIO(RUN))

@@ -26,7 +26,7 @@ import numpy as np
 
 from rankcut.certify._validate import SUM_RTOL, check_count, check_delta, check_fraction, check_number
 from rankcut.certify.bounds import cp_lower, cp_upper, hypergeom_lower, hypergeom_upper
-from rankcut.certify.result import Certificate, certificate_function, format_bound
+from rankcut.certify.result import Certificate, certificate_function, confidence_text, format_bound
 
 __all__ = [
     "recall_from_missed_mass",
@@ -101,7 +101,7 @@ def recall_from_missed_mass(
         allocation={"missed mass": dm, "relevant mass": dr},
         delta=total,
         statement=(
-            f"With confidence {1 - total:g}, recall is at least {format_bound(value, 'lower')} "
+            f"With confidence {confidence_text(total)}, recall is at least {format_bound(value, 'lower')} "
             f"(1 - u/a with missed mass u <= {u:g} and total relevant mass a >= {a:g})."
         ),
         details={"one_minus_ratio": 1.0 - u / a},
@@ -180,7 +180,7 @@ def two_pool_recall_certificate(
         allocation=allocation,
         delta=d,
         statement=(
-            f"With confidence {1 - d:g}, recall is at least {format_bound(value, 'lower')} "
+            f"With confidence {confidence_text(d)}, recall is at least {format_bound(value, 'lower')} "
             f"(two-pool audit: {k0_}/{n0_} relevant in the excluded pool, {k1_}/{n1_} in the "
             "included pool)."
         ),
@@ -245,8 +245,8 @@ def two_pool_recall_finite_certificate(
         allocation={"excluded audit": d0, "included audit": d1},
         delta=d,
         statement=(
-            f"With confidence {1 - d:g}, recall is at least {format_bound(value, 'lower')}: at most "
-            f"{mu} relevant items are missed and at least {ml} are caught (corpus of {corpus})."
+            f"With confidence {confidence_text(d)}, recall is at least {format_bound(value, 'lower')}: "
+            f"at most {mu} relevant items are missed and at least {ml} are caught (corpus of {corpus})."
         ),
         details={"M0_upper": mu, "M1_lower": ml, "corpus_size": corpus,
                  "missed_mass_upper": mu / corpus if corpus else 0.0,

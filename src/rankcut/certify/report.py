@@ -146,9 +146,13 @@ class JointReport:
             + ", ".join(f"{e} {self.budget[e]:g}" for e in used)
             + "):"
         )
+        shared: dict[tuple[str, ...], list[str]] = {}
         for e in used:
             if len(users[e]) > 1:
-                lines.append(f"  ({' and '.join(users[e])} rest on the same {e} bound, charged once)")
+                shared.setdefault(tuple(users[e]), []).append(e)
+        for names, events in shared.items():
+            what = f"{events[0]} bound" if len(events) == 1 else f"bounds {', '.join(events)}"
+            lines.append(f"  ({' and '.join(names)} rest on the same {what}, charged once)")
         for key, value in self.facts.items():
             lines.append(f"  {key} = {value} (known exactly, no labels needed)")
         for name, cert, _ in self.entries:

@@ -30,7 +30,7 @@ from rankcut.certify._validate import (
     plain,
 )
 from rankcut.certify.bounds import cp_upper
-from rankcut.certify.result import Certificate, certificate_function, format_bound
+from rankcut.certify.result import Certificate, certificate_function, confidence_text, format_bound
 
 __all__ = ["whole_population_certificate"]
 
@@ -77,7 +77,7 @@ def whole_population_certificate(
         allocation={g: float(a) for g, a in zip(labels, alloc, strict=True)},
         delta=d,
         statement=(
-            f"With confidence {1 - d:g}, the missed relevant mass r(g) of {', '.join(labels)} "
+            f"With confidence {confidence_text(d)}, the missed relevant mass r(g) of {', '.join(labels)} "
             f"{'is' if k.size == 1 else 'are'} at most {format_bound(value, 'upper')} "
             f"(Clopper-Pearson on {n} whole-population draws)."
         ),

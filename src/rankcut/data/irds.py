@@ -18,7 +18,7 @@ __all__ = ["load_irds", "read_irds_qrels"]
 def read_irds_qrels(dataset_id: str) -> dict[str, dict[str, int]]:
     """``{query_id: {doc_id: relevance}}`` of the ir_datasets dataset ``dataset_id``.
 
-    :raises ImportError: when ir_datasets is not installed (``pip install rankcut[irds]``).
+    :raises ImportError: when ir_datasets is not installed (``pip install 'rankcut[irds]'``).
     :raises ValueError: when the dataset has no qrels, or judges a (query, document) pair twice.
     """
     try:
@@ -26,7 +26,7 @@ def read_irds_qrels(dataset_id: str) -> dict[str, dict[str, int]]:
     except ImportError as exc:
         raise ImportError(
             "reading qrels by ir_datasets id needs the optional ir_datasets package: "
-            "pip install rankcut[irds]"
+            "pip install 'rankcut[irds]'"
         ) from exc
     dataset: Any = ir_datasets.load(dataset_id)
     if not dataset.has_qrels():
