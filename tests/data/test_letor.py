@@ -93,3 +93,13 @@ def test_mq2008_partitions(datasets):
     s1 = parts[0]
     first = s1.index("10002")
     assert "GX008-86-4444840" in s1.doc_ids[first].tolist()
+
+
+def test_threshold_above_every_label_warns() -> None:
+    import io
+
+    from rankcut.data.lists import NoRelevantWarning
+
+    text = "2 qid:1 1:0.5 #docid = a\n0 qid:1 1:0.2 #docid = b\n"
+    with pytest.warns(NoRelevantWarning, match="relevance ≥ 3"):
+        load_letor(io.StringIO(text), score_feature=1, threshold=3)

@@ -20,7 +20,7 @@ from typing import IO, cast
 
 import numpy as np
 
-from rankcut.data.lists import Posting, RankedLists
+from rankcut.data.lists import Posting, RankedLists, warn_if_nothing_relevant
 
 __all__ = ["LETOR4_FEATURES", "load_letor"]
 
@@ -144,5 +144,6 @@ def load_letor(
             features[i, j, np.asarray(idx, dtype=np.int64) - 1] = val
     generic = tuple(f"f{k}" for k in range(1, n_feat + 1))
     names = LETOR4_FEATURES if n_feat == len(LETOR4_FEATURES) else generic
+    warn_if_nothing_relevant(lists, stacklevel=2)
     return lists.with_features(features, names)
 
