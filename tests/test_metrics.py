@@ -267,6 +267,15 @@ def test_pm1_dcg_measure_hand_values() -> None:
     assert {q for _, q in got} == {"1", "2", "3"}
 
 
+def test_pm1_dcg_measure_ties_scores_at_32_bit_precision_like_trec_eval() -> None:
+    ir_measures = pytest.importorskip("ir_measures")
+    qrels = list(ir_measures.read_trec_qrels("q1 0 A 1\nq1 0 B 0\n"))
+    run = list(ir_measures.read_trec_run("q1 Q0 A 1 1.00000001 t\nq1 Q0 B 2 1.0 t\n"))
+    # as C floats the two scores tie, and B wins the doc_id-descending tie-break
+    (m,) = ir_measures.iter_calc([pm1_dcg_measure(1)], qrels, run)
+    assert m.value == -1.0
+
+
 @pytest.fixture(scope="module")
 def robust04_paths() -> tuple[Path, Path]:
     run, qrels = ROBUST04 / "runs" / "bm25.test.run", ROBUST04 / "qrels.robust04.positives.txt"

@@ -72,7 +72,7 @@ _METRIC_LABELS = {"f1": "F1@k", "precision": "P@k", "recall": "R@k", "dcg": "DCG
 _BETTER, _WORSE = "†", "‡"
 _ORDERING_RULES = {
     "rank": "score descending, ties in the run's rank order, then doc_id descending",
-    "trec_eval": "score descending, ties by doc_id descending (trec_eval's rule)",
+    "trec_eval": "score descending as 32-bit floats, ties by doc_id descending (trec_eval's rule)",
 }
 _MAX_IDS_SHOWN = 20
 _INSTALL_HINT = "Evaluation.to_frame needs pandas: pip install 'rankcut[eval]'"

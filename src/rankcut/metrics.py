@@ -222,6 +222,8 @@ def pm1_dcg_measure(cutoff: int | None = None, *, rel: int = 1) -> Any:
     import ir_measures  # lazy: ir_measures and pandas are slow to import for the command line
 
     def one_query(relevant: set[str], run: Any) -> float:
+        # trec_eval's order: scores as 32-bit floats (as it stores them), ties by doc_id descending
+        run = run.assign(score=run["score"].astype(np.float32))
         ranked = run.sort_values(["score", "doc_id"], ascending=False)["doc_id"].to_numpy()[:cutoff]
         y = np.array([1.0 if d in relevant else -1.0 for d in ranked])
         return float(np.sum(y / np.log2(np.arange(2, len(y) + 2))))

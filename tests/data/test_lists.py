@@ -8,7 +8,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from rankcut.data.lists import NoRelevantWarning, Posting, RankedLists, warn_if_nothing_relevant
+from rankcut.data.lists import (
+    NoRelevantWarning,
+    Posting,
+    RankedLists,
+    order_postings,
+    warn_if_nothing_relevant,
+)
 
 RUN = {"q1": [Posting("a", 3.0, 1), Posting("b", 2.0, 2), Posting("c", 1.0, 3)],
        "q2": [Posting("x", 1.0, 1)]}
@@ -59,3 +65,16 @@ def test_repr_is_one_short_line():
     featured = short.with_features(np.zeros((2, 3, 2)), ["score", "length"])
     assert repr(featured) == ("RankedLists(2 queries, lengths 1..3, ordering='rank', judged at "
                               "threshold 1.5, 2 features)")
+
+
+def test_trec_eval_rule_compares_scores_as_32_bit_floats() -> None:
+    # found in review: trec_eval stores scores as C floats, so 1.00000001 and 1.0 tie (then doc_id desc)
+    postings = [Posting("A", 1.00000001, 1), Posting("B", 1.0, 2), Posting("C", 0.5, 3)]
+    assert [p.doc_id for p in order_postings(postings, "trec_eval")] == ["B", "A", "C"]
+    assert [p.doc_id for p in order_postings(postings, "rank")] == ["A", "B", "C"]
+
+
+def test_repeated_query_ids_are_refused() -> None:
+    docs = np.array([["a"], ["b"]], dtype=object)
+    with pytest.raises(ValueError, match="'q' appears more than once"):
+        RankedLists(("q", "q"), docs, np.ones((2, 1)), np.ones((2, 1), dtype=bool))

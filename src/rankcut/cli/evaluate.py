@@ -24,7 +24,7 @@ import typer
 from rankcut.cutters.base import spec_forms
 
 _ORDERING_HELP = ("Tie rule: 'rank' (score, then the run's rank order, then doc_id descending) or "
-                  "'trec_eval' (score, then doc_id descending).")
+                  "'trec_eval' (score as a 32-bit float, as trec_eval stores it, then doc_id descending).")
 _MISSING_HELP = ("Run queries absent from the qrels: 'drop' (trec_eval's convention, right for full "
                  "qrels), 'keep' (no relevant document; right for positives-only qrels such as "
                  "Robust04's, where query 672 has none), or 'error'.")

@@ -5,8 +5,8 @@ Ordering is defined once, here:
 
 * ``ordering="rank"`` (default): score descending, ties kept in the run's own rank order (the
   order the retriever returned), then doc_id descending;
-* ``ordering="trec_eval"``: trec_eval's rule, rank ignored: score descending, then doc_id
-  descending.
+* ``ordering="trec_eval"``: trec_eval's rule, rank ignored: score descending (compared as 32-bit
+  floats, as trec_eval stores them), then doc_id descending.
 
 Real runs have many tied scores, so the two rules give different lists; every figure says which
 one it uses. A cut ``k`` keeps the first ``k`` documents of a list (PyTerrier's ``% k``).
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -70,7 +71,9 @@ def order_postings(postings: Iterable[Posting], ordering: str = "rank") -> list[
     if ordering == "rank":
         out.sort(key=lambda p: (-p.score, p.rank))
     else:
-        out.sort(key=lambda p: -p.score)
+        # trec_eval stores scores as C floats (32 bits) before sorting: scores that differ only
+        # beyond that precision are ties for it, broken by doc_id
+        out.sort(key=lambda p: -np.float32(p.score))
     return out
 
 
@@ -106,6 +109,9 @@ class RankedLists:
 
     def __post_init__(self) -> None:
         check_threshold(self.threshold)
+        if len(set(self.qids)) != len(self.qids):
+            dup = next(q for q, c in Counter(self.qids).items() if c > 1)
+            raise ValueError(f"query {dup!r} appears more than once in the ranked lists")
 
     def __repr__(self) -> str:
         n, lengths = len(self), self.lengths
