@@ -336,7 +336,7 @@ def _exact_mu_zero(alpha: float, big_n: int, n: int) -> int:
     return lo
 
 
-@pytest.mark.parametrize("big_n", [10**7, 10**9, 10**11])
+@pytest.mark.parametrize("big_n", [10**7, 10**9, 10**10])
 @pytest.mark.parametrize(("n", "alpha"), [(1, 0.05), (2, 0.025), (3, 0.05)])
 def test_mu_is_never_below_the_exact_value_for_huge_pools(big_n: int, n: int, alpha: float) -> None:
     # scipy's tail loses ~3e-16·N relative accuracy; the search's slack must keep MU on the safe side
@@ -349,4 +349,4 @@ def test_mu_is_never_below_the_exact_value_for_huge_pools(big_n: int, n: int, al
 
 def test_populations_beyond_the_accuracy_limit_are_refused() -> None:
     with pytest.raises(ValueError, match="exceeds 1e"):
-        hypergeom_upper(0, 0.05, population=10**13, draws=10)
+        hypergeom_upper(0, 0.05, population=10**11, draws=10)
