@@ -272,3 +272,14 @@ def check_bool(value: Any, arg: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{arg} must be True or False, got {value!r}")
     return bool(value)
+
+
+def check_metric_options(metric: Any, recall_base: Any, allow_zero: Any) -> None:
+    """Validate the metric options that cutters pass through to :mod:`rankcut.metrics`."""
+    from rankcut import metrics
+
+    if metric not in metrics.METRICS:
+        raise ValueError(f"metric must be one of {metrics.METRICS}, got {metric!r}")
+    if recall_base not in metrics.RECALL_BASES:
+        raise ValueError(f"recall_base must be one of {metrics.RECALL_BASES}, got {recall_base!r}")
+    check_bool(allow_zero, "allow_zero")

@@ -12,24 +12,14 @@ Metric options (``metric``, ``recall_base``, ``allow_zero``) are passed through 
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from numpy.typing import NDArray
 
 from rankcut import metrics
-from rankcut.cutters.base import Cutter, check_bool, check_int, register
+from rankcut.cutters.base import Cutter, check_int, check_metric_options, register
 from rankcut.data.lists import RankedLists
 
 __all__ = ["FixedK", "GreedyK", "Oracle"]
-
-def _check_metric_options(metric: Any, recall_base: Any, allow_zero: Any) -> None:
-    if metric not in metrics.METRICS:
-        raise ValueError(f"metric must be one of {metrics.METRICS}, got {metric!r}")
-    if recall_base not in metrics.RECALL_BASES:
-        raise ValueError(f"recall_base must be one of {metrics.RECALL_BASES}, got {recall_base!r}")
-    check_bool(allow_zero, "allow_zero")
-
 
 def _need_labels(lists: RankedLists, who: str) -> None:
     if lists.gains is None:
@@ -57,7 +47,7 @@ class Oracle(Cutter):
         self.allow_zero = allow_zero
 
     def _validate_params(self) -> None:
-        _check_metric_options(self.metric, self.recall_base, self.allow_zero)
+        check_metric_options(self.metric, self.recall_base, self.allow_zero)
 
     def _predict(self, lists: RankedLists) -> NDArray[np.int64]:
         _need_labels(lists, "the oracle cutter (it reads the labels of the lists it cuts)")
@@ -109,7 +99,7 @@ class GreedyK(Cutter):
         self.allow_zero = allow_zero
 
     def _validate_params(self) -> None:
-        _check_metric_options(self.metric, self.recall_base, self.allow_zero)
+        check_metric_options(self.metric, self.recall_base, self.allow_zero)
 
     def requires_fit(self) -> bool:
         return True

@@ -37,7 +37,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rankcut import metrics
-from rankcut.cutters.base import Cutter, check_bool, check_float, check_int, check_score_arrays, register
+from rankcut.cutters.base import (
+    Cutter,
+    check_float,
+    check_int,
+    check_metric_options,
+    check_score_arrays,
+    register,
+)
 from rankcut.data.lists import RankedLists
 
 __all__ = ["GPDFit", "Surprise", "fit_gpd_tail"]
@@ -175,11 +182,7 @@ class Surprise(Cutter):
         if self.threshold is not None:
             # ±inf allowed: +inf keeps one document (none with allow_zero), −inf the whole list
             check_float(self.threshold, "threshold", allow_inf=True)
-        if self.metric not in metrics.METRICS:
-            raise ValueError(f"metric must be one of {metrics.METRICS}, got {self.metric!r}")
-        if self.recall_base not in metrics.RECALL_BASES:
-            raise ValueError(f"recall_base must be one of {metrics.RECALL_BASES}, got {self.recall_base!r}")
-        check_bool(self.allow_zero, "allow_zero")
+        check_metric_options(self.metric, self.recall_base, self.allow_zero)
         check_int(self.min_docs, "min_docs", low=3)
         check_int(self.n_grid, "n_grid", low=2)
 
