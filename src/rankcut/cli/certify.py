@@ -19,6 +19,7 @@ import typer
 from rankcut.certify._validate import SUM_RTOL
 from rankcut.certify.report import JointReport
 from rankcut.certify.result import Certificate
+from rankcut.cli._errors import fail
 
 app = typer.Typer(help="Exact finite-sample audit certificates.", no_args_is_help=True)
 
@@ -37,8 +38,7 @@ def _fail_cleanly(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except (ValueError, OSError) as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(2) from None
+            fail(str(exc))
 
     return wrapper  # type: ignore[return-value]
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import NoReturn
 
 import numpy as np
 import typer
 
 from rankcut.certify.report import JointReport
+from rankcut.cli._errors import fail
 
 
 def section8_report() -> JointReport:
@@ -46,14 +46,14 @@ def demo(
     """Run the audit paper's §8 example, then cut and audit synthetic ranked lists, offline."""
     # check the options before printing anything: a bad one gives one line and status 2
     if seed < 0:
-        _fail(f"--seed must be >= 0, got {seed}")
+        fail(f"--seed must be >= 0, got {seed}")
     if out is not None:
         if out.exists() and not out.is_dir():
-            _fail(f"--out {out} is a file; give a folder (it is created if missing)")
+            fail(f"--out {out} is a file; give a folder (it is created if missing)")
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            _fail(f"--out {out}: cannot create the folder ({exc.strerror or exc})")
+            fail(f"--out {out}: cannot create the folder ({exc.strerror or exc})")
     typer.echo("== 1. Certifying what a cut leaves behind (audit paper, §8) ==\n")
     typer.echo(section8_report().render())
     if out is None:
@@ -63,12 +63,7 @@ def demo(
         try:
             _truncation_demo(out, seed=seed)
         except OSError as exc:  # e.g. a folder that exists but cannot be written
-            _fail(f"--out {out}: {exc.strerror or exc}")
-
-
-def _fail(message: str) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(2)
+            fail(f"--out {out}: {exc.strerror or exc}")
 
 
 def _truncation_demo(folder: Path, *, seed: int = 0) -> None:

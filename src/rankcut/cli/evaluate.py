@@ -21,6 +21,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
+from rankcut.cli._errors import fail
 from rankcut.cutters.base import spec_forms
 
 _ORDERING_HELP = ("Tie rule: 'rank' (score, then the run's rank order, then doc_id descending) or "
@@ -57,8 +58,7 @@ def _count(n: int, one: str, many: str) -> str:
 
 
 def _fail(message: str) -> NoReturn:
-    typer.echo(f"error: {_cli_words(message)}", err=True)
-    raise typer.Exit(2)
+    fail(_cli_words(message))
 
 
 @contextmanager
