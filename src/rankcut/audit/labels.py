@@ -1,0 +1,668 @@
+"""Audit labels: a crash-safe store, label files in and out, a qrels oracle and a labelling prompt.
+
+An audit sends the sampled items ``(query_id, doc_id)`` to a labelling oracle and gets back their
+relevance ``y ∈ {0, 1}`` (§2.3 of the audit paper). Every certificate assumes those labels are the
+true ones (Assumption 2) and that the thing certified was fixed before they were looked at
+(Assumption 1, §2.4). This module keeps the labels so that both can be checked afterwards:
+
+* :class:`LabelStore` — an SQLite file (stdlib :mod:`sqlite3`, write-ahead log, one transaction
+  per write): a label whose :meth:`~LabelStore.record` returned survives a killed process, a
+  second, different label for an item is refused unless ``overwrite=True``, and every change is
+  kept in a history with the old and the new label. A ``meta`` table holds key/value notes, e.g.
+  which sample the labels belong to and when it was opened for certification.
+* :func:`read_label_file` / :func:`write_label_file` — CSV, TSV or JSON-lines label files
+  (``query_id, doc_id, label``), errors naming file and line, written atomically.
+* :func:`qrels_oracle` — labels from TREC qrels, for simulated audits (Assumption 2 holds by
+  construction; unjudged documents count as not relevant).
+* :func:`label_interactively` — asks a person, item by item, and records each answer at once.
+
+Items are pairs of non-empty strings without surrounding whitespace; labels are 0 or 1.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import operator
+import os
+import sqlite3
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any, NamedTuple, Self
+
+from rankcut.data.lists import check_threshold
+
+__all__ = [
+    "LABEL_FILE_KINDS",
+    "SCHEMA_VERSION",
+    "LabelEvent",
+    "LabelStore",
+    "LabellingSummary",
+    "label_interactively",
+    "qrels_oracle",
+    "read_label_file",
+    "write_label_file",
+]
+
+Item = tuple[str, str]
+Row = tuple[str, str, int]
+
+SCHEMA_VERSION = 1
+_FORMAT = "rankcut-labels"
+_RESERVED_META = ("format", "schema_version")
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+_SCHEMA = (
+    "CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE labels (query_id TEXT NOT NULL, doc_id TEXT NOT NULL,"
+    " label INTEGER NOT NULL CHECK (label IN (0, 1)), source TEXT NOT NULL, recorded_at TEXT NOT NULL,"
+    " PRIMARY KEY (query_id, doc_id)) WITHOUT ROWID",
+    # One row per label written: old_label is NULL for a first label, else the label it replaced.
+    "CREATE TABLE events (seq INTEGER PRIMARY KEY, query_id TEXT NOT NULL, doc_id TEXT NOT NULL,"
+    " old_label INTEGER CHECK (old_label IN (0, 1)), new_label INTEGER NOT NULL CHECK (new_label IN (0, 1)),"
+    " source TEXT NOT NULL, recorded_at TEXT NOT NULL)",
+)
+
+LABEL_FILE_KINDS: tuple[str, ...] = ("csv", "tsv", "jsonl")
+_DELIMITERS = {"csv": ",", "tsv": "\t"}
+_ROLES = ("query_id", "doc_id", "label")
+_ALIASES = {"query_id": "query_id", "query": "query_id", "qid": "query_id",
+            "doc_id": "doc_id", "doc": "doc_id", "docno": "doc_id",
+            "label": "label", "relevant": "label"}
+_ANSWERS = {"1": 1, "0": 0, "yes": 1, "no": 0, "true": 1, "false": 0, "y": 1, "n": 0}
+_LABEL_FORMS = "0/1, yes/no, true/false or y/n"
+
+
+class LabelEvent(NamedTuple):
+    """One label written to a :class:`LabelStore`: ``old_label`` is None for a first label."""
+
+    query_id: str
+    doc_id: str
+    old_label: int | None
+    new_label: int
+    source: str
+    recorded_at: str
+
+
+# --- checks shared by the store and the files ------------------------------------------------------
+
+def _check_id(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not value or value != value.strip():
+        raise ValueError(f"{what} must be a non-empty string without surrounding whitespace, got {value!r}")
+    return value
+
+
+def _check_items(items: Iterable[Any], arg: str = "items") -> list[Item]:
+    if isinstance(items, str | bytes):
+        raise ValueError(f"{arg} must be a sequence of (query_id, doc_id) pairs, got {items!r}")
+    out: list[Item] = []
+    for i, item in enumerate(items):
+        if isinstance(item, str | bytes) or not isinstance(item, Sequence) or len(item) != 2:
+            raise ValueError(f"{arg}[{i}] must be a (query_id, doc_id) pair, got {item!r}")
+        out.append((_check_id(item[0], f"{arg}[{i}] query id"), _check_id(item[1], f"{arg}[{i}] doc id")))
+    return out
+
+
+def _check_label(value: Any, what: str) -> int:
+    try:
+        label = operator.index(value)  # bool and numpy integers too; floats are refused
+    except TypeError:
+        label = -1
+    if label not in (0, 1):
+        raise ValueError(f"{what} must be 0 or 1, got {value!r}")
+    return label
+
+
+def _unique(items: Iterable[Item]) -> list[Item]:
+    return list(dict.fromkeys(items))
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+# --- the store ---------------------------------------------------------------------------------------
+
+class LabelStore:
+    """Relevance labels of audited items in one SQLite file (created when absent).
+
+    Writes are transactions in write-ahead-log mode with ``synchronous=FULL``: when
+    :meth:`record` returns, its labels are on disk, and a process killed at any moment leaves
+    each call either fully recorded or not at all. The file carries a ``meta`` row
+    ``format = rankcut-labels`` and its ``schema_version``; other files are refused.
+
+    Use it as a context manager, or call :meth:`close`.
+
+    :param path: the store's file; its folder must exist.
+    :param create: create the store when ``path`` does not exist (else FileNotFoundError).
+    :raises ValueError: naming the file, when it is not a rankcut label store (another SQLite
+        database, or not SQLite at all) or was written by a newer schema.
+    :raises FileNotFoundError: when the folder is missing, or the file with ``create=False``.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, create: bool = True) -> None:
+        self.path = Path(path)
+        _check_store_file(self.path, create)
+        self._con = sqlite3.connect(self.path, isolation_level=None)  # transactions are explicit
+        try:
+            self._open()
+        except BaseException:
+            self._con.close()
+            raise
+
+    def _open(self) -> None:
+        not_store = f"{self.path} is not a rankcut label store"
+        try:
+            with self._transaction() as con:
+                tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                if not tables:
+                    for statement in _SCHEMA:
+                        con.execute(statement)
+                    con.executemany("INSERT INTO meta VALUES (?, ?)",
+                                    [("format", _FORMAT), ("schema_version", str(SCHEMA_VERSION))])
+                    meta = {"format": _FORMAT, "schema_version": str(SCHEMA_VERSION)}
+                elif "meta" not in tables:
+                    raise ValueError(f"{not_store} (an SQLite database without a meta table)")
+                else:
+                    meta = dict(con.execute("SELECT key, value FROM meta WHERE key IN (?, ?)",
+                                            _RESERVED_META).fetchall())
+        except sqlite3.DatabaseError as exc:
+            raise ValueError(f"{not_store} (SQLite: {exc})") from None
+        if meta.get("format") != _FORMAT:
+            raise ValueError(f"{not_store} (meta format is {meta.get('format')!r}, not {_FORMAT!r})")
+        version = meta.get("schema_version", "")
+        if not version.isdigit() or not 1 <= int(version) <= SCHEMA_VERSION:
+            raise ValueError(f"{self.path}: label store schema version {version!r} is not one this rankcut "
+                             f"reads (1 to {SCHEMA_VERSION}); it may come from a newer rankcut")
+        # WAL cannot be switched on inside a transaction, and must not be switched on in a
+        # database that is not ours, so it comes last.
+        self._con.execute("PRAGMA journal_mode = WAL")
+        self._con.execute("PRAGMA synchronous = FULL")
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        self._con.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._con
+        except BaseException:
+            self._con.execute("ROLLBACK")
+            raise
+        self._con.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close the file (idempotent)."""
+        self._con.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"LabelStore({str(self.path)!r})"
+
+    def record(self, items: Sequence[Item], labels: Sequence[Any], source: str, *,
+               overwrite: bool = False) -> int:
+        """Record ``labels[i]`` for ``items[i]``, all in one transaction.
+
+        Recording the label an item already has changes nothing. A different label is refused
+        unless ``overwrite=True``; an overwrite is kept in :meth:`history` with the old label.
+
+        :param items: ``(query_id, doc_id)`` pairs.
+        :param labels: 0/1 (or bool) per item.
+        :param source: who or what gave the labels (``"interactive"``, a file name, ``"qrels"``).
+        :returns: how many labels were written (new or changed).
+        :raises ValueError: for malformed items or labels, an item given twice with different
+            labels, or (unless ``overwrite``) an item whose stored label differs — naming query,
+            document and both labels. Nothing of the call is recorded then.
+        """
+        pairs = _check_items(items)
+        values = [_check_label(v, f"labels[{i}]") for i, v in enumerate(labels)]
+        if len(values) != len(pairs):
+            raise ValueError(f"items and labels must have the same length, "
+                             f"got {len(pairs)} and {len(values)}")
+        if not isinstance(source, str) or not source.strip():
+            raise ValueError(f"source must be a non-empty string, got {source!r}")
+        wanted: dict[Item, int] = {}
+        for (q, d), label in zip(pairs, values, strict=True):
+            if wanted.setdefault((q, d), label) != label:
+                raise ValueError(f"items: query {q!r}, document {d!r} is given twice with different labels "
+                                 f"({wanted[q, d]} and {label})")
+        now = _now()
+        written = 0
+        with self._transaction() as con:
+            for (q, d), label in wanted.items():
+                old = con.execute("SELECT label, source, recorded_at FROM labels "
+                                  "WHERE query_id = ? AND doc_id = ?", (q, d)).fetchone()
+                if old is None:
+                    con.execute("INSERT INTO labels VALUES (?, ?, ?, ?, ?)", (q, d, label, source, now))
+                elif old[0] == label:
+                    continue
+                elif not overwrite:
+                    raise ValueError(
+                        f"{self.path}: query {q!r}, document {d!r} is already labelled {old[0]} (source "
+                        f"{old[1]!r}, {old[2]}); refusing label {label} from source {source!r} — pass "
+                        f"overwrite=True to replace it (the change is kept in the history)")
+                else:
+                    con.execute("UPDATE labels SET label = ?, source = ?, recorded_at = ? "
+                                "WHERE query_id = ? AND doc_id = ?", (label, source, now, q, d))
+                con.execute("INSERT INTO events (query_id, doc_id, old_label, new_label, source, "
+                            "recorded_at) VALUES (?, ?, ?, ?, ?, ?)",
+                            (q, d, None if old is None else old[0], label, source, now))
+                written += 1
+        return written
+
+    def get(self, items: Iterable[Item]) -> dict[Item, int]:
+        """``{item: label}`` for the labelled ones among ``items``."""
+        out: dict[Item, int] = {}
+        for item in _unique(_check_items(items)):
+            row = self._con.execute("SELECT label FROM labels WHERE query_id = ? AND doc_id = ?",
+                                    item).fetchone()
+            if row is not None:
+                out[item] = row[0]
+        return out
+
+    def missing(self, items: Iterable[Item]) -> list[Item]:
+        """The items without a label, in the given order, each once."""
+        labelled = self.get(items := _unique(_check_items(items)))
+        return [item for item in items if item not in labelled]
+
+    def count(self) -> int:
+        """How many items have a label."""
+        return int(self._con.execute("SELECT COUNT(*) FROM labels").fetchone()[0])
+
+    def items(self) -> list[Row]:
+        """Every label as ``(query_id, doc_id, label)``, sorted by query then document id.
+
+        Ready for :func:`write_label_file`.
+        """
+        return [(q, d, int(y)) for q, d, y in
+                self._con.execute("SELECT query_id, doc_id, label FROM labels ORDER BY query_id, doc_id")]
+
+    def history(self) -> list[LabelEvent]:
+        """Every label ever written, oldest first, including overwritten ones."""
+        rows = self._con.execute("SELECT query_id, doc_id, old_label, new_label, source, recorded_at "
+                                 "FROM events ORDER BY seq")
+        return [LabelEvent(*row) for row in rows]
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Store ``value`` under ``key`` (replacing an earlier value) in the ``meta`` table.
+
+        :raises ValueError: for an empty key, a non-string value, or the reserved keys
+            ``format`` and ``schema_version``.
+        """
+        if not isinstance(key, str) or not key.strip():
+            raise ValueError(f"key must be a non-empty string, got {key!r}")
+        if key in _RESERVED_META:
+            raise ValueError(f"key {key!r} is reserved for the label store itself")
+        if not isinstance(value, str):
+            raise ValueError(f"value for key {key!r} must be a string, got {value!r}")
+        with self._transaction() as con:
+            con.execute("INSERT INTO meta VALUES (?, ?) "
+                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
+
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        """The value stored under ``key``, or ``default``."""
+        row = self._con.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return default if row is None else str(row[0])
+
+
+def _check_store_file(path: Path, create: bool) -> None:
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder, not a rankcut label store")
+    if not path.exists():
+        if not path.parent.is_dir():
+            raise FileNotFoundError(f"cannot open label store {path}: folder {path.parent} does not exist")
+        if not create:
+            raise FileNotFoundError(f"label store {path} does not exist")
+        return
+    with open(path, "rb") as f:
+        head = f.read(len(_SQLITE_MAGIC))
+    if head and head != _SQLITE_MAGIC:
+        raise ValueError(f"{path} is not a rankcut label store (not an SQLite database)")
+
+
+# --- label files -------------------------------------------------------------------------------------
+
+def _kind(name: str, kind: str | None) -> str:
+    if kind is not None:
+        if kind not in LABEL_FILE_KINDS:
+            raise ValueError(f"kind must be one of {LABEL_FILE_KINDS}, got {kind!r}")
+        return kind
+    suffixes = [s.lower() for s in Path(name).suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes.pop()
+    found = suffixes[-1].lstrip(".") if suffixes else ""
+    if found not in LABEL_FILE_KINDS:
+        raise ValueError(f"{name}: cannot tell the label file format from the name; use a .csv, .tsv or "
+                         f".jsonl name (.gz allowed) or pass kind=")
+    return found
+
+
+@contextmanager
+def _open_text(source: str | os.PathLike[str] | IO[str], name: str | None) -> Iterator[tuple[str, IO[str]]]:
+    if isinstance(source, str | os.PathLike):
+        path = Path(source)
+        # newline="" lets the csv module see line breaks inside quoted cells as they are.
+        if path.suffix.lower() == ".gz":
+            with gzip.open(path, "rt", encoding="utf-8", newline="") as f:
+                yield name or str(path), f
+        else:
+            with open(path, encoding="utf-8", newline="") as f:
+                yield name or str(path), f
+    else:
+        yield name or str(getattr(source, "name", "<stream>")), source
+
+
+def _text_lines(f: IO[str], label: str) -> Iterator[str]:
+    """The lines of ``f``, without a byte-order mark; undecodable bytes are named by line."""
+    lineno = 0
+    it = iter(f)
+    while True:
+        try:
+            line = next(it)
+        except StopIteration:
+            return
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{label}, line {lineno + 1}: not UTF-8 text ({exc.reason})") from None
+        lineno += 1
+        yield line.removeprefix("\ufeff") if lineno == 1 else line
+
+
+def _parse_label(value: Any, where: str) -> int:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int) and value in (0, 1):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _ANSWERS:
+        return _ANSWERS[value.strip().lower()]
+    raise ValueError(f"{where}: label must be {_LABEL_FORMS}, got {value!r}")
+
+
+def _file_id(value: Any, what: str, where: str) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{where}: {what} must be a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _roles(keys: Iterable[str], where: str, columns: str) -> dict[str, str]:
+    """``{role: key}`` for the keys (header cells or JSON keys) that name a role."""
+    found: dict[str, str] = {}
+    for key in keys:
+        role = _ALIASES.get(key.strip().lower())
+        if role is None:
+            continue
+        if role in found:
+            raise ValueError(f"{where}: {columns} {found[role]!r} and {key!r} both name the {role}")
+        found[role] = key
+    missing = [r for r in _ROLES if r not in found]
+    if missing:
+        raise ValueError(f"{where}: no {' / '.join(missing)} {columns} (expected query_id, doc_id and label; "
+                         f"also accepted: query/qid, doc/docno, relevant); got {list(keys)}")
+    return found
+
+
+class _Collector:
+    """Rows of one file, each item once: a repeat with the same label is dropped, another label
+    is an error naming both lines."""
+
+    def __init__(self) -> None:
+        self.rows: dict[Item, tuple[int, int]] = {}
+
+    def add(self, q: str, d: str, label: int, lineno: int, where: str) -> None:
+        prev = self.rows.setdefault((q, d), (label, lineno))
+        if prev[0] != label:
+            raise ValueError(f"{where}: query {q!r}, document {d!r} is labelled {label} here but "
+                             f"{prev[0]} on line {prev[1]}")
+
+    def result(self) -> list[Row]:
+        return [(q, d, label) for (q, d), (label, _) in self.rows.items()]
+
+
+def _read_delimited(lines: Iterator[str], label: str, delimiter: str) -> list[Row]:
+    reader = csv.reader(lines, delimiter=delimiter, strict=True)
+    header: dict[str, int] | None = None
+    width = 0
+    out = _Collector()
+    end = 0
+    while True:
+        start = end + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise ValueError(f"{label}, line {reader.line_num}: {exc}") from None
+        end = reader.line_num
+        where = f"{label}, line {start}"
+        if not any(cell.strip() for cell in row):
+            continue
+        if header is None:
+            roles = _roles(row, where, "column")
+            header = {role: row.index(key) for role, key in roles.items()}
+            width = len(row)
+            continue
+        if len(row) != width:
+            raise ValueError(f"{where}: expected {width} columns as in the header, got {len(row)}")
+        q = _file_id(row[header["query_id"]], "query id", where)
+        d = _file_id(row[header["doc_id"]], "doc id", where)
+        out.add(q, d, _parse_label(row[header["label"]], where), start, where)
+    if header is None:
+        raise ValueError(f"{label}: empty label file; a header line query_id,doc_id,label is required")
+    return out.result()
+
+
+def _read_jsonl(lines: Iterator[str], label: str) -> list[Row]:
+    out = _Collector()
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{label}, line {lineno}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{where}: not valid JSON ({exc.msg})") from None
+        if not isinstance(obj, dict):
+            raise ValueError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+        roles = _roles(obj, where, "key")
+        q = _file_id(obj[roles["query_id"]], "query id", where)
+        d = _file_id(obj[roles["doc_id"]], "doc id", where)
+        out.add(q, d, _parse_label(obj[roles["label"]], where), lineno, where)
+    return out.result()
+
+
+def read_label_file(source: str | os.PathLike[str] | IO[str], *, kind: str | None = None,
+                    name: str | None = None) -> list[Row]:
+    """Read ``(query_id, doc_id, label)`` rows from a CSV, TSV or JSON-lines label file.
+
+    * CSV / TSV: a header line is required; it names the columns ``query_id`` (or ``query``,
+      ``qid``), ``doc_id`` (or ``doc``, ``docno``) and ``label`` (or ``relevant``), in any
+      order and case; other columns are ignored. Cells are stripped of surrounding spaces.
+    * JSON lines: one object a line with the same keys; ids may be strings or integers.
+
+    Labels are ``0/1``, ``yes/no``, ``true/false`` or ``y/n`` (any case; JSON booleans too).
+    Blank lines and a UTF-8 byte-order mark are ignored. An item given twice with the same label
+    is returned once, in the order of its first line.
+
+    :param source: path (``.gz`` allowed) or open text file.
+    :param kind: ``"csv"``, ``"tsv"`` or ``"jsonl"``; by default taken from the file name.
+    :param name: how to call the source in error messages (and its format, when ``kind`` is None).
+    :raises ValueError: naming file and line, for a missing header or column, a row with another
+        number of cells than the header, an empty id, a label that is none of the forms above, or
+        an item labelled twice with different labels (both lines named).
+    """
+    with _open_text(source, name) as (label, f):
+        found = _kind(label, kind)
+        lines = _text_lines(f, label)
+        if found == "jsonl":
+            return _read_jsonl(lines, label)
+        return _read_delimited(lines, label, _DELIMITERS[found])
+
+
+def write_label_file(path: str | os.PathLike[str], rows: Iterable[Sequence[Any]], *,
+                     kind: str | None = None) -> None:
+    """Write ``(query_id, doc_id, label)`` rows as CSV, TSV or JSON lines, atomically.
+
+    CSV/TSV get the header ``query_id,doc_id,label``; JSON lines get those keys. Labels are
+    written as 0/1, so :func:`read_label_file` returns the same rows (an exact repeat of a row is
+    written once). The text goes to a temporary file in the same folder that is moved over
+    ``path``, so a failure never leaves half a file; a ``.gz`` name is compressed.
+
+    :param kind: ``"csv"``, ``"tsv"`` or ``"jsonl"``; by default taken from the file name.
+    :raises ValueError: for a row that is not ``(query_id, doc_id, 0/1)``, an id that is empty or
+        has surrounding whitespace, or an item given twice with different labels.
+    :raises FileNotFoundError: when the folder of ``path`` does not exist.
+    """
+    out = Path(path)
+    found = _kind(str(out), kind)
+    collected = _Collector()
+    for i, row in enumerate(rows):
+        if isinstance(row, str | bytes) or not isinstance(row, Sequence) or len(row) != 3:
+            raise ValueError(f"rows[{i}] must be (query_id, doc_id, label), got {row!r}")
+        q = _check_id(row[0], f"rows[{i}] query id")
+        d = _check_id(row[1], f"rows[{i}] doc id")
+        collected.add(q, d, _check_label(row[2], f"rows[{i}] label"), i, f"rows[{i}]")
+    buf = io.StringIO(newline="")
+    if found == "jsonl":
+        for q, d, y in collected.result():
+            buf.write(json.dumps({"query_id": q, "doc_id": d, "label": y}, ensure_ascii=False) + "\n")
+    else:
+        writer = csv.writer(buf, delimiter=_DELIMITERS[found], lineterminator="\n")
+        writer.writerow(_ROLES)
+        writer.writerows(collected.result())
+    data = buf.getvalue().encode("utf-8")
+    if out.suffix.lower() == ".gz":
+        data = gzip.compress(data, mtime=0)
+    _write_atomically(out, data)
+
+
+def _write_atomically(out: Path, data: bytes) -> None:
+    if not out.parent.is_dir():
+        what = "is not a folder" if out.parent.exists() else "does not exist"
+        raise FileNotFoundError(f"cannot write {out}: output folder {out.parent} {what}")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    except OSError as exc:  # the errno message would name the temporary file
+        raise type(exc)(exc.errno, exc.strerror, str(out)) from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; a label file is not secret
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# --- oracles -----------------------------------------------------------------------------------------
+
+def qrels_oracle(qrels: Mapping[str, Mapping[str, int]], items: Iterable[Item],
+                 threshold: float = 1) -> list[int]:
+    """Labels from qrels, for simulated audits: 1 when the grade is ``≥ threshold``, else 0.
+
+    A document the qrels do not judge gets 0, as in trec_eval. Real qrels judge only pooled
+    documents, so a simulation labels the excluded pool as the qrels see it; Assumption 2 (the
+    oracle is the truth) then holds with respect to the qrels, not to the unknown full truth.
+
+    :param qrels: ``{query_id: {doc_id: grade}}``, e.g. from :func:`rankcut.data.trec.read_qrels`.
+    :param items: ``(query_id, doc_id)`` pairs.
+    :param threshold: a finite number > 0.
+    :returns: one 0/1 label per item, in order (ready for :meth:`LabelStore.record`).
+    """
+    t = check_threshold(threshold)
+    return [int(qrels.get(q, {}).get(d, 0) >= t) for q, d in _check_items(items)]
+
+
+@dataclass(frozen=True, slots=True)
+class LabellingSummary:
+    """What one :func:`label_interactively` session did."""
+
+    total: int
+    """distinct items asked for"""
+    labelled: int
+    """labels recorded in this session"""
+    skipped: int
+    """items skipped in this session (they stay unlabelled)"""
+    remaining: int
+    """items still without a label afterwards"""
+    stopped: bool
+    """whether the session ended by a quit (``q`` or end of input) before the last item"""
+
+
+_PROMPT = "relevant? [y]es / [n]o / [s]kip / [q]uit: "
+_CHOICES = {"y": "y", "yes": "y", "n": "n", "no": "n", "s": "s", "skip": "s", "q": "q", "quit": "q"}
+
+
+def label_interactively(store: LabelStore, items: Iterable[Item], *,
+                        texts: Mapping[Any, str] | None = None,
+                        queries: Mapping[str, str] | None = None,
+                        input: Callable[[str], str] = input,
+                        output: Callable[[str], Any] = print,
+                        source: str = "interactive") -> LabellingSummary:
+    """Ask for the label of each unlabelled item and record every answer at once.
+
+    Each question shows the progress (``[12/300]``: the item's place among the distinct
+    ``items``), the query id (and its text from ``queries``), the document id and, when known,
+    its text. Answers (any case): ``y``/``yes`` relevant, ``n``/``no`` not relevant, ``s``/``skip``
+    leaves the item unlabelled, ``q``/``quit`` (or end of input) stops; anything else is asked
+    again. Items already in the store are not asked, so a stopped session resumes where it
+    left off. The order of ``items`` is the audit rule's; answers never change it (Assumption 1).
+
+    :param texts: document texts keyed by ``(query_id, doc_id)`` or by ``doc_id``, as
+        :func:`rankcut.data.texts.read_texts_jsonl` returns them with ``by="pair"`` / ``"doc"``.
+    :param queries: query texts keyed by query id.
+    :param input: reads one answer given a prompt (the builtin by default; tests pass a script).
+    :param output: shows one line of text.
+    :param source: recorded as the labels' source.
+    """
+    todo = _unique(_check_items(items))
+    done = store.get(todo)
+    total = len(todo)
+    output(f"{len(done)} of {total} items already labelled, {total - len(done)} to go. "
+           f"Answer y (relevant), n (not relevant), s (skip) or q (quit).")
+    labelled = skipped = 0
+    stopped = False
+    for pos, item in enumerate(todo, 1):
+        if item in done:
+            continue
+        q, d = item
+        query_text = queries.get(q) if queries is not None else None
+        output("")
+        output(f"[{pos}/{total}] query {q}" + (f": {query_text}" if query_text else ""))
+        output(f"document {d}")
+        text = None if texts is None else texts.get(item, texts.get(d))
+        if text is not None:
+            output(text)
+        while True:
+            try:
+                answer = input(_PROMPT)
+            except EOFError:
+                answer = "q"
+            choice = _CHOICES.get(answer.strip().lower())
+            if choice is not None:
+                break
+            output(f"please answer y, n, s or q (not {answer!r})")
+        if choice == "q":
+            stopped = True
+            break
+        if choice == "s":
+            skipped += 1
+        else:
+            labelled += store.record([item], [choice == "y"], source)
+    remaining = len(store.missing(todo))
+    output(f"{labelled} labelled, {skipped} skipped; {remaining} of {total} items still unlabelled.")
+    return LabellingSummary(total=total, labelled=labelled, skipped=skipped, remaining=remaining,
+                            stopped=stopped)
