@@ -1,0 +1,286 @@
+"""The audit manifest: what is certified and how, frozen before any label is seen.
+
+Assumption 1 of the audit paper (§2.3) is the validity condition of every certificate: the
+candidate generator (here a cut run, or a nested family of cut runs) and the audit rule (design,
+pools, ``δ`` and its allocation, target, sample sizes' source, random seed) are fixed before the
+certification labels are examined. ``freeze`` makes that fixing an artefact:
+
+* ``manifest.json`` holds the whole audit rule as plain JSON, together with the sha256 of every
+  input file (the full run, the cut run or family, a corpus id list, texts), so that a later step
+  can tell whether any of them changed;
+* its **content hash** — the sha256 of the canonical JSON (sorted keys, no spaces, UTF-8) of
+  everything but the hash itself — is the audit's id. The sample records the id it was drawn
+  from, the label store records it, and every later step recomputes it, so an edited manifest is
+  refused rather than silently certified.
+
+Files are written atomically (temporary file in the same folder, ``fsync``, then
+``os.replace``), and the manifest itself with an exclusive link, so that a second freeze into the
+same folder fails even when two run at once, and a crash never leaves half a file behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "MANIFEST_FILE",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "Manifest",
+    "canonical_json",
+    "check_inputs",
+    "content_hash",
+    "describe_file",
+    "load_manifest",
+    "now",
+    "read_json",
+    "sha256_file",
+    "write_json_atomic",
+    "write_manifest",
+    "write_text_atomic",
+]
+
+SCHEMA = "rankcut.audit_manifest"
+SCHEMA_VERSION = 1
+MANIFEST_FILE = "manifest.json"
+_ID_KEY = "audit_id"
+_CHUNK = 1 << 20
+
+
+def now() -> str:
+    """The current time as an ISO-8601 UTC string with microseconds (sortable as text)."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def canonical_json(obj: Any) -> bytes:
+    """The one byte string that represents ``obj``: sorted keys, no spaces, UTF-8.
+
+    :raises ValueError: for values JSON cannot hold exactly (NaN, infinities, other types).
+    """
+    try:
+        return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"the manifest must be plain JSON: {exc}") from None
+
+
+def content_hash(obj: Mapping[str, Any]) -> str:
+    """sha256 (hex) of the canonical JSON of ``obj`` without its ``audit_id`` key."""
+    body = {k: v for k, v in obj.items() if k != _ID_KEY}
+    return hashlib.sha256(canonical_json(body)).hexdigest()
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    """sha256 (hex) of a file's bytes, read in chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def describe_file(path: str | os.PathLike[str], option: str) -> dict[str, Any]:
+    """``{"path", "sha256", "bytes", "option"}`` of an input file, for the manifest.
+
+    :param option: how the user named the file (``"--run"``), used in later error messages.
+    :raises FileNotFoundError: naming ``option`` when the file does not exist.
+    """
+    p = Path(path)
+    if not p.is_file():
+        what = "is a folder" if p.is_dir() else "does not exist"
+        raise FileNotFoundError(f"{option} {p}: the file {what}")
+    return {"path": str(p.resolve()), "sha256": sha256_file(p), "bytes": p.stat().st_size,
+            "option": option}
+
+
+def _write_temp(folder: Path, name: str, data: bytes) -> Path:
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise FileNotFoundError(f"cannot write {folder / name}: folder {folder} {what}")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:  # the errno message would name the temporary file
+        raise type(exc)(exc.errno, exc.strerror, str(folder / name)) from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; audit files are not secret
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return Path(tmp)
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically: readers see the old file or the new one."""
+    out = Path(path)
+    tmp = _write_temp(out.parent, out.name, text.encode("utf-8"))
+    try:
+        os.replace(tmp, out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> None:
+    """Write ``obj`` as indented JSON to ``path`` atomically (see :func:`write_text_atomic`)."""
+    write_text_atomic(path, json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def read_json(path: Path, what: str) -> Any:
+    """Read a JSON file of the audit folder; errors name the file and say which step writes it."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path} does not exist ({what})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A frozen audit manifest.
+
+    :param content: the manifest as plain JSON data (everything but the id).
+    :param audit_id: the content hash of ``content`` (see :func:`content_hash`).
+    :param folder: the audit folder it was read from or written to.
+    """
+
+    content: Mapping[str, Any]
+    audit_id: str
+    folder: Path
+
+    def __getitem__(self, key: str) -> Any:
+        return self.content[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.content.get(key, default)
+
+    @property
+    def short_id(self) -> str:
+        """The first 12 hex digits of the id, for messages."""
+        return self.audit_id[:12]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.content, _ID_KEY: self.audit_id}
+
+
+def _check_plain(obj: Any, where: str = "manifest") -> None:
+    """Refuse floats JSON would not round-trip (NaN, ±inf) with the key that holds them."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        raise ValueError(f"{where} is {obj!r}; the manifest holds finite numbers only")
+    if isinstance(obj, Mapping):
+        for k, v in obj.items():
+            if not isinstance(k, str):
+                raise ValueError(f"{where} has a non-string key {k!r}")
+            _check_plain(v, f"{where}.{k}")
+    elif isinstance(obj, list | tuple):
+        for i, v in enumerate(obj):
+            _check_plain(v, f"{where}[{i}]")
+
+
+def write_manifest(folder: str | os.PathLike[str], content: Mapping[str, Any]) -> Manifest:
+    """Freeze ``content`` into ``folder/manifest.json`` and return it with its id.
+
+    ``content`` must carry ``schema``/``schema_version`` (:data:`SCHEMA`, :data:`SCHEMA_VERSION`).
+    The file is created exclusively: an existing manifest is never replaced, even by a freeze
+    running at the same moment.
+
+    :raises FileExistsError: when ``folder`` already holds a manifest (a frozen audit).
+    :raises FileNotFoundError: when ``folder`` does not exist.
+    """
+    out = Path(folder)
+    if content.get("schema") != SCHEMA or content.get("schema_version") != SCHEMA_VERSION:
+        raise ValueError(f"content must carry schema {SCHEMA!r} version {SCHEMA_VERSION}")
+    _check_plain(dict(content))
+    body = json.loads(canonical_json(dict(content)))  # a plain, detached copy
+    body.pop(_ID_KEY, None)
+    audit_id = content_hash(body)
+    target = out / MANIFEST_FILE
+    if target.exists():
+        raise FileExistsError(f"{out} already holds a frozen audit ({target}); an audit is frozen once — "
+                              "freeze into a new folder")
+    text = json.dumps({**body, _ID_KEY: audit_id}, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+    tmp = _write_temp(out, MANIFEST_FILE, text.encode("utf-8"))
+    try:
+        os.link(tmp, target)  # fails if the target exists: no freeze replaces another
+    except FileExistsError:
+        raise FileExistsError(f"{out} already holds a frozen audit ({target}); an audit is frozen once — "
+                              "freeze into a new folder") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return Manifest(body, audit_id, out)
+
+
+def load_manifest(folder: str | os.PathLike[str]) -> Manifest:
+    """Read ``folder/manifest.json`` and check that its content still hashes to its id.
+
+    :raises FileNotFoundError: when the folder holds no manifest (``rankcut audit freeze`` first).
+    :raises ValueError: for another schema, or a manifest edited after freeze.
+    """
+    out = Path(folder)
+    if not out.is_dir():
+        raise FileNotFoundError(f"audit folder {out} does not exist (create it with rankcut audit freeze)")
+    path = out / MANIFEST_FILE
+    data = read_json(path, "no frozen audit here: run freeze first")
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise ValueError(f"{path} is not a rankcut audit manifest (schema {SCHEMA!r} expected)")
+    if data.get("schema_version") != SCHEMA_VERSION:
+        raise ValueError(f"{path}: manifest schema version {data.get('schema_version')!r} is not "
+                         f"supported (expected {SCHEMA_VERSION})")
+    recorded = data.get(_ID_KEY)
+    actual = content_hash(data)
+    if recorded != actual:
+        raise ValueError(
+            f"{path} changed after freeze: its content hashes to {actual[:12]}, not to the audit id "
+            f"{str(recorded)[:12]} it was frozen with; an audit rule cannot change once frozen "
+            "(Assumption 1) — freeze a new audit instead"
+        )
+    body = {k: v for k, v in data.items() if k != _ID_KEY}
+    return Manifest(body, actual, out)
+
+
+def check_inputs(manifest: Manifest) -> None:
+    """Check that every input file named in the manifest still has its frozen sha256.
+
+    :raises ValueError: naming the option and file that changed or disappeared.
+    """
+    for entry in _input_entries(manifest.get("inputs", {})):
+        path = Path(entry["path"])
+        option = entry.get("option", "input")
+        if not path.is_file():
+            raise ValueError(f"{option} {path} is gone since the audit was frozen "
+                             f"(sha256 {entry['sha256'][:12]}); restore it to continue this audit")
+        actual = sha256_file(path)
+        if actual != entry["sha256"]:
+            raise ValueError(
+                f"{option} {path} changed after the audit was frozen (sha256 {actual[:12]}, frozen "
+                f"{entry['sha256'][:12]}); the certificate would not be about the frozen cut — "
+                "restore the file or freeze a new audit"
+            )
+
+
+def _input_entries(inputs: Any) -> list[Mapping[str, Any]]:
+    out: list[Mapping[str, Any]] = []
+    if isinstance(inputs, Mapping):
+        if "sha256" in inputs and "path" in inputs:
+            return [inputs]
+        for v in inputs.values():
+            out.extend(_input_entries(v))
+    elif isinstance(inputs, list):
+        for v in inputs:
+            out.extend(_input_entries(v))
+    return out
