@@ -1,0 +1,183 @@
+"""Audit samples drawn from the pools of a cut run, uniformly and reproducibly (§2.3, §4, §9).
+
+Every draw samples integers — global indices of a pool, see :mod:`rankcut.audit.pools` — and maps
+them to ``(query_id, doc_id)`` items, so a pool is never built: drawing 1,000 items from
+``10^4`` queries over a corpus of ``10^7`` documents (``N0 ≈ 10^11``) takes milliseconds.
+
+* without replacement (``replace=False``, the default): a uniform random subset, returned in
+  random order — the finite-corpus designs (Theorem 8, Corollary 11, Corollary 18, the
+  hypergeometric strata of §9); numpy's ``Generator.choice`` uses Floyd's algorithm for a small
+  sample from a large range, so the cost grows with ``n``, not ``N0``;
+* with replacement (``replace=True``): i.i.d. uniform draws — the binomial designs (Theorems 7,
+  10 and 17, the binomial strata of §9), since a uniform draw from a finite pool is a draw from
+  ``P(· | g(X) = 0)`` under the uniform law on the corpus.
+
+A draw is a function of the pools and the seed only (``numpy.random.default_rng(seed)``), so an
+audit manifest that records both can reproduce it. The pools, the sample sizes and the seed
+are fixed before any label is seen (Assumption 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from rankcut.audit.pools import Item, Pools, check_nested
+
+__all__ = [
+    "draw_excluded",
+    "draw_included",
+    "draw_shared_reference",
+    "draw_stratified",
+    "reference_membership",
+]
+
+Seed = int | np.random.Generator
+
+
+def _generator(seed_or_rng: Any) -> np.random.Generator:
+    if isinstance(seed_or_rng, np.random.Generator):
+        return seed_or_rng
+    if isinstance(seed_or_rng, bool | np.bool_) or not isinstance(seed_or_rng, int | np.integer) \
+            or seed_or_rng < 0:
+        raise ValueError("seed_or_rng must be a non-negative integer seed or a numpy Generator "
+                         f"(numpy.random.default_rng(seed)), got {seed_or_rng!r}")
+    return np.random.default_rng(int(seed_or_rng))
+
+
+def _size(n: Any, name: str = "n") -> int:
+    if isinstance(n, bool | np.bool_) or not isinstance(n, int | np.integer) or n < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {n!r}")
+    return int(n)
+
+
+def _indices(population: int, n: int, rng: np.random.Generator, replace: bool, pool: str
+             ) -> NDArray[np.int64]:
+    """``n`` uniform indices in ``[0, population)``: a uniform subset in random order, or i.i.d."""
+    if not isinstance(replace, bool):
+        raise ValueError(f"replace must be True or False, got {replace!r}")
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    if population == 0:
+        raise ValueError(f"cannot draw {n} items from the {pool}: it is empty")
+    if replace:
+        return rng.integers(0, population, size=n, dtype=np.int64)
+    if n > population:
+        raise ValueError(f"cannot draw {n} items without replacement from the {pool}: it holds "
+                         f"only {population}")
+    return rng.choice(population, size=n, replace=False).astype(np.int64)
+
+
+def _pools(pools: Any, name: str = "pools") -> Pools:
+    if not isinstance(pools, Pools):
+        raise ValueError(f"{name} must be a Pools object, got {type(pools).__name__}")
+    return pools
+
+
+def draw_excluded(pools: Pools, n: int, seed_or_rng: Seed, *, replace: bool = False) -> list[Item]:
+    """``n`` items drawn uniformly from the excluded pool ``E = {g = 0}`` of ``N0`` items.
+
+    The excluded-pool audit of Theorem 7 (``replace=True``, i.i.d.) and Theorem 8 (``replace=False``,
+    without replacement); also the excluded half of the two-pool designs (Theorem 10,
+    Corollary 11) and one separate audit per prefix (Corollary 16).
+
+    :param pools: the pools of the cut.
+    :param n: sample size ``n0``.
+    :param seed_or_rng: an integer seed or a ``numpy.random.Generator``.
+    :param replace: i.i.d. draws when True; a uniform subset, in random order, when False.
+    :returns: ``n`` items ``(query_id, doc_id)``.
+    :raises ValueError: for ``n > N0`` without replacement, or ``n > 0`` from an empty pool.
+    """
+    p = _pools(pools)
+    idx = _indices(p.n0, _size(n), _generator(seed_or_rng), replace, "excluded pool")
+    return p.excluded_items(idx)
+
+
+def draw_included(pools: Pools, n: int, seed_or_rng: Seed, *, replace: bool = False) -> list[Item]:
+    """``n`` items drawn uniformly from the included pool ``I = {g = 1}`` of ``N1`` items: the
+    included half of the two-pool recall designs (Theorem 10 i.i.d., Corollary 11 without
+    replacement). Arguments as for :func:`draw_excluded`."""
+    p = _pools(pools)
+    idx = _indices(p.n1, _size(n), _generator(seed_or_rng), replace, "included pool")
+    return p.included_items(idx)
+
+
+def draw_stratified(pools: Pools, bands: ArrayLike, n_per_band: int | Sequence[int], seed_or_rng: Seed,
+                    *, replace: bool = False) -> list[list[Item]]:
+    """Draws from rank bands below the cut, one uniform sample per band (stratified audit, §9).
+
+    The strata are the bands of :meth:`Pools.band_sizes`: offsets ``0 = o_1 < … < o_B``, band ``s``
+    of query ``q`` holding ranks ``k_q + 1 + o_s … k_q + o_{s+1}``, the last band everything
+    beyond ``k_q + o_B``, unretrieved corpus documents included; they partition the excluded
+    pool and are observable before any label. Certify with
+    :func:`rankcut.certify.stratified.stratified_hypergeometric_certificate` (without replacement,
+    stratum sizes ``N_s`` from :meth:`Pools.band_sizes`) or
+    :func:`~rankcut.certify.stratified.stratified_binomial_certificate` (``replace=True``, weights
+    ``w_s = N_s / N0``). Bands, sizes and ``δ_s`` are fixed before the labels (Assumption 1).
+
+    :param bands: band offsets ``[B]``.
+    :param n_per_band: one sample size for every band, or one per band.
+    :returns: per band, its items (``B`` lists), drawn band after band from one generator.
+    :raises ValueError: for a band asked more items than it holds (without replacement) or any
+        item from an empty band.
+    """
+    p = _pools(pools)
+    sizes = p.band_sizes(bands)
+    if isinstance(n_per_band, Sequence | np.ndarray):
+        counts = [_size(v, f"n_per_band[{s}]") for s, v in enumerate(n_per_band)]
+        if len(counts) != sizes.size:
+            raise ValueError(f"n_per_band must give one size per band ({sizes.size}), got {len(counts)}")
+    else:
+        counts = [_size(n_per_band, "n_per_band")] * sizes.size
+    rng = _generator(seed_or_rng)
+    out = []
+    for s, (size, n) in enumerate(zip(sizes.tolist(), counts, strict=True)):
+        idx = _indices(size, n, rng, replace, f"band {s} (offsets from {np.asarray(bands)[s]})")
+        out.append(p.band_items(bands, s, idx))
+    return out
+
+
+def _family(pools_family: Any) -> list[Pools]:
+    """A nested family of pools over the same lists, smallest candidate set first."""
+    if isinstance(pools_family, Pools) or not isinstance(pools_family, Sequence) or not pools_family:
+        raise ValueError("pools_family must be a non-empty sequence of Pools, smallest candidate set first")
+    members = [_pools(p, f"pools_family[{m}]") for m, p in enumerate(pools_family)]
+    for m, p in enumerate(members[1:], 1):
+        if not members[0].same_lists(p):
+            raise ValueError(f"pools_family[{m}] has other queries, lists or corpus than pools_family[0]: "
+                             "a family cuts the same lists")
+    check_nested(np.stack([p.cuts for p in members], axis=1), members[0].qids)
+    return members
+
+
+def draw_shared_reference(pools_family: Sequence[Pools], n: int, seed_or_rng: Seed, *,
+                          replace: bool = False) -> list[Item]:
+    """One reference sample shared by every member of a nested family (§4.7).
+
+    Draws uniformly from ``R = E_1``, the excluded pool of the first (shallowest) member, which
+    holds every ``E_m`` (``E_1 ⊇ … ⊇ E_M``). With ``replace=True`` the draws are i.i.d. from
+    ``P(· | R)`` as in Theorem 17 (``R = E_1``, ``reference_mass = p0(g_1)``); without
+    replacement they are the uniform subset of Corollary 18 (``reference_pool_size = N0(g_1)``).
+    The same sample may feed fixed-sequence testing (Theorem 19). Count it per member with
+    :func:`reference_membership` and
+    :func:`rankcut.certify.prefixes.shared_reference_counts`.
+
+    :param pools_family: pools of each member, smallest candidate set first, cutting the same
+        lists (e.g. ``base.with_cuts(family[:, m])``).
+    :raises ValueError: for a family that is not nested (query and members named) or mixes lists.
+    """
+    members = _family(pools_family)
+    return draw_excluded(members[0], n, seed_or_rng, replace=replace)
+
+
+def reference_membership(pools_family: Sequence[Pools], items: Sequence[Item]) -> NDArray[np.bool_]:
+    """``[n, M]`` booleans, ``[i, m]`` true when item ``i`` lies in the excluded pool ``E_m``:
+    the ``excluded`` argument of :func:`rankcut.certify.prefixes.shared_reference_counts`
+    (``n_eff_m`` and ``K_m`` of Theorem 17 / Corollary 18)."""
+    members = _family(pools_family)
+    if not items:
+        return np.zeros((0, len(members)), dtype=bool)
+    return np.stack([p.excluded_mask(items) for p in members], axis=1)
