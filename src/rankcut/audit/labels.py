@@ -404,27 +404,28 @@ def _roles(keys: Iterable[str], where: str, columns: str) -> dict[str, str]:
         if role is None:
             continue
         if role in found:
-            raise ValueError(f"{where}: {columns} {found[role]!r} and {key!r} both name the {role}")
+            raise ValueError(f"{where}: {columns}s {found[role]!r} and {key!r} both name the {role}")
         found[role] = key
     missing = [r for r in _ROLES if r not in found]
     if missing:
-        raise ValueError(f"{where}: no {' / '.join(missing)} {columns} (expected query_id, doc_id and label; "
-                         f"also accepted: query/qid, doc/docno, relevant); got {list(keys)}")
+        whose = "the header line names" if columns == "column" else "the object has"
+        raise ValueError(f"{where}: {whose} no {' / '.join(missing)} {columns} (expected query_id, doc_id "
+                         f"and label; also accepted: query/qid, doc/docno, relevant); got {list(keys)}")
     return found
 
 
 class _Collector:
     """Rows of one file, each item once: a repeat with the same label is dropped, another label
-    is an error naming both lines."""
+    is an error naming both places (``where``, and ``place``: "on line 3" / "in rows[2]")."""
 
     def __init__(self) -> None:
-        self.rows: dict[Item, tuple[int, int]] = {}
+        self.rows: dict[Item, tuple[int, str]] = {}
 
-    def add(self, q: str, d: str, label: int, lineno: int, where: str) -> None:
-        prev = self.rows.setdefault((q, d), (label, lineno))
+    def add(self, q: str, d: str, label: int, where: str, place: str) -> None:
+        prev = self.rows.setdefault((q, d), (label, place))
         if prev[0] != label:
             raise ValueError(f"{where}: query {q!r}, document {d!r} is labelled {label} here but "
-                             f"{prev[0]} on line {prev[1]}")
+                             f"{prev[0]} {prev[1]}")
 
     def result(self) -> list[Row]:
         return [(q, d, label) for (q, d), (label, _) in self.rows.items()]
@@ -443,7 +444,7 @@ def _read_delimited(lines: Iterator[str], label: str, delimiter: str) -> list[Ro
         except StopIteration:
             break
         except csv.Error as exc:
-            raise ValueError(f"{label}, line {reader.line_num}: {exc}") from None
+            raise ValueError(f"{label}, line {start}: {exc}") from None
         end = reader.line_num
         where = f"{label}, line {start}"
         if not any(cell.strip() for cell in row):
@@ -457,7 +458,7 @@ def _read_delimited(lines: Iterator[str], label: str, delimiter: str) -> list[Ro
             raise ValueError(f"{where}: expected {width} columns as in the header, got {len(row)}")
         q = _file_id(row[header["query_id"]], "query id", where)
         d = _file_id(row[header["doc_id"]], "doc id", where)
-        out.add(q, d, _parse_label(row[header["label"]], where), start, where)
+        out.add(q, d, _parse_label(row[header["label"]], where), where, f"on line {start}")
     if header is None:
         raise ValueError(f"{label}: empty label file; a header line query_id,doc_id,label is required")
     return out.result()
@@ -478,7 +479,7 @@ def _read_jsonl(lines: Iterator[str], label: str) -> list[Row]:
         roles = _roles(obj, where, "key")
         q = _file_id(obj[roles["query_id"]], "query id", where)
         d = _file_id(obj[roles["doc_id"]], "doc id", where)
-        out.add(q, d, _parse_label(obj[roles["label"]], where), lineno, where)
+        out.add(q, d, _parse_label(obj[roles["label"]], where), where, f"on line {lineno}")
     return out.result()
 
 
@@ -532,13 +533,13 @@ def write_label_file(path: str | os.PathLike[str], rows: Iterable[Sequence[Any]]
             raise ValueError(f"rows[{i}] must be (query_id, doc_id, label), got {row!r}")
         q = _check_id(row[0], f"rows[{i}] query id")
         d = _check_id(row[1], f"rows[{i}] doc id")
-        collected.add(q, d, _check_label(row[2], f"rows[{i}] label"), i, f"rows[{i}]")
+        collected.add(q, d, _check_label(row[2], f"rows[{i}] label"), f"rows[{i}]", f"in rows[{i}]")
     buf = io.StringIO(newline="")
     if found == "jsonl":
         for q, d, y in collected.result():
             buf.write(json.dumps({"query_id": q, "doc_id": d, "label": y}, ensure_ascii=False) + "\n")
     else:
-        writer = csv.writer(buf, delimiter=_DELIMITERS[found], lineterminator="\n")
+        writer = csv.writer(buf, delimiter=_DELIMITERS[found])  # \r\n ends rows, so a \r in an id is quoted
         writer.writerow(_ROLES)
         writer.writerows(collected.result())
     data = buf.getvalue().encode("utf-8")
