@@ -264,6 +264,13 @@ def test_bad_lists_and_cuts_name_the_query():
             make()
 
 
+def test_numpy_string_arrays_give_plain_strings():
+    p = Pools(["q"], [np.array(["b", "d"])], [1], Corpus.ids(np.array(CORPUS)))
+    items = p.excluded_items(range(p.n0))
+    assert items == [("q", "d"), ("q", "a"), ("q", "c"), ("q", "e")]
+    assert all(type(d) is str for _, d in items)
+
+
 def test_queries_with_empty_lists():
     p = Pools(["a", "b"], [(), ()], [0, 0])
     assert (p.n1, p.n0) == (0, 0)

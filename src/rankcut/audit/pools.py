@@ -140,7 +140,7 @@ class Corpus:
         return cls(_count(n, "corpus size", 1))
 
     @classmethod
-    def ids(cls, source: Sequence[str] | str | os.PathLike[str]) -> Corpus:
+    def ids(cls, source: Sequence[str] | NDArray[np.str_] | str | os.PathLike[str]) -> Corpus:
         """A corpus from its document ids: a sequence, or a file (``.gz`` allowed) with one id a
         line. Blank lines at the end of a file are ignored; any other line must hold exactly one id.
 
@@ -162,6 +162,8 @@ class Corpus:
             if not ids:
                 raise ValueError(f"{path}: the corpus file lists no document id")
             return cls(len(ids), tuple(ids), str(path))
+        if isinstance(source, np.ndarray):
+            source = source.tolist()  # plain str, not numpy str_
         if not isinstance(source, Sequence):
             raise ValueError(f"corpus ids must be a sequence of ids or a file path, got {source!r}")
         if not source:
@@ -227,7 +229,7 @@ class _Layout:
         for q, docs in zip(q_ids, doc_ids, strict=True):
             if isinstance(docs, str) or not isinstance(docs, Sequence | np.ndarray):
                 raise ValueError(f"query {q!r}: its documents must be a sequence of ids, got {docs!r}")
-            docs = tuple(docs)
+            docs = tuple(docs.tolist() if isinstance(docs, np.ndarray) else docs)
             for d in docs:
                 if not isinstance(d, str) or not d:
                     raise ValueError(f"query {q!r}: a document id must be a non-empty string, got {d!r}")
