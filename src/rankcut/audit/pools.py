@@ -13,9 +13,13 @@ candidate generator ``g``:
 Indexing. A query's items lie on one line of positions: position ``p < L_q`` is the document at
 rank ``p + 1`` of its list, position ``L_q + u`` the ``u``-th (from 0) document of the corpus,
 in corpus order, that the list does not hold. ``I_q`` is positions ``[0, k_q)``, ``E_q`` positions
-``[k_q, L_q + U_q)``. A pool's global index counts queries in order, then positions, so index
-``i`` of ``E`` is found from the cumulative sizes ``N0_1 + … + N0_q`` by one binary search: a
-bijection ``[0, N0) → E`` that costs ``O(Q)`` memory whatever ``N0`` is (``10^11`` items included).
+``[k_q, L_q + U_q)`` (``U_q = C − L_q`` with a corpus, 0 without). A pool's global index counts
+queries in order, then positions, so index ``i`` of ``E`` is found from the cumulative sizes
+``N0_1 + … + N0_q`` by one binary search: a bijection ``[0, N0) → E`` that needs nothing beyond
+the lists themselves and ``O(Q)`` sizes, whatever ``N0`` is (``10^11`` items included). With an
+id-list corpus, the ``u``-th unretrieved document of ``q`` is found by a second binary search in
+the sorted corpus positions ``p_1 < … < p_L`` of ``q``'s listed documents: it sits at corpus
+position ``u + #{t : p_t − (t − 1) ≤ u}``, so no per-query complement is ever built.
 
 Documents never retrieved are named by the corpus: with :meth:`Corpus.ids` by their own id; with
 :meth:`Corpus.size` as ``"#u"``, the ``u``-th (from 0) document, in the user's own fixed order of
