@@ -1,0 +1,644 @@
+"""The guarded audit workflow: freeze → plan → sample → label → certify → report, on synthetic runs
+written by the tests (relevance known), and every refusal the issue lists."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from rankcut.audit import workflow as wf
+from rankcut.audit.labels import LabelStore
+from rankcut.audit.manifest import load_manifest, write_manifest
+from rankcut.audit.report import write_report
+from rankcut.certify import excluded as ex
+from rankcut.certify import prefixes as pf
+from rankcut.certify import recall as rc
+from rankcut.certify import stratified as st
+from rankcut.certify.bounds import hypergeom_lower
+from rankcut.certify.planning import plan_hypergeometric
+from rankcut.certify.result import verify
+
+DATASETS = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets"
+
+
+# ---------------------------------------------------------------------------------------------
+# a synthetic run with known relevance
+
+
+class Data:
+    """``run.txt`` (Q lists of depth L), ``qrels.txt`` and ``cut.run`` (a per-query cut) in a folder."""
+
+    def __init__(self, folder: Path, *, queries: int = 12, depth: int = 40, seed: int = 0) -> None:
+        rng = np.random.default_rng(seed)
+        self.folder = folder
+        self.run, self.qrels, self.cut = folder / "run.txt", folder / "qrels.txt", folder / "cut.run"
+        self.relevant: set[tuple[str, str]] = set()
+        self.cuts: dict[str, int] = {}
+        self.lists: dict[str, list[str]] = {}
+        with open(self.run, "w") as f, open(self.qrels, "w") as g, open(self.cut, "w") as c:
+            for q in range(queries):
+                qid = f"q{q}"
+                k = int(rng.integers(4, 20))
+                self.cuts[qid] = k
+                self.lists[qid] = []
+                for r in range(depth):
+                    doc = f"d{q}-{r}"
+                    self.lists[qid].append(doc)
+                    line = f"{qid} Q0 {doc} {r + 1} {100 - r}.25 t\n"
+                    f.write(line)
+                    if r < k:
+                        c.write(line)
+                    if rng.random() < (0.5 if r < 8 else 0.06):
+                        g.write(f"{qid} 0 {doc} 1\n")
+                        self.relevant.add((qid, doc))
+
+    def truth(self, cuts: dict[str, int] | None = None) -> tuple[int, int]:
+        """``(M0, M1)``: relevant items excluded and kept by ``cuts`` (default: the cut run)."""
+        cuts = self.cuts if cuts is None else cuts
+        kept = {(q, d) for q, docs in self.lists.items() for d in docs[: cuts[q]]}
+        m1 = len(self.relevant & kept)
+        return len(self.relevant) - m1, m1
+
+    def write_cut(self, name: str, depth: int) -> Path:
+        path = self.folder / name
+        with open(self.run) as f, open(path, "w") as out:
+            for line in f:
+                if int(line.split()[3]) <= depth:
+                    out.write(line)
+        return path
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Data:
+    return Data(tmp_path)
+
+
+def _rows(audit: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (audit / "sample.jsonl").read_text().splitlines()]
+
+
+def _run_all(audit: Path, data: Data, **sample_sizes: Any) -> wf.CertifyResult:
+    wf.plan(audit)
+    wf.sample(audit, **sample_sizes)
+    wf.label(audit, qrels=data.qrels)
+    return wf.certify(audit)
+
+
+def _y(data: Data, rows: list[dict[str, Any]]) -> np.ndarray:
+    return np.array([(r["query_id"], r["doc_id"]) in data.relevant for r in rows], dtype=np.int64)
+
+
+# ---------------------------------------------------------------------------------------------
+# end to end, each design, checked against the engine called by hand
+
+
+def test_two_pool_end_to_end(data: Data, tmp_path: Path) -> None:
+    audit = tmp_path / "A"
+    m = wf.freeze(audit, run=data.run, cut=data.cut, design="two-pool", delta=0.05, target_recall=0.5,
+                  seed=11)
+    assert m.audit_id == load_manifest(audit).audit_id
+    assert m["pools"]["n1"] == sum(data.cuts.values()) and m["pools"]["items"] == 12 * 40
+    assert m["theorem"] == "Corollary 11 with Theorem 8"
+    res = _run_all(audit, data)
+    rows = _rows(audit)
+    y = _y(data, rows)
+    inc = np.array([r["pool"] == "included" for r in rows])
+    n1, n0 = m["pools"]["n1"], m["pools"]["n0"]
+    expected = rc.two_pool_recall_finite_certificate(int(y[~inc].sum()), int((~inc).sum()), n0,
+                                                     int(y[inc].sum()), int(inc.sum()), n1, 0.05,
+                                                     deltas=[0.025, 0.025])
+    assert res.report["recall"] == expected
+    assert res.report["missed"].value == expected.details["M0_upper"]
+    assert res.report.joint_delta == pytest.approx(0.05)  # the shared excluded-pool event is charged once
+    m0, m1 = data.truth()
+    assert res.report["recall"].value <= m1 / (m0 + m1) and m0 <= res.report["missed"].value
+    assert res.content["verdict"]["met"] == (expected.value >= 0.5)
+    content = json.loads((audit / "certificate.json").read_text())
+    for entry in content["report"]["certificates"]:
+        verify(entry["certificate"])
+    assert wf.status(audit)["next"] is None
+
+
+def test_plan_sizes_come_from_the_planners(data: Data, tmp_path: Path) -> None:
+    ex_audit = tmp_path / "E"
+    m = wf.freeze(ex_audit, run=data.run, cut=data.cut, design="excluded", max_missed=20, seed=1)
+    planned = wf.plan(ex_audit)
+    assert planned.sizes == {"excluded": plan_hypergeometric(20, 0.05, population=m["pools"]["n0"]).value}
+    # two-pool: at the expected outcome (K1 = ⌊π̂ n1⌋, K0 = 0) the recall bound meets the target, and
+    # one excluded draw fewer does not
+    tp = tmp_path / "T"
+    m = wf.freeze(tp, run=data.run, cut=data.cut, design="two-pool", target_recall=0.7, seed=1)
+    sizes = wf.plan(tp, expected_precision=0.4).sizes
+    assert sizes is not None
+    n0, n1 = sizes["excluded"], sizes["included"]
+    big0, big1 = m["pools"]["n0"], m["pools"]["n1"]
+    k1 = math.floor(0.4 * n1)
+
+    def bound(n0_: int) -> float:
+        return float(rc.two_pool_recall_finite_certificate(0, n0_, big0, k1, n1, big1, 0.05).value)
+
+    assert bound(n0) >= 0.7 and (n0 == 0 or bound(n0 - 1) < 0.7)
+    assert int(hypergeom_lower(k1, 0.025, population=big1, draws=n1)) > 0
+    # the sample takes the plan's sizes by default
+    assert wf.sample(tp).sizes == sizes
+
+
+def test_excluded_design_and_reproducible_draws(data: Data, tmp_path: Path) -> None:
+    kwargs = dict(run=data.run, cut=data.cut, design="excluded", delta=0.05, seed=12)
+    a = wf.freeze(tmp_path / "A", **kwargs)
+    b = wf.freeze(tmp_path / "B", **kwargs)
+    assert a.audit_id != b.audit_id  # frozen at different times
+    for audit in (tmp_path / "A", tmp_path / "B"):
+        wf.plan(audit)
+        wf.sample(audit, excluded=60)
+    assert (tmp_path / "A" / "sample.jsonl").read_text() == (tmp_path / "B" / "sample.jsonl").read_text()
+    c = wf.freeze(tmp_path / "C", **{**kwargs, "seed": 13})
+    wf.plan(c.folder)
+    wf.sample(c.folder, excluded=60)
+    assert (tmp_path / "C" / "sample.jsonl").read_text() != (tmp_path / "A" / "sample.jsonl").read_text()
+    wf.label(tmp_path / "A", qrels=data.qrels)
+    res = wf.certify(tmp_path / "A")
+    rows = _rows(tmp_path / "A")
+    assert {r["pool"] for r in rows} == {"excluded"} and len(rows) == 60
+    kept = {(q, d) for q, docs in data.lists.items() for d in docs[: data.cuts[q]]}
+    assert not kept & {(r["query_id"], r["doc_id"]) for r in rows}
+    y = _y(data, rows)
+    expected = ex.excluded_pool_finite_certificate(int(y.sum()), 60, a["pools"]["n0"], 0.05, names=["cut"],
+                                                   corpus_size=a["pools"]["items"])
+    assert res.report["missed"] == expected
+    assert data.truth()[0] <= expected.value
+    assert res.verdict is None  # no target frozen
+    curve = res.content["curve"]
+    assert curve["labels"][-1] == 60 and curve["bound"][-1] == expected.value
+
+
+def test_prefixes_shared_reference_and_choice(data: Data, tmp_path: Path) -> None:
+    audit = tmp_path / "P"
+    m = wf.freeze(audit, run=data.run, design="prefixes", depths=[5, 10, 20, 30], max_missed=25, seed=2)
+    assert m["reference"] == "shared" and m["theorem"] == "Corollary 18 and Eq. 1"
+    res = _run_all(audit, data, excluded=150)
+    rows = _rows(audit)
+    y = _y(data, rows)
+    depth = {d: int(d.split("-")[1]) + 1 for docs in data.lists.values() for d in docs}
+    depths = [5, 10, 20, 30]
+    inside = np.array([[depth[r["doc_id"]] > k for k in depths] for r in rows])
+    assert inside[:, 0].all()  # drawn from E_1
+    n_eff, k = pf.shared_reference_counts(inside, y.astype(bool))
+    n0s = [m_["n0"] for m_ in m["pools"]["members"]]
+    expected = pf.prefix_bounds_shared_finite(k, n_eff, n0s, 0.05, reference_size=150,
+                                              reference_pool_size=n0s[0],
+                                              names=["depth5", "depth10", "depth20", "depth30"],
+                                              corpus_size=12 * 40)
+    assert res.report["bounds"] == expected
+    choice = pf.choose_prefix(expected, [12 * d for d in depths], 25)
+    assert res.report["choice"].value == choice.value
+    for i, d in enumerate(depths):
+        assert data.truth({q: d for q in data.cuts})[0] <= expected.value[i]
+    assert [row["sample"] for row in res.content["members"]] == n_eff.tolist()
+
+
+def test_prefixes_separate_samples(data: Data, tmp_path: Path) -> None:
+    audit = tmp_path / "S"
+    wf.freeze(audit, run=data.run, cut=data.cut, offsets=[-2, 0, 4], design="prefixes",
+              reference="separate", seed=4)
+    res = _run_all(audit, data, excluded=[40, 30, 20])
+    rows = _rows(audit)
+    y = _y(data, rows)
+    member = np.array([r["member"] for r in rows])
+    assert [int((member == i).sum()) for i in range(3)] == [40, 30, 20]
+    n0s = [p["n0"] for p in load_manifest(audit)["pools"]["members"]]
+    counts = [int(y[member == i].sum()) for i in range(3)]
+    expected = pf.prefix_bounds_separate_finite(counts, [40, 30, 20], n0s, 0.05,
+                                                names=["cut-2", "cut+0", "cut+4"], corpus_size=480)
+    assert res.report["bounds"] == expected
+    assert "choice" not in [n for n, _, _ in res.report.entries]  # no target: bounds only
+
+
+def test_fixed_sequence(data: Data, tmp_path: Path) -> None:
+    f1, f2, f3 = (data.write_cut(f"top{d}.run", d) for d in (6, 12, 24))
+    audit = tmp_path / "F"
+    m = wf.freeze(audit, run=data.run, family=[f1, f2, f3], design="fixed-sequence", max_missed=30, seed=8)
+    assert [p["name"] for p in m["pools"]["members"]] == ["top6.run", "top12.run", "top24.run"]
+    res = _run_all(audit, data)
+    cert = res.report["fixed-sequence"]
+    assert cert.theorem == "Theorem 19" and cert.allocation == {"each_test": 0.05}
+    rows = _rows(audit)
+    y = _y(data, rows)
+    depth = {d: int(d.split("-")[1]) + 1 for docs in data.lists.values() for d in docs}
+    inside = np.array([[depth[r["doc_id"]] > k for k in (6, 12, 24)] for r in rows])
+    n_eff, k = pf.shared_reference_counts(inside, y.astype(bool))
+    n0s = [p["n0"] for p in m["pools"]["members"]]
+    names = ["top6.run", "top12.run", "top24.run"]
+    assert cert == pf.fixed_sequence_finite(k, n_eff, n0s, 30, 0.05, names=names)
+    if cert.value is not None:
+        d = {"top6.run": 6, "top12.run": 12, "top24.run": 24}[cert.value]
+        assert data.truth({q: d for q in data.cuts})[0] <= 30
+
+
+def test_stratified(data: Data, tmp_path: Path) -> None:
+    audit = tmp_path / "B"
+    m = wf.freeze(audit, run=data.run, cut=data.cut, design="stratified", bands=[5, 15], max_missed=40,
+                  seed=9)
+    assert m["bands"] == [0, 5, 15] and sum(m["band_sizes"]) == m["pools"]["n0"]
+    res = _run_all(audit, data, excluded=[20, 20, 20])
+    rows = _rows(audit)
+    y = _y(data, rows)
+    s = np.array([r["stratum"] for r in rows])
+    depth = {d: int(d.split("-")[1]) + 1 for docs in data.lists.values() for d in docs}
+    for r in rows:  # band s holds ranks k+1+o_s .. k+o_{s+1}
+        below = depth[r["doc_id"]] - data.cuts[r["query_id"]]
+        lo, hi = [(1, 5), (6, 15), (16, 10**9)][r["stratum"]]
+        assert lo <= below <= hi
+    expected = st.stratified_hypergeometric_certificate(m["band_sizes"], [20, 20, 20],
+                                                        [int(y[s == i].sum()) for i in range(3)], 0.05)
+    assert res.report["missed"] == expected
+    assert data.truth()[0] <= expected.value
+    assert [b["sample"] for b in res.content["bands"]] == [20, 20, 20]
+
+
+def test_with_replacement_uses_the_binomial_theorems(data: Data, tmp_path: Path) -> None:
+    audit = tmp_path / "W"
+    m = wf.freeze(audit, run=data.run, cut=data.cut, design="two-pool", sampling="with-replacement", seed=3)
+    assert m["theorem"] == "Theorem 10 with Theorem 7"
+    res = _run_all(audit, data, excluded=50, included=30)
+    rows = _rows(audit)
+    y = _y(data, rows)
+    inc = np.array([r["pool"] == "included" for r in rows])
+    n = m["pools"]["items"]
+    expected = rc.two_pool_recall_certificate(int(y[~inc].sum()), 50, int(y[inc].sum()), 30,
+                                              m["pools"]["n0"] / n, 0.05, p1=m["pools"]["n1"] / n,
+                                              deltas=[0.025, 0.025])
+    assert res.report["recall"] == expected
+
+
+def test_corpus_extends_the_excluded_pool(data: Data, tmp_path: Path) -> None:
+    audit = tmp_path / "C"
+    m = wf.freeze(audit, run=data.run, cut=data.cut, design="excluded", corpus_size=1000, seed=3)
+    assert m["pools"]["n0"] == 12 * 1000 - sum(data.cuts.values())
+    wf.plan(audit)
+    wf.sample(audit, excluded=200)
+    assert any(r["doc_id"].startswith("#") for r in _rows(audit))
+    wf.label(audit, qrels=data.qrels)
+    assert wf.certify(audit).report["missed"].inputs["excluded_sizes"] == m["pools"]["n0"]
+
+
+def test_allow_incomplete_counts_missing_labels_unfavourably(data: Data, tmp_path: Path) -> None:
+    audit = tmp_path / "I"
+    m = wf.freeze(audit, run=data.run, cut=data.cut, design="two-pool", allow_incomplete=True, seed=3)
+    wf.plan(audit)
+    wf.sample(audit, excluded=30, included=30)
+    rows = _rows(audit)
+    labelled = rows[::2]
+    with LabelStore(audit / "labels.sqlite") as store:
+        store.set_meta("audit_id", m.audit_id)
+        store.set_meta("sample_hash", json.loads((audit / "sample.json").read_text())["sample_hash"])
+        store.record([(r["query_id"], r["doc_id"]) for r in labelled], _y(data, labelled).tolist(), "test")
+    res = wf.certify(audit)
+    y = _y(data, rows)
+    missing = np.ones(len(rows), dtype=bool)
+    missing[::2] = False
+    inc = np.array([r["pool"] == "included" for r in rows])
+    y_worst = np.where(missing, np.where(inc, 0, 1), y)
+    expected = rc.two_pool_recall_finite_certificate(int(y_worst[~inc].sum()), 30, m["pools"]["n0"],
+                                                     int(y_worst[inc].sum()), 30, m["pools"]["n1"], 0.05,
+                                                     deltas=[0.025, 0.025])
+    assert res.report["recall"] == expected
+    assert any("counted unfavourably" in n for n in res.content["notes"])
+
+
+def test_texts_and_jsonl_list_to_label(data: Data, tmp_path: Path) -> None:
+    texts = tmp_path / "texts.jsonl"
+    texts.write_text("".join(json.dumps({"query_id": q, "doc_id": d, "text": f"text of {d}"}) + "\n"
+                             for q, docs in data.lists.items() for d in docs))
+    audit = tmp_path / "X"
+    wf.freeze(audit, run=data.run, cut=data.cut, design="excluded", texts=texts, seed=3)
+    wf.plan(audit)
+    res = wf.sample(audit, excluded=10, label_format="jsonl")
+    lines = [json.loads(x) for x in res.to_label.read_text().splitlines()]
+    assert len(lines) == 10 and all(x["text"] == f"text of {x['doc_id']}" for x in lines)
+    assert "pool" not in lines[0]  # blinded: the labeller does not see where an item came from
+    shown: list[str] = []
+    answers = iter(["y", "n", "q"])
+    out = wf.label(audit, interactive=True, input=lambda _: next(answers), output=shown.append)
+    assert out.recorded == 2 and out.missing == 8
+    assert any(line.startswith("text of ") for line in shown)
+
+
+def test_label_from_file_and_report(data: Data, tmp_path: Path) -> None:
+    audit = tmp_path / "L"
+    wf.freeze(audit, run=data.run, cut=data.cut, design="excluded", max_missed=30, seed=3)
+    wf.plan(audit)
+    res = wf.sample(audit, excluded=20)
+    lines = res.to_label.read_text().splitlines()
+    filled = [lines[0]] + [
+        ",".join([*x.split(",")[:2], "yes" if tuple(x.split(",")[:2]) in data.relevant else "no"])
+        for x in lines[1:]]
+    labels = tmp_path / "labels.csv"
+    labels.write_text("\n".join(filled[:11]) + "\n")
+    first = wf.label(audit, from_file=labels)
+    assert (first.recorded, first.missing) == (10, 10)
+    labels.write_text("\n".join(filled) + "\n")
+    assert wf.label(audit, from_file=labels).missing == 0
+    wf.certify(audit)
+    md = write_report(audit, tmp_path / "report.md")
+    text = md.report.read_text()
+    assert "Theorem 8" in text and "Assumption 1" in text and "target M0 ≤ 30" in text
+    assert json.loads(md.certificate.read_text())["audit_id"] == load_manifest(audit).audit_id
+    page = write_report(audit, tmp_path / "report.html").report.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "Corollary" not in page.split("<h2>Certificates")[0]
+    with pytest.raises(ValueError, match=r"\*\.md or \*\.html"):
+        write_report(audit, tmp_path / "report.txt")
+
+
+# ---------------------------------------------------------------------------------------------
+# refusals
+
+
+@pytest.fixture
+def sampled(data: Data, tmp_path: Path) -> Path:
+    audit = tmp_path / "R"
+    wf.freeze(audit, run=data.run, cut=data.cut, design="two-pool", seed=7)
+    wf.plan(audit)
+    wf.sample(audit, excluded=20, included=20)
+    return audit
+
+
+def test_refuse_changed_cut_after_sampling(sampled: Path, data: Data) -> None:
+    data.cut.write_text(data.cut.read_text().replace("d0-0 ", "d0-0x "))
+    with pytest.raises(ValueError, match=r"--cut .*cut\.run changed after the audit was frozen"):
+        wf.label(sampled, qrels=data.qrels)
+    with pytest.raises(ValueError, match="changed after the audit was frozen"):
+        wf.certify(sampled)
+
+
+def test_refuse_changed_manifest(sampled: Path, data: Data) -> None:
+    wf.label(sampled, qrels=data.qrels)
+    path = sampled / "manifest.json"
+    original = path.read_text()
+    edited = json.loads(original)
+    edited["delta"] = 0.2
+    path.write_text(json.dumps(edited))
+    with pytest.raises(ValueError, match="changed after freeze"):
+        wf.certify(sampled)
+    # a consistent manifest (its id recomputed): the sample was drawn from another audit
+    path.unlink()
+    del edited["audit_id"]
+    write_manifest(sampled, edited)
+    with pytest.raises(ValueError, match="the manifest changed after sampling"):
+        wf.certify(sampled)
+
+
+def test_refuse_edited_sample(sampled: Path, data: Data) -> None:
+    wf.label(sampled, qrels=data.qrels)
+    items = sampled / "sample.jsonl"
+    rows = items.read_text().splitlines()
+    items.write_text("\n".join(rows[1:]) + "\n")
+    with pytest.raises(ValueError, match="changed after sampling"):
+        wf.certify(sampled)
+    # edited consistently (hash updated too): it is not the draw of the frozen manifest and seed
+    info = json.loads((sampled / "sample.json").read_text())
+    from rankcut.audit.manifest import sha256_file
+
+    info["sample_hash"] = sha256_file(items)
+    (sampled / "sample.json").write_text(json.dumps(info))
+    with pytest.raises(ValueError, match="not the sample that the frozen manifest and seed draw"):
+        wf.certify(sampled)
+
+
+def test_refuse_labels_outside_the_sample(sampled: Path, data: Data, tmp_path: Path) -> None:
+    r = _rows(sampled)[0]
+    labels = tmp_path / "extra.csv"
+    labels.write_text(f"query_id,doc_id,label\n{r['query_id']},{r['doc_id']},1\nq0,not-sampled,0\n")
+    with pytest.raises(ValueError, match="'not-sampled' is not in the sample .*nothing was recorded"):
+        wf.label(sampled, from_file=labels)
+    wf.label(sampled, qrels=data.qrels)
+    with LabelStore(sampled / "labels.sqlite") as store:
+        store.record([("q0", "not-sampled")], [0], "by hand")
+    with pytest.raises(ValueError, match="not in the sample"):
+        wf.certify(sampled)
+
+
+def test_refuse_incomplete_sample(sampled: Path, data: Data) -> None:
+    rows = _rows(sampled)
+    m = load_manifest(sampled)
+    with LabelStore(sampled / "labels.sqlite") as store:
+        store.set_meta("audit_id", m.audit_id)
+        store.set_meta("sample_hash", json.loads((sampled / "sample.json").read_text())["sample_hash"])
+        store.record([(r["query_id"], r["doc_id"]) for r in rows[:-3]], [0] * (len(rows) - 3), "test")
+    with pytest.raises(ValueError, match="the sample is incomplete: 3 of 40"):
+        wf.certify(sampled)
+    assert not (sampled / "opened.json").exists()  # a refused certify opens nothing
+
+
+def test_refuse_refreeze(sampled: Path, data: Data) -> None:
+    with pytest.raises(FileExistsError, match="already holds a frozen audit"):
+        wf.freeze(sampled, run=data.run, cut=data.cut, design="excluded", seed=1)
+
+
+def test_refuse_out_of_order(data: Data, tmp_path: Path) -> None:
+    audit = tmp_path / "O"
+    with pytest.raises(FileNotFoundError, match="freeze"):
+        wf.plan(audit)
+    wf.freeze(audit, run=data.run, cut=data.cut, design="excluded", max_missed=30, seed=1)
+    with pytest.raises(wf.AuditStepError, match="run plan first"):
+        wf.sample(audit)
+    with pytest.raises(wf.AuditStepError, match="run sample first"):
+        wf.label(audit, qrels=data.qrels)
+    with pytest.raises(wf.AuditStepError, match="run sample first"):
+        wf.certify(audit)
+    wf.plan(audit)
+    wf.sample(audit)
+    with pytest.raises(wf.AuditStepError, match="run label first"):
+        wf.certify(audit)
+    with pytest.raises(wf.AuditStepError, match="run certify first"):
+        write_report(audit, tmp_path / "r.md")
+    with pytest.raises(wf.AuditStepError, match="already drawn"):
+        wf.sample(audit)
+    with pytest.raises(wf.AuditStepError, match="plan can no longer change"):
+        wf.plan(audit, tolerated=1)
+    assert wf.plan(audit).sizes is not None  # the same plan can be shown again
+    wf.label(audit, qrels=data.qrels)
+    wf.certify(audit)
+    with pytest.raises(wf.AuditStepError, match="opened for certification"):
+        wf.label(audit, qrels=data.qrels, overwrite=True)
+    opened = json.loads((audit / "opened.json").read_text())["opened_at"]
+    assert wf.certify(audit).content["opened_at"] == opened
+
+
+def test_refuse_labels_changed_after_opening(sampled: Path, data: Data) -> None:
+    wf.label(sampled, qrels=data.qrels)
+    wf.certify(sampled)
+    r = _rows(sampled)[0]
+    with LabelStore(sampled / "labels.sqlite") as store:
+        old = store.get([(r["query_id"], r["doc_id"])])[(r["query_id"], r["doc_id"])]
+        store.record([(r["query_id"], r["doc_id"])], [1 - old], "edit", overwrite=True)
+    with pytest.raises(ValueError, match="labels changed after they were opened"):
+        wf.certify(sampled)
+
+
+def test_refuse_a_label_store_of_another_audit(sampled: Path, data: Data, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    wf.freeze(other, run=data.run, cut=data.cut, design="two-pool", seed=7)
+    wf.plan(other)
+    wf.sample(other, excluded=20, included=20)
+    wf.label(other, qrels=data.qrels)
+    shutil.copy(other / "labels.sqlite", sampled / "labels.sqlite")
+    with pytest.raises(ValueError, match="holds the labels of audit"):
+        wf.certify(sampled)
+
+
+def test_reuse_of_opened_labels(data: Data, tmp_path: Path) -> None:
+    old = tmp_path / "old"
+    kwargs = dict(run=data.run, cut=data.cut, design="two-pool", seed=7)
+    wf.freeze(old, **kwargs)
+    # frozen before the old labels are opened: reusing them is valid
+    early = tmp_path / "early"
+    wf.freeze(early, reuse_labels=old, **kwargs)
+    wf.plan(old)
+    wf.sample(old, excluded=20, included=20)
+    with pytest.raises(ValueError, match="without reuse_labels"):
+        wf.label(old, reuse=True)
+    wf.label(old, qrels=data.qrels)
+    wf.certify(old)
+    wf.plan(early)
+    wf.sample(early, excluded=20, included=20)
+    assert wf.label(early, reuse=True).recorded == 40  # same seed and pools: the same items
+    assert wf.certify(early).report["recall"].value >= 0
+    # frozen after they were opened: refused, with a warning at freeze and at label
+    late = tmp_path / "late"
+    with pytest.warns(wf.AuditWarning, match="certify will refuse"):
+        wf.freeze(late, reuse_labels=old, **kwargs)
+    wf.plan(late)
+    wf.sample(late, excluded=20, included=20)
+    with pytest.warns(wf.AuditWarning):
+        wf.label(late, reuse=True)
+    with pytest.raises(ValueError, match=r"were opened for certification at .* before this audit was frozen"):
+        wf.certify(late)
+    # as design data: never counted; the sample is labelled afresh
+    design = tmp_path / "design"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        wf.freeze(design, reuse_labels=old, design_data=True, **kwargs)
+    wf.plan(design)
+    wf.sample(design, excluded=20, included=20)
+    with pytest.raises(ValueError, match="design data for this audit"):
+        wf.label(design, reuse=True)
+    wf.label(design, qrels=data.qrels)
+    res = wf.certify(design)
+    assert any("design data" in n for n in res.content["notes"])
+
+
+def test_reuse_race_is_caught_at_certify(data: Data, tmp_path: Path) -> None:
+    """An opening recorded with a time before the new freeze (e.g. two machines) is caught too."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    kwargs = dict(run=data.run, cut=data.cut, design="excluded", seed=7)
+    wf.freeze(old, **kwargs)
+    wf.plan(old)
+    wf.sample(old, excluded=15)
+    wf.label(old, qrels=data.qrels)
+    wf.freeze(new, reuse_labels=old, **kwargs)
+    wf.plan(new)
+    wf.sample(new, excluded=15)
+    wf.label(new, reuse=True)
+    with LabelStore(old / "labels.sqlite") as store:
+        store.set_meta("opened_at", "2000-01-01T00:00:00.000000+00:00")
+    with pytest.raises(ValueError, match="opened for certification at 2000-01-01"):
+        wf.certify(new)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"design": "nope"}, "design must be one of"),
+    ({"design": "excluded", "target_recall": 0.8}, "target_recall is a target of the two-pool design"),
+    ({"design": "two-pool", "max_missed": 3}, "max_missed is not a target of the two-pool design"),
+    ({"design": "two-pool", "target_recall": 1.2}, r"target_recall must lie in \(0, 1\)"),
+    ({"design": "excluded", "target_recall": 0.8, "max_missed": 2}, "give one target"),
+    ({"design": "excluded", "depths": [5, 10]}, "depths describes a nested family"),
+    ({"design": "excluded", "cut": None}, "needs the cut run"),
+    ({"design": "prefixes", "cut": None}, "needs exactly one family"),
+    ({"design": "prefixes", "depths": [5, 10]}, "cut is used with offsets only"),
+    ({"design": "prefixes", "depths": [10, 5], "cut": None}, "strictly increasing"),
+    ({"design": "fixed-sequence", "offsets": [0, 5]}, "needs a target fixed before the audit"),
+    ({"design": "excluded", "allocation": {"excluded": 0.05}}, "allocation is for the two-pool design"),
+    ({"design": "two-pool", "allocation": {"excluded": 0.04, "included": 0.02}}, "sum to 0.06, more than"),
+    ({"design": "two-pool", "allocation": {"excluded": 0.04}}, "both 'excluded' and 'included'"),
+    ({"design": "two-pool", "allocation": {"pool": 0.04}}, "keys are 'excluded' and 'included'"),
+    ({"design": "stratified"}, "needs bands"),
+    ({"design": "excluded", "bands": [5]}, "bands are for the stratified design"),
+    ({"design": "excluded", "reference": "shared"}, "is for the prefix designs"),
+    ({"design": "prefixes", "offsets": [0], "reference": "both"}, "reference must be one of"),
+    ({"design": "excluded", "delta": 1.5}, r"delta must lie in \(0, 1\)"),
+    ({"design": "excluded", "corpus_size": 10, "corpus_ids": "x"}, "give the corpus once"),
+    ({"design": "excluded", "design_data": True}, "give reuse_labels"),
+    ({"design": "excluded", "sampling": "sometimes"}, "sampling must be one of"),
+    ({"design": "excluded", "seed": -1}, "seed must be an integer >= 0"),
+    ({"design": "excluded", "corpus_size": 5}, "corpus size must be at least every list's depth"),
+    ({"design": "prefixes", "depths": [0, 40], "cut": None, "run_only": True}, None),
+])
+def test_freeze_refusals(data: Data, tmp_path: Path, kwargs: dict[str, Any], message: str | None) -> None:
+    args: dict[str, Any] = {"run": data.run, "cut": data.cut, "seed": 1, **kwargs}
+    args.pop("run_only", None)
+    if message is None:  # a family whose shallowest member already keeps everything is no audit
+        args["depths"] = [40, 41]
+        message = "is empty: every member keeps every item"
+    with pytest.raises(ValueError, match=message):
+        wf.freeze(tmp_path / "Z", **args)
+    assert not (tmp_path / "Z" / "manifest.json").exists()
+
+
+def test_sample_refusals(data: Data, tmp_path: Path) -> None:
+    audit = tmp_path / "Q"
+    wf.freeze(audit, run=data.run, cut=data.cut, design="two-pool", seed=1)
+    wf.plan(audit)
+    with pytest.raises(ValueError, match="give excluded"):
+        wf.sample(audit)
+    with pytest.raises(ValueError, match="give included"):
+        wf.sample(audit, excluded=5)
+    with pytest.raises(ValueError, match="exceed the pool"):
+        wf.sample(audit, excluded=10**6, included=5)
+    with pytest.raises(ValueError, match="takes one excluded sample size"):
+        wf.sample(audit, excluded=[5, 5], included=5)
+    with pytest.raises(ValueError, match="label_format"):
+        wf.sample(audit, excluded=5, included=5, label_format="xlsx")
+    assert not (audit / "sample.json").exists()
+    with pytest.raises(ValueError, match="exactly one label source"):
+        wf.label(audit, qrels=data.qrels, interactive=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# real data
+
+
+def test_robust04_bm25_cut_at_depth_20_with_qrels_oracle(tmp_path: Path) -> None:
+    root = DATASETS / "robust04"
+    run = root / "runs" / "bm25.test.run"
+    qrels = root / "qrels.robust04.positives.txt"
+    if not run.is_file() or not qrels.is_file():
+        pytest.skip(f"robust04 data not found at {root}")
+    from rankcut.data.trec import load_trec, read_qrels, write_run
+
+    lists = load_trec(run)
+    cut = tmp_path / "bm25.top20.run"
+    write_run(cut, lists, np.minimum(lists.lengths, 20))
+    audit = tmp_path / "robust04"
+    m = wf.freeze(audit, run=run, cut=cut, design="two-pool", target_recall=0.5, seed=11)
+    assert m["pools"]["n1"] == int(np.minimum(lists.lengths, 20).sum())
+    planned = wf.plan(audit, expected_precision=0.3)
+    assert planned.sizes is not None
+    wf.sample(audit)
+    wf.label(audit, qrels=qrels)
+    res = wf.certify(audit)
+    judged = read_qrels(qrels)
+    relevant = [{d for d, g in judged.get(q, {}).items() if g >= 1} for q in lists.qids]
+    kept = [set(lists.doc_ids[i, :min(20, n)]) for i, n in enumerate(lists.lengths)]
+    listed = [set(lists.doc_ids[i, :n]) for i, n in enumerate(lists.lengths)]
+    m1 = sum(len(r & k) for r, k in zip(relevant, kept, strict=True))
+    m0 = sum(len(r & (li - k)) for r, li, k in zip(relevant, listed, kept, strict=True))
+    assert m0 <= res.report["missed"].value
+    assert res.report["recall"].value <= m1 / (m0 + m1)
