@@ -1,0 +1,321 @@
+"""``rankcut audit``: certify what a cut run left behind, through guarded steps.
+
+::
+
+    rankcut audit freeze  --run RUN --cut CUT.run --design two-pool --delta 0.05 --target-recall 0.8 \\
+                          --seed 11 --out AUDIT
+    rankcut audit plan    --audit AUDIT
+    rankcut audit sample  --audit AUDIT [--excluded 300] [--included 300]
+    rankcut audit label   --audit AUDIT (--from labels.csv | --oracle qrels --qrels Q | --interactive
+                                         | --reuse)
+    rankcut audit certify --audit AUDIT [--json]
+    rankcut audit report  --audit AUDIT --out report.html
+    rankcut audit status  --audit AUDIT
+
+Every step checks that the earlier ones happened and that nothing they froze changed (see
+:mod:`rankcut.audit.workflow`); a refusal is one ``error: ...`` line naming the option, file or
+step, with exit status 2. ``--json`` prints the step's result as JSON.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import typer
+
+from rankcut.cli._errors import fail
+
+app = typer.Typer(help="Certify what a cut run leaves behind: freeze → plan → sample → label → certify → "
+                       "report.", no_args_is_help=True)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# Python argument names and step names of rankcut.audit.workflow, as the command line spells them.
+_OPTIONS = {
+    "run": "--run", "cut": "--cut", "family": "--family", "offsets": "--offsets", "depths": "--depths",
+    "design": "--design", "delta": "--delta", "allocation": "--allocation",
+    "target_recall": "--target-recall",
+    "max_missed": "--max-missed", "seed": "--seed", "corpus_size": "--corpus-size",
+    "corpus_ids": "--corpus-ids", "ordering": "--ordering", "sampling": "--sampling",
+    "reference": "--reference", "bands": "--bands", "allow_incomplete": "--allow-incomplete",
+    "texts": "--texts", "reuse_labels": "--reuse-labels", "design_data": "--design-data",
+    "expected_precision": "--expected-precision", "tolerated": "--tolerated", "excluded": "--excluded",
+    "included": "--included", "label_format": "--format", "from_file": "--from", "qrels": "--oracle qrels",
+    "threshold": "--threshold", "interactive": "--interactive", "reuse": "--reuse",
+    "overwrite": "--overwrite",
+    "plan": "rankcut audit plan", "sample": "rankcut audit sample", "label": "rankcut audit label",
+    "certify": "rankcut audit certify", "freeze": "rankcut audit freeze",
+}
+
+AUDIT = typer.Option(..., "--audit", help="The audit folder (made by freeze).")
+JSON = typer.Option(False, "--json", help="Print the result as JSON.")
+
+
+@contextmanager
+def _options() -> Iterator[None]:
+    """Messages of the workflow speak in option names while a command runs; its warnings go to
+    stderr as ``warning: ...`` lines."""
+    from rankcut.audit.workflow import OPTION_NAMES
+
+    token = OPTION_NAMES.set(_OPTIONS)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield
+        for w in caught:
+            typer.echo(f"warning: {w.message}", err=True)
+    finally:
+        OPTION_NAMES.reset(token)
+
+
+def _fail_cleanly(fn: F) -> F:
+    """A ValueError (bad input, refused step) or OSError (missing or unreadable file) becomes one
+    line and exit status 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            with _options():
+                return fn(*args, **kwargs)
+        except (ValueError, OSError) as exc:
+            fail(str(exc))
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _ints(text: str | None, option: str) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        values = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise ValueError(f"{option} must be comma-separated integers, got {text!r}") from None
+    return values
+
+
+def _allocation(text: str | None) -> dict[str, float] | None:
+    if text is None:
+        return None
+    out: dict[str, float] = {}
+    for part in text.split(","):
+        key, sep, value = part.partition("=")
+        try:
+            if not sep:
+                raise ValueError
+            out[key.strip()] = float(value)
+        except ValueError:
+            raise ValueError(f"--allocation must look like excluded=0.03,included=0.02, got "
+                             f"{text!r}") from None
+    return out
+
+
+def _echo_json(obj: Any) -> None:
+    typer.echo(json.dumps(obj, indent=2, ensure_ascii=False))
+
+
+@app.command("freeze")
+@_fail_cleanly
+def freeze(
+    run: Path = typer.Option(..., "--run", help="The full ranked lists (TREC run) the cut was taken from."),
+    design: str = typer.Option(
+        ..., "--design",
+        help="excluded (missed count, Thm 8) | two-pool (recall, Cor 11) | prefixes (nested family, "
+             "Cor 16/18 + Eq. 1) | fixed-sequence (nested family against a target, Thm 19) | stratified "
+             "(rank bands below the cut, §9)."),
+    out: Path = typer.Option(..., "--out", help="The audit folder to create (must not hold an audit)."),
+    cut: Path | None = typer.Option(None, "--cut", help="The cut run: a prefix of every list of --run "
+                                    "(with --offsets: the model's cut the offsets are added to)."),
+    family: str | None = typer.Option(None, "--family", help="Nested cut runs F1.run,F2.run,..., smallest "
+                                      "candidate set first (prefix designs)."),
+    offsets: str | None = typer.Option(None, "--offsets", help="Depth offsets added to --cut per query, "
+                                       "e.g. -5,0,5,10 (prefix designs)."),
+    depths: str | None = typer.Option(None, "--depths", help="Fixed depths, e.g. 10,20,50 (prefix designs)."),
+    delta: float = typer.Option(0.05, "--delta", help="Joint error probability δ; confidence 1 − δ."),
+    allocation: str | None = typer.Option(None, "--allocation", help="two-pool: δ0 and δ1, e.g. "
+                                          "excluded=0.03,included=0.02 (default δ/2 each)."),
+    target_recall: float | None = typer.Option(None, "--target-recall", help="two-pool target: recall ≥ ρ."),
+    max_missed: int | None = typer.Option(None, "--max-missed", help="Target: at most this many missed "
+                                          "relevant items (required by fixed-sequence)."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed of every draw (default: a random one, "
+                                    "recorded)."),
+    corpus_size: int | None = typer.Option(None, "--corpus-size", help="Collection size C: documents a "
+                                           "query never retrieved join its excluded pool."),
+    corpus_ids: Path | None = typer.Option(None, "--corpus-ids", help="File of the collection's document "
+                                           "ids, one a line (instead of --corpus-size)."),
+    ordering: str = typer.Option("rank", "--ordering", help="List order: rank or trec_eval."),
+    sampling: str = typer.Option("auto", "--sampling", help="without-replacement (finite-corpus bounds), "
+                                 "with-replacement (binomial) or auto (without, unless a pool exceeds "
+                                 "1e10)."),
+    reference: str | None = typer.Option(None, "--reference", help="Prefix designs: shared (one sample from "
+                                         "the shallowest member's excluded pool, default) or separate."),
+    bands: str | None = typer.Option(None, "--bands", help="stratified: offsets below the cut where bands "
+                                     "end, e.g. 10,100 (ranks k+1..k+10, k+11..k+100, the rest)."),
+    allow_incomplete: bool = typer.Option(False, "--allow-incomplete", help="Let certify count unlabelled "
+                                          "draws unfavourably instead of refusing."),
+    texts: Path | None = typer.Option(None, "--texts", help="JSON lines with query_id, doc_id, text, shown "
+                                      "when labelling."),
+    reuse_labels: Path | None = typer.Option(None, "--reuse-labels", help="An earlier audit folder whose "
+                                             "labels may be reused (label --reuse)."),
+    design_data: bool = typer.Option(False, "--design-data", help="With --reuse-labels: those labels "
+                                     "informed this cut; record them as design data, never count them."),
+    as_json: bool = JSON,
+) -> None:
+    """Freeze the cut (or nested family) and the audit rule before any label is seen."""
+    from rankcut.audit import workflow
+
+    manifest = workflow.freeze(
+        out, run=run, design=design, cut=cut,
+        family=None if family is None else [Path(f) for f in family.split(",")],
+        offsets=_ints(offsets, "--offsets"), depths=_ints(depths, "--depths"), delta=delta,
+        allocation=_allocation(allocation), target_recall=target_recall, max_missed=max_missed, seed=seed,
+        corpus_size=corpus_size, corpus_ids=corpus_ids, ordering=ordering, sampling=sampling,
+        reference=reference, bands=_ints(bands, "--bands"), allow_incomplete=allow_incomplete, texts=texts,
+        reuse_labels=reuse_labels, design_data=design_data,
+    )
+    if as_json:
+        _echo_json(manifest.to_dict())
+        return
+    members = manifest["pools"]["members"]
+    typer.echo(f"froze audit {manifest.audit_id} in {manifest.folder}")
+    typer.echo(f"  {manifest['design']} design: {workflow.DESIGNS[manifest['design']].summary}")
+    typer.echo(f"  {manifest['theorem']}, δ = {manifest['delta']:g} "
+               f"({', '.join(f'{k} {v:g}' for k, v in manifest['allocation'].items())}), "
+               f"{manifest['sampling']}, seed {manifest['seed']}")
+    for m in members:
+        typer.echo(f"  {m['name']}: burden N1 = {m['n1']}, excluded pool N0 = {m['n0']} "
+                   f"(N = {manifest['pools']['items']})")
+    typer.echo(f"next: rankcut audit plan --audit {manifest.folder}")
+
+
+@app.command("plan")
+@_fail_cleanly
+def plan(
+    audit: Path = AUDIT,
+    expected_precision: float | None = typer.Option(
+        None, "--expected-precision",
+        help="two-pool: share of relevant items expected in the included pool (planning guess, default "
+             "0.5; changes sizes, never validity)."),
+    tolerated: int = typer.Option(0, "--tolerated", help="Relevant items the excluded-pool audit may find "
+                                  "and still meet the target."),
+    as_json: bool = JSON,
+) -> None:
+    """Sample sizes for the frozen target, from the engine's planners, before any labelling."""
+    from rankcut.audit import workflow
+
+    result = workflow.plan(audit, expected_precision=expected_precision, tolerated=tolerated)
+    if as_json:
+        _echo_json(result.content)
+    else:
+        typer.echo(result.render())
+        typer.echo(f"next: rankcut audit sample --audit {audit}")
+
+
+@app.command("sample")
+@_fail_cleanly
+def sample(
+    audit: Path = AUDIT,
+    excluded: str | None = typer.Option(
+        None, "--excluded",
+        help="Excluded-pool draws (default: the plan). Separate prefix samples: one per member "
+             "(300,200,...); stratified: one per band, or one for every band; shared reference: its size."),
+    included: int | None = typer.Option(None, "--included", help="two-pool: included-pool draws "
+                                        "(default: the plan)."),
+    label_format: str = typer.Option("csv", "--format", help="The list to label: csv or jsonl."),
+    as_json: bool = JSON,
+) -> None:
+    """Draw the audit items from the frozen manifest and seed (once) and write the list to label."""
+    from rankcut.audit import workflow
+
+    sizes = _ints(excluded, "--excluded")
+    one_or_many = None if sizes is None else sizes[0] if len(sizes) == 1 else sizes
+    result = workflow.sample(audit, excluded=one_or_many, included=included, label_format=label_format)
+    if as_json:
+        _echo_json({"sizes": result.sizes, "draws": result.n_draws, "items": result.n_items,
+                    "sample_hash": result.sample_hash, "to_label": str(result.to_label)})
+    else:
+        typer.echo(result.render())
+        typer.echo(f"next: rankcut audit label --audit {audit} --from {result.to_label} (after filling "
+                   "its label column)")
+
+
+@app.command("label")
+@_fail_cleanly
+def label(
+    audit: Path = AUDIT,
+    from_file: Path | None = typer.Option(None, "--from", help="A CSV/TSV/JSONL file: query_id, doc_id, "
+                                          "label (0/1, yes/no)."),
+    oracle: str | None = typer.Option(None, "--oracle", help="Simulation: 'qrels' takes labels from --qrels "
+                                      "(unjudged = not relevant)."),
+    qrels: Path | None = typer.Option(None, "--qrels", help="TREC qrels for --oracle qrels."),
+    threshold: float = typer.Option(1, "--threshold", help="--oracle qrels: grade counted as relevant."),
+    interactive: bool = typer.Option(False, "--interactive", help="Ask in the terminal, item by item "
+                                     "(resumable)."),
+    reuse: bool = typer.Option(False, "--reuse", help="Copy labels of sampled items from --reuse-labels."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a different earlier label (kept in "
+                                   "the store's history)."),
+    as_json: bool = JSON,
+) -> None:
+    """Record labels of the sampled items in the audit's label store."""
+    from rankcut.audit import workflow
+
+    if oracle is not None and oracle != "qrels":
+        raise ValueError(f"--oracle takes 'qrels', got {oracle!r}")
+    if (oracle is None) != (qrels is None):
+        raise ValueError("--oracle qrels and --qrels go together")
+    result = workflow.label(audit, from_file=from_file, qrels=qrels, threshold=threshold,
+                            interactive=interactive, reuse=reuse, overwrite=overwrite, output=typer.echo)
+    if as_json:
+        _echo_json({"source": result.source, "recorded": result.recorded, "labelled": result.labelled,
+                    "total": result.total})
+    else:
+        typer.echo(result.render())
+        if result.missing == 0:
+            typer.echo(f"next: rankcut audit certify --audit {audit}")
+
+
+@app.command("certify")
+@_fail_cleanly
+def certify(audit: Path = AUDIT, as_json: bool = JSON) -> None:
+    """Compute the certificates; refuses when anything frozen changed or the labels do not fit."""
+    from rankcut.audit import workflow
+
+    result = workflow.certify(audit)
+    typer.echo(result.to_json() if as_json else result.render())
+
+
+@app.command("report")
+@_fail_cleanly
+def report(
+    audit: Path = AUDIT,
+    out: Path = typer.Option(..., "--out", help="report.html or report.md; the certificate JSON (and the "
+                             "Markdown plot) go beside it."),
+) -> None:
+    """Write a readable report, the certificate JSON and a plot."""
+    from rankcut.audit.report import write_report
+
+    files = write_report(audit, out)
+    typer.echo(f"wrote {files.report} and {files.certificate}" + (f" and {files.plot}" if files.plot else ""))
+
+
+@app.command("status")
+@_fail_cleanly
+def status(audit: Path = AUDIT, as_json: bool = JSON) -> None:
+    """Which steps the audit has done, and the next one."""
+    from rankcut.audit import workflow
+
+    info = workflow.status(audit)
+    if as_json:
+        _echo_json(info)
+        return
+    typer.echo(f"audit {info['audit_id']} ({info['design']}), frozen at {info['frozen_at']}")
+    for step, done in info["steps"].items():
+        typer.echo(f"  {'[x]' if done else '[ ]'} {step}")
+    if info.get("opened_at"):
+        typer.echo(f"  labels opened for certification at {info['opened_at']}")
+    typer.echo("done" if info["next"] is None else f"next: rankcut audit {info['next']} --audit {audit}")

@@ -1,0 +1,194 @@
+"""`rankcut audit` from the command line: the issue's commands as written, and one-line refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from rankcut.cli.audit import app
+
+runner = CliRunner()
+
+
+def run(*args: object, input: str | None = None) -> tuple[int, str, str]:
+    res = runner.invoke(app, [str(a) for a in args], input=input)
+    return res.exit_code, res.stdout, res.stderr
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    """A run of 10 queries × 30 documents, qrels, a cut run and two nested cut runs."""
+    rng = np.random.default_rng(1)
+    paths = {n: tmp_path / f for n, f in (("run", "run.txt"), ("qrels", "qrels.txt"), ("cut", "cut.run"),
+                                           ("f1", "top5.run"), ("f2", "top15.run"))}
+    handles = {n: open(p, "w") for n, p in paths.items()}
+    for q in range(10):
+        k = int(rng.integers(3, 12))
+        for r in range(30):
+            line = f"q{q} Q0 d{q}-{r} {r + 1} {50 - r}.5 t\n"
+            handles["run"].write(line)
+            for name, depth in (("cut", k), ("f1", 5), ("f2", 15)):
+                if r < depth:
+                    handles[name].write(line)
+            if rng.random() < (0.5 if r < 6 else 0.05):
+                handles["qrels"].write(f"q{q} 0 d{q}-{r} 1\n")
+    for h in handles.values():
+        h.close()
+    return paths
+
+
+def test_issue_commands_as_written(files: dict[str, Path], tmp_path: Path) -> None:
+    audit = tmp_path / "AUDIT"
+    code, out, err = run("freeze", "--run", files["run"], "--cut", files["cut"], "--design", "two-pool",
+                         "--delta", "0.05", "--target-recall", "0.5", "--seed", "11", "--out", audit)
+    assert code == 0, err
+    assert "froze audit" in out and "next: rankcut audit plan" in out
+    code, out, err = run("plan", "--audit", audit)
+    assert code == 0, err
+    assert "planned sizes: excluded" in out and "--expected-precision" in out
+    code, out, err = run("sample", "--audit", audit)
+    assert code == 0, err
+    assert "to_label.csv" in out
+    code, out, err = run("label", "--audit", audit, "--oracle", "qrels", "--qrels", files["qrels"])
+    assert code == 0, err
+    assert "0 to go" in out
+    code, out, err = run("certify", "--audit", audit, "--json")
+    assert code == 0, err
+    cert = json.loads(out)
+    assert cert["design"] == "two-pool" and cert["verdict"]["text"].startswith("target recall ≥ 0.5")
+    names = [c["name"] for c in cert["report"]["certificates"]]
+    assert names == ["missed", "recall"]
+    code, out, err = run("certify", "--audit", audit)
+    assert code == 0 and "recall ≥" in out and "Corollary 11" in out
+    code, out, err = run("report", "--audit", audit, "--out", tmp_path / "report.html")
+    assert code == 0, err
+    assert (tmp_path / "report.html").read_text().startswith("<!DOCTYPE html>")
+    assert json.loads((tmp_path / "report.json").read_text())["audit_id"] == cert["audit_id"]
+    code, out, _ = run("status", "--audit", audit)
+    assert code == 0 and "[x] certify" in out and out.rstrip().endswith("done")
+
+
+def test_family_designs(files: dict[str, Path], tmp_path: Path) -> None:
+    audit = tmp_path / "P"
+    code, out, err = run("freeze", "--run", files["run"], "--family", f"{files['f1']},{files['f2']}",
+                         "--design", "prefixes", "--max-missed", "20", "--seed", "3", "--out", audit)
+    assert code == 0, err
+    assert "top5.run: burden N1 = 50" in out and "top15.run: burden N1 = 150" in out
+    assert run("plan", "--audit", audit)[0] == 0
+    assert run("sample", "--audit", audit, "--excluded", "60")[0] == 0
+    assert run("label", "--audit", audit, "--oracle", "qrels", "--qrels", files["qrels"])[0] == 0
+    code, out, err = run("certify", "--audit", audit)
+    assert code == 0, err
+    assert "Corollary 18" in out and ("chosen:" in out or "no member meets" in out)
+    # offsets below zero parse as values, and separate samples take one size per member
+    audit = tmp_path / "F"
+    code, _, err = run("freeze", "--run", files["run"], "--cut", files["cut"], "--offsets", "-2,0,3",
+                       "--design", "fixed-sequence", "--reference", "separate", "--max-missed", "30",
+                       "--seed", "3", "--out", audit)
+    assert code == 0, err
+    assert run("plan", "--audit", audit)[0] == 0
+    code, out, err = run("sample", "--audit", audit, "--excluded", "30,20,10", "--json")
+    assert code == 0, err
+    assert json.loads(out)["sizes"] == {"excluded": [30, 20, 10]}
+
+
+def test_label_from_file_and_interactively(files: dict[str, Path], tmp_path: Path) -> None:
+    audit = tmp_path / "L"
+    assert run("freeze", "--run", files["run"], "--cut", files["cut"], "--design", "excluded",
+               "--seed", "5", "--out", audit)[0] == 0
+    assert run("plan", "--audit", audit)[0] == 0
+    code, out, err = run("sample", "--audit", audit)
+    assert code == 2 and "give --excluded (no target was planned)" in err
+    assert run("sample", "--audit", audit, "--excluded", "6")[0] == 0
+    rows = (audit / "to_label.csv").read_text().splitlines()
+    labels = tmp_path / "labels.csv"
+    labels.write_text("\n".join([rows[0]] + [r.rstrip(",") + ",0" for r in rows[1:3]]) + "\n")
+    code, out, err = run("label", "--audit", audit, "--from", labels)
+    assert code == 0, err
+    assert "2 of 6 sampled items labelled" in out
+    code, out, err = run("label", "--audit", audit, "--interactive", input="y\nn\nq\n")
+    assert code == 0, err
+    assert "4 of 6 sampled items labelled" in out
+    code, _, err = run("certify", "--audit", audit)
+    assert code == 2 and err.startswith("error: the sample is incomplete: 2 of 6")
+    assert "--allow-incomplete" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--design", "excluded", "--target-recall", "0.8"],
+     "--target-recall is a target of the two-pool design"),
+    (["--design", "two-pool", "--max-missed", "3"], "--max-missed is not a target of the two-pool design"),
+    (["--design", "excluded", "--depths", "5,10"], "--depths describes a nested family"),
+    (["--design", "fixed-sequence", "--depths", "5,10", "--no-cut"], "give --max-missed"),
+    (["--design", "two-pool", "--allocation", "excluded0.03"], "--allocation must look like"),
+    (["--design", "two-pool", "--allocation", "excluded=0.04,included=0.04"], "--allocation shares sum to"),
+    (["--design", "excluded", "--bands", "5,x"], "--bands must be comma-separated integers"),
+    (["--design", "stratified"], "needs --bands"),
+    (["--design", "excluded", "--reference", "shared"], "--reference (shared or separate samples)"),
+    (["--design", "excluded", "--design-data"], "give --reuse-labels"),
+    (["--design", "excluded", "--delta", "0"], r"--delta must lie in (0, 1)"),
+    (["--design", "circle"], "--design must be one of excluded, two-pool"),
+])
+def test_freeze_refusals_name_the_option(files: dict[str, Path], tmp_path: Path, args: list[str],
+                                         message: str) -> None:
+    base = ["freeze", "--run", files["run"], "--out", tmp_path / "Z", "--seed", "1"]
+    if "--no-cut" in args:
+        args = [a for a in args if a != "--no-cut"]
+    else:
+        base += ["--cut", files["cut"]]
+    code, out, err = run(*base, *args)
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and len(err.strip().splitlines()) == 1
+    assert message in err
+
+
+def test_step_refusals(files: dict[str, Path], tmp_path: Path) -> None:
+    audit = tmp_path / "S"
+    code, _, err = run("plan", "--audit", audit)
+    assert code == 2 and "rankcut audit freeze" in err
+    args = ["freeze", "--run", files["run"], "--cut", files["cut"], "--design", "excluded",
+            "--max-missed", "10", "--seed", "1", "--out", audit]
+    assert run(*args)[0] == 0
+    code, _, err = run(*args)
+    assert code == 2 and "already holds a frozen audit" in err
+    code, _, err = run("sample", "--audit", audit)
+    assert code == 2 and "run rankcut audit plan first" in err
+    code, _, err = run("certify", "--audit", audit)
+    assert code == 2 and "run rankcut audit sample first" in err
+    assert run("plan", "--audit", audit)[0] == 0
+    assert run("sample", "--audit", audit)[0] == 0
+    code, _, err = run("sample", "--audit", audit)
+    assert code == 2 and "already drawn" in err
+    code, _, err = run("label", "--audit", audit, "--oracle", "qrels")
+    assert code == 2 and "--oracle qrels and --qrels go together" in err
+    code, _, err = run("label", "--audit", audit, "--oracle", "judges", "--qrels", files["qrels"])
+    assert code == 2 and "--oracle takes 'qrels'" in err
+    code, _, err = run("label", "--audit", audit, "--interactive", "--reuse")
+    assert code == 2
+    assert "give exactly one label source (--from, --oracle qrels, --interactive or --reuse)" in err
+    code, _, err = run("report", "--audit", audit, "--out", tmp_path / "r.md")
+    assert code == 2 and "run certify first" in err
+    files["cut"].write_text(files["cut"].read_text() + "q0 Q0 extra 99 0.1 t\n")
+    code, _, err = run("label", "--audit", audit, "--oracle", "qrels", "--qrels", files["qrels"])
+    assert code == 2 and "--cut" in err and "changed after the audit was frozen" in err
+
+
+def test_reuse_of_opened_labels_warns_then_refuses(files: dict[str, Path], tmp_path: Path) -> None:
+    old, new = tmp_path / "old", tmp_path / "new"
+    common = ["--run", files["run"], "--cut", files["cut"], "--design", "excluded", "--seed", "4"]
+    assert run("freeze", *common, "--out", old)[0] == 0
+    assert run("plan", "--audit", old)[0] == 0
+    assert run("sample", "--audit", old, "--excluded", "10")[0] == 0
+    assert run("label", "--audit", old, "--oracle", "qrels", "--qrels", files["qrels"])[0] == 0
+    assert run("certify", "--audit", old)[0] == 0
+    code, _, err = run("freeze", *common, "--reuse-labels", old, "--out", new)
+    assert code == 0 and err.startswith("warning: ") and "certify will refuse" in err
+    assert run("plan", "--audit", new)[0] == 0
+    assert run("sample", "--audit", new, "--excluded", "10")[0] == 0
+    assert run("label", "--audit", new, "--reuse")[0] == 0
+    code, _, err = run("certify", "--audit", new)
+    assert code == 2 and "before this audit was frozen" in err and "--design-data" in err
