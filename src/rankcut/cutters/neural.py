@@ -1,0 +1,221 @@
+"""What the neural cutters (``attncut``, ``attncut-rc``, ``bicut``, ``choppy``) share: their
+training options, fitting, predicting, saving and loading.
+
+torch is an optional extra (``pip install 'rankcut[torch]'``): this module and the cutters built
+on it import :mod:`rankcut.nn` (and so torch) inside ``fit``, ``predict``, ``save`` and ``load``
+only, so importing :mod:`rankcut.cutters` and checking a spec stay fast and torch-free.
+
+Fitting (:meth:`NeuralCutter.fit`): the input encoder is fitted on the training lists
+(:class:`rankcut.nn.inputs.InputEncoder`), the network is initialised under ``seed``, and
+:func:`rankcut.nn.training.fit_network` trains it on ``1 - val_fraction`` of the training
+queries, keeping the epoch with the best validation metric. The same seed gives the same weights
+and the same cuts.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rankcut.cutters.base import Cutter, check_bool, check_int, check_metric_options
+from rankcut.data.lists import RankedLists
+
+if TYPE_CHECKING:
+    import torch
+
+    from rankcut.nn.inputs import InputEncoder
+    from rankcut.nn.training import DecideFn, LossFn, TrainingResult
+
+__all__ = ["NeuralCutter", "check_number", "check_training_options", "summary_of"]
+
+#: lists per forward pass at predict time (bounds memory on large test sets)
+PREDICT_CHUNK = 256
+#: Adam's L2 penalty and the gradient-norm clip used by every neural cutter
+WEIGHT_DECAY = 0.0
+CLIP = 1.0
+
+
+def check_number(value: Any, arg: str, *, low: float | None = None, high: float | None = None,
+                 low_closed: bool = False, high_closed: bool = False) -> float:
+    """``value`` as a finite float within the given bounds (open unless ``*_closed``), else
+    ValueError naming ``arg`` and the interval."""
+    ok = not isinstance(value, bool) and isinstance(value, int | float | np.integer | np.floating) \
+        and math.isfinite(value)
+    if ok:
+        v = float(value)
+        ok = (low is None or (v >= low if low_closed else v > low)) and \
+            (high is None or (v <= high if high_closed else v < high))
+    if not ok:
+        if low is not None and high is not None:
+            what = f"in {'[' if low_closed else '('}{low:g}, {high:g}{']' if high_closed else ')'}"
+        elif low is not None:
+            what = f"{'≥' if low_closed else '>'} {low:g}"
+        else:
+            what = f"{'≤' if high_closed else '<'} {high:g}"
+        raise ValueError(f"{arg} must be a finite number {what}, got {value!r}")
+    return float(value)
+
+
+def check_training_options(*, metric: Any, recall_base: Any, epochs: Any, batch_size: Any, lr: Any,
+                           patience: Any, val_fraction: Any, seed: Any, progress: Any) -> None:
+    """Validate the options of :func:`rankcut.nn.training.fit_network` (ValueError naming the
+    argument): metric and recall base of :mod:`rankcut.metrics`, ``epochs``, ``batch_size``,
+    ``patience`` integers ≥ 1, ``lr`` > 0, ``val_fraction`` in (0, 1), ``seed`` ≥ 0, ``progress``
+    a bool."""
+    check_metric_options(metric, recall_base, False)
+    check_int(epochs, "epochs", low=1)
+    check_int(batch_size, "batch_size", low=1)
+    check_int(patience, "patience", low=1)
+    check_int(seed, "seed", low=0)
+    check_number(lr, "lr", low=0.0)
+    check_number(val_fraction, "val_fraction", low=0.0, high=1.0)
+    check_bool(progress, "progress")
+
+
+class NeuralCutter(Cutter):
+    """Base of the neural cutters: fit, predict, save and load (module docstring).
+
+    Subclasses store the common keyword arguments ``metric``, ``recall_base``, ``epochs``,
+    ``batch_size``, ``lr``, ``patience``, ``val_fraction``, ``seed``, ``score_z``, ``progress``
+    and implement :meth:`_build_networks`, :meth:`_loss_fn` and :meth:`_decide_fn` (or
+    :meth:`_train` and :meth:`_decide` for more than one network).
+
+    Learned attributes: ``encoder_`` (:class:`rankcut.nn.inputs.InputEncoder`), one network
+    per name of ``networks`` (``net_``, ...), ``history_`` (per epoch: train loss, validation
+    loss and metric, seconds), ``best_epoch_`` (1-based), ``val_metric_`` (the validation metric
+    of that epoch), ``train_qids_`` and ``val_qids_`` (the queries trained and validated on).
+    """
+
+    #: the networks the cutter trains; each is stored in the attribute ``NAME_``
+    networks: ClassVar[tuple[str, ...]] = ("net",)
+    #: learned attributes saved in a checkpoint's ``config.json`` (besides encoder and networks)
+    summary_attributes: ClassVar[tuple[str, ...]] = (
+        "history_", "best_epoch_", "val_metric_", "train_qids_", "val_qids_")
+
+    metric: str
+    recall_base: str
+    epochs: int
+    batch_size: int
+    lr: float
+    patience: int
+    val_fraction: float
+    seed: int
+    score_z: bool
+    progress: bool
+    encoder_: InputEncoder
+
+    def requires_fit(self) -> bool:
+        return True
+
+    def _validate_params(self) -> None:
+        check_training_options(**self._training_options())
+        check_bool(self.score_z, "score_z")
+
+    def _training_options(self) -> dict[str, Any]:
+        names = ("metric", "recall_base", "epochs", "batch_size", "lr", "patience", "val_fraction", "seed",
+                 "progress")
+        return {k: getattr(self, k) for k in names}
+
+    # ------------------------------------------------------------- subclass hooks
+    def _build_networks(self, n_features: int) -> dict[str, torch.nn.Module]:
+        """Fresh networks reading ``n_features`` inputs, one per name of :attr:`networks`."""
+        raise NotImplementedError
+
+    def _loss_fn(self) -> LossFn:
+        """The training loss of the single network."""
+        raise NotImplementedError
+
+    def _decide_fn(self) -> DecideFn:
+        """The cuts from the single network's output."""
+        raise NotImplementedError
+
+    def _train(self, lists: RankedLists, encoder: InputEncoder,
+               nets: dict[str, torch.nn.Module]) -> dict[str, Any]:
+        """Train ``nets`` in place on ``lists``; return the summary attributes to store."""
+        from rankcut.nn.training import fit_network
+
+        result = fit_network(nets["net"], self._loss_fn(), self._decide_fn(), lists, encoder=encoder,
+                             weight_decay=WEIGHT_DECAY, clip=CLIP, desc=self.name,
+                             **self._training_options())
+        return summary_of(result)
+
+    def _decide(self, outputs: dict[str, torch.Tensor], mask: torch.Tensor) -> NDArray[np.int64]:
+        """The cuts from the outputs of every network (``{name: output}``)."""
+        return self._decide_fn()(outputs["net"], mask)
+
+    # ------------------------------------------------------------- fit / predict
+    def _fit(self, lists: RankedLists) -> None:
+        if lists.gains is None:
+            raise ValueError(f"{self.name} fit needs relevance judgements: build the training lists "
+                             "with qrels")
+        import torch
+
+        from rankcut.nn.inputs import InputEncoder
+
+        encoder = InputEncoder.fit(lists, score_z=self.score_z)
+        with torch.random.fork_rng(devices=[]):  # seed the initial weights, leave the caller's state
+            torch.manual_seed(self.seed)
+            nets = self._build_networks(encoder.n_features)
+        learned = self._train(lists, encoder, nets)
+        # set together at the end: a failed fit leaves no half-fitted cutter
+        self.encoder_ = encoder
+        for name, net in nets.items():
+            setattr(self, f"{name}_", net)
+        for key, value in learned.items():
+            setattr(self, key, value)
+
+    def _predict(self, lists: RankedLists) -> NDArray[np.int64]:
+        import torch
+
+        x, mask = self.encoder_.transform(lists)
+        nets = {name: getattr(self, f"{name}_") for name in self.networks}
+        cuts = np.empty(len(lists), dtype=np.int64)
+        with torch.no_grad():
+            for net in nets.values():
+                net.eval()
+            for first in range(0, len(lists), PREDICT_CHUNK):
+                rows = slice(first, first + PREDICT_CHUNK)
+                m = mask[rows]
+                width = int(m.sum(dim=1).max())
+                xs, ms = x[rows, :width], m[:, :width]
+                cuts[rows] = self._decide({name: net(xs, ms) for name, net in nets.items()}, ms)
+        return cuts
+
+    # ------------------------------------------------------------- checkpoints
+    def save(self, folder: str | Path, *, overwrite: bool = False) -> Path:
+        """Write this fitted cutter as a checkpoint folder (:func:`rankcut.nn.checkpoint.save_checkpoint`)."""
+        from rankcut.nn.checkpoint import save_checkpoint
+
+        return save_checkpoint(self, folder, overwrite=overwrite)
+
+    @classmethod
+    def load(cls, folder: str | Path) -> Self:
+        """Read a checkpoint folder (:func:`rankcut.nn.checkpoint.load_checkpoint`); ValueError
+        when it holds another kind of cutter."""
+        from rankcut.nn.checkpoint import load_checkpoint
+
+        cutter = load_checkpoint(folder)
+        if not isinstance(cutter, cls):
+            raise ValueError(f"{folder} holds a {cutter.name!r} checkpoint, not {cls.name!r}")
+        return cutter
+
+
+def summary_of(result: TrainingResult, prefix: str = "") -> dict[str, Any]:
+    """The summary attributes of a :class:`rankcut.nn.training.TrainingResult`, names prefixed."""
+    best = result.best
+    out: dict[str, Any] = {
+        f"{prefix}history_": [dict(e) for e in result.history],
+        f"{prefix}best_epoch_": int(result.best_epoch),
+    }
+    if result.criterion == "metric":
+        out[f"{prefix}val_metric_"] = float(best["val_metric"])
+        out[f"{prefix}train_qids_"] = result.train_qids
+        out[f"{prefix}val_qids_"] = result.val_qids
+    else:
+        out[f"{prefix}val_loss_"] = float(best["val_loss"])
+    return out
+

@@ -1,0 +1,256 @@
+"""The training loop of the neural cutters: seeded, with a validation split carved from the
+training queries, Adam, gradient clipping and model choice on the validation metric.
+
+AttnCut (Wu et al., AAAI 2021, "Experimental Settings") trains with Adam (Kingma & Ba 2014) on
+mini-batches of 20 lists at learning rate 1e-3; it does not say how the epoch is chosen. Here the
+epoch is chosen on held-out *training* queries, never on test queries: a seeded fraction
+``val_fraction`` of the training lists is set aside, the network is trained on the rest, and
+after every epoch the validation lists are cut by the model's own decision rule and scored with
+the metric being optimised (F1@k of Eq. 8 or ±1-DCG@k of Eq. 9 of AttnCut, :mod:`rankcut.metrics`).
+The weights of the best epoch are kept; training stops after ``patience`` epochs without a
+better one.
+
+Speed: every list is encoded once (:func:`make_batch`); an epoch only permutes rows and slices
+them, and validation is one forward pass under ``torch.no_grad()``. ``torch.set_num_threads`` is
+left to the caller.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from numpy.typing import NDArray
+from torch import nn
+
+from rankcut import metrics
+from rankcut.cutters.neural import check_training_options
+from rankcut.data.lists import RankedLists
+from rankcut.nn.inputs import InputEncoder
+
+__all__ = ["Batch", "DecideFn", "LossFn", "TrainingResult", "fit_network", "make_batch", "split_validation"]
+
+
+@dataclass(frozen=True, eq=False)
+class Batch:
+    """The tensors of a set of lists, padded to a common length ``L`` (listed documents first).
+
+    :param x: float32 ``[B, L, F]`` standardised input features (:class:`InputEncoder`).
+    :param mask: bool ``[B, L]``, True at listed documents.
+    :param rewards: float32 ``[B, L]``, ``rewards[b, n]`` = the metric when keeping ``n + 1``
+        documents (0 at padding).
+    :param labels: float32 ``[B, L]``, 1 for a relevant document, else 0 (0 at padding).
+    """
+
+    x: torch.Tensor
+    mask: torch.Tensor
+    rewards: torch.Tensor
+    labels: torch.Tensor
+
+    def __len__(self) -> int:
+        return int(self.x.shape[0])
+
+    def take(self, rows: torch.Tensor) -> Batch:
+        """The lists at ``rows`` (long ``[b]``), trimmed to their own longest length."""
+        mask = self.mask[rows]
+        width = int(mask.sum(dim=1).max())
+        return Batch(self.x[rows, :width], mask[:, :width], self.rewards[rows, :width],
+                     self.labels[rows, :width])
+
+
+#: ``loss_fn(output, batch, epoch) -> scalar``: the network's output for ``batch`` and the
+#: 1-based epoch (AttnCut-RL discounts by it)
+LossFn = Callable[[torch.Tensor, Batch, int], torch.Tensor]
+#: ``decide_fn(output, mask) -> cuts``: int64 ``[B]``, ``1 ≤ k ≤ length``
+DecideFn = Callable[[torch.Tensor, torch.Tensor], NDArray[np.int64]]
+
+
+@dataclass(frozen=True)
+class TrainingResult:
+    """What :func:`fit_network` did.
+
+    :param history: one dict per epoch run: ``epoch`` (1-based), ``train_loss`` (mean over the
+        training lists), ``val_loss``, ``val_metric`` (mean metric of the decided validation
+        cuts; absent when the epoch is chosen by validation loss) and ``seconds``.
+    :param best_epoch: the epoch whose weights were kept.
+    :param criterion: ``"metric"`` (highest validation metric) or ``"loss"`` (lowest
+        validation loss), how ``best_epoch`` was chosen.
+    :param train_qids: the queries trained on.
+    :param val_qids: the queries set aside for validation.
+    """
+
+    history: tuple[dict[str, float], ...]
+    best_epoch: int
+    criterion: str
+    train_qids: tuple[str, ...]
+    val_qids: tuple[str, ...]
+
+    @property
+    def best(self) -> dict[str, float]:
+        """The history entry of :attr:`best_epoch`."""
+        return self.history[self.best_epoch - 1]
+
+
+def make_batch(lists: RankedLists, encoder: InputEncoder, *, metric: str, recall_base: str = "list") -> Batch:
+    """Encode ``lists`` once for training: inputs, rewards of every cut, and labels.
+
+    :param lists: ranked lists with relevance judgements.
+    :param encoder: the input encoder (fitted on the training lists).
+    :param metric: the reward (one of :data:`rankcut.metrics.METRICS`): ``rewards[b, n]`` is
+        ``rankcut.metrics.curves(lists, metric, recall_base=recall_base)[b, n + 1]``.
+    :param recall_base: ``"list"`` (AttnCut's Eq. 7) or ``"judged"``.
+    """
+    x, mask = encoder.transform(lists)
+    curves = metrics.curves(lists, metric, recall_base=recall_base)[:, 1:]
+    rewards = torch.from_numpy(np.nan_to_num(curves, nan=0.0).astype(np.float32))
+    labels = torch.from_numpy(lists.labels.astype(np.float32))
+    return Batch(x, mask, rewards, labels)
+
+
+def split_validation(qids: tuple[str, ...], val_fraction: float,
+                     seed: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Split training queries into (train, validation), seeded.
+
+    ``round(val_fraction · n)`` queries (half rounded up), drawn by
+    ``numpy.random.default_rng(seed).permutation``, go to validation; both parts keep the order
+    of ``qids``.
+
+    :raises ValueError: when either part would be empty (too few training queries).
+    """
+    n = len(qids)
+    n_val = int(math.floor(val_fraction * n + 0.5))
+    if n_val < 1 or n_val >= n:
+        raise ValueError(
+            f"too few training queries for a validation split: val_fraction={val_fraction:g} of "
+            f"{n} {'query' if n == 1 else 'queries'} leaves {n_val} for validation and {n - n_val} "
+            "for training; each needs at least one (give more training queries or change val_fraction)"
+        )
+    held = np.zeros(n, dtype=bool)
+    held[np.random.default_rng(seed).permutation(n)[:n_val]] = True
+    return (tuple(q for q, h in zip(qids, held, strict=True) if not h),
+            tuple(q for q, h in zip(qids, held, strict=True) if h))
+
+
+def fit_network(
+    net: nn.Module,
+    loss_fn: LossFn,
+    decide_fn: DecideFn | None,
+    train_lists: RankedLists,
+    *,
+    encoder: InputEncoder,
+    metric: str = "f1",
+    recall_base: str = "list",
+    epochs: int = 60,
+    batch_size: int = 20,
+    lr: float = 1e-3,
+    weight_decay: float = 0.0,
+    clip: float = 1.0,
+    patience: int = 15,
+    val_fraction: float = 0.2,
+    seed: int = 0,
+    progress: bool = False,
+    desc: str = "train",
+) -> TrainingResult:
+    """Train ``net`` in place and leave it holding the weights of the best validation epoch.
+
+    :param net: the network; ``net(x [B, L, F], mask [B, L])`` returns the output that
+        ``loss_fn`` and ``decide_fn`` read. Its initial weights are the caller's (seed them).
+    :param loss_fn: ``loss_fn(output, batch, epoch)``, a scalar to minimise (:data:`LossFn`).
+    :param decide_fn: the model's cuts from its output (:data:`DecideFn`); the epoch with the
+        highest mean validation ``metric`` at these cuts is kept. None: the epoch with the
+        lowest validation loss is kept (for models that predict something else than a cut,
+        such as the recall bins of recall-constrained AttnCut).
+    :param train_lists: the training lists (with judgements); ``val_fraction`` of them are set
+        aside for validation (:func:`split_validation`).
+    :param encoder: turns lists into inputs; fitted on ``train_lists``.
+    :param metric: reward and validation metric (:data:`rankcut.metrics.METRICS`).
+    :param recall_base: ``"list"`` or ``"judged"`` (:func:`rankcut.metrics.curves`).
+    :param epochs: most epochs to run.
+    :param batch_size: lists per update (AttnCut: 20 on Robust04).
+    :param lr: Adam's learning rate (AttnCut: 1e-3).
+    :param weight_decay: Adam's L2 penalty.
+    :param clip: largest gradient norm (``torch.nn.utils.clip_grad_norm_``); ``inf``: no clip.
+    :param patience: stop after this many epochs without a better validation score.
+    :param val_fraction: share of the training queries used for validation, in (0, 1).
+    :param seed: seeds the split (numpy), the shuffling and dropout (torch); the caller's global
+        torch random state is restored afterwards.
+    :param progress: show a tqdm bar on stderr with the loss and the validation score.
+    :param desc: the bar's label.
+    :returns: the :class:`TrainingResult`; ``net`` is left in eval mode.
+    """
+    check_training_options(metric=metric, recall_base=recall_base, epochs=epochs, batch_size=batch_size,
+                           lr=lr, patience=patience, val_fraction=val_fraction, seed=seed,
+                           progress=progress)
+    if not (isinstance(weight_decay, int | float) and math.isfinite(weight_decay) and weight_decay >= 0):
+        raise ValueError(f"weight_decay must be a finite number ≥ 0, got {weight_decay!r}")
+    if not (isinstance(clip, int | float) and not math.isnan(clip) and clip > 0):
+        raise ValueError(f"clip must be a number > 0 (inf: no clipping), got {clip!r}")
+    if train_lists.gains is None:
+        raise ValueError("training lists carry no relevance judgements: build them with qrels")
+    train_ids, val_ids = split_validation(train_lists.qids, val_fraction, seed)
+
+    data = make_batch(train_lists, encoder, metric=metric, recall_base=recall_base)
+    row = {q: i for i, q in enumerate(train_lists.qids)}
+    train = data.take(torch.tensor([row[q] for q in train_ids]))
+    val = data.take(torch.tensor([row[q] for q in val_ids]))
+    val_rewards = val.rewards.numpy()
+
+    from tqdm.auto import tqdm  # lazy, as elsewhere in rankcut
+
+    history: list[dict[str, float]] = []
+    best_score, best_epoch, best_state = -math.inf, 0, None
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        shuffle = torch.Generator().manual_seed(seed)
+        optimizer = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=weight_decay)
+        bar = tqdm(range(1, epochs + 1), desc=desc, unit="epoch", disable=not progress, file=sys.stderr,
+                   dynamic_ncols=True)
+        for epoch in bar:
+            start = time.perf_counter()
+            net.train()
+            total = 0.0
+            order = torch.randperm(len(train), generator=shuffle)
+            for first in range(0, len(train), batch_size):
+                batch = train.take(order[first:first + batch_size])
+                loss = loss_fn(net(batch.x, batch.mask), batch, epoch)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                nn.utils.clip_grad_norm_(net.parameters(), clip)
+                optimizer.step()
+                total += float(loss.detach()) * len(batch)
+            net.eval()
+            with torch.no_grad():
+                out = net(val.x, val.mask)
+                entry: dict[str, float] = {"epoch": epoch, "train_loss": total / len(train),
+                                           "val_loss": float(loss_fn(out, val, epoch))}
+                if decide_fn is not None:
+                    k = np.asarray(decide_fn(out, val.mask), dtype=np.int64)
+                    entry["val_metric"] = float(val_rewards[np.arange(len(val)), k - 1].mean())
+            score = entry["val_metric"] if decide_fn is not None else -entry["val_loss"]
+            if score > best_score:  # strict: ties keep the earlier epoch
+                best_score, best_epoch = score, epoch
+                best_state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+            entry["seconds"] = time.perf_counter() - start
+            history.append(entry)
+            shown = {"loss": f"{entry['train_loss']:.4f}"}
+            if decide_fn is not None:
+                shown[f"val_{metric}"] = f"{entry['val_metric']:.4f}"
+                shown["best"] = f"{best_score:.4f}@{best_epoch}"
+            else:
+                shown["val_loss"] = f"{entry['val_loss']:.4f}"
+            bar.set_postfix(shown)
+            if epoch - best_epoch >= patience:
+                break
+        bar.close()
+    if best_state is None:  # every validation score was NaN
+        raise ValueError(f"training diverged: no epoch of {desc} gave a finite validation score")
+    net.load_state_dict(best_state)
+    net.eval()
+    return TrainingResult(tuple(history), best_epoch, "metric" if decide_fn is not None else "loss",
+                          train_ids, val_ids)
+
