@@ -1,0 +1,90 @@
+"""BiCut (Lien, Cohen & Croft, "An Assumption-Free Approach to the Dynamic Truncation of Ranked
+Lists", ICTIR 2019), the neural baseline of AttnCut (Wu et al., AAAI 2021, "Baselines").
+
+A BiLSTM reads the list and says *continue* or *end of list* at every position
+(:class:`rankcut.nn.models.BiCutNet`); the list is cut at the first end of list
+(:func:`rankcut.nn.models.first_eol_cuts`). It is trained with BiCut's cost-sensitive loss
+(:func:`rankcut.nn.losses.bicut_loss`): continuing past a non-relevant document costs ``alpha``,
+stopping at a relevant one ``1 - alpha``. The metric serves only to choose the epoch on the
+validation queries.
+
+torch is imported only when fitting or predicting (:mod:`rankcut.cutters.neural`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rankcut.cutters.base import register
+from rankcut.cutters.neural import NeuralCutter, check_number
+
+if TYPE_CHECKING:
+    import torch
+
+    from rankcut.nn.training import DecideFn, LossFn
+
+__all__ = ["BiCut"]
+
+
+@register("bicut")
+class BiCut(NeuralCutter):
+    """BiCut: a BiLSTM's first end-of-list decision (module docstring).
+
+    :param alpha: cost of keeping a non-relevant document, in [0, 1] (``1 - alpha`` for cutting
+        off a relevant one); 0.65 by default. Larger ``alpha`` cuts earlier.
+    :param metric: the metric that chooses the epoch on the validation queries
+        (:data:`rankcut.metrics.METRICS`; F1@k of Eq. 8 or ±1-DCG@k of Eq. 9 of AttnCut).
+    :param recall_base: ``"list"`` or ``"judged"`` (:func:`rankcut.metrics.curves`).
+    :param epochs, batch_size, lr, patience, val_fraction, seed, score_z, progress: as for
+        :class:`rankcut.cutters.attncut.AttnCut`.
+
+    Learned attributes: see :class:`rankcut.cutters.neural.NeuralCutter` (``net_`` is the
+    :class:`rankcut.nn.models.BiCutNet`).
+    """
+
+    def __init__(
+        self,
+        *,
+        alpha: float = 0.65,
+        metric: str = "f1",
+        recall_base: str = "list",
+        epochs: int = 60,
+        batch_size: int = 20,
+        lr: float = 1e-3,
+        patience: int = 15,
+        val_fraction: float = 0.2,
+        seed: int = 0,
+        score_z: bool = True,
+        progress: bool = False,
+    ) -> None:
+        self.alpha = alpha
+        self.metric = metric
+        self.recall_base = recall_base
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.patience = patience
+        self.val_fraction = val_fraction
+        self.seed = seed
+        self.score_z = score_z
+        self.progress = progress
+
+    def _validate_params(self) -> None:
+        check_number(self.alpha, "alpha", low=0.0, high=1.0, low_closed=True, high_closed=True)
+        super()._validate_params()
+
+    def _build_networks(self, n_features: int) -> dict[str, torch.nn.Module]:
+        from rankcut.nn.models import BiCutNet
+
+        return {"net": BiCutNet(n_features)}
+
+    def _loss_fn(self) -> LossFn:
+        from rankcut.nn.losses import bicut_loss
+
+        alpha = float(self.alpha)
+        return lambda out, b, epoch: bicut_loss(out, b.labels, b.mask, alpha=alpha)
+
+    def _decide_fn(self) -> DecideFn:
+        from rankcut.nn.models import first_eol_cuts
+
+        return first_eol_cuts
