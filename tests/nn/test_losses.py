@@ -8,6 +8,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from torch import Tensor  # noqa: E402
+
 from rankcut.nn.losses import (  # noqa: E402
     bicut_loss,
     bicut_position_loss,
@@ -25,15 +27,15 @@ NAN = float("nan")
 INF = float("inf")
 
 
-def t(rows: list[list[float]]) -> torch.Tensor:
+def t(rows: list[list[float]]) -> Tensor:
     return torch.tensor(rows, dtype=torch.float32)
 
 
-def prefix_mask(lengths: list[int], width: int) -> torch.Tensor:
+def prefix_mask(lengths: list[int], width: int) -> Tensor:
     return torch.arange(width)[None, :] < torch.tensor(lengths)[:, None]
 
 
-def log_probs(rows: list[list[float]]) -> torch.Tensor:
+def log_probs(rows: list[list[float]]) -> Tensor:
     """Logits whose softmax is the given (normalised) row; 0 stands for padding."""
     return torch.tensor([[math.log(p) if p > 0 else 0.0 for p in row] for row in rows], dtype=torch.float32)
 

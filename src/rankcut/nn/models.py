@@ -1,0 +1,361 @@
+"""Neural truncation networks and the cut decisions read from their outputs.
+
+* :class:`AttnCutNet` — AttnCut (Wu et al. 2021, Fig. 1): BiLSTM encoding, one multi-head
+  self-attention layer with a residual LayerNorm (Eq. 1–2), an MLP decision layer (Eq. 3).
+* :class:`BiCutNet` — BiCut (Lien, Cohen and Croft 2019): BiLSTM, continue / end-of-list per position.
+* :class:`ChoppyNet` — Choppy (Bahri et al. 2020): Transformer encoder over the list, a softmax
+  over positions.
+
+Inputs follow :mod:`rankcut.nn.losses`: ``x`` float ``[B, L, F]`` per-document features (values
+at padding, NaN included, are ignored), ``mask`` bool ``[B, L]`` prefix mask (listed documents
+first, at least one per list). A list's outputs do not depend on the padding around it (per-list
+reversed LSTM inputs, attention key padding masks).
+Position ``n`` (0-based) stands for the cut ``k = n + 1``; the decision functions return ``k``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from numpy.typing import NDArray
+from torch import Tensor, nn
+
+from rankcut.nn.losses import PADDED_LOGIT, _check_mask
+
+__all__ = [
+    "AttnCutNet",
+    "BiCutNet",
+    "ChoppyNet",
+    "argmax_cuts",
+    "first_eol_cuts",
+    "recall_constrained_cuts",
+]
+
+
+# ---------------------------------------------------------------------------- helpers
+def _check_int(name: str, value: object, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _check_dropout(dropout: object) -> float:
+    if isinstance(dropout, bool) or not isinstance(dropout, int | float) or not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout must be a number in [0, 1), got {dropout!r}")
+    return float(dropout)
+
+
+def _check_inputs(x: Tensor, mask: Tensor, n_features: int) -> tuple[Tensor, Tensor]:
+    """Validate ``x`` ``[B, L, F]`` and ``mask`` ``[B, L]``.
+
+    :returns: ``x`` with 0 at padding (a NaN there would leak through attention: 0 · NaN = NaN)
+        and the list lengths ``[B]``.
+    """
+    if not isinstance(x, Tensor) or not x.is_floating_point() or x.ndim != 3:
+        got = f"{x.dtype} {list(x.shape)}" if isinstance(x, Tensor) else type(x).__name__
+        raise ValueError(f"x must be a float tensor of shape [B, L, F], got {got}")
+    if x.shape[2] != n_features:
+        raise ValueError(f"x has {x.shape[2]} features per document, the network was built for {n_features}")
+    lengths = _check_mask(mask, (x.shape[0], x.shape[1]))
+    return x.masked_fill(~mask[:, :, None], 0.0), lengths
+
+
+def _reverse_index(lengths: Tensor, length: int) -> Tensor | None:
+    """Index ``[B, L]`` reversing each list within its own length (padding stays in place); None
+    when every list fills ``L`` (then a plain flip does it). The index is its own inverse."""
+    if bool((lengths == length).all()):
+        return None
+    n = torch.arange(length, device=lengths.device)[None, :]
+    return torch.where(n < lengths[:, None], lengths[:, None] - 1 - n, n)
+
+
+def _reverse(h: Tensor, index: Tensor | None) -> Tensor:
+    if index is None:
+        return h.flip(1)
+    return h.gather(1, index[:, :, None].expand(-1, -1, h.shape[2]))
+
+
+class _BiLSTM(nn.Module):
+    """Stacked bidirectional LSTM over padded lists, ``[B, L, F] -> [B, L, 2·hidden]``.
+
+    A list's outputs do not depend on its padding: the forward direction reads each list first to
+    last and padding only comes after; the backward direction reads each list reversed within its
+    own length, so it starts at the list's last document. This gives the outputs of
+    ``pack_padded_sequence`` while keeping oneDNN's fused LSTM kernels, which packed sequences
+    cannot use (measured: a 2-layer BiLSTM step on [20, 300, 4] took ~8x longer packed).
+    Outputs at padding are arbitrary.
+    """
+
+    def __init__(self, n_features: int, hidden: int, layers: int, dropout: float) -> None:
+        super().__init__()
+        sizes = [n_features] + [2 * hidden] * (layers - 1)
+        self.forward_layers = nn.ModuleList(nn.LSTM(n, hidden, batch_first=True) for n in sizes)
+        self.backward_layers = nn.ModuleList(nn.LSTM(n, hidden, batch_first=True) for n in sizes)
+        # between stacked layers, as nn.LSTM's own dropout
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor, lengths: Tensor) -> Tensor:
+        """:param x: float ``[B, L, F]``; :param lengths: int64 ``[B]``; :returns: ``[B, L, 2·hidden]``."""
+        index = _reverse_index(lengths, x.shape[1])
+        h = x
+        for i, (fwd, bwd) in enumerate(zip(self.forward_layers, self.backward_layers, strict=True)):
+            if i:
+                h = self.dropout(h)
+            h = torch.cat([fwd(h)[0], _reverse(bwd(_reverse(h, index))[0], index)], dim=-1)
+        return h
+
+
+# ---------------------------------------------------------------------------- networks
+class AttnCutNet(nn.Module):
+    """AttnCut (Wu et al. 2021, Fig. 1): where to cut a ranked list, decided over the whole list.
+
+    * Encoding layer: a ``lstm_layers``-layer bidirectional LSTM, ``h_n`` = forward ‖ backward
+      states of the last layer, model dimension ``t = 2·hidden`` (256 in the paper).
+    * Attention layer: ``M = MultiHeadAttention(H)`` with ``heads`` heads (Eq. 1; padded
+      documents are masked out as keys) and ``M' = LayerNorm(M + H)`` (Eq. 2).
+    * Decision layer: ``MLP(M')`` (``t → mlp_hidden → n_outputs``, ReLU), Eq. 3; the softmax over
+      positions is left to the loss (:func:`rankcut.nn.losses.masked_log_softmax`).
+
+    With ``n_outputs = B_bins > 1`` the same network is the recall-constrained model: a
+    ``B_bins``-way recall bin classifier at every position ("recall constraint" section).
+
+    :param n_features: ``F``, features per document.
+    :param hidden: LSTM hidden units per direction (128 in the paper).
+    :param lstm_layers: stacked BiLSTM layers (2 in the paper).
+    :param heads: attention heads ``h`` (4 in the paper); must divide ``2·hidden``.
+    :param mlp_hidden: hidden units of the decision MLP.
+    :param dropout: dropout rate between LSTM layers, on ``M`` before the residual and inside the
+        MLP (not on the attention weights).
+    :param n_outputs: 1 for position logits, the number of recall bins otherwise.
+    """
+
+    def __init__(
+        self,
+        n_features: int,
+        *,
+        hidden: int = 128,
+        lstm_layers: int = 2,
+        heads: int = 4,
+        mlp_hidden: int = 256,
+        dropout: float = 0.1,
+        n_outputs: int = 1,
+    ) -> None:
+        super().__init__()
+        self.n_features = _check_int("n_features", n_features)
+        hidden = _check_int("hidden", hidden)
+        heads = _check_int("heads", heads)
+        if (2 * hidden) % heads:
+            raise ValueError(f"heads must divide the model dimension 2*hidden = {2 * hidden}, got {heads}")
+        dropout = _check_dropout(dropout)
+        self.n_outputs = _check_int("n_outputs", n_outputs)
+        t = 2 * hidden
+        self.encoder = _BiLSTM(self.n_features, hidden, _check_int("lstm_layers", lstm_layers), dropout)
+        # no dropout on the attention weights: it would materialise [B, heads, L, L] masks and rule out
+        # the fused attention kernel (measured ~90 ms of a ~360 ms step on [20, 300, 4])
+        self.attention = nn.MultiheadAttention(t, heads, batch_first=True)
+        self.dropout = nn.Dropout(dropout)
+        self.norm = nn.LayerNorm(t)
+        self.decision = nn.Sequential(
+            nn.Linear(t, _check_int("mlp_hidden", mlp_hidden)),
+            nn.ReLU(),
+            nn.Dropout(dropout),
+            nn.Linear(mlp_hidden, self.n_outputs),
+        )
+
+    def forward(self, x: Tensor, mask: Tensor) -> Tensor:
+        """Position logits of every list.
+
+        :param x: float ``[B, L, F]`` document features.
+        :param mask: bool ``[B, L]`` prefix mask.
+        :returns: float ``[B, L]`` logits, :data:`~rankcut.nn.losses.PADDED_LOGIT` (``-inf``) at
+            padding, when ``n_outputs == 1``; else raw float ``[B, L, n_outputs]`` bin logits
+            (arbitrary values at padding).
+        """
+        x, lengths = _check_inputs(x, mask, self.n_features)
+        h = self.encoder(x, lengths)  # [B, L, t]
+        padding = None if bool(mask.all()) else ~mask
+        m = self.attention(h, h, h, key_padding_mask=padding, need_weights=False)[0]
+        out = self.decision(self.norm(h + self.dropout(m)))  # [B, L, n_outputs]
+        if self.n_outputs == 1:
+            return out.squeeze(-1).masked_fill(~mask, PADDED_LOGIT)
+        return out
+
+
+class BiCutNet(nn.Module):
+    """BiCut (Lien, Cohen and Croft 2019): a BiLSTM predicts continue / end-of-list per position.
+
+    BiLSTM (padding-free, as in :class:`AttnCutNet`) → dropout → ``Linear(2·hidden, 2)``. The list is cut
+    at the first end-of-list (:func:`first_eol_cuts`); trained with
+    :func:`rankcut.nn.losses.bicut_loss`.
+
+    :param n_features: ``F``, features per document.
+    :param hidden: LSTM hidden units per direction.
+    :param lstm_layers: stacked BiLSTM layers.
+    :param dropout: dropout rate between LSTM layers and before the output layer.
+    """
+
+    def __init__(
+        self, n_features: int, *, hidden: int = 128, lstm_layers: int = 2, dropout: float = 0.1
+    ) -> None:
+        super().__init__()
+        self.n_features = _check_int("n_features", n_features)
+        hidden = _check_int("hidden", hidden)
+        dropout = _check_dropout(dropout)
+        self.encoder = _BiLSTM(self.n_features, hidden, _check_int("lstm_layers", lstm_layers), dropout)
+        self.dropout = nn.Dropout(dropout)
+        self.output = nn.Linear(2 * hidden, 2)
+
+    def forward(self, x: Tensor, mask: Tensor) -> Tensor:
+        """Continue / end-of-list logits of every position.
+
+        :param x: float ``[B, L, F]`` document features.
+        :param mask: bool ``[B, L]`` prefix mask.
+        :returns: float ``[B, L, 2]`` raw logits, class 0 = continue, class 1 = end of list
+            (arbitrary values at padding). No softmax here: the loss or the decision applies it once.
+        """
+        x, lengths = _check_inputs(x, mask, self.n_features)
+        out: Tensor = self.output(self.dropout(self.encoder(x, lengths)))
+        return out
+
+
+class ChoppyNet(nn.Module):
+    """Choppy (Bahri et al. 2020): a Transformer encoder over the ranked list, softmax over positions.
+
+    ``Linear(F → d_model)`` plus a learned position embedding, ``layers`` post-norm
+    ``nn.TransformerEncoderLayer`` (``heads`` heads, feed-forward width ``4·d_model`` as in Vaswani
+    et al. 2017; padded documents masked out as keys), ``Linear(d_model → 1)``. Trained with
+    :func:`rankcut.nn.losses.expected_metric_loss`.
+
+    :param n_features: ``F``, features per document.
+    :param d_model: Transformer width; ``heads`` must divide it.
+    :param heads: attention heads.
+    :param layers: encoder layers.
+    :param dropout: dropout rate inside the encoder layers.
+    :param max_len: longest list the position embedding covers.
+    """
+
+    def __init__(
+        self,
+        n_features: int,
+        *,
+        d_model: int = 128,
+        heads: int = 8,
+        layers: int = 3,
+        dropout: float = 0.1,
+        max_len: int = 1000,
+    ) -> None:
+        super().__init__()
+        self.n_features = _check_int("n_features", n_features)
+        d_model = _check_int("d_model", d_model)
+        heads = _check_int("heads", heads)
+        if d_model % heads:
+            raise ValueError(f"heads must divide d_model = {d_model}, got {heads}")
+        self.max_len = _check_int("max_len", max_len)
+        self.embed = nn.Linear(self.n_features, d_model)
+        self.position = nn.Embedding(self.max_len, d_model)
+        layer = nn.TransformerEncoderLayer(
+            d_model, heads, dim_feedforward=4 * d_model, dropout=_check_dropout(dropout), batch_first=True
+        )
+        # nested tensors (a prototype API that warns) would only speed up padded inference
+        self.encoder = nn.TransformerEncoder(layer, _check_int("layers", layers), enable_nested_tensor=False)
+        self.output = nn.Linear(d_model, 1)
+
+    def forward(self, x: Tensor, mask: Tensor) -> Tensor:
+        """Position logits of every list.
+
+        :param x: float ``[B, L, F]`` document features, ``L <= max_len``.
+        :param mask: bool ``[B, L]`` prefix mask.
+        :returns: float ``[B, L]`` logits, ``-inf`` at padding.
+        """
+        x, _ = _check_inputs(x, mask, self.n_features)
+        length = x.shape[1]
+        if length > self.max_len:
+            raise ValueError(f"x has lists padded to {length} documents, more than max_len = {self.max_len}")
+        h = self.embed(x) + self.position.weight[:length]
+        padding = None if bool(mask.all()) else ~mask
+        h = self.encoder(h, src_key_padding_mask=padding)
+        return self.output(h).squeeze(-1).masked_fill(~mask, PADDED_LOGIT)
+
+
+# ---------------------------------------------------------------------------- decisions
+def _decision_inputs(name: str, values: Any, mask: Any, ndim: int) -> tuple[Tensor, Tensor, Tensor]:
+    """numpy or torch in; (values as float tensor, bool mask, lengths) out, checked."""
+    values = torch.as_tensor(values.detach() if isinstance(values, Tensor) else values)
+    mask = torch.as_tensor(mask.detach() if isinstance(mask, Tensor) else mask, device=values.device)
+    if not values.is_floating_point() or values.ndim != ndim:
+        shape = "[B, L]" if ndim == 2 else "[B, L, C]"
+        got = f"{values.dtype} {list(values.shape)}"
+        raise ValueError(f"{name} must be a float array of shape {shape}, got {got}")
+    lengths = _check_mask(mask, (values.shape[0], values.shape[1]))
+    if bool(torch.isnan(values[mask]).any()):
+        raise ValueError(f"{name} must not be NaN at listed positions")
+    return values, mask, lengths
+
+
+def _cuts(k: Tensor) -> NDArray[np.int64]:
+    return k.cpu().numpy().astype(np.int64)
+
+
+def argmax_cuts(logits: Any, mask: Any) -> NDArray[np.int64]:
+    """The most probable cut of each list (AttnCut's inference rule after Eq. 6); ties → smallest k.
+
+    :param logits: float ``[B, L]`` position logits (numpy or torch; values at padding ignored).
+    :param mask: bool ``[B, L]`` prefix mask.
+    :returns: int64 ``[B]``, ``k`` = documents kept, ``1 <= k <= length``.
+    """
+    logits, mask, _ = _decision_inputs("logits", logits, mask, 2)
+    return _cuts(logits.masked_fill(~mask, PADDED_LOGIT).argmax(dim=-1) + 1)
+
+
+def first_eol_cuts(logits2: Any, mask: Any) -> NDArray[np.int64]:
+    """BiCut's rule (Lien et al. 2019): cut at the first position whose end-of-list probability
+    exceeds 1/2, i.e. whose EOL logit exceeds its continue logit; the whole list when none does.
+
+    :param logits2: float ``[B, L, 2]`` logits, class 0 = continue, class 1 = end of list.
+    :param mask: bool ``[B, L]`` prefix mask.
+    :returns: int64 ``[B]``, ``k`` = documents kept (the EOL document included).
+    """
+    logits2, mask, lengths = _decision_inputs("logits2", logits2, mask, 3)
+    if logits2.shape[-1] != 2:
+        raise ValueError(f"logits2 must have shape [B, L, 2], got {list(logits2.shape)}")
+    eol = (logits2[..., 1] > logits2[..., 0]) & mask
+    first = eol.to(torch.uint8).argmax(dim=-1) + 1  # argmax returns the first True
+    return _cuts(torch.where(eol.any(dim=-1), first, lengths))
+
+
+def recall_constrained_cuts(
+    position_logits: Any, bin_logits: Any, mask: Any, sigma: float
+) -> NDArray[np.int64]:
+    """Recall-constrained AttnCut's rule ("recall constraint" section of Wu et al. 2021).
+
+    The predicted recall at cut ``k`` is the expected recall under the bin probabilities
+    (``softmax(bin_logits)``; bin ``b`` of ``C`` covers ``[b/C, (b+1)/C)``, midpoint
+    ``(b + 0.5)/C``). ``j`` is the first cut whose predicted recall reaches ``sigma`` (``j`` = length
+    when none does); a running maximum, which makes the predicted recall monotone in ``k``, has the
+    same first crossing, so it is not computed. Then AttnCut's cuts are
+    tried in order of decreasing probability and the first ``m >= j`` is taken, i.e. the most
+    probable cut among ``k >= j`` (ties → smallest ``k``); with ``sigma = 0`` this is
+    :func:`argmax_cuts`.
+
+    :param position_logits: float ``[B, L]`` AttnCut position logits.
+    :param bin_logits: float ``[B, L, C]`` recall-bin logits of the recall-constrained model.
+    :param mask: bool ``[B, L]`` prefix mask.
+    :param sigma: minimal recall ``σ`` in [0, 1].
+    :returns: int64 ``[B]``, ``k`` = documents kept.
+    """
+    if isinstance(sigma, bool) or not isinstance(sigma, int | float) or not 0.0 <= sigma <= 1.0:
+        raise ValueError(f"sigma must be a number in [0, 1], got {sigma!r}")
+    position_logits, mask, lengths = _decision_inputs("position_logits", position_logits, mask, 2)
+    if not bool(torch.isfinite(position_logits[mask]).all()):
+        raise ValueError("position_logits must be finite at listed positions")
+    bin_logits, _, _ = _decision_inputs("bin_logits", bin_logits, mask, 3)
+    n_bins = bin_logits.shape[-1]
+    midpoints = (torch.arange(n_bins, dtype=bin_logits.dtype, device=bin_logits.device) + 0.5) / n_bins
+    recall = torch.softmax(bin_logits, dim=-1) @ midpoints  # [B, L]
+    reached = (recall >= sigma) & mask
+    j = torch.where(reached.any(dim=-1), reached.to(torch.uint8).argmax(dim=-1) + 1, lengths)
+    k = torch.arange(1, mask.shape[1] + 1, device=mask.device)
+    eligible = mask & (k[None, :] >= j[:, None])
+    return _cuts(position_logits.masked_fill(~eligible, PADDED_LOGIT).argmax(dim=-1) + 1)
