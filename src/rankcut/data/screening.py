@@ -1,0 +1,228 @@
+"""Systematic-review screening sets: ASReview's labelled CSV files (title, abstract, label).
+
+One record a row, with a header naming at least ``title``, ``abstract`` and the label column
+(``label_included`` by default; the Cohen et al. 2006 sets also carry
+``label_abstract_screening``), as in ``../shared/datasets/screening/*.csv``::
+
+    record_id,title,abstract,authors,year,label_included
+    2,Inhibition of cellular transport processes by 5-thio-D-glucopyranose,"5-Thio-d-glucose ...",,1985,0
+
+Fields may hold quoted commas and line breaks (RFC 4180), so an error names the line where the
+record starts. ``record_id`` is optional: without it, records are numbered 1, 2, … in file order.
+
+A screening set becomes ranked lists once a model scores its records (:meth:`ScreeningSet.ranked`):
+one query, the records in score order, the labels as relevance — the setting of a high-recall
+review, where a cut of that list is the candidate generator an audit certifies (§1.1 of the audit
+paper).
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from rankcut.data.lists import Posting, RankedLists
+
+__all__ = ["ScreeningSet", "load_screening"]
+
+Source = str | os.PathLike[str] | IO[str]
+
+_LABELS = {"0": False, "1": True}
+
+
+@dataclass(frozen=True, eq=False)
+class ScreeningSet:
+    """The records of one review: ids, titles, abstracts and 0/1 inclusion labels, in file order.
+
+    :param name: what to call the set (the file stem by default); also the query id of
+        :meth:`ranked`.
+    :param record_ids: ``[n]`` distinct ids.
+    :param titles: ``[n]`` titles (may be empty).
+    :param abstracts: ``[n]`` abstracts (may be empty: many records have none).
+    :param labels: ``[n]`` booleans, True for an included record.
+    :param label_column: the CSV column the labels came from.
+    """
+
+    name: str
+    record_ids: tuple[str, ...]
+    titles: tuple[str, ...]
+    abstracts: tuple[str, ...]
+    labels: NDArray[np.bool_]
+    label_column: str = "label_included"
+
+    def __post_init__(self) -> None:
+        n = len(self.record_ids)
+        if len(self.titles) != n or len(self.abstracts) != n or self.labels.shape != (n,):
+            raise ValueError(f"record_ids ({n}), titles ({len(self.titles)}), abstracts "
+                             f"({len(self.abstracts)}) and labels {self.labels.shape} must have one "
+                             "entry per record")
+        if len(set(self.record_ids)) != n:
+            raise ValueError("record_ids must be distinct")
+
+    def __len__(self) -> int:
+        return len(self.record_ids)
+
+    def __repr__(self) -> str:
+        return (f"ScreeningSet({self.name!r}, {len(self)} records, {self.n_included} included by "
+                f"{self.label_column})")
+
+    @property
+    def n_included(self) -> int:
+        """Records labelled included."""
+        return int(self.labels.sum())
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        """Title and abstract of each record, joined by a line break (the title alone when there is
+        no abstract)."""
+        return tuple(f"{t}\n{a}" if a else t for t, a in zip(self.titles, self.abstracts, strict=True))
+
+    def subset(self, indices: ArrayLike) -> ScreeningSet:
+        """The records at ``indices`` (positions in file order), in that order.
+
+        :raises ValueError: for an index outside ``[0, n)``, a repeated index, or non-integers.
+        """
+        idx = np.asarray(indices)
+        if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
+            raise ValueError(f"indices must be a 1-D array of integers, got shape {idx.shape} "
+                             f"and dtype {idx.dtype}")
+        bad = np.flatnonzero((idx < 0) | (idx >= len(self)))
+        if bad.size:
+            raise ValueError(f"index {int(idx[bad[0]])} is outside the {len(self)} records")
+        if np.unique(idx).size != idx.size:
+            raise ValueError("indices must not repeat a record")
+        pick = idx.tolist()
+        return ScreeningSet(self.name, tuple(self.record_ids[i] for i in pick),
+                            tuple(self.titles[i] for i in pick), tuple(self.abstracts[i] for i in pick),
+                            self.labels[idx].copy(), self.label_column)
+
+    def qrels(self) -> dict[str, dict[str, int]]:
+        """The labels as TREC-style qrels of one query, :attr:`name`: ``{name: {record_id: 0/1}}``.
+
+        Every record is judged (a screened set is fully labelled), so an audit oracle built on
+        these qrels (:func:`rankcut.audit.labels.qrels_oracle`) is the truth of §2.3 (Assumption 2).
+        """
+        return {self.name: {r: int(y) for r, y in zip(self.record_ids, self.labels.tolist(), strict=True)}}
+
+    def ranked(self, scores: ArrayLike) -> RankedLists:
+        """The records as one ranked list (query :attr:`name`), by score descending.
+
+        Ties keep file order (the rank of a record is its position in the file), as in
+        :mod:`rankcut.data.lists`. Gains are the labels, so ``lists.labels`` is the truth.
+
+        :param scores: ``[n]`` finite scores, one per record.
+        :raises ValueError: for a wrong shape, non-finite scores or an empty set.
+        """
+        s = np.asarray(scores, dtype=float)
+        if s.shape != (len(self),):
+            raise ValueError(f"scores must have shape [{len(self)}] (one per record), got {s.shape}")
+        if not np.all(np.isfinite(s)):
+            raise ValueError(f"scores must be finite, got {float(s[~np.isfinite(s)][0])} at record "
+                             f"{self.record_ids[int(np.flatnonzero(~np.isfinite(s))[0])]!r}")
+        run = {self.name: [Posting(r, float(v), i + 1)
+                           for i, (r, v) in enumerate(zip(self.record_ids, s.tolist(), strict=True))]}
+        return RankedLists.from_postings(run, self.qrels(), threshold=1)
+
+
+@contextmanager
+def _open(source: Source, name: str | None) -> Iterator[tuple[str, IO[str]]]:
+    # newline="" as the csv module asks, so line breaks inside quoted fields survive as written
+    if isinstance(source, str | os.PathLike):
+        path = Path(source)
+        if path.suffix == ".gz":
+            with gzip.open(path, "rt", encoding="utf-8-sig", newline="") as f:
+                yield name or str(path), f
+        else:
+            with open(path, encoding="utf-8-sig", newline="") as f:
+                yield name or str(path), f
+    else:
+        yield name or str(getattr(source, "name", "<stream>")), source
+
+
+def _stem(source: Source) -> str:
+    if isinstance(source, str | os.PathLike):
+        name = Path(source).name
+        for suffix in (".gz", ".csv"):
+            name = name.removesuffix(suffix)
+        return name
+    return "screening"
+
+
+def load_screening(source: Source, *, label: str = "label_included", name: str | None = None
+                   ) -> ScreeningSet:
+    """Read an ASReview screening CSV (module docstring) into a :class:`ScreeningSet`.
+
+    :param source: a path (``.gz`` allowed) or an open text file (opened with ``newline=""``).
+    :param label: the label column: ``label_included`` (final inclusion) or, for the Cohen et al.
+        sets, ``label_abstract_screening``. Labels are ``0`` or ``1``.
+    :param name: the set's name (default: the file name without ``.csv``/``.gz``).
+    :raises ValueError: naming the file and line for an empty file, a header without ``title``,
+        ``abstract`` or the label column, a record with another number of fields than the
+        header, an empty or repeated ``record_id`` (both lines named), or a label other than 0/1.
+    """
+    if not isinstance(label, str) or not label:
+        raise ValueError(f"label must name a column, got {label!r}")
+    ids: list[str] = []
+    titles: list[str] = []
+    abstracts: list[str] = []
+    labels: list[bool] = []
+    seen: dict[str, int] = {}
+    with _open(source, name) as (where, f):
+        reader = csv.reader(f)
+        try:
+            header = next(reader)
+        except StopIteration:
+            raise ValueError(f"{where}: the file is empty; expected a header line naming title, "
+                             f"abstract and {label}") from None
+        except csv.Error as exc:
+            raise ValueError(f"{where}, line 1: not a CSV header ({exc})") from None
+        columns = [c.strip() for c in header]
+        for need in ("title", "abstract", label):
+            if need not in columns:
+                raise ValueError(f"{where}, line 1: the header names no {need!r} column (it names "
+                                 f"{', '.join(repr(c) for c in columns)})")
+        col = {c: columns.index(c) for c in ("title", "abstract", label)}
+        id_col = columns.index("record_id") if "record_id" in columns else None
+        start = reader.line_num + 1
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:
+                raise ValueError(f"{where}, line {start}: not a valid CSV record ({exc})") from None
+            line, start = start, reader.line_num + 1
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue  # a blank line
+            if len(row) != len(columns):
+                raise ValueError(f"{where}, line {line}: the record has {len(row)} fields, the header "
+                                 f"{len(columns)}")
+            rid = row[id_col].strip() if id_col is not None else str(len(ids) + 1)
+            if not rid:
+                raise ValueError(f"{where}, line {line}: empty record_id")
+            if rid in seen:
+                raise ValueError(f"{where}, line {line}: record_id {rid!r} repeats the record of line "
+                                 f"{seen[rid]}")
+            value = row[col[label]].strip()
+            if value not in _LABELS:
+                raise ValueError(f"{where}, line {line}: {label} must be 0 or 1, got {value!r} "
+                                 f"(record {rid!r})")
+            seen[rid] = line
+            ids.append(rid)
+            titles.append(row[col["title"]].strip())
+            abstracts.append(row[col["abstract"]].strip())
+            labels.append(_LABELS[value])
+    if not ids:
+        raise ValueError(f"{where}: no record after the header")
+    return ScreeningSet(name or _stem(source), tuple(ids), tuple(titles), tuple(abstracts),
+                        np.array(labels, dtype=bool), label)
+
