@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -642,3 +643,48 @@ def test_robust04_bm25_cut_at_depth_20_with_qrels_oracle(tmp_path: Path) -> None
     m0 = sum(len(r & (li - k)) for r, li, k in zip(relevant, listed, kept, strict=True))
     assert m0 <= res.report["missed"].value
     assert res.report["recall"].value <= m1 / (m0 + m1)
+
+
+def test_huge_corpus_switches_to_iid_draws(data: Data, tmp_path: Path) -> None:
+    audit = tmp_path / "H"
+    m = wf.freeze(audit, run=data.run, cut=data.cut, design="excluded", corpus_size=10**10,
+                  max_missed=10**8, seed=3)
+    assert m["sampling"] == "with-replacement" and m["theorem"] == "Theorem 7"
+    assert m["pools"]["n0"] == 12 * 10**10 - sum(data.cuts.values())
+    with pytest.raises(ValueError, match="exceeds 1e"):
+        wf.freeze(tmp_path / "H2", run=data.run, cut=data.cut, design="excluded", corpus_size=10**10,
+                  sampling="without-replacement", seed=3)
+    planned = wf.plan(audit).sizes
+    assert planned is not None and planned["excluded"] > 0
+    wf.sample(audit, excluded=500)
+    wf.label(audit, qrels=data.qrels)
+    res = wf.certify(audit)
+    big = m["pools"]["items"]
+    y = _y(data, _rows(audit))
+    expected = ex.excluded_pool_certificate(int(y.sum()), 500, 0.05, p0=m["pools"]["n0"] / big, names=["cut"])
+    assert res.report["missed"] == expected
+
+
+def test_reports_of_families_and_bands(data: Data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fam = tmp_path / "fam"
+    wf.freeze(fam, run=data.run, design="prefixes", depths=[5, 10, 20], max_missed=25, seed=2)
+    _run_all(fam, data, excluded=100)
+    files = write_report(fam, tmp_path / "fam.md")
+    assert files.plot is not None and files.plot.read_bytes().startswith(b"\x89PNG")
+    text = files.report.read_text()
+    assert "| member | mean depth |" in text and "depth20" in text and "![plot](fam.png)" in text
+    bands = tmp_path / "bands"
+    wf.freeze(bands, run=data.run, cut=data.cut, design="stratified", bands=[5], seed=2)
+    _run_all(bands, data, excluded=[10, 10])
+    page = write_report(bands, tmp_path / "bands.html").report.read_text()
+    assert "<h2>Bands</h2>" in page and "data:image/png;base64," in page
+    # without matplotlib the report says so and carries no plot
+    monkeypatch.setitem(sys.modules, "matplotlib.backends.backend_agg", None)
+    files = write_report(fam, tmp_path / "bare.md")
+    assert files.plot is None and "matplotlib is not installed" in files.report.read_text()
+    # an edited certificate is refused
+    cert = json.loads((fam / "certificate.json").read_text())
+    cert["report"]["certificates"][0]["certificate"]["value"] = [0, 0, 0]
+    (fam / "certificate.json").write_text(json.dumps(cert))
+    with pytest.raises(ValueError, match="does not match its inputs"):
+        write_report(fam, tmp_path / "edited.md")
