@@ -30,3 +30,31 @@ __all__ = [
     "offset_family",
     "reference_membership",
 ]
+
+# The guarded workflow (freeze → plan → sample → label → certify → report) and its manifest.
+from rankcut.audit.manifest import Manifest, load_manifest  # noqa: E402
+from rankcut.audit.report import write_report  # noqa: E402
+from rankcut.audit.workflow import (  # noqa: E402
+    AuditStepError,
+    AuditWarning,
+    certify,
+    freeze,
+    label,
+    plan,
+    sample,
+    status,
+)
+
+__all__ += [
+    "AuditStepError",
+    "AuditWarning",
+    "Manifest",
+    "certify",
+    "freeze",
+    "label",
+    "load_manifest",
+    "plan",
+    "sample",
+    "status",
+    "write_report",
+]

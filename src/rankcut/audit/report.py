@@ -24,11 +24,12 @@ import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rankcut.audit.manifest import load_manifest, read_json, write_json_atomic, write_text_atomic
-from rankcut.certify.report import JointReport
-from rankcut.certify.result import confidence_text, format_bound, verify
+
+if TYPE_CHECKING:  # rankcut.certify loads scipy: imported where it is used
+    from rankcut.certify.report import JointReport
 
 __all__ = ["ReportFiles", "write_report"]
 
@@ -47,6 +48,8 @@ class ReportFiles:
 
 def _load(audit_dir: str | Path) -> tuple[dict[str, Any], dict[str, Any], JointReport]:
     from rankcut.audit.workflow import CERTIFICATE_FILE, AuditStepError
+    from rankcut.certify.report import JointReport
+    from rankcut.certify.result import verify
 
     manifest = load_manifest(audit_dir)
     path = manifest.folder / CERTIFICATE_FILE
@@ -66,6 +69,8 @@ def _load(audit_dir: str | Path) -> tuple[dict[str, Any], dict[str, Any], JointR
 
 
 def _num(x: Any, side: str = "upper") -> str:
+    from rankcut.certify.result import format_bound
+
     return format_bound(x, side)
 
 
@@ -134,6 +139,8 @@ def _validity(manifest: Mapping[str, Any], content: Mapping[str, Any]) -> list[s
 
 
 def _summary(content: Mapping[str, Any], report: JointReport) -> list[str]:
+    from rankcut.certify.result import confidence_text
+
     lab = content["labels"]
     lines = [f"Joint confidence at least {confidence_text(report.joint_delta)} "
              f"(union bound over {', '.join(f'{e} {v:g}' for e, v in report.budget.items())}).",

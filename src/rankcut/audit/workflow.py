@@ -55,7 +55,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -78,10 +78,11 @@ from rankcut.audit.manifest import (
 )
 from rankcut.audit.pools import Corpus, Item, Pools, cuts_from_run, depth_family, nested_family, offset_family
 from rankcut.audit.sampling import draw_excluded, draw_included, draw_stratified, reference_membership
-from rankcut.certify.bounds import MAX_POPULATION, cp_lower, cp_upper, hypergeom_lower, hypergeom_upper
-from rankcut.certify.report import JointReport
-from rankcut.certify.result import Certificate
 from rankcut.data.lists import ORDERINGS, RankedLists
+
+if TYPE_CHECKING:  # rankcut.certify loads scipy: imported where it is used, so the audit package loads fast
+    from rankcut.certify.report import JointReport
+    from rankcut.certify.result import Certificate
 
 __all__ = [
     "DESIGNS",
@@ -627,6 +628,8 @@ def freeze(
     band_sizes = None
     if band_offsets is not None:
         band_sizes = [int(v) for v in base.band_sizes(band_offsets)]
+    from rankcut.certify.bounds import MAX_POPULATION
+
     largest = max(base.n0, base.n1 if design == "two-pool" else 0)
     resolved = sampling
     if sampling == "auto":
@@ -719,6 +722,7 @@ def _plan_recall(audit: _Audit, rho: float, precision: float, tolerated: int
     the excluded audit, which the Theorem 8 planner sizes (binomially: ``r ≤ p1·L·(1 − ρ)/ρ``,
     sized by ``plan_missed_mass``). The pair with the fewest labels in total is returned.
     """
+    from rankcut.certify.bounds import cp_lower, hypergeom_lower
     from rankcut.certify.planning import plan_hypergeometric, plan_missed_mass
 
     p = audit.base
@@ -1345,7 +1349,15 @@ def certify(audit_dir: str | Path) -> CertifyResult:
     return CertifyResult(report, content)
 
 
-def _facts(audit: _Audit, p: Pools) -> dict[str, Any]:
+def _joint(audit: _Audit) -> JointReport:
+    """An empty joint report with the frozen δ events as its budget and the exact pool facts."""
+    from rankcut.certify.report import JointReport
+
+    return JointReport(delta=audit.delta, budget=audit.budget, title=_title(audit), facts=_facts(audit))
+
+
+def _facts(audit: _Audit) -> dict[str, Any]:
+    p = audit.base
     if len(audit.members) > 1:
         return {"queries": len(p.qids), "items N": p.n_items,
                 "burden N1 per member": ", ".join(f"{n} {m.n1}" for n, m in zip(audit.names, audit.members,
@@ -1379,7 +1391,7 @@ def _certify_excluded(audit: _Audit, rows: Sequence[Mapping[str, Any]], y: np.nd
     else:
         missed = excluded_pool_certificate(k0, n0, d, p0=p.n0 / p.n_items, names=["cut"])
         bound, unit = float(missed.value), "r"
-    report = JointReport(delta=d, budget=audit.budget, title=_title(audit), facts=_facts(audit, p))
+    report = _joint(audit)
     report = report.attach("missed", missed, charge={"cut": "excluded audit"})
     t = audit.target.get("max_missed")
     return report, {"verdict": _verdict_missed(audit, bound, unit, t),
@@ -1406,7 +1418,7 @@ def _certify_two_pool(audit: _Audit, rows: Sequence[Mapping[str, Any]], y: np.nd
         missed = excluded_pool_certificate(k0, n0, d0, p0=p.n0 / big, names=["cut"])
         recall = two_pool_recall_certificate(k0, n0, k1, n1, p.n0 / big, d, p1=p.n1 / big, deltas=[d0, d1])
         unit = "r"
-    report = JointReport(delta=d, budget=audit.budget, title=_title(audit), facts=_facts(audit, p))
+    report = _joint(audit)
     report = report.attach("missed", missed, charge={"cut": "excluded audit"}).attach("recall", recall)
     verdict = None
     rho = audit.target.get("recall")
@@ -1456,7 +1468,7 @@ def _certify_prefixes(audit: _Audit, rows: Sequence[Mapping[str, Any]], y: np.nd
                                           reference_mass=p0s[0], names=names)
                   if shared else pf.prefix_bounds_separate(counts, sizes, p0s, d, names=names))
     charge = {n: "prefixes" for n in names}
-    report = JointReport(delta=d, budget=audit.budget, title=_title(audit), facts=_facts(audit, audit.base))
+    report = _joint(audit)
     report = report.attach("bounds", bounds, charge=charge)
     verdict = None
     t = audit.target.get("max_missed")
@@ -1488,7 +1500,7 @@ def _certify_fixed_sequence(audit: _Audit, rows: Sequence[Mapping[str, Any]], y:
     else:
         cert = pf.fixed_sequence(counts, sizes, [n / big for n in n0s], t / big, d, names=names)
         unit = "r"
-    report = JointReport(delta=d, budget=audit.budget, title=_title(audit), facts=_facts(audit, audit.base))
+    report = _joint(audit)
     report = report.attach("fixed-sequence", cert, charge={"each_test": "fixed-sequence"})
     tested = {row["name"]: row for row in cert.details["tests"]}
     members = [_member_row(n, p, tested[n]["upper"] if n in tested else None, unit)
@@ -1523,7 +1535,7 @@ def _certify_stratified(audit: _Audit, rows: Sequence[Mapping[str, Any]], y: np.
         cert = stratified_binomial_certificate([n / p.n0 for n in band_sizes], sampled, relevant, d,
                                                excluded_mass=p.n0 / p.n_items)
         unit = "r"
-    report = JointReport(delta=d, budget=audit.budget, title=_title(audit), facts=_facts(audit, p))
+    report = _joint(audit)
     report = report.attach("missed", cert, charge={k: "strata" for k in cert.allocation})
     offsets = audit.bands
     bands = [{"band": s + 1, "ranks": _band_text(offsets, s), "size": n, "sample": ns, "relevant": ks,
@@ -1570,6 +1582,8 @@ def _curve_points(n: int) -> np.ndarray:
 
 
 def _curve_excluded(audit: _Audit, y: np.ndarray) -> dict[str, Any]:
+    from rankcut.certify.bounds import cp_upper, hypergeom_upper
+
     j = _curve_points(len(y))
     k = np.cumsum(y)[j - 1] if j.size else j
     if audit.finite:
@@ -1582,6 +1596,8 @@ def _curve_excluded(audit: _Audit, y: np.ndarray) -> dict[str, Any]:
 
 
 def _curve_two_pool(audit: _Audit, y: np.ndarray, is_in: np.ndarray) -> dict[str, Any]:
+    from rankcut.certify.bounds import cp_lower, cp_upper, hypergeom_lower, hypergeom_upper
+
     y0, y1 = y[~is_in], y[is_in]
     p = audit.base
     d0, d1 = audit.budget["excluded audit"], audit.budget["included audit"]
