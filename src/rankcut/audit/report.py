@@ -184,6 +184,10 @@ def _plot_png(content: Mapping[str, Any]) -> bytes | None:
         twin.plot([m["mean_depth"] for m in members], [m["burden"] for m in members], "s--", color="tab:gray",
                   label="burden N1")
         twin.set_ylabel("burden N1 (items kept)", color="tab:gray")
+        target = (content.get("target") or {}).get("max_missed")
+        if target is not None:
+            limit = target if members[0]["unit"] == "M0" else target / content["pools"]["items"]
+            ax.axhline(limit, color="tab:red", ls=":", lw=1, label="target")
         chosen = content.get("chosen")
         if chosen is not None:
             ax.axvline(members[chosen]["mean_depth"], color="tab:green", lw=1, label="chosen")
