@@ -353,7 +353,7 @@ def test_label_from_file_and_report(data: Data, tmp_path: Path) -> None:
     assert "Theorem 8" in text and "Assumption 1" in text and "target M0 ≤ 30" in text
     assert json.loads(md.certificate.read_text())["audit_id"] == load_manifest(audit).audit_id
     page = write_report(audit, tmp_path / "report.html").report.read_text()
-    assert page.startswith("<!DOCTYPE html>") and "Corollary" not in page.split("<h2>Certificates")[0]
+    assert page.startswith("<!DOCTYPE html>") and "<code>M0 ≤ " in page and "<h2>Validity</h2>" in page
     with pytest.raises(ValueError, match=r"\*\.md or \*\.html"):
         write_report(audit, tmp_path / "report.txt")
 
