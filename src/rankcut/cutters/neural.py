@@ -107,6 +107,11 @@ class NeuralCutter(Cutter):
     score_z: bool
     progress: bool
     encoder_: InputEncoder
+    history_: list[dict[str, float]]
+    best_epoch_: int
+    val_metric_: float
+    train_qids_: tuple[str, ...]
+    val_qids_: tuple[str, ...]
 
     def requires_fit(self) -> bool:
         return True

@@ -35,7 +35,8 @@ from rankcut.cutters.base import cutter_class
 from rankcut.cutters.neural import NeuralCutter
 from rankcut.nn.inputs import SCORE_COLUMNS, InputEncoder
 
-__all__ = ["CONFIG", "FORMAT", "FORMAT_VERSION", "README", "WEIGHTS", "load_checkpoint", "save_checkpoint"]
+__all__ = ["CONFIG", "FORMAT", "FORMAT_VERSION", "README", "WEIGHTS", "load_checkpoint", "model_card",
+           "register_neural_cutters", "save_checkpoint"]
 
 FORMAT = "rankcut-checkpoint"
 FORMAT_VERSION = 1
@@ -49,8 +50,8 @@ _PAPERS = {
 }
 
 
-def _neural_classes() -> None:
-    """Import the neural cutters, so that their names are registered."""
+def register_neural_cutters() -> None:
+    """Import the neural cutters, so that their names are in the cutter registry."""
     import rankcut.cutters.attncut
     import rankcut.cutters.bicut
     import rankcut.cutters.choppy
@@ -160,7 +161,7 @@ def load_checkpoint(folder: str | os.PathLike[str]) -> NeuralCutter:
     absent = [k for k in ("cutter", "params", "encoder", "training") if k not in config]
     if absent:
         raise ValueError(f"{config_path}: lacks {absent}")
-    _neural_classes()
+    register_neural_cutters()
     try:
         cls = cutter_class(config["cutter"])
         if not issubclass(cls, NeuralCutter):
