@@ -191,6 +191,88 @@ def _warn_unranked(qrels: Path, judged: dict[str, Any], loaded: list[Any], runs:
                       stacklevel=2)
 
 
+def _table_columns(path: Path) -> tuple[set[str], list[str]]:
+    """The query ids and the value columns (header minus ``query_id``, ``doc_id``) of a TSV table."""
+    import csv
+
+    with path.open(encoding="utf-8", newline="") as f:
+        reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+        header = next(reader, None)
+        if header is None:
+            raise ValueError(f"{path}: the file is empty (expected a header line)")
+        if "query_id" not in header or "doc_id" not in header:
+            raise ValueError(f"{path}:1: header {header} lacks column(s) "
+                             f"{[c for c in ('query_id', 'doc_id') if c not in header]}")
+        q = header.index("query_id")
+        qids = {row[q] for row in reader if len(row) > q}
+    return qids, [c for c in header if c not in ("query_id", "doc_id")]
+
+
+def _attach_features(lists: Any, paths: list[Path], columns: set[str] | None = None) -> Any:
+    """``lists`` with the columns of the ``--features`` tables (all their columns, or those in
+    ``columns``). Tables with the same columns are parts of one table (e.g. a train and a test
+    file): each query takes its rows from the table that holds it, and every listed document needs
+    a row (:func:`rankcut.data.features.load_precomputed_features`, whose errors name file and line).
+    """
+    import numpy as np
+
+    from rankcut.data.features import load_precomputed_features
+
+    groups: dict[tuple[str, ...], list[tuple[Path, set[str]]]] = {}
+    for path in paths:
+        qids, header = _table_columns(path)
+        if not header:
+            raise ValueError(f"--features {path}: no column besides query_id and doc_id")
+        kept = tuple(c for c in header if columns is None or c in columns)
+        if kept:
+            groups.setdefault(kept, []).append((path, qids))
+    for names, tables in groups.items():
+        values = np.zeros((len(lists), lists.max_len, len(names)))
+        source: dict[str, Path] = {}
+        for path, qids in tables:
+            rows = [i for i, q in enumerate(lists.qids) if q in qids]
+            for i in rows:
+                q = lists.qids[i]
+                if q in source:
+                    raise ValueError(f"--features: query {q!r} has rows in both {source[q]} and {path}")
+                source[q] = path
+            if rows:
+                part = load_precomputed_features(lists.subset([lists.qids[i] for i in rows]), path, names)
+                assert part.features is not None
+                values[rows, : part.max_len] = part.features[:, :, -len(names):]
+        absent = [q for q in lists.qids if q not in source]
+        if absent:
+            shown = ", ".join(map(repr, absent[:_MAX_IDS_SHOWN]))
+            raise ValueError(f"--features {_files([p for p, _ in tables])}: no row for "
+                             f"{_count(len(absent), 'query', 'queries')} of the lists: {shown}")
+        before = [] if lists.features is None else [lists.features]
+        clash = sorted(set(names) & set(lists.feature_names))
+        if clash:
+            raise ValueError(f"--features: column(s) {clash} given by two tables with different columns")
+        lists = lists.with_features(np.concatenate([*before, values], axis=2), (*lists.feature_names, *names))
+    return lists
+
+
+def _load_checkpoint(path: Path) -> Any:
+    """A trained model of ``rankcut train`` (its errors name the file at fault)."""
+    from rankcut.nn.checkpoint import load_checkpoint
+
+    return load_checkpoint(path)
+
+
+def _model_features(model: Any, lists: Any, paths: list[Path], where: Path) -> Any:
+    """``lists`` with the feature columns ``model`` reads, from the ``--features`` tables."""
+    from rankcut.nn.inputs import SCORE_COLUMNS
+
+    needed = [c for c in model.encoder_.columns if c not in SCORE_COLUMNS]
+    lists = _attach_features(lists, paths, set(needed))
+    absent = [c for c in needed if c not in lists.feature_names]
+    if absent:
+        raise ValueError(f"--model {where} reads the feature column(s) {absent}: give --features tables "
+                         "that hold them for the queries of --run")
+    return lists
+
+
 def _load_letor(paths: list[Path], *, score_feature: int, threshold: float, ordering: str) -> Any:
     from rankcut.data.letor import load_letor
     from rankcut.data.lists import warn_if_nothing_relevant
@@ -202,12 +284,18 @@ def _load_letor(paths: list[Path], *, score_feature: int, threshold: float, orde
 
 
 def cut(
-    cutter: Annotated[str, typer.Option("--cutter", help=f"Cutter spec NAME[:PARAM], e.g. greedy-k, "
-                                        f"fixed-k:20; cutters: {_SPECS}.")],
     run: Annotated[Path, typer.Option("--run", help="TREC run to cut.", exists=True, dir_okay=False)],
     out: Annotated[Path, typer.Option("--out", help="Where to write the cut run (TREC format); its "
                                       "folder must exist, and it may not be an input file.",
                                       dir_okay=False)],
+    cutter: Annotated[str | None, typer.Option("--cutter", help=f"Cutter spec NAME[:PARAM], e.g. greedy-k, "
+                                               f"fixed-k:20; cutters: {_SPECS}.")] = None,
+    model: Annotated[Path | None, typer.Option(
+        "--model", help="A trained model folder of 'rankcut train', instead of --cutter.", exists=True,
+        file_okay=False)] = None,
+    features: Annotated[list[Path] | None, typer.Option(
+        "--features", help="TSV table(s) of per-document features keyed by query_id and doc_id, for "
+        "models that read them; repeat for several tables.", exists=True, dir_okay=False)] = None,
     train_run: Annotated[list[Path] | None, typer.Option(
         "--train-run", help="Training run(s) for cutters that learn (needs --qrels); repeat for "
         "several files.", exists=True, dir_okay=False)] = None,
@@ -219,50 +307,74 @@ def cut(
     missing: Annotated[str, typer.Option("--missing", help=_MISSING_HELP)] = "drop",
     tag: Annotated[str, typer.Option("--tag", help="Run tag written in the sixth column.")] = "rankcut",
 ) -> None:
-    """Cut every list of a run where a cutter says, and write the kept prefixes as a TREC run."""
+    """Cut every list of a run where a cutter (or a trained model) says, and write the kept prefixes
+    as a TREC run."""
     with _user_errors():
         from rankcut.cutters import make_cutter
         from rankcut.data.lists import check_threshold
-        from rankcut.data.trec import read_qrels, write_run
-        from rankcut.evaluation import READS_TEST_LABELS
+        from rankcut.data.trec import write_run
 
-        train_run = train_run or []
+        train_run, features = train_run or [], features or []
         _choice(ordering, "ordering")
         _choice(missing, "missing")
         check_threshold(threshold, "--threshold")
-        model = make_cutter(cutter)
-        _check_output(out, "--out", {"--run": [run], "--train-run": train_run,
-                                     "--qrels": [qrels] if qrels is not None else []})
-        if train_run and qrels is None:
-            raise ValueError("--train-run needs --qrels: fitting reads the training labels")
-        if not train_run and model.requires_fit():
-            raise ValueError(f"cutter {cutter!r} learns from training lists: give --train-run and --qrels")
-        reads_labels = model.name in READS_TEST_LABELS
-        if reads_labels and qrels is None:
-            raise ValueError(f"cutter {cutter!r} reads the labels of the run it cuts: give --qrels")
-
-        judged = read_qrels(qrels) if qrels is not None and (train_run or reads_labels) else None
-        options: dict[str, Any] = {"threshold": threshold, "ordering": ordering, "missing": missing}
-        loaded = []
-        if train_run:
-            train = _load_runs(train_run, judged, **options)
-            loaded.append(train)
-            model.fit(train)
-            learned = ", ".join(f"{k}={v}" for k, v in vars(model).items()
-                                if k.endswith("_") and not k.startswith("_") and isinstance(v, int | float))
-            typer.echo(f"{cutter} fitted on {_count(len(train), 'training query', 'training queries')}"
-                       + (f": {learned}" if learned else ""))
-        # the cut never sees the labels of the run it cuts, except the oracle's
-        lists = _load_runs([run], judged if reads_labels else None, **options)
-        loaded.append(lists)
-        if qrels is not None and judged is not None:
-            _warn_unranked(qrels, judged, loaded, [run, *train_run])
-        cuts = model.predict(lists)
+        if (cutter is None) == (model is None):
+            raise ValueError("give either --cutter (a cutter spec) or --model (a trained model folder)")
+        inputs = {"--run": [run], "--train-run": train_run, "--qrels": [qrels] if qrels is not None else [],
+                  "--features": features}
+        if model is not None:
+            if train_run or qrels is not None:
+                raise ValueError(f"--model {model} is trained already: --train-run and --qrels go with "
+                                 "--cutter")
+            _check_output(out, "--out", inputs)
+            method = _load_checkpoint(model)
+            lists = _model_features(method, _load_runs([run], None, threshold=threshold, ordering=ordering,
+                                                       missing=missing), features, model)
+        else:
+            assert cutter is not None
+            method = make_cutter(cutter)
+            _check_output(out, "--out", inputs)
+            lists = _fit_and_load(method, cutter, run, train_run, qrels, features, threshold=threshold,
+                                  ordering=ordering, missing=missing)
+        cuts = method.predict(lists)
         write_run(out, lists, cuts, tag=tag)
         kept = int(cuts.sum())
+        source = f", {method.name} from {model}" if model is not None else ""
         typer.echo(f"wrote {out}: {_count(len(lists), 'query', 'queries')}, "
-                   f"{_count(kept, 'document', 'documents')} kept (mean k {float(cuts.mean()):.2f}, "
+                   f"{_count(kept, 'document', 'documents')} kept (mean k {float(cuts.mean()):.2f}{source}, "
                    f"ordering {ordering})")
+
+
+def _fit_and_load(method: Any, spec: str, run: Path, train_run: list[Path], qrels: Path | None,
+                  features: list[Path], **options: Any) -> Any:
+    """Fit ``method`` on the training runs when it learns; return the lists of ``run`` to cut."""
+    from rankcut.data.trec import read_qrels
+    from rankcut.evaluation import READS_TEST_LABELS
+
+    if train_run and qrels is None:
+        raise ValueError("--train-run needs --qrels: fitting reads the training labels")
+    if not train_run and method.requires_fit():
+        raise ValueError(f"cutter {spec!r} learns from training lists: give --train-run and --qrels")
+    reads_labels = method.name in READS_TEST_LABELS
+    if reads_labels and qrels is None:
+        raise ValueError(f"cutter {spec!r} reads the labels of the run it cuts: give --qrels")
+
+    judged = read_qrels(qrels) if qrels is not None and (train_run or reads_labels) else None
+    loaded = []
+    if train_run:
+        train = _attach_features(_load_runs(train_run, judged, **options), features)
+        loaded.append(train)
+        method.fit(train)
+        learned = ", ".join(f"{k}={v}" for k, v in vars(method).items()
+                            if k.endswith("_") and not k.startswith("_") and isinstance(v, int | float))
+        typer.echo(f"{spec} fitted on {_count(len(train), 'training query', 'training queries')}"
+                   + (f": {learned}" if learned else ""))
+    # the cut never sees the labels of the run it cuts, except the oracle's
+    lists = _attach_features(_load_runs([run], judged if reads_labels else None, **options), features)
+    loaded.append(lists)
+    if qrels is not None and judged is not None:
+        _warn_unranked(qrels, judged, loaded, [run, *train_run])
+    return lists
 
 
 def evaluate(
@@ -280,6 +392,14 @@ def evaluate(
     cutters: Annotated[str, typer.Option(
         "--cutters", help=f"Comma-separated cutter specs NAME[:PARAM], each listed once; cutters: "
         f"{_SPECS}.")] = DEFAULT_CUTTERS,
+    model: Annotated[list[Path] | None, typer.Option(
+        "--model", help="A trained model folder of 'rankcut train' to evaluate beside --cutters, as "
+        "saved (not refitted); repeat for several. Its row is named by the folder as given.",
+        exists=True, file_okay=False)] = None,
+    features: Annotated[list[Path] | None, typer.Option(
+        "--features", help="TSV table(s) of per-document features keyed by query_id and doc_id (e.g. "
+        "Robust04's features/bm25.{train,test}.tsv), for --run and --train-run; repeat for several "
+        "tables.", exists=True, dir_okay=False)] = None,
     train_run: Annotated[list[Path] | None, typer.Option(
         "--train-run", help="Separate training run(s), judged by --qrels.", exists=True,
         dir_okay=False)] = None,
@@ -325,6 +445,7 @@ def evaluate(
         from rankcut.evaluation import check_specs, evaluate_cutters, format_table
 
         run, letor, train_run, train_letor = run or [], letor or [], train_run or [], train_letor or []
+        models, features = model or [], features or []
         for value, what in [(ordering, "ordering"), (missing, "missing"), (test, "test"),
                             (fit_metric, "fit_metric"), (recall_base, "recall_base")]:
             _choice(value, what)
@@ -344,7 +465,15 @@ def evaluate(
             raise ValueError(f"choose one way to train: {' or '.join(modes)}")
         if as_json and markdown:
             raise ValueError("--json and --markdown are alternatives: choose one")
-        specs = check_specs(_cutter_specs(cutters), baseline=baseline)
+        labels = [str(p) for p in models]
+        specs = check_specs(_cutter_specs(cutters), baseline=None if baseline in labels else baseline)
+        if features and letor:
+            raise ValueError("--features goes with --run; LETOR files carry their own features")
+        for label in labels:
+            if labels.count(label) > 1:
+                raise ValueError(f"--model {label} is given twice")
+            if label in specs:
+                raise ValueError(f"--model {label} has the name of a cutter in --cutters: rename the folder")
         reference = next((s for s in specs if s.partition(":")[0].strip() == "oracle"), "")
         if plot is not None:
             if not reference:
@@ -361,6 +490,7 @@ def evaluate(
         if train_queries is not None:
             train = _query_ids(train_queries, "--train-queries")
         chosen = _query_ids(test_queries, "--test-queries") if test_queries is not None else None
+        trained = {label: _load_checkpoint(p) for label, p in zip(labels, models, strict=True)}
 
         if letor:
             options: dict[str, Any] = {"score_feature": score_feature, "threshold": threshold,
@@ -378,11 +508,18 @@ def evaluate(
                 train = _load_runs(train_run, judged, **options)
                 loaded.append(train)
             _warn_unranked(qrels, judged, loaded, [*run, *train_run])
+            lists = _attach_features(lists, features)
+            if train_run:
+                train = _attach_features(train, features)
+        _check_models(trained, lists, chosen, train)
         result = evaluate_cutters(
             specs, lists, train=train, test_queries=chosen,
             folds=folds, seed=seed, fit_metric=fit_metric, recall_base=recall_base,
-            baseline=baseline, test=test, alpha=alpha, progress=sys.stderr.isatty(),
+            baseline=None if trained else baseline, test=test, alpha=alpha, progress=sys.stderr.isatty(),
         )
+        if trained:
+            result = _with_models(result, lists, trained, baseline=baseline, test=test, alpha=alpha,
+                                  recall_base=recall_base)
         if plot is not None:
             from rankcut.plots import plot_cutoffs
 
@@ -395,8 +532,70 @@ def evaluate(
                 "letor": [str(p) for p in letor], "score_feature": score_feature if letor else None,
                 "train_run": [str(p) for p in train_run], "train_letor": [str(p) for p in train_letor],
                 "train_queries": train_queries, "test_queries": test_queries, "missing": missing,
-                "cutters": specs,
+                "cutters": specs, "models": labels, "features": [str(p) for p in features],
             }
             typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
         else:
             typer.echo(format_table(result, markdown=markdown), nl=False)
+
+
+def _check_models(trained: dict[str, Any], lists: Any, chosen: Any, train: Any) -> None:
+    """Before evaluating: every ``--model`` finds its feature columns, and none was trained or
+    validated on a query it would be evaluated on (its score there would be a training fit)."""
+    from rankcut.nn.inputs import SCORE_COLUMNS
+
+    held = set(train) if isinstance(train, tuple) else set()  # --train-queries: not evaluated
+    evaluated = {q for q in lists.qids if (chosen is None or q in chosen) and q not in held}
+    for label, method in trained.items():
+        absent = [c for c in method.encoder_.columns
+                  if c not in SCORE_COLUMNS and c not in lists.feature_names]
+        if absent:
+            raise ValueError(f"--model {label} reads the feature column(s) {absent}: give --features "
+                             "tables that hold them")
+        seen = sorted(evaluated & (set(method.train_qids_) | set(method.val_qids_)))
+        if seen:
+            shown = ", ".join(map(repr, seen[:_MAX_IDS_SHOWN]))
+            raise ValueError(f"--model {label} was trained on {_count(len(seen), 'query', 'queries')} that "
+                             f"would be evaluated ({shown}): evaluate it on other queries")
+
+
+def _with_models(result: Any, lists: Any, trained: dict[str, Any], *, baseline: str | None, test: str,
+                 alpha: float, recall_base: str) -> Any:
+    """``result`` with a row per trained model: its cuts of the (unjudged) test lists, scored as
+    :func:`rankcut.evaluation.evaluate_cutters` scores the others, and the significance tests
+    against ``baseline`` redone over every method."""
+    from dataclasses import replace
+
+    from rankcut import metrics
+    from rankcut.evaluation import READS_TEST_LABELS, MethodResult
+    from rankcut.significance import paired_tests
+
+    scored = lists.subset(result.qids)
+    blind = replace(scored, gains=None, n_relevant=None)
+    methods = dict(result.methods)
+    for label, method in trained.items():
+        cuts = method.predict(blind)
+        fitted = {"fold": -1, "best_epoch_": method.best_epoch_, "val_metric_": method.val_metric_}
+        methods[label] = MethodResult(
+            method=label,
+            cuts={m: cuts for m in result.metrics},
+            scores={m: metrics.score_at(scored, cuts, m, recall_base=recall_base, allow_zero=True)
+                    for m in result.metrics},
+            fitted={m: [fitted] for m in result.metrics},
+            params={m: method.get_params() for m in result.metrics},
+        )
+    tests = {}
+    if baseline is not None:
+        base = baseline.strip()
+        compared = [s for s in methods if s == base or s in trained
+                    or s.partition(":")[0].strip() not in READS_TEST_LABELS]
+        if len(compared) > 1:
+            tests = {m: paired_tests({s: methods[s].scores[m] for s in compared}, base, test=test,
+                                     alpha=alpha)
+                     for m in result.metrics}
+    tested = baseline is not None
+    protocol = {**result.protocol, "baseline": baseline.strip() if baseline is not None else None,
+                "test": test if tested else None, "alpha": alpha if tested else None}
+    protocol["description"] += (f"; {_count(len(trained), 'trained model', 'trained models')} (--model) "
+                                "cut as saved, not refitted")
+    return replace(result, methods=methods, tests=tests, protocol=protocol)

@@ -1,0 +1,146 @@
+"""``rankcut train``: fit a neural truncation model on a judged run and save it as a checkpoint
+folder (``config.json`` + ``model.safetensors`` + ``README.md``) for ``rankcut cut --model`` and
+``rankcut evaluate --model``.
+
+Every option is checked before any file is read; torch is imported inside the command only.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from rankcut.cli.evaluate import (
+    _MISSING_HELP,
+    _ORDERING_HELP,
+    _THRESHOLD_HELP,
+    _attach_features,
+    _choice,
+    _count,
+    _load_runs,
+    _user_errors,
+    _warn_unranked,
+)
+
+#: the models ``rankcut train`` fits: registry names of the neural cutters
+MODELS: tuple[str, ...] = ("attncut", "attncut-rc", "bicut", "choppy")
+_LOSSES = ("raml", "mle", "bi", "rl")
+_METRICS = ("f1", "precision", "recall", "dcg")
+#: cutter keywords set by an option of the same name
+_OPTIONS = ("loss", "sigma", "epochs", "batch_size", "lr", "patience", "val_fraction", "seed")
+
+__all__ = ["MODELS", "train"]
+
+
+def _check_folder(out: Path, overwrite: bool) -> None:
+    """The checkpoint folder: its parent must exist; an existing one needs --overwrite."""
+    if not out.parent.is_dir():
+        what = "is not a folder" if out.parent.exists() else "does not exist"
+        raise ValueError(f"--out {out}: folder {out.parent} {what}")
+    if out.exists() and not overwrite:
+        raise ValueError(f"--out {out} exists: choose another folder or pass --overwrite")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file, not a checkpoint folder")
+
+
+def train(
+    run: Annotated[list[Path], typer.Option(
+        "--run", help="Training run(s) in TREC format; repeat to merge files.", exists=True,
+        dir_okay=False)],
+    qrels: Annotated[Path, typer.Option("--qrels", help="Qrels judging the training run(s).", exists=True,
+                                        dir_okay=False)],
+    out: Annotated[Path, typer.Option("--out", help="Checkpoint folder to create (its parent must exist).",
+                                      file_okay=False)],
+    features: Annotated[list[Path] | None, typer.Option(
+        "--features", help="TSV table(s) of per-document features keyed by query_id and doc_id (e.g. "
+        "Robust04's features/bm25.train.tsv); every other column becomes an input. Repeat for several "
+        "tables.", exists=True, dir_okay=False)] = None,
+    model: Annotated[str, typer.Option(
+        "--model", help=f"Model to train: {', '.join(MODELS)}.")] = "attncut",
+    loss: Annotated[str | None, typer.Option(
+        "--loss", help="AttnCut's objective: raml (Eq. 6, default), mle (Eq. 5), bi (BiCut's cost) or "
+        "rl (REINFORCE); --model attncut only.")] = None,
+    metric: Annotated[str, typer.Option(
+        "--metric", help="Metric to optimise and to choose the epoch on: f1 (Eq. 8), dcg (±1-DCG, "
+        "Eq. 9), precision or recall.")] = "f1",
+    sigma: Annotated[float | None, typer.Option(
+        "--sigma", help="Minimal recall in [0, 1] (--model attncut-rc only; default 0.5).")] = None,
+    epochs: Annotated[int | None, typer.Option("--epochs", help="Most epochs (default 60).")] = None,
+    batch_size: Annotated[int | None, typer.Option(
+        "--batch-size", help="Lists per update (default 20).")] = None,
+    lr: Annotated[float | None, typer.Option("--lr", help="Adam's learning rate (default 0.001).")] = None,
+    patience: Annotated[int | None, typer.Option(
+        "--patience", help="Stop after this many epochs without a better validation metric "
+        "(default 15).")] = None,
+    val_fraction: Annotated[float | None, typer.Option(
+        "--val-fraction", help="Share of the training queries held out to choose the epoch "
+        "(default 0.2).")] = None,
+    seed: Annotated[int, typer.Option(
+        "--seed", help="Seed of the weights, the validation split and the shuffling.")] = 0,
+    recall_base: Annotated[str, typer.Option(
+        "--recall-base", help="Recall denominator: 'list' (relevant documents inside the list, AttnCut's "
+        "Eq. 7) or 'judged' (all judged relevant).")] = "list",
+    threshold: Annotated[float, typer.Option("--threshold", help=_THRESHOLD_HELP + ".")] = 1.0,
+    ordering: Annotated[str, typer.Option("--ordering", help=_ORDERING_HELP)] = "rank",
+    missing: Annotated[str, typer.Option("--missing", help=_MISSING_HELP)] = "drop",
+    overwrite: Annotated[bool, typer.Option(
+        "--overwrite", help="Replace --out if it is an existing checkpoint.")] = False,
+) -> None:
+    """Train a neural truncation model (AttnCut, BiCut, Choppy) and save it as a checkpoint folder."""
+    with _user_errors():
+        from rankcut.data.lists import check_threshold
+
+        _choice(ordering, "ordering")
+        _choice(missing, "missing")
+        _choice(recall_base, "recall_base")
+        check_threshold(threshold, "--threshold")
+        if model not in MODELS:
+            raise ValueError(f"--model must be one of {', '.join(MODELS)}, got {model!r}")
+        if metric not in _METRICS:
+            raise ValueError(f"--metric must be one of {', '.join(_METRICS)}, got {metric!r}")
+        if loss is not None and model != "attncut":
+            raise ValueError(f"--loss applies to --model attncut, not {model}")
+        if loss is not None and loss not in _LOSSES:
+            raise ValueError(f"--loss must be one of {', '.join(_LOSSES)}, got {loss!r}")
+        if sigma is not None and model != "attncut-rc":
+            raise ValueError(f"--sigma applies to --model attncut-rc, not {model}")
+        _check_folder(out, overwrite)  # an input file given as --out is refused there (not a folder)
+
+        given: dict[str, Any] = {"loss": loss, "sigma": sigma, "epochs": epochs, "batch_size": batch_size,
+                                 "lr": lr, "patience": patience, "val_fraction": val_fraction}
+        params = {k: v for k, v in given.items() if v is not None}
+        params.update(metric=metric, recall_base=recall_base, seed=seed, progress=sys.stderr.isatty())
+        from rankcut.cutters.base import cutter_class
+        from rankcut.cutters.neural import NeuralCutter
+        from rankcut.nn.checkpoint import register_neural_cutters
+
+        register_neural_cutters()
+        cutter = cutter_class(model)(**params)
+        assert isinstance(cutter, NeuralCutter)
+        try:
+            cutter._validate_params()
+        except ValueError as exc:  # speak in options: "batch_size must ..." → "--batch-size must ..."
+            text = str(exc)
+            name = text.split(" ", 1)[0]
+            raise ValueError(f"--{name.replace('_', '-')} {text.split(' ', 1)[1]}" if name in _OPTIONS
+                             else text) from None
+
+        from rankcut.data.trec import read_qrels
+
+        judged = read_qrels(qrels)
+        lists = _load_runs(list(run), judged, threshold=threshold, ordering=ordering, missing=missing)
+        _warn_unranked(qrels, judged, [lists], list(run))
+        lists = _attach_features(lists, list(features or []))
+        cutter.fit(lists)
+        cutter.save(out, overwrite=overwrite)
+        n_val, history = len(cutter.val_qids_), cutter.history_
+        seconds = sum(e["seconds"] for e in history)
+        typer.echo(f"wrote {out}: {model} trained on {_count(len(lists) - n_val, 'query', 'queries')}, "
+                   f"{n_val} held out for validation; epoch {cutter.best_epoch_} of {len(history)} chosen "
+                   f"({seconds:.0f} s), validation {metric} {cutter.val_metric_:.4f}")
+        typer.echo(f"use it: rankcut cut --model {out} --run RUN --out CUT.run"
+                   + (" --features TABLE.tsv" if features else ""))
+
