@@ -34,7 +34,7 @@ _LAZY = {
     "Certificate": "rankcut.certify.result",
     "JointReport": "rankcut.certify.report",
 }
-_SUBMODULES = {"certify", "metrics", "cutters", "data", "evaluation", "significance"}
+_SUBMODULES = {"audit", "certify", "metrics", "cutters", "data", "evaluation", "significance"}
 
 __all__ = ["__version__", *sorted(_LAZY), *sorted(_SUBMODULES)]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from rankcut import __version__
+from rankcut.cli.audit import app as audit_app
 from rankcut.cli.certify import app as certify_app
 from rankcut.cli.demo import demo
 from rankcut.cli.evaluate import cut, evaluate
@@ -20,6 +21,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(certify_app, name="certify")
+app.add_typer(audit_app, name="audit")
 app.command("demo")(demo)
 app.command("cut")(cut)
 app.command("evaluate")(evaluate)
