@@ -108,6 +108,8 @@ class InputEncoder:
         """
         if not isinstance(score_z, bool | np.bool_):
             raise ValueError(f"score_z must be True or False, got {score_z!r}")
+        if not isinstance(lists, RankedLists):
+            raise ValueError(f"lists must be a RankedLists, got {type(lists).__name__}")
         columns = ["score", *(["score_z"] if score_z else [])]
         columns += [c for c in lists.feature_names if c not in SCORE_COLUMNS]
         listed = _raw_columns(lists, columns)[lists.mask]  # [n_listed, F]

@@ -1,0 +1,196 @@
+"""rankcut.nn.checkpoint: config.json + model.safetensors + README.md, atomic, checked on load."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from safetensors.torch import load_file, save_file  # noqa: E402
+
+from rankcut.cutters.attncut import AttnCut  # noqa: E402
+from rankcut.cutters.bicut import BiCut  # noqa: E402
+from rankcut.cutters.neural import NeuralCutter  # noqa: E402
+from rankcut.cutters.recall_constrained import AttnCutRC  # noqa: E402
+from rankcut.data.lists import Posting, RankedLists  # noqa: E402
+from rankcut.nn import checkpoint  # noqa: E402
+from rankcut.nn.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
+
+
+def lists_with_features(n: int = 12, seed: int = 0) -> RankedLists:
+    rng = np.random.default_rng(seed)
+    run, qrels = {}, {}
+    for q in range(n):
+        length = int(rng.integers(4, 10))
+        scores = np.sort(rng.random(length) * 10)[::-1]
+        run[f"q{q}"] = [Posting(f"d{j}", float(s), j + 1) for j, s in enumerate(scores)]
+        qrels[f"q{q}"] = {f"d{j}": int(rng.random() < 0.4) for j in range(length)}
+    lists = RankedLists.from_postings(run, qrels)
+    return lists.with_features(rng.random((n, lists.max_len, 1)), ["sim"])
+
+
+LISTS = lists_with_features()
+
+
+@pytest.fixture(autouse=True)
+def one_thread() -> Any:
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+@pytest.fixture(scope="module")
+def fitted() -> Any:
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield {"attncut": AttnCut(epochs=2, seed=1).fit(LISTS),
+           "attncut-rc": AttnCutRC(sigma=0.6, epochs=2).fit(LISTS),
+           "bicut": BiCut(epochs=2).fit(LISTS)}
+    torch.set_num_threads(n)
+
+
+@pytest.mark.parametrize("name", ["attncut", "attncut-rc", "bicut"])
+def test_save_then_load_gives_the_same_cutter(fitted: dict[str, NeuralCutter], tmp_path: Path,
+                                              name: str) -> None:
+    cutter = fitted[name]
+    folder = save_checkpoint(cutter, tmp_path / "model")
+    assert sorted(p.name for p in folder.iterdir()) == ["README.md", "config.json", "model.safetensors"]
+    back = load_checkpoint(folder)
+    assert type(back) is type(cutter) and back.get_params() == cutter.get_params()
+    assert back.encoder_ == cutter.encoder_
+    other = lists_with_features(7, seed=9)
+    assert np.array_equal(back.predict(other), cutter.predict(other))
+    for key in cutter.summary_attributes:
+        assert getattr(back, key) == getattr(cutter, key), key
+    for net in cutter.networks:
+        a, b = getattr(cutter, f"{net}_").state_dict(), getattr(back, f"{net}_").state_dict()
+        assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+        assert not getattr(back, f"{net}_").training
+
+
+def test_the_files_hold_what_they_say(fitted: dict[str, NeuralCutter], tmp_path: Path) -> None:
+    cutter = fitted["attncut-rc"]
+    folder = cutter.save(tmp_path / "rc")
+
+    def no_constant(name: str) -> None:
+        raise AssertionError(f"non-standard JSON constant {name}")
+
+    config = json.loads((folder / "config.json").read_text(), parse_constant=no_constant)
+    assert config["format"] == "rankcut-checkpoint" and config["format_version"] == 1
+    assert config["cutter"] == "attncut-rc" and config["params"]["sigma"] == 0.6
+    assert config["encoder"]["columns"] == ["score", "score_z", "sim"]
+    assert config["training"]["best_epoch"] == cutter.best_epoch_
+    assert len(config["training"]["val_qids"]) == 2 and len(config["training"]["train_qids"]) == 10
+    tensors = load_file(str(folder / "model.safetensors"))  # plain tensors: no pickle inside
+    assert {k.split(".", 1)[0] for k in tensors} == {"net", "recall_net"}
+    card = (folder / "README.md").read_text()
+    for fragment in ("recall-constrained AttnCut", "σ = 0.6", "10 trained on, 2 held out",
+                     f"Chosen epoch: {cutter.best_epoch_}", "`sim`", "rankcut cut --model rc",
+                     "--features FEATURES.tsv", "load_checkpoint('rc')"):
+        assert fragment in card, fragment
+    assert AttnCutRC.load(folder).sigma == 0.6
+    with pytest.raises(ValueError, match="holds a 'attncut-rc' checkpoint, not 'bicut'"):
+        BiCut.load(folder)
+
+
+def test_an_existing_folder_is_refused_unless_overwrite(fitted: dict[str, NeuralCutter],
+                                                        tmp_path: Path) -> None:
+    folder = tmp_path / "m"
+    save_checkpoint(fitted["bicut"], folder)
+    with pytest.raises(FileExistsError, match="exists: choose another folder or pass overwrite=True"):
+        save_checkpoint(fitted["attncut"], folder)
+    assert load_checkpoint(folder).name == "bicut"
+    save_checkpoint(fitted["attncut"], folder, overwrite=True)
+    assert load_checkpoint(folder).name == "attncut"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]  # no temporary folder left behind
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "notes.txt").write_text("keep me")
+    with pytest.raises(FileExistsError, match="is not a rankcut checkpoint: it is not overwritten"):
+        save_checkpoint(fitted["attncut"], precious, overwrite=True)
+    assert (precious / "notes.txt").read_text() == "keep me"
+
+
+def test_a_failed_write_leaves_nothing(fitted: dict[str, NeuralCutter], tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(checkpoint, "save_file", broken)
+    with pytest.raises(OSError, match="disk full"):
+        save_checkpoint(fitted["attncut"], tmp_path / "m")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_only_fitted_neural_cutters_are_saved(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="not fitted yet"):
+        save_checkpoint(AttnCut(), tmp_path / "m")
+    from rankcut.cutters.fixed import FixedK
+
+    with pytest.raises(ValueError, match="only neural cutters"):
+        save_checkpoint(FixedK(), tmp_path / "m")  # type: ignore[arg-type]
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        save_checkpoint(AttnCut(epochs=1).fit(LISTS), tmp_path / "no" / "m")
+
+
+# --------------------------------------------------------------------------- load errors
+@pytest.fixture
+def saved(fitted: dict[str, NeuralCutter], tmp_path: Path) -> Path:
+    return save_checkpoint(fitted["attncut"], tmp_path / "m")
+
+
+def edit_config(folder: Path, change: Any) -> None:
+    path = folder / "config.json"
+    config = json.loads(path.read_text())
+    change(config)
+    path.write_text(json.dumps(config))
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda c: c.update(format="other"), r"config.json: not a rankcut checkpoint"),
+        (lambda c: c.update(format_version=2), r"config.json: format_version 2 is not supported"),
+        (lambda c: c.pop("encoder"), r"config.json: lacks \['encoder'\]"),
+        (lambda c: c.update(cutter="nope"), r"config.json: unknown cutter 'nope'"),
+        (lambda c: c.update(cutter="fixed-k"), r"config.json: cutter 'fixed-k' is not a neural cutter"),
+        (lambda c: c["params"].update(loss="xent"), r"config.json: loss must be one of"),
+        (lambda c: c["params"].update(depth=3), r"config.json: cutter 'attncut' accepts parameters"),
+        (lambda c: c["encoder"].update(std=[0.0, 1.0, 1.0]), r"config.json: std must be > 0"),
+        (lambda c: c["training"].pop("best_epoch"), r"config.json: training must hold"),
+        (lambda c: c["encoder"].update(columns=["score", "sim"], mean=[0, 0], std=[1, 1]),
+         r"model.safetensors: the weights of 'net' do not fit a AttnCutNet with 2 inputs"),
+    ],
+)
+def test_load_errors_name_the_file(saved: Path, change: Any, message: str) -> None:
+    edit_config(saved, change)
+    with pytest.raises(ValueError, match=message):
+        load_checkpoint(saved)
+
+
+def test_missing_or_broken_files_are_named(saved: Path, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="no checkpoint folder there"):
+        load_checkpoint(tmp_path / "absent")
+    tensors = load_file(str(saved / "model.safetensors"))
+    save_file({**tensors, "extra.w": torch.zeros(1)}, str(saved / "model.safetensors"))
+    with pytest.raises(ValueError, match=r"model.safetensors: tensors \['extra.w'\] belong to no network"):
+        load_checkpoint(saved)
+    (saved / "model.safetensors").write_bytes(b"not safetensors at all")
+    with pytest.raises(ValueError, match="model.safetensors: not a readable safetensors file"):
+        load_checkpoint(saved)
+    os.remove(saved / "model.safetensors")
+    with pytest.raises(ValueError, match="model.safetensors: missing"):
+        load_checkpoint(saved)
+    (saved / "config.json").write_text("{not json")
+    with pytest.raises(ValueError, match="config.json: not readable JSON"):
+        load_checkpoint(saved)
+    os.remove(saved / "config.json")
+    with pytest.raises(ValueError, match=r"config.json: missing \(is .* a rankcut checkpoint\?\)"):
+        load_checkpoint(saved)
