@@ -307,8 +307,9 @@ def cut(
     missing: Annotated[str, typer.Option("--missing", help=_MISSING_HELP)] = "drop",
     tag: Annotated[str, typer.Option("--tag", help="Run tag written in the sixth column.")] = "rankcut",
 ) -> None:
-    """Cut every list of a run where a cutter (or a trained model) says, and write the kept prefixes
-    as a TREC run."""
+    """Cut every list of a run where a cutter (or a trained model) says; write the kept prefixes.
+
+    The output is a TREC run holding, per query, the documents kept."""
     with _user_errors():
         from rankcut.cutters import make_cutter
         from rankcut.data.lists import check_threshold

@@ -13,6 +13,7 @@ from rankcut.cli.audit import app as audit_app
 from rankcut.cli.certify import app as certify_app
 from rankcut.cli.demo import demo
 from rankcut.cli.evaluate import cut, evaluate
+from rankcut.cli.train import train
 
 app = typer.Typer(
     name="rankcut",
@@ -25,6 +26,7 @@ app.add_typer(audit_app, name="audit")
 app.command("demo")(demo)
 app.command("cut")(cut)
 app.command("evaluate")(evaluate)
+app.command("train")(train)
 
 
 def _version(value: bool) -> None:

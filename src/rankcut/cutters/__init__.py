@@ -1,7 +1,9 @@
 """Cutters: where to cut each ranked list. One method per file, all registered by name.
 
 ``make_cutter("fixed-k:20")`` builds one from its spec; :func:`available_cutters` lists the names.
-Importing this package registers the built-in cutters.
+Importing this package registers the built-in cutters, the neural ones included: their modules
+import torch only inside ``fit``/``predict`` (:mod:`rankcut.cutters.neural`), so the registry and
+spec checks stay torch-free.
 """
 
 from rankcut.cutters.base import (
@@ -13,11 +15,19 @@ from rankcut.cutters.base import (
     make_cutter,
     register,
 )
+from rankcut.cutters.attncut import AttnCut
+from rankcut.cutters.bicut import BiCut
+from rankcut.cutters.choppy import Choppy
 from rankcut.cutters.distribution import ScoreDistribution
 from rankcut.cutters.fixed import FixedK, GreedyK, Oracle
+from rankcut.cutters.recall_constrained import AttnCutRC
 from rankcut.cutters.surprise import Surprise
 
 __all__ = [
+    "AttnCut",
+    "AttnCutRC",
+    "BiCut",
+    "Choppy",
     "Cutter",
     "FixedK",
     "GreedyK",

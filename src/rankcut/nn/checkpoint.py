@@ -119,7 +119,9 @@ def save_checkpoint(cutter: NeuralCutter, folder: str | os.PathLike[str], *, ove
     try:
         (tmp / CONFIG).write_text(json.dumps(_jsonable(config), indent=2, ensure_ascii=False) + "\n",
                                   encoding="utf-8")
-        save_file(tensors, str(tmp / WEIGHTS), metadata={"format": FORMAT, "cutter": cutter.name})
+        # one metadata key: safetensors writes its metadata map in no fixed order, and the same
+        # training should give the same bytes (audit manifests hash their inputs)
+        save_file(tensors, str(tmp / WEIGHTS), metadata={"format": f"{FORMAT}:{cutter.name}"})
         (tmp / README).write_text(model_card(config, target.name), encoding="utf-8")
         os.chmod(tmp, 0o755)  # mkdtemp makes 0700; a model folder is not secret
         if target.exists():  # overwrite: move the old one aside first, delete it once replaced

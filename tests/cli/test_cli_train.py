@@ -1,0 +1,136 @@
+"""``rankcut train`` and the trained models in ``rankcut cut --model`` / ``rankcut evaluate --model``,
+through typer's CliRunner on small synthetic runs (a few epochs, so the whole file takes seconds)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rankcut.cli.main import app
+from rankcut.cutters import AttnCut
+from rankcut.data.synthetic import synthetic_run
+from rankcut.data.trec import load_trec, read_run
+
+pytest.importorskip("torch")
+runner = CliRunner()
+
+
+def invoke(*args: object) -> object:
+    return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
+
+
+def one_line_error(result: object, *fragments: str) -> None:
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.stderr.strip().splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in errors[0], errors[0]
+
+
+def _write(path: Path, run: dict[str, list], qids: list[str]) -> Path:
+    with path.open("w") as f:
+        for q in qids:
+            f.writelines(f"{q} Q0 {p.doc_id} {p.rank} {p.score!r} syn\n" for p in run[q])
+    return path
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """24 training and 8 test queries of 30 documents, and their qrels."""
+    folder = tmp_path_factory.mktemp("train")
+    run, qrels = synthetic_run(32, 30, seed=3)
+    qids = sorted(run)
+    with (folder / "qrels.txt").open("w") as f:
+        for q, judged in qrels.items():
+            f.writelines(f"{q} 0 {d} {r}\n" for d, r in judged.items())
+    return {"train": _write(folder / "train.run", run, qids[:24]), "test": _write(folder / "test.run", run, qids[24:]),
+            "qrels": folder / "qrels.txt", "dir": folder}
+
+
+@pytest.fixture(scope="module")
+def model(files: dict[str, Path]) -> Path:
+    out = files["dir"] / "attncut-model"
+    result = invoke("train", "--run", files["train"], "--qrels", files["qrels"], "--model", "attncut",
+                    "--loss", "raml", "--metric", "f1", "--epochs", "3", "--seed", "5", "--out", out)
+    assert result.exit_code == 0, result.output
+    assert f"wrote {out}: attncut trained on 19 queries, 5 held out for validation" in result.stdout
+    return out
+
+
+def test_train_writes_a_checkpoint_folder(model: Path) -> None:
+    assert sorted(p.name for p in model.iterdir()) == ["README.md", "config.json", "model.safetensors"]
+    config = json.loads((model / "config.json").read_text())
+    assert config["cutter"] == "attncut"
+    assert config["params"]["loss"] == "raml" and config["params"]["epochs"] == 3 and config["params"]["seed"] == 5
+    assert len(config["training"]["history"]) <= 3
+    assert len(config["training"]["train_qids"]) == 19 and len(config["training"]["val_qids"]) == 5
+
+
+def test_cut_with_the_model_writes_the_cuts_of_the_loaded_cutter(model: Path, files: dict[str, Path]) -> None:
+    out = files["dir"] / "cut.run"
+    result = invoke("cut", "--model", model, "--run", files["test"], "--out", out)
+    assert result.exit_code == 0, result.output
+    assert f"attncut from {model}" in result.stdout
+    expected = AttnCut.load(model).predict(load_trec(files["test"]))
+    kept = read_run(out)
+    assert [len(kept[q]) for q in sorted(kept)] == expected.tolist()
+
+
+def test_the_same_seed_trains_the_same_model(model: Path, files: dict[str, Path]) -> None:
+    again = files["dir"] / "again"
+    result = invoke("train", "--run", files["train"], "--qrels", files["qrels"], "--epochs", "3", "--seed", "5",
+                    "--out", again)
+    assert result.exit_code == 0, result.output
+    assert (again / "model.safetensors").read_bytes() == (model / "model.safetensors").read_bytes()
+
+
+def test_evaluate_puts_the_model_beside_the_cutters(model: Path, files: dict[str, Path]) -> None:
+    result = invoke("evaluate", "--run", files["test"], "--train-run", files["train"], "--qrels", files["qrels"],
+                    "--cutters", "oracle,fixed-k:5,greedy-k", "--model", model, "--baseline", "greedy-k", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    rows = {row["method"]: row for row in data["summary"]}
+    assert set(rows) == {"oracle", "fixed-k:5", "greedy-k", str(model)} and data["inputs"]["models"] == [str(model)]
+    assert rows[str(model)]["f1"]["test"] is not None  # tested against greedy-k like the others
+    assert data["per_query"]["methods"][str(model)]["f1"]["k"] == \
+        AttnCut.load(model).predict(load_trec(files["test"])).tolist()
+    assert "cut as saved, not refitted" in data["protocol"]["description"]
+
+
+def test_evaluate_refuses_a_model_on_its_own_training_queries(model: Path, files: dict[str, Path]) -> None:
+    result = invoke("evaluate", "--run", files["train"], "--qrels", files["qrels"], "--cutters", "oracle",
+                    "--model", model)
+    one_line_error(result, f"--model {model} was trained on 24 queries that would be evaluated")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--model", "bicut", "--loss", "mle"], "--loss applies to --model attncut, not bicut"),
+        (["--model", "attncut", "--sigma", "0.5"], "--sigma applies to --model attncut-rc, not attncut"),
+        (["--model", "bert"], "--model must be one of attncut, attncut-rc, bicut, choppy, got 'bert'"),
+        (["--loss", "hinge"], "--loss must be one of raml, mle, bi, rl"),
+        (["--metric", "ndcg"], "--metric must be one of"),
+        (["--epochs", "0"], "--epochs must be"),
+        (["--val-fraction", "1.5"], "--val-fraction must be"),
+    ],
+)
+def test_train_refuses_bad_options_before_reading(files: dict[str, Path], args: list[str], message: str) -> None:
+    out = files["dir"] / "never"
+    result = invoke("train", "--run", files["train"], "--qrels", files["qrels"], "--out", out, *args)
+    one_line_error(result, message)
+    assert not out.exists()
+
+
+def test_train_does_not_overwrite_a_folder_unless_asked(model: Path, files: dict[str, Path]) -> None:
+    result = invoke("train", "--run", files["train"], "--qrels", files["qrels"], "--epochs", "1", "--out", model)
+    one_line_error(result, f"--out {model} exists: choose another folder or pass --overwrite")
+    other = files["dir"] / "not-a-model"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    result = invoke("train", "--run", files["train"], "--qrels", files["qrels"], "--epochs", "1", "--out", other,
+                    "--overwrite")
+    assert result.exit_code == 2 and (other / "notes.txt").read_text() == "mine"
