@@ -46,15 +46,36 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     with (folder / "qrels.txt").open("w") as f:
         for q, judged in qrels.items():
             f.writelines(f"{q} 0 {d} {r}\n" for d, r in judged.items())
-    return {"train": _write(folder / "train.run", run, qids[:24]), "test": _write(folder / "test.run", run, qids[24:]),
-            "qrels": folder / "qrels.txt", "dir": folder}
+    return {
+        "train": _write(folder / "train.run", run, qids[:24]),
+        "test": _write(folder / "test.run", run, qids[24:]),
+        "qrels": folder / "qrels.txt",
+        "dir": folder,
+    }
 
 
 @pytest.fixture(scope="module")
 def model(files: dict[str, Path]) -> Path:
     out = files["dir"] / "attncut-model"
-    result = invoke("train", "--run", files["train"], "--qrels", files["qrels"], "--model", "attncut",
-                    "--loss", "raml", "--metric", "f1", "--epochs", "3", "--seed", "5", "--out", out)
+    result = invoke(
+        "train",
+        "--run",
+        files["train"],
+        "--qrels",
+        files["qrels"],
+        "--model",
+        "attncut",
+        "--loss",
+        "raml",
+        "--metric",
+        "f1",
+        "--epochs",
+        "3",
+        "--seed",
+        "5",
+        "--out",
+        out,
+    )
     assert result.exit_code == 0, result.output
     assert f"wrote {out}: attncut trained on 19 queries, 5 held out for validation" in result.stdout
     return out
@@ -64,7 +85,11 @@ def test_train_writes_a_checkpoint_folder(model: Path) -> None:
     assert sorted(p.name for p in model.iterdir()) == ["README.md", "config.json", "model.safetensors"]
     config = json.loads((model / "config.json").read_text())
     assert config["cutter"] == "attncut"
-    assert config["params"]["loss"] == "raml" and config["params"]["epochs"] == 3 and config["params"]["seed"] == 5
+    assert (
+        config["params"]["loss"] == "raml"
+        and config["params"]["epochs"] == 3
+        and config["params"]["seed"] == 5
+    )
     assert len(config["training"]["history"]) <= 3
     assert len(config["training"]["train_qids"]) == 19 and len(config["training"]["val_qids"]) == 5
 
@@ -81,28 +106,66 @@ def test_cut_with_the_model_writes_the_cuts_of_the_loaded_cutter(model: Path, fi
 
 def test_the_same_seed_trains_the_same_model(model: Path, files: dict[str, Path]) -> None:
     again = files["dir"] / "again"
-    result = invoke("train", "--run", files["train"], "--qrels", files["qrels"], "--epochs", "3", "--seed", "5",
-                    "--out", again)
+    result = invoke(
+        "train",
+        "--run",
+        files["train"],
+        "--qrels",
+        files["qrels"],
+        "--epochs",
+        "3",
+        "--seed",
+        "5",
+        "--out",
+        again,
+    )
     assert result.exit_code == 0, result.output
     assert (again / "model.safetensors").read_bytes() == (model / "model.safetensors").read_bytes()
 
 
 def test_evaluate_puts_the_model_beside_the_cutters(model: Path, files: dict[str, Path]) -> None:
-    result = invoke("evaluate", "--run", files["test"], "--train-run", files["train"], "--qrels", files["qrels"],
-                    "--cutters", "oracle,fixed-k:5,greedy-k", "--model", model, "--baseline", "greedy-k", "--json")
+    result = invoke(
+        "evaluate",
+        "--run",
+        files["test"],
+        "--train-run",
+        files["train"],
+        "--qrels",
+        files["qrels"],
+        "--cutters",
+        "oracle,fixed-k:5,greedy-k",
+        "--model",
+        model,
+        "--baseline",
+        "greedy-k",
+        "--json",
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     rows = {row["method"]: row for row in data["summary"]}
-    assert set(rows) == {"oracle", "fixed-k:5", "greedy-k", str(model)} and data["inputs"]["models"] == [str(model)]
+    assert set(rows) == {"oracle", "fixed-k:5", "greedy-k", str(model)} and data["inputs"]["models"] == [
+        str(model)
+    ]
     assert rows[str(model)]["f1"]["test"] is not None  # tested against greedy-k like the others
-    assert data["per_query"]["methods"][str(model)]["f1"]["k"] == \
-        AttnCut.load(model).predict(load_trec(files["test"])).tolist()
+    assert (
+        data["per_query"]["methods"][str(model)]["f1"]["k"]
+        == AttnCut.load(model).predict(load_trec(files["test"])).tolist()
+    )
     assert "cut as saved, not refitted" in data["protocol"]["description"]
 
 
 def test_evaluate_refuses_a_model_on_its_own_training_queries(model: Path, files: dict[str, Path]) -> None:
-    result = invoke("evaluate", "--run", files["train"], "--qrels", files["qrels"], "--cutters", "oracle",
-                    "--model", model)
+    result = invoke(
+        "evaluate",
+        "--run",
+        files["train"],
+        "--qrels",
+        files["qrels"],
+        "--cutters",
+        "oracle",
+        "--model",
+        model,
+    )
     one_line_error(result, f"--model {model} was trained on 24 queries that would be evaluated")
 
 
@@ -118,7 +181,9 @@ def test_evaluate_refuses_a_model_on_its_own_training_queries(model: Path, files
         (["--val-fraction", "1.5"], "--val-fraction must be"),
     ],
 )
-def test_train_refuses_bad_options_before_reading(files: dict[str, Path], args: list[str], message: str) -> None:
+def test_train_refuses_bad_options_before_reading(
+    files: dict[str, Path], args: list[str], message: str
+) -> None:
     out = files["dir"] / "never"
     result = invoke("train", "--run", files["train"], "--qrels", files["qrels"], "--out", out, *args)
     one_line_error(result, message)
@@ -126,11 +191,23 @@ def test_train_refuses_bad_options_before_reading(files: dict[str, Path], args: 
 
 
 def test_train_does_not_overwrite_a_folder_unless_asked(model: Path, files: dict[str, Path]) -> None:
-    result = invoke("train", "--run", files["train"], "--qrels", files["qrels"], "--epochs", "1", "--out", model)
+    result = invoke(
+        "train", "--run", files["train"], "--qrels", files["qrels"], "--epochs", "1", "--out", model
+    )
     one_line_error(result, f"--out {model} exists: choose another folder or pass --overwrite")
     other = files["dir"] / "not-a-model"
     other.mkdir()
     (other / "notes.txt").write_text("mine")
-    result = invoke("train", "--run", files["train"], "--qrels", files["qrels"], "--epochs", "1", "--out", other,
-                    "--overwrite")
+    result = invoke(
+        "train",
+        "--run",
+        files["train"],
+        "--qrels",
+        files["qrels"],
+        "--epochs",
+        "1",
+        "--out",
+        other,
+        "--overwrite",
+    )
     assert result.exit_code == 2 and (other / "notes.txt").read_text() == "mine"

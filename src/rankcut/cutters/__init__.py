@@ -6,6 +6,7 @@ import torch only inside ``fit``/``predict`` (:mod:`rankcut.cutters.neural`), so
 spec checks stay torch-free.
 """
 
+from rankcut.cutters.attncut import AttnCut
 from rankcut.cutters.base import (
     Cutter,
     NotFittedError,
@@ -15,7 +16,6 @@ from rankcut.cutters.base import (
     make_cutter,
     register,
 )
-from rankcut.cutters.attncut import AttnCut
 from rankcut.cutters.bicut import BiCut
 from rankcut.cutters.choppy import Choppy
 from rankcut.cutters.distribution import ScoreDistribution
