@@ -116,19 +116,62 @@ def test_allocations_summing_past_delta_are_refused(tmp_path: Path) -> None:
     assert code == 2 and "line 2" in err and "'x'" in err
 
 
-def test_demo_prints_the_section8_report() -> None:
-    code, out, _ = run("demo")
-    assert code == 0
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """One demo run (it trains a small AttnCut: a minute), read by the tests below."""
+    folder = tmp_path_factory.mktemp("demo")
+    code, out, _ = run("demo", "--out", str(folder))
+    assert code == 0, out
+    return folder, out
+
+
+def test_demo_prints_the_section8_report(demo_run: tuple[Path, str]) -> None:
+    _, out = demo_run
     assert "M0 ≤ 853" in out and "recall ≥ 0.853" in out and "at least 0.95" in out
 
 
-def test_demo_runs_cutters_and_audits_the_cut(tmp_path: Path) -> None:
-    code, out, _ = run("demo", "--out", str(tmp_path))
-    assert code == 0
-    assert "greedy-k" in out and "distribution" in out and "F1@k" in out
-    assert "Theorem 8" in out and "held in" in out and "rankcut evaluate --run RUN" in out
-    cut_lines = (tmp_path / "greedy-k.cut.run").read_text().splitlines()
+def test_demo_runs_cutters_and_attncut(demo_run: tuple[Path, str]) -> None:
+    folder, out = demo_run
+    table = out[out.index("Method "):out.index("Protocol:")]
+    rows = {line.split()[0] for line in table.splitlines()[2:] if line.strip()}
+    assert rows == {"oracle", "fixed-k:5", "fixed-k:10", "fixed-k:50", "greedy-k", "distribution", "surprise",
+                    "attncut"}
+    assert "Holm-adjusted over 6 methods" in out  # attncut is tested against greedy-k too
+    cut_lines = (folder / "attncut.cut.run").read_text().splitlines()
     assert cut_lines and all(len(line.split()) == 6 for line in cut_lines)
+    assert {line.split()[0] for line in cut_lines} == {f"q{q:03d}" for q in range(151, 201)}
+
+
+def test_demo_audits_the_cut_with_the_workflow(demo_run: tuple[Path, str]) -> None:
+    folder, out = demo_run
+    certificate = json.loads((folder / "audit" / "certificate.json").read_text())
+    assert certificate["design"] == "two-pool" and certificate["labels"]["draws"] == 600
+    values = {c["name"]: c["certificate"]["value"] for c in certificate["report"]["certificates"]}
+    assert f"kept at least {values['recall']:.0%} of the relevant documents" in out
+    assert f"left at most {values['missed']} relevant documents behind" in out
+    assert "Corollary 11" in out and "held in" in out and "rankcut audit freeze --run RUN" in out
+    assert (folder / "audit-report.md").is_file() and (folder / "audit-report.json").is_file()
+
+
+def test_demo_without_torch_audits_greedy_k(tmp_path: Path) -> None:
+    """Without the torch extra the demo still runs: Greedy-k makes the cut that is audited."""
+    import subprocess
+    import sys
+
+    # a finder that refuses torch, as on a machine without the extra (scipy probes sys.modules for
+    # torch, so a None entry there would break scipy, not rankcut)
+    code = ("import sys\n"
+            "class NoTorch:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.partition('.')[0] == 'torch':\n"
+            "            raise ImportError('no torch here')\n"
+            "sys.meta_path.insert(0, NoTorch())\n"
+            "from rankcut.cli.main import app\n"
+            f"app(['demo', '--out', {str(tmp_path)!r}])\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "AttnCut needs PyTorch: pip install 'rankcut[torch]'" in done.stdout
+    assert (tmp_path / "greedy-k.cut.run").is_file() and "greedy-k's cut kept at least" in done.stdout
 
 
 # --- prefixes: the CSV table --------------------------------------------------------------------
@@ -340,3 +383,6 @@ def test_demo_bad_options_give_one_line(tmp_path: Path) -> None:
     assert code == 2 and err.count("\n") == 1 and "is a file" in err and out == ""
     code, out, err = run("demo", "--out", str(a_file / "sub"))
     assert code == 2 and err.count("\n") == 1 and "cannot create the folder" in err
+    (tmp_path / "old" / "audit").mkdir(parents=True)
+    code, out, err = run("demo", "--out", str(tmp_path / "old"))
+    assert code == 2 and "holds an earlier demo's audit" in err and out == ""

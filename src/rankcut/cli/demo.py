@@ -1,21 +1,36 @@
 """``rankcut demo``: an offline end-to-end run on data that rankcut generates deterministically.
 
-Part 1 replays the audit paper's §8 worked example as one joint report. Part 2 writes a
-synthetic TREC run and qrels, evaluates the classical cutters on a train/test split, and then
-audits the cut that Greedy-k picked: the cut is a candidate generator, its excluded pool is
-sampled, and the certificate says how much relevant material the cut left behind.
+1. The audit paper's §8 worked example as one joint report.
+2. Where to cut: a synthetic TREC run and qrels (200 queries × 100 documents), the classical
+   cutters and — with the ``torch`` extra — a small AttnCut trained on 150 queries and tested on
+   the other 50 (AttnCut's Table 3 layout).
+3. What the cut left behind: the cut that AttnCut (or, without torch, Greedy-k) produced on the
+   test lists is audited with the real workflow (:mod:`rankcut.audit.workflow`: freeze → plan →
+   sample → label → certify → report), the qrels playing the reviewer (a simulation), and the
+   certificate is said in plain words — then checked against the truth, which a real audit never
+   sees, and repeated 2,000 times to show what "95% confidence" means.
 """
 
 from __future__ import annotations
 
 import tempfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import typer
 
 from rankcut.certify.report import JointReport
 from rankcut.cli._errors import fail
+
+#: the synthetic collection: queries, documents per query, training queries (the rest are tested)
+N_QUERIES, DEPTH, N_TRAIN = 200, 100, 150
+#: the demo's AttnCut: the paper's network and loss, fewer epochs than the default 60
+ATTNCUT = {"loss": "raml", "epochs": 30, "patience": 8}
+#: audit sample sizes (excluded pool, included pool) and the joint error probability
+AUDIT_SIZES, AUDIT_DELTA = (400, 200), 0.05
 
 
 def section8_report() -> JointReport:
@@ -39,17 +54,22 @@ def section8_report() -> JointReport:
 
 def demo(
     out: Path | None = typer.Option(
-        None, "--out", help="Folder for the generated run, qrels and cut run (default: a temporary folder)."
+        None, "--out", help="Folder for the generated run, qrels, cut run, audit and report (default: a "
+        "temporary folder)."
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the synthetic lists and of the audit sample."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the synthetic lists, of AttnCut and of the audit "
+                             "sample."),
 ) -> None:
-    """Run the audit paper's §8 example, then cut and audit synthetic ranked lists, offline."""
+    """Run the audit paper's §8 example, then cut synthetic ranked lists (classical cutters and
+    AttnCut) and audit the cut, offline."""
     # check the options before printing anything: a bad one gives one line and status 2
     if seed < 0:
         fail(f"--seed must be >= 0, got {seed}")
     if out is not None:
         if out.exists() and not out.is_dir():
             fail(f"--out {out} is a file; give a folder (it is created if missing)")
+        if out.is_dir() and (out / "audit").exists():
+            fail(f"--out {out} holds an earlier demo's audit (an audit is frozen once): give a new folder")
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -58,90 +78,177 @@ def demo(
     typer.echo(section8_report().render())
     if out is None:
         with tempfile.TemporaryDirectory(prefix="rankcut-demo-") as tmp:
-            _truncation_demo(Path(tmp), seed=seed)
+            _cut_and_audit(Path(tmp), seed=seed, kept=False)
     else:
         try:
-            _truncation_demo(out, seed=seed)
+            _cut_and_audit(out, seed=seed, kept=True)
         except OSError as exc:  # e.g. a folder that exists but cannot be written
             fail(f"--out {out}: {exc.strerror or exc}")
 
 
-def _truncation_demo(folder: Path, *, seed: int = 0) -> None:
-    from rankcut.certify import excluded
-    from rankcut.cutters.fixed import GreedyK
-    from rankcut.data.synthetic import write_synthetic
-    from rankcut.data.trec import load_trec, write_run
-    from rankcut.evaluation import evaluate_cutters, format_table
-
-    run_path, qrels_path = write_synthetic(folder, n_queries=60, depth=100, seed=seed)
-    typer.echo("\n== 2. Where to cut: classical cutters on synthetic ranked lists ==\n")
-    typer.echo(
-        f"Generated {run_path} and {qrels_path} (60 queries x 100 documents, seed {seed}; "
-        "pass --out DIR to keep the files)."
-    )
-    lists = load_trec(run_path, qrels_path)
-    train = lists.qids[:40]
-    ev = evaluate_cutters(
-        ["oracle", "fixed-k:5", "fixed-k:10", "fixed-k:50", "greedy-k", "distribution", "surprise"],
-        lists,
-        train=train,
-        baseline="greedy-k",
-    )
-    typer.echo("Trained on the first 40 queries, tested on the last 20:\n")
-    typer.echo(format_table(ev))
-
-    test = lists.subset(lists.qids[40:])
-    cutter = GreedyK().fit(lists.subset(train))
-    cuts = cutter.predict(test)
-    cut_path = folder / "greedy-k.cut.run"
-    write_run(cut_path, test, cuts, tag="greedy-k")
-    typer.echo(f"Greedy-k keeps k = {cutter.k_} documents per query; the cut run is {cut_path}.")
-
-    typer.echo("\n== 3. The cut is a candidate generator: audit what it left behind ==\n")
-    kept = np.arange(test.max_len)[None, :] < cuts[:, None]
-    labels = test.labels
-    excluded_rel = labels[test.mask & ~kept]  # relevance of every excluded (query, doc) pair
-    pool = int(excluded_rel.size)
-    n0 = min(200, pool)
-    rng = np.random.default_rng(seed)
-    k0 = int(excluded_rel[rng.choice(pool, size=n0, replace=False)].sum())  # the reviewers' labels
-    m1 = int(labels[kept].sum())  # the included pool was reviewed in full
-    corpus = int(test.mask.sum())
-    missed = excluded.excluded_pool_finite_certificate(k0, n0, pool, 0.05, corpus_size=corpus)
-    recall = excluded.full_review_recall_certificate(k0, n0, pool, m1, 0.05)
-    report = JointReport(
-        delta=0.05,
-        budget={"excluded audit": 0.05},
-        title=f"Greedy-k's cut of the 20 test lists: {corpus - pool} pairs kept, {pool} excluded",
-        facts={"burden": f"{(corpus - pool) / corpus:.3f}", "relevant found in the kept pairs M1": m1},
-    )
-    charge = {"g": "excluded audit"}
-    report = report.attach("missed", missed, charge).attach("recall", recall, charge)
-    typer.echo(f"Labelled {n0} of the {pool} excluded pairs uniformly at random: {k0} relevant.")
-    typer.echo(report.render())
-    _peek_at_the_truth(missed.value, int(excluded_rel.sum()), pool, n0, rng)
+def _cut_and_audit(folder: Path, *, seed: int, kept: bool) -> None:
+    cut = _truncation_demo(folder, seed=seed, kept=kept)
+    _audit_demo(folder, cut, seed=seed, kept=kept)
     typer.echo(
         "\n== Your own data ==\n"
         "  rankcut evaluate --run RUN --qrels QRELS --folds 5 \\\n"
-        "      --cutters oracle,fixed-k:10,greedy-k,distribution\n"
-        "  rankcut cut --cutter greedy-k --train-run TRAIN.run --qrels QRELS --run RUN --out cut.run\n"
-        "  rankcut certify excluded-pool --finite --pool-size N0 --sample-size n0 --positives K0\n"
+        "      --cutters oracle,fixed-k:10,greedy-k,distribution,attncut\n"
+        "  rankcut train --run TRAIN.run --qrels QRELS --model attncut --loss raml --metric f1 --out MODEL\n"
+        "  rankcut cut --model MODEL --run RUN --out cut.run\n"
+        "  rankcut audit freeze --run RUN --cut cut.run --design two-pool --delta 0.05 --target-recall 0.8 "
+        "--seed 11 --out AUDIT\n"
+        "  rankcut audit plan --audit AUDIT   (then sample, label, certify, report)\n"
         "Add --threshold 2 for graded qrels such as TREC DL, and --missing keep for positives-only qrels."
     )
 
 
-def _peek_at_the_truth(bound: int, truth: int, pool: int, n0: int, rng: np.random.Generator) -> None:
-    """Synthetic labels show what a real audit never sees; repeat the audit to show coverage."""
-    from rankcut.certify.bounds import hypergeom_upper
+@dataclass(frozen=True)
+class _Cut:
+    """What part 2 hands to part 3: the judged test lists, their cuts and files, the cutter's name."""
 
-    verdict = "held" if truth <= bound else "FAILED: this draw is one of the unlucky ones"
+    test: Any
+    cuts: Any
+    test_run: Path
+    cut_run: Path
+    qrels: Path
+    name: str
+
+
+def _truncation_demo(folder: Path, *, seed: int, kept: bool) -> _Cut:
+    """Part 2: evaluate the cutters; write the test lists and the cut of the learned cutter."""
+    from rankcut.cutters import AttnCut, GreedyK
+    from rankcut.data.synthetic import write_synthetic
+    from rankcut.data.trec import load_trec, write_run
+    from rankcut.evaluation import evaluate_cutters, format_table
+
+    run_path, qrels_path = write_synthetic(folder, n_queries=N_QUERIES, depth=DEPTH, seed=seed)
+    typer.echo("\n== 2. Where to cut: classical cutters and AttnCut on synthetic ranked lists ==\n")
+    where = "" if kept else " (pass --out DIR to keep the files)"
+    typer.echo(f"Generated {run_path} and {qrels_path}: {N_QUERIES} queries x {DEPTH} documents, "
+               f"seed {seed}{where}.")
+    lists = load_trec(run_path, qrels_path)
+    train_ids, test_ids = lists.qids[:N_TRAIN], lists.qids[N_TRAIN:]
+    train, test = lists.subset(train_ids), lists.subset(test_ids)
+    specs = ["oracle", "fixed-k:5", "fixed-k:10", "fixed-k:50", "greedy-k", "distribution", "surprise"]
+    ev = evaluate_cutters(specs, lists, train=train_ids, baseline="greedy-k")
+    typer.echo(f"Trained on the first {N_TRAIN} queries, tested on the other {len(test_ids)}:\n")
+
+    try:
+        import safetensors  # noqa: F401  (checkpoints)
+        import torch
+    except ImportError:
+        neural = False
+    else:
+        neural = True
+    if neural:
+        torch.set_num_threads(min(2, torch.get_num_threads()))
+        cutter: Any = AttnCut(**ATTNCUT, seed=seed, progress=True)
+        start = time.perf_counter()
+        cutter.fit(train)
+        seconds = time.perf_counter() - start
+        cuts = cutter.predict(test)
+        name = "attncut"
+        ev = _with_row(ev, test, name, cuts)
+    else:
+        cutter = GreedyK().fit(train)
+        cuts = cutter.predict(test)
+        name = "greedy-k"
+    typer.echo(format_table(ev))
+    if neural:
+        typer.echo(
+            f"attncut: AttnCut (BiLSTM + self-attention over the list, RAML loss, Eq. 6) trained for F1 in "
+            f"{seconds:.0f} s; epoch {cutter.best_epoch_} of {len(cutter.history_)} chosen on "
+            f"{len(cutter.val_qids_)} validation queries carved from the training queries "
+            f"(validation F1 {cutter.val_metric_:.4f}); its DCG column is the F1 model's cut."
+        )
+    else:
+        typer.echo("(AttnCut needs PyTorch: pip install 'rankcut[torch]' adds it to this table.)")
+
+    test_run = folder / "test.run"
+    write_run(test_run, test)
+    cut_path = folder / f"{name}.cut.run"
+    write_run(cut_path, test, cuts, tag=name)
+    typer.echo(f"\n{name} keeps {int(cuts.sum())} of {int(test.mask.sum())} documents of the {len(test)} "
+               f"test lists (mean k = {cuts.mean():.1f}); the cut run is {cut_path}.")
+    return _Cut(test, cuts, test_run, cut_path, qrels_path, name)
+
+
+def _with_row(ev: Any, test: Any, name: str, cuts: Any) -> Any:
+    """``ev`` with a row for cuts made outside :func:`evaluate_cutters`, tested like the others."""
+    from dataclasses import replace
+
+    from rankcut import metrics
+    from rankcut.evaluation import MethodResult
+    from rankcut.significance import paired_tests
+
+    scored = test.subset(ev.qids)
+    assert scored.qids == test.qids
+    row = MethodResult(method=name, cuts={m: cuts for m in ev.metrics},
+                       scores={m: metrics.score_at(scored, cuts, m) for m in ev.metrics},
+                       fitted={m: [] for m in ev.metrics}, params={m: {} for m in ev.metrics})
+    methods = {**ev.methods, name: row}
+    base = ev.protocol["baseline"]
+    compared = [s for s in methods if s != "oracle"]
+    tests = {m: paired_tests({s: methods[s].scores[m] for s in compared}, base) for m in ev.metrics}
+    return replace(ev, methods=methods, tests=tests)
+
+
+def _audit_demo(folder: Path, cut: _Cut, *, seed: int, kept: bool) -> None:
+    """Part 3: the audit workflow on the cut, the certificate in plain words, and the truth."""
+    from rankcut import audit
+    from rankcut.audit.pools import Pools
+
+    typer.echo("\n== 3. The cut is a candidate generator: audit what it left behind ==\n")
+    audit_dir = folder / "audit"
+    n0, n1 = AUDIT_SIZES
+    manifest = audit.freeze(audit_dir, run=cut.test_run, cut=cut.cut_run, design="two-pool",
+                            delta=AUDIT_DELTA, seed=seed)
+    typer.echo(f"rankcut audit freeze: audit {manifest.audit_id[:12]} — the cut, its pools and the rule "
+               f"(two-pool design, δ = {AUDIT_DELTA}, seed {seed}) are fixed before any label is seen.")
+    audit.plan(audit_dir)  # no target: the sizes are the demo's, given to sample
+    drawn = audit.sample(audit_dir, excluded=n0, included=n1)
+    typer.echo(f"rankcut audit sample: {drawn.n_draws} documents drawn uniformly at random, {n0} from the "
+               f"excluded pool (below the cut) and {n1} from the included pool (kept).")
+    audit.label(audit_dir, qrels=cut.qrels)
+    typer.echo("rankcut audit label --oracle qrels: the qrels play the reviewer (a simulation).")
+    result = audit.certify(audit_dir)
+    files = audit.write_report(audit_dir, folder / "audit-report.md")
+    typer.echo("rankcut audit certify:\n")
+    typer.echo(result.render())
+
+    certs = {c["name"]: c["certificate"] for c in result.content["report"]["certificates"]}
+    bound, missed_bound = float(certs["recall"]["value"]), int(certs["missed"]["value"])
+    lists, name = cut.test, cut.name
+    pools = Pools.from_lists(lists, cut.cuts)
+    relevant = lists.labels.astype(bool) & lists.mask
+    kept_mask = np.arange(lists.max_len)[None, :] < cut.cuts[:, None]
+    m1, m0 = int(relevant[kept_mask].sum()), int(relevant[~kept_mask].sum())
+    truth = m1 / (m1 + m0)
     typer.echo(
-        f"The truth, which a real audit never sees: the excluded pool holds {truth} relevant "
-        f"pairs, so the bound M0 ≤ {bound} {verdict}."
+        f"\nIn plain words: after reading {n0 + n1} of the {pools.n_items} documents, we can say with 95% "
+        f"confidence that {name}'s cut kept at least {bound:.0%} of the relevant documents of these lists "
+        f"and left at most {missed_bound} relevant documents behind, while keeping {pools.n1} documents "
+        f"(a burden of {pools.n1 / pools.n_items:.0%})."
     )
-    k = rng.hypergeometric(truth, pool - truth, n0, size=2000)
-    covered = hypergeom_upper(k, 0.05, population=pool, draws=n0) >= truth
-    typer.echo(
-        f"Repeating the same audit 2,000 times on this pool, the 95% bound held in "
-        f"{covered.mean():.1%} of them: a 95% certificate may fail in at most 5% of audits."
-    )
+    typer.echo(f"The report{' (Markdown, plot, certificate JSON)' if kept else ''} is {files.report}.")
+    held = truth >= bound and m0 <= missed_bound
+    verdict = "held" if held else "FAILED: this draw is one of the unlucky ones (at most 5% are)"
+    typer.echo(f"The truth, which a real audit never sees: the cut kept {m1} of {m1 + m0} relevant documents "
+               f"(recall {truth:.3f}) and missed {m0}, so the certificate {verdict}.")
+    _repeat(pools.n0, m0, pools.n1, m1, n0, n1, seed)
+
+
+def _repeat(pool0: int, m0: int, pool1: int, m1: int, n0: int, n1: int, seed: int) -> None:
+    """The same two-pool audit 2,000 times on these pools: how often the 95% certificate holds."""
+    from rankcut.certify.bounds import hypergeom_lower, hypergeom_upper
+
+    rng = np.random.default_rng([seed, 2000])
+    k0 = rng.hypergeometric(m0, pool0 - m0, n0, size=2000)
+    k1 = rng.hypergeometric(m1, pool1 - m1, n1, size=2000)
+    d = AUDIT_DELTA / 2  # Corollary 11's default split, as the workflow froze it
+    mu = hypergeom_upper(k0, d, population=pool0, draws=n0)
+    ml = hypergeom_lower(k1, d, population=pool1, draws=n1)
+    bound = np.where(ml + mu > 0, ml / np.maximum(ml + mu, 1), 0.0)
+    held = (bound <= m1 / (m1 + m0)) & (mu >= m0)
+    typer.echo(f"Repeating this audit 2,000 times on the same pools, the 95% certificate held in "
+               f"{held.mean():.1%} of them: a 95% certificate may fail in at most 5% of audits.")
