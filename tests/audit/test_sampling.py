@@ -217,6 +217,10 @@ def test_reference_membership_counts_each_member():
     drawn = draw_shared_reference(fam, 15, 0)  # the whole reference pool
     member = reference_membership(fam, drawn)
     assert member.shape == (15, 3)
+    # located once, compared with every member's cuts: the same as asking each member
+    assert np.array_equal(member, np.stack([f.excluded_mask(drawn) for f in fam], axis=1))
+    rows, pos = fam[0].item_positions(drawn)
+    assert np.array_equal(member, pos[:, None] >= np.stack([f.cuts[rows] for f in fam], axis=1))
     for m in range(3):
         assert member[:, m].sum() == fam[m].n0
         inside = {it for it, yes in zip(drawn, member[:, m], strict=True) if yes}

@@ -520,14 +520,25 @@ class Pools:
         :raises ValueError: for an item that is in no pool (unknown query, or a document neither
             listed nor in the corpus).
         """
+        rows, pos = self.item_positions(items)
+        return pos >= self._cuts[rows]
+
+    def item_positions(self, items: Sequence[Item]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Per ``(qid, doc)``: its query's row and its position on that query's line of items
+        (0-based rank in the list; an unretrieved corpus document is at or beyond the list's depth),
+        ``([n], [n])``. An item is excluded by a cut ``k`` exactly when its position is ``≥ k``.
+
+        :raises ValueError: as :meth:`excluded_mask`.
+        """
         lay = self._layout
-        out = np.empty(len(items), dtype=bool)
+        rows = np.empty(len(items), dtype=np.int64)
+        pos = np.empty(len(items), dtype=np.int64)
         for j, item in enumerate(items):
             if not isinstance(item, tuple | list) or len(item) != 2:
                 raise ValueError(f"items[{j}] must be a (query_id, doc_id) pair, got {item!r}")
-            row = lay.row(item[0])
-            out[j] = lay.position(row, item[1]) >= self._cuts[row]
-        return out
+            rows[j] = row = lay.row(item[0])
+            pos[j] = lay.position(row, item[1])
+        return rows, pos
 
     # ----------------------------------------------------------------- rank bands
     def _band_segments(self, bands: Any) -> tuple[NDArray[np.int64], NDArray[np.int64]]:

@@ -180,4 +180,6 @@ def reference_membership(pools_family: Sequence[Pools], items: Sequence[Item]) -
     members = _family(pools_family)
     if not items:
         return np.zeros((0, len(members)), dtype=bool)
-    return np.stack([p.excluded_mask(items) for p in members], axis=1)
+    # the members cut the same lists: locate each item once, compare with every member's cuts
+    rows, pos = members[0].item_positions(items)
+    return np.stack([pos >= p.cuts[rows] for p in members], axis=1)
