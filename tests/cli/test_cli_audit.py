@@ -192,3 +192,62 @@ def test_reuse_of_opened_labels_warns_then_refuses(files: dict[str, Path], tmp_p
     assert run("label", "--audit", new, "--reuse")[0] == 0
     code, _, err = run("certify", "--audit", new)
     assert code == 2 and "before this audit was frozen" in err and "--design-data" in err
+
+
+def test_certify_refusals_say_why(files: dict[str, Path], tmp_path: Path) -> None:
+    """Every refusal of ``certify`` that the issue lists, from the shell, as one ``error:`` line:
+    an input (a family member's cut run) or the manifest changed after sampling, labels outside the
+    sample, labels recorded or edited after the sample was opened."""
+    from rankcut.audit.labels import LabelStore
+
+    audit = tmp_path / "C"
+    assert run("freeze", "--run", files["run"], "--family", f"{files['f1']},{files['f2']}", "--design",
+               "prefixes", "--seed", "8", "--out", audit)[0] == 0
+    assert run("plan", "--audit", audit)[0] == 0
+    assert run("sample", "--audit", audit, "--excluded", "40")[0] == 0
+    assert run("label", "--audit", audit, "--oracle", "qrels", "--qrels", files["qrels"])[0] == 0
+
+    def refused(*needles: str) -> None:
+        code, out, err = run("certify", "--audit", audit)
+        assert code == 2 and out == "" and err.startswith("error: ") and len(err.strip().splitlines()) == 1
+        for needle in needles:
+            assert needle in err, (needle, err)
+        assert not (audit / "opened.json").exists()  # a refused certify opens nothing
+
+    member = files["f2"].read_text()
+    files["f2"].write_text(member.replace("d0-0 ", "d0-0x ", 1))
+    refused("--family member 2", "top15.run changed after the audit was frozen")
+    files["f2"].write_text(member)
+    manifest = audit / "manifest.json"
+    frozen = manifest.read_text()
+    manifest.write_text(frozen.replace('"delta": 0.05', '"delta": 0.2'))
+    refused("manifest", "changed after freeze")
+    manifest.write_text(frozen)
+    # the sample is opened: nothing can be labelled any more, and an edited label is refused
+    code, out, err = run("certify", "--audit", audit)
+    assert code == 0 and "Corollary 18" in out, err
+    code, _, err = run("label", "--audit", audit, "--oracle", "qrels", "--qrels", files["qrels"],
+                       "--overwrite")
+    assert code == 2 and "were opened for certification at" in err
+    rows = [json.loads(line) for line in (audit / "sample.jsonl").read_text().splitlines()]
+    item = (rows[0]["query_id"], rows[0]["doc_id"])
+    with LabelStore(audit / "labels.sqlite") as store:
+        store.record([item], [1 - store.get([item])[item]], "by hand", overwrite=True)
+    code, _, err = run("certify", "--audit", audit)
+    assert code == 2 and "the labels changed after they were opened for certification" in err
+    # a label for an item outside the sample: refused when recorded, and at certify
+    other = tmp_path / "E"
+    assert run("freeze", "--run", files["run"], "--cut", files["cut"], "--design", "excluded", "--seed", "2",
+               "--out", other)[0] == 0
+    assert run("plan", "--audit", other)[0] == 0
+    assert run("sample", "--audit", other, "--excluded", "5")[0] == 0
+    stray = tmp_path / "stray.csv"
+    stray.write_text("query_id,doc_id,label\nq0,d0-0,1\n")  # rank 1 of q0: kept by the cut, never sampled
+    code, _, err = run("label", "--audit", other, "--from", stray)
+    assert code == 2 and "'d0-0' is not in the sample of this audit" in err and "nothing was recorded" in err
+    assert run("label", "--audit", other, "--oracle", "qrels", "--qrels", files["qrels"])[0] == 0
+    with LabelStore(other / "labels.sqlite") as store:
+        store.record([("q0", "d0-0")], [1], "by hand")
+    code, _, err = run("certify", "--audit", other)
+    assert code == 2 and "'d0-0', which is not in the sample" in err
+    assert "labels must cover exactly the sampled items" in err
