@@ -673,6 +673,7 @@ def test_reports_of_families_and_bands(data: Data, tmp_path: Path, monkeypatch: 
     assert files.plot is not None and files.plot.read_bytes().startswith(b"\x89PNG")
     text = files.report.read_text()
     assert "| member | mean depth |" in text and "depth20" in text and "![plot](fam.png)" in text
+    assert "| upper bound | outcome |" in text  # every column of the member table is named
     bands = tmp_path / "bands"
     wf.freeze(bands, run=data.run, cut=data.cut, design="stratified", bands=[5], seed=2)
     _run_all(bands, data, excluded=[10, 10])

@@ -118,7 +118,8 @@ def _member_table(content: Mapping[str, Any]) -> tuple[list[str], list[list[str]
         return head, [[str(b["band"]), b["ranks"], str(b["size"]), str(b["sample"]), str(b["relevant"]),
                        _num(b["bound"])] for b in content["bands"]]
     chosen = content.get("chosen")
-    head = ["member", "mean depth", "burden N1", "excluded N0", "sample", "relevant", "upper bound", ""]
+    head = ["member", "mean depth", "burden N1", "excluded N0", "sample", "relevant", "upper bound",
+            "outcome"]
     rows = []
     for i, m in enumerate(members):
         mark = "← chosen" if chosen == i else ("" if m.get("passed") is None else
