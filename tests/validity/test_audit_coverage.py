@@ -582,6 +582,18 @@ def test_benchmark_bounds_are_the_certificates() -> None:
         assert strat.details["stratum_upper"] == mine and strat.value == sum(mine), found
 
 
+def test_benchmark_finds_the_first_size_that_meets_the_target() -> None:
+    """The label costs of (i) and (ii) are the first ``n`` whose exact success probability reaches
+    50% / 80%, as a scan over every ``n`` finds, although that probability is a sawtooth."""
+    t = bench.Target.of(scenario("screening"))
+    for prob, first in ((t.p_hypergeometric, t.n_hypergeometric), (t.p_binomial, t.n_binomial)):
+        scan = [prob(n) for n in range(1, 500)]
+        for q in (0.5, 0.8):
+            n = first(q)
+            assert n is not None and scan[n - 1] >= q and max(scan[: n - 1]) < q, (q, n)
+        assert any(later < scan[n - 1] for later in scan[n:])  # a sawtooth: bisection could miss n
+
+
 @pytest.mark.slow
 def test_benchmark_success_probability_matches_simulated_audits() -> None:
     """The exact P(meet the target) of the cost tables against simulated audits drawn by the
