@@ -35,7 +35,7 @@ class BiCut(NeuralCutter):
     :param metric: the metric that chooses the epoch on the validation queries
         (:data:`rankcut.metrics.METRICS`; F1@k of Eq. 8 or ±1-DCG@k of Eq. 9 of AttnCut).
     :param recall_base: ``"list"`` or ``"judged"`` (:func:`rankcut.metrics.curves`).
-    :param epochs, batch_size, lr, patience, val_fraction, seed, score_z, progress: as for
+    :param epochs, batch_size, lr, patience, val_fraction, seed, score_z, precision, progress: as for
         :class:`rankcut.cutters.attncut.AttnCut`.
 
     Learned attributes: see :class:`rankcut.cutters.neural.NeuralCutter` (``net_`` is the
@@ -55,6 +55,7 @@ class BiCut(NeuralCutter):
         val_fraction: float = 0.2,
         seed: int = 0,
         score_z: bool = True,
+        precision: str = "fp32",
         progress: bool = False,
     ) -> None:
         self.alpha = alpha
@@ -67,6 +68,7 @@ class BiCut(NeuralCutter):
         self.val_fraction = val_fraction
         self.seed = seed
         self.score_z = score_z
+        self.precision = precision
         self.progress = progress
 
     def _validate_params(self) -> None:

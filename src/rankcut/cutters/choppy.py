@@ -33,7 +33,7 @@ class Choppy(NeuralCutter):
     :param metric: the reward ``r_k`` and the metric that chooses the epoch
         (:data:`rankcut.metrics.METRICS`; F1@k of Eq. 8 or ±1-DCG@k of Eq. 9 of AttnCut).
     :param recall_base: ``"list"`` or ``"judged"`` (:func:`rankcut.metrics.curves`).
-    :param epochs, batch_size, lr, patience, val_fraction, seed, score_z, progress: as for
+    :param epochs, batch_size, lr, patience, val_fraction, seed, score_z, precision, progress: as for
         :class:`rankcut.cutters.attncut.AttnCut`.
 
     Learned attributes: see :class:`rankcut.cutters.neural.NeuralCutter` (``net_`` is the
@@ -52,6 +52,7 @@ class Choppy(NeuralCutter):
         val_fraction: float = 0.2,
         seed: int = 0,
         score_z: bool = True,
+        precision: str = "fp32",
         progress: bool = False,
     ) -> None:
         self.metric = metric
@@ -63,6 +64,7 @@ class Choppy(NeuralCutter):
         self.val_fraction = val_fraction
         self.seed = seed
         self.score_z = score_z
+        self.precision = precision
         self.progress = progress
 
     def _build_networks(self, n_features: int) -> dict[str, torch.nn.Module]:

@@ -48,7 +48,7 @@ class AttnCutRC(NeuralCutter):
     :param recall_base: ``"list"`` or ``"judged"``, for ``metric`` (the recall bins always use
         Eq. 7's in-list recall).
     :param tau: RAML temperature of the metric AttnCut (Eq. 4), > 0.
-    :param epochs, batch_size, lr, patience, val_fraction, seed, score_z, progress: as for
+    :param epochs, batch_size, lr, patience, val_fraction, seed, score_z, precision, progress: as for
         :class:`rankcut.cutters.attncut.AttnCut`; both networks use them and the same
         validation queries.
 
@@ -77,6 +77,7 @@ class AttnCutRC(NeuralCutter):
         val_fraction: float = 0.2,
         seed: int = 0,
         score_z: bool = True,
+        precision: str = "fp32",
         progress: bool = False,
     ) -> None:
         self.sigma = sigma
@@ -91,6 +92,7 @@ class AttnCutRC(NeuralCutter):
         self.val_fraction = val_fraction
         self.seed = seed
         self.score_z = score_z
+        self.precision = precision
         self.progress = progress
 
     def _validate_params(self) -> None:

@@ -10,9 +10,16 @@ the metric being optimised (F1@k of Eq. 8 or ±1-DCG@k of Eq. 9 of AttnCut, :mod
 The weights of the best epoch are kept; training stops after ``patience`` epochs without a
 better one.
 
+Precision: ``precision="bf16"`` runs every forward pass (training and validation) under
+``torch.autocast("cpu", dtype=torch.bfloat16)``: matrix products and LSTMs in bfloat16 on the
+CPU's AMX units, the weights, gradients, Adam's state and the loss in float32 (the network's
+output is cast back to float32 before the loss and the decision). ``"auto"`` is ``"bf16"`` where
+the CPU has AMX bf16 (:func:`resolve_precision`), ``"fp32"`` elsewhere, where bfloat16 would be
+emulated and slower.
+
 Speed: every list is encoded once (:func:`make_batch`); an epoch only permutes rows and slices
-them, and validation is one forward pass under ``torch.no_grad()``. ``torch.set_num_threads`` is
-left to the caller.
+them, and validation is one forward pass under ``torch.inference_mode()``.
+``torch.set_num_threads`` is left to the caller.
 """
 
 from __future__ import annotations
@@ -29,11 +36,34 @@ from numpy.typing import NDArray
 from torch import nn
 
 from rankcut import metrics
-from rankcut.cutters.neural import check_training_options
+from rankcut.cutters.neural import check_precision, check_training_options
 from rankcut.data.lists import RankedLists
 from rankcut.nn.inputs import InputEncoder
 
-__all__ = ["Batch", "DecideFn", "LossFn", "TrainingResult", "fit_network", "make_batch", "split_validation"]
+__all__ = ["Batch", "DecideFn", "LossFn", "TrainingResult", "autocast", "fit_network", "make_batch",
+           "resolve_precision", "split_validation"]
+
+
+def has_amx_bf16() -> bool:
+    """Whether this CPU multiplies bfloat16 matrices natively (Intel AMX, Sapphire Rapids on)."""
+    try:
+        return bool(torch.cpu.get_capabilities().get("amx_bf16", False))
+    except (AttributeError, RuntimeError):  # older torch
+        return bool(getattr(torch.cpu, "_is_amx_tile_supported", lambda: False)())
+
+
+def resolve_precision(precision: str) -> str:
+    """``"fp32"`` or ``"bf16"``: ``precision`` itself, or for ``"auto"`` ``"bf16"`` when the CPU
+    has AMX bf16 (:func:`has_amx_bf16`) and ``"fp32"`` otherwise."""
+    check_precision(precision)
+    if precision == "auto":
+        return "bf16" if has_amx_bf16() else "fp32"
+    return precision
+
+
+def autocast(precision: str) -> torch.autocast:
+    """The CPU autocast context of a resolved ``precision`` (disabled for ``"fp32"``)."""
+    return torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16")
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,6 +166,15 @@ def split_validation(qids: tuple[str, ...], val_fraction: float,
             tuple(q for q, h in zip(qids, held, strict=True) if h))
 
 
+def _adam(net: nn.Module, *, lr: float, weight_decay: float) -> torch.optim.Optimizer:
+    """Adam, fused into one kernel where torch can (CPU since torch 2.4): measured 2 ms instead of
+    7 ms per step for AttnCut's weights, with the gradient clipping."""
+    try:
+        return torch.optim.Adam(net.parameters(), lr=lr, weight_decay=weight_decay, fused=True)
+    except (RuntimeError, TypeError, ValueError):
+        return torch.optim.Adam(net.parameters(), lr=lr, weight_decay=weight_decay)
+
+
 def fit_network(
     net: nn.Module,
     loss_fn: LossFn,
@@ -153,6 +192,7 @@ def fit_network(
     patience: int = 15,
     val_fraction: float = 0.2,
     seed: int = 0,
+    precision: str = "fp32",
     progress: bool = False,
     desc: str = "train",
 ) -> TrainingResult:
@@ -179,13 +219,16 @@ def fit_network(
     :param val_fraction: share of the training queries used for validation, in (0, 1).
     :param seed: seeds the split (numpy), the shuffling and dropout (torch); the caller's global
         torch random state is restored afterwards.
+    :param precision: ``"fp32"``, ``"bf16"`` (bfloat16 autocast, float32 weights and loss; module
+        docstring) or ``"auto"`` (:func:`resolve_precision`).
     :param progress: show a tqdm bar on stderr with the loss and the validation score.
     :param desc: the bar's label.
     :returns: the :class:`TrainingResult`; ``net`` is left in eval mode.
     """
     check_training_options(metric=metric, recall_base=recall_base, epochs=epochs, batch_size=batch_size,
                            lr=lr, patience=patience, val_fraction=val_fraction, seed=seed,
-                           progress=progress)
+                           precision=precision, progress=progress)
+    precision = resolve_precision(precision)
     if not (isinstance(weight_decay, int | float) and math.isfinite(weight_decay) and weight_decay >= 0):
         raise ValueError(f"weight_decay must be a finite number ≥ 0, got {weight_decay!r}")
     if not (isinstance(clip, int | float) and not math.isnan(clip) and clip > 0):
@@ -207,7 +250,7 @@ def fit_network(
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         shuffle = torch.Generator().manual_seed(seed)
-        optimizer = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=weight_decay)
+        optimizer = _adam(net, lr=lr, weight_decay=weight_decay)
         bar = tqdm(range(1, epochs + 1), desc=desc, unit="epoch", disable=not progress, file=sys.stderr,
                    dynamic_ncols=True)
         for epoch in bar:
@@ -217,15 +260,19 @@ def fit_network(
             order = torch.randperm(len(train), generator=shuffle)
             for first in range(0, len(train), batch_size):
                 batch = train.take(order[first:first + batch_size])
-                loss = loss_fn(net(batch.x, batch.mask), batch, epoch)
+                with autocast(precision):
+                    out = net(batch.x, batch.mask)
+                loss = loss_fn(out.float(), batch, epoch)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
-                nn.utils.clip_grad_norm_(net.parameters(), clip)
+                nn.utils.clip_grad_norm_(net.parameters(), clip, foreach=True)
                 optimizer.step()
                 total += float(loss.detach()) * len(batch)
             net.eval()
-            with torch.no_grad():
-                out = net(val.x, val.mask)
+            with torch.inference_mode():
+                with autocast(precision):
+                    out = net(val.x, val.mask)
+                out = out.float()
                 entry: dict[str, float] = {"epoch": epoch, "train_loss": total / len(train),
                                            "val_loss": float(loss_fn(out, val, epoch))}
                 if decide_fn is not None:
