@@ -251,3 +251,16 @@ def test_certify_refusals_say_why(files: dict[str, Path], tmp_path: Path) -> Non
     code, _, err = run("certify", "--audit", other)
     assert code == 2 and "'d0-0', which is not in the sample" in err
     assert "labels must cover exactly the sampled items" in err
+
+
+def test_a_closed_stdout_is_not_reported_as_bad_input() -> None:
+    """``rankcut audit sample ... | head -1``: the reader closing the pipe is no input error; the
+    BrokenPipeError reaches click, which ends quietly, instead of 'error: [Errno 32] Broken pipe'."""
+    from rankcut.cli.audit import _fail_cleanly
+
+    @_fail_cleanly
+    def step() -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    with pytest.raises(BrokenPipeError):
+        step()

@@ -37,6 +37,8 @@ def _fail_cleanly(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
+        except BrokenPipeError:
+            raise  # stdout closed by the reader (`| head`): click ends quietly, not an input error
         except (ValueError, OSError) as exc:
             fail(str(exc))
 

@@ -70,6 +70,8 @@ def _user_errors() -> Iterator[None]:
         warnings.simplefilter("always")
         try:
             yield
+        except BrokenPipeError:
+            raise  # stdout closed by the reader (`| head`): click ends quietly, not an input error
         except (ValueError, OSError, ImportError) as exc:
             error = str(exc) or type(exc).__name__
     for w in caught:
