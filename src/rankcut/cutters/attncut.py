@@ -63,7 +63,7 @@ class AttnCut(NeuralCutter):
     :param seed: seeds the weights, the validation split, the shuffling, dropout and RL draws.
     :param score_z: add the per-list z-score of the score to the inputs
         (:class:`rankcut.nn.inputs.InputEncoder`).
-    :param precision: ``"fp32"``, ``"bf16"`` (bfloat16 autocast with float32 weights, about twice as
+    :param precision: ``"fp32"``, ``"bf16"`` (bfloat16 autocast with float32 weights, 1.5-2x as
         fast on a CPU with AMX) or ``"auto"`` (``"bf16"`` where the CPU has AMX bf16, else
         ``"fp32"``), for training and prediction (:mod:`rankcut.cutters.neural`).
     :param progress: show a progress bar while training.
