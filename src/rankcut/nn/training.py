@@ -40,8 +40,8 @@ from rankcut.cutters.neural import check_precision, check_training_options
 from rankcut.data.lists import RankedLists
 from rankcut.nn.inputs import InputEncoder
 
-__all__ = ["Batch", "DecideFn", "LossFn", "TrainingResult", "autocast", "fit_network", "make_batch",
-           "resolve_precision", "split_validation"]
+__all__ = ["Batch", "DecideFn", "LossFn", "TrainingResult", "autocast", "fit_network", "has_amx_bf16",
+           "make_batch", "resolve_precision", "split_validation"]
 
 
 def has_amx_bf16() -> bool:
