@@ -20,6 +20,7 @@ from rankcut.nn.losses import (  # noqa: E402
     raml_targets,
     recall_bin_targets,
     recall_bins_loss,
+    relevant_share,
     rl_loss,
 )
 
@@ -144,10 +145,27 @@ def test_bicut_loss_by_hand() -> None:
     logits2 = torch.tensor([[[math.log(1 - p), math.log(p)] for p in row] for row in p_eol])
     labels = t([[1, 0, 1], [0, 0, 0]])
     mask = prefix_mask([3, 1], 3)
-    a = 0.65
-    list0 = ((1 - a) * 0.5 + a * 0.75 + (1 - a) * 0.8) / 3  # stop at relevant, continue past non-relevant
-    list1 = a * (1 - 0.9) / 1
-    assert bicut_loss(logits2, labels, mask, alpha=a).item() == pytest.approx((list0 + list1) / 2, rel=1e-6)
+    a, r = 0.65, 0.2
+    hit, miss = (1 - a) / r, a / (1 - r)  # stopping at a relevant / continuing past a non-relevant doc
+    list0 = (hit * 0.5 + miss * 0.75 + hit * 0.8) / 3
+    list1 = miss * (1 - 0.9) / 1
+    loss = bicut_loss(logits2, labels, mask, alpha=a, relevant_share=r)
+    assert loss.item() == pytest.approx((list0 + list1) / 2, rel=1e-6)
+
+
+def test_bicut_normalisation_moves_the_end_of_list_threshold() -> None:
+    """Per position the loss is minimised by ending the list iff P(relevant) < αr/(αr + (1−α)(1−r)):
+    with one relevant document in ten and α = 0.65 the threshold is 0.17, not α itself."""
+    a, r = 0.65, 0.1
+    threshold = a * r / (a * r + (1 - a) * (1 - r))
+    for p_rel in (threshold - 0.01, threshold + 0.01):
+        def expected(p_eol: float, p_rel: float = p_rel) -> float:
+            # the expected cost of one position over its relevance, as the loss weighs it
+            return (p_rel * (1 - a) / r * p_eol + (1 - p_rel) * a / (1 - r) * (1 - p_eol))
+        assert (expected(1.0) < expected(0.0)) == (p_rel < threshold)
+    labels = t([[1, 0, 0, 0, 0, 0, 0, 0, 0, 0]])
+    assert relevant_share(labels, prefix_mask([10], 10)) == pytest.approx(0.1)
+    assert relevant_share(t([[0, 0, 0]]), prefix_mask([3], 3)) == pytest.approx(1e-3)  # clipped
 
 
 def test_bicut_position_loss_uses_reverse_cumulative_keep_probabilities() -> None:
@@ -155,10 +173,12 @@ def test_bicut_position_loss_uses_reverse_cumulative_keep_probabilities() -> Non
     logits = log_probs([[0.2, 0.5, 0.3], [1.0, 0.0, 0.0]])
     labels = t([[1, 0, 1], [1, 0, 0]])
     mask = prefix_mask([3, 1], 3)
-    a = 0.65
-    list0 = ((1 - a) * (1 - 1.0) + a * 0.8 + (1 - a) * (1 - 0.3)) / 3
-    list1 = (1 - a) * (1 - 1.0)  # a list of length 1 keeps its document: no cost
-    assert bicut_position_loss(logits, labels, mask, alpha=a).item() == pytest.approx((list0 + list1) / 2)
+    a, r = 0.65, 0.25
+    hit, miss = (1 - a) / r, a / (1 - r)
+    list0 = (hit * (1 - 1.0) + miss * 0.8 + hit * (1 - 0.3)) / 3
+    list1 = hit * (1 - 1.0)  # a list of length 1 keeps its document: no cost
+    loss = bicut_position_loss(logits, labels, mask, alpha=a, relevant_share=r)
+    assert loss.item() == pytest.approx((list0 + list1) / 2)
 
 
 # ---------------------------------------------------------------------------- recall bins (Eq. 7)
@@ -203,7 +223,7 @@ def test_position_losses_have_finite_gradients_with_equal_rewards_and_length_one
         "mle": lambda: mle_loss(masked, rewards, mask),
         "expected": lambda: expected_metric_loss(masked, rewards, mask),
         "rl": lambda: rl_loss(masked, rewards, mask, generator=torch.Generator().manual_seed(1)),
-        "bi-position": lambda: bicut_position_loss(masked, labels, mask),
+        "bi-position": lambda: bicut_position_loss(masked, labels, mask, relevant_share=0.5),
     }
     loss = losses[name]()
     loss.backward()
@@ -233,11 +253,13 @@ def test_bad_inputs_are_refused_with_the_argument_named() -> None:
     with pytest.raises(ValueError, match="discount"):
         rl_loss(logits, rewards, mask, discount=-1.0)
     with pytest.raises(ValueError, match="alpha"):
-        bicut_position_loss(logits, rewards, mask, alpha=1.5)
+        bicut_position_loss(logits, rewards, mask, alpha=1.5, relevant_share=0.5)
+    with pytest.raises(ValueError, match="relevant_share"):
+        bicut_position_loss(logits, rewards, mask, relevant_share=1.0)
     with pytest.raises(ValueError, match="labels must be 0 or 1"):
-        bicut_loss(torch.zeros(2, 3, 2), t([[0, 2, 1], [0, 0, 0]]), mask)
+        bicut_loss(torch.zeros(2, 3, 2), t([[0, 2, 1], [0, 0, 0]]), mask, relevant_share=0.5)
     with pytest.raises(ValueError, match=r"logits2 must have shape \[B, L, 2\]"):
-        bicut_loss(torch.zeros(2, 3, 3), rewards, mask)
+        bicut_loss(torch.zeros(2, 3, 3), rewards, mask, relevant_share=0.5)
     with pytest.raises(ValueError, match="bins"):
         recall_bin_targets(rewards, mask, bins=1)
     with pytest.raises(ValueError, match="targets must lie"):

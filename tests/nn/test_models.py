@@ -91,7 +91,7 @@ def test_gradients_are_finite_with_equal_rewards_and_a_list_of_length_one(name: 
     rewards, labels = torch.full((2, 4), 0.5), torch.tensor([[1.0, 0, 1, 0], [1, 0, 0, 0]])
     out = net(x, mask)
     if name == "bicut":
-        loss = bicut_loss(out, labels, mask)
+        loss = bicut_loss(out, labels, mask, relevant_share=0.4)
     elif name == "attncut-bins":
         loss = recall_bins_loss(out, torch.zeros(2, 4, dtype=torch.long), mask)
     else:

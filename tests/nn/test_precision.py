@@ -59,7 +59,7 @@ def pad(x: Tensor, width: int) -> Tensor:
 def loss_of(name: str, out: Tensor, mask: Tensor) -> Tensor:
     rewards = torch.linspace(0, 1, mask.shape[1]).expand(mask.shape[0], -1)
     if name == "bicut":
-        return bicut_loss(out, (rewards > 0.5).float(), mask)
+        return bicut_loss(out, (rewards > 0.5).float(), mask, relevant_share=0.5)
     if name == "attncut-bins":
         return recall_bins_loss(out, torch.zeros(mask.shape, dtype=torch.long), mask)
     if name.startswith("choppy"):

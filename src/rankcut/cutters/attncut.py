@@ -10,7 +10,8 @@ picks the loss:
   cross-entropy to ``q_k ∝ exp(r_k / τ)`` with ``r_k`` the metric at cut ``k`` (Eq. 4 and 6);
 * ``attncut:mle`` — AttnCut-MLE: the log-likelihood of the best cut (Eq. 5);
 * ``attncut:bi`` — AttnCut-Bi: BiCut's cost-sensitive loss on ``P(keep n) = Σ_{k ≥ n} p_k``
-  (the ``L_BiCut`` of "Baselines", weight ``alpha``);
+  (the ``L_BiCut`` of "Baselines", weight ``alpha``, normalised by the share of relevant training
+  documents ``r``);
 * ``attncut:rl`` — AttnCut-RL: REINFORCE (Williams 1992) on the metric, ``samples`` cuts per
   list, discounted by ``gamma^{epoch - 1}`` (the ``L_RL`` of "Baselines").
 
@@ -22,7 +23,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rankcut.cutters.base import check_int, register
-from rankcut.cutters.neural import NeuralCutter, check_number
+from rankcut.cutters.neural import NeuralCutter, check_number, training_share
+from rankcut.data.lists import RankedLists
 
 if TYPE_CHECKING:
     import torch
@@ -124,7 +126,7 @@ class AttnCut(NeuralCutter):
 
         return {"net": AttnCutNet(n_features)}
 
-    def _loss_fn(self) -> LossFn:
+    def _loss_fn(self, lists: RankedLists) -> LossFn:
         import torch
 
         from rankcut.nn import losses
@@ -135,7 +137,9 @@ class AttnCut(NeuralCutter):
         if self.loss == "mle":
             return lambda out, b, epoch: losses.mle_loss(out, b.rewards, b.mask)
         if self.loss == "bi":
-            return lambda out, b, epoch: losses.bicut_position_loss(out, b.labels, b.mask, alpha=alpha)
+            share = training_share(lists)
+            return lambda out, b, epoch: losses.bicut_position_loss(out, b.labels, b.mask, alpha=alpha,
+                                                                    relevant_share=share)
         draws = torch.Generator().manual_seed(int(self.seed))
 
         def rl(out: torch.Tensor, b: Batch, epoch: int) -> torch.Tensor:

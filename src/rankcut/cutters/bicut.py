@@ -5,7 +5,8 @@ A BiLSTM reads the list and says *continue* or *end of list* at every position
 (:class:`rankcut.nn.models.BiCutNet`); the list is cut at the first end of list
 (:func:`rankcut.nn.models.first_eol_cuts`). It is trained with BiCut's cost-sensitive loss
 (:func:`rankcut.nn.losses.bicut_loss`): continuing past a non-relevant document costs ``alpha``,
-stopping at a relevant one ``1 - alpha``. The metric serves only to choose the epoch on the
+stopping at a relevant one ``1 - alpha``, each divided by the share of its class among the training
+documents (BiCut's normalisation factor ``r``). The metric serves only to choose the epoch on the
 validation queries.
 
 torch is imported only when fitting or predicting (:mod:`rankcut.cutters.neural`).
@@ -16,7 +17,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rankcut.cutters.base import register
-from rankcut.cutters.neural import NeuralCutter, check_number
+from rankcut.cutters.neural import NeuralCutter, check_number, training_share
+from rankcut.data.lists import RankedLists
 
 if TYPE_CHECKING:
     import torch
@@ -80,11 +82,11 @@ class BiCut(NeuralCutter):
 
         return {"net": BiCutNet(n_features)}
 
-    def _loss_fn(self) -> LossFn:
+    def _loss_fn(self, lists: RankedLists) -> LossFn:
         from rankcut.nn.losses import bicut_loss
 
-        alpha = float(self.alpha)
-        return lambda out, b, epoch: bicut_loss(out, b.labels, b.mask, alpha=alpha)
+        alpha, share = float(self.alpha), training_share(lists)
+        return lambda out, b, epoch: bicut_loss(out, b.labels, b.mask, alpha=alpha, relevant_share=share)
 
     def _decide_fn(self) -> DecideFn:
         from rankcut.nn.models import first_eol_cuts

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from rankcut.cutters.base import register
 from rankcut.cutters.neural import NeuralCutter
+from rankcut.data.lists import RankedLists
 
 if TYPE_CHECKING:
     import torch
@@ -72,7 +73,7 @@ class Choppy(NeuralCutter):
 
         return {"net": ChoppyNet(n_features)}
 
-    def _loss_fn(self) -> LossFn:
+    def _loss_fn(self, lists: RankedLists) -> LossFn:
         from rankcut.nn.losses import expected_metric_loss
 
         return lambda out, b, epoch: expected_metric_loss(out, b.rewards, b.mask)

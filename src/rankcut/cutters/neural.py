@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from rankcut.nn.training import DecideFn, LossFn, TrainingResult
 
 __all__ = ["PRECISIONS", "NeuralCutter", "check_number", "check_precision", "check_training_options",
-           "summary_of"]
+           "summary_of", "training_share"]
 
 #: lists per forward pass at predict time. Small chunks keep the activations in cache: on
 #: Robust04 (300 documents a list) 64 was, of 16-256, the fastest or within noise of it for
@@ -73,6 +73,16 @@ def check_number(value: Any, arg: str, *, low: float | None = None, high: float 
             what = f"{'≤' if high_closed else '<'} {high:g}"
         raise ValueError(f"{arg} must be a finite number {what}, got {value!r}")
     return float(value)
+
+
+def training_share(lists: RankedLists) -> float:
+    """BiCut's ``r``: the proportion of relevant documents among the listed training documents
+    (:func:`rankcut.nn.losses.relevant_share`)."""
+    import torch
+
+    from rankcut.nn.losses import relevant_share
+
+    return relevant_share(torch.from_numpy(lists.labels.astype(np.float32)), torch.from_numpy(lists.mask))
 
 
 def check_precision(precision: Any) -> str:
@@ -155,8 +165,8 @@ class NeuralCutter(Cutter):
         """Fresh networks reading ``n_features`` inputs, one per name of :attr:`networks`."""
         raise NotImplementedError
 
-    def _loss_fn(self) -> LossFn:
-        """The training loss of the single network."""
+    def _loss_fn(self, lists: RankedLists) -> LossFn:
+        """The training loss of the single network, for the training lists ``lists``."""
         raise NotImplementedError
 
     def _decide_fn(self) -> DecideFn:
@@ -168,7 +178,7 @@ class NeuralCutter(Cutter):
         """Train ``nets`` in place on ``lists``; return the summary attributes to store."""
         from rankcut.nn.training import fit_network
 
-        result = fit_network(nets["net"], self._loss_fn(), self._decide_fn(), lists, encoder=encoder,
+        result = fit_network(nets["net"], self._loss_fn(lists), self._decide_fn(), lists, encoder=encoder,
                              weight_decay=WEIGHT_DECAY, clip=CLIP, desc=self.name,
                              **self._training_options())
         return summary_of(result)

@@ -18,6 +18,7 @@ from rankcut.nn.losses import (
     raml_targets,
     recall_bin_targets,
     recall_bins_loss,
+    relevant_share,
     rl_loss,
 )
 from rankcut.nn.models import (
@@ -45,5 +46,6 @@ __all__ = [
     "recall_bin_targets",
     "recall_bins_loss",
     "recall_constrained_cuts",
+    "relevant_share",
     "rl_loss",
 ]

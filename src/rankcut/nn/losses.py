@@ -33,6 +33,7 @@ __all__ = [
     "raml_targets",
     "recall_bin_targets",
     "recall_bins_loss",
+    "relevant_share",
     "rl_loss",
 ]
 
@@ -90,6 +91,25 @@ def _check_alpha(alpha: float) -> float:
     if not (isinstance(alpha, int | float) and 0.0 <= alpha <= 1.0):
         raise ValueError(f"alpha must be a number in [0, 1], got {alpha!r}")
     return float(alpha)
+
+
+def _check_share(share: float) -> float:
+    if isinstance(share, bool) or not (isinstance(share, int | float) and 0.0 < share < 1.0):
+        raise ValueError(f"relevant_share must be a number in (0, 1), got {share!r}")
+    return float(share)
+
+
+def relevant_share(labels: Tensor, mask: Tensor) -> float:
+    """BiCut's normalisation factor ``r``: the proportion of relevant documents among the listed
+    documents of the training lists (Lien et al. 2019), clipped into ``[1e-3, 1 − 1e-3]`` so that
+    both costs stay finite.
+
+    :param labels: float ``[B, L]`` relevance, 0 or 1.
+    :param mask: bool ``[B, L]`` prefix mask.
+    """
+    _check_mask(mask, (labels.shape[0], labels.shape[1]))
+    labels = _check_labels(labels, mask)
+    return min(max(float(labels[mask].mean()), 1e-3), 1 - 1e-3)
 
 
 def _position_inputs(logits: Tensor, rewards: Tensor, mask: Tensor) -> tuple[Tensor, Tensor, Tensor]:
@@ -214,50 +234,62 @@ def rl_loss(
 
 
 # ---------------------------------------------------------------------------- BiCut costs
-def bicut_loss(logits2: Tensor, labels: Tensor, mask: Tensor, *, alpha: float = 0.65) -> Tensor:
+def bicut_loss(logits2: Tensor, labels: Tensor, mask: Tensor, *, alpha: float = 0.65,
+               relevant_share: float) -> Tensor:
     """BiCut's cost-sensitive loss (Lien, Cohen and Croft 2019), per list
 
-    ``Σ_n [α (1 - y_n) P(continue_n) + (1 - α) y_n P(eol_n)] / length``: continuing past a
-    non-relevant document costs ``α``, stopping at a relevant one costs ``1 - α``.
+    ``Σ_n [α (1 - y_n) P(continue_n) / (1 - r) + (1 - α) y_n P(eol_n) / r] / length``: continuing
+    past a non-relevant document costs ``α``, stopping at a relevant one ``1 - α``, each divided by
+    the share of its class among the training documents (``r`` relevant, :func:`relevant_share`;
+    the "normalization factor r" of AttnCut's ``L_BiCut``). Without it the classes are not
+    balanced: with ``α = 0.65`` and one relevant document in ten, ending the list at the first
+    document minimises the loss, and every list is cut at ``k = 1``. With it, a position ends
+    the list when its relevance probability is below ``αr / (αr + (1 − α)(1 − r))``.
 
     :param logits2: float ``[B, L, 2]`` logits, class 0 = continue, class 1 = end of list; one
         softmax over the last axis (the only one: the network returns raw logits).
     :param labels: float ``[B, L]`` relevance, 0 or 1.
     :param mask: bool ``[B, L]`` prefix mask.
     :param alpha: cost weight ``α`` in [0, 1] (0.65 in Lien et al.).
+    :param relevant_share: ``r`` in (0, 1), the proportion of relevant training documents.
     :returns: scalar, mean over the ``B`` lists.
     """
     alpha = _check_alpha(alpha)
+    r = _check_share(relevant_share)
     logits2 = _check_float("logits2", logits2, 3)
     if logits2.shape[-1] != 2:
         raise ValueError(f"logits2 must have shape [B, L, 2], got {list(logits2.shape)}")
     lengths = _check_mask(mask, (logits2.shape[0], logits2.shape[1]))
     labels = _check_labels(labels, mask)
     p = torch.softmax(logits2, dim=-1)
-    cost = alpha * (1 - labels) * p[..., 0] + (1 - alpha) * labels * p[..., 1]
+    cost = alpha / (1 - r) * (1 - labels) * p[..., 0] + (1 - alpha) / r * labels * p[..., 1]
     return (cost.masked_fill(~mask, 0.0).sum(dim=-1) / lengths).mean()
 
 
-def bicut_position_loss(logits: Tensor, labels: Tensor, mask: Tensor, *, alpha: float = 0.65) -> Tensor:
+def bicut_position_loss(logits: Tensor, labels: Tensor, mask: Tensor, *, alpha: float = 0.65,
+                        relevant_share: float) -> Tensor:
     """AttnCut-Bi: BiCut's costs (Lien et al. 2019) on AttnCut's position softmax ("Baselines").
 
     Document ``n`` is kept when the cut is at or after it, ``P(keep_n) = Σ_{k >= n} p_k`` (a reverse
     cumulative sum of Eq. 3's ``p``); per list the loss is
-    ``Σ_n [α (1 - y_n) P(keep_n) + (1 - α) y_n (1 - P(keep_n))] / length``.
+    ``Σ_n [α (1 - y_n) P(keep_n) / (1 - r) + (1 - α) y_n (1 - P(keep_n)) / r] / length``, with
+    BiCut's class normalisation ``r`` (:func:`bicut_loss`).
 
     :param logits: float ``[B, L]`` position logits.
     :param labels: float ``[B, L]`` relevance, 0 or 1.
     :param mask: bool ``[B, L]`` prefix mask.
     :param alpha: cost weight ``α`` in [0, 1].
+    :param relevant_share: ``r`` in (0, 1), the proportion of relevant training documents.
     :returns: scalar, mean over the ``B`` lists.
     """
     alpha = _check_alpha(alpha)
+    r = _check_share(relevant_share)
     logits = _check_float("logits", logits, 2)
     lengths = _check_mask(mask, (logits.shape[0], logits.shape[1]))
     labels = _check_labels(labels, mask)
     p = masked_log_softmax(logits, mask).exp()
     keep = p.flip(-1).cumsum(-1).flip(-1)
-    cost = alpha * (1 - labels) * keep + (1 - alpha) * labels * (1 - keep)
+    cost = alpha / (1 - r) * (1 - labels) * keep + (1 - alpha) / r * labels * (1 - keep)
     return (cost.masked_fill(~mask, 0.0).sum(dim=-1) / lengths).mean()
 
 
