@@ -94,6 +94,27 @@ def test_train_writes_a_checkpoint_folder(model: Path) -> None:
     assert len(config["training"]["train_qids"]) == 19 and len(config["training"]["val_qids"]) == 5
 
 
+def test_train_saves_the_precision_it_trained_in(files: dict[str, Path]) -> None:
+    out = files["dir"] / "bf16-model"
+    result = invoke(
+        "train",
+        "--run",
+        files["train"],
+        "--qrels",
+        files["qrels"],
+        "--model",
+        "bicut",
+        "--epochs",
+        "1",
+        "--precision",
+        "bf16",
+        "--out",
+        out,
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads((out / "config.json").read_text())["params"]["precision"] == "bf16"
+
+
 def test_cut_with_the_model_writes_the_cuts_of_the_loaded_cutter(model: Path, files: dict[str, Path]) -> None:
     out = files["dir"] / "cut.run"
     result = invoke("cut", "--model", model, "--run", files["test"], "--out", out)
@@ -179,6 +200,7 @@ def test_evaluate_refuses_a_model_on_its_own_training_queries(model: Path, files
         (["--metric", "ndcg"], "--metric must be one of"),
         (["--epochs", "0"], "--epochs must be"),
         (["--val-fraction", "1.5"], "--val-fraction must be"),
+        (["--precision", "fp16"], "--precision must be one of"),
     ],
 )
 def test_train_refuses_bad_options_before_reading(

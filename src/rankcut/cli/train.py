@@ -30,7 +30,7 @@ MODELS: tuple[str, ...] = ("attncut", "attncut-rc", "bicut", "choppy")
 _LOSSES = ("raml", "mle", "bi", "rl")
 _METRICS = ("f1", "precision", "recall", "dcg")
 #: cutter keywords set by an option of the same name
-_OPTIONS = ("loss", "sigma", "epochs", "batch_size", "lr", "patience", "val_fraction", "seed")
+_OPTIONS = ("loss", "sigma", "epochs", "batch_size", "lr", "patience", "val_fraction", "seed", "precision")
 
 __all__ = ["MODELS", "train"]
 
@@ -80,6 +80,10 @@ def train(
         "(default 0.2).")] = None,
     seed: Annotated[int, typer.Option(
         "--seed", help="Seed of the weights, the validation split and the shuffling.")] = 0,
+    precision: Annotated[str, typer.Option(
+        "--precision", help="fp32 (default: the same weights on every machine), bf16 (bfloat16 autocast "
+        "with float32 weights, about twice as fast on a CPU with AMX) or auto (bf16 where the CPU has "
+        "AMX, else fp32). Saved with the model, which predicts in the same precision.")] = "fp32",
     recall_base: Annotated[str, typer.Option(
         "--recall-base", help="Recall denominator: 'list' (relevant documents inside the list, AttnCut's "
         "Eq. 7) or 'judged' (all judged relevant).")] = "list",
@@ -112,7 +116,8 @@ def train(
         given: dict[str, Any] = {"loss": loss, "sigma": sigma, "epochs": epochs, "batch_size": batch_size,
                                  "lr": lr, "patience": patience, "val_fraction": val_fraction}
         params = {k: v for k, v in given.items() if v is not None}
-        params.update(metric=metric, recall_base=recall_base, seed=seed, progress=sys.stderr.isatty())
+        params.update(metric=metric, recall_base=recall_base, seed=seed, precision=precision,
+                      progress=sys.stderr.isatty())
         from rankcut.cutters.base import cutter_class
         from rankcut.cutters.neural import NeuralCutter
         from rankcut.nn.checkpoint import register_neural_cutters
