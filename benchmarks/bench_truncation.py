@@ -53,21 +53,21 @@ from rankcut.data.lists import RankedLists
 from rankcut.significance import paired_tests
 
 METRICS = ("f1", "dcg")
-#: name → how to build the cutter for a metric (None: the cutter takes no metric)
-METHODS: dict[str, Callable[[str], Any]] = {
-    "oracle": lambda m: make_cutter("oracle", metric=m),
-    "fixed-k:5": lambda m: make_cutter("fixed-k:5"),
-    "fixed-k:10": lambda m: make_cutter("fixed-k:10"),
-    "fixed-k:50": lambda m: make_cutter("fixed-k:50"),
-    "greedy-k": lambda m: make_cutter("greedy-k", metric=m),
-    "bicut": lambda m: make_cutter("bicut", metric=m),
-    "choppy": lambda m: make_cutter("choppy", metric=m),
-    "attncut:mle": lambda m: make_cutter("attncut:mle", metric=m),
-    "attncut:bi": lambda m: make_cutter("attncut:bi", metric=m),
-    "attncut:rl": lambda m: make_cutter("attncut:rl", metric=m),
-    "attncut": lambda m: make_cutter("attncut", metric=m),
+#: name → the cutter for a metric and a precision (neural cutters only take the precision)
+METHODS: dict[str, Callable[[str, str], Any]] = {
+    "oracle": lambda m, p: make_cutter("oracle", metric=m),
+    "fixed-k:5": lambda m, p: make_cutter("fixed-k:5"),
+    "fixed-k:10": lambda m, p: make_cutter("fixed-k:10"),
+    "fixed-k:50": lambda m, p: make_cutter("fixed-k:50"),
+    "greedy-k": lambda m, p: make_cutter("greedy-k", metric=m),
+    "bicut": lambda m, p: make_cutter("bicut", metric=m, precision=p),
+    "choppy": lambda m, p: make_cutter("choppy", metric=m, precision=p),
+    "attncut:mle": lambda m, p: make_cutter("attncut:mle", metric=m, precision=p),
+    "attncut:bi": lambda m, p: make_cutter("attncut:bi", metric=m, precision=p),
+    "attncut:rl": lambda m, p: make_cutter("attncut:rl", metric=m, precision=p),
+    "attncut": lambda m, p: make_cutter("attncut", metric=m, precision=p),
     # ablation: without the per-list z-score of the score among the inputs (a choice of ours)
-    "attncut (no score_z)": lambda m: AttnCut(metric=m, score_z=False),
+    "attncut (no score_z)": lambda m, p: AttnCut(metric=m, score_z=False, precision=p),
 }
 BASELINE = "bicut"
 SIGMAS = (0.0, 0.3, 0.5, 0.7)
@@ -210,9 +210,11 @@ def _median_speed(cutter: Any, test: RankedLists, repeats: int = 5) -> float | N
     return len(test) / float(np.median(times))
 
 
-def run_unit(method: str, metric: str, train: RankedLists, test: RankedLists) -> dict[str, Any]:
+def run_unit(
+    method: str, metric: str, precision: str, train: RankedLists, test: RankedLists
+) -> dict[str, Any]:
     """Fit one method for one metric on ``train``; its cuts and scores on ``test``."""
-    cutter = METHODS[method](metric)
+    cutter = METHODS[method](metric, precision)
     start = time.perf_counter()
     if cutter.requires_fit():
         cutter.fit(train)
@@ -238,9 +240,9 @@ def run_unit(method: str, metric: str, train: RankedLists, test: RankedLists) ->
     return out
 
 
-def run_rc(train: RankedLists, test: RankedLists) -> dict[str, Any]:
+def run_rc(precision: str, train: RankedLists, test: RankedLists) -> dict[str, Any]:
     """Recall-constrained AttnCut, one fit serving every σ (its rule reads σ at prediction)."""
-    cutter = AttnCutRC(metric="f1")
+    cutter = AttnCutRC(metric="f1", precision=precision)
     start = time.perf_counter()
     cutter.fit(train)
     out: dict[str, Any] = {
@@ -406,6 +408,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cache", type=Path, default=Path(".bench-cache") / "truncation")
+    parser.add_argument(
+        "--precision",
+        default="bf16",
+        choices=("fp32", "bf16", "auto"),
+        help="of the neural cutters (bf16: twice as fast here, the same validation F1; docs/benchmarks.md)",
+    )
     parser.add_argument("--fresh", action="store_true", help="recompute cached results")
     parser.add_argument("--report-only", action="store_true", help="tables from the cache; compute nothing")
     parser.add_argument("--markdown", type=Path, help="also write the tables to this file")
@@ -440,7 +448,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                     start = time.perf_counter()
                     units.append(
                         cached(
-                            path, args.fresh, lambda tr=tr, te=te, n=name, m=metric: run_unit(n, m, tr, te)
+                            path,
+                            args.fresh,
+                            lambda tr=tr, te=te, n=name, m=metric: run_unit(n, m, args.precision, tr, te),
                         )
                     )
                     if time.perf_counter() - start > 1:
@@ -458,10 +468,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         if RC in methods:
             units = []
             for i, (tr, te) in enumerate(folds):
-                path = args.cache / key / RC / f"fold{i}-seed{args.seed}.json"
+                path = args.cache / key / RC / f"fold{i}-seed{args.seed}-{args.precision}.json"
                 if args.report_only and not path.exists():
                     break
-                units.append(cached(path, args.fresh, lambda tr=tr, te=te: run_rc(tr, te)))
+                units.append(cached(path, args.fresh, lambda tr=tr, te=te: run_rc(args.precision, tr, te)))
                 print(f"[{key}] {RC} fold {i} done", file=sys.stderr)
             if len(units) == len(folds):
                 rc_results[key] = units
