@@ -89,6 +89,22 @@ def test_make_batch_rewards_are_the_metric_curves_shifted_by_one() -> None:
     assert len(part) == 2 and torch.equal(part.x, b.x[[2, 0]])
 
 
+def test_a_list_without_relevant_documents_has_f1_zero_and_a_uniform_raml_target() -> None:
+    """F1 of a list with no relevant document is 0 at every cut (not 0/0 = NaN), so its RAML target
+    is uniform over its own positions, and padding gets none of it."""
+    from rankcut.nn.losses import raml_targets
+
+    run = {"none": [Posting(f"d{j}", 5.0 - j, j + 1) for j in range(3)],
+           "some": [Posting(f"d{j}", 5.0 - j, j + 1) for j in range(5)]}
+    lists = RankedLists.from_postings(run, {"none": {}, "some": {"d0": 1}})
+    b = make_batch(lists, InputEncoder.fit(lists), metric="f1")
+    row = lists.qids.index("none")
+    assert b.rewards[row].tolist() == [0.0] * 5 and not torch.isnan(b.rewards).any()
+    q = raml_targets(b.rewards, b.mask)
+    assert q[row].tolist() == pytest.approx([1 / 3, 1 / 3, 1 / 3, 0.0, 0.0])
+    assert q[row, 3:].tolist() == [0.0, 0.0]
+
+
 # --------------------------------------------------------------------------- training
 def test_same_seed_same_weights_other_seed_other_weights() -> None:
     net_a, res_a = fit(seed=5)
