@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 
 import typer
 
-from rankcut.cli._errors import fail
+from rankcut.cli._errors import user_errors
 
 app = typer.Typer(help="Certify what a cut run leaves behind: freeze → plan → sample → label → certify → "
                        "report.", no_args_is_help=True)
@@ -80,13 +80,8 @@ def _fail_cleanly(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            with _options():
-                return fn(*args, **kwargs)
-        except BrokenPipeError:
-            raise  # stdout closed by the reader (`| head`): click ends quietly, not an input error
-        except (ValueError, OSError) as exc:
-            fail(str(exc))
+        with user_errors(), _options():
+            return fn(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
 

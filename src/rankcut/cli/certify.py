@@ -19,7 +19,7 @@ import typer
 from rankcut.certify._validate import SUM_RTOL
 from rankcut.certify.report import JointReport
 from rankcut.certify.result import Certificate
-from rankcut.cli._errors import fail
+from rankcut.cli._errors import user_errors
 
 app = typer.Typer(help="Exact finite-sample audit certificates.", no_args_is_help=True)
 
@@ -35,12 +35,8 @@ def _fail_cleanly(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
+        with user_errors():
             return fn(*args, **kwargs)
-        except BrokenPipeError:
-            raise  # stdout closed by the reader (`| head`): click ends quietly, not an input error
-        except (ValueError, OSError) as exc:
-            fail(str(exc))
 
     return wrapper  # type: ignore[return-value]
 
