@@ -173,6 +173,7 @@ def test_evaluate_puts_the_model_beside_the_cutters(model: Path, files: dict[str
         == AttnCut.load(model).predict(load_trec(files["test"])).tolist()
     )
     assert "cut as saved, not refitted" in data["protocol"]["description"]
+    assert f"(trained for {model}: f1)" in data["protocol"]["description"]
 
 
 def test_evaluate_refuses_a_model_on_its_own_training_queries(model: Path, files: dict[str, Path]) -> None:
@@ -213,23 +214,13 @@ def test_train_refuses_bad_options_before_reading(
 
 
 def test_train_does_not_overwrite_a_folder_unless_asked(model: Path, files: dict[str, Path]) -> None:
-    result = invoke(
-        "train", "--run", files["train"], "--qrels", files["qrels"], "--epochs", "1", "--out", model
-    )
+    base = ["train", "--run", files["train"], "--qrels", files["qrels"], "--epochs", "1"]
+    result = invoke(*base, "--out", model)
     one_line_error(result, f"--out {model} exists: choose another folder or pass --overwrite")
     other = files["dir"] / "not-a-model"
     other.mkdir()
     (other / "notes.txt").write_text("mine")
-    result = invoke(
-        "train",
-        "--run",
-        files["train"],
-        "--qrels",
-        files["qrels"],
-        "--epochs",
-        "1",
-        "--out",
-        other,
-        "--overwrite",
-    )
-    assert result.exit_code == 2 and (other / "notes.txt").read_text() == "mine"
+    result = invoke(*base, "--out", other, "--overwrite")
+    # refused before training (no progress, no 'wrote'), and the folder is untouched
+    one_line_error(result, f"--out {other} is neither a rankcut checkpoint nor empty")
+    assert "wrote" not in result.stdout and (other / "notes.txt").read_text() == "mine"

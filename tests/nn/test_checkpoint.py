@@ -16,6 +16,7 @@ from safetensors.torch import load_file, save_file  # noqa: E402
 
 from rankcut.cutters.attncut import AttnCut  # noqa: E402
 from rankcut.cutters.bicut import BiCut  # noqa: E402
+from rankcut.cutters.choppy import Choppy  # noqa: E402
 from rankcut.cutters.neural import NeuralCutter  # noqa: E402
 from rankcut.cutters.recall_constrained import AttnCutRC  # noqa: E402
 from rankcut.data.lists import Posting, RankedLists  # noqa: E402
@@ -52,11 +53,12 @@ def fitted() -> Any:
     torch.set_num_threads(1)
     yield {"attncut": AttnCut(epochs=2, seed=1).fit(LISTS),
            "attncut-rc": AttnCutRC(sigma=0.6, epochs=2).fit(LISTS),
-           "bicut": BiCut(epochs=2).fit(LISTS)}
+           "bicut": BiCut(epochs=2).fit(LISTS),
+           "choppy": Choppy(epochs=2, seed=2).fit(LISTS)}
     torch.set_num_threads(n)
 
 
-@pytest.mark.parametrize("name", ["attncut", "attncut-rc", "bicut"])
+@pytest.mark.parametrize("name", ["attncut", "attncut-rc", "bicut", "choppy"])
 def test_save_then_load_gives_the_same_cutter(fitted: dict[str, NeuralCutter], tmp_path: Path,
                                               name: str) -> None:
     cutter = fitted[name]
@@ -73,6 +75,19 @@ def test_save_then_load_gives_the_same_cutter(fitted: dict[str, NeuralCutter], t
         a, b = getattr(cutter, f"{net}_").state_dict(), getattr(back, f"{net}_").state_dict()
         assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
         assert not getattr(back, f"{net}_").training
+
+
+def test_nan_in_the_history_and_numpy_parameters_round_trip(tmp_path: Path) -> None:
+    """A run whose last epoch diverged has NaN in its history; parameters given as numpy integers
+    are plain numbers in config.json: both come back as they were."""
+    cutter = AttnCut(epochs=np.int64(2), seed=1).fit(LISTS)
+    cutter.history_[-1]["val_loss"] = float("nan")
+    cutter.history_[-1]["val_metric"] = float("inf")
+    back = load_checkpoint(save_checkpoint(cutter, tmp_path / "model"))
+    assert back.get_params()["epochs"] == 2
+    last = back.history_[-1]
+    assert np.isnan(last["val_loss"]) and last["val_metric"] == float("inf")
+    assert back.history_[:-1] == cutter.history_[:-1] and back.val_qids_ == cutter.val_qids_
 
 
 def test_the_files_hold_what_they_say(fitted: dict[str, NeuralCutter], tmp_path: Path) -> None:

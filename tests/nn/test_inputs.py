@@ -76,7 +76,8 @@ def test_missing_column_at_transform_names_it() -> None:
 
 def test_non_finite_feature_is_refused() -> None:
     lists = make_lists([[1.0, 0.5]], [[0.2, float("nan")]])
-    with pytest.raises(ValueError, match="feature column 'sim' has a value that is not a finite number"):
+    with pytest.raises(ValueError, match=r"feature column 'sim' is not a finite number \(nan\) for query "
+                       r"'q0', document 'd1' \(rank 2\)"):
         InputEncoder.fit(lists)
 
 

@@ -158,11 +158,20 @@ def test_bicut_normalisation_moves_the_end_of_list_threshold() -> None:
     with one relevant document in ten and α = 0.65 the threshold is 0.17, not α itself."""
     a, r = 0.65, 0.1
     threshold = a * r / (a * r + (1 - a) * (1 - r))
+    assert threshold == pytest.approx(0.171, abs=1e-3)
+    mask = prefix_mask([1], 1)
+
+    def cost(relevant: float, p_eol: float) -> float:
+        """bicut_loss of one position with the given label and P(eol)."""
+        logits2 = torch.tensor([[[math.log(1 - p_eol), math.log(p_eol)]]])
+        return bicut_loss(logits2, t([[relevant]]), mask, alpha=a, relevant_share=r).item()
+
     for p_rel in (threshold - 0.01, threshold + 0.01):
-        def expected(p_eol: float, p_rel: float = p_rel) -> float:
-            # the expected cost of one position over its relevance, as the loss weighs it
-            return (p_rel * (1 - a) / r * p_eol + (1 - p_rel) * a / (1 - r) * (1 - p_eol))
-        assert (expected(1.0) < expected(0.0)) == (p_rel < threshold)
+        # the expected loss of saying EOL (P(eol) near 1) or continue (near 0) when the position is
+        # relevant with probability p_rel
+        eol = p_rel * cost(1, 1 - 1e-6) + (1 - p_rel) * cost(0, 1 - 1e-6)
+        cont = p_rel * cost(1, 1e-6) + (1 - p_rel) * cost(0, 1e-6)
+        assert (eol < cont) == (p_rel < threshold), p_rel
     labels = t([[1, 0, 0, 0, 0, 0, 0, 0, 0, 0]])
     assert relevant_share(labels, prefix_mask([10], 10)) == pytest.approx(0.1)
     assert relevant_share(t([[0, 0, 0]]), prefix_mask([3], 3)) == pytest.approx(1e-3)  # clipped
@@ -213,23 +222,32 @@ def test_recall_bins_loss_by_hand() -> None:
 # ---------------------------------------------------------------------------- gradients
 @pytest.mark.parametrize("name", ["raml", "mle", "expected", "rl", "bi-position"])
 def test_position_losses_have_finite_gradients_with_equal_rewards_and_length_one(name: str) -> None:
-    logits = torch.zeros(2, 4, requires_grad=True)
-    rewards = torch.full((2, 4), 0.5)
-    labels = t([[1, 1, 1, 1], [0, 0, 0, 0]])
+    """Equal rewards and a list of one document, with garbage at padding — large logits and NaN
+    rewards and labels, which the losses must ignore: the loss and the gradients at listed
+    positions are finite, and padding receives no gradient."""
+    logits = torch.tensor([[0.0, 0.0, 0.0, 0.0], [0.0, 1e4, -1e4, 3.0]], requires_grad=True)
+    rewards = torch.tensor([[0.5, 0.5, 0.5, 0.5], [0.5, NAN, NAN, NAN]])
+    labels = t([[1, 1, 1, 1], [0, NAN, NAN, NAN]])
     mask = prefix_mask([4, 1], 4)
-    masked = logits.masked_fill(~mask, -INF)  # as the networks return them
     losses = {
-        "raml": lambda: raml_loss(masked, rewards, mask),
-        "mle": lambda: mle_loss(masked, rewards, mask),
-        "expected": lambda: expected_metric_loss(masked, rewards, mask),
-        "rl": lambda: rl_loss(masked, rewards, mask, generator=torch.Generator().manual_seed(1)),
-        "bi-position": lambda: bicut_position_loss(masked, labels, mask, relevant_share=0.5),
+        "raml": lambda: raml_loss(logits, rewards, mask),
+        "mle": lambda: mle_loss(logits, rewards, mask),
+        "expected": lambda: expected_metric_loss(logits, rewards, mask),
+        "rl": lambda: rl_loss(logits, rewards, mask, generator=torch.Generator().manual_seed(1)),
+        "bi-position": lambda: bicut_position_loss(logits, labels, mask, relevant_share=0.5),
     }
     loss = losses[name]()
     loss.backward()
     assert torch.isfinite(loss)
-    assert logits.grad is not None and torch.isfinite(logits.grad).all()
+    assert logits.grad is not None and torch.isfinite(logits.grad[mask]).all()
     assert (logits.grad[~mask] == 0).all()
+
+
+def test_bicut_loss_ignores_nan_labels_at_padding() -> None:
+    logits2 = torch.zeros(1, 3, 2, requires_grad=True)
+    loss = bicut_loss(logits2, t([[1, 0, NAN]]), prefix_mask([2], 3), relevant_share=0.3)
+    loss.backward()
+    assert torch.isfinite(loss) and torch.isfinite(logits2.grad).all()
 
 
 # ---------------------------------------------------------------------------- validation

@@ -133,19 +133,37 @@ def test_first_eol_cuts() -> None:
 
     logits2 = torch.tensor(
         [
-            two_class([0.2, 0.7, 0.9, 0.1]),  # first P(eol) > 1/2 at document 2
+            two_class([0.2, 0.3, 0.9, 0.1]),  # first P(eol) > 1/2 at document 3: keep 2
             two_class([0.4, 0.5, 0.3, 0.2]),  # none (exactly 1/2 is not more): the whole list
             two_class([0.1, 0.3, 0.9, 0.9]),  # end of list only at padding: the whole list (2)
-            two_class([0.8, 0.1, 0.1, 0.1]),  # a length-1 list
+            two_class([0.8, 0.1, 0.1, 0.1]),  # EOL at the first document: keep one (k >= 1)
+            two_class([0.3, 0.8, 0.1, 0.1]),  # EOL at document 2: keep 1
         ]
     )
-    cuts = first_eol_cuts(logits2, prefix_mask([4, 4, 2, 1], 4))
-    assert cuts.dtype == np.int64 and cuts.tolist() == [2, 4, 2, 1]
+    cuts = first_eol_cuts(logits2, prefix_mask([4, 4, 2, 1, 4], 4))
+    assert cuts.dtype == np.int64 and cuts.tolist() == [2, 4, 2, 1, 1]
+
+
+def test_a_perfect_bicut_classifier_cuts_at_the_best_f1() -> None:
+    """BiCut's loss asks for *continue* at relevant and EOL at non-relevant documents; a classifier
+    that gets every position right must then cut where F1 is best for a list whose relevant
+    documents come first (the rule and the loss agree)."""
+    from rankcut.data.lists import Posting, RankedLists
+    from rankcut.metrics import oracle_cuts
+
+    labels = [[1, 1, 0, 0, 1, 0], [1, 0, 0, 0, 0, 0], [1, 1, 1, 1, 0, 0]]
+    run = {f"q{i}": [Posting(f"d{j}", 10.0 - j, j + 1) for j in range(6)] for i in range(3)}
+    qrels = {f"q{i}": {f"d{j}": 1 for j, y in enumerate(row) if y} for i, row in enumerate(labels)}
+    lists = RankedLists.from_postings(run, qrels)
+    y = torch.tensor([[float(v) for v in row] for row in labels])
+    perfect = torch.stack([y - 0.5, 0.5 - y], dim=-1)  # EOL logit > continue logit iff not relevant
+    cuts = first_eol_cuts(perfect, prefix_mask([6, 6, 6], 6))
+    assert cuts.tolist() == [2, 1, 4] == oracle_cuts(lists, "f1").tolist()
 
 
 def test_recall_constrained_cuts_by_hand() -> None:
-    # 5 bins, midpoints 0.1, 0.3, 0.5, 0.7, 0.9; expected recall per cut:
-    # k=1: bin 0 -> 0.1; k=2: bins 1, 2 at 1/2 each -> 0.4; k=3: bin 1 -> 0.3; k=4: bin 4 -> 0.9
+    # 5 bins [0, .2), [.2, .4), ...; the cut is eligible once P(R ≥ σ) ≥ 1/2, recall uniform in a bin:
+    # k=1: bin 0; k=2: bins 1 and 2 at 1/2 each (median 0.4); k=3: bin 1; k=4: bin 4
     def bins(probs: list[float]) -> list[float]:
         return [math.log(p) if p > 0 else -math.inf for p in probs]
 
@@ -163,12 +181,23 @@ def test_recall_constrained_cuts_by_hand() -> None:
         return recall_constrained_cuts(position_logits, bin_logits, mask, sigma).tolist()
 
     assert cuts(0.0) == argmax_cuts(position_logits, mask).tolist() == [1, 2]
-    assert cuts(0.05) == [1, 2]  # j = 1: the best cut m = 1 >= j
-    assert cuts(0.35) == [3, 2]  # j = 2 > m = 1: the next best, k = 3 (logit 3 beats k = 2, 4)
+    assert cuts(0.1) == [1, 2]  # k=1: P(R ≥ 0.1) = 1/2 (half of bin 0): j = 1, the best cut m = 1 >= j
+    assert cuts(0.15) == [3, 2]  # k=1 no longer (1/4); k=2: j = 2 > m = 1, so the next best, k = 3
+    assert cuts(0.4) == [3, 2]  # k=2: P(R ≥ 0.4) = 1/2 exactly (bin 2): j = 2
     assert cuts(0.6) == [4, 2]  # j = 4; list 1: no cut reaches 0.6, so j = length = 2
-    assert cuts(0.95) == [4, 2]  # no cut reaches sigma: keep the whole list
+    assert cuts(0.95) == [4, 2]  # k=4: P(R ≥ 0.95) = 1/4 < 1/2: no cut qualifies, the whole list
+    assert cuts(1.0) == [4, 2]
     with pytest.raises(ValueError, match="sigma"):
         cuts(1.5)
+
+
+def test_recall_constrained_rule_takes_j_itself_when_it_is_the_next_best() -> None:
+    """The paper's m ≥ j / m′ > j: with j = 2 and the best cut m = 1, the next best is k = 2 = j
+    itself, which meets the constraint and is taken (≥, not >)."""
+    certain = [[0.0, -math.inf], [-math.inf, 0.0], [-math.inf, 0.0], [-math.inf, 0.0]]  # 2 bins
+    bin_logits = torch.tensor([certain])  # k=1 in bin [0, .5), k>=2 in [.5, 1]
+    cuts = recall_constrained_cuts(torch.tensor([[5.0, 3.0, 1.0, 0.0]]), bin_logits, prefix_mask([4], 4), 0.5)
+    assert cuts.tolist() == [2]
 
 
 # ---------------------------------------------------------------------------- learning

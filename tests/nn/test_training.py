@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -68,6 +69,22 @@ def test_split_is_seeded_disjoint_and_keeps_the_order() -> None:
     assert split_validation(qids, 0.2, seed=3) == (train, val)
     assert any(split_validation(qids, 0.2, seed=s)[1] != val for s in range(4, 10))
     assert len(split_validation(qids, 0.25, seed=0)[1]) == 3  # 2.5 rounds half up
+
+
+def test_split_does_not_depend_on_the_order_of_the_queries() -> None:
+    qids = tuple(f"q{i}" for i in range(10))
+    train, val = split_validation(qids, 0.3, seed=5)
+    train_r, val_r = split_validation(qids[::-1], 0.3, seed=5)
+    assert set(val_r) == set(val) and set(train_r) == set(train)
+    assert val_r == tuple(q for q in qids[::-1] if q in set(val))  # each part keeps the given order
+
+
+def test_the_random_streams_are_distinct() -> None:
+    from rankcut.nn.training import STREAMS, stream_seed
+
+    seeds = {stream_seed(3, s) for s in STREAMS} | {3}
+    assert len(seeds) == len(STREAMS) + 1
+    assert stream_seed(3, "split") == stream_seed(3, "split") != stream_seed(4, "split")
 
 
 @pytest.mark.parametrize(("n", "fraction", "counts"), [(1, 0.2, "0 for validation and 1"),
@@ -140,6 +157,19 @@ def test_training_learns_the_gap() -> None:
     _, res = fit(lists=lists, epochs=8)
     # one depth for all lists (Greedy-k's best) cannot get there; the per-list cut can
     assert res.best["val_metric"] > 0.99 > np.nanmax(mean_curve(lists, "f1")) + 0.15
+
+
+def test_a_run_that_diverges_keeps_its_best_epoch() -> None:
+    """Weights that turn NaN at epoch 3 give NaN outputs: training stops there and keeps the
+    best earlier epoch instead of failing in the decision."""
+
+    def poisoned(out: torch.Tensor, b: Batch, epoch: int) -> torch.Tensor:
+        return raml(out, b, epoch) * (math.nan if epoch >= 3 else 1.0)
+
+    net, result = fit(loss_fn=poisoned, epochs=6)
+    assert [e["epoch"] for e in result.history] == [1, 2, 3]
+    assert math.isnan(result.history[-1]["val_metric"]) and result.best_epoch in (1, 2)
+    assert all(torch.isfinite(p).all() for p in net.parameters())
 
 
 def test_early_stopping_after_patience_epochs_without_progress() -> None:

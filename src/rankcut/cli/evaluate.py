@@ -599,6 +599,8 @@ def _with_models(result: Any, lists: Any, trained: dict[str, Any], *, baseline: 
     tested = baseline is not None
     protocol = {**result.protocol, "baseline": baseline.strip() if baseline is not None else None,
                 "test": test if tested else None, "alpha": alpha if tested else None}
+    fitted_for = ", ".join(f"{label}: {method.metric}" for label, method in trained.items())
     protocol["description"] += (f"; {_count(len(trained), 'trained model', 'trained models')} (--model) "
-                                "cut as saved, not refitted")
+                                f"cut as saved, not refitted, one cut per model scored in every column "
+                                f"(trained for {fitted_for})")
     return replace(result, methods=methods, tests=tests, protocol=protocol)

@@ -36,14 +36,21 @@ __all__ = ["MODELS", "train"]
 
 
 def _check_folder(out: Path, overwrite: bool) -> None:
-    """The checkpoint folder: its parent must exist; an existing one needs --overwrite."""
+    """The checkpoint folder, before training: its parent must exist; an existing one needs
+    --overwrite and must be a checkpoint or empty (no other folder is ever replaced)."""
     if not out.parent.is_dir():
         what = "is not a folder" if out.parent.exists() else "does not exist"
         raise ValueError(f"--out {out}: folder {out.parent} {what}")
-    if out.exists() and not overwrite:
+    if not out.exists():
+        return
+    if not overwrite:
         raise ValueError(f"--out {out} exists: choose another folder or pass --overwrite")
-    if out.exists() and not out.is_dir():
+    if not out.is_dir():
         raise ValueError(f"--out {out} is a file, not a checkpoint folder")
+    from rankcut.nn.checkpoint import is_checkpoint
+
+    if not is_checkpoint(out) and any(out.iterdir()):
+        raise ValueError(f"--out {out} is neither a rankcut checkpoint nor empty: it is not overwritten")
 
 
 def train(
@@ -79,11 +86,13 @@ def train(
         "--val-fraction", help="Share of the training queries held out to choose the epoch "
         "(default 0.2).")] = None,
     seed: Annotated[int, typer.Option(
-        "--seed", help="Seed of the weights, the validation split and the shuffling.")] = 0,
+        "--seed", help="Seed of the weights, the validation split, the batch order, dropout and RL's "
+        "sampled cuts (each its own stream).")] = 0,
     precision: Annotated[str, typer.Option(
         "--precision", help="fp32 (default: the same weights on every machine), bf16 (bfloat16 autocast "
         "with float32 weights, about twice as fast on a CPU with AMX) or auto (bf16 where the CPU has "
-        "AMX, else fp32). Saved with the model, which predicts in the same precision.")] = "fp32",
+        "AMX, else fp32). Saved with the model; fp32 and bf16 predict in the precision they trained "
+        "in, auto decides again on the machine that predicts.")] = "fp32",
     recall_base: Annotated[str, typer.Option(
         "--recall-base", help="Recall denominator: 'list' (relevant documents inside the list, AttnCut's "
         "Eq. 7) or 'judged' (all judged relevant).")] = "list",

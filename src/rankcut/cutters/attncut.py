@@ -130,6 +130,7 @@ class AttnCut(NeuralCutter):
         import torch
 
         from rankcut.nn import losses
+        from rankcut.nn.training import stream_seed
 
         tau, alpha, gamma, samples = float(self.tau), float(self.alpha), float(self.gamma), int(self.samples)
         if self.loss == "raml":
@@ -140,7 +141,7 @@ class AttnCut(NeuralCutter):
             share = training_share(lists)
             return lambda out, b, epoch: losses.bicut_position_loss(out, b.labels, b.mask, alpha=alpha,
                                                                     relevant_share=share)
-        draws = torch.Generator().manual_seed(int(self.seed))
+        draws = torch.Generator().manual_seed(stream_seed(int(self.seed), "samples"))
 
         def rl(out: torch.Tensor, b: Batch, epoch: int) -> torch.Tensor:
             return losses.rl_loss(out, b.rewards, b.mask, samples=samples, generator=draws,

@@ -5,8 +5,10 @@ torch is an optional extra (``pip install 'rankcut[torch]'``): this module and t
 on it import :mod:`rankcut.nn` (and so torch) inside ``fit``, ``predict``, ``save`` and ``load``
 only, so importing :mod:`rankcut.cutters` and checking a spec stay fast and torch-free.
 
-Fitting (:meth:`NeuralCutter.fit`): the input encoder is fitted on the training lists
-(:class:`rankcut.nn.inputs.InputEncoder`), the network is initialised under ``seed``, and
+Fitting (:meth:`NeuralCutter.fit`): the input encoder (:class:`rankcut.nn.inputs.InputEncoder`)
+is fitted on the training lists — all of them: its means and standard deviations, like BiCut's
+relevant share ``r``, include the queries that :func:`~rankcut.nn.training.fit_network` then sets
+aside for validation (training data, never test data) — the network is initialised under ``seed``, and
 :func:`rankcut.nn.training.fit_network` trains it on ``1 - val_fraction`` of the training
 queries, keeping the epoch with the best validation metric. The same seed gives the same weights
 and the same cuts, in the same ``precision`` (on the same kind of CPU and number of threads).

@@ -9,8 +9,8 @@ Two networks share AttnCut's encoding and attention layers' design:
   into one of ``B`` ordered bins of its recall ``R@k`` (Eq. 7), trained by maximum likelihood
   (:func:`rankcut.nn.losses.recall_bins_loss`); its epoch is chosen on the validation loss.
 
-At prediction, ``j`` is the first cut whose predicted recall reaches ``σ``, and AttnCut's cuts
-are tried in order of decreasing probability until one is ``≥ j``
+At prediction, ``j`` is the first cut at which the recall model finds ``R@k ≥ σ`` more likely than
+not, and AttnCut's cuts are tried in order of decreasing probability until one is ``≥ j``
 (:func:`rankcut.nn.models.recall_constrained_cuts`). ``σ`` enters only there: one fitted model
 serves every ``σ`` (set ``sigma`` on the fitted cutter).
 

@@ -26,6 +26,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
@@ -35,7 +36,8 @@ from rankcut.cutters.base import cutter_class
 from rankcut.cutters.neural import NeuralCutter
 from rankcut.nn.inputs import SCORE_COLUMNS, InputEncoder
 
-__all__ = ["CONFIG", "FORMAT", "FORMAT_VERSION", "README", "WEIGHTS", "load_checkpoint", "model_card",
+__all__ = ["CONFIG", "FORMAT", "FORMAT_VERSION", "README", "WEIGHTS", "is_checkpoint", "load_checkpoint",
+           "model_card",
            "register_neural_cutters", "save_checkpoint"]
 
 FORMAT = "rankcut-checkpoint"
@@ -59,16 +61,36 @@ def register_neural_cutters() -> None:
 
 
 def _jsonable(value: Any) -> Any:
+    """Strict JSON: numpy scalars as Python numbers, non-finite floats as ``"nan"``/``"inf"``/
+    ``"-inf"`` (read back by :func:`_number`)."""
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic) and not isinstance(value, np.str_):
+        value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)  # strict JSON has no NaN / inf
     return value
 
 
-def _is_checkpoint(folder: Path) -> bool:
+def _number(value: Any) -> Any:
+    """A number written by :func:`_jsonable`: ``"nan"``, ``"inf"``, ``"-inf"`` become floats again."""
+    return float(value) if value in ("nan", "inf", "-inf") else value
+
+
+def _training_values(key: str, value: Any) -> Any:
+    """A training summary attribute as it was before saving: query ids as tuples, the numbers of
+    the per-epoch history and of the best epoch's scores as numbers (NaN included)."""
+    if key.endswith("qids"):
+        return tuple(value)
+    if key.endswith("history"):
+        return [{k: _number(v) for k, v in entry.items()} for entry in value]
+    return _number(value)
+
+
+def is_checkpoint(folder: Path) -> bool:
+    """Whether ``folder`` holds a rankcut checkpoint (its ``config.json`` says so)."""
     try:
         return json.loads((folder / CONFIG).read_text(encoding="utf-8")).get("format") == FORMAT
     except (OSError, ValueError, AttributeError):
@@ -96,7 +118,7 @@ def save_checkpoint(cutter: NeuralCutter, folder: str | os.PathLike[str], *, ove
     if target.exists():
         if not overwrite:
             raise FileExistsError(f"{target} exists: choose another folder or pass overwrite=True")
-        if not target.is_dir() or not (_is_checkpoint(target) or not any(target.iterdir())):
+        if not target.is_dir() or not (is_checkpoint(target) or not any(target.iterdir())):
             raise FileExistsError(f"{target} exists and is not a rankcut checkpoint: it is not overwritten")
     if not target.parent.is_dir():
         raise FileNotFoundError(f"cannot write {target}: folder {target.parent} does not exist")
@@ -210,8 +232,7 @@ def load_checkpoint(folder: str | os.PathLike[str]) -> NeuralCutter:
     for name, net in nets.items():
         setattr(cutter, f"{name}_", net)
     for key in cls.summary_attributes:
-        value = training[key.rstrip("_")]
-        setattr(cutter, key, tuple(value) if key.endswith("qids_") else value)
+        setattr(cutter, key, _training_values(key.rstrip("_"), training[key.rstrip("_")]))
     return cutter
 
 

@@ -59,11 +59,12 @@ def _raw_columns(lists: RankedLists, columns: Sequence[str]) -> NDArray[np.float
         else:
             assert lists.features is not None
             out[:, :, j] = lists.features[:, :, have.index(c)]
-    listed = out[lists.mask]
-    bad = ~np.isfinite(listed).all(axis=0)
+    bad = ~np.isfinite(out) & lists.mask[..., None]
     if bad.any():
-        raise ValueError(f"feature column {columns[int(np.flatnonzero(bad)[0])]!r} has a value that is "
-                         "not a finite number at a listed document")
+        q, n, j = (int(v) for v in np.argwhere(bad)[0])
+        value = float(out[q, n, j])
+        raise ValueError(f"feature column {columns[j]!r} is not a finite number ({value!r}) for query "
+                         f"{lists.qids[q]!r}, document {lists.doc_ids[q, n]!r} (rank {n + 1})")
     return np.where(lists.mask[..., None], out, 0.0)
 
 

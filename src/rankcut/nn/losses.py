@@ -84,11 +84,12 @@ def _check_labels(labels: object, mask: Tensor) -> Tensor:
     listed = labels[mask]
     if not bool(((listed == 0) | (listed == 1)).all()):
         raise ValueError("labels must be 0 or 1 at listed positions")
-    return labels
+    # whatever sits at padding (NaN included) must not reach the gradients: 0 · NaN is NaN
+    return labels.masked_fill(~mask, 0.0)
 
 
 def _check_alpha(alpha: float) -> float:
-    if not (isinstance(alpha, int | float) and 0.0 <= alpha <= 1.0):
+    if isinstance(alpha, bool) or not (isinstance(alpha, int | float) and 0.0 <= alpha <= 1.0):
         raise ValueError(f"alpha must be a number in [0, 1], got {alpha!r}")
     return float(alpha)
 
@@ -245,6 +246,9 @@ def bicut_loss(logits2: Tensor, labels: Tensor, mask: Tensor, *, alpha: float = 
     balanced: with ``α = 0.65`` and one relevant document in ten, ending the list at the first
     document minimises the loss, and every list is cut at ``k = 1``. With it, a position ends
     the list when its relevance probability is below ``αr / (αr + (1 − α)(1 − r))``.
+    The costs are averaged over the list's documents (the paper's ``L_BiCut`` sums them): lists of
+    one length, as Robust04's 300, differ by a constant factor only, and lists of different
+    lengths weigh alike.
 
     :param logits2: float ``[B, L, 2]`` logits, class 0 = continue, class 1 = end of list; one
         softmax over the last axis (the only one: the network returns raw logits).

@@ -200,7 +200,9 @@ class AttnCutNet(nn.Module):
 
     * Encoding layer: a ``lstm_layers``-layer bidirectional LSTM, ``h_n`` = forward ‖ backward
       states of the last layer, model dimension ``t = 2·hidden`` (256 in the paper).
-    * Attention layer: ``M = MultiHeadAttention(H)`` with ``heads`` heads (Eq. 1; padded
+    * Attention layer: ``M = MultiHeadAttention(H)`` with ``heads`` heads (Eq. 1; each head's
+      scores are scaled by ``1/√(t/heads)``, as in Vaswani et al. and ``nn.MultiheadAttention``,
+      where Eq. 1 writes ``1/√t``; padded
       documents are masked out as keys) and ``M' = LayerNorm(M + H)`` (Eq. 2).
     * Decision layer: ``MLP(M')`` (``t → mlp_hidden → n_outputs``, ReLU), Eq. 3; the softmax over
       positions is left to the loss (:func:`rankcut.nn.losses.masked_log_softmax`).
@@ -407,19 +409,25 @@ def argmax_cuts(logits: Any, mask: Any) -> NDArray[np.int64]:
 
 
 def first_eol_cuts(logits2: Any, mask: Any) -> NDArray[np.int64]:
-    """BiCut's rule (Lien et al. 2019): cut at the first position whose end-of-list probability
-    exceeds 1/2, i.e. whose EOL logit exceeds its continue logit; the whole list when none does.
+    """BiCut's rule (Lien et al. 2019): the list ends at the first position whose end-of-list
+    probability exceeds 1/2 (its EOL logit exceeds its continue logit); the documents before it
+    are kept, at least one; the whole list when no position says EOL.
+
+    The EOL document itself is not kept, so that the rule agrees with BiCut's loss
+    (:func:`rankcut.nn.losses.bicut_loss`), which charges EOL at a relevant document and
+    *continue* at a non-relevant one: a classifier that is right at every position says EOL at
+    the first non-relevant document, and cutting just before it keeps the relevant run ahead.
 
     :param logits2: float ``[B, L, 2]`` logits, class 0 = continue, class 1 = end of list.
     :param mask: bool ``[B, L]`` prefix mask.
-    :returns: int64 ``[B]``, ``k`` = documents kept (the EOL document included).
+    :returns: int64 ``[B]``, ``k`` = documents kept, ``1 <= k <= length``.
     """
     logits2, mask, lengths = _decision_inputs("logits2", logits2, mask, 3)
     if logits2.shape[-1] != 2:
         raise ValueError(f"logits2 must have shape [B, L, 2], got {list(logits2.shape)}")
     eol = (logits2[..., 1] > logits2[..., 0]) & mask
-    first = eol.to(torch.uint8).argmax(dim=-1) + 1  # argmax returns the first True
-    return _cuts(torch.where(eol.any(dim=-1), first, lengths))
+    before = (eol.to(torch.uint8).argmax(dim=-1)).clamp(min=1)  # argmax returns the first True
+    return _cuts(torch.where(eol.any(dim=-1), before, lengths))
 
 
 def recall_constrained_cuts(
@@ -427,14 +435,18 @@ def recall_constrained_cuts(
 ) -> NDArray[np.int64]:
     """Recall-constrained AttnCut's rule ("recall constraint" section of Wu et al. 2021).
 
-    The predicted recall at cut ``k`` is the expected recall under the bin probabilities
-    (``softmax(bin_logits)``; bin ``b`` of ``C`` covers ``[b/C, (b+1)/C)``, midpoint
-    ``(b + 0.5)/C``). ``j`` is the first cut whose predicted recall reaches ``sigma`` (``j`` = length
-    when none does); a running maximum, which makes the predicted recall monotone in ``k``, has the
-    same first crossing, so it is not computed. Then AttnCut's cuts are
-    tried in order of decreasing probability and the first ``m >= j`` is taken, i.e. the most
-    probable cut among ``k >= j`` (ties → smallest ``k``); with ``sigma = 0`` this is
-    :func:`argmax_cuts`.
+    The recall model gives, at every cut ``k``, probabilities over ``C`` ordered recall bins
+    (``softmax(bin_logits)``; bin ``b`` covers ``[b/C, (b+1)/C)``). The paper does not say how the
+    position ``j`` "under the minimal recall requirement σ" is read from them; here ``j`` is the
+    first cut at which the recall is more likely than not to reach ``σ``:
+    ``P(R@k ≥ σ) = Σ_b p_b · clip((b+1) − σC, 0, 1) ≥ 1/2`` (recall uniform within a bin), i.e. the
+    median of the predicted recall reaches ``σ`` (``j`` = length when no cut does). Unlike the
+    mean of the bin midpoints, which always lies in ``[1/(2C), 1 − 1/(2C)]``, this reading covers
+    every ``σ`` in ``[0, 1]``: ``σ = 0`` gives ``j = 1``.
+    Then AttnCut's cuts are tried in order of decreasing probability and the first ``m ≥ j`` is
+    taken, i.e. the most probable cut among ``k ≥ j`` (ties → smallest ``k``); with ``sigma = 0``
+    this is :func:`argmax_cuts`. (The paper writes "``m ≥ j``" for the best cut and "until
+    ``m′ > j``" for the next ones; ``j`` itself meets the constraint, so ``≥`` is used for both.)
 
     :param position_logits: float ``[B, L]`` AttnCut position logits.
     :param bin_logits: float ``[B, L, C]`` recall-bin logits of the recall-constrained model.
@@ -449,9 +461,10 @@ def recall_constrained_cuts(
         raise ValueError("position_logits must be finite at listed positions")
     bin_logits, _, _ = _decision_inputs("bin_logits", bin_logits, mask, 3)
     n_bins = bin_logits.shape[-1]
-    midpoints = (torch.arange(n_bins, dtype=bin_logits.dtype, device=bin_logits.device) + 0.5) / n_bins
-    recall = torch.softmax(bin_logits, dim=-1) @ midpoints  # [B, L]
-    reached = (recall >= sigma) & mask
+    upper = torch.arange(1, n_bins + 1, dtype=torch.float64, device=bin_logits.device)  # (b + 1)
+    above = (upper - sigma * n_bins).clamp(0.0, 1.0)  # share of bin b at or above σ
+    p_reach = torch.softmax(bin_logits.double(), dim=-1) @ above  # P(R@k ≥ σ), [B, L]
+    reached = (p_reach >= 0.5) & mask
     j = torch.where(reached.any(dim=-1), reached.to(torch.uint8).argmax(dim=-1) + 1, lengths)
     k = torch.arange(1, mask.shape[1] + 1, device=mask.device)
     eligible = mask & (k[None, :] >= j[:, None])

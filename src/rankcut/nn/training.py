@@ -40,8 +40,8 @@ from rankcut.cutters.neural import check_precision, check_training_options
 from rankcut.data.lists import RankedLists
 from rankcut.nn.inputs import InputEncoder
 
-__all__ = ["Batch", "DecideFn", "LossFn", "TrainingResult", "autocast", "fit_network", "has_amx_bf16",
-           "make_batch", "resolve_precision", "split_validation"]
+__all__ = ["STREAMS", "Batch", "DecideFn", "LossFn", "TrainingResult", "autocast", "fit_network",
+           "has_amx_bf16", "make_batch", "resolve_precision", "split_validation", "stream_seed"]
 
 
 def has_amx_bf16() -> bool:
@@ -147,8 +147,9 @@ def split_validation(qids: tuple[str, ...], val_fraction: float,
     """Split training queries into (train, validation), seeded.
 
     ``round(val_fraction · n)`` queries (half rounded up), drawn by
-    ``numpy.random.default_rng(seed).permutation``, go to validation; both parts keep the order
-    of ``qids``.
+    ``numpy.random.default_rng(seed).permutation`` of the *sorted* query ids (so the split does
+    not depend on the order of the run files), go to validation; both parts keep the order of
+    ``qids``.
 
     :raises ValueError: when either part would be empty (too few training queries).
     """
@@ -160,10 +161,22 @@ def split_validation(qids: tuple[str, ...], val_fraction: float,
             f"{n} {'query' if n == 1 else 'queries'} leaves {n_val} for validation and {n - n_val} "
             "for training; each needs at least one (give more training queries or change val_fraction)"
         )
-    held = np.zeros(n, dtype=bool)
-    held[np.random.default_rng(seed).permutation(n)[:n_val]] = True
-    return (tuple(q for q, h in zip(qids, held, strict=True) if not h),
-            tuple(q for q, h in zip(qids, held, strict=True) if h))
+    ranked = sorted(qids)
+    held = {ranked[i] for i in np.random.default_rng(seed).permutation(n)[:n_val].tolist()}
+    return tuple(q for q in qids if q not in held), tuple(q for q in qids if q in held)
+
+
+#: the random streams of training, each seeded from the user's seed (:func:`stream_seed`)
+STREAMS: tuple[str, ...] = ("split", "shuffle", "dropout", "samples")
+
+
+def stream_seed(seed: int, stream: str) -> int:
+    """An independent seed for one random stream of training (:data:`STREAMS`: the validation
+    split, the batch order, dropout, RL's sampled cuts), from ``seed``
+    (``numpy.random.SeedSequence([seed, i])``), so that no two streams replay the same numbers —
+    nor the initial weights, which :meth:`rankcut.cutters.neural.NeuralCutter.fit` draws from
+    ``torch.manual_seed(seed)`` itself."""
+    return int(np.random.SeedSequence([seed, STREAMS.index(stream)]).generate_state(1)[0])
 
 
 def _adam(net: nn.Module, *, lr: float, weight_decay: float) -> torch.optim.Optimizer:
@@ -217,8 +230,8 @@ def fit_network(
     :param clip: largest gradient norm (``torch.nn.utils.clip_grad_norm_``); ``inf``: no clip.
     :param patience: stop after this many epochs without a better validation score.
     :param val_fraction: share of the training queries used for validation, in (0, 1).
-    :param seed: seeds the split (numpy), the shuffling and dropout (torch); the caller's global
-        torch random state is restored afterwards.
+    :param seed: seeds the split (numpy), the shuffling and dropout (torch), each through its own
+        :func:`stream_seed`; the caller's global torch random state is restored afterwards.
     :param precision: ``"fp32"``, ``"bf16"`` (bfloat16 autocast, float32 weights and loss; module
         docstring) or ``"auto"`` (:func:`resolve_precision`).
     :param progress: show a tqdm bar on stderr with the loss and the validation score.
@@ -235,7 +248,7 @@ def fit_network(
         raise ValueError(f"clip must be a number > 0 (inf: no clipping), got {clip!r}")
     if train_lists.gains is None:
         raise ValueError("training lists carry no relevance judgements: build them with qrels")
-    train_ids, val_ids = split_validation(train_lists.qids, val_fraction, seed)
+    train_ids, val_ids = split_validation(train_lists.qids, val_fraction, stream_seed(seed, "split"))
 
     data = make_batch(train_lists, encoder, metric=metric, recall_base=recall_base)
     row = {q: i for i, q in enumerate(train_lists.qids)}
@@ -248,8 +261,8 @@ def fit_network(
     history: list[dict[str, float]] = []
     best_score, best_epoch, best_state = -math.inf, 0, None
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        shuffle = torch.Generator().manual_seed(seed)
+        torch.manual_seed(stream_seed(seed, "dropout"))
+        shuffle = torch.Generator().manual_seed(stream_seed(seed, "shuffle"))
         optimizer = _adam(net, lr=lr, weight_decay=weight_decay)
         bar = tqdm(range(1, epochs + 1), desc=desc, unit="epoch", disable=not progress, file=sys.stderr,
                    dynamic_ncols=True)
@@ -273,11 +286,15 @@ def fit_network(
                 with autocast(precision):
                     out = net(val.x, val.mask)
                 out = out.float()
+                diverged = not bool(torch.isfinite(out[val.mask]).all())
+                val_loss = math.nan if diverged else float(loss_fn(out, val, epoch))
                 entry: dict[str, float] = {"epoch": epoch, "train_loss": total / len(train),
-                                           "val_loss": float(loss_fn(out, val, epoch))}
+                                           "val_loss": val_loss}
                 if decide_fn is not None:
-                    k = np.asarray(decide_fn(out, val.mask), dtype=np.int64)
-                    entry["val_metric"] = float(val_rewards[np.arange(len(val)), k - 1].mean())
+                    entry["val_metric"] = math.nan
+                    if not diverged:
+                        k = np.asarray(decide_fn(out, val.mask), dtype=np.int64)
+                        entry["val_metric"] = float(val_rewards[np.arange(len(val)), k - 1].mean())
             score = entry["val_metric"] if decide_fn is not None else -entry["val_loss"]
             if score > best_score:  # strict: ties keep the earlier epoch
                 best_score, best_epoch = score, epoch
@@ -291,10 +308,10 @@ def fit_network(
             else:
                 shown["val_loss"] = f"{entry['val_loss']:.4f}"
             bar.set_postfix(shown)
-            if epoch - best_epoch >= patience:
+            if diverged or epoch - best_epoch >= patience:  # NaN weights never recover
                 break
         bar.close()
-    if best_state is None:  # every validation score was NaN
+    if best_state is None:  # the first epoch diverged already
         raise ValueError(f"training diverged: no epoch of {desc} gave a finite validation score")
     net.load_state_dict(best_state)
     net.eval()
