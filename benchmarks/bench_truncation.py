@@ -369,14 +369,18 @@ def rc_table(
 
 
 def speed_table(
-    all_results: dict[str, dict[str, dict[str, list[dict[str, Any]]]]], rc: dict[str, list[dict[str, Any]]]
+    all_results: dict[str, dict[str, dict[str, list[dict[str, Any]]]]],
+    rc: dict[str, list[dict[str, Any]]],
+    threads: int,
+    precision: str,
 ) -> str:
     lines = [
         "### Speed",
         "",
         "Median over every training epoch of every fold and metric (an epoch: one pass over the "
         "training lists of the fold, ~80% of them, and one validation pass), and median lists per second "
-        "of `predict` on the test fold (median of 5 calls). torch threads = 2.",
+        f"of `predict` on the test fold (median of 5 calls). torch threads = {threads}, "
+        f"precision {precision}.",
         "",
         "| Setting | Model | s / epoch | epochs run (median) | lists / s |",
         "| --- | --- | --- | --- | --- |",
@@ -414,6 +418,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         choices=("fp32", "bf16", "auto"),
         help="of the neural cutters (bf16: twice as fast here, the same validation F1; docs/benchmarks.md)",
     )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads (default 1: on a 2-core machine shared with anything else, "
+        "2 threads were measured many times slower; docs/benchmarks.md)",
+    )
     parser.add_argument("--fresh", action="store_true", help="recompute cached results")
     parser.add_argument("--report-only", action="store_true", help="tables from the cache; compute nothing")
     parser.add_argument("--markdown", type=Path, help="also write the tables to this file")
@@ -421,7 +432,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     import torch
 
-    torch.set_num_threads(2)
+    torch.set_num_threads(args.threads)
     methods = [m.strip() for m in args.methods.split(",")]
     unknown = [m for m in methods if m not in METHODS and m != RC]
     if unknown:
@@ -478,7 +489,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 attn = results.get("attncut", {}).get("f1")
                 out.append(rc_table(setting, units, attn, test if test is not None else lists))
         print("\n".join(out[first:]), flush=True)
-    out.append(speed_table(all_results, rc_results))
+    out.append(speed_table(all_results, rc_results, args.threads, args.precision))
     text = "\n".join(out)
     print(out[-1])
     if args.markdown:
