@@ -131,6 +131,26 @@ def test_meta_and_reopening(tmp_path):
         assert s.get_meta("format") == "rankcut-labels"
 
 
+def test_several_meta_values_and_labels_with_meta_in_one_transaction(tmp_path):
+    path = tmp_path / "labels.sqlite"
+    with LabelStore(path) as s:
+        s.set_meta_many({"audit_id": "a", "sample_hash": "h"})
+        assert (s.get_meta("audit_id"), s.get_meta("sample_hash")) == ("a", "h")
+        # one bad value refuses the whole call
+        with pytest.raises(ValueError, match="reserved"):
+            s.set_meta_many({"opened_at": "t", "format": "x"})
+        assert s.get_meta("opened_at") is None
+        assert s.record([("q", "d")], [1], "reused from audit x", meta={"reused_from": "x"}) == 1
+        assert s.get_meta("reused_from") == "x" and s.sources() == ["reused from audit x"]
+        # a refused record writes no meta either
+        with pytest.raises(ValueError, match="already labelled"):
+            s.record([("q", "d")], [0], "other", meta={"reused_from": "y"})
+        assert s.get_meta("reused_from") == "x"
+        with pytest.raises(ValueError, match="must be a string"):
+            s.record([("q", "e")], [0], "other", meta={"k": 1})  # type: ignore[dict-item]
+        assert s.count() == 1
+
+
 def test_closed_store_refuses_work(tmp_path):
     with LabelStore(tmp_path / "l.sqlite") as s:
         pass
@@ -267,6 +287,46 @@ def test_killed_writer_keeps_every_returned_label_and_no_half_call(tmp_path):
         now = _check_calls(path)
         assert done + printed <= now <= done + printed + 1
         done = now
+
+
+# A child that, call after call, writes three meta values in one transaction, then one label with a
+# meta value in the same transaction, and prints the call's number once both returned.
+_META_CHILD = """
+import sys
+from rankcut.audit.labels import LabelStore
+store = LabelStore(sys.argv[1])
+for b in range(int(sys.argv[2]), 10**6):
+    store.set_meta_many({"opened_at": "t%d" % b, "opened_sample_hash": "s%d" % b,
+                         "opened_labels_hash": "h%d" % b})
+    store.record([("q", "d%d" % b)], [b % 2], "reused from audit x", meta={"reused_from": "r%d" % b})
+    print(b, flush=True)
+"""
+
+
+def test_killed_meta_writer_leaves_all_values_or_none(tmp_path):
+    """The audit workflow writes related meta values (audit id and sample hash; the opening time
+    and hashes; reused labels and where they came from) together: a kill never splits them."""
+    path = tmp_path / "labels.sqlite"
+    first = 0
+    for delay in (0.0, 0.0005, 0.002, 0.005, 0.01):
+        child = subprocess.Popen([sys.executable, "-c", _META_CHILD, str(path), str(first)],
+                                 stdout=subprocess.PIPE, text=True)
+        assert child.stdout is not None
+        assert child.stdout.readline(), "the child stopped early"
+        time.sleep(delay)
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        child.stdout.close()
+        with LabelStore(path) as s:
+            at = s.get_meta("opened_at")
+            assert at is not None
+            b = at[1:]
+            assert (s.get_meta("opened_sample_hash"), s.get_meta("opened_labels_hash")) == (f"s{b}", f"h{b}")
+            calls = sorted(int(d[1:]) for _, d, _ in s.items())
+            assert calls == list(range(calls[-1] + 1))
+            assert s.get_meta("reused_from") == f"r{calls[-1]}"  # the label and its meta together
+            assert int(b) in (calls[-1], calls[-1] + 1)  # killed after a call, or inside the next one
+            first = calls[-1] + 1
 
 
 # --- label files -------------------------------------------------------------------------------------

@@ -211,7 +211,7 @@ class LabelStore:
         return f"LabelStore({str(self.path)!r})"
 
     def record(self, items: Sequence[Item], labels: Sequence[Any], source: str, *,
-               overwrite: bool = False) -> int:
+               overwrite: bool = False, meta: Mapping[str, str] | None = None) -> int:
         """Record ``labels[i]`` for ``items[i]``, all in one transaction.
 
         Recording the label an item already has changes nothing. A different label is refused
@@ -220,6 +220,8 @@ class LabelStore:
         :param items: ``(query_id, doc_id)`` pairs.
         :param labels: 0/1 (or bool) per item.
         :param source: who or what gave the labels (``"interactive"``, a file name, ``"qrels"``).
+        :param meta: ``meta`` values written in the same transaction as the labels (as
+            :meth:`set_meta_many`), so that a killed process leaves both or neither.
         :returns: how many labels were written (new or changed).
         :raises ValueError: for malformed items or labels, an item given twice with different
             labels, or (unless ``overwrite``) an item whose stored label differs — naming query,
@@ -232,6 +234,7 @@ class LabelStore:
                              f"got {len(pairs)} and {len(values)}")
         if not isinstance(source, str) or not source.strip():
             raise ValueError(f"source must be a non-empty string, got {source!r}")
+        meta_rows = _meta_rows(meta or {})
         wanted: dict[Item, int] = {}
         for (q, d), label in zip(pairs, values, strict=True):
             if wanted.setdefault((q, d), label) != label:
@@ -259,6 +262,7 @@ class LabelStore:
                             "recorded_at) VALUES (?, ?, ?, ?, ?, ?)",
                             (q, d, None if old is None else old[0], label, source, now))
                 written += 1
+            _write_meta(con, meta_rows)
         return written
 
     def get(self, items: Iterable[Item]) -> dict[Item, int]:
@@ -294,26 +298,52 @@ class LabelStore:
                                  "FROM events ORDER BY seq")
         return [LabelEvent(*row) for row in rows]
 
+    def sources(self) -> list[str]:
+        """The distinct sources of the current labels, sorted."""
+        return [str(r[0]) for r in self._con.execute("SELECT DISTINCT source FROM labels ORDER BY source")]
+
     def set_meta(self, key: str, value: str) -> None:
         """Store ``value`` under ``key`` (replacing an earlier value) in the ``meta`` table.
 
         :raises ValueError: for an empty key, a non-string value, or the reserved keys
             ``format`` and ``schema_version``.
         """
+        self.set_meta_many({key: value})
+
+    def set_meta_many(self, values: Mapping[str, str]) -> None:
+        """Store several ``meta`` values in one transaction: a process killed at any moment
+        leaves all of them written or none.
+
+        :raises ValueError: as :meth:`set_meta`, for any of them (nothing is written then).
+        """
+        rows = _meta_rows(values)
+        with self._transaction() as con:
+            _write_meta(con, rows)
+
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        """The value stored under ``key``, or ``default``."""
+        row = self._con.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return default if row is None else str(row[0])
+
+
+def _meta_rows(values: Mapping[str, str]) -> list[tuple[str, str]]:
+    if not isinstance(values, Mapping):
+        raise ValueError(f"meta values must be a mapping of keys to strings, got {values!r}")
+    rows = []
+    for key, value in values.items():
         if not isinstance(key, str) or not key.strip():
             raise ValueError(f"key must be a non-empty string, got {key!r}")
         if key in _RESERVED_META:
             raise ValueError(f"key {key!r} is reserved for the label store itself")
         if not isinstance(value, str):
             raise ValueError(f"value for key {key!r} must be a string, got {value!r}")
-        with self._transaction() as con:
-            con.execute("INSERT INTO meta VALUES (?, ?) "
-                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
+        rows.append((key, value))
+    return rows
 
-    def get_meta(self, key: str, default: str | None = None) -> str | None:
-        """The value stored under ``key``, or ``default``."""
-        row = self._con.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return default if row is None else str(row[0])
+
+def _write_meta(con: sqlite3.Connection, rows: Sequence[tuple[str, str]]) -> None:
+    con.executemany("INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    rows)
 
 
 def _check_store_file(path: Path, create: bool) -> None:
