@@ -238,6 +238,17 @@ def test_choice_in_counts_for_finite_certificates_and_names() -> None:
     assert choice.details["bounded"] == "M0"
 
 
+def test_choice_of_counts_takes_a_target_of_zero_missed_items() -> None:
+    """M0 ≤ 0 (nothing missed) is a target in items: met by a bound of 0, never by a mass target."""
+    cert = prefix_bounds_separate_finite([0, 0], [95, 60], [100, 60], 0.05, names=["a", "b"])
+    assert cert.value[1] == 0 < cert.value[0]  # the whole pool of b was drawn
+    choice = choose_prefix(cert, [10, 50], 0)
+    assert choice.value == "b" and recompute(choice) == choice
+    assert choose_prefix(cert, [10, 50], 0.0).value == "b"
+    with pytest.raises(ValueError, match="target must be >= 0"):
+        choose_prefix(cert, [10, 50], -1)
+
+
 # --- Theorem 19 -----------------------------------------------------------------------------------
 
 

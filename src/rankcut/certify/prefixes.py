@@ -493,8 +493,8 @@ def choose_prefix(
         its inputs, and a value that does not match is rejected.
     :param burdens: review burden of each prefix, e.g. ``B(g_m) = p1(g_m)`` or the included-pool
         size ``N1(g_m)``; any non-negative numbers, lower is cheaper.
-    :param target: the target, in the units of the certificate's value (mass ``ε`` for ``r``,
-        a number of items for ``M0``).
+    :param target: the target, in the units of the certificate's value: a mass ``ε > 0`` for
+        ``r``, a number of items ``≥ 0`` for ``M0`` (0: nothing missed, which a bound of 0 meets).
     :returns: ``side="choice"``, ``value`` = the chosen prefix name, or ``None`` when no prefix
         meets the target; ``details["table"]`` lists every prefix with burden, bound and verdict.
     """
@@ -513,8 +513,10 @@ def choose_prefix(
     if np.any(b < 0):
         raise ValueError(f"burdens must be >= 0, got {b[b < 0][0].item()!r}")
     eps = check_number(target, "target")
-    if eps <= 0:
+    if fresh.quantity == "r" and eps <= 0:
         raise ValueError(f"target must be > 0, got {shown(target)}")
+    if eps < 0:
+        raise ValueError(f"target must be >= 0 missed items, got {shown(target)}")
     meets = bounds <= eps
     table = [
         {"name": labels[i], "burden": float(b[i]), "upper": fresh.value[i], "meets": bool(meets[i])}
