@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 import sys
 import warnings
@@ -482,6 +483,132 @@ def test_refuse_labels_changed_after_opening(sampled: Path, data: Data) -> None:
         store.record([(r["query_id"], r["doc_id"])], [1 - old], "edit", overwrite=True)
     with pytest.raises(ValueError, match="labels changed after they were opened"):
         wf.certify(sampled)
+
+
+def test_deleting_the_label_store_does_not_undo_the_opening(sampled: Path, data: Data,
+                                                            tmp_path: Path) -> None:
+    """opened.json remembers the opening: a deleted (or replaced) store cannot be relabelled, and a
+    store that does not hold the labels that were opened cannot certify."""
+    wf.label(sampled, qrels=data.qrels)
+    opened = wf.certify(sampled).content["opened_at"]
+    for name in ("labels.sqlite", "labels.sqlite-wal", "labels.sqlite-shm"):
+        (sampled / name).unlink(missing_ok=True)
+    zeros = tmp_path / "zeros.csv"
+    rows = [line.split(",")[:2] for line in (sampled / "to_label.csv").read_text().splitlines()[1:]]
+    zeros.write_text("query_id,doc_id,label\n" + "".join(f"{q},{d},0\n" for q, d in rows))
+    opened_here = re.escape(f"opened for certification at {opened} (") + ".*opened.json"
+    with pytest.raises(wf.AuditStepError, match=opened_here):
+        wf.label(sampled, from_file=zeros)
+    # a store rebuilt by hand (all labels 0) is not the one that was opened
+    m = load_manifest(sampled)
+    info = json.loads((sampled / "sample.json").read_text())
+    with LabelStore(sampled / "labels.sqlite") as store:
+        store.set_meta_many({"audit_id": m.audit_id, "sample_hash": info["sample_hash"]})
+        store.record([(q, d) for q, d in rows], [0] * len(rows), "by hand")
+    with pytest.raises(ValueError, match="does not hold the labels that were opened"):
+        wf.certify(sampled)
+    # nor can the sample be drawn again once sample.json is gone
+    (sampled / "sample.json").unlink()
+    with pytest.raises(wf.AuditStepError, match="opened for certification"):
+        wf.sample(sampled, excluded=20, included=20)
+
+
+def test_a_deleted_opening_record_is_refused(sampled: Path, data: Data) -> None:
+    wf.label(sampled, qrels=data.qrels)
+    wf.certify(sampled)
+    (sampled / "opened.json").unlink()
+    with pytest.raises(ValueError, match="opened.json is missing"):
+        wf.certify(sampled)
+    with pytest.raises(ValueError, match="opened.json is missing"):
+        wf.label(sampled, qrels=data.qrels)
+
+
+def test_a_failing_certificate_opens_nothing(sampled: Path, data: Data, monkeypatch: pytest.MonkeyPatch
+                                              ) -> None:
+    """The certificates are computed before the opening is recorded: an error leaves the labels
+    unopened, and certify can run again."""
+    wf.label(sampled, qrels=data.qrels)
+
+    def broken(*args: Any) -> Any:
+        raise ValueError("no certificate today")
+
+    monkeypatch.setitem(wf._CERTIFY, "two-pool", broken)
+    with pytest.raises(ValueError, match="no certificate today"):
+        wf.certify(sampled)
+    assert not (sampled / "opened.json").exists()
+    with LabelStore(sampled / "labels.sqlite") as store:
+        assert store.get_meta("opened_at") is None
+    monkeypatch.undo()
+    assert wf.certify(sampled).report["recall"].value >= 0
+
+
+def test_prefixes_with_a_target_of_nothing_missed(data: Data, tmp_path: Path) -> None:
+    audit = tmp_path / "Z"
+    wf.freeze(audit, run=data.run, cut=data.cut, design="prefixes", offsets=[0, 10, 20], max_missed=0,
+              seed=3)
+    res = _run_all(audit, data)
+    assert res.report["choice"].inputs["target"] == 0
+    bounds = res.report["bounds"].value
+    assert res.content["verdict"]["met"] == any(b == 0 for b in bounds)
+    assert (audit / "certificate.json").exists()
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"design": "excluded", "max_missed": 0, "sampling": "with-replacement"},
+     "max_missed 0 cannot be certified"),
+    ({"design": "prefixes", "cut": None, "depths": [5, 10], "max_missed": 0, "sampling": "with-replacement"},
+     "max_missed 0 cannot be certified"),
+    ({"design": "excluded", "max_missed": 0, "corpus_size": 10**10}, r"auto: a pool of .* exceeds"),
+    ({"design": "stratified", "bands": [5], "cut": "run"}, "excluded pool of the cut is empty"),
+])
+def test_freeze_refuses_what_certify_could_not_do(data: Data, tmp_path: Path, kwargs: dict[str, Any],
+                                                 message: str) -> None:
+    args: dict[str, Any] = {"run": data.run, "cut": data.cut, "seed": 1, **kwargs}
+    if args["cut"] == "run":
+        args["cut"] = data.run  # the cut keeps everything
+    with pytest.raises(ValueError, match=message):
+        wf.freeze(tmp_path / "Z", **args)
+    assert not (tmp_path / "Z" / "manifest.json").exists()
+
+
+def test_stores_left_half_written_by_an_older_rankcut_are_completed(data: Data, tmp_path: Path) -> None:
+    """States the one-value-at-a-time meta writes could leave when killed: an owner without its
+    sample hash (nothing labelled yet), an opening time without its hashes."""
+    a = tmp_path / "A"
+    m = wf.freeze(a, run=data.run, cut=data.cut, design="excluded", seed=3)
+    wf.plan(a)
+    wf.sample(a, excluded=20)
+    with LabelStore(a / "labels.sqlite") as store:
+        store.set_meta("audit_id", m.audit_id)
+    assert wf.label(a, qrels=data.qrels).missing == 0
+    with LabelStore(a / "labels.sqlite") as store:
+        store.set_meta("opened_at", "2026-01-01T00:00:00.000000+00:00")
+    res = wf.certify(a)
+    assert res.content["opened_at"] == "2026-01-01T00:00:00.000000+00:00"
+    assert json.loads((a / "opened.json").read_text())["labels_hash"] == res.content["labels_hash"]
+    assert wf.certify(a).content["labels_hash"] == res.content["labels_hash"]
+
+
+def test_reused_labels_without_their_note_still_count_as_reused(data: Data, tmp_path: Path) -> None:
+    """Labels whose source says 'reused from audit' are reused labels even when the store's
+    reused_from note is missing (a store killed between the two writes of an older rankcut)."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    kwargs = dict(run=data.run, cut=data.cut, design="excluded", seed=7)
+    wf.freeze(old, **kwargs)
+    wf.plan(old)
+    wf.sample(old, excluded=15)
+    wf.label(old, qrels=data.qrels)
+    wf.freeze(new, reuse_labels=old, **kwargs)
+    wf.plan(new)
+    wf.sample(new, excluded=15)
+    wf.label(new, reuse=True)
+    with LabelStore(new / "labels.sqlite") as store:
+        assert store.get_meta("reused_from") is not None
+        store._con.execute("DELETE FROM meta WHERE key = 'reused_from'")
+    with LabelStore(old / "labels.sqlite") as store:
+        store.set_meta("opened_at", "2000-01-01T00:00:00.000000+00:00")
+    with pytest.raises(ValueError, match="opened for certification at 2000-01-01"):
+        wf.certify(new)
 
 
 def test_refuse_a_label_store_of_another_audit(sampled: Path, data: Data, tmp_path: Path) -> None:

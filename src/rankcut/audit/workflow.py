@@ -294,14 +294,21 @@ def _member_names(kind: str, values: Sequence[Any]) -> list[str]:
 # the frozen audit, loaded
 
 
+@dataclass(frozen=True)
+class _Size:
+    """One member's (or the single cut's) pool sizes, as frozen in the manifest."""
+
+    name: str
+    n1: int
+    n0: int
+
+
 @dataclass
-class _Audit:
-    """A frozen audit with its lists and pools rebuilt from the (checked) input files."""
+class _Frozen:
+    """What the manifest alone says about a frozen audit (no input file is read): enough to
+    compute its certificates from the sample's counts, as certify does and the report checks."""
 
     manifest: Manifest
-    lists: RankedLists
-    members: list[Pools]  # one per member; a single cut is a family of one
-    names: list[str]
 
     @property
     def folder(self) -> Path:
@@ -310,14 +317,6 @@ class _Audit:
     @property
     def design(self) -> str:
         return str(self.manifest["design"])
-
-    @property
-    def base(self) -> Pools:
-        return self.members[0]
-
-    @property
-    def n_items(self) -> int:
-        return self.base.n_items
 
     @property
     def finite(self) -> bool:
@@ -338,6 +337,35 @@ class _Audit:
     @property
     def bands(self) -> list[int]:
         return [int(b) for b in self.manifest["bands"]]
+
+    @property
+    def names(self) -> list[str]:
+        return [str(m["name"]) for m in self.manifest["pools"]["members"]]
+
+    @property
+    def sizes(self) -> list[_Size]:
+        """Per member (one for a single cut): its name, N1 and N0."""
+        return [_Size(str(m["name"]), int(m["n1"]), int(m["n0"])) for m in self.manifest["pools"]["members"]]
+
+    @property
+    def queries(self) -> int:
+        return int(self.manifest["pools"]["queries"])
+
+    @property
+    def n_items(self) -> int:
+        return int(self.manifest["pools"]["items"])
+
+
+@dataclass
+class _Audit(_Frozen):
+    """A frozen audit with its lists and pools rebuilt from the (checked) input files."""
+
+    lists: RankedLists
+    members: list[Pools]  # one per member; a single cut is a family of one
+
+    @property
+    def base(self) -> Pools:
+        return self.members[0]
 
 
 def _build(inputs: Mapping[str, Any], ordering: str, family_spec: Mapping[str, Any] | None,
@@ -373,9 +401,9 @@ def _load(audit_dir: str | Path) -> _Audit:
     """The frozen audit, after checking that the manifest and every input file are unchanged."""
     manifest = load_manifest(audit_dir)
     check_inputs(manifest)
-    lists, members, names = _build(manifest["inputs"], manifest["ordering"], manifest.get("family"),
-                                   manifest.get("corpus"))
-    return _Audit(manifest, lists, members, names)
+    lists, members, _ = _build(manifest["inputs"], manifest["ordering"], manifest.get("family"),
+                               manifest.get("corpus"))
+    return _Audit(manifest, lists, members)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -630,6 +658,9 @@ def freeze(
         band_sizes = [int(v) for v in base.band_sizes(band_offsets)]
     from rankcut.certify.bounds import MAX_POPULATION
 
+    if design == "stratified" and base.n0 == 0:
+        raise ValueError("the excluded pool of the cut is empty (it keeps every item): there are no rank "
+                         "bands below it to stratify, and nothing is missed")
     largest = max(base.n0, base.n1 if design == "two-pool" else 0)
     resolved = sampling
     if sampling == "auto":
@@ -638,6 +669,12 @@ def freeze(
         raise ValueError(f"a pool of {largest} items exceeds {MAX_POPULATION:.0e}, beyond the exact "
                          f"hypergeometric inversion: use {_o('sampling')} with-replacement (binomial "
                          "certificates)")
+    if resolved == "with-replacement" and target is not None and target.get("max_missed") == 0:
+        why = "" if sampling != "auto" else (f" (chosen by {_o('sampling')} auto: a pool of {largest} items "
+                                             f"exceeds {MAX_POPULATION:.0e})")
+        raise ValueError(f"{_o('max_missed')} 0 cannot be certified with i.i.d. draws with replacement{why}: "
+                         "the binomial bound on the missed mass is never 0; give "
+                         f"{_o('max_missed')} >= 1, or sample without replacement")
     if fam is not None:
         fam = {**fam, "names": names}
     content: dict[str, Any] = {
@@ -1053,6 +1090,7 @@ def sample(audit_dir: str | Path, *, excluded: int | Sequence[int] | None = None
     if (folder / SAMPLE_FILE).exists():
         raise AuditStepError(f"the sample of {folder} was already drawn ({folder / SAMPLE_FILE}); it is "
                              "drawn once, so that it cannot be chosen after seeing it")
+    _refuse_if_opened_file(audit, "drawing a sample")
     plan_path = folder / PLAN_FILE
     if not plan_path.exists():
         raise AuditStepError(f"no plan yet ({plan_path} missing): run {_o('plan')} first, so that the sizes "
@@ -1114,15 +1152,19 @@ def _open_store(audit: _Audit, info: Mapping[str, Any], *, create: bool) -> labe
     store = labels_mod.LabelStore(path, create=create)
     try:
         owner = store.get_meta("audit_id")
+        held = store.get_meta("sample_hash")
         if owner is None:
-            store.set_meta("audit_id", audit.manifest.audit_id)
-            store.set_meta("sample_hash", str(info["sample_hash"]))
+            store.set_meta_many({"audit_id": audit.manifest.audit_id,
+                                 "sample_hash": str(info["sample_hash"])})
         elif owner != audit.manifest.audit_id:
             raise ValueError(f"{path} holds the labels of audit {owner[:12]}, not of this audit "
                              f"{audit.manifest.short_id}: copy labels between audits with "
                              f"{_o('reuse_labels')}")
-        elif store.get_meta("sample_hash") != info["sample_hash"]:
-            raise ValueError(f"{path} holds labels for sample {str(store.get_meta('sample_hash'))[:12]}, not "
+        elif held is None and store.count() == 0:
+            # an older rankcut wrote the two values one after the other and was stopped between them
+            store.set_meta("sample_hash", str(info["sample_hash"]))
+        elif held != info["sample_hash"]:
+            raise ValueError(f"{path} holds labels for sample {str(held)[:12]}, not "
                              f"for this audit's sample {str(info['sample_hash'])[:12]}")
     except BaseException:
         store.close()
@@ -1135,6 +1177,38 @@ def _refuse_if_opened(store: labels_mod.LabelStore) -> None:
     if at is not None:
         raise AuditStepError(f"the labels of this audit were opened for certification at {at}; recording "
                              "labels now would let the certificate depend on what was seen (Assumption 1)")
+
+
+def _opened_record(audit: _Frozen) -> dict[str, Any] | None:
+    """``opened.json``: the record certify wrote when it first opened the labels (None before).
+
+    :raises ValueError: when ``certificate.json`` exists without it (certify writes ``opened.json``
+        first, so it was deleted).
+    """
+    path = audit.folder / OPENED_FILE
+    if path.exists():
+        record = read_json(path, "written by certify")
+        if not isinstance(record, dict) or record.get("audit_id") != audit.manifest.audit_id:
+            raise ValueError(f"{path} records the opening of another audit "
+                             f"({str(record.get('audit_id') if isinstance(record, dict) else None)[:12]}), "
+                             f"not of {audit.manifest.short_id}")
+        return record
+    if (audit.folder / CERTIFICATE_FILE).exists():
+        raise ValueError(f"{audit.folder / CERTIFICATE_FILE} exists but {path} is missing: the record of "
+                         "when the labels were opened for certification was deleted, so nothing shows "
+                         "what was seen when; this audit cannot go on (freeze a new one)")
+    return None
+
+
+def _refuse_if_opened_file(audit: _Frozen, step: str) -> None:
+    """``label`` and ``sample`` after the labels were opened, even when ``labels.sqlite`` (or the
+    sample) was deleted since: ``opened.json`` remembers the opening."""
+    record = _opened_record(audit)
+    if record is not None:
+        raise AuditStepError(
+            f"the labels of this audit were opened for certification at {record.get('opened_at')} "
+            f"({audit.folder / OPENED_FILE}); {step} now would let the certificate depend on what was "
+            "seen (Assumption 1) — freeze a new audit instead")
 
 
 def label(
@@ -1152,14 +1226,16 @@ def label(
     """Record labels for the sampled items (step 4), from exactly one source.
 
     :param from_file: a CSV/TSV/JSONL label file (``query_id, doc_id, label``); every row must be
-        a sampled item (a label for another item is refused, naming it).
+        a sampled item (a label for another item is refused, naming it); a row whose label cell is
+        blank leaves its item unlabelled.
     :param qrels: TREC qrels as the oracle, for simulation (``--oracle qrels``): unjudged = 0.
     :param threshold: relevance grade at or above which a qrels judgement counts as relevant.
     :param interactive: ask in the terminal, item by item, in the blinded order of ``to_label``;
         resumable (labelled items are not asked again).
     :param reuse: copy the labels of sampled items from the audit named by ``reuse_labels`` at freeze.
     :param overwrite: replace a different earlier label (kept in the store's history).
-    :raises AuditStepError: without a sample, or after the labels were opened by :func:`certify`.
+    :raises AuditStepError: without a sample, or after the labels were opened by :func:`certify`
+        (recorded in the store or in ``opened.json``).
     """
     sources = [n for n, v in (("from_file", from_file), ("qrels", qrels), ("interactive", interactive),
                               ("reuse", reuse)) if v]
@@ -1169,6 +1245,7 @@ def label(
                          f"{', '.join(_o(x) for x in sources) or 'none'}")
     audit = _load(audit_dir)
     info, rows = _load_sample(audit)
+    _refuse_if_opened_file(audit, "recording labels")
     order = _label_order(audit, rows)
     sampled = set(order)
     with _open_store(audit, info, create=True) as store:
@@ -1221,8 +1298,10 @@ def _reuse_into(audit: _Audit, store: labels_mod.LabelStore, order: list[Item], 
         found = src.get(order)
     source = f"{_REUSED}{spec['audit_id'][:12]}"
     items = list(found)
-    recorded = store.record(items, [found[i] for i in items], source, overwrite=overwrite)
-    store.set_meta("reused_from", spec["audit_id"])
+    # the labels and the note of where they came from in one transaction: a kill between them must
+    # not leave reused labels that certify cannot tell from fresh ones
+    recorded = store.record(items, [found[i] for i in items], source, overwrite=overwrite,
+                            meta={"reused_from": spec["audit_id"]} if items else None)
     if spec["opened_before_freeze"]:
         warnings.warn(f"these labels were opened for certification at {spec['opened_before_freeze']['at']}, "
                       "before this audit was frozen: certify will refuse to count them (§2.4)",
@@ -1241,10 +1320,15 @@ def _labels_hash(labels: Mapping[Item, int]) -> str:
     return hashlib.sha256(canonical_json(rows)).hexdigest()
 
 
+def _has_reused_labels(store: labels_mod.LabelStore) -> bool:
+    """Whether the store holds labels copied from another audit: its ``reused_from`` note, or a
+    label whose source says so (a store written before both went in one transaction)."""
+    return store.get_meta("reused_from") is not None or any(s.startswith(_REUSED) for s in store.sources())
+
+
 def _check_reuse(audit: _Audit, store: labels_mod.LabelStore) -> None:
     spec = audit.manifest.get("reuse_labels")
-    reused = store.get_meta("reused_from")
-    if spec is None or reused is None:
+    if spec is None or not _has_reused_labels(store):
         return
     frozen_at = str(audit.manifest["frozen_at"])
     opened = spec["opened_before_freeze"]
@@ -1264,6 +1348,35 @@ def _check_reuse(audit: _Audit, store: labels_mod.LabelStore) -> None:
         )
 
 
+def _check_opening(audit: _Audit, store: labels_mod.LabelStore, record: Mapping[str, Any] | None,
+                   info: Mapping[str, Any], digest: str) -> dict[str, str]:
+    """Check the labels against an earlier opening (the store's meta and ``opened.json``) and
+    return the meta values that still have to be written to record the opening (all of them the
+    first time; none when it is recorded in full)."""
+    opened_at = store.get_meta("opened_at")
+    held = store.get_meta("opened_labels_hash")
+    if opened_at is not None and held is not None and held != digest:
+        raise ValueError(f"the labels changed after they were opened for certification at {opened_at} "
+                         f"({store.path}): a certificate cannot follow labels edited after being seen")
+    if record is not None and (opened_at != record.get("opened_at") or record.get("labels_hash") != digest
+                               or record.get("sample_hash") != info["sample_hash"]):
+        raise ValueError(
+            f"the labels of this audit were opened for certification at {record.get('opened_at')} "
+            f"({audit.folder / OPENED_FILE}), but {store.path} does not hold the labels that were opened "
+            f"(its opening: {opened_at or 'none'}; labels hash {digest[:12]}, opened "
+            f"{str(record.get('labels_hash'))[:12]}): the label store was replaced, deleted or "
+            "relabelled after the labels were seen, and a certificate cannot follow that")
+    if opened_at is None:
+        return {"opened_at": now(), "opened_sample_hash": str(info["sample_hash"]),
+                "opened_labels_hash": digest}
+    if held is None:
+        # an older rankcut wrote the opening one value at a time and was stopped after the first:
+        # no label could be recorded since (label refuses after opened_at), so these are the labels
+        # that were opened
+        return {"opened_sample_hash": str(info["sample_hash"]), "opened_labels_hash": digest}
+    return {}
+
+
 def _counts(rows: Sequence[Mapping[str, Any]], labels: Mapping[Item, int]) -> tuple[np.ndarray, int]:
     """Per draw 0/1, the unlabelled ones completed unfavourably (excluded-side 1, included 0)."""
     y = np.empty(len(rows), dtype=np.int64)
@@ -1277,23 +1390,65 @@ def _counts(rows: Sequence[Mapping[str, Any]], labels: Mapping[Item, int]) -> tu
     return y, missing
 
 
+def _stats(audit: _Audit, rows: Sequence[Mapping[str, Any]], y: np.ndarray, unlabelled: int
+           ) -> dict[str, Any]:
+    """What the certificates need from the labelled sample: draws and relevant draws per pool,
+    member or band (``counts`` in ``certificate.json``; the report recomputes from them)."""
+    out: dict[str, Any] = {"draws": len(rows), "unlabelled": int(unlabelled)}
+    design = audit.design
+    if design in ("excluded", "two-pool"):
+        is_in = np.array([r["pool"] == "included" for r in rows], dtype=bool)
+        out["excluded"] = {"draws": int((~is_in).sum()), "relevant": int(y[~is_in].sum())}
+        if design == "two-pool":
+            out["included"] = {"draws": int(is_in.sum()), "relevant": int(y[is_in].sum())}
+    elif design == "stratified":
+        stratum = np.array([r["stratum"] for r in rows], dtype=np.int64)
+        bands = range(len(audit.manifest["band_sizes"]))
+        out["bands"] = {"draws": [int((stratum == s).sum()) for s in bands],
+                        "relevant": [int(y[stratum == s].sum()) for s in bands]}
+    else:
+        sizes, counts = _family_counts(audit, rows, y)
+        out["members"] = {"draws": [int(v) for v in sizes], "relevant": [int(v) for v in counts]}
+    return out
+
+
+def _certificates(audit: _Frozen, stats: Mapping[str, Any]) -> tuple[JointReport, dict[str, Any]]:
+    """The joint report and what certificate.json says beside it (verdict, members, chosen member,
+    bands, notes), from the manifest and the sample's counts only."""
+    report, extra = _CERTIFY[audit.design](audit, stats)
+    notes = list(extra.pop("notes", []))
+    if stats["unlabelled"]:
+        notes.append(f"{stats['unlabelled']} draws had no label and were counted unfavourably "
+                     "(allow_incomplete: excluded-pool draws as relevant, included-pool draws as not "
+                     "relevant)")
+    reuse = audit.manifest.get("reuse_labels")
+    if reuse is not None and reuse["role"] == "design-data":
+        notes.append(f"the labels of audit {reuse['audit_id'][:12]} were design data for this cut; none of "
+                     "them is counted here (§2.4)")
+    return report, {**extra, "notes": notes}
+
+
 def certify(audit_dir: str | Path) -> CertifyResult:
     """Compute the certificates of the audit (step 5) and write ``certificate.json``.
 
     Checks, in order: the manifest and input files are unchanged; the sample is the one the frozen
     manifest and seed draw; the label store belongs to this audit and sample; no label covers an
     item outside the sample; every sampled item is labelled (unless frozen with
-    ``allow_incomplete``); reused labels were not opened before this audit was frozen. Then the
-    labels are opened: the first time, the time, sample hash and labels hash are recorded in the
-    store's meta and in ``opened.json`` — the sample is now *used*, no label can be added, and a
-    later audit that wants these labels must have been frozen before this moment. Certifying again
-    recomputes the same certificates from the same labels (a changed label is refused).
+    ``allow_incomplete``); reused labels were not opened before this audit was frozen; after an
+    earlier opening, the store still holds the labels that were opened (its meta and
+    ``opened.json`` agree with them). Then the certificates are computed, in memory; only when that
+    succeeded are the labels recorded as opened: the first time, the time, sample hash and labels
+    hash go to the store's meta (one transaction) and to ``opened.json`` — the sample is now
+    *used*, no label can be added, and a later audit that wants these labels must have been frozen
+    before this moment. Certifying again recomputes the same certificates from the same labels (a
+    changed label, or a replaced or deleted store, is refused).
 
     :returns: :class:`CertifyResult` with the joint report (what is certified, each certificate's
         theorem and δ event) and the verdict against the frozen target.
     """
     audit = _load(audit_dir)
     info, rows = _load_sample(audit, redraw=True)
+    record = _opened_record(audit)
     order = _distinct(rows)
     sampled = set(order)
     with _open_store(audit, info, create=False) as store:
@@ -1310,30 +1465,22 @@ def certify(audit_dir: str | Path) -> CertifyResult:
                              f"no label (first: query {q!r}, document {d!r}); label them, or freeze the "
                              f"audit with {_o('allow_incomplete')} to count them unfavourably")
         _check_reuse(audit, store)
-        labels = store.get(order)  # the labels are opened here
+        labels = store.get(order)
         digest = _labels_hash(labels)
-        opened_at = store.get_meta("opened_at")
-        if opened_at is None:
-            opened_at = now()
-            store.set_meta("opened_at", opened_at)
-            store.set_meta("opened_sample_hash", str(info["sample_hash"]))
-            store.set_meta("opened_labels_hash", digest)
-            write_json_atomic(audit.folder / OPENED_FILE,
-                              {"audit_id": audit.manifest.audit_id, "opened_at": opened_at,
-                               "sample_hash": info["sample_hash"], "labels_hash": digest})
-        elif store.get_meta("opened_labels_hash") != digest:
-            raise ValueError(f"the labels changed after they were opened for certification at {opened_at} "
-                             f"({store.path}): a certificate cannot follow labels edited after being seen")
-    y, n_missing = _counts(rows, labels)
-    report, extra = _CERTIFY[audit.design](audit, rows, y)
-    notes = list(extra.pop("notes", []))
-    if n_missing:
-        notes.append(f"{n_missing} draws had no label and were counted unfavourably (allow_incomplete: "
-                     "excluded-pool draws as relevant, included-pool draws as not relevant)")
-    reuse = audit.manifest.get("reuse_labels")
-    if reuse is not None and reuse["role"] == "design-data":
-        notes.append(f"the labels of audit {reuse['audit_id'][:12]} were design data for this cut; none of "
-                     "them is counted here (§2.4)")
+        to_write = _check_opening(audit, store, record, info, digest)
+        # the certificates first, in memory: a failure here records nothing, so it never leaves an
+        # audit whose labels are opened but that has no certificate
+        y, n_missing = _counts(rows, labels)
+        stats = _stats(audit, rows, y, n_missing)
+        report, extra = _certificates(audit, stats)
+        curve = _curve(audit, rows, y)
+        if to_write:  # the labels are opened here
+            store.set_meta_many(to_write)
+        opened_at = str(store.get_meta("opened_at"))
+    if record is None:
+        write_json_atomic(audit.folder / OPENED_FILE,
+                          {"audit_id": audit.manifest.audit_id, "opened_at": opened_at,
+                           "sample_hash": info["sample_hash"], "labels_hash": digest})
     content = {
         "schema": "rankcut.audit_certificate", "schema_version": 1,
         "audit_id": audit.manifest.audit_id, "design": audit.design, "theorem": audit.manifest["theorem"],
@@ -1342,35 +1489,37 @@ def certify(audit_dir: str | Path) -> CertifyResult:
         "certified_at": now(), "labels": {"draws": len(rows), "items": len(order),
                                           "labelled": len(labels),
                                           "relevant": int(sum(labels.values()))},
-        "pools": {"queries": len(audit.base.qids), "items": audit.n_items},
-        "report": report.to_dict(), "notes": notes, **extra,
+        "pools": {"queries": audit.queries, "items": audit.n_items},
+        "counts": stats, "report": report.to_dict(), **extra,
     }
+    if curve is not None:
+        content["curve"] = curve
     write_json_atomic(audit.folder / CERTIFICATE_FILE, content)
     return CertifyResult(report, content)
 
 
-def _joint(audit: _Audit) -> JointReport:
+def _joint(audit: _Frozen) -> JointReport:
     """An empty joint report with the frozen δ events as its budget and the exact pool facts."""
     from rankcut.certify.report import JointReport
 
     return JointReport(delta=audit.delta, budget=audit.budget, title=_title(audit), facts=_facts(audit))
 
 
-def _facts(audit: _Audit) -> dict[str, Any]:
-    p = audit.base
-    if len(audit.members) > 1:
-        return {"queries": len(p.qids), "items N": p.n_items,
-                "burden N1 per member": ", ".join(f"{n} {m.n1}" for n, m in zip(audit.names, audit.members,
-                                                                               strict=True))}
-    return {"queries": len(p.qids), "items N": p.n_items, "burden N1": p.n1, "excluded pool N0": p.n0}
+def _facts(audit: _Frozen) -> dict[str, Any]:
+    sizes = audit.sizes
+    if len(sizes) > 1:
+        return {"queries": audit.queries, "items N": audit.n_items,
+                "burden N1 per member": ", ".join(f"{m.name} {m.n1}" for m in sizes)}
+    return {"queries": audit.queries, "items N": audit.n_items, "burden N1": sizes[0].n1,
+            "excluded pool N0": sizes[0].n0}
 
 
-def _member_row(name: str, p: Pools, bound: Any, unit: str) -> dict[str, Any]:
-    return {"name": name, "burden": p.n1, "mean_depth": p.n1 / len(p.qids), "n0": p.n0, "bound": bound,
+def _member_row(audit: _Frozen, p: _Size, bound: Any, unit: str) -> dict[str, Any]:
+    return {"name": p.name, "burden": p.n1, "mean_depth": p.n1 / audit.queries, "n0": p.n0, "bound": bound,
             "unit": unit}
 
 
-def _verdict_missed(audit: _Audit, bound: float, unit: str, t: int | None) -> dict[str, Any] | None:
+def _verdict_missed(audit: _Frozen, bound: float, unit: str, t: int | None) -> dict[str, Any] | None:
     if t is None:
         return None
     limit = t if audit.finite else t / audit.n_items
@@ -1379,42 +1528,38 @@ def _verdict_missed(audit: _Audit, bound: float, unit: str, t: int | None) -> di
     return {"met": bool(met), "text": f"target {unit} ≤ {shown}: {'met' if met else 'NOT met'}"}
 
 
-def _certify_excluded(audit: _Audit, rows: Sequence[Mapping[str, Any]], y: np.ndarray
-                      ) -> tuple[JointReport, dict[str, Any]]:
+def _certify_excluded(audit: _Frozen, stats: Mapping[str, Any]) -> tuple[JointReport, dict[str, Any]]:
     from rankcut.certify.excluded import excluded_pool_certificate, excluded_pool_finite_certificate
 
-    p, d = audit.base, audit.delta
-    k0, n0 = int(y.sum()), len(rows)
+    p, d, big = audit.sizes[0], audit.delta, audit.n_items
+    k0, n0 = int(stats["excluded"]["relevant"]), int(stats["excluded"]["draws"])
     if audit.finite:
-        missed = excluded_pool_finite_certificate(k0, n0, p.n0, d, names=["cut"], corpus_size=p.n_items)
+        missed = excluded_pool_finite_certificate(k0, n0, p.n0, d, names=["cut"], corpus_size=big)
         bound, unit = float(missed.value), "M0"
     else:
-        missed = excluded_pool_certificate(k0, n0, d, p0=p.n0 / p.n_items, names=["cut"])
+        missed = excluded_pool_certificate(k0, n0, d, p0=p.n0 / big, names=["cut"])
         bound, unit = float(missed.value), "r"
     report = _joint(audit)
     report = report.attach("missed", missed, charge={"cut": "excluded audit"})
     t = audit.target.get("max_missed")
     return report, {"verdict": _verdict_missed(audit, bound, unit, t),
-                    "members": [_member_row("cut", p, missed.value, unit)],
-                    "curve": _curve_excluded(audit, y)}
+                    "members": [_member_row(audit, p, missed.value, unit)]}
 
 
-def _certify_two_pool(audit: _Audit, rows: Sequence[Mapping[str, Any]], y: np.ndarray
-                      ) -> tuple[JointReport, dict[str, Any]]:
+def _certify_two_pool(audit: _Frozen, stats: Mapping[str, Any]) -> tuple[JointReport, dict[str, Any]]:
     from rankcut.certify.excluded import excluded_pool_certificate, excluded_pool_finite_certificate
     from rankcut.certify.recall import two_pool_recall_certificate, two_pool_recall_finite_certificate
 
-    p, d = audit.base, audit.delta
+    p, d = audit.sizes[0], audit.delta
     d0, d1 = audit.budget["excluded audit"], audit.budget["included audit"]
-    is_in = np.array([r["pool"] == "included" for r in rows], dtype=bool)
-    k0, n0 = int(y[~is_in].sum()), int((~is_in).sum())
-    k1, n1 = int(y[is_in].sum()), int(is_in.sum())
+    k0, n0 = int(stats["excluded"]["relevant"]), int(stats["excluded"]["draws"])
+    k1, n1 = int(stats["included"]["relevant"]), int(stats["included"]["draws"])
+    big = audit.n_items
     if audit.finite:
-        missed = excluded_pool_finite_certificate(k0, n0, p.n0, d0, names=["cut"], corpus_size=p.n_items)
+        missed = excluded_pool_finite_certificate(k0, n0, p.n0, d0, names=["cut"], corpus_size=big)
         recall = two_pool_recall_finite_certificate(k0, n0, p.n0, k1, n1, p.n1, d, deltas=[d0, d1])
         unit = "M0"
     else:
-        big = p.n_items
         missed = excluded_pool_certificate(k0, n0, d0, p0=p.n0 / big, names=["cut"])
         recall = two_pool_recall_certificate(k0, n0, k1, n1, p.n0 / big, d, p1=p.n1 / big, deltas=[d0, d1])
         unit = "r"
@@ -1425,9 +1570,9 @@ def _certify_two_pool(audit: _Audit, rows: Sequence[Mapping[str, Any]], y: np.nd
     if rho is not None:
         met = float(recall.value) >= rho
         verdict = {"met": met, "text": f"target recall ≥ {rho:g}: {'met' if met else 'NOT met'}"}
-    row = _member_row("cut", p, missed.value, unit)
+    row = _member_row(audit, p, missed.value, unit)
     row["recall"] = float(recall.value)
-    return report, {"verdict": verdict, "members": [row], "curve": _curve_two_pool(audit, y, is_in)}
+    return report, {"verdict": verdict, "members": [row]}
 
 
 def _family_counts(audit: _Audit, rows: Sequence[Mapping[str, Any]], y: np.ndarray
@@ -1447,24 +1592,25 @@ def _family_counts(audit: _Audit, rows: Sequence[Mapping[str, Any]], y: np.ndarr
     return sizes, counts
 
 
-def _certify_prefixes(audit: _Audit, rows: Sequence[Mapping[str, Any]], y: np.ndarray
-                      ) -> tuple[JointReport, dict[str, Any]]:
+def _certify_prefixes(audit: _Frozen, stats: Mapping[str, Any]) -> tuple[JointReport, dict[str, Any]]:
     from rankcut.certify import prefixes as pf
 
     names, d, big = audit.names, audit.delta, audit.n_items
-    n0s = [p.n0 for p in audit.members]
-    sizes, counts = _family_counts(audit, rows, y)
+    members = audit.sizes
+    n0s = [p.n0 for p in members]
+    sizes, counts = list(stats["members"]["draws"]), list(stats["members"]["relevant"])
+    draws = int(stats["draws"])
     shared = audit.manifest["reference"] == "shared"
     if audit.finite:
         unit = "M0"
-        bounds = (pf.prefix_bounds_shared_finite(counts, sizes, n0s, d, reference_size=len(rows),
+        bounds = (pf.prefix_bounds_shared_finite(counts, sizes, n0s, d, reference_size=draws,
                                                  reference_pool_size=n0s[0], names=names, corpus_size=big)
                   if shared else pf.prefix_bounds_separate_finite(counts, sizes, n0s, d, names=names,
                                                                    corpus_size=big))
     else:
         unit = "r"
         p0s = [n / big for n in n0s]
-        bounds = (pf.prefix_bounds_shared(counts, sizes, p0s, d, reference_size=len(rows),
+        bounds = (pf.prefix_bounds_shared(counts, sizes, p0s, d, reference_size=draws,
                                           reference_mass=p0s[0], names=names)
                   if shared else pf.prefix_bounds_separate(counts, sizes, p0s, d, names=names))
     charge = {n: "prefixes" for n in names}
@@ -1475,24 +1621,24 @@ def _certify_prefixes(audit: _Audit, rows: Sequence[Mapping[str, Any]], y: np.nd
     chosen_index = None
     if t is not None:
         target = t if audit.finite else t / big
-        choice = pf.choose_prefix(bounds, [p.n1 for p in audit.members], target)
+        choice = pf.choose_prefix(bounds, [p.n1 for p in members], target)
         report = report.attach("choice", choice, charge=charge)
         chosen_index = choice.details["index"]
         verdict = {"met": choice.value is not None, "chosen": choice.value,
                    "text": f"chosen: {choice.value} (least burden with {unit} bound ≤ {t})"
                    if choice.value is not None else f"no member meets {unit} ≤ {t}"}
-    members = [_member_row(n, p, b, unit) | {"sample": s, "relevant": k}
-               for n, p, b, s, k in zip(names, audit.members, bounds.value, sizes, counts, strict=True)]
-    return report, {"verdict": verdict, "members": members, "chosen": chosen_index}
+    rows = [_member_row(audit, p, b, unit) | {"sample": s, "relevant": k}
+            for p, b, s, k in zip(members, bounds.value, sizes, counts, strict=True)]
+    return report, {"verdict": verdict, "members": rows, "chosen": chosen_index}
 
 
-def _certify_fixed_sequence(audit: _Audit, rows: Sequence[Mapping[str, Any]], y: np.ndarray
-                            ) -> tuple[JointReport, dict[str, Any]]:
+def _certify_fixed_sequence(audit: _Frozen, stats: Mapping[str, Any]) -> tuple[JointReport, dict[str, Any]]:
     from rankcut.certify import prefixes as pf
 
     names, d, big = audit.names, audit.delta, audit.n_items
-    n0s = [p.n0 for p in audit.members]
-    sizes, counts = _family_counts(audit, rows, y)
+    members = audit.sizes
+    n0s = [p.n0 for p in members]
+    sizes, counts = list(stats["members"]["draws"]), list(stats["members"]["relevant"])
     t = int(audit.target["max_missed"])
     if audit.finite:
         cert = pf.fixed_sequence_finite(counts, sizes, n0s, t, d, names=names)
@@ -1503,37 +1649,34 @@ def _certify_fixed_sequence(audit: _Audit, rows: Sequence[Mapping[str, Any]], y:
     report = _joint(audit)
     report = report.attach("fixed-sequence", cert, charge={"each_test": "fixed-sequence"})
     tested = {row["name"]: row for row in cert.details["tests"]}
-    members = [_member_row(n, p, tested[n]["upper"] if n in tested else None, unit)
-               | {"sample": s, "relevant": k, "tested": n in tested,
-                  "passed": tested[n]["passed"] if n in tested else None}
-               for n, p, s, k in zip(names, audit.members, sizes, counts, strict=True)]
+    rows = [_member_row(audit, p, tested[p.name]["upper"] if p.name in tested else None, unit)
+            | {"sample": s, "relevant": k, "tested": p.name in tested,
+               "passed": tested[p.name]["passed"] if p.name in tested else None}
+            for p, s, k in zip(members, sizes, counts, strict=True)]
     chosen = None if cert.value is None else names.index(cert.value)
     text = (f"returned: {cert.value} (fixed-sequence test of {unit} ≤ {t} at level {d:g})"
             if cert.value is not None else f"no member returned: {names[-1]} fails {unit} ≤ {t}")
     return report, {"verdict": {"met": cert.value is not None, "chosen": cert.value, "text": text},
-                    "members": members, "chosen": chosen,
+                    "members": rows, "chosen": chosen,
                     "notes": ["fixed-sequence testing certifies only the returned member, only against this "
                               "target (Remark 21); the bounds of untested members are not certificates"]}
 
 
-def _certify_stratified(audit: _Audit, rows: Sequence[Mapping[str, Any]], y: np.ndarray
-                        ) -> tuple[JointReport, dict[str, Any]]:
+def _certify_stratified(audit: _Frozen, stats: Mapping[str, Any]) -> tuple[JointReport, dict[str, Any]]:
     from rankcut.certify.stratified import (
         stratified_binomial_certificate,
         stratified_hypergeometric_certificate,
     )
 
-    p, d = audit.base, audit.delta
+    p, d = audit.sizes[0], audit.delta
     band_sizes = [int(v) for v in audit.manifest["band_sizes"]]
-    stratum = np.array([r["stratum"] for r in rows], dtype=np.int64)
-    sampled = [int((stratum == s).sum()) for s in range(len(band_sizes))]
-    relevant = [int(y[stratum == s].sum()) for s in range(len(band_sizes))]
+    sampled, relevant = list(stats["bands"]["draws"]), list(stats["bands"]["relevant"])
     if audit.finite:
         cert = stratified_hypergeometric_certificate(band_sizes, sampled, relevant, d)
         unit = "M0"
     else:
         cert = stratified_binomial_certificate([n / p.n0 for n in band_sizes], sampled, relevant, d,
-                                               excluded_mass=p.n0 / p.n_items)
+                                               excluded_mass=p.n0 / audit.n_items)
         unit = "r"
     report = _joint(audit)
     report = report.attach("missed", cert, charge={k: "strata" for k in cert.allocation})
@@ -1542,7 +1685,7 @@ def _certify_stratified(audit: _Audit, rows: Sequence[Mapping[str, Any]], y: np.
               "bound": cert.details["stratum_upper"][s]}
              for s, (n, ns, ks) in enumerate(zip(band_sizes, sampled, relevant, strict=True))]
     verdict = _verdict_missed(audit, float(cert.value), unit, audit.target.get("max_missed"))
-    return report, {"verdict": verdict, "members": [_member_row("cut", p, cert.value, unit)],
+    return report, {"verdict": verdict, "members": [_member_row(audit, p, cert.value, unit)],
                     "bands": bands}
 
 
@@ -1551,8 +1694,7 @@ def _band_text(offsets: Sequence[int], s: int) -> str:
     return f"k+{lo}..k+{offsets[s + 1]}" if s + 1 < len(offsets) else f"k+{lo}.. (and the rest)"
 
 
-_CERTIFY: dict[str, Callable[[_Audit, Sequence[Mapping[str, Any]], np.ndarray],
-                             tuple[JointReport, dict[str, Any]]]] = {
+_CERTIFY: dict[str, Callable[[_Frozen, Mapping[str, Any]], tuple[JointReport, dict[str, Any]]]] = {
     "excluded": _certify_excluded,
     "two-pool": _certify_two_pool,
     "prefixes": _certify_prefixes,
@@ -1561,7 +1703,7 @@ _CERTIFY: dict[str, Callable[[_Audit, Sequence[Mapping[str, Any]], np.ndarray],
 }
 
 
-def _title(audit: _Audit) -> str:
+def _title(audit: _Frozen) -> str:
     inputs = audit.manifest["inputs"]
     what = Path(inputs["cut"]["path"]).name if "cut" in inputs and audit.manifest.get("family") is None \
         else f"nested family {', '.join(audit.names)}"
@@ -1573,6 +1715,14 @@ def _title(audit: _Audit) -> str:
 # A uniform sample's first j draws are themselves a uniform sample, but stopping at a point of this
 # curve because of what it shows is not covered by the certificate (Remark 20).
 _CURVE_POINTS = 25
+
+
+def _curve(audit: _Audit, rows: Sequence[Mapping[str, Any]], y: np.ndarray) -> dict[str, Any] | None:
+    if audit.design == "excluded":
+        return _curve_excluded(audit, y)
+    if audit.design == "two-pool":
+        return _curve_two_pool(audit, y, np.array([r["pool"] == "included" for r in rows], dtype=bool))
+    return None
 
 
 def _curve_points(n: int) -> np.ndarray:
