@@ -639,21 +639,28 @@ def test_reuse_of_opened_labels(data: Data, tmp_path: Path) -> None:
     wf.sample(early, excluded=20, included=20)
     assert wf.label(early, reuse=True).recorded == 40  # same seed and pools: the same items
     assert wf.certify(early).report["recall"].value >= 0
-    # frozen after they were opened: refused, with a warning at freeze and at label
+    # frozen after they were opened: the old seed would draw the very items they labelled
     late = tmp_path / "late"
-    with pytest.warns(wf.AuditWarning, match="certify will refuse"):
+    with pytest.raises(ValueError, match="seed 7 is the seed of audit .* whose labels were seen at"):
         wf.freeze(late, reuse_labels=old, **kwargs)
+    # with another seed: reused labels are refused, with a warning at freeze and at label
+    with pytest.warns(wf.AuditWarning, match="certify will refuse"):
+        wf.freeze(late, reuse_labels=old, **{**kwargs, "seed": 8})
     wf.plan(late)
-    wf.sample(late, excluded=20, included=20)
+    wf.sample(late, excluded=300, included=120)
     with pytest.warns(wf.AuditWarning):
-        wf.label(late, reuse=True)
+        assert wf.label(late, reuse=True).recorded > 0
+    wf.label(late, qrels=data.qrels)  # the items the old audit did not label
     with pytest.raises(ValueError, match=r"were opened for certification at .* before this audit was frozen"):
         wf.certify(late)
-    # as design data: never counted; the sample is labelled afresh
+    # as design data: never counted; the sample is labelled afresh, never with the old seed
     design = tmp_path / "design"
+    with pytest.raises(ValueError, match="seed 7 is the seed of audit .* whose labels are design data"):
+        wf.freeze(design, reuse_labels=old, design_data=True, **kwargs)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        wf.freeze(design, reuse_labels=old, design_data=True, **kwargs)
+        m = wf.freeze(design, reuse_labels=old, design_data=True, **{**kwargs, "seed": None})
+    assert m["seed"] != 7
     wf.plan(design)
     wf.sample(design, excluded=20, included=20)
     with pytest.raises(ValueError, match="design data for this audit"):
@@ -678,6 +685,103 @@ def test_reuse_race_is_caught_at_certify(data: Data, tmp_path: Path) -> None:
     with LabelStore(old / "labels.sqlite") as store:
         store.set_meta("opened_at", "2000-01-01T00:00:00.000000+00:00")
     with pytest.raises(ValueError, match="opened for certification at 2000-01-01"):
+        wf.certify(new)
+
+
+def _excluded_audit(folder: Path, data: Data, n: int = 100, label: bool = True, **kwargs: Any) -> Path:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", wf.AuditWarning)  # the tests check the refusals themselves
+        wf.freeze(folder, run=data.run, cut=data.cut, design="excluded", **{"seed": 3, **kwargs})
+    wf.plan(folder)
+    wf.sample(folder, excluded=n)
+    if label:
+        if kwargs.get("reuse_labels") and not kwargs.get("design_data"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", wf.AuditWarning)
+                assert wf.label(folder, reuse=True).recorded > 0
+        wf.label(folder, qrels=data.qrels)  # the rest
+    return folder
+
+
+def test_labels_seen_through_a_reusing_audit_cannot_be_reused_again(data: Data, tmp_path: Path) -> None:
+    """The guard follows the labels, not the folder: once B, which reused A's labels, is certified,
+    A's labels have been seen, and an audit frozen after that cannot count them."""
+    a = _excluded_audit(tmp_path / "A", data)
+    b = _excluded_audit(tmp_path / "B", data, reuse_labels=tmp_path / "A")  # frozen before any opening
+    wf.certify(b)
+    with LabelStore(a / "labels.sqlite") as store:
+        assert store.get_meta("opened_at") is None and store.get_meta("seen_at") is not None
+    with pytest.warns(wf.AuditWarning, match=r"labels of audit .* were seen through audit"):
+        wf.freeze(tmp_path / "C", run=data.run, cut=data.cut, design="excluded", seed=4, reuse_labels=a)
+    wf.plan(tmp_path / "C")
+    wf.sample(tmp_path / "C", excluded=300)
+    with pytest.warns(wf.AuditWarning):
+        assert wf.label(tmp_path / "C", reuse=True).recorded > 0
+    wf.label(tmp_path / "C", qrels=data.qrels)
+    with pytest.raises(ValueError, match="before this audit was frozen"):
+        wf.certify(tmp_path / "C")
+    # seen labels cannot be changed in their own store either
+    with pytest.raises(wf.AuditStepError, match="seen at .* through audit"):
+        wf.label(a, qrels=data.qrels, overwrite=True)
+    assert wf.certify(a).report["missed"].value >= 0  # A was frozen before: its own certificate stands
+
+
+def test_labels_reused_through_a_chain_are_checked_at_their_source(data: Data, tmp_path: Path) -> None:
+    """C reuses B, whose labels came from A: A's opening before C was frozen refuses them, although
+    B itself was never opened."""
+    a = _excluded_audit(tmp_path / "A", data)
+    b = _excluded_audit(tmp_path / "B", data, reuse_labels=a)
+    wf.certify(a)
+    c = _excluded_audit(tmp_path / "C", data, n=300, reuse_labels=b, seed=4)
+    with pytest.raises(ValueError, match="before this audit was frozen"):
+        wf.certify(c)
+    assert wf.certify(b).report["missed"].value >= 0  # B was frozen before A was opened
+
+
+def test_design_data_marks_the_labels_seen(data: Data, tmp_path: Path) -> None:
+    """Taking an audit's labels as design data says they were seen: an audit frozen later cannot
+    count them, even though nobody certified with them."""
+    a = _excluded_audit(tmp_path / "A", data)
+    d = tmp_path / "D"
+    m = wf.freeze(d, run=data.run, cut=data.cut, design="excluded", reuse_labels=a, design_data=True)
+    with LabelStore(a / "labels.sqlite") as store:
+        assert store.get_meta("seen_at") == m["frozen_at"] and store.get_meta("seen_by") == m.audit_id
+    with pytest.raises(ValueError, match="seed 3 is the seed of audit"):
+        wf.freeze(tmp_path / "E", run=data.run, cut=data.cut, design="excluded", seed=3, reuse_labels=a)
+    e = _excluded_audit(tmp_path / "E", data, n=300, reuse_labels=a, seed=5)
+    with pytest.raises(ValueError, match="before this audit was frozen"):
+        wf.certify(e)
+
+
+def test_a_design_data_round_draws_a_fresh_sample(data: Data, tmp_path: Path) -> None:
+    """The labels that designed a cut never certify it through the seed: a design-data round gets a
+    fresh seed, so its sample is not the one whose labels were seen."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    kw = dict(run=data.run, cut=data.cut, design="two-pool", seed=7)
+    wf.freeze(old, **kw)
+    wf.plan(old)
+    wf.sample(old, excluded=20, included=20)
+    wf.label(old, qrels=data.qrels)
+    wf.certify(old)
+    with pytest.raises(ValueError, match="seed 7 is the seed of audit"):
+        wf.freeze(new, reuse_labels=old, design_data=True, **kw)
+    wf.freeze(new, reuse_labels=old, design_data=True, **{**kw, "seed": None})
+    wf.plan(new)
+    wf.sample(new, excluded=20, included=20)
+    a = {(r["query_id"], r["doc_id"]) for r in _rows(old)}
+    b = {(r["query_id"], r["doc_id"]) for r in _rows(new)}
+    assert len(a & b) < 20
+
+
+def test_the_seed_of_labels_seen_before_the_freeze_is_refused_at_certify(data: Data, tmp_path: Path) -> None:
+    """An opening dated before the freeze but recorded after it (two machines): a fresh labelling
+    with the old seed would be a labelling of the very items that were seen."""
+    old = _excluded_audit(tmp_path / "old", data, n=15, seed=7)
+    new = _excluded_audit(tmp_path / "new", data, n=15, seed=7, label=False, reuse_labels=old)
+    wf.label(new, qrels=data.qrels)  # labelled afresh, not reused
+    with LabelStore(old / "labels.sqlite") as store:
+        store.set_meta("opened_at", "2000-01-01T00:00:00.000000+00:00")
+    with pytest.raises(ValueError, match=r"draws with the seed of audit .* whose labels were seen at 2000"):
         wf.certify(new)
 
 

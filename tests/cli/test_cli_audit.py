@@ -186,10 +186,14 @@ def test_reuse_of_opened_labels_warns_then_refuses(files: dict[str, Path], tmp_p
     assert run("label", "--audit", old, "--oracle", "qrels", "--qrels", files["qrels"])[0] == 0
     assert run("certify", "--audit", old)[0] == 0
     code, _, err = run("freeze", *common, "--reuse-labels", old, "--out", new)
+    assert code == 2 and "--seed 4 is the seed of audit" in err and "give another --seed" in err
+    code, _, err = run("freeze", *common, "--seed", "5", "--reuse-labels", old, "--out", new)
     assert code == 0 and err.startswith("warning: ") and "certify will refuse" in err
     assert run("plan", "--audit", new)[0] == 0
-    assert run("sample", "--audit", new, "--excluded", "10")[0] == 0
-    assert run("label", "--audit", new, "--reuse")[0] == 0
+    assert run("sample", "--audit", new, "--excluded", "200")[0] == 0
+    code, out, _ = run("label", "--audit", new, "--reuse", "--json")
+    assert code == 0 and json.loads(out)["recorded"] > 0
+    assert run("label", "--audit", new, "--oracle", "qrels", "--qrels", files["qrels"])[0] == 0
     code, _, err = run("certify", "--audit", new)
     assert code == 2 and "before this audit was frozen" in err and "--design-data" in err
 

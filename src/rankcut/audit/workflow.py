@@ -507,22 +507,117 @@ def _family_spec(design: _DesignSpec, cut: Any, family: Any, offsets: Any, depth
     return {"kind": "runs", "members": len(family)}
 
 
-def _reuse_spec(reuse_labels: Any, design_data: bool) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class _Source:
+    """An earlier audit whose labels a reuse reaches."""
+
+    audit_id: str
+    folder: Path
+    seed: int | None  # None when its manifest can no longer be read
+
+
+def _reuse_chain(spec: Mapping[str, Any] | None) -> list[_Source]:
+    """The audits whose labels ``spec`` (a manifest's ``reuse_labels``) reaches: the audit it
+    names and, as long as each of them reused labels for certification in turn, the audit that
+    one names, and so on — labels copied from audit to audit are still the labels first drawn."""
+    out: list[_Source] = []
+    while spec is not None and all(s.audit_id != spec["audit_id"] for s in out):
+        folder = Path(spec["audit"])
+        try:
+            old: Manifest | None = load_manifest(folder)
+        except (OSError, ValueError):
+            old = None
+        if old is not None and old.audit_id != spec["audit_id"]:
+            old = None  # the folder holds another audit now
+        out.append(_Source(str(spec["audit_id"]), folder, None if old is None else int(old["seed"])))
+        nxt = None if old is None else old.get("reuse_labels")
+        spec = nxt if nxt is not None and nxt["role"] == "certification" else None
+    return out
+
+
+def _first_opening(chain: Sequence[_Source]) -> dict[str, Any] | None:
+    """The earliest moment any label of the chain's audits was seen: opened by their own certify
+    (store meta or ``opened.json``), or seen through a later audit that reused them or took them
+    as design data (``seen_at``). None when none was."""
+    best: dict[str, Any] | None = None
+
+    def consider(at: str | None, src: _Source, how: str, sample_hash: str | None) -> None:
+        nonlocal best
+        if at is not None and (best is None or at < best["at"]):
+            best = {"at": at, "sample_hash": sample_hash, "audit_id": src.audit_id, "how": how}
+
+    for src in chain:
+        opened = src.folder / OPENED_FILE
+        if opened.is_file():
+            try:
+                record = json.loads(opened.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                record = None
+            if isinstance(record, dict) and record.get("audit_id") == src.audit_id:
+                consider(record.get("opened_at"), src, "opened", record.get("sample_hash"))
+        path = src.folder / LABELS_FILE
+        if not path.is_file():
+            continue
+        with labels_mod.LabelStore(path, create=False) as store:
+            if store.get_meta("audit_id") != src.audit_id:
+                continue
+            consider(store.get_meta("opened_at"), src, "opened", store.get_meta("opened_sample_hash"))
+            by = str(store.get_meta("seen_by", "?"))[:12]
+            consider(store.get_meta("seen_at"), src, f"seen through audit {by}", None)
+    return best
+
+
+def _mark_seen(chain: Sequence[_Source], at: str, by: str) -> None:
+    """Record in the label store of every audit of ``chain`` that its labels were seen at ``at``
+    through audit ``by`` (unless an earlier sight is recorded): a later audit frozen after that
+    moment must not count them, whichever audit it reaches them through."""
+    for src in chain:
+        path = src.folder / LABELS_FILE
+        if not path.is_file():
+            continue
+        with labels_mod.LabelStore(path, create=False) as store:
+            if store.get_meta("audit_id") != src.audit_id:
+                continue
+            old = store.get_meta("seen_at")
+            if old is None or at < old:
+                store.set_meta_many({"seen_at": at, "seen_by": by})
+
+
+def _reuse_spec(reuse_labels: Any, design_data: bool) -> tuple[dict[str, Any] | None, list[_Source]]:
     if reuse_labels is None:
         if design_data:
             raise ValueError(f"{_o('design_data')} says how reused labels may serve; give "
                              f"{_o('reuse_labels')} (the earlier audit folder) with it")
-        return None
+        return None, []
     old = load_manifest(reuse_labels)
-    store_path = old.folder / LABELS_FILE
-    opened: dict[str, Any] | None = None
-    if store_path.is_file():
-        with labels_mod.LabelStore(store_path, create=False) as store:
-            at = store.get_meta("opened_at")
-            if at is not None:
-                opened = {"at": at, "sample_hash": store.get_meta("opened_sample_hash")}
-    return {"audit": str(old.folder.resolve()), "audit_id": old.audit_id, "opened_before_freeze": opened,
-            "role": "design-data" if design_data else "certification"}
+    spec: dict[str, Any] = {"audit": str(old.folder.resolve()), "audit_id": old.audit_id,
+                            "role": "design-data" if design_data else "certification"}
+    chain = _reuse_chain(spec)
+    spec["opened_before_freeze"] = _first_opening(chain)
+    return spec, chain
+
+
+def _reuse_seed(seed: int | None, reuse: Mapping[str, Any] | None, chain: Sequence[_Source]) -> int:
+    """The seed of a new audit: a fresh random one by default, never one of the audits whose labels
+    it reuses; a given seed equal to theirs is refused when those labels were seen before this
+    freeze (design data, or opened): the same seed draws the same items from overlapping pools, so
+    the labels that informed the cut would certify it."""
+    seeds = {s.seed for s in chain if s.seed is not None}
+    if seed is None:
+        seed = secrets.randbits(63)
+        while seed in seeds:
+            seed = secrets.randbits(63)
+        return seed
+    seen = reuse is not None and (reuse["role"] == "design-data" or bool(reuse["opened_before_freeze"]))
+    if reuse is not None and seen and seed in seeds:
+        owner = next(s for s in chain if s.seed == seed)
+        why = ("are design data for this cut" if reuse["role"] == "design-data" else
+               f"were seen at {reuse['opened_before_freeze']['at']}, before this freeze")
+        raise ValueError(
+            f"{_o('seed')} {seed} is the seed of audit {owner.audit_id[:12]}, whose labels {why}: the same "
+            "seed draws the same items from overlapping pools, so the labels that informed this cut would "
+            f"certify it (§2.4); give another {_o('seed')}, or none (a fresh random one is drawn)")
+    return seed
 
 
 def freeze(
@@ -617,9 +712,7 @@ def freeze(
         raise ValueError(f"{_o('bands')} are for the stratified design, not {design}")
     if corpus_size is not None and corpus_ids is not None:
         raise ValueError(f"give the corpus once: {_o('corpus_size')} or {_o('corpus_ids')}")
-    if seed is None:
-        seed = secrets.randbits(63)
-    seed = _count(seed, "seed")
+    given_seed = None if seed is None else _count(seed, "seed")
     folder = Path(audit_dir)
     if (folder / MANIFEST_FILE).exists():
         raise FileExistsError(f"{folder} already holds a frozen audit ({folder / MANIFEST_FILE}); an audit "
@@ -630,7 +723,8 @@ def freeze(
                  if (folder / n).exists()]
     if leftovers:
         raise ValueError(f"{folder} holds {', '.join(leftovers)} but no manifest: freeze into a new folder")
-    reuse = _reuse_spec(reuse_labels, design_data)
+    reuse, chain = _reuse_spec(reuse_labels, design_data)
+    seed = _reuse_seed(given_seed, reuse, chain)
 
     inputs: dict[str, Any] = {"run": describe_file(run, "--run")}
     if cut is not None:
@@ -703,11 +797,18 @@ def freeze(
     }
     folder.mkdir(parents=True, exist_ok=True)
     manifest = write_manifest(folder, content)
+    if reuse is not None and reuse["role"] == "design-data":
+        # taking labels as design data says they were seen: no audit frozen after this one may count them
+        _mark_seen(chain, str(content["frozen_at"]), manifest.audit_id)
     if reuse is not None and reuse["role"] == "certification" and reuse["opened_before_freeze"]:
+        first = reuse["opened_before_freeze"]
+        whose = "" if first["audit_id"] == reuse["audit_id"] else \
+            f" (reused from audit {first['audit_id'][:12]})"
+        how = "opened for certification" if first["how"] == "opened" else first["how"]
         warnings.warn(
-            f"the labels of audit {reuse['audit_id'][:12]} were opened for certification at "
-            f"{reuse['opened_before_freeze']['at']}, before this audit was frozen: a cut designed after "
-            "seeing them cannot be certified by them (§2.4), so certify will refuse to count them",
+            f"the labels of audit {reuse['audit_id'][:12]}{whose} were {how} at {first['at']}, before this "
+            "audit was frozen: a cut designed after seeing them cannot be certified by them (§2.4), so "
+            "certify will refuse to count them",
             AuditWarning, stacklevel=2)
     return manifest
 
@@ -1250,6 +1351,12 @@ def label(
     sampled = set(order)
     with _open_store(audit, info, create=True) as store:
         _refuse_if_opened(store)
+        seen = store.get_meta("seen_at")
+        if overwrite and seen is not None:
+            raise AuditStepError(
+                f"the labels of this audit were seen at {seen} through audit "
+                f"{str(store.get_meta('seen_by'))[:12]}, which reused them (or took them as design data): "
+                "changing a label now would let the certificate depend on what was seen (Assumption 1)")
         if from_file is not None:
             file_rows = labels_mod.read_label_file(from_file)
             outside = [(q, d) for q, d, _ in file_rows if (q, d) not in sampled]
@@ -1302,10 +1409,11 @@ def _reuse_into(audit: _Audit, store: labels_mod.LabelStore, order: list[Item], 
     # not leave reused labels that certify cannot tell from fresh ones
     recorded = store.record(items, [found[i] for i in items], source, overwrite=overwrite,
                             meta={"reused_from": spec["audit_id"]} if items else None)
-    if spec["opened_before_freeze"]:
-        warnings.warn(f"these labels were opened for certification at {spec['opened_before_freeze']['at']}, "
-                      "before this audit was frozen: certify will refuse to count them (§2.4)",
-                      AuditWarning, stacklevel=3)
+    first = spec["opened_before_freeze"]
+    if first:
+        how = "opened for certification" if first.get("how", "opened") == "opened" else first["how"]
+        warnings.warn(f"these labels were {how} at {first['at']}, before this audit was frozen: certify will "
+                      "refuse to count them (§2.4)", AuditWarning, stacklevel=3)
     return source, recorded
 
 
@@ -1326,26 +1434,39 @@ def _has_reused_labels(store: labels_mod.LabelStore) -> bool:
     return store.get_meta("reused_from") is not None or any(s.startswith(_REUSED) for s in store.sources())
 
 
-def _check_reuse(audit: _Audit, store: labels_mod.LabelStore) -> None:
+def _check_reuse(audit: _Audit, store: labels_mod.LabelStore) -> list[_Source]:
+    """Refuse labels that were seen before this audit was frozen: reused labels (in this store),
+    or — with the seed of an audit whose labels were seen — a fresh labelling of the very items
+    they labelled. Returns the audits the reused labels came from (none when nothing was reused)."""
     spec = audit.manifest.get("reuse_labels")
-    if spec is None or not _has_reused_labels(store):
-        return
+    if spec is None:
+        return []
     frozen_at = str(audit.manifest["frozen_at"])
-    opened = spec["opened_before_freeze"]
-    at = None if opened is None else str(opened["at"])
-    old = Path(spec["audit"]) / LABELS_FILE
-    if at is None and old.is_file():
-        with labels_mod.LabelStore(old, create=False) as src:
-            later = src.get_meta("opened_at")
-        if later is not None and later < frozen_at:
-            at = later
-    if at is not None:
-        raise ValueError(
-            f"labels reused from audit {spec['audit_id'][:12]} were opened for certification at {at}, before "
-            f"this audit was frozen at {frozen_at}: a cut frozen after seeing them may depend on them, so "
-            f"they cannot certify it (§2.4, Assumption 1); freeze a new audit with {_o('design_data')} (they "
-            "are then design data only) and label a fresh sample"
-        )
+    chain = _reuse_chain(spec)
+    first = spec["opened_before_freeze"]
+    later = _first_opening(chain)  # an opening recorded after this freeze may be dated before it
+    if later is not None and later["at"] < frozen_at and (first is None or later["at"] < first["at"]):
+        first = later
+    reused = spec["role"] == "certification" and _has_reused_labels(store)
+    if first is not None:
+        at = str(first["at"])
+        if reused:
+            raise ValueError(
+                f"labels reused from audit {spec['audit_id'][:12]} were opened for certification at {at}, "
+                f"before this audit was frozen at {frozen_at}: a cut frozen after seeing them may depend on "
+                f"them, so they cannot certify it (§2.4, Assumption 1); freeze a new audit with "
+                f"{_o('design_data')} (they are then design data only) and label a fresh sample"
+            )
+        seed = int(audit.manifest["seed"])
+        same = next((s for s in chain if s.seed == seed), None)
+        if same is not None:
+            raise ValueError(
+                f"this audit draws with the seed of audit {same.audit_id[:12]} ({seed}), whose labels were "
+                f"seen at {at}, before this audit was frozen at {frozen_at}: the same seed draws the same "
+                "items from overlapping pools, so labels seen before the freeze would certify it (§2.4); "
+                f"freeze a new audit with another {_o('seed')}"
+            )
+    return chain if reused else []
 
 
 def _check_opening(audit: _Audit, store: labels_mod.LabelStore, record: Mapping[str, Any] | None,
@@ -1464,7 +1585,7 @@ def certify(audit_dir: str | Path) -> CertifyResult:
             raise ValueError(f"the sample is incomplete: {len(missing)} of {len(order)} sampled items have "
                              f"no label (first: query {q!r}, document {d!r}); label them, or freeze the "
                              f"audit with {_o('allow_incomplete')} to count them unfavourably")
-        _check_reuse(audit, store)
+        sources = _check_reuse(audit, store)
         labels = store.get(order)
         digest = _labels_hash(labels)
         to_write = _check_opening(audit, store, record, info, digest)
@@ -1475,6 +1596,10 @@ def certify(audit_dir: str | Path) -> CertifyResult:
         report, extra = _certificates(audit, stats)
         curve = _curve(audit, rows, y)
         if to_write:  # the labels are opened here
+            if "opened_at" in to_write:
+                # the reused labels are opened with them: their first store learns it first, so that
+                # an audit frozen after this moment cannot reuse them from there either
+                _mark_seen(sources, to_write["opened_at"], audit.manifest.audit_id)
             store.set_meta_many(to_write)
         opened_at = str(store.get_meta("opened_at"))
     if record is None:
