@@ -920,3 +920,83 @@ def test_reports_of_families_and_bands(data: Data, tmp_path: Path, monkeypatch: 
     (fam / "certificate.json").write_text(json.dumps(cert))
     with pytest.raises(ValueError, match="does not match its inputs"):
         write_report(fam, tmp_path / "edited.md")
+
+
+def _edit(audit: Path, change: Any) -> None:
+    path = audit / "certificate.json"
+    content = json.loads(path.read_text())
+    change(content)
+    path.write_text(json.dumps(content))
+
+
+def test_the_report_prints_nothing_it_did_not_rebuild(data: Data, tmp_path: Path) -> None:
+    """Verdict, chosen member, member and band tables are rebuilt from the verified certificates and
+    the manifest; an edited one is refused, an edited text is not printed."""
+    fam = tmp_path / "fam"
+    wf.freeze(fam, run=data.run, design="prefixes", depths=[5, 10, 20], max_missed=5, seed=2)
+    res = _run_all(fam, data, excluded=100)
+    assert res.verdict == "no member meets M0 ≤ 5"
+    original = (fam / "certificate.json").read_text()
+
+    def restore() -> None:
+        (fam / "certificate.json").write_text(original)
+
+    for change, message in [
+        (lambda c: c["members"][0].update(bound=1), r"members\[0\]\.bound: 1, rebuilt 87"),
+        (lambda c: c.update(chosen=0), "its chosen is not what the certificates give"),
+        (lambda c: c["verdict"].update(met=True, chosen="depth5"), "its verdict is not"),
+        (lambda c: c.update(opened_at="2000-01-01T00:00:00.000000+00:00"), "opened_at .* opened.json says"),
+        (lambda c: c.update(labels_hash="0" * 64), "labels_hash"),
+        (lambda c: c["counts"].update(draws=99), "counts give 99 draws, but the sample holds 100"),
+        (lambda c: c.update(delta=0.2), "delta is 0.2, but the manifest froze 0.05"),
+        (lambda c: c.pop("counts"), "holds no counts"),
+    ]:
+        restore()
+        _edit(fam, change)
+        with pytest.raises(ValueError, match=message):
+            write_report(fam, tmp_path / "r.md")
+    # a certificate recomputed consistently for another excluded pool: verify() passes, the
+    # manifest's pool sizes do not
+    restore()
+
+    def other_pools(c: dict[str, Any]) -> None:
+        entry = c["report"]["certificates"][0]["certificate"]
+        forged = pf.prefix_bounds_shared_finite(**{**entry["inputs"], "excluded_sizes": [400, 300, 200]})
+        c["report"]["certificates"][0]["certificate"] = forged.to_dict()
+
+    _edit(fam, other_pools)
+    with pytest.raises(ValueError, match="not those of the frozen manifest and its counts"):
+        write_report(fam, tmp_path / "r.md")
+    # an edited text is not printed: the rebuilt one is
+    restore()
+    _edit(fam, lambda c: c["verdict"].update(text="chosen: depth5 (least burden with M0 bound ≤ 5)"))
+    text = write_report(fam, tmp_path / "r.md").report.read_text()
+    assert "Verdict: no member meets M0 ≤ 5" in text and "chosen: depth5" not in text
+    # bands of a stratified audit
+    bands = tmp_path / "bands"
+    wf.freeze(bands, run=data.run, cut=data.cut, design="stratified", bands=[5], seed=2)
+    _run_all(bands, data, excluded=[10, 10])
+    _edit(bands, lambda c: c["bands"][1].update(bound=0))
+    with pytest.raises(ValueError, match=r"bands\[1\]\.bound"):
+        write_report(bands, tmp_path / "b.md")
+    # the curve of one cut ends at its certificate
+    one = tmp_path / "one"
+    wf.freeze(one, run=data.run, cut=data.cut, design="excluded", seed=2)
+    _run_all(one, data, excluded=30)
+    _edit(one, lambda c: c["curve"]["bound"].__setitem__(-1, 0.0))
+    with pytest.raises(ValueError, match="curve does not end at the certificate"):
+        write_report(one, tmp_path / "o.md")
+
+
+def test_the_report_never_writes_over_an_audit_file(data: Data, tmp_path: Path) -> None:
+    audit = tmp_path / "A"
+    wf.freeze(audit, run=data.run, cut=data.cut, design="excluded", seed=2)
+    _run_all(audit, data, excluded=20)
+    before = {f.name: f.read_bytes() for f in audit.iterdir()}
+    for name in ("manifest.md", "certificate.html", "sample.md", "opened.html", "plan.md"):
+        with pytest.raises(ValueError, match="a file of the audit"):
+            write_report(audit, audit / name)
+    assert {f.name: f.read_bytes() for f in audit.iterdir()} == before
+    files = write_report(audit, audit / "report.md")  # a name of its own is fine, in the folder too
+    assert files.certificate == audit / "report.json"
+    assert wf.status(audit)["next"] is None

@@ -1,10 +1,18 @@
 """A readable audit report (Markdown or HTML), the certificate JSON beside it, and a plot.
 
-The report is written from the audit folder's files only — ``manifest.json`` (checked against its
-content hash) and ``certificate.json`` (every certificate in it is recomputed from its recorded
-inputs with :func:`rankcut.certify.result.verify`, so an edited number is refused) — never from
-the labels. It says what was certified and under which theorem, the burden, the missed-count or
-missed-mass bound, the recall bound (two-pool), which member of a nested family was chosen and
+The report is written from the audit folder's files only, never from the labels:
+``manifest.json`` (checked against its content hash), ``sample.jsonl``/``sample.json``,
+``opened.json`` and ``certificate.json``. Nothing in ``certificate.json`` is printed as found:
+every certificate in it is recomputed from its recorded inputs with
+:func:`rankcut.certify.result.verify`, the certificates, verdict, member table, chosen member, band
+table and notes are rebuilt from the frozen manifest and the sample's counts (``counts``), and any
+of them that differs from what the file says is refused, as is a certificate whose design, δ,
+target, sample hash, labels hash or opening time disagrees with the manifest, the sample or
+``opened.json``, and counts of draws that are not those of ``sample.jsonl``. Only the
+bound-against-labels curve needs the labels themselves: its last point is checked against the
+certificate, the rest is display. It says what was certified and under which theorem, the burden,
+the missed-count or missed-mass bound, the recall bound (two-pool), which member of a nested family
+was chosen and
 why (Eq. 1 or Theorem 19), the joint confidence and how ``δ`` was spent, and the two conditions
 the guarantee rests on (Assumptions 1 and 2, with the freeze and opening times).
 
@@ -21,12 +29,20 @@ from __future__ import annotations
 import base64
 import html
 import io
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rankcut.audit.manifest import load_manifest, read_json, write_json_atomic, write_text_atomic
+from rankcut.audit.manifest import (
+    MANIFEST_FILE,
+    load_manifest,
+    read_json,
+    sha256_file,
+    write_json_atomic,
+    write_text_atomic,
+)
 
 if TYPE_CHECKING:  # rankcut.certify loads scipy: imported where it is used
     from rankcut.certify.report import JointReport
@@ -46,26 +62,150 @@ class ReportFiles:
     plot: Path | None
 
 
+def _normal(obj: Any) -> Any:
+    """``obj`` as plain JSON data (tuples as lists, numbers as JSON reads them back)."""
+    return json.loads(json.dumps(obj, allow_nan=False))
+
+
+def _essential(report: Mapping[str, Any]) -> Any:
+    """What a joint report certifies: δ, the budget, and per certificate its name, charges,
+    function, inputs and results (not the wording)."""
+    keys = ("function", "inputs", "value", "allocation", "delta", "theorem", "quantity", "side")
+    return _normal({"delta": report["delta"], "budget": report["budget"],
+                    "certificates": [{"name": e["name"], "charge": e["charge"],
+                                      **{k: e["certificate"].get(k) for k in keys}}
+                                     for e in report["certificates"]]})
+
+
+def _first_difference(a: Any, b: Any, where: str = "") -> str:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b), key=str):
+            if a.get(k) != b.get(k):
+                return _first_difference(a.get(k), b.get(k), f"{where}.{k}" if where else str(k))
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            if x != y:
+                return _first_difference(x, y, f"{where}[{i}]")
+    return f"{where or 'value'}: {a!r}, rebuilt {b!r}"
+
+
 def _load(audit_dir: str | Path) -> tuple[dict[str, Any], dict[str, Any], JointReport]:
-    from rankcut.audit.workflow import CERTIFICATE_FILE, AuditStepError
+    """The manifest, the certificate content as rebuilt and checked, and the rebuilt joint report."""
+    from rankcut.audit import workflow as wf
     from rankcut.certify.report import JointReport
     from rankcut.certify.result import verify
 
     manifest = load_manifest(audit_dir)
-    path = manifest.folder / CERTIFICATE_FILE
+    folder = manifest.folder
+    path = folder / wf.CERTIFICATE_FILE
     if not path.exists():
-        raise AuditStepError(f"no certificate yet ({path} missing): run certify first")
+        raise wf.AuditStepError(f"no certificate yet ({path} missing): run certify first")
     content = read_json(path, "written by certify")
-    if content.get("audit_id") != manifest.audit_id:
-        raise ValueError(f"{path} belongs to audit {str(content.get('audit_id'))[:12]}, not to this audit "
+    if not isinstance(content, dict) or content.get("audit_id") != manifest.audit_id:
+        owner = content.get("audit_id") if isinstance(content, dict) else None
+        raise ValueError(f"{path} belongs to audit {str(owner)[:12]}, not to this audit "
                          f"{manifest.short_id}: certify again")
-    report = JointReport.from_dict(content["report"])
-    for name, cert, _ in report.entries:
+    stored = JointReport.from_dict(content["report"])
+    for name, cert, _ in stored.entries:
         try:
             verify(cert)
         except ValueError as exc:
             raise ValueError(f"{path}: certificate {name!r} does not match its inputs ({exc})") from None
-    return manifest.to_dict(), content, report
+
+    def refuse(what: str) -> ValueError:
+        return ValueError(f"{path}: {what}; an edited certificate is not reported (certify again to "
+                          "rewrite it)")
+
+    for key, frozen in (("design", manifest["design"]), ("theorem", manifest["theorem"]),
+                        ("sampling", manifest["sampling"]), ("delta", manifest["delta"]),
+                        ("target", manifest.get("target") or None)):
+        if content.get(key) != frozen:
+            raise refuse(f"{key} is {content.get(key)!r}, but the manifest froze {frozen!r}")
+    # the sample and the opening it was certified from
+    info = read_json(folder / wf.SAMPLE_FILE, "written by sample")
+    items_path = folder / wf.SAMPLE_ITEMS
+    if not items_path.is_file() or sha256_file(items_path) != info.get("sample_hash"):
+        raise ValueError(f"{items_path} is missing or is not the sample of {folder / wf.SAMPLE_FILE}")
+    opened = read_json(folder / wf.OPENED_FILE, "written by certify")
+    for key, value, source in (("sample_hash", info.get("sample_hash"), wf.SAMPLE_FILE),
+                               ("sample_hash", opened.get("sample_hash"), wf.OPENED_FILE),
+                               ("labels_hash", opened.get("labels_hash"), wf.OPENED_FILE),
+                               ("opened_at", opened.get("opened_at"), wf.OPENED_FILE)):
+        if content.get(key) != value:
+            raise refuse(f"{key} is {str(content.get(key))[:32]!r}, but {source} says {str(value)[:32]!r}")
+    rows = [json.loads(line) for line in items_path.read_text(encoding="utf-8").splitlines() if line]
+    counts = content.get("counts")
+    if not isinstance(counts, dict):
+        raise refuse("it holds no counts (written by an older rankcut)")
+    _check_draws(counts, rows, manifest["design"], refuse)
+    # everything else is rebuilt from the manifest and the counts, and must be what the file says
+    frozen = wf._Frozen(manifest)
+    try:
+        report, extra = wf._certificates(frozen, counts)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise refuse(f"its counts do not give certificates ({exc})") from None
+    rebuilt, found = _essential(_normal(report.to_dict())), _essential(content["report"])
+    if rebuilt != found:
+        raise refuse(f"its certificates are not those of the frozen manifest and its counts "
+                     f"({_first_difference(found, rebuilt)})")
+    for key in ("verdict", "members", "chosen", "bands"):
+        want = _normal(extra.get(key))
+        if key == "verdict" and want is not None:
+            want = {k: v for k, v in want.items() if k != "text"}
+        got = content.get(key)
+        if key == "verdict" and isinstance(got, dict):
+            got = {k: v for k, v in got.items() if k != "text"}
+        if _normal(got) != want:
+            raise refuse(f"its {key} is not what the certificates give ({_first_difference(got, want, key)})")
+    curve = content.get("curve")
+    if curve is not None:
+        _check_curve(curve, report, counts, refuse)
+    distinct = len({(r["query_id"], r["doc_id"]) for r in rows})
+    checked = {**content, **_normal(extra), "report": _normal(report.to_dict()),
+               "theorem": manifest["theorem"],
+               "labels": {**content.get("labels", {}), "draws": len(rows), "items": distinct}}
+    return manifest.to_dict(), checked, report
+
+
+def _check_draws(counts: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], design: str,
+                 refuse: Any) -> None:
+    """The counts of draws per pool, band or separate member are those of ``sample.jsonl``."""
+    if counts.get("draws") != len(rows):
+        raise refuse(f"its counts give {counts.get('draws')} draws, but the sample holds {len(rows)}")
+    expected: dict[str, Any] = {}
+    if design in ("excluded", "two-pool"):
+        expected["excluded"] = sum(r["pool"] != "included" for r in rows)
+        if design == "two-pool":
+            expected["included"] = sum(r["pool"] == "included" for r in rows)
+        got = {k: (counts.get(k) or {}).get("draws") for k in expected}
+    elif design == "stratified":
+        n = len((counts.get("bands") or {}).get("draws") or [])
+        expected["bands"] = [sum(r["stratum"] == s for r in rows) for s in range(n)]
+        got = {"bands": (counts.get("bands") or {}).get("draws")}
+    elif rows and rows[0].get("member") is not None:  # separate samples
+        n = len((counts.get("members") or {}).get("draws") or [])
+        expected["members"] = [sum(r["member"] == m for r in rows) for m in range(n)]
+        got = {"members": (counts.get("members") or {}).get("draws")}
+    else:
+        return  # a shared reference: the effective sizes need the pools (the certificates bound them)
+    if got != expected:
+        raise refuse(f"its counts of draws {got} are not those of the sample {expected}")
+
+
+def _check_curve(curve: Mapping[str, Any], report: JointReport, counts: Mapping[str, Any],
+                 refuse: Any) -> None:
+    """The curve's last point is the certificate itself (its earlier points need the labels)."""
+    name = "recall" if curve.get("quantity") == "recall" else "missed"
+    try:
+        value = float(report[name].value)
+    except KeyError:
+        raise refuse(f"its curve is of {curve.get('quantity')!r}, which this design does not "
+                     "certify") from None
+    labels, bound = list(curve.get("labels") or []), list(curve.get("bound") or [])
+    off = bool(labels) and (labels[-1] != counts["draws"]
+                            or abs(float(bound[-1]) - value) > 1e-9 * max(1.0, abs(value)))
+    if len(labels) != len(bound) or off:
+        raise refuse("its curve does not end at the certificate")
 
 
 def _num(x: Any, side: str = "upper") -> str:
@@ -79,7 +219,7 @@ def _facts(manifest: Mapping[str, Any], content: Mapping[str, Any]) -> list[tupl
     items = pools["items"]
     inputs = manifest["inputs"]
     rows = [("audit id", manifest["audit_id"]),
-            ("design", f"{manifest['design']} — {content['theorem']}"),
+            ("design", f"{manifest['design']} — {manifest['theorem']}"),
             ("run", inputs["run"]["path"])]
     if "cut" in inputs:
         rows.append(("cut run" if manifest.get("family") is None else "model cut", inputs["cut"]["path"]))
@@ -139,14 +279,26 @@ def _validity(manifest: Mapping[str, Any], content: Mapping[str, Any]) -> list[s
     ]
 
 
+def _relevant_draws(content: Mapping[str, Any]) -> int:
+    """Relevant draws (unlabelled ones counted as the certificate counts them), from the counts."""
+    counts = content["counts"]
+    if "bands" in counts:
+        return int(sum(counts["bands"]["relevant"]))
+    if "members" in counts:
+        draws, relevant = counts["members"]["draws"], counts["members"]["relevant"]
+        # separate samples add up to the draws; a shared reference counts every draw in E_1 first
+        return int(sum(relevant)) if sum(draws) == counts["draws"] else int(relevant[0])
+    return int(sum(counts[k]["relevant"] for k in ("excluded", "included") if k in counts))
+
+
 def _summary(content: Mapping[str, Any], report: JointReport) -> list[str]:
     from rankcut.certify.result import confidence_text
 
     lab = content["labels"]
     lines = [f"Joint confidence at least {confidence_text(report.joint_delta)} "
              f"(union bound over {', '.join(f'{e} {v:g}' for e, v in report.budget.items())}).",
-             f"Labels spent: {lab['draws']} draws, {lab['items']} distinct items, {lab['relevant']} "
-             "relevant."]
+             f"Labels spent: {lab['draws']} draws, {lab['items']} distinct items; "
+             f"{_relevant_draws(content)} draws counted relevant."]
     verdict = content.get("verdict")
     if verdict:
         lines.append(f"Verdict: {verdict['text']}")
@@ -271,19 +423,41 @@ def render_html(manifest: Mapping[str, Any], content: Mapping[str, Any], report:
             + "\n".join(parts) + "\n</body></html>\n")
 
 
+def _audit_files() -> tuple[str, ...]:
+    from rankcut.audit import workflow as wf
+
+    stores = [wf.LABELS_FILE + end for end in ("", "-wal", "-shm", "-journal")]
+    return (MANIFEST_FILE, wf.PLAN_FILE, wf.SAMPLE_FILE, wf.SAMPLE_ITEMS, wf.OPENED_FILE, wf.CERTIFICATE_FILE,
+            f"{wf.TO_LABEL}.csv", f"{wf.TO_LABEL}.jsonl", *stores)
+
+
+def _refuse_audit_files(audit_dir: str | Path, targets: Sequence[Path]) -> None:
+    """A report file must not replace a file of the audit (``--out AUDIT/manifest.md`` would write
+    the certificate JSON over ``manifest.json``)."""
+    folder = Path(audit_dir).resolve()
+    for target in targets:
+        where = target.resolve()
+        if where.parent == folder and where.name in _audit_files():
+            raise ValueError(f"the report would write {target}, a file of the audit {audit_dir}: "
+                             "name the report otherwise (e.g. report.md)")
+
+
 def write_report(audit_dir: str | Path, out: str | Path) -> ReportFiles:
     """Write the report of a certified audit (step 6).
 
     :param out: ``report.md`` or ``report.html``. Beside it: ``<stem>.json`` (the certificate JSON)
         and, for Markdown, ``<stem>.png`` (the plot; embedded in the HTML page instead).
     :raises AuditStepError: before :func:`~rankcut.audit.workflow.certify`.
-    :raises ValueError: for another format, or a certificate that does not match its inputs.
+    :raises ValueError: for another format, a report, JSON or plot name that is a file of the audit
+        (``manifest.json``, ``certificate.json``, …), or a certificate that does not match its
+        inputs, the manifest, the sample or the opening.
     """
     path = Path(out)
     if path.suffix.lower() not in REPORT_FORMATS:
         raise ValueError(f"the report is Markdown or HTML: name it *.md or *.html, got {path.name}")
     if not path.parent.is_dir():
         raise FileNotFoundError(f"cannot write {path}: folder {path.parent} does not exist")
+    _refuse_audit_files(audit_dir, [path, path.with_suffix(".json"), path.with_suffix(".png")])
     manifest, content, report = _load(audit_dir)
     png = _plot_png(content)
     cert_path = path.with_suffix(".json")
