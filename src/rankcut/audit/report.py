@@ -5,8 +5,9 @@ The report is written from the audit folder's files only, never from the labels:
 ``opened.json`` and ``certificate.json``. Nothing in ``certificate.json`` is printed as found:
 every certificate in it is recomputed from its recorded inputs with
 :func:`rankcut.certify.result.verify`, the certificates, verdict, member table, chosen member, band
-table and notes are rebuilt from the frozen manifest and the sample's counts (``counts``), and any
-of them that differs from what the file says is refused, as is a certificate whose design, δ,
+table and notes are rebuilt from the frozen manifest and the sample's counts (``counts``) and
+printed as rebuilt; a number among them (bound, input, verdict, chosen member) that differs from
+what the file says is refused (an edited wording is just not printed), as is a certificate whose design, δ,
 target, sample hash, labels hash or opening time disagrees with the manifest, the sample or
 ``opened.json``, and counts of draws that are not those of ``sample.jsonl``. Only the
 bound-against-labels curve needs the labels themselves: its last point is checked against the
