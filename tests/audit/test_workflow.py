@@ -206,6 +206,48 @@ def test_prefixes_shared_reference_and_choice(data: Data, tmp_path: Path) -> Non
     assert [row["sample"] for row in res.content["members"]] == n_eff.tolist()
 
 
+@pytest.mark.parametrize("design", ["prefixes", "fixed-sequence"])
+def test_shared_reference_plan_meets_every_need_with_high_probability(data: Data, tmp_path: Path,
+                                                                      design: str) -> None:
+    """Q is the least size at which every member's effective size reaches its need with probability
+    ≥ 0.95 (not only in expectation, which left P(n_eff < need) near one half)."""
+    from scipy.stats import hypergeom
+
+    audit = tmp_path / "P"
+    depths = [5, 10, 20, 30]
+    m = wf.freeze(audit, run=data.run, design=design, depths=depths, max_missed=25, seed=2)
+    planned = wf.plan(audit)
+    assert planned.sizes is not None
+    q = planned.sizes["excluded"]
+    n0s = [p["n0"] for p in m["pools"]["members"]]
+    split = len(depths) if design == "prefixes" else 1
+    needs = [plan_hypergeometric(25, 0.05, population=n, n_prefixes=split).value if n > 25 else 0
+             for n in n0s]
+
+    def chance(size: int, need: int, pool: int) -> float:
+        return float(hypergeom.sf(need - 1, n0s[0], pool, size)) if need > 0 else 1.0
+
+    assert all(chance(q, n, p) >= 0.95 for n, p in zip(needs, n0s, strict=True))
+    assert any(chance(q - 1, n, p) < 0.95 for n, p in zip(needs, n0s, strict=True))
+    expected_only = max(math.ceil(n * n0s[0] / p) for n, p in zip(needs, n0s, strict=True) if n > 0)
+    assert q > expected_only  # the old rule's size falls short too often
+    assert "with probability ≥ 0.95" in planned.render()
+
+
+def test_shared_reference_plan_with_replacement(data: Data, tmp_path: Path) -> None:
+    from scipy.stats import binom
+
+    audit = tmp_path / "W"
+    m = wf.freeze(audit, run=data.run, design="prefixes", depths=[5, 20], max_missed=10**7,
+                  corpus_size=10**9, sampling="with-replacement", seed=2)
+    q = wf.plan(audit).sizes["excluded"]  # type: ignore[index]
+    lines = wf.plan(audit).lines
+    needs = [int(line.split(": ")[1].split()[0]) for line in lines[1:3]]
+    n0s = [p["n0"] for p in m["pools"]["members"]]
+    assert all(binom.sf(n - 1, q, p / n0s[0]) >= 0.95 for n, p in zip(needs, n0s, strict=True))
+    assert any(binom.sf(n - 1, q - 1, p / n0s[0]) < 0.95 for n, p in zip(needs, n0s, strict=True))
+
+
 def test_prefixes_separate_samples(data: Data, tmp_path: Path) -> None:
     audit = tmp_path / "S"
     wf.freeze(audit, run=data.run, cut=data.cut, offsets=[-2, 0, 4], design="prefixes",

@@ -111,6 +111,9 @@ TO_LABEL = "to_label"
 SAMPLINGS = ("auto", "without-replacement", "with-replacement")
 REFERENCES = ("shared", "separate")
 DEFAULT_EXPECTED_PRECISION = 0.5
+# A shared reference sample is planned so that each member's effective size reaches its need with
+# at least this probability (the effective size is random: the draws that fall in the member's pool).
+REFERENCE_PROBABILITY = 0.95
 _REUSED = "reused from audit "
 
 # Independent random streams per part of a sample (numpy SeedSequence keys [seed, stream]), so that
@@ -850,6 +853,43 @@ def _plan_missed(audit: _Audit, t: float, delta: float, pool: int, tolerated: in
     return _plan_mass(t, delta, pool, audit.n_items, tolerated, n_prefixes)
 
 
+def _reference_size(need: int, pool: int, reference: int, finite: bool) -> int:
+    """Least shared-reference size ``Q`` whose effective size for a member with excluded pool
+    ``pool ⊆ E_1`` (``|E_1| = reference``) reaches ``need`` with probability at least
+    :data:`REFERENCE_PROBABILITY`: ``n_eff ~ Hypergeometric(reference, pool, Q)`` without
+    replacement, ``Binomial(Q, pool/reference)`` with it."""
+    from scipy.stats import binom, hypergeom
+
+    if need <= 0:
+        return 0
+
+    def enough(q: int) -> bool:
+        if finite:
+            p = float(hypergeom.sf(need - 1, reference, pool, q))
+        else:
+            p = float(binom.sf(need - 1, q, pool / reference))
+        return p >= REFERENCE_PROBABILITY
+
+    lo = need  # n_eff never exceeds Q
+    if finite:
+        hi = reference  # Q = N0(g_1) draws all of E_1, so n_eff = N0(g_m) ≥ need
+        if need > pool:
+            return reference
+    else:
+        hi = max(lo, 1)
+        while not enough(hi):
+            hi *= 2
+    if enough(lo):
+        return lo
+    while hi - lo > 1:  # enough(hi), not enough(lo)
+        mid = (lo + hi) // 2
+        if enough(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 def _plan_recall(audit: _Audit, rho: float, precision: float, tolerated: int
                  ) -> tuple[dict[str, int] | None, list[str], list[Certificate]]:
     """Two-pool sizes for ``Recall ≥ ρ`` (Corollary 11 / Theorem 10), by search over ``n1``.
@@ -940,9 +980,11 @@ def plan(audit_dir: str | Path, *, expected_precision: float | None = None, tole
       size with ``MU(c, δ'; N0, n) ≤ t`` (``plan_hypergeometric``, Theorem 8), or i.i.d. with
       ``p0·U_n(c, δ') ≤ t/N`` (``plan_missed_mass``, §4.6); ``δ' = δ/M`` for simultaneous prefix
       bounds (Corollary 16/18), ``δ`` for fixed-sequence tests (Theorem 19). A shared reference
-      sample is sized so that every member's *expected* effective size ``Q·N0(g_m)/N0(g_1)``
-      reaches its own need. Stratified: the tolerance is split over the bands in proportion to
-      their sizes, ``δ/S`` each.
+      sample of ``Q`` draws from ``E_1`` gives member ``m`` a random effective size ``n_eff_m``
+      (hypergeometric without replacement, binomial with it, of mean ``Q·N0(g_m)/N0(g_1)``); ``Q``
+      is the least size with ``P(n_eff_m ≥ n_m) ≥ 0.95`` for every member ``m`` with need ``n_m``
+      (:data:`REFERENCE_PROBABILITY`). Stratified: the tolerance is split over the bands in
+      proportion to their sizes, ``δ/S`` each.
     * recall target ``ρ`` (two-pool): see :func:`_plan_recall` — the target becomes the missed-count
       tolerance ``⌊ML(1 − ρ)/ρ⌋`` for an included sample at the expected precision.
 
@@ -1033,12 +1075,12 @@ def _plan_missed_design(audit: _Audit, t: int, tol: int
              for name, p, n in zip(audit.names, audit.members, needs, strict=True)]
     if audit.manifest["reference"] == "separate":
         return {"excluded": needs}, lines, certs
-    big0 = audit.base.n0
-    q = max((math.ceil(n * big0 / p.n0) for n, p in zip(needs, audit.members, strict=True) if n > 0),
-            default=0)
-    q = min(q, big0) if audit.finite else q
-    lines.append(f"shared reference from {audit.names[0]}'s excluded pool: {q} draws give every member its "
-                 "need in expectation (Q·N0(g_m)/N0(g_1))")
+    q = max((_reference_size(n, p.n0, audit.base.n0, audit.finite)
+             for n, p in zip(needs, audit.members, strict=True) if n > 0), default=0)
+    law = "hypergeometric" if audit.finite else "binomial"
+    lines.append(f"shared reference from {audit.names[0]}'s excluded pool: {q} draws give each member its "
+                 f"need with probability ≥ {REFERENCE_PROBABILITY:g} (its effective size n_eff_m, the draws "
+                 f"that fall in its pool, is {law}: Q draws, a share N0(g_m)/N0(g_1) in its pool)")
     return {"excluded": q}, lines, certs
 
 
