@@ -191,6 +191,16 @@ def test_stratified_sizes_and_errors():
         draw_stratified(Pools(["q"], [("a", "b")], [0]), [0, 5], 1, 0)
 
 
+def test_stratified_draws_from_one_stream_per_band():
+    p = tiny()
+    one = draw_stratified(p, [0, 1, 3], [1, 2, 1], [7, 8, 9])
+    other = draw_stratified(p, [0, 1, 3], [3, 2, 1], [7, 8, 9])  # only band 0's size changed
+    assert one[1:] == other[1:]
+    assert one == draw_stratified(p, [0, 1, 3], [1, 2, 1], [np.random.default_rng(v) for v in (7, 8, 9)])
+    with pytest.raises(ValueError, match="one seed or generator per band"):
+        draw_stratified(p, [0, 1, 3], 1, [7, 8])
+
+
 # ---------------------------------------------------------------------------------------------
 # shared reference for a nested family
 

@@ -307,6 +307,53 @@ def test_stratified(data: Data, tmp_path: Path) -> None:
     assert [b["sample"] for b in res.content["bands"]] == [20, 20, 20]
 
 
+def test_each_band_draws_from_its_own_stream(data: Data, tmp_path: Path) -> None:
+    """Changing one band's sample size never changes another band's draws; a sample drawn when the
+    bands shared one stream (sample.json without "streams") is still redrawn as it was drawn."""
+    draws = []
+    for n in (10, 11):
+        audit = tmp_path / f"S{n}"
+        wf.freeze(audit, run=data.run, cut=data.cut, design="stratified", bands=[5], seed=3)
+        wf.plan(audit)
+        wf.sample(audit, excluded=[n, 10])
+        draws.append([(r["query_id"], r["doc_id"]) for r in _rows(audit) if r["stratum"] == 1])
+    assert draws[0] == draws[1]
+    from rankcut.audit.manifest import sha256_file
+
+    audit = tmp_path / "S10"
+    loaded = wf._load(audit)
+    old = wf._sample_text(wf._draw(loaded, {"excluded": [10, 10]}, streams=1))
+    assert old != (audit / "sample.jsonl").read_text()
+    (audit / "sample.jsonl").write_text(old)
+    info = json.loads((audit / "sample.json").read_text())
+    info["sample_hash"] = sha256_file(audit / "sample.jsonl")
+    (audit / "sample.json").write_text(json.dumps(info))
+    wf.label(audit, qrels=data.qrels)
+    with pytest.raises(ValueError, match="not the sample that the frozen manifest and seed draw"):
+        wf.certify(audit)  # recorded as drawn with a stream per band: it is not that draw
+    del info["streams"], info["numpy"]
+    (audit / "sample.json").write_text(json.dumps(info))
+    assert wf.certify(audit).report["missed"].value >= 0
+
+
+def test_a_redraw_under_another_numpy_says_so(sampled: Path) -> None:
+    from rankcut.audit.manifest import sha256_file
+
+    info = json.loads((sampled / "sample.json").read_text())
+    assert info["numpy"] == np.__version__ and info["streams"] == 2
+    rows = (sampled / "sample.jsonl").read_text().splitlines()
+    (sampled / "sample.jsonl").write_text("\n".join(rows[1:] + rows[:1]) + "\n")  # another order
+    info["sample_hash"] = sha256_file(sampled / "sample.jsonl")
+    info["numpy"] = "1.0.0"
+    (sampled / "sample.json").write_text(json.dumps(info))
+    with pytest.raises(ValueError, match=r"drawn under numpy 1\.0\.0 .* check it under numpy 1\.0\.0"):
+        wf.certify(sampled)
+    del info["numpy"]
+    (sampled / "sample.json").write_text(json.dumps(info))
+    with pytest.raises(ValueError, match="does not record the numpy it was drawn with"):
+        wf.certify(sampled)
+
+
 def test_with_replacement_uses_the_binomial_theorems(data: Data, tmp_path: Path) -> None:
     audit = tmp_path / "W"
     m = wf.freeze(audit, run=data.run, cut=data.cut, design="two-pool", sampling="with-replacement", seed=3)

@@ -13,7 +13,8 @@ them to ``(query_id, doc_id)`` items, so a pool is never built: drawing 1,000 it
   ``P(· | g(X) = 0)`` under the uniform law on the corpus.
 
 A draw is a function of the pools and the seed only (``numpy.random.default_rng(seed)``), so an
-audit manifest that records both can reproduce it. The pools, the sample sizes and the seed
+audit manifest that records both can reproduce it — under the same numpy generator streams, which
+a later numpy may change (the audit's ``sample.json`` records the numpy version). The pools, the sample sizes and the seed
 are fixed before any label is seen (Assumption 1).
 """
 
@@ -105,8 +106,8 @@ def draw_included(pools: Pools, n: int, seed_or_rng: Seed, *, replace: bool = Fa
     return p.included_items(idx)
 
 
-def draw_stratified(pools: Pools, bands: ArrayLike, n_per_band: int | Sequence[int], seed_or_rng: Seed,
-                    *, replace: bool = False) -> list[list[Item]]:
+def draw_stratified(pools: Pools, bands: ArrayLike, n_per_band: int | Sequence[int],
+                    seed_or_rng: Seed | Sequence[Seed], *, replace: bool = False) -> list[list[Item]]:
     """Draws from rank bands below the cut, one uniform sample per band (stratified audit, §9).
 
     The strata are the bands of :meth:`Pools.band_sizes`: offsets ``0 = o_1 < … < o_B``, band ``s``
@@ -120,7 +121,10 @@ def draw_stratified(pools: Pools, bands: ArrayLike, n_per_band: int | Sequence[i
 
     :param bands: band offsets ``[B]``.
     :param n_per_band: one sample size for every band, or one per band.
-    :returns: per band, its items (``B`` lists), drawn band after band from one generator.
+    :param seed_or_rng: one seed or generator, drawn from band after band; or one per band, each
+        band then drawn from its own stream (changing one band's size never changes another's
+        draws).
+    :returns: per band, its items (``B`` lists).
     :raises ValueError: for a band asked more items than it holds (without replacement) or any
         item from an empty band.
     """
@@ -132,10 +136,16 @@ def draw_stratified(pools: Pools, bands: ArrayLike, n_per_band: int | Sequence[i
             raise ValueError(f"n_per_band must give one size per band ({sizes.size}), got {len(counts)}")
     else:
         counts = [_size(n_per_band, "n_per_band")] * sizes.size
-    rng = _generator(seed_or_rng)
+    if isinstance(seed_or_rng, Sequence | np.ndarray):
+        if len(seed_or_rng) != sizes.size:
+            raise ValueError(f"seed_or_rng must give one seed or generator per band ({sizes.size}), got "
+                             f"{len(seed_or_rng)}")
+        rngs = [_generator(r) for r in seed_or_rng]
+    else:
+        rngs = [_generator(seed_or_rng)] * sizes.size
     out = []
     for s, (size, n) in enumerate(zip(sizes.tolist(), counts, strict=True)):
-        idx = _indices(size, n, rng, replace, f"band {s} (offsets from {np.asarray(bands)[s]})")
+        idx = _indices(size, n, rngs[s], replace, f"band {s} (offsets from {np.asarray(bands)[s]})")
         out.append(p.band_items(bands, s, idx))
     return out
 

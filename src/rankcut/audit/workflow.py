@@ -117,8 +117,12 @@ REFERENCE_PROBABILITY = 0.95
 _REUSED = "reused from audit "
 
 # Independent random streams per part of a sample (numpy SeedSequence keys [seed, stream]), so that
-# changing one pool's size never changes another pool's draws.
+# changing one pool's, member's or band's size never changes another's draws. Samples drawn before
+# the bands had their own streams (sample.json without "streams") drew every band from
+# _STREAM_STRATA, one after the other; they are redrawn that way.
 _STREAM_EXCLUDED, _STREAM_INCLUDED, _STREAM_STRATA, _STREAM_ORDER, _STREAM_MEMBER = 0, 1, 2, 3, 100
+_STREAM_BAND = 200
+STREAMS_VERSION = 2
 
 
 class AuditStepError(ValueError):
@@ -1127,8 +1131,9 @@ def _rng(seed: int, stream: int) -> np.random.Generator:
     return np.random.default_rng([seed, stream])
 
 
-def _draw(audit: _Audit, sizes: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The sample of the frozen audit: a function of the pools, the sizes and the seed only."""
+def _draw(audit: _Audit, sizes: Mapping[str, Any], streams: int = STREAMS_VERSION) -> list[dict[str, Any]]:
+    """The sample of the frozen audit: a function of the pools, the sizes and the seed only (and of
+    how the parts take their random streams, ``streams``; and of numpy's generator streams)."""
     seed, replace = int(audit.manifest["seed"]), not audit.finite
     design = audit.design
     rows: list[dict[str, Any]] = []
@@ -1148,8 +1153,9 @@ def _draw(audit: _Audit, sizes: Mapping[str, Any]) -> list[dict[str, Any]]:
     elif design == "stratified":
         for s, (n, size) in enumerate(zip(sizes["excluded"], audit.manifest["band_sizes"], strict=True)):
             _check_size(n, size, f"excluded (band {s + 1})", audit.finite)
-        bands = draw_stratified(audit.base, audit.bands, sizes["excluded"], _rng(seed, _STREAM_STRATA),
-                                replace=replace)
+        rngs = _rng(seed, _STREAM_STRATA) if streams < 2 else \
+            [_rng(seed, _STREAM_BAND + s) for s in range(len(sizes["excluded"]))]
+        bands = draw_stratified(audit.base, audit.bands, sizes["excluded"], rngs, replace=replace)
         for s, items in enumerate(bands):
             add(items, "excluded", stratum=s)
     elif audit.manifest["reference"] == "shared":
@@ -1253,7 +1259,8 @@ def sample(audit_dir: str | Path, *, excluded: int | Sequence[int] | None = None
     sample_hash = sha256_file(folder / SAMPLE_ITEMS)
     info = {"schema": "rankcut.audit_sample", "schema_version": 1, "audit_id": audit.manifest.audit_id,
             "drawn_at": now(), "sizes": sizes, "planned": planned.get("sizes"), "draws": len(rows),
-            "items": len(order), "sample_hash": sample_hash, "to_label": to_label.name}
+            "items": len(order), "sample_hash": sample_hash, "to_label": to_label.name,
+            "streams": STREAMS_VERSION, "numpy": np.__version__}
     # sample.json last: it is what marks the sample as drawn
     write_json_atomic(folder / SAMPLE_FILE, info)
     return SampleResult(sizes, len(rows), len(order), sample_hash, to_label)
@@ -1278,9 +1285,20 @@ def _load_sample(audit: _Audit, *, redraw: bool = False) -> tuple[dict[str, Any]
         raise ValueError(f"{items_path} changed after sampling (its sha256 is not the sample hash "
                          f"{str(info.get('sample_hash'))[:12]} of {path})")
     rows = [json.loads(line) for line in items_path.read_text(encoding="utf-8").splitlines() if line]
-    if redraw and _sample_text(_draw(audit, info["sizes"])) != items_path.read_text(encoding="utf-8"):
+    if redraw and _sample_text(_draw(audit, info["sizes"], int(info.get("streams", 1)))) \
+            != items_path.read_text(encoding="utf-8"):
+        drawn_with = info.get("numpy")
+        if drawn_with is not None and drawn_with != np.__version__:
+            why = (f"it was drawn under numpy {drawn_with} and is redrawn here under numpy {np.__version__}, "
+                   f"whose random streams may differ: check it under numpy {drawn_with} (if it differs "
+                   "there too, it was edited or drawn otherwise)")
+        elif drawn_with is None:
+            why = ("it was edited or drawn otherwise — or under another numpy version, whose random "
+                   f"streams may differ ({path} does not record the numpy it was drawn with)")
+        else:
+            why = "it was edited or drawn otherwise"
         raise ValueError(f"{items_path} is not the sample that the frozen manifest and seed draw "
-                         f"(sizes {_sizes_text(info['sizes'])}): it was edited or drawn otherwise")
+                         f"(sizes {_sizes_text(info['sizes'])}): {why}")
     return info, rows
 
 
