@@ -315,6 +315,19 @@ def test_cuts_from_run_round_trip_through_write_run(tmp_path):
     assert cuts_from_run(full, read_run(tmp_path / "cut.run")).tolist() == [3, 0]
 
 
+def test_bands_of_a_short_list_reach_into_its_unretrieved_documents():
+    """As documented: bands count positions on the query's line (ranks, then corpus documents), so
+    a list that ends inside a band puts corpus documents in that band, not only in the last one."""
+    p = Pools(["q", "r"], [["a", "b", "c"], ["a", "b", "c", "d", "e", "f", "g"]], [1, 1],
+              Corpus.ids(["a", "b", "c", "d", "e", "f", "g", "h"]))
+    bands = [0, 4]
+    assert p.band_sizes(bands).tolist() == [8, 6]
+    first = p.band_items(bands, 0, np.arange(8))
+    assert first[:4] == [("q", "b"), ("q", "c"), ("q", "d"), ("q", "e")]  # ranks 2-3, then corpus
+    assert p.band_items(bands, 1, np.arange(6))[:3] == [("q", "f"), ("q", "g"), ("q", "h")]
+    assert ("r", "h") in p.band_items(bands, 1, np.arange(6))  # r's list reaches the last band
+
+
 def test_nested_family_and_its_errors():
     full = _lists(RUN)
     runs = [{"q1": RUN["q1"][:1]}, {"q1": RUN["q1"][:2], "q2": RUN["q2"][:1]}, RUN]

@@ -552,9 +552,13 @@ class Pools:
     def band_sizes(self, bands: ArrayLike) -> NDArray[np.int64]:
         """Sizes ``N_s`` of the rank bands below the cut, ``[B]`` (the strata of §9).
 
-        ``bands`` are offsets ``0 = o_1 < … < o_B``: band ``s`` of query ``q`` is ranks
-        ``k_q + 1 + o_s … k_q + o_{s+1}`` of the excluded pool, the last band everything beyond
-        ``k_q + o_B`` (the unretrieved corpus documents included). The bands partition ``E``.
+        ``bands`` are offsets ``0 = o_1 < … < o_B``: band ``s`` of query ``q`` is positions
+        ``k_q + 1 + o_s … k_q + o_{s+1}`` (1-based) of ``q``'s line of items — the ranks of its list
+        below the cut and then, with a :class:`Corpus`, its unretrieved documents in corpus order
+        (module docstring) — and the last band everything beyond ``k_q + o_B``. So a band holds
+        unretrieved corpus documents wherever a list ends inside or above it: for a list shorter
+        than ``k_q + o_B``, not only the last band does. The bands partition ``E`` and depend on
+        nothing but the lists, the cut and the corpus.
         """
         sizes, _ = self._band_segments(bands)
         return sizes.sum(axis=0)

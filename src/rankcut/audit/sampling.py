@@ -111,9 +111,10 @@ def draw_stratified(pools: Pools, bands: ArrayLike, n_per_band: int | Sequence[i
     """Draws from rank bands below the cut, one uniform sample per band (stratified audit, §9).
 
     The strata are the bands of :meth:`Pools.band_sizes`: offsets ``0 = o_1 < … < o_B``, band ``s``
-    of query ``q`` holding ranks ``k_q + 1 + o_s … k_q + o_{s+1}``, the last band everything
-    beyond ``k_q + o_B``, unretrieved corpus documents included; they partition the excluded
-    pool and are observable before any label. Certify with
+    of query ``q`` holding positions ``k_q + 1 + o_s … k_q + o_{s+1}`` of its line of items (its
+    ranks below the cut, then its unretrieved corpus documents, so a list that ends inside or
+    above a band puts corpus documents in it), the last band everything beyond ``k_q + o_B``; they
+    partition the excluded pool and are observable before any label. Certify with
     :func:`rankcut.certify.stratified.stratified_hypergeometric_certificate` (without replacement,
     stratum sizes ``N_s`` from :meth:`Pools.band_sizes`) or
     :func:`~rankcut.certify.stratified.stratified_binomial_certificate` (``replace=True``, weights

@@ -677,7 +677,9 @@ def freeze(
     :param reference: prefix designs: ``"shared"`` (one reference sample from ``E_1``, default) or
         ``"separate"`` (one sample per member).
     :param bands: stratified design: offsets below the cut where bands end, e.g. ``[10, 100]`` for
-        ranks ``k+1..k+10``, ``k+11..k+100`` and the rest (corpus included).
+        ranks ``k+1..k+10``, ``k+11..k+100`` and the rest; with a corpus, a query's unretrieved
+        documents continue its list (after its last rank), so they fall in the band where its list
+        ends and in the bands below (see :meth:`~rankcut.audit.pools.Pools.band_sizes`).
     :param allow_incomplete: let :func:`certify` run on an incomplete sample, counting every
         unlabelled excluded-pool draw as relevant and every unlabelled included-pool draw as not
         relevant — the unfavourable completion, so the bounds stay valid whatever the missing
