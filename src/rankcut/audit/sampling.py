@@ -14,8 +14,8 @@ them to ``(query_id, doc_id)`` items, so a pool is never built: drawing 1,000 it
 
 A draw is a function of the pools and the seed only (``numpy.random.default_rng(seed)``), so an
 audit manifest that records both can reproduce it — under the same numpy generator streams, which
-a later numpy may change (the audit's ``sample.json`` records the numpy version). The pools, the sample sizes and the seed
-are fixed before any label is seen (Assumption 1).
+a later numpy may change (the audit's ``sample.json`` records the numpy version). The pools, the
+sample sizes and the seed are fixed before any label is seen (Assumption 1).
 """
 
 from __future__ import annotations
