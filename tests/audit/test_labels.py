@@ -387,6 +387,22 @@ def test_bad_label_files_name_file_and_line(name, text, message):
         read_label_file(stream(text, name))
 
 
+def test_blank_labels_leave_their_items_unlabelled():
+    """A partly filled list to label: blank cells (and JSON null or "") are skipped, anything else
+    that is no label is still refused."""
+    text = "query_id,doc_id,label,text\nq,d1,1,x\nq,d2,,y\nq,d3,  ,z\nq,d4,no,w\n"
+    assert read_label_file(stream(text, "to_label.csv")) == [("q", "d1", 1), ("q", "d4", 0)]
+    assert read_label_file(stream("query_id\tdoc_id\tlabel\nq\td\t\n", "x.tsv")) == []
+    text = ('{"query_id": "q", "doc_id": "d1", "label": null}\n'
+            '{"query_id": "q", "doc_id": "d2", "label": ""}\n'
+            '{"query_id": "q", "doc_id": "d3", "label": true}\n')
+    assert read_label_file(stream(text, "to_label.jsonl")) == [("q", "d3", 1)]
+    with pytest.raises(ValueError, match=r"line 2: label must be .*got '-'"):
+        read_label_file(stream("query_id,doc_id,label\nq,d,-\n", "a.csv"))
+    with pytest.raises(ValueError, match=r"line 1: label must be .*got \[\]"):
+        read_label_file(stream('{"query_id": "q", "doc_id": "d", "label": []}\n', "a.jsonl"))
+
+
 def test_conflicting_jsonl_duplicate_and_bad_kind():
     text = '{"query": "q", "doc": "d", "label": 1}\n{"query": "q", "doc": "d", "label": "no"}\n'
     with pytest.raises(ValueError, match=r"a.jsonl, line 2: query 'q', document 'd' is labelled 0 here but "

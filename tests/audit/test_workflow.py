@@ -422,6 +422,23 @@ def test_texts_and_jsonl_list_to_label(data: Data, tmp_path: Path) -> None:
     assert any(line.startswith("text of ") for line in shown)
 
 
+def test_a_partly_filled_list_to_label_records_the_filled_rows(data: Data, tmp_path: Path) -> None:
+    for fmt in ("csv", "jsonl"):
+        audit = tmp_path / fmt
+        wf.freeze(audit, run=data.run, cut=data.cut, design="excluded", seed=3)
+        wf.plan(audit)
+        to_label = wf.sample(audit, excluded=6, label_format=fmt).to_label
+        lines = to_label.read_text().splitlines()
+        if fmt == "csv":
+            lines[1] += "1"
+        else:
+            lines[0] = lines[0].replace('"label": null', '"label": 1')
+        filled = tmp_path / f"half.{fmt}"
+        filled.write_text("\n".join(lines) + "\n")
+        out = wf.label(audit, from_file=filled)
+        assert (out.recorded, out.missing) == (1, 5)
+
+
 def test_label_from_file_and_report(data: Data, tmp_path: Path) -> None:
     audit = tmp_path / "L"
     wf.freeze(audit, run=data.run, cut=data.cut, design="excluded", max_missed=30, seed=3)

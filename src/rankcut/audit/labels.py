@@ -486,6 +486,8 @@ def _read_delimited(lines: Iterator[str], label: str, delimiter: str) -> list[Ro
             continue
         if len(row) != width:
             raise ValueError(f"{where}: expected {width} columns as in the header, got {len(row)}")
+        if not row[header["label"]].strip():
+            continue  # a blank label cell: the item is not labelled yet (a partly filled to_label.csv)
         q = _file_id(row[header["query_id"]], "query id", where)
         d = _file_id(row[header["doc_id"]], "doc id", where)
         out.add(q, d, _parse_label(row[header["label"]], where), where, f"on line {start}")
@@ -507,9 +509,12 @@ def _read_jsonl(lines: Iterator[str], label: str) -> list[Row]:
         if not isinstance(obj, dict):
             raise ValueError(f"{where}: expected a JSON object, got {type(obj).__name__}")
         roles = _roles(obj, where, "key")
+        value = obj[roles["label"]]
+        if value is None or (isinstance(value, str) and not value.strip()):
+            continue  # a null or blank label: not labelled yet
         q = _file_id(obj[roles["query_id"]], "query id", where)
         d = _file_id(obj[roles["doc_id"]], "doc id", where)
-        out.add(q, d, _parse_label(obj[roles["label"]], where), where, f"on line {lineno}")
+        out.add(q, d, _parse_label(value, where), where, f"on line {lineno}")
     return out.result()
 
 
@@ -522,15 +527,18 @@ def read_label_file(source: str | os.PathLike[str] | IO[str], *, kind: str | Non
       order and case; other columns are ignored. Cells are stripped of surrounding spaces.
     * JSON lines: one object a line with the same keys; ids may be strings or integers.
 
-    Labels are ``0/1``, ``yes/no``, ``true/false`` or ``y/n`` (any case; JSON booleans too).
-    Blank lines and a UTF-8 byte-order mark are ignored. An item given twice with the same label
+    Labels are ``0/1``, ``yes/no``, ``true/false`` or ``y/n`` (any case; JSON booleans too); a
+    row whose label is blank (an empty cell, JSON ``null`` or ``""``) is skipped — its item stays
+    unlabelled, as in a partly filled list to label. Blank lines and a UTF-8 byte-order mark are
+    ignored. An item given twice with the same label
     is returned once, in the order of its first line.
 
     :param source: path (``.gz`` allowed) or open text file.
     :param kind: ``"csv"``, ``"tsv"`` or ``"jsonl"``; by default taken from the file name.
     :param name: how to call the source in error messages (and its format, when ``kind`` is None).
     :raises ValueError: naming file and line, for a missing header or column, a row with another
-        number of cells than the header, an empty id, a label that is none of the forms above, or
+        number of cells than the header, an empty id, a label that is neither blank nor one of the
+        forms above, or
         an item labelled twice with different labels (both lines named).
     """
     with _open_text(source, name) as (label, f):

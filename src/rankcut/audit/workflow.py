@@ -1204,7 +1204,7 @@ def _write_to_label(audit: _Audit, order: list[Item], fmt: str) -> Path:
     buf = io.StringIO(newline="")
     if fmt == "jsonl":
         for q, d in order:
-            row: dict[str, Any] = {"query_id": q, "doc_id": d}
+            row: dict[str, Any] = {"query_id": q, "doc_id": d, "label": None}  # null: to fill in
             if texts is not None and (q, d) in texts:
                 row["text"] = texts[q, d]
             buf.write(json.dumps(row, ensure_ascii=False) + "\n")
