@@ -1,6 +1,7 @@
 """Pools of a cut run: exact sizes, the index → item bijection (checked against materialised
 pools), corpus handling, cuts from runs and nested families."""
 
+import gzip
 import io
 import json
 from pathlib import Path
@@ -227,6 +228,12 @@ def test_corpus_ids_from_file(tmp_path):
     f.write_text("\n")
     with pytest.raises(ValueError, match="lists no document id"):
         Corpus.ids(f)
+    # a byte-order mark (files saved by some editors) is no part of the first id, gzipped too
+    f.write_text("\ufeffa\nb\nc\nd\ne\n", encoding="utf-8")
+    assert Corpus.ids(f).doc_ids == CORPUS
+    g = tmp_path / "corpus.txt.gz"
+    g.write_bytes(gzip.compress("\ufeffa\nb\nc\nd\ne\n".encode()))
+    assert Corpus.ids(g).doc_ids == CORPUS
 
 
 def test_corpus_arguments_are_checked():

@@ -545,6 +545,16 @@ def test_refuse_incomplete_sample(sampled: Path, data: Data) -> None:
     assert not (sampled / "opened.json").exists()  # a refused certify opens nothing
 
 
+def test_a_cut_that_is_not_a_prefix_names_the_cut_file(data: Data, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.run"
+    lines = data.cut.read_text().splitlines()
+    del lines[1]  # q0 skips its rank 2
+    bad.write_text("\n".join(lines) + "\n")
+    for extra in ({"design": "excluded"}, {"design": "prefixes", "offsets": [0, 2]}):
+        with pytest.raises(ValueError, match=r"^--cut .*bad\.run: query 'q0', rank 2: the cut run has"):
+            wf.freeze(tmp_path / "Z", run=data.run, cut=bad, seed=1, **extra)
+
+
 def test_refuse_refreeze(sampled: Path, data: Data) -> None:
     with pytest.raises(FileExistsError, match="already holds a frozen audit"):
         wf.freeze(sampled, run=data.run, cut=data.cut, design="excluded", seed=1)

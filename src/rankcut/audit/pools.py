@@ -145,15 +145,16 @@ class Corpus:
 
     @classmethod
     def ids(cls, source: Sequence[str] | NDArray[np.str_] | str | os.PathLike[str]) -> Corpus:
-        """A corpus from its document ids: a sequence, or a file (``.gz`` allowed) with one id a
-        line. Blank lines at the end of a file are ignored; any other line must hold exactly one id.
+        """A corpus from its document ids: a sequence, or a UTF-8 file (``.gz`` allowed; a
+        byte-order mark is ignored) with one id a line. Blank lines at the end of a file are
+        ignored; any other line must hold exactly one id.
 
         :raises ValueError: naming the file and line of a blank or malformed line or a repeated id.
         """
         if isinstance(source, str | os.PathLike):
             path = Path(source)
             opener = gzip.open if path.suffix == ".gz" else open
-            with opener(path, "rt", encoding="utf-8") as f:
+            with opener(path, "rt", encoding="utf-8-sig") as f:  # a byte-order mark is no part of an id
                 lines = f.read().splitlines()
             while lines and not lines[-1].strip():
                 lines.pop()

@@ -385,9 +385,15 @@ def _build(inputs: Mapping[str, Any], ordering: str, family_spec: Mapping[str, A
     if corpus_spec is not None:
         corpus = (Corpus.size(int(corpus_spec["documents"])) if corpus_spec["kind"] == "size"
                   else Corpus.ids(inputs["corpus_ids"]["path"]))
+    def cut_of(entry: Mapping[str, Any]) -> Any:
+        run = read_run(entry["path"])  # its errors name the file and line
+        try:
+            return cuts_from_run(lists, run)
+        except ValueError as err:
+            raise ValueError(f"{entry.get('option', '--cut')} {entry['path']}: {err}") from None
+
     if family_spec is None:
-        cuts = cuts_from_run(lists, read_run(inputs["cut"]["path"]))
-        return lists, [Pools.from_lists(lists, cuts, corpus)], ["cut"]
+        return lists, [Pools.from_lists(lists, cut_of(inputs["cut"]), corpus)], ["cut"]
     kind = family_spec["kind"]
     if kind == "runs":
         paths = [f["path"] for f in inputs["family"]]
@@ -395,7 +401,7 @@ def _build(inputs: Mapping[str, Any], ordering: str, family_spec: Mapping[str, A
         family = nested_family(lists, [read_run(p) for p in paths], names=names)
     elif kind == "offsets":
         names = _member_names("offsets", family_spec["offsets"])
-        base_cuts = cuts_from_run(lists, read_run(inputs["cut"]["path"]))
+        base_cuts = cut_of(inputs["cut"])
         family = offset_family(base_cuts, lists.lengths, family_spec["offsets"])
     else:
         names = _member_names("depths", family_spec["depths"])
