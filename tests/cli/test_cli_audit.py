@@ -83,7 +83,14 @@ def test_family_designs(files: dict[str, Path], tmp_path: Path) -> None:
     assert run("label", "--audit", audit, "--oracle", "qrels", "--qrels", files["qrels"])[0] == 0
     code, out, err = run("certify", "--audit", audit)
     assert code == 0, err
-    assert "Corollary 18" in out and ("chosen:" in out or "no member meets" in out)
+    assert "Corollary 18" in out
+    # the verdict is the least-burden member whose simultaneous bound meets the target (Eq. 1)
+    cert = json.loads(run("certify", "--audit", audit, "--json")[1])
+    meets = [m for m in cert["members"] if m["bound"] <= 20]
+    assert meets, "this fixture's audit meets its target"
+    chosen = min(meets, key=lambda m: m["burden"])["name"]
+    assert chosen == "top5.run"
+    assert f"chosen: {chosen} (least burden with M0 bound ≤ 20)" in out and "no member meets" not in out
     # offsets below zero parse as values, and separate samples take one size per member
     audit = tmp_path / "F"
     code, _, err = run("freeze", "--run", files["run"], "--cut", files["cut"], "--offsets", "-2,0,3",
