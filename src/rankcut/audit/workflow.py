@@ -15,11 +15,13 @@ out of order or when something it depends on changed:
    second time) and writes ``sample.jsonl``/``sample.json`` and a blinded, shuffled list to label.
 4. :func:`label` records labels in ``labels.sqlite`` (:class:`~rankcut.audit.labels.LabelStore`):
    from a file, from qrels (simulation), interactively, or reused from an earlier audit.
-5. :func:`certify` checks everything again, opens the labels — marking the sample *used* — and
-   writes ``certificate.json``. It refuses when the manifest, an input file or the sample changed,
-   when labels cover items outside the sample, when the sample is incomplete (unless the design
-   was frozen with ``allow_incomplete``), and when reused labels had been opened before this
-   audit was frozen (§2.4: they are design data, never certification data).
+5. :func:`certify` checks everything again, computes the certificates, opens the labels —
+   marking the sample *used* (``opened.json``) — and writes ``certificate.json``. It refuses when
+   the manifest, an input file or the sample changed, when labels cover items outside the sample,
+   when the sample is incomplete (unless the design was frozen with ``allow_incomplete``), when
+   the label store is not the one that was opened, and when reused labels had been seen before
+   this audit was frozen — opened by their audit or seen through another audit that reused them,
+   anywhere along the chain of reuses (§2.4: they are design data, never certification data).
 
 What each design certifies (all finite-corpus versions draw without replacement; when a pool
 exceeds :data:`~rankcut.certify.bounds.MAX_POPULATION` items, or on request, the draws are i.i.d.
