@@ -368,6 +368,35 @@ def rc_table(
     return "\n".join(lines) + "\n"
 
 
+def training_table(all_results: dict[str, dict[str, dict[str, list[dict[str, Any]]]]]) -> str:
+    """How the neural cutters trained: the epoch chosen on validation, and the validation metric of
+    the first and the chosen epoch (a model stuck at k = 1 shows a flat start)."""
+    lines = [
+        "### Training",
+        "",
+        "Per model and metric, over the folds: the epoch chosen on the validation queries (median, range), "
+        "the epochs run, and the mean validation metric after the first epoch and at the chosen one.",
+        "",
+        "| Setting | Model | metric | chosen epoch (median, range) | epochs run | validation, epoch 1 "
+        "| validation, chosen |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for key, results in all_results.items():
+        for name, per in results.items():
+            for m in METRICS:
+                units = [u for u in per[m] if "val_curve" in u]
+                if not units:
+                    continue
+                best = [u["best_epoch"] for u in units]
+                first = np.mean([u["val_curve"][0] for u in units])
+                chosen = np.mean([u["val_metric"] for u in units])
+                lines.append(
+                    f"| {key} | {name} | {m} | {np.median(best):.0f} ({min(best)}–{max(best)}) | "
+                    f"{np.median([u['epochs'] for u in units]):.0f} | {first:.4f} | {chosen:.4f} |"
+                )
+    return "\n".join(lines) + "\n"
+
+
 def speed_table(
     all_results: dict[str, dict[str, dict[str, list[dict[str, Any]]]]],
     rc: dict[str, list[dict[str, Any]]],
@@ -489,6 +518,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 attn = results.get("attncut", {}).get("f1")
                 out.append(rc_table(setting, units, attn, test if test is not None else lists))
         print("\n".join(out[first:]), flush=True)
+    out.append(training_table(all_results))
     out.append(speed_table(all_results, rc_results, args.threads, args.precision))
     text = "\n".join(out)
     print(out[-1])
