@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -144,7 +145,7 @@ def _truncation_demo(folder: Path, *, seed: int, kept: bool) -> _Cut:
     if neural:
         torch.set_num_threads(min(2, torch.get_num_threads()))
         cutter: Any = AttnCut(loss="raml", epochs=ATTNCUT_EPOCHS, patience=ATTNCUT_PATIENCE,
-                              precision=ATTNCUT_PRECISION, seed=seed, progress=True)
+                              precision=ATTNCUT_PRECISION, seed=seed, progress=sys.stderr.isatty())
         start = time.perf_counter()
         cutter.fit(train)
         seconds = time.perf_counter() - start
@@ -232,7 +233,11 @@ def _audit_demo(folder: Path, cut: _Cut, *, seed: int, kept: bool) -> None:
         f"and left at most {missed_bound} relevant documents behind, while keeping {pools.n1} documents "
         f"(a burden of {pools.n1 / pools.n_items:.0%})."
     )
-    typer.echo(f"The report{' (Markdown, plot, certificate JSON)' if kept else ''} is {files.report}.")
+    if kept:
+        typer.echo(f"The report (Markdown, plot, certificate JSON) is {files.report}.")
+    else:
+        typer.echo("The report (Markdown, plot, certificate JSON) went to a temporary folder: pass --out DIR "
+                   "to keep it.")
     held = truth >= bound and m0 <= missed_bound
     verdict = "held" if held else "FAILED: this draw is one of the unlucky ones (at most 5% are)"
     typer.echo(f"The truth, which a real audit never sees: the cut kept {m1} of {m1 + m0} relevant documents "
