@@ -7,6 +7,8 @@ Settings:
   5-fold cross-validation over the queries (folds drawn as :func:`rankcut.evaluation.evaluate_cutters`
   draws them), recall over the relevant documents inside the list (Eq. 7), ``--missing keep``
   (query 672 has no relevant document and scores 0, as in the dataset's known figures);
+* ``robust04-bm25-split``, ``robust04-drmm-split`` — the same lists, the given train/test split
+  (190/50 and 193/50 queries), on which figures of other implementations are quoted;
 * ``dl19-dl20``, ``dl20-dl19`` — TREC DL passage BM25 top-100, relevance ≥ 2, trained on one
   year and tested on the other, with text features (length, unique tokens, tf-idf and Doc2Vec
   neighbour similarity, :func:`rankcut.data.features.extract_features`).
@@ -109,6 +111,20 @@ def robust04(model: str) -> Callable[[Path], tuple[RankedLists, None]]:
     return load
 
 
+def robust04_split(model: str) -> Callable[[Path], tuple[RankedLists, RankedLists]]:
+    """The given train/test split (190/50 BM25, 193/50 DRMM queries), for the figures quoted from
+    other implementations on these very test lists."""
+
+    def load(d: Path) -> tuple[RankedLists, RankedLists]:
+        lists, _ = robust04(model)(d)
+        from rankcut.data.trec import read_run
+
+        parts = [list(read_run(d / "robust04" / "runs" / f"{model}.{s}.run")) for s in ("train", "test")]
+        return lists.subset(parts[0]), lists.subset(parts[1])
+
+    return load
+
+
 def _merge(lists: RankedLists, parts: Sequence[RankedLists]) -> RankedLists:
     """``lists`` with the feature columns of ``parts`` (which split its queries)."""
     names = parts[0].feature_names
@@ -154,6 +170,16 @@ SETTINGS = {
             "robust04-drmm",
             "Robust04 DRMM top-300, 5-fold cross-validation over all 243 queries",
             robust04("drmm"),
+        ),
+        Setting(
+            "robust04-bm25-split",
+            "Robust04 BM25 top-300, the given split: trained on 190 queries, tested on 50",
+            robust04_split("bm25"),
+        ),
+        Setting(
+            "robust04-drmm-split",
+            "Robust04 DRMM top-300, the given split: trained on 193 queries, tested on 50",
+            robust04_split("drmm"),
         ),
         Setting(
             "dl19-dl20",
