@@ -869,6 +869,28 @@ def test_design_data_marks_the_labels_seen(data: Data, tmp_path: Path) -> None:
         wf.certify(e)
 
 
+def test_design_data_marks_the_labels_seen_before_its_manifest(data: Data, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crash after the manifest of a design-data freeze is written must not leave its sources
+    unmarked: they are marked first (§2.4), with the id the manifest then gets."""
+    a = _excluded_audit(tmp_path / "A", data)
+
+    def crash(folder: Any, content: Any) -> Any:
+        with LabelStore(a / "labels.sqlite") as store:
+            assert store.get_meta("seen_at") == content["frozen_at"]  # marked before the manifest
+        raise KeyboardInterrupt  # killed while writing it
+
+    monkeypatch.setattr(wf, "write_manifest", crash)
+    with pytest.raises(KeyboardInterrupt):
+        wf.freeze(tmp_path / "D", run=data.run, cut=data.cut, design="excluded", reuse_labels=a,
+                  design_data=True)
+    monkeypatch.undo()
+    m = wf.freeze(tmp_path / "D2", run=data.run, cut=data.cut, design="excluded", reuse_labels=a,
+                  design_data=True)
+    with LabelStore(a / "labels.sqlite") as store:
+        assert store.get_meta("seen_by") != m.audit_id  # the earlier (crashed) sight is kept
+
+
 def test_a_design_data_round_draws_a_fresh_sample(data: Data, tmp_path: Path) -> None:
     """The labels that designed a cut never certify it through the seed: a design-data round gets a
     fresh seed, so its sample is not the one whose labels were seen."""

@@ -69,6 +69,7 @@ from rankcut.audit.manifest import (
     Manifest,
     canonical_json,
     check_inputs,
+    content_hash,
     describe_file,
     load_manifest,
     now,
@@ -813,10 +814,13 @@ def freeze(
                   **base.to_dict()},
     }
     folder.mkdir(parents=True, exist_ok=True)
-    manifest = write_manifest(folder, content)
     if reuse is not None and reuse["role"] == "design-data":
-        # taking labels as design data says they were seen: no audit frozen after this one may count them
-        _mark_seen(chain, str(content["frozen_at"]), manifest.audit_id)
+        # taking labels as design data says they were seen (§2.4): no audit frozen after this one may
+        # count them. Marked before the manifest is written, so that a crash between the two leaves at
+        # worst labels marked seen by an audit that was never frozen (too cautious), never a frozen
+        # design-data audit whose sources are not marked.
+        _mark_seen(chain, str(content["frozen_at"]), content_hash(content))
+    manifest = write_manifest(folder, content)
     if reuse is not None and reuse["role"] == "certification" and reuse["opened_before_freeze"]:
         first = reuse["opened_before_freeze"]
         whose = "" if first["audit_id"] == reuse["audit_id"] else \
