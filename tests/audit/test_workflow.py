@@ -854,6 +854,51 @@ def test_labels_reused_through_a_chain_are_checked_at_their_source(data: Data, t
     assert wf.certify(b).report["missed"].value >= 0  # B was frozen before A was opened
 
 
+def test_a_broken_reuse_chain_is_refused_naming_the_path(data: Data, tmp_path: Path) -> None:
+    """A link of the reuse chain that is gone or replaced is refused, never skipped: without it the
+    guard cannot see whether the labels were seen (§2.4)."""
+    a = _excluded_audit(tmp_path / "A", data)
+    b = _excluded_audit(tmp_path / "B", data, reuse_labels=a)  # B's labels come from A
+    wf.certify(a)  # A's labels are now opened: C below must not count them
+    c = _excluded_audit(tmp_path / "C", data, n=300, reuse_labels=b, seed=4)
+    store = a / "labels.sqlite"
+    saved = store.read_bytes()
+    store.unlink()  # A's store gone: its opening, recorded there too, must not vanish with it
+    for f in a.glob("labels.sqlite-*"):
+        f.unlink()
+    with pytest.raises(ValueError, match=rf"chain of reused labels is broken at {re.escape(str(store))}: "
+                                         r"the label store is missing.*opened\.json shows.*Restore"):
+        wf.certify(c)
+    # with opened.json and the certificate gone too, only the chain says A had labels (B copied them)
+    aside = tmp_path / "aside"
+    aside.mkdir()
+    for name in ("opened.json", "certificate.json"):
+        (a / name).rename(aside / name)
+    with pytest.raises(ValueError, match=r"label store is missing, but the audit had labels \(labels were "
+                                         "copied from it"):
+        wf.certify(c)
+    for name in ("opened.json", "certificate.json"):
+        (aside / name).rename(a / name)
+    with pytest.raises(ValueError, match="chain of reused labels is broken at"):
+        wf.freeze(tmp_path / "D", run=data.run, cut=data.cut, design="excluded", seed=5, reuse_labels=b)
+    # replaced by another audit's store
+    _excluded_audit(tmp_path / "X", data)
+    shutil.copy(tmp_path / "X" / "labels.sqlite", store)
+    with pytest.raises(ValueError, match=r"broken at .*labels\.sqlite: it holds the labels of audit"):
+        wf.certify(c)
+    store.write_bytes(saved)
+    with pytest.raises(ValueError, match="before this audit was frozen"):  # the chain whole again
+        wf.certify(c)
+    # a folder of the chain that holds another audit now
+    shutil.rmtree(a)
+    shutil.copytree(tmp_path / "X", a)
+    with pytest.raises(ValueError, match=r"broken at .*manifest\.json: the folder holds audit"):
+        wf.certify(c)
+    shutil.rmtree(a)
+    with pytest.raises(ValueError, match=r"broken at .*manifest\.json: its manifest cannot be read"):
+        wf.freeze(tmp_path / "E", run=data.run, cut=data.cut, design="excluded", seed=5, reuse_labels=b)
+
+
 def test_design_data_marks_the_labels_seen(data: Data, tmp_path: Path) -> None:
     """Taking an audit's labels as design data says they were seen: an audit frozen later cannot
     count them, even though nobody certified with them."""

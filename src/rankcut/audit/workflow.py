@@ -529,32 +529,83 @@ class _Source:
 
     audit_id: str
     folder: Path
-    seed: int | None  # None when its manifest can no longer be read
+    seed: int
+    store: Path | None  # its label store; None while it has no labels yet
 
 
-def _reuse_chain(spec: Mapping[str, Any] | None) -> list[_Source]:
+def _broken_link(path: Path, src_id: str, problem: str) -> ValueError:
+    """The refusal for a missing or replaced link of the reuse chain (§2.4, Assumption 1)."""
+    return ValueError(
+        f"the chain of reused labels is broken at {path}: {problem}. The labels of audit {src_id[:12]} are "
+        "reached through it, and without it nothing shows whether they were seen before this audit was "
+        "frozen, so they cannot be checked against Assumption 1 (§2.4) — refused. Restore "
+        f"{path}, or freeze a new audit without {_o('reuse_labels')} and label a fresh sample")
+
+
+def _source_store(folder: Path, audit_id: str, needed: bool) -> Path | None:
+    """The label store of source audit ``audit_id`` in ``folder``, checked: refused when it holds
+    another audit's labels, or is missing although the audit had labels (it opened them:
+    ``opened.json`` or ``certificate.json``; or ``needed``: labels were copied from it)."""
+    path = folder / LABELS_FILE
+    if not path.is_file():
+        had = [n for n in (OPENED_FILE, CERTIFICATE_FILE) if (folder / n).exists()]
+        if needed or had:
+            why = (f"{folder / had[0]} shows that they were opened" if had else
+                   "labels were copied from it by the next audit of the chain")
+            raise _broken_link(path, audit_id,
+                               f"the label store is missing, but the audit had labels ({why})")
+        return None
+    try:
+        with labels_mod.LabelStore(path, create=False) as store:
+            owner = store.get_meta("audit_id")
+    except ValueError as exc:
+        raise _broken_link(path, audit_id, f"it is not a label store any more ({exc})") from None
+    if owner != audit_id:
+        raise _broken_link(path, audit_id, f"it holds the labels of audit {str(owner)[:12]} now")
+    return path
+
+
+def _reuse_chain(spec: Mapping[str, Any] | None, reused: bool = False) -> list[_Source]:
     """The audits whose labels ``spec`` (a manifest's ``reuse_labels``) reaches: the audit it
     names and, as long as each of them reused labels for certification in turn, the audit that
-    one names, and so on — labels copied from audit to audit are still the labels first drawn."""
+    one names, and so on — labels copied from audit to audit are still the labels first drawn.
+
+    Every link must still be there (§2.4: the guard has to see whether the labels were seen): a
+    folder whose manifest is gone or holds another audit, or a label store that is replaced, or
+    missing where the audit had labels, is refused, naming the path.
+
+    :param reused: the audit holding ``spec`` holds labels copied from the first link (so the
+        first link's store must exist).
+    """
     out: list[_Source] = []
     while spec is not None and all(s.audit_id != spec["audit_id"] for s in out):
-        folder = Path(spec["audit"])
+        folder, audit_id = Path(spec["audit"]), str(spec["audit_id"])
         try:
-            old: Manifest | None = load_manifest(folder)
-        except (OSError, ValueError):
-            old = None
-        if old is not None and old.audit_id != spec["audit_id"]:
-            old = None  # the folder holds another audit now
-        out.append(_Source(str(spec["audit_id"]), folder, None if old is None else int(old["seed"])))
-        nxt = None if old is None else old.get("reuse_labels")
+            old = load_manifest(folder)
+        except (OSError, ValueError) as exc:
+            raise _broken_link(folder / MANIFEST_FILE, audit_id,
+                               f"its manifest cannot be read ({exc})") from None
+        if old.audit_id != audit_id:
+            raise _broken_link(folder / MANIFEST_FILE, audit_id, f"the folder holds audit {old.short_id} now")
+        store = _source_store(folder, audit_id, reused)
+        out.append(_Source(audit_id, folder, int(old["seed"]), store))
+        nxt = old.get("reuse_labels")
         spec = nxt if nxt is not None and nxt["role"] == "certification" else None
+        if spec is not None and store is not None:
+            with labels_mod.LabelStore(store, create=False) as st:
+                reused = _has_reused_labels(st)
+        else:
+            reused = False
     return out
 
 
 def _first_opening(chain: Sequence[_Source]) -> dict[str, Any] | None:
     """The earliest moment any label of the chain's audits was seen: opened by their own certify
     (store meta or ``opened.json``), or seen through a later audit that reused them or took them
-    as design data (``seen_at``). None when none was."""
+    as design data (``seen_at``). None when none was.
+
+    :raises ValueError: naming ``opened.json`` of a link when it is unreadable or another audit's.
+    """
     best: dict[str, Any] | None = None
 
     def consider(at: str | None, src: _Source, how: str, sample_hash: str | None) -> None:
@@ -567,16 +618,14 @@ def _first_opening(chain: Sequence[_Source]) -> dict[str, Any] | None:
         if opened.is_file():
             try:
                 record = json.loads(opened.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                record = None
-            if isinstance(record, dict) and record.get("audit_id") == src.audit_id:
-                consider(record.get("opened_at"), src, "opened", record.get("sample_hash"))
-        path = src.folder / LABELS_FILE
-        if not path.is_file():
+            except (OSError, ValueError) as exc:
+                raise _broken_link(opened, src.audit_id, f"it cannot be read ({exc})") from None
+            if not isinstance(record, dict) or record.get("audit_id") != src.audit_id:
+                raise _broken_link(opened, src.audit_id, "it records the opening of another audit")
+            consider(record.get("opened_at"), src, "opened", record.get("sample_hash"))
+        if src.store is None:
             continue
-        with labels_mod.LabelStore(path, create=False) as store:
-            if store.get_meta("audit_id") != src.audit_id:
-                continue
+        with labels_mod.LabelStore(src.store, create=False) as store:
             consider(store.get_meta("opened_at"), src, "opened", store.get_meta("opened_sample_hash"))
             by = str(store.get_meta("seen_by", "?"))[:12]
             consider(store.get_meta("seen_at"), src, f"seen through audit {by}", None)
@@ -586,14 +635,12 @@ def _first_opening(chain: Sequence[_Source]) -> dict[str, Any] | None:
 def _mark_seen(chain: Sequence[_Source], at: str, by: str) -> None:
     """Record in the label store of every audit of ``chain`` that its labels were seen at ``at``
     through audit ``by`` (unless an earlier sight is recorded): a later audit frozen after that
-    moment must not count them, whichever audit it reaches them through."""
+    moment must not count them, whichever audit it reaches them through. (Each store was checked
+    by :func:`_reuse_chain`; one without labels yet has nothing to mark.)"""
     for src in chain:
-        path = src.folder / LABELS_FILE
-        if not path.is_file():
+        if src.store is None:
             continue
-        with labels_mod.LabelStore(path, create=False) as store:
-            if store.get_meta("audit_id") != src.audit_id:
-                continue
+        with labels_mod.LabelStore(src.store, create=False) as store:
             old = store.get_meta("seen_at")
             if old is None or at < old:
                 store.set_meta_many({"seen_at": at, "seen_by": by})
@@ -618,7 +665,7 @@ def _reuse_seed(seed: int | None, reuse: Mapping[str, Any] | None, chain: Sequen
     it reuses; a given seed equal to theirs is refused when those labels were seen before this
     freeze (design data, or opened): the same seed draws the same items from overlapping pools, so
     the labels that informed the cut would certify it."""
-    seeds = {s.seed for s in chain if s.seed is not None}
+    seeds = {s.seed for s in chain}
     if seed is None:
         seed = secrets.randbits(63)
         while seed in seeds:
@@ -1516,7 +1563,7 @@ def _check_reuse(audit: _Audit, store: labels_mod.LabelStore) -> list[_Source]:
     if spec is None:
         return []
     frozen_at = str(audit.manifest["frozen_at"])
-    chain = _reuse_chain(spec)
+    chain = _reuse_chain(spec, spec["role"] == "certification" and _has_reused_labels(store))
     first = spec["opened_before_freeze"]
     later = _first_opening(chain)  # an opening recorded after this freeze may be dated before it
     if later is not None and later["at"] < frozen_at and (first is None or later["at"] < first["at"]):
