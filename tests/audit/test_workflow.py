@@ -629,6 +629,23 @@ def test_deleting_the_label_store_does_not_undo_the_opening(sampled: Path, data:
         wf.sample(sampled, excluded=20, included=20)
 
 
+def test_status_reads_the_opening_from_opened_json(sampled: Path, data: Data) -> None:
+    """status reads the opening as certify does: deleting the store's meta (or the whole store)
+    cannot make an opened audit look unopened."""
+    import sqlite3
+
+    wf.label(sampled, qrels=data.qrels)
+    opened = wf.certify(sampled).content["opened_at"]
+    with sqlite3.connect(sampled / "labels.sqlite") as con:
+        con.execute("DELETE FROM meta WHERE key LIKE 'opened%'")
+    con.close()
+    assert wf.status(sampled)["opened_at"] == opened
+    for name in ("labels.sqlite", "labels.sqlite-wal", "labels.sqlite-shm"):
+        (sampled / name).unlink(missing_ok=True)
+    info = wf.status(sampled)
+    assert info["opened_at"] == opened and info["steps"]["label"] and info["next"] is None
+
+
 def test_a_deleted_opening_record_is_refused(sampled: Path, data: Data) -> None:
     wf.label(sampled, qrels=data.qrels)
     wf.certify(sampled)

@@ -2019,10 +2019,17 @@ def _curve_two_pool(audit: _Audit, y: np.ndarray, is_in: np.ndarray) -> dict[str
 def status(audit_dir: str | Path) -> dict[str, Any]:
     """Which steps an audit has done, read from its folder (no input file is re-read).
 
-    :returns: ``{"audit_id", "design", "steps": {step: done?}, "next": the next step or None, ...}``.
+    The opening is read as :func:`certify` reads it: ``opened.json`` first, so that deleting or
+    replacing ``labels.sqlite`` cannot make an opened audit look unopened (Assumption 1, §2.3).
+
+    :returns: ``{"audit_id", "design", "steps": {step: done?}, "next": the next step or None,
+        "opened_at", ...}``.
+    :raises ValueError: as certify, when ``certificate.json`` exists without ``opened.json`` or
+        ``opened.json`` is another audit's.
     """
     manifest = load_manifest(audit_dir)
     folder = manifest.folder
+    record = _opened_record(_Frozen(manifest))
     out: dict[str, Any] = {"audit_id": manifest.audit_id, "design": manifest["design"],
                            "frozen_at": manifest["frozen_at"]}
     steps = {"freeze": True, "plan": (folder / PLAN_FILE).exists(), "sample": (folder / SAMPLE_FILE).exists(),
@@ -2035,6 +2042,9 @@ def status(audit_dir: str | Path) -> dict[str, Any]:
                 out["labelled"] = store.count()
                 out["opened_at"] = store.get_meta("opened_at")
             steps["label"] = out["labelled"] >= info["items"] or bool(manifest["allow_incomplete"])
+    if record is not None:  # opened: whatever labels.sqlite says now, the labels were seen
+        out["opened_at"] = record.get("opened_at")
+        steps["label"] = True
     out["steps"] = steps
     out["next"] = next((s for s, done in steps.items() if not done), None)
     return out
