@@ -231,7 +231,7 @@ def test_shared_reference_plan_meets_every_need_with_high_probability(data: Data
     assert any(chance(q - 1, n, p) < 0.95 for n, p in zip(needs, n0s, strict=True))
     expected_only = max(math.ceil(n * n0s[0] / p) for n, p in zip(needs, n0s, strict=True) if n > 0)
     assert q > expected_only  # the old rule's size falls short too often
-    assert "with probability ≥ 0.95" in planned.render()
+    assert "with probability ≥ 0.95, for each member separately" in planned.render()
 
 
 def test_shared_reference_plan_with_replacement(data: Data, tmp_path: Path) -> None:

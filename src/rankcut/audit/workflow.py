@@ -1048,7 +1048,8 @@ def plan(audit_dir: str | Path, *, expected_precision: float | None = None, tole
       sample of ``Q`` draws from ``E_1`` gives member ``m`` a random effective size ``n_eff_m``
       (hypergeometric without replacement, binomial with it, of mean ``Q·N0(g_m)/N0(g_1)``); ``Q``
       is the least size with ``P(n_eff_m ≥ n_m) ≥ 0.95`` for every member ``m`` with need ``n_m``
-      (:data:`REFERENCE_PROBABILITY`). Stratified: the tolerance is split over the bands in
+      (:data:`REFERENCE_PROBABILITY`), for each member separately — not the chance that all
+      members reach their needs at once. Stratified: the tolerance is split over the bands in
       proportion to their sizes, ``δ/S`` each.
     * recall target ``ρ`` (two-pool): see :func:`_plan_recall` — the target becomes the missed-count
       tolerance ``⌊ML(1 − ρ)/ρ⌋`` for an included sample at the expected precision.
@@ -1144,8 +1145,9 @@ def _plan_missed_design(audit: _Audit, t: int, tol: int
              for n, p in zip(needs, audit.members, strict=True) if n > 0), default=0)
     law = "hypergeometric" if audit.finite else "binomial"
     lines.append(f"shared reference from {audit.names[0]}'s excluded pool: {q} draws give each member its "
-                 f"need with probability ≥ {REFERENCE_PROBABILITY:g} (its effective size n_eff_m, the draws "
-                 f"that fall in its pool, is {law}: Q draws, a share N0(g_m)/N0(g_1) in its pool)")
+                 f"need with probability ≥ {REFERENCE_PROBABILITY:g}, for each member separately (not for "
+                 f"all at once; its effective size n_eff_m, the draws that fall in its pool, is {law}: Q "
+                 "draws, a share N0(g_m)/N0(g_1) in its pool)")
     return {"excluded": q}, lines, certs
 
 
