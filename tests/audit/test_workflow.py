@@ -1199,4 +1199,13 @@ def test_the_report_never_writes_over_an_audit_file(data: Data, tmp_path: Path) 
     assert {f.name: f.read_bytes() for f in audit.iterdir()} == before
     files = write_report(audit, audit / "report.md")  # a name of its own is fine, in the folder too
     assert files.certificate == audit / "report.json"
+    # never into another audit's folder, whatever the name (its own report.json, or its files)
+    other = tmp_path / "B"
+    wf.freeze(other, run=data.run, cut=data.cut, design="excluded", seed=3)
+    before = {f.name: f.read_bytes() for f in other.iterdir()}
+    for name in ("manifest.md", "report.md", "notes.html"):
+        with pytest.raises(ValueError, match=f"into {re.escape(str(other.resolve()))}, the folder of another "
+                                             "audit: refused"):
+            write_report(audit, other / name)
+    assert {f.name: f.read_bytes() for f in other.iterdir()} == before
     assert wf.status(audit)["next"] is None

@@ -433,14 +433,22 @@ def _audit_files() -> tuple[str, ...]:
 
 
 def _refuse_audit_files(audit_dir: str | Path, targets: Sequence[Path]) -> None:
-    """A report file must not replace a file of the audit (``--out AUDIT/manifest.md`` would write
-    the certificate JSON over ``manifest.json``)."""
+    """A report file must not replace a file of any audit: in this audit's folder, no name of an
+    audit file (``--out AUDIT/manifest.md`` would write the certificate JSON over
+    ``manifest.json``); in the folder of another audit (one holding a ``manifest.json``), nothing
+    at all — that folder is the record of another audit (Assumption 1, §2.3)."""
     folder = Path(audit_dir).resolve()
     for target in targets:
         where = target.resolve()
-        if where.parent == folder and where.name in _audit_files():
-            raise ValueError(f"the report would write {target}, a file of the audit {audit_dir}: "
-                             "name the report otherwise (e.g. report.md)")
+        if where.parent == folder:
+            if where.name in _audit_files():
+                raise ValueError(f"the report would write {target}, a file of the audit {audit_dir}: "
+                                 "refused, a report never replaces an audit's files; name the report "
+                                 "otherwise (e.g. report.md)")
+        elif (where.parent / MANIFEST_FILE).exists():
+            raise ValueError(f"the report would write {target} into {where.parent}, the folder of another "
+                             "audit: refused, a report never writes into another audit's folder (it could "
+                             f"replace that audit's files); write it outside it, e.g. into {audit_dir}")
 
 
 def write_report(audit_dir: str | Path, out: str | Path) -> ReportFiles:
