@@ -458,7 +458,11 @@ def test_label_from_file_and_report(data: Data, tmp_path: Path) -> None:
     md = write_report(audit, tmp_path / "report.md")
     text = md.report.read_text()
     assert "Theorem 8" in text and "Assumption 1" in text and "target M0 ≤ 30" in text
-    assert json.loads(md.certificate.read_text())["audit_id"] == load_manifest(audit).audit_id
+    frozen, written = load_manifest(audit), json.loads(md.certificate.read_text())
+    assert written["audit_id"] == frozen.audit_id
+    # the report's JSON says what the audit is as the manifest froze it, the seed included
+    assert {k: written.get(k) for k in ("design", "theorem", "sampling", "delta", "target", "seed")} == \
+        {k: frozen[k] for k in ("design", "theorem", "sampling", "delta", "target", "seed")}
     page = write_report(audit, tmp_path / "report.html").report.read_text()
     assert page.startswith("<!DOCTYPE html>") and "<code>M0 ≤ " in page and "<h2>Validity</h2>" in page
     with pytest.raises(ValueError, match=r"\*\.md or \*\.html"):

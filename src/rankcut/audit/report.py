@@ -162,8 +162,13 @@ def _load(audit_dir: str | Path) -> tuple[dict[str, Any], dict[str, Any], JointR
     if curve is not None:
         _check_curve(curve, report, counts, refuse)
     distinct = len({(r["query_id"], r["doc_id"]) for r in rows})
-    checked = {**content, **_normal(extra), "report": _normal(report.to_dict()),
-               "theorem": manifest["theorem"],
+    # what the audit is comes from the manifest (checked above against the file, but taken from the
+    # frozen rule, never from the file or a caller), the seed included
+    frozen_fields = {"audit_id": manifest.audit_id, "design": manifest["design"],
+                     "theorem": manifest["theorem"], "sampling": manifest["sampling"],
+                     "delta": manifest["delta"], "target": manifest.get("target") or None,
+                     "seed": manifest["seed"]}
+    checked = {**content, **_normal(extra), "report": _normal(report.to_dict()), **frozen_fields,
                "labels": {**content.get("labels", {}), "draws": len(rows), "items": distinct}}
     return manifest.to_dict(), checked, report
 
