@@ -1192,6 +1192,27 @@ def test_the_report_prints_nothing_it_did_not_rebuild(data: Data, tmp_path: Path
         write_report(one, tmp_path / "o.md")
 
 
+def test_the_report_recounts_each_shared_reference_member(data: Data, tmp_path: Path) -> None:
+    """A shared reference's effective sizes are recounted from the sample and the pools: a
+    certificate.json forged consistently (counts, certificates, members, verdict all rebuilt from
+    an edited n_eff) is refused."""
+    fam = tmp_path / "fam"
+    wf.freeze(fam, run=data.run, design="prefixes", depths=[5, 10, 20], max_missed=5, seed=2)
+    _run_all(fam, data, excluded=100)
+    write_report(fam, tmp_path / "ok.md")  # as certified: fine
+
+    def forge(c: dict[str, Any]) -> None:
+        stats = json.loads(json.dumps(c["counts"]))
+        stats["members"]["draws"][2] += 1  # one more draw in E_3 than the sample holds
+        report, extra = wf._certificates(wf._Frozen(load_manifest(fam)), stats)
+        c.update(json.loads(json.dumps({"counts": stats, "report": report.to_dict(), **extra})))
+
+    _edit(fam, forge)
+    with pytest.raises(ValueError, match=r"counts of draws \{'members': \[100, \d+, \d+\]\} are not those "
+                                         r"of the sample"):
+        write_report(fam, tmp_path / "r.md")
+
+
 def test_the_report_never_writes_over_an_audit_file(data: Data, tmp_path: Path) -> None:
     audit = tmp_path / "A"
     wf.freeze(audit, run=data.run, cut=data.cut, design="excluded", seed=2)

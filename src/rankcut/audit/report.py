@@ -1,9 +1,10 @@
 """A readable audit report (Markdown or HTML), the certificate JSON beside it, and a plot.
 
-The report is written from the audit folder's files only, never from the labels:
+The report is written from the audit folder's files, never from the labels:
 ``manifest.json`` (checked against its content hash), ``sample.jsonl``/``sample.json``,
-``opened.json`` and ``certificate.json``. Nothing in ``certificate.json`` is printed as found:
-every certificate in it is recomputed from its recorded inputs with
+``opened.json`` and ``certificate.json`` — and, for a shared reference sample, the frozen input
+files (hashes checked), from which each member's effective size is recounted. Nothing in
+``certificate.json`` is printed as found: every certificate in it is recomputed from its recorded inputs with
 :func:`rankcut.certify.result.verify`, the certificates, verdict, member table, chosen member, band
 table and notes are rebuilt from the frozen manifest and the sample's counts (``counts``) and
 printed as rebuilt; a number among them (bound, input, verdict, chosen member) that differs from
@@ -138,7 +139,7 @@ def _load(audit_dir: str | Path) -> tuple[dict[str, Any], dict[str, Any], JointR
     counts = content.get("counts")
     if not isinstance(counts, dict):
         raise refuse("it holds no counts (written by an older rankcut)")
-    _check_draws(counts, rows, manifest["design"], refuse)
+    _check_draws(counts, rows, manifest["design"], refuse, folder)
     # everything else is rebuilt from the manifest and the counts, and must be what the file says
     frozen = wf._Frozen(manifest)
     try:
@@ -174,8 +175,12 @@ def _load(audit_dir: str | Path) -> tuple[dict[str, Any], dict[str, Any], JointR
 
 
 def _check_draws(counts: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], design: str,
-                 refuse: Any) -> None:
-    """The counts of draws per pool, band or separate member are those of ``sample.jsonl``."""
+                 refuse: Any, folder: Path) -> None:
+    """The counts of draws per pool, band or member are those of ``sample.jsonl``, recounted.
+
+    For a shared reference, member ``m``'s draws are its effective size ``n_eff_m`` (Theorem 17,
+    Corollary 18): the reference draws that fall in its excluded pool ``E_m``, recounted from the
+    pools rebuilt from the frozen (and checked) input files, never taken from ``counts``."""
     if counts.get("draws") != len(rows):
         raise refuse(f"its counts give {counts.get('draws')} draws, but the sample holds {len(rows)}")
     expected: dict[str, Any] = {}
@@ -192,8 +197,14 @@ def _check_draws(counts: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], d
         n = len((counts.get("members") or {}).get("draws") or [])
         expected["members"] = [sum(r["member"] == m for r in rows) for m in range(n)]
         got = {"members": (counts.get("members") or {}).get("draws")}
-    else:
-        return  # a shared reference: the effective sizes need the pools (the certificates bound them)
+    else:  # a shared reference
+        from rankcut.audit import workflow as wf
+        from rankcut.audit.sampling import reference_membership
+
+        audit = wf._load(folder)  # the pools, from the input files (their hashes checked)
+        inside = reference_membership(audit.members, [(r["query_id"], r["doc_id"]) for r in rows])
+        expected["members"] = [int(v) for v in inside.sum(axis=0)]
+        got = {"members": (counts.get("members") or {}).get("draws")}
     if got != expected:
         raise refuse(f"its counts of draws {got} are not those of the sample {expected}")
 
