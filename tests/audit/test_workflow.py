@@ -507,6 +507,32 @@ def test_refuse_changed_manifest(sampled: Path, data: Data) -> None:
         wf.certify(sampled)
 
 
+def test_pools_that_are_not_the_frozen_ones_are_refused(data: Data, tmp_path: Path) -> None:
+    """A manifest (consistent with its own hash) whose pool sizes are not what its input files give
+    is refused, naming the query or the member: the certificates use the frozen sizes."""
+    m = wf.freeze(tmp_path / "A", run=data.run, cut=data.cut, design="excluded", seed=2)
+
+    def refrozen(name: str, change: Any) -> Path:
+        content = json.loads(json.dumps(dict(m.content)))
+        change(content)
+        (tmp_path / name).mkdir()
+        write_manifest(tmp_path / name, content)
+        return tmp_path / name
+
+    def one_query(c: dict[str, Any]) -> None:
+        c["pools"]["per_query"]["n0"][3] += 1
+        c["pools"]["per_query"]["n0"][4] -= 1  # the totals still agree
+
+    b = refrozen("B", one_query)
+    n0 = m["pools"]["per_query"]["n0"][3]
+    with pytest.raises(ValueError, match=rf"records N0 of query 'q3' \(cut\) = {n0 + 1}, but the frozen "
+                                         rf"input files give {n0}:.*freeze a new audit"):
+        wf.plan(b)
+    c = refrozen("C", lambda c: c["pools"]["members"][0].update(n0=7))
+    with pytest.raises(ValueError, match="records N0 of member cut = 7, but the frozen input files give"):
+        wf.plan(c)
+
+
 def test_refuse_edited_sample(sampled: Path, data: Data) -> None:
     wf.label(sampled, qrels=data.qrels)
     items = sampled / "sample.jsonl"

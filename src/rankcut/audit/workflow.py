@@ -413,12 +413,49 @@ def _build(inputs: Mapping[str, Any], ordering: str, family_spec: Mapping[str, A
     return lists, [base, *(base.with_cuts(family[:, m]) for m in range(1, family.shape[1]))], names
 
 
+def _check_pools(manifest: Manifest, members: Sequence[Pools], names: Sequence[str]) -> None:
+    """The pools rebuilt from the input files must be the ones frozen: per query (``N1``, ``N0``
+    and depth of the first member, as ``pools.per_query`` records them) and per member (``N1``,
+    ``N0``). The certificates use the frozen sizes, so a mismatch is refused naming the query or
+    member (Assumption 1: the generator certified is the one fixed at freeze)."""
+    path = manifest.folder / MANIFEST_FILE
+
+    def refuse(what: str, frozen: Any, rebuilt: Any) -> ValueError:
+        return ValueError(
+            f"{path} records {what} = {frozen}, but the frozen input files give {rebuilt}: the pools are "
+            "not those that were frozen (the manifest was not written by this freeze, or by a rankcut "
+            "that builds pools otherwise), and certificates from its sizes would not be about this cut "
+            "(Assumption 1) — refused; freeze a new audit from the same files")
+
+    pools = manifest["pools"]
+    per_query = pools.get("per_query")
+    if per_query is not None:
+        base = members[0]
+        rebuilt = {"depth": base.lengths.tolist(), "n1": base.cuts.tolist(), "n0": base.n0_q.tolist()}
+        if list(per_query["qids"]) != list(base.qids):
+            raise refuse("the queries", len(per_query["qids"]), f"{len(base.qids)} other queries")
+        for key, values in rebuilt.items():
+            for q, frozen, now_ in zip(base.qids, per_query[key], values, strict=True):
+                if int(frozen) != int(now_):
+                    raise refuse(f"{key.upper() if key != 'depth' else 'the depth'} of query {q!r} "
+                                 f"({names[0]})", frozen, now_)
+    frozen_members = pools["members"]
+    if [str(m["name"]) for m in frozen_members] != list(names):
+        raise refuse("the members", [m["name"] for m in frozen_members], list(names))
+    for m, p in zip(frozen_members, members, strict=True):
+        for key, value in (("n1", p.n1), ("n0", p.n0)):
+            if int(m[key]) != int(value):
+                raise refuse(f"{key.upper()} of member {m['name']}", m[key], value)
+
+
 def _load(audit_dir: str | Path) -> _Audit:
-    """The frozen audit, after checking that the manifest and every input file are unchanged."""
+    """The frozen audit, after checking that the manifest and every input file are unchanged and
+    that the pools they give are the frozen ones (:func:`_check_pools`)."""
     manifest = load_manifest(audit_dir)
     check_inputs(manifest)
-    lists, members, _ = _build(manifest["inputs"], manifest["ordering"], manifest.get("family"),
-                               manifest.get("corpus"))
+    lists, members, names = _build(manifest["inputs"], manifest["ordering"], manifest.get("family"),
+                                   manifest.get("corpus"))
+    _check_pools(manifest, members, names)
     return _Audit(manifest, lists, members)
 
 
