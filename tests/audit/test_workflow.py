@@ -946,6 +946,26 @@ def test_a_broken_reuse_chain_is_refused_naming_the_path(data: Data, tmp_path: P
         wf.freeze(tmp_path / "E", run=data.run, cut=data.cut, design="excluded", seed=5, reuse_labels=b)
 
 
+def test_docs_list_every_meta_key_the_workflow_writes(data: Data, tmp_path: Path) -> None:
+    """docs/audit.md's table of label-store meta keys names every key a reuse round writes."""
+    import sqlite3
+
+    a = _excluded_audit(tmp_path / "A", data)
+    b = _excluded_audit(tmp_path / "B", data, reuse_labels=a)
+    wf.certify(b)  # writes the opening in B, seen_at/seen_by in A
+    keys: set[str] = set()
+    for folder in (a, b):
+        with sqlite3.connect(folder / "labels.sqlite") as con:
+            keys |= {str(r[0]) for r in con.execute("SELECT key FROM meta")}
+        con.close()
+    assert {"seen_at", "seen_by", "reused_from", "opened_at"} <= keys
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "audit.md").read_text(encoding="utf-8")
+    table = docs.split("The `meta` table of `labels.sqlite`", 1)[1].split("\n\n", 2)[1]
+    documented = {k for row in table.splitlines() if row.startswith("| `")
+                  for k in re.findall(r"`([a-z_]+)`", row.split("|")[1])}
+    assert keys <= documented, sorted(keys - documented)
+
+
 def test_design_data_marks_the_labels_seen(data: Data, tmp_path: Path) -> None:
     """Taking an audit's labels as design data says they were seen: an audit frozen later cannot
     count them, even though nobody certified with them."""
