@@ -1023,6 +1023,27 @@ def test_a_design_data_round_draws_a_fresh_sample(data: Data, tmp_path: Path) ->
     assert len(a & b) < 20
 
 
+def test_a_design_data_round_with_the_source_seed_is_always_refused(data: Data, tmp_path: Path) -> None:
+    """Design data drawn again with its own seed: refused at freeze, and at certify for a manifest
+    made otherwise, even though nobody opened the source labels."""
+    a = _excluded_audit(tmp_path / "A", data, n=15, seed=7)  # labelled, never opened
+    with pytest.raises(ValueError, match="seed 7 is the seed of audit .* design data"):
+        wf.freeze(tmp_path / "D", run=data.run, cut=data.cut, design="excluded", seed=7, reuse_labels=a,
+                  design_data=True)
+    m = wf.freeze(tmp_path / "D", run=data.run, cut=data.cut, design="excluded", seed=8, reuse_labels=a,
+                  design_data=True)
+    content = json.loads(json.dumps(dict(m.content)))
+    content["seed"] = 7  # as freeze would never write it
+    (tmp_path / "E").mkdir()
+    write_manifest(tmp_path / "E", content)
+    wf.plan(tmp_path / "E")
+    wf.sample(tmp_path / "E", excluded=15)
+    wf.label(tmp_path / "E", qrels=data.qrels)
+    with pytest.raises(ValueError, match=r"seed of audit .* \(7\), whose labels are its design data.*"
+                                         "whether or not they were opened"):
+        wf.certify(tmp_path / "E")
+
+
 def test_the_seed_of_labels_seen_before_the_freeze_is_refused_at_certify(data: Data, tmp_path: Path) -> None:
     """An opening dated before the freeze but recorded after it (two machines): a fresh labelling
     with the old seed would be a labelling of the very items that were seen."""

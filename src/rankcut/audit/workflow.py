@@ -1608,6 +1608,14 @@ def _check_reuse(audit: _Audit, store: labels_mod.LabelStore) -> list[_Source]:
     if later is not None and later["at"] < frozen_at and (first is None or later["at"] < first["at"]):
         first = later
     reused = spec["role"] == "certification" and _has_reused_labels(store)
+    seed = int(audit.manifest["seed"])
+    same = next((s for s in chain if s.seed == seed), None)
+    if spec["role"] == "design-data" and same is not None:  # freeze refuses it; a manifest made otherwise
+        raise ValueError(
+            f"this audit draws with the seed of audit {same.audit_id[:12]} ({seed}), whose labels are its "
+            "design data: the same seed draws the same items from overlapping pools, so the labels that "
+            f"informed the cut would certify it (§2.4) — refused, whether or not they were opened; freeze a "
+            f"new audit with another {_o('seed')}, or none (a fresh random one is drawn)")
     if first is not None:
         at = str(first["at"])
         if reused:
@@ -1617,8 +1625,6 @@ def _check_reuse(audit: _Audit, store: labels_mod.LabelStore) -> list[_Source]:
                 f"them, so they cannot certify it (§2.4, Assumption 1); freeze a new audit with "
                 f"{_o('design_data')} (they are then design data only) and label a fresh sample"
             )
-        seed = int(audit.manifest["seed"])
-        same = next((s for s in chain if s.seed == seed), None)
         if same is not None:
             raise ValueError(
                 f"this audit draws with the seed of audit {same.audit_id[:12]} ({seed}), whose labels were "
