@@ -503,7 +503,8 @@ def test_refuse_changed_manifest(sampled: Path, data: Data) -> None:
     path.unlink()
     del edited["audit_id"]
     write_manifest(sampled, edited)
-    with pytest.raises(ValueError, match="the manifest changed after sampling"):
+    with pytest.raises(ValueError, match="the manifest changed after sampling.*Assumption 1.*restore the "
+                                         "manifest it was drawn from, or freeze a new audit"):
         wf.certify(sampled)
 
 
@@ -607,14 +608,21 @@ def test_refuse_out_of_order(data: Data, tmp_path: Path) -> None:
         wf.certify(audit)
     with pytest.raises(wf.AuditStepError, match="run certify first"):
         write_report(audit, tmp_path / "r.md")
-    with pytest.raises(wf.AuditStepError, match="already drawn"):
+    # each refusal says what is refused, why (Assumption 1) and what to do instead
+    with pytest.raises(wf.AuditStepError, match=r"^a second sample of .* is refused: it was already drawn.*"
+                                                r"\(Assumption 1\); label the sample drawn, or freeze a new"):
         wf.sample(audit)
-    with pytest.raises(wf.AuditStepError, match="plan can no longer change"):
+    with pytest.raises(wf.AuditStepError, match=r"^a new plan for .* is refused: its sample was already "
+                                                r"drawn .*Assumption 1.*; keep the plan .* or freeze a new"):
         wf.plan(audit, tolerated=1)
     assert wf.plan(audit).sizes is not None  # the same plan can be shown again
     wf.label(audit, qrels=data.qrels)
     wf.certify(audit)
-    with pytest.raises(wf.AuditStepError, match="opened for certification"):
+    with pytest.raises(wf.AuditStepError, match=r"^recording labels is refused: .* opened for certification"
+                                                r".*\(Assumption 1\) — freeze a new audit instead"):
+        with LabelStore(audit / "labels.sqlite") as store:
+            wf._refuse_if_opened(store)
+    with pytest.raises(wf.AuditStepError, match="opened for certification .* freeze a new audit instead"):
         wf.label(audit, qrels=data.qrels, overwrite=True)
     opened = json.loads((audit / "opened.json").read_text())["opened_at"]
     assert wf.certify(audit).content["opened_at"] == opened
@@ -627,7 +635,9 @@ def test_refuse_labels_changed_after_opening(sampled: Path, data: Data) -> None:
     with LabelStore(sampled / "labels.sqlite") as store:
         old = store.get([(r["query_id"], r["doc_id"])])[(r["query_id"], r["doc_id"])]
         store.record([(r["query_id"], r["doc_id"])], [1 - old], "edit", overwrite=True)
-    with pytest.raises(ValueError, match="labels changed after they were opened"):
+    with pytest.raises(ValueError, match=r"^certifying is refused: the labels changed after they were opened"
+                                         r".*\(Assumption 1\); restore the labels that were opened, or "
+                                         "freeze a new audit"):
         wf.certify(sampled)
 
 
@@ -884,7 +894,9 @@ def test_labels_seen_through_a_reusing_audit_cannot_be_reused_again(data: Data, 
     with pytest.raises(ValueError, match="before this audit was frozen"):
         wf.certify(tmp_path / "C")
     # seen labels cannot be changed in their own store either
-    with pytest.raises(wf.AuditStepError, match="seen at .* through audit"):
+    with pytest.raises(wf.AuditStepError, match=r"^changing labels \(overwrite\) is refused: .* seen at .* "
+                                                r"through audit .*\(Assumption 1, §2\.4\); record only "
+                                                "missing labels"):
         wf.label(a, qrels=data.qrels, overwrite=True)
     assert wf.certify(a).report["missed"].value >= 0  # A was frozen before: its own certificate stands
 

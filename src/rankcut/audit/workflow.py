@@ -1137,8 +1137,10 @@ def plan(audit_dir: str | Path, *, expected_precision: float | None = None, tole
     if (audit.folder / SAMPLE_FILE).exists():
         old = read_json(path, "written by plan") if path.exists() else None
         if old is None or old.get("sizes") != sizes or old.get("assumptions") != assumptions:
-            raise AuditStepError(f"the sample of {audit.folder} was already drawn "
-                                 f"({audit.folder / SAMPLE_FILE}); its plan can no longer change")
+            raise AuditStepError(f"a new plan for {audit.folder} is refused: its sample was already drawn "
+                                 f"({audit.folder / SAMPLE_FILE}), and sizes changed after the draw could "
+                                 "be fitted to it (Assumption 1: the audit rule is fixed before the labels); "
+                                 "keep the plan the sample was drawn with, or freeze a new audit")
         return PlanResult(sizes, tuple(old["lines"]), old)
     write_json_atomic(path, content)
     return PlanResult(sizes, tuple(lines), content)
@@ -1337,8 +1339,10 @@ def sample(audit_dir: str | Path, *, excluded: int | Sequence[int] | None = None
     audit = _load(audit_dir)
     folder = audit.folder
     if (folder / SAMPLE_FILE).exists():
-        raise AuditStepError(f"the sample of {folder} was already drawn ({folder / SAMPLE_FILE}); it is "
-                             "drawn once, so that it cannot be chosen after seeing it")
+        raise AuditStepError(f"a second sample of {folder} is refused: it was already drawn "
+                             f"({folder / SAMPLE_FILE}), and it is drawn once, so that it cannot be chosen "
+                             "after seeing it (Assumption 1); label the sample drawn, or freeze a new audit "
+                             "for another one")
     _refuse_if_opened_file(audit, "drawing a sample")
     plan_path = folder / PLAN_FILE
     if not plan_path.exists():
@@ -1377,7 +1381,9 @@ def _load_sample(audit: _Audit, *, redraw: bool = False) -> tuple[dict[str, Any]
     if info.get("audit_id") != audit.manifest.audit_id:
         raise ValueError(f"the sample was drawn from audit {str(info.get('audit_id'))[:12]}, but "
                          f"{folder / MANIFEST_FILE} is now audit {audit.manifest.short_id}: the manifest "
-                         "changed after sampling")
+                         "changed after sampling, and the sample is not one of this audit rule "
+                         "(Assumption 1) — refused; restore the manifest it was drawn from, or freeze a new "
+                         "audit")
     items_path = folder / SAMPLE_ITEMS
     if not items_path.exists():
         raise ValueError(f"{items_path} is missing (written by sample)")
@@ -1425,8 +1431,9 @@ def _open_store(audit: _Audit, info: Mapping[str, Any], *, create: bool) -> labe
             # an older rankcut wrote the two values one after the other and was stopped between them
             store.set_meta("sample_hash", str(info["sample_hash"]))
         elif held != info["sample_hash"]:
-            raise ValueError(f"{path} holds labels for sample {str(held)[:12]}, not "
-                             f"for this audit's sample {str(info['sample_hash'])[:12]}")
+            raise ValueError(f"{path} is refused: it holds labels for sample {str(held)[:12]}, not for "
+                             f"this audit's sample {str(info['sample_hash'])[:12]}, so they are not labels "
+                             "of the items drawn; move it away and label the sample drawn")
     except BaseException:
         store.close()
         raise
@@ -1436,8 +1443,9 @@ def _open_store(audit: _Audit, info: Mapping[str, Any], *, create: bool) -> labe
 def _refuse_if_opened(store: labels_mod.LabelStore) -> None:
     at = store.get_meta("opened_at")
     if at is not None:
-        raise AuditStepError(f"the labels of this audit were opened for certification at {at}; recording "
-                             "labels now would let the certificate depend on what was seen (Assumption 1)")
+        raise AuditStepError(f"recording labels is refused: the labels of this audit were opened for "
+                             f"certification at {at}, and labels recorded now would let the certificate "
+                             "depend on what was seen (Assumption 1) — freeze a new audit instead")
 
 
 def _opened_record(audit: _Frozen) -> dict[str, Any] | None:
@@ -1514,9 +1522,11 @@ def label(
         seen = store.get_meta("seen_at")
         if overwrite and seen is not None:
             raise AuditStepError(
-                f"the labels of this audit were seen at {seen} through audit "
-                f"{str(store.get_meta('seen_by'))[:12]}, which reused them (or took them as design data): "
-                "changing a label now would let the certificate depend on what was seen (Assumption 1)")
+                f"changing labels ({_o('overwrite')}) is refused: the labels of this audit were seen at "
+                f"{seen} through audit {str(store.get_meta('seen_by'))[:12]}, which reused them (or took "
+                "them as design data), and a label changed now would let a certificate depend on what was "
+                f"seen (Assumption 1, §2.4); record only missing labels (without {_o('overwrite')}), or "
+                "freeze a new audit")
         if from_file is not None:
             file_rows = labels_mod.read_label_file(from_file)
             outside = [(q, d) for q, d, _ in file_rows if (q, d) not in sampled]
@@ -1643,8 +1653,10 @@ def _check_opening(audit: _Audit, store: labels_mod.LabelStore, record: Mapping[
     opened_at = store.get_meta("opened_at")
     held = store.get_meta("opened_labels_hash")
     if opened_at is not None and held is not None and held != digest:
-        raise ValueError(f"the labels changed after they were opened for certification at {opened_at} "
-                         f"({store.path}): a certificate cannot follow labels edited after being seen")
+        raise ValueError(f"certifying is refused: the labels changed after they were opened for "
+                         f"certification at {opened_at} ({store.path}), and a certificate cannot follow "
+                         "labels edited after being seen (Assumption 1); restore the labels that were "
+                         "opened, or freeze a new audit")
     if record is not None and (opened_at != record.get("opened_at") or record.get("labels_hash") != digest
                                or record.get("sample_hash") != info["sample_hash"]):
         raise ValueError(
@@ -1652,7 +1664,8 @@ def _check_opening(audit: _Audit, store: labels_mod.LabelStore, record: Mapping[
             f"({audit.folder / OPENED_FILE}), but {store.path} does not hold the labels that were opened "
             f"(its opening: {opened_at or 'none'}; labels hash {digest[:12]}, opened "
             f"{str(record.get('labels_hash'))[:12]}): the label store was replaced, deleted or "
-            "relabelled after the labels were seen, and a certificate cannot follow that")
+            "relabelled after the labels were seen, and a certificate cannot follow that (Assumption 1) "
+            "— refused; restore the label store that was opened, or freeze a new audit")
     if opened_at is None:
         return {"opened_at": now(), "opened_sample_hash": str(info["sample_hash"]),
                 "opened_labels_hash": digest}
