@@ -32,6 +32,7 @@ stdout and, with ``--markdown FILE``, to a file:
   recall over all judged relevant documents), where Oracle and Fixed-k reproduce its Table 3;
 * against the bars: every learned cutter's share of Oracle F1, ratio to Greedy-k and p-value
   against BiCut;
+* the ablation: AttnCut with and without the per-list score z-score, with a Wilcoxon p-value;
 * training: the epoch chosen on validation, the epochs run, the validation metric at epoch 1 and
   at the chosen epoch;
 * speed: median seconds per training epoch and median lists per second at inference, per model.
@@ -77,6 +78,7 @@ METHODS: dict[str, Callable[[str, str], Any]] = {
     # ablation: without the per-list z-score of the score among the inputs (a choice of ours)
     "attncut (no score_z)": lambda m, p: AttnCut(metric=m, score_z=False, precision=p),
 }
+ABLATION = "attncut (no score_z)"
 BASELINE = "bicut"
 SIGMAS = (0.0, 0.3, 0.5, 0.7)
 RC = "attncut-rc"
@@ -462,6 +464,26 @@ def summary_table(all_results: dict[str, dict[str, dict[str, list[dict[str, Any]
     return "\n".join(lines) + "\n"
 
 
+def ablation_table(all_results: dict[str, dict[str, dict[str, list[dict[str, Any]]]]],
+                   qids: dict[str, list[str]]) -> str:
+    """AttnCut with and without the per-list score z-score (``score_z``, an input of ours), F1@k,
+    two-sided Wilcoxon signed-rank test on the per-query differences."""
+    lines = [
+        f"### Ablation: {ABLATION} against attncut (F1@k)",
+        "",
+        "| Setting | attncut | without score_z | difference | Wilcoxon p |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for key, results in all_results.items():
+        if not {"attncut", ABLATION} <= set(results):
+            continue
+        f1 = {n: _collect(results[n]["f1"], qids[key])["scores"]["f1"] for n in ("attncut", ABLATION)}
+        t = paired_tests(f1, ABLATION, test="wilcoxon")["attncut"]
+        a, b = f1["attncut"].mean(), f1[ABLATION].mean()
+        lines.append(f"| {key} | {a:.4f} | {b:.4f} | {a - b:+.4f} | {t.p_value:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
 def training_table(all_results: dict[str, dict[str, dict[str, list[dict[str, Any]]]]]) -> str:
     """How the neural cutters trained: the epoch chosen on validation, and the validation metric of
     the first and the chosen epoch (a model stuck at k = 1 shows a flat start)."""
@@ -617,6 +639,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 out.append(rc_table(setting, units, attn, test if test is not None else lists))
         print("\n".join(out[first:]), flush=True)
     out.append(summary_table(all_results, setting_qids))
+    out.append(ablation_table(all_results, setting_qids))
     out.append(training_table(all_results))
     out.append(speed_table(all_results, rc_results, args.threads, args.precision))
     text = "\n".join(out)
