@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import tempfile
 import time
@@ -229,9 +230,9 @@ def _audit_demo(folder: Path, cut: _Cut, *, seed: int, kept: bool) -> None:
     truth = m1 / (m1 + m0)
     typer.echo(
         f"\nIn plain words: after reading {n0 + n1} of the {pools.n_items} documents, we can say with 95% "
-        f"confidence that {name}'s cut kept at least {bound:.0%} of the relevant documents of these lists "
-        f"and left at most {missed_bound} relevant documents behind, while keeping {pools.n1} documents "
-        f"(a burden of {pools.n1 / pools.n_items:.0%})."
+        f"confidence that {name}'s cut kept at least {math.floor(bound * 100)}% of the relevant documents "
+        f"of these lists and left at most {missed_bound} relevant documents behind, while keeping "
+        f"{pools.n1} documents (a burden of {pools.n1 / pools.n_items:.0%})."
     )
     if kept:
         typer.echo(f"The report (Markdown, plot, certificate JSON) is {files.report}.")

@@ -249,7 +249,7 @@ def model_card(config: dict[str, Any], title: str) -> str:
     lines = [
         f"# {title}",
         "",
-        f"A `{name}` truncation model of rankcut {config['rankcut_version']}: {_PAPERS.get(name, name)}"
+        f"Truncation model `{name}` of rankcut {config['rankcut_version']}: {_PAPERS.get(name, name)}"
         f"{loss}{sigma}, trained for the metric `{params['metric']}` (recall base "
         f"`{params['recall_base']}`).",
         "",
