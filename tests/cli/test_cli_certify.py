@@ -66,6 +66,8 @@ def test_plan_reproduces_the_section_4_6_table() -> None:
                        "--json")  # fmt: skip
     exact, minimum = json.loads(out)
     assert exact["value"] == 300 and minimum["theorem"].startswith("Remark 14")
+    _, _, err = run("certify", "plan", "--max-missed", "853", "--pool-size", "70000", "--delta", "0.025")
+    assert "plan with the first size (exact)" in err  # two sizes are shown: say which one to use
 
 
 def _prefix_csv(tmp_path: Path, extra: str = "") -> Path:

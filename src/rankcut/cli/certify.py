@@ -294,6 +294,8 @@ def plan(
             beta=0.5 if beta is None else beta,
         )  # fmt: skip
         _emit_all([sizes, minimum], as_json)
+        _note("plan with the first size (exact); the Remark 14 size beside it is the paper's closed form, "
+              "shown with Theorem 13's lower bound to say how close to the minimum the plan is")
         return
     if not target:
         raise ValueError("give --target (a rate) or --max-missed with --pool-size")
