@@ -765,15 +765,8 @@ def test_stores_left_half_written_by_an_older_rankcut_are_completed(data: Data, 
 def test_reused_labels_without_their_note_still_count_as_reused(data: Data, tmp_path: Path) -> None:
     """Labels whose source says 'reused from audit' are reused labels even when the store's
     reused_from note is missing (a store killed between the two writes of an older rankcut)."""
-    old, new = tmp_path / "old", tmp_path / "new"
-    kwargs = dict(run=data.run, cut=data.cut, design="excluded", seed=7)
-    wf.freeze(old, **kwargs)
-    wf.plan(old)
-    wf.sample(old, excluded=15)
-    wf.label(old, qrels=data.qrels)
-    wf.freeze(new, reuse_labels=old, **kwargs)
-    wf.plan(new)
-    wf.sample(new, excluded=15)
+    old = _excluded_audit(tmp_path / "old", data, n=15, seed=7)
+    new = _excluded_audit(tmp_path / "new", data, n=15, label=False, seed=7, reuse_labels=old)
     wf.label(new, reuse=True)
     with LabelStore(new / "labels.sqlite") as store:
         assert store.get_meta("reused_from") is not None
@@ -845,15 +838,8 @@ def test_reuse_of_opened_labels(data: Data, tmp_path: Path) -> None:
 
 def test_reuse_race_is_caught_at_certify(data: Data, tmp_path: Path) -> None:
     """An opening recorded with a time before the new freeze (e.g. two machines) is caught too."""
-    old, new = tmp_path / "old", tmp_path / "new"
-    kwargs = dict(run=data.run, cut=data.cut, design="excluded", seed=7)
-    wf.freeze(old, **kwargs)
-    wf.plan(old)
-    wf.sample(old, excluded=15)
-    wf.label(old, qrels=data.qrels)
-    wf.freeze(new, reuse_labels=old, **kwargs)
-    wf.plan(new)
-    wf.sample(new, excluded=15)
+    old = _excluded_audit(tmp_path / "old", data, n=15, seed=7)
+    new = _excluded_audit(tmp_path / "new", data, n=15, label=False, seed=7, reuse_labels=old)
     wf.label(new, reuse=True)
     with LabelStore(old / "labels.sqlite") as store:
         store.set_meta("opened_at", "2000-01-01T00:00:00.000000+00:00")

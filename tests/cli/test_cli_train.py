@@ -22,6 +22,11 @@ def invoke(*args: object) -> object:
     return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
 
 
+def train(files: dict[str, Path], *args: object) -> object:
+    """``rankcut train`` on the synthetic training run and qrels, with ``args`` added."""
+    return invoke("train", "--run", files["train"], "--qrels", files["qrels"], *args)
+
+
 def one_line_error(result: object, *fragments: str) -> None:
     assert result.exit_code == 2, result.output
     errors = [line for line in result.stderr.strip().splitlines() if line.startswith("error: ")]
@@ -57,25 +62,10 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def model(files: dict[str, Path]) -> Path:
     out = files["dir"] / "attncut-model"
-    result = invoke(
-        "train",
-        "--run",
-        files["train"],
-        "--qrels",
-        files["qrels"],
-        "--model",
-        "attncut",
-        "--loss",
-        "raml",
-        "--metric",
-        "f1",
-        "--epochs",
-        "3",
-        "--seed",
-        "5",
-        "--out",
-        out,
-    )
+    result = train(
+        files, "--model", "attncut", "--loss", "raml", "--metric", "f1", "--epochs", "3", "--seed", "5",
+        "--out", out,
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert f"wrote {out}: attncut trained on 19 queries, 5 held out for validation" in result.stdout
     return out
@@ -96,21 +86,7 @@ def test_train_writes_a_checkpoint_folder(model: Path) -> None:
 
 def test_train_saves_the_precision_it_trained_in(files: dict[str, Path]) -> None:
     out = files["dir"] / "bf16-model"
-    result = invoke(
-        "train",
-        "--run",
-        files["train"],
-        "--qrels",
-        files["qrels"],
-        "--model",
-        "bicut",
-        "--epochs",
-        "1",
-        "--precision",
-        "bf16",
-        "--out",
-        out,
-    )
+    result = train(files, "--model", "bicut", "--epochs", "1", "--precision", "bf16", "--out", out)
     assert result.exit_code == 0, result.output
     assert json.loads((out / "config.json").read_text())["params"]["precision"] == "bf16"
 
@@ -127,19 +103,7 @@ def test_cut_with_the_model_writes_the_cuts_of_the_loaded_cutter(model: Path, fi
 
 def test_the_same_seed_trains_the_same_model(model: Path, files: dict[str, Path]) -> None:
     again = files["dir"] / "again"
-    result = invoke(
-        "train",
-        "--run",
-        files["train"],
-        "--qrels",
-        files["qrels"],
-        "--epochs",
-        "3",
-        "--seed",
-        "5",
-        "--out",
-        again,
-    )
+    result = train(files, "--epochs", "3", "--seed", "5", "--out", again)
     assert result.exit_code == 0, result.output
     assert (again / "model.safetensors").read_bytes() == (model / "model.safetensors").read_bytes()
 
@@ -208,19 +172,18 @@ def test_train_refuses_bad_options_before_reading(
     files: dict[str, Path], args: list[str], message: str
 ) -> None:
     out = files["dir"] / "never"
-    result = invoke("train", "--run", files["train"], "--qrels", files["qrels"], "--out", out, *args)
+    result = train(files, "--out", out, *args)
     one_line_error(result, message)
     assert not out.exists()
 
 
 def test_train_does_not_overwrite_a_folder_unless_asked(model: Path, files: dict[str, Path]) -> None:
-    base = ["train", "--run", files["train"], "--qrels", files["qrels"], "--epochs", "1"]
-    result = invoke(*base, "--out", model)
+    result = train(files, "--epochs", "1", "--out", model)
     one_line_error(result, f"--out {model} exists: choose another folder or pass --overwrite")
     other = files["dir"] / "not-a-model"
     other.mkdir()
     (other / "notes.txt").write_text("mine")
-    result = invoke(*base, "--out", other, "--overwrite")
+    result = train(files, "--epochs", "1", "--out", other, "--overwrite")
     # refused before training (no progress, no 'wrote'), and the folder is untouched
     one_line_error(result, f"--out {other} is neither a rankcut checkpoint nor empty")
     assert "wrote" not in result.stdout and (other / "notes.txt").read_text() == "mine"

@@ -39,14 +39,6 @@ def lists_with_features(n: int = 12, seed: int = 0) -> RankedLists:
 LISTS = lists_with_features()
 
 
-@pytest.fixture(autouse=True)
-def one_thread() -> Any:
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 @pytest.fixture(scope="module")
 def fitted() -> Any:
     n = torch.get_num_threads()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import math
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -32,16 +32,6 @@ NETS: dict[str, Callable[[int], nn.Module]] = {
     "bicut": lambda f: BiCutNet(f, hidden=8),
     "choppy": lambda f: ChoppyNet(f, d_model=16, heads=4, layers=2),
 }
-
-
-@pytest.fixture(autouse=True)
-def one_thread() -> Iterator[None]:
-    """Tiny tensors gain nothing from threads, and on a busy machine OpenMP's spinning threads make
-    each step ~20x slower (measured: 96 ms vs 4.6 ms per step of the overfitting test's network)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def prefix_mask(lengths: list[int], width: int) -> Tensor:

@@ -6,7 +6,7 @@ benchmarks/bench_neural_speed.py, not here."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,14 +36,6 @@ NETS: dict[str, Callable[[int], nn.Module]] = {
     "choppy": lambda f: ChoppyNet(f, d_model=32, heads=2, layers=2),
     "choppy-narrow": lambda f: ChoppyNet(f, d_model=16, heads=4, layers=2),
 }
-
-
-@pytest.fixture(autouse=True)
-def one_thread() -> Iterator[None]:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def prefix_mask(lengths: list[int], width: int) -> Tensor:

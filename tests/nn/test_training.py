@@ -34,15 +34,6 @@ def gap_lists(n: int, seed: int, length: int = 12) -> RankedLists:
 LISTS = gap_lists(20, seed=1)
 
 
-@pytest.fixture(autouse=True)
-def one_thread() -> Any:
-    """Tiny tensors: one thread is fastest (and several are much slower on a busy machine)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 def small_net(n_features: int, seed: int = 0) -> AttnCutNet:
     torch.manual_seed(seed)
     return AttnCutNet(n_features, hidden=8, heads=2, mlp_hidden=16)
