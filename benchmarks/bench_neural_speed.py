@@ -46,12 +46,10 @@ import os
 import platform
 import statistics
 import time
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -59,9 +57,7 @@ import rankcut.cutters.neural as neural
 import rankcut.nn.models as models
 import rankcut.nn.training as training
 from rankcut.cutters import make_cutter
-from rankcut.data.features import load_precomputed_features
 from rankcut.data.lists import RankedLists
-from rankcut.data.trec import load_trec, read_run
 from rankcut.nn.checkpoint import register_neural_cutters
 from rankcut.nn.training import has_amx_bf16
 
@@ -74,26 +70,13 @@ DISTURBED = 1.25
 
 
 def load_lists() -> tuple[RankedLists, RankedLists, RankedLists]:
-    """(train, test, all 240) Robust04 BM25 lists with the ``tfidf_sim`` and ``doc2vec_sim`` columns."""
-    qrels = DATA / "qrels.robust04.positives.txt"
-    with warnings.catch_warnings():  # query 672 has no relevant document
-        warnings.simplefilter("ignore")
-        train = load_trec(DATA / "runs" / "bm25.train.run", qrels, missing="keep")
-        test = load_trec(DATA / "runs" / "bm25.test.run", qrels, missing="keep")
-        both = {**read_run(DATA / "runs" / "bm25.train.run"), **read_run(DATA / "runs" / "bm25.test.run")}
-        every = load_trec(both, qrels, missing="keep")
-    parts = {}
-    for split, lists in (("train", train), ("test", test)):
-        parts[split] = load_precomputed_features(lists, DATA / "features" / f"bm25.{split}.tsv")
-    names = parts["train"].feature_names
-    values = np.zeros((len(every), every.max_len, len(names)))
-    for part in parts.values():
-        assert part.features is not None
-        row = {q: i for i, q in enumerate(part.qids)}
-        for i, q in enumerate(every.qids):
-            if q in row:
-                values[i, : part.max_len] = part.features[row[q]]
-    return parts["train"], parts["test"], every.with_features(values, names)
+    """(train, test, all 240) Robust04 BM25 lists with the ``tfidf_sim`` and ``doc2vec_sim`` columns,
+    loaded as the truncation benchmark loads them."""
+    from bench_truncation import robust04, robust04_split  # benchmarks/ is on sys.path when run
+
+    train, test = robust04_split("bm25")(DATA.parent)
+    every, _ = robust04("bm25")(DATA.parent)
+    return train, test, every
 
 
 @contextlib.contextmanager
