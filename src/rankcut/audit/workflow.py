@@ -1612,12 +1612,12 @@ def _check_reuse(audit: _Audit, store: labels_mod.LabelStore) -> list[_Source]:
     if spec is None:
         return []
     frozen_at = str(audit.manifest["frozen_at"])
-    chain = _reuse_chain(spec, spec["role"] == "certification" and _has_reused_labels(store))
+    reused = spec["role"] == "certification" and _has_reused_labels(store)
+    chain = _reuse_chain(spec, reused)
     first = spec["opened_before_freeze"]
     later = _first_opening(chain)  # an opening recorded after this freeze may be dated before it
     if later is not None and later["at"] < frozen_at and (first is None or later["at"] < first["at"]):
         first = later
-    reused = spec["role"] == "certification" and _has_reused_labels(store)
     seed = int(audit.manifest["seed"])
     same = next((s for s in chain if s.seed == seed), None)
     if spec["role"] == "design-data" and same is not None:  # freeze refuses it; a manifest made otherwise
