@@ -118,9 +118,11 @@ def _load(audit_dir: str | Path) -> tuple[dict[str, Any], dict[str, Any], JointR
         return ValueError(f"{path}: {what}; an edited certificate is not reported (certify again to "
                           "rewrite it)")
 
-    for key, frozen in (("design", manifest["design"]), ("theorem", manifest["theorem"]),
-                        ("sampling", manifest["sampling"]), ("delta", manifest["delta"]),
-                        ("target", manifest.get("target") or None)):
+    # what the audit is comes from the manifest: the file must agree, and the report takes the frozen
+    # rule, never the file or a caller (the seed included)
+    rule = {"design": manifest["design"], "theorem": manifest["theorem"], "sampling": manifest["sampling"],
+            "delta": manifest["delta"], "target": manifest.get("target") or None}
+    for key, frozen in rule.items():
         if content.get(key) != frozen:
             raise refuse(f"{key} is {content.get(key)!r}, but the manifest froze {frozen!r}")
     # the sample and the opening it was certified from
@@ -146,7 +148,8 @@ def _load(audit_dir: str | Path) -> tuple[dict[str, Any], dict[str, Any], JointR
         report, extra = wf._certificates(frozen, counts)
     except (KeyError, TypeError, ValueError) as exc:
         raise refuse(f"its counts do not give certificates ({exc})") from None
-    rebuilt, found = _essential(_normal(report.to_dict())), _essential(content["report"])
+    rebuilt_report = _normal(report.to_dict())
+    rebuilt, found = _essential(rebuilt_report), _essential(content["report"])
     if rebuilt != found:
         raise refuse(f"its certificates are not those of the frozen manifest and its counts "
                      f"({_first_difference(found, rebuilt)})")
@@ -163,13 +166,8 @@ def _load(audit_dir: str | Path) -> tuple[dict[str, Any], dict[str, Any], JointR
     if curve is not None:
         _check_curve(curve, report, counts, refuse)
     distinct = len({(r["query_id"], r["doc_id"]) for r in rows})
-    # what the audit is comes from the manifest (checked above against the file, but taken from the
-    # frozen rule, never from the file or a caller), the seed included
-    frozen_fields = {"audit_id": manifest.audit_id, "design": manifest["design"],
-                     "theorem": manifest["theorem"], "sampling": manifest["sampling"],
-                     "delta": manifest["delta"], "target": manifest.get("target") or None,
-                     "seed": manifest["seed"]}
-    checked = {**content, **_normal(extra), "report": _normal(report.to_dict()), **frozen_fields,
+    checked = {**content, **_normal(extra), "report": rebuilt_report, "audit_id": manifest.audit_id, **rule,
+               "seed": manifest["seed"],
                "labels": {**content.get("labels", {}), "draws": len(rows), "items": distinct}}
     return manifest.to_dict(), checked, report
 
