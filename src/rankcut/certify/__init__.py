@@ -13,6 +13,8 @@ from rankcut.certify import (  # noqa: F401  (imported to register their certifi
     planning,
     prefixes,
     recall,
+    review,
+    sequential,
     stratified,
     stress,
     whole,

@@ -1,0 +1,251 @@
+"""Screen-then-audit: a high-recall review that ends with an anytime-valid recall certificate.
+
+A reviewer reads a ranking from the top. Under the pre-registered :class:`ReviewRule`:
+
+1. **Screen** in batches of ``batch`` documents. After each batch at depth ``k`` with ``F``
+   relevant found, compare the review's projected cost if it stopped screening now,
+   ``k + n0(k, F)`` — ``n0`` the audit size at which a sequential audit that finds nothing
+   certifies (:meth:`SequentialAudit.zero_find_size`) — with the projected cost of screening
+   ``h`` more batches at the relevance rate of the last ``window`` screened documents, for
+   ``h ≤ horizon``. Screening stops at the first batch where no look-ahead is cheaper and the
+   audit is cheaper than reading the rest (:func:`stop_depth`). The rule reads only the labels of
+   screened documents: the cut is fixed before any audit label is opened (§2.4, Assumption 1).
+2. **Audit** the excluded pool in a uniformly random order with the sequential audit of
+   :mod:`rankcut.certify.sequential`, checking after every ``check_every`` labels, until
+   "recall ≥ ρ" is certified or the pool is exhausted (then the review is complete and recall 1).
+
+Validity: conditional on the cut (a function of the screened labels only), the audit order is
+uniform on the excluded pool, so the confidence sequence's guarantee holds given the cut, hence
+overall: ``P(certified and recall < ρ) ≤ δ`` for every ranking and labelling. The cost (documents
+a person reads: ``k`` + audit labels) depends on the ranking; it is measured by
+``benchmarks/bench_label_efficient.py``, never assumed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import gammaln
+
+from rankcut.certify._validate import check_count, check_delta, check_fraction
+from rankcut.certify.sequential import SequentialAudit, default_prior_mean
+
+__all__ = ["ReviewRule", "ReviewPlan", "cost_floor", "plan_review", "simulate_review", "stop_depth",
+           "tail_estimate"]
+
+
+@dataclass(frozen=True)
+class ReviewRule:
+    """The pre-registered constants of a screen-then-audit review (fixed before any label).
+
+    :param target: recall target ``ρ``.
+    :param delta: error probability ``δ`` of the certificate.
+    :param batch: screening batch; the stopping rule is evaluated after each.
+    :param window: the last screened documents that the tail estimate is fitted to.
+    :param margin: screening stops when the projected unfound relevant items are at most this
+        share of the misses the target allows.
+    :param check_every: audit labels between two checks of the certificate.
+    """
+
+    target: float = 0.8
+    delta: float = 0.05
+    batch: int = 50
+    window: int = 500
+    margin: float = 0.5
+    check_every: int = 10
+
+    def __post_init__(self) -> None:
+        check_fraction(self.target, "target", open_left=True)
+        check_delta(self.delta)
+        check_fraction(self.margin, "margin")
+        for name in ("batch", "window", "check_every"):
+            check_count(getattr(self, name), name, minimum=1)
+
+    def audit(self, pool: int, found: int) -> SequentialAudit:
+        """The sequential audit this rule runs on a pool of ``pool`` items after ``found`` relevant."""
+        return SequentialAudit(pool, found, self.target, self.delta, default_prior_mean(found, self.target))
+
+
+@lru_cache(maxsize=65536)
+def _audit_cost(rule: ReviewRule, pool: int, found: int) -> int:
+    return rule.audit(pool, found).zero_find_size(rule.check_every) if pool else 0
+
+
+def _labels(labels: ArrayLike) -> NDArray[np.int64]:
+    y = np.asarray(labels)
+    if y.ndim != 1 or not np.isin(y, (0, 1)).all():
+        raise ValueError("labels must be a 1-D sequence of 0/1 relevance labels in rank order")
+    return y.astype(np.int64)
+
+
+def tail_estimate(labels: ArrayLike, depth: int, total: int, fit: int) -> float:
+    """Projected relevant items below ``depth``: an exponential rate fitted to the last ``fit`` screened.
+
+    Maximum likelihood for counts ``y_i ~ Poisson(exp(a + b·i))`` over the screened ranks
+    ``depth − fit ≤ i < depth`` (Newton's method on the two parameters), summed over the
+    ``total − depth`` unscreened ranks. A rate that does not fall (``b ≥ 0``) projects the
+    fitted rate at ``depth`` over the whole rest; a window without a relevant item projects half
+    an item per window. A label-free estimate for the audit: it reads
+    screened labels only, and only steers the cost, never the guarantee.
+    """
+    y = _labels(labels)[max(0, depth - fit):depth].astype(float)
+    if y.sum() == 0:   # no relevant item in the fit window: half an item per window, not zero
+        return 0.5 * (total - depth) / max(y.size, 1)
+    i = np.arange(y.size, dtype=float) - y.size   # ranks relative to the depth (the last is −1)
+    a, b = math.log(y.mean()), 0.0
+    for _ in range(50):
+        mu = np.exp(a + b * i)
+        g = np.array([np.sum(y - mu), np.sum((y - mu) * i)])
+        h = np.array([[mu.sum(), np.sum(mu * i)], [np.sum(mu * i), np.sum(mu * i * i)]])
+        step = np.linalg.solve(h + 1e-9 * np.eye(2), g)
+        a, b = a + step[0], min(b + step[1], 0.0)
+        if np.abs(step).max() < 1e-10:
+            break
+    rest = total - depth
+    if b >= -1e-12:
+        return math.exp(a) * rest
+    return math.exp(a) * math.exp(b) * (1 - math.exp(b * rest)) / (1 - math.exp(b))
+
+
+def stop_depth(labels: ArrayLike, rule: ReviewRule = ReviewRule()) -> int:
+    """The depth ``k`` at which screening stops; ``labels[k:]`` are never read.
+
+    The first batch boundary where the projected unfound relevant items
+    (:func:`tail_estimate`) are at most ``rule.margin`` times the misses the target allows,
+    and the audit of the rest (if it finds nothing) is cheaper than reading the rest.
+    ``len(labels)`` (screen everything) when there is none. Nothing stops before the first
+    relevant item is found.
+    """
+    y = _labels(labels)
+    big = y.size
+    seen = np.concatenate(([0], np.cumsum(y)))
+    for k in range(rule.batch, big, rule.batch):
+        found = int(seen[k])
+        if found == 0 or k + _audit_cost(rule, big - k, found) >= big:
+            continue
+        allowed = rule.audit(big - k, found).allowed_misses(0)
+        if tail_estimate(y, k, big, rule.window) <= rule.margin * allowed:
+            return k
+    return big
+
+
+@dataclass(frozen=True)
+class ReviewPlan:
+    """The cut chosen by the screening rule and the audit frozen for its excluded pool."""
+
+    depth: int
+    found: int
+    audit: SequentialAudit
+    check_every: int
+
+    @property
+    def checks(self) -> NDArray[np.int64]:
+        """Audit sizes at which the certificate is checked (and the end of the pool)."""
+        steps = np.arange(self.check_every, self.audit.pool + 1, self.check_every, dtype=np.int64)
+        return steps if steps.size and steps[-1] == self.audit.pool else np.append(steps, self.audit.pool)
+
+
+def plan_review(labels: ArrayLike, rule: ReviewRule = ReviewRule()) -> ReviewPlan:
+    """Screen ``labels`` (in rank order) under ``rule`` and freeze the audit of what is left."""
+    y = _labels(labels)
+    k = stop_depth(y, rule)
+    found = int(y[:k].sum())
+    return ReviewPlan(k, found, rule.audit(y.size - k, found), rule.check_every)
+
+
+@dataclass(frozen=True)
+class ReviewRuns:
+    """Outcomes of repeated reviews of one ranking, one entry per seed."""
+
+    depth: int
+    found: int
+    audit_labels: NDArray[np.int64]   # audit labels read before the stop
+    hits: NDArray[np.int64]           # relevant among them
+    certified: NDArray[np.bool_]      # certified before the pool was exhausted
+    recall: NDArray[np.float64]       # the review's true recall (cut + audit finds)
+    cost: NDArray[np.int64]           # documents read: depth + audit labels
+    target: float
+
+    @property
+    def false_claims(self) -> NDArray[np.bool_]:
+        """Runs that certified recall ≥ ρ although the truth is below it."""
+        return self.certified & (self.recall < self.target)
+
+
+def simulate_review(labels: ArrayLike, rule: ReviewRule = ReviewRule(), seeds: ArrayLike = range(200)
+                    ) -> ReviewRuns:
+    """Run the review on a labelled ranking once per seed (the labels play the reviewer).
+
+    The screening part is deterministic; each seed draws the audit order with
+    ``numpy.random.default_rng(seed)``.
+    """
+    y = _labels(labels)
+    plan = plan_review(y, rule)
+    pool = y[plan.depth:]
+    relevant = int(y.sum())
+    checks = plan.checks
+    stopsets = plan.audit.certified_counts(checks, x_max=int(pool.sum())) if pool.size else []
+    lookup = [set(s.tolist()) for s in stopsets]
+    rows = []
+    for seed in np.asarray(seeds, dtype=np.int64).ravel():
+        if not pool.size:       # screened to the end: the review is complete
+            rows.append((0, 0, False))
+            continue
+        order = np.random.default_rng(int(seed)).permutation(pool.size)
+        hits_at = np.cumsum(pool[order])[checks - 1]
+        stop = next((i for i, (x, ok) in enumerate(zip(hits_at, lookup, strict=True)) if int(x) in ok),
+                    len(checks) - 1)
+        rows.append((int(checks[stop]), int(hits_at[stop]), int(checks[stop]) < pool.size))
+    t_arr = np.array([r[0] for r in rows], dtype=np.int64)
+    x_arr = np.array([r[1] for r in rows], dtype=np.int64)
+    cert = np.array([r[2] for r in rows], dtype=bool)
+    recall = (plan.found + x_arr) / relevant if relevant else np.ones(t_arr.size)
+    return ReviewRuns(plan.depth, plan.found, t_arr, x_arr, cert, recall, plan.depth + t_arr, rule.target)
+
+
+def cost_floor(total: int, relevant: int, target: float = 0.8, delta: float = 0.05) -> float:
+    """A lower bound on the expected documents read by *any* valid review of one topic.
+
+    Any procedure whose claim "recall ≥ ρ" is wrong with probability at most ``δ`` for every
+    labelling, and which reads everything (cost ``N``) when it does not claim, reads on average at
+    least this many documents on a topic of ``N`` documents with ``R`` relevant — whatever the
+    ranking. Proof: let ``a = ⌊R(1 − ρ)/ρ⌋ + 1``; for any ``a`` non-relevant documents ``A``, the
+    labelling with ``A`` made relevant is indistinguishable until an item of ``A`` is read, and
+    under it any claim made without reading ``A`` is wrong (``found ≤ R < ρ(R + a)``). So
+    ``P(claim, A unread) ≤ δ`` for every ``A``; averaged over uniform ``A``,
+    ``E[1{claim}·g(ℓ)] ≤ δ`` with ``ℓ`` the non-relevant documents read and
+    ``g(ℓ) = C(N − R − ℓ, a)/C(N − R, a)``. Minimising ``E[cost] ≥ E[1{claim}ℓ + 1{no claim}N]``
+    under that constraint is a linear programme over laws of ``(claim, ℓ)``, whose value is the
+    lower convex envelope of ``{(g(ℓ), ℓ)} ∪ {(0, N)}`` at ``δ`` (the same argument as Theorem 13,
+    with the zero-miss labelling replaced by the true one).
+    """
+    big, r = check_count(total, "total"), check_count(relevant, "relevant")
+    if r > big:
+        raise ValueError(f"relevant = {r} exceeds total = {big}")
+    check_fraction(target, "target", open_left=True)
+    check_delta(delta)
+    neg = big - r
+    rho = Fraction(str(target))
+    a = math.floor(r * (1 - rho) / rho) + 1
+    if a > neg:
+        return 0.0   # too few non-relevant documents to hide a recall shortfall in
+    ell = np.arange(neg + 1, dtype=float)
+    log_g = np.where(neg - ell >= a, gammaln(neg - ell + 1) - gammaln(neg - ell - a + 1)
+                     - gammaln(neg + 1) + gammaln(neg - a + 1), -np.inf)
+    xs = np.append(np.exp(log_g), 0.0)[::-1]          # increasing in g
+    ys = np.append(ell, float(big))[::-1]
+    hull: list[tuple[float, float]] = []
+    for p in zip(xs.tolist(), ys.tolist(), strict=True):
+        while len(hull) >= 2 and ((hull[-1][0] - hull[-2][0]) * (p[1] - hull[-2][1])
+                                  - (hull[-1][1] - hull[-2][1]) * (p[0] - hull[-2][0])) <= 0:
+            hull.pop()
+        hull.append(p)
+    for (x0, y0), (x1, y1) in zip(hull, hull[1:], strict=False):
+        if x0 <= delta <= x1:
+            return y0 + (y1 - y0) * (delta - x0) / (x1 - x0) if x1 > x0 else min(y0, y1)
+    return hull[-1][1]

@@ -1,0 +1,110 @@
+"""Screen-then-audit review (rankcut.certify.review): the cut reads screened labels only, the
+whole review keeps its guarantee (exactly, on real CLEF TAR 2017 topics), and the cost floor is
+the linear programme it claims to solve."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+from scipy.special import comb
+
+from rankcut.certify.review import (
+    ReviewRule,
+    cost_floor,
+    plan_review,
+    simulate_review,
+    stop_depth,
+    tail_estimate,
+)
+from rankcut.certify.sequential import operating_characteristics
+
+CLEF = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "clef-tar-2017"
+
+
+def _ranking(seed: int, size: int = 3000, relevant: int = 60, decay: float = 300.0) -> np.ndarray:
+    """A synthetic ranking whose relevance rate decays exponentially with rank."""
+    rng = np.random.default_rng(seed)
+    w = np.exp(-np.arange(size) / decay)
+    y = np.zeros(size, dtype=np.int64)
+    y[rng.choice(size, size=relevant, replace=False, p=w / w.sum())] = 1
+    return y
+
+
+def test_the_cut_reads_only_screened_labels() -> None:
+    y = _ranking(0)
+    k = stop_depth(y)
+    assert 0 < k < y.size
+    changed = y.copy()
+    changed[k:] = np.random.default_rng(1).integers(0, 2, y.size - k)
+    assert stop_depth(changed) == k
+
+
+def test_nothing_stops_before_the_first_relevant_item() -> None:
+    y = np.zeros(2000, dtype=np.int64)
+    y[1500] = 1
+    assert stop_depth(y) >= 1550
+
+
+def test_tail_estimate_follows_an_exponential_rate() -> None:
+    y = np.zeros(4000, dtype=np.int64)
+    rate = 0.5 * np.exp(-np.arange(4000) / 400)
+    y[:] = np.random.default_rng(3).random(4000) < rate
+    depth = 1200
+    truth = rate[depth:].sum()
+    assert tail_estimate(y, depth, 4000, 1000) == pytest.approx(truth, rel=0.5)
+    assert tail_estimate(np.zeros(1000, dtype=np.int64), 500, 1000, 500) == pytest.approx(0.5)
+
+
+def _clef_topic(name: str) -> np.ndarray:
+    rel = {line.split()[2] for line in (CLEF / "qrel_abs_test.txt").read_text().splitlines()
+           if line.startswith(name) and int(line.split()[3]) > 0}
+    lines = (CLEF / "runs" / "waterloo-A-rank-normal.run").read_text().splitlines()
+    docs = sorted((int(r), d) for q, _, d, r, _, _ in (line.split() for line in lines) if q == name)
+    return np.array([d in rel for _, d in docs], dtype=np.int64)
+
+
+@pytest.mark.skipif(not CLEF.exists(), reason="needs ../shared/datasets/clef-tar-2017")
+@pytest.mark.parametrize("topic", ["CD010276", "CD008782", "CD009372"])
+def test_real_topics_false_claims_at_most_delta_exact_and_simulated(topic: str) -> None:
+    """The three run-A topics with the largest exact false-claim probability in the benchmark."""
+    y = _clef_topic(topic)
+    rule = ReviewRule()
+    plan = plan_review(y, rule)
+    oc = operating_characteristics(plan.audit, int(y[plan.depth:].sum()), rule.check_every)
+    assert oc.p_false_claim <= rule.delta
+    runs = simulate_review(y, rule, range(200))
+    assert runs.depth == plan.depth and runs.found == plan.found
+    assert runs.false_claims.mean() <= rule.delta + 3 * np.sqrt(rule.delta * (1 - rule.delta) / 200)
+    assert abs(runs.audit_labels.mean() - oc.expected_labels) < 0.1 * oc.expected_labels + 20
+    assert np.all(runs.audit_labels[~runs.certified] == y.size - plan.depth)   # no claim: full review
+
+
+def _floor_lp(total: int, relevant: int, target: float, delta: float) -> float:
+    neg = total - relevant
+    a = int(np.floor(relevant * (1 - target) / target + 1e-9)) + 1
+    ell = np.arange(neg + 1)
+    g = comb(neg - ell, a) / comb(neg, a)
+    # variables: P(claim at ℓ) for each ℓ, P(no claim); minimise cost, Σ = 1, Σ g·p ≤ δ
+    c = np.append(ell.astype(float), float(total))
+    res = linprog(c, A_ub=[np.append(g, 0.0)], b_ub=[delta], A_eq=[np.ones(neg + 2)], b_eq=[1.0],
+                  bounds=(0, None), method="highs")
+    return float(res.fun)
+
+
+@pytest.mark.parametrize("total,relevant,target,delta", [(60, 8, 0.8, 0.05), (120, 3, 0.8, 0.05),
+                                                         (90, 12, 0.9, 0.1), (50, 0, 0.8, 0.05)])
+def test_cost_floor_is_the_linear_programme(total: int, relevant: int, target: float, delta: float) -> None:
+    expected = _floor_lp(total, relevant, target, delta)
+    assert cost_floor(total, relevant, target, delta) == pytest.approx(expected, rel=1e-6)
+
+
+def test_cost_floor_properties() -> None:
+    assert cost_floor(1000, 40, 0.8, 0.1) <= cost_floor(1000, 40, 0.8, 0.05)   # more error, fewer labels
+    assert cost_floor(1000, 40, 0.8) <= cost_floor(1000, 40, 0.9)              # higher target, more labels
+    assert cost_floor(1000, 24, 0.8) < cost_floor(1000, 23, 0.8)               # R/4 exact: a = 7, not 6
+    assert cost_floor(10, 10) == 0.0
+    with pytest.raises(ValueError, match="exceeds"):
+        cost_floor(5, 6)

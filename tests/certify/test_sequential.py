@@ -1,0 +1,134 @@
+"""The anytime-valid sequential audit (rankcut.certify.sequential): exact enumeration.
+
+The audit's count process is a Markov chain in ``(t, x)``, so the probability that the audit ever
+certifies a false recall claim is computed exactly (:func:`operating_characteristics`) and checked
+against ``δ`` for every true missed count of small pools; a rule that peeks with fixed-size bounds
+fails the same check, so the check has power.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from rankcut.certify import recompute
+from rankcut.certify.bounds import hypergeom_upper
+from rankcut.certify.sequential import (
+    SequentialAudit,
+    _log_h,
+    default_prior_mean,
+    operating_characteristics,
+    sequential_recall_certificate,
+)
+
+
+def _scan_upper(audit: SequentialAudit, t: int, x: int) -> tuple[int, bool]:
+    """max C_t by scanning every consistent count, and whether C_t is an interval."""
+    ms = np.arange(x, audit.pool - t + x + 1)
+    if t == 0:
+        return audit.pool, True
+    kept = ms[_log_h(np.full(ms.shape, x), np.full(ms.shape, t), ms, audit.pool)
+              > audit.log_mixture(t, x) + math.log(audit.delta)]
+    return int(kept.max()), bool(kept.size == kept.max() - kept.min() + 1)
+
+
+@pytest.mark.parametrize("pool,found,mean", [(30, 0, 0.5), (45, 12, 1.5), (60, 40, 5.0), (25, 3, 20.0)])
+def test_upper_end_matches_a_scan_of_every_count(pool: int, found: int, mean: float) -> None:
+    audit = SequentialAudit(pool, found, 0.8, 0.05, mean)
+    for t in range(pool + 1):
+        for x in range(t + 1):
+            upper, interval = _scan_upper(audit, t, x)
+            assert int(audit.missed_upper(t, x)) == upper, (t, x)
+            assert interval, (t, x)
+
+
+@pytest.mark.parametrize("found,mean,delta", [(0, 0.5, 0.05), (8, 1.0, 0.05), (20, 2.5, 0.05),
+                                              (20, 10.0, 0.1), (40, 5.0, 0.01)])
+def test_false_claims_at_most_delta_for_every_true_count(found: int, mean: float, delta: float) -> None:
+    audit = SequentialAudit(40, found, 0.8, delta, mean)
+    worst = max(operating_characteristics(audit, m).p_false_claim for m in range(41))
+    assert worst <= delta
+
+
+def test_the_exact_check_catches_a_rule_that_peeks_with_fixed_size_bounds() -> None:
+    """Theorem 8's bound recomputed after every label is not anytime-valid: the same exact check fails."""
+
+    @dataclass(frozen=True)
+    class Peeking(SequentialAudit):
+        def missed_upper(self, t, x):  # type: ignore[no-untyped-def]
+            t, x = np.broadcast_arrays(np.asarray(t), np.asarray(x))
+            pairs = zip(t.ravel(), x.ravel(), strict=True)
+            return np.array([self.pool if tt == 0 else int(hypergeom_upper(int(xx), self.delta,
+                             population=self.pool, draws=int(tt))) for tt, xx in pairs]).reshape(t.shape)
+
+    peeking = Peeking(40, 40, 0.8, 0.05, 1.0)
+    assert max(operating_characteristics(peeking, m).p_false_claim for m in range(41)) > 0.05
+
+
+def test_exact_law_matches_simulated_audits() -> None:
+    audit = SequentialAudit(80, 16, 0.8, 0.05, 2.0)
+    oc = operating_characteristics(audit, 3, check_every=5)
+    pool = np.zeros(80, dtype=int)
+    pool[:3] = 1
+    sets = [set(s.tolist()) for s in audit.certified_counts(oc.checks)]
+    stops = []
+    for seed in range(4000):
+        hits = np.cumsum(pool[np.random.default_rng(seed).permutation(80)])[oc.checks - 1]
+        stops.append(next(i for i, (x, ok) in enumerate(zip(hits, sets, strict=True)) if x in ok
+                          or i == len(sets) - 1))
+    simulated = np.bincount(stops, minlength=oc.checks.size) / 4000
+    assert np.abs(simulated - oc.stop_pmf).max() < 4 * math.sqrt(0.25 / 4000)
+    assert abs(float(np.mean(oc.checks[stops])) - oc.expected_labels) < 1.0
+
+
+def test_edges_empty_pool_end_of_pool_and_no_labels() -> None:
+    empty = SequentialAudit(0, 5)
+    assert int(empty.missed_upper(0, 0)) == 0 and empty.certified(0, 0)
+    audit = SequentialAudit(50, 4, 0.8, 0.05, 1.0)
+    assert int(audit.missed_upper(0, 0)) == 50           # nothing seen: anything is possible
+    for x in (0, 1, 7):
+        assert int(audit.missed_upper(50, x)) == x       # the whole pool seen: exact
+    assert audit.certified(50, 7)                        # recall 1 after a full review
+    with pytest.raises(ValueError, match="0 ≤ x ≤ t ≤ N0"):
+        audit.missed_upper(51, 0)
+    with pytest.raises(ValueError, match="prior_mean"):
+        SequentialAudit(10, 1, prior_mean=0.0)
+
+
+def test_upper_end_falls_with_more_labels_and_rises_with_more_finds() -> None:
+    audit = SequentialAudit(2000, 40, 0.8, 0.05, default_prior_mean(40))
+    t = np.arange(0, 2001, 50)
+    ups = audit.missed_upper(t, np.zeros_like(t))
+    assert np.all(np.diff(ups) <= 0)
+    finds = audit.missed_upper(np.full(6, 600), np.arange(6))
+    assert np.all(np.diff(finds) > 0)
+
+
+def test_zero_find_size_is_the_first_certified_check_and_near_theorem_8() -> None:
+    for pool, found in ((3000, 20), (800, 8), (5000, 100)):
+        audit = SequentialAudit(pool, found, 0.8, 0.05, default_prior_mean(found))
+        size = audit.zero_find_size(10)
+        checks = [t for t in range(10, pool + 1, 10)]
+        assert size == next(t for t in checks if audit.certified(t, 0))
+        fixed = math.ceil(pool * (1 - 0.05 ** (1 / (audit.allowed_misses(0) + 1))))
+        assert fixed <= size <= 1.35 * fixed     # the price of anytime validity, measured here
+
+
+def test_allowed_misses_is_exact_at_the_target() -> None:
+    audit = SequentialAudit(100, 8, 0.8)
+    assert [audit.allowed_misses(x) for x in range(4)] == [2, 3, 4, 5]   # m ≤ 2.5, 3.25, 4.5, 5.75
+    assert SequentialAudit(100, 4, 0.8).allowed_misses(0) == 1            # 4/5 is exactly 0.8
+
+
+def test_certificate_states_the_bound_and_recomputes() -> None:
+    cert = sequential_recall_certificate(found=40, pool=2000, labelled=900, hits=0, prior_mean=5.0)
+    audit = SequentialAudit(2000, 40, 0.8, 0.05, 5.0)
+    upper = int(audit.missed_upper(900, 0))
+    assert cert.details["missed_upper"] == upper
+    assert cert.value == pytest.approx(40 / (40 + upper))
+    assert cert.details["certified"] is (upper <= 10)
+    assert "anytime-valid" in cert.statement
+    assert recompute(cert.to_dict()).value == cert.value
