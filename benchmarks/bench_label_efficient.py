@@ -40,7 +40,7 @@ import argparse
 import math
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -49,7 +49,7 @@ from scipy import stats
 
 from rankcut.certify.bounds import hypergeom_upper
 from rankcut.certify.review import ReviewRule, cost_floor, plan_review, simulate_review
-from rankcut.certify.sequential import operating_characteristics
+from rankcut.certify.sequential import allowed_misses, operating_characteristics
 
 DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
 TARGET, DELTA = 0.8, 0.05
@@ -109,28 +109,28 @@ def oracle_depth(y: NDArray[np.int64]) -> int:
     return int(np.searchsorted(np.cumsum(y), math.ceil(TARGET * r)) + 1) if r else 0
 
 
-def uniform_audit(y: NDArray[np.int64], depth: int, found: int, seeds: Iterable[int]
+def uniform_audit(y: NDArray[np.int64], depth: int, found: int, seeds: Sequence[int]
                   ) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
     """Fixed-size Theorem 8 audit of the pool below ``depth``: (cost, false claim) per seed."""
     pool = y[depth:]
     n0 = pool.size
     if n0 == 0:
-        return np.full(len(list(seeds)), y.size), np.zeros(len(list(seeds)), dtype=bool)
-    allowed = math.floor(found / TARGET) - found
+        return np.full(len(seeds), y.size), np.zeros(len(seeds), dtype=bool)
+    allowed = int(allowed_misses(found, 0, TARGET))
     size = min(n0, math.ceil(n0 * (1 - DELTA ** (1 / (allowed + 1)))))
     while size < n0 and hypergeom_upper(0, DELTA, population=n0, draws=size) > allowed:
         size += 1
     costs, wrong = [], []
-    total = int(y.sum())
+    missed = int(pool.sum())
     for s in seeds:
         x = int(pool[np.random.default_rng(s).permutation(n0)[:size]].sum())
-        ok = hypergeom_upper(x, DELTA, population=n0, draws=size) <= math.floor((found + x) / TARGET) - found
+        ok = hypergeom_upper(x, DELTA, population=n0, draws=size) <= allowed_misses(found, x, TARGET)
         costs.append(depth + size if ok else y.size)
-        wrong.append(ok and (found + x) < TARGET * total)
+        wrong.append(bool(ok and missed > allowed_misses(found, x, TARGET)))
     return np.array(costs), np.array(wrong)
 
 
-def qbcb(y: NDArray[np.int64], seeds: Iterable[int], share: float = 0.2
+def qbcb(y: NDArray[np.int64], seeds: Sequence[int], share: float = 0.2
          ) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
     """One-phase QBCB review (Lewis, Yang & Frieder 2021): (cost, false claim) per seed."""
     big, total = y.size, int(y.sum())
@@ -148,7 +148,7 @@ def qbcb(y: NDArray[np.int64], seeds: Iterable[int], share: float = 0.2
         depth = int(pos[j - 1]) + 1
         found = int(y[:depth].sum()) + int(y[sample[sample >= depth]].sum())
         costs.append(depth + int((sample >= depth).sum()))
-        wrong.append(found < TARGET * total)
+        wrong.append(total - found > allowed_misses(found, 0, TARGET))
     return np.array(costs), np.array(wrong)
 
 

@@ -2,14 +2,13 @@
 
 A reviewer reads a ranking from the top. Under the pre-registered :class:`ReviewRule`:
 
-1. **Screen** in batches of ``batch`` documents. After each batch at depth ``k`` with ``F``
-   relevant found, compare the review's projected cost if it stopped screening now,
-   ``k + n0(k, F)`` — ``n0`` the audit size at which a sequential audit that finds nothing
-   certifies (:meth:`SequentialAudit.zero_find_size`) — with the projected cost of screening
-   ``h`` more batches at the relevance rate of the last ``window`` screened documents, for
-   ``h ≤ horizon``. Screening stops at the first batch where no look-ahead is cheaper and the
-   audit is cheaper than reading the rest (:func:`stop_depth`). The rule reads only the labels of
-   screened documents: the cut is fixed before any audit label is opened (§2.4, Assumption 1).
+1. **Screen** in batches of ``batch`` documents. After each batch at depth ``k`` with ``F ≥ 1``
+   relevant found, stop screening when an exponential rate fitted to the last ``window``
+   screened labels projects at most ``margin · m(0)`` relevant items below ``k``
+   (:func:`tail_estimate`; ``m(0)`` the misses the target allows) and an audit that finds
+   nothing (:meth:`SequentialAudit.zero_find_size`) is cheaper than reading the rest
+   (:func:`stop_depth`). The rule reads only the labels of screened documents: the cut is fixed
+   before any audit label is opened (§2.4, Assumption 1).
 2. **Audit** the excluded pool in a uniformly random order with the sequential audit of
    :mod:`rankcut.certify.sequential`, checking after every ``check_every`` labels, until
    "recall ≥ ρ" is certified or the pool is exhausted (then the review is complete and recall 1).
@@ -25,7 +24,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
@@ -33,7 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
 from rankcut.certify._validate import check_count, check_delta, check_fraction
-from rankcut.certify.sequential import SequentialAudit, default_prior_mean
+from rankcut.certify.sequential import SequentialAudit, allowed_misses, audit_checks, default_prior_mean
 
 __all__ = ["ReviewRule", "ReviewPlan", "cost_floor", "plan_review", "simulate_review", "stop_depth",
            "tail_estimate"]
@@ -128,8 +126,7 @@ def stop_depth(labels: ArrayLike, rule: ReviewRule = ReviewRule()) -> int:
         found = int(seen[k])
         if found == 0 or k + _audit_cost(rule, big - k, found) >= big:
             continue
-        allowed = rule.audit(big - k, found).allowed_misses(0)
-        if tail_estimate(y, k, big, rule.window) <= rule.margin * allowed:
+        if tail_estimate(y, k, big, rule.window) <= rule.margin * int(allowed_misses(found, 0, rule.target)):
             return k
     return big
 
@@ -146,8 +143,7 @@ class ReviewPlan:
     @property
     def checks(self) -> NDArray[np.int64]:
         """Audit sizes at which the certificate is checked (and the end of the pool)."""
-        steps = np.arange(self.check_every, self.audit.pool + 1, self.check_every, dtype=np.int64)
-        return steps if steps.size and steps[-1] == self.audit.pool else np.append(steps, self.audit.pool)
+        return audit_checks(self.audit.pool, self.check_every)
 
 
 def plan_review(labels: ArrayLike, rule: ReviewRule = ReviewRule()) -> ReviewPlan:
@@ -169,12 +165,13 @@ class ReviewRuns:
     certified: NDArray[np.bool_]      # certified before the pool was exhausted
     recall: NDArray[np.float64]       # the review's true recall (cut + audit finds)
     cost: NDArray[np.int64]           # documents read: depth + audit labels
+    missed: int                       # relevant items below the cut
     target: float
 
     @property
     def false_claims(self) -> NDArray[np.bool_]:
-        """Runs that certified recall ≥ ρ although the truth is below it."""
-        return self.certified & (self.recall < self.target)
+        """Runs that certified recall ≥ ρ although the truth is below it (exact integer test)."""
+        return self.certified & (self.missed > allowed_misses(self.found, self.hits, self.target))
 
 
 def simulate_review(labels: ArrayLike, rule: ReviewRule = ReviewRule(), seeds: ArrayLike = range(200)
@@ -205,7 +202,8 @@ def simulate_review(labels: ArrayLike, rule: ReviewRule = ReviewRule(), seeds: A
     x_arr = np.array([r[1] for r in rows], dtype=np.int64)
     cert = np.array([r[2] for r in rows], dtype=bool)
     recall = (plan.found + x_arr) / relevant if relevant else np.ones(t_arr.size)
-    return ReviewRuns(plan.depth, plan.found, t_arr, x_arr, cert, recall, plan.depth + t_arr, rule.target)
+    return ReviewRuns(plan.depth, plan.found, t_arr, x_arr, cert, recall, plan.depth + t_arr,
+                      int(pool.sum()), rule.target)
 
 
 def cost_floor(total: int, relevant: int, target: float = 0.8, delta: float = 0.05) -> float:
@@ -230,8 +228,7 @@ def cost_floor(total: int, relevant: int, target: float = 0.8, delta: float = 0.
     check_fraction(target, "target", open_left=True)
     check_delta(delta)
     neg = big - r
-    rho = Fraction(str(target))
-    a = math.floor(r * (1 - rho) / rho) + 1
+    a = int(allowed_misses(r, 0, target)) + 1   # ⌊R/ρ⌋ − R + 1 = ⌊R(1 − ρ)/ρ⌋ + 1
     if a > neg:
         return 0.0   # too few non-relevant documents to hide a recall shortfall in
     ell = np.arange(neg + 1, dtype=float)

