@@ -108,3 +108,12 @@ def test_cost_floor_properties() -> None:
     assert cost_floor(10, 10) == 0.0
     with pytest.raises(ValueError, match="exceeds"):
         cost_floor(5, 6)
+
+
+def test_bad_labels_name_the_rank() -> None:
+    with pytest.raises(ValueError, match="rank 3 holds 2"):
+        stop_depth([1, 0, 2, 0])
+    with pytest.raises(ValueError, match="1-D"):
+        plan_review([[0, 1]])
+    with pytest.raises(ValueError, match="check_every"):
+        ReviewRule(check_every=0)

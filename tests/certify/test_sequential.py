@@ -132,3 +132,12 @@ def test_certificate_states_the_bound_and_recomputes() -> None:
     assert cert.details["certified"] is (upper <= 10)
     assert "anytime-valid" in cert.statement
     assert recompute(cert.to_dict()).value == cert.value
+
+
+def test_certificate_refuses_counts_that_cannot_be() -> None:
+    with pytest.raises(ValueError, match="labelled = 11 exceeds the excluded pool's 10 items"):
+        sequential_recall_certificate(found=3, pool=10, labelled=11, hits=0)
+    with pytest.raises(ValueError, match="hits = 5 exceeds the 4 audit labels"):
+        sequential_recall_certificate(found=3, pool=10, labelled=4, hits=5)
+    with pytest.raises(ValueError, match="check_every"):
+        operating_characteristics(SequentialAudit(10, 3), 1, check_every=0)

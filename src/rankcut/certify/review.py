@@ -76,8 +76,12 @@ def _audit_cost(rule: ReviewRule, pool: int, found: int) -> int:
 
 def _labels(labels: ArrayLike) -> NDArray[np.int64]:
     y = np.asarray(labels)
-    if y.ndim != 1 or not np.isin(y, (0, 1)).all():
-        raise ValueError("labels must be a 1-D sequence of 0/1 relevance labels in rank order")
+    if y.ndim != 1:
+        raise ValueError(f"labels must be a 1-D sequence of 0/1 relevance labels in rank order, "
+                         f"got shape {y.shape}")
+    bad = np.flatnonzero(~np.isin(y, (0, 1)))
+    if bad.size:
+        raise ValueError(f"labels must be 0 or 1: rank {bad[0] + 1} holds {y[bad[0]].item()!r}")
     return y.astype(np.int64)
 
 

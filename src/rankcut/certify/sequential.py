@@ -285,8 +285,10 @@ def sequential_recall_certificate(found: int, pool: int, labelled: int, hits: in
         bound meets ``target``.
     """
     audit = SequentialAudit(pool, found, target, delta, prior_mean)
-    check_count(labelled, "labelled")
-    check_count(hits, "hits")
+    if check_count(labelled, "labelled") > pool:
+        raise ValueError(f"labelled = {labelled} exceeds the excluded pool's {pool} items")
+    if check_count(hits, "hits") > labelled:
+        raise ValueError(f"hits = {hits} exceeds the {labelled} audit labels")
     upper = int(audit.missed_upper(labelled, hits))
     total = found + upper
     recall = (found + hits) / total if total else 1.0
