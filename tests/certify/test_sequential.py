@@ -20,6 +20,7 @@ from rankcut.certify.sequential import (
     SequentialAudit,
     _log_h,
     default_prior_mean,
+    ml_count,
     operating_characteristics,
     sequential_recall_certificate,
 )
@@ -141,3 +142,12 @@ def test_certificate_refuses_counts_that_cannot_be() -> None:
         sequential_recall_certificate(found=3, pool=10, labelled=4, hits=5)
     with pytest.raises(ValueError, match="check_every"):
         operating_characteristics(SequentialAudit(10, 3), 1, check_every=0)
+
+
+def test_ml_count_is_the_argmax_of_the_likelihood() -> None:
+    pool = 37
+    for t in range(1, pool + 1):
+        for x in range(t + 1):
+            ms = np.arange(x, pool - t + x + 1)
+            log_h = _log_h(np.full(ms.shape, x), np.full(ms.shape, t), ms, pool)
+            assert log_h[int(ml_count(x, t, pool)) - x] == pytest.approx(log_h.max(), abs=1e-9), (t, x)

@@ -49,7 +49,7 @@ from scipy.special import gammaln, logsumexp
 from rankcut.certify._validate import check_count, check_delta, check_fraction
 from rankcut.certify.result import Certificate, certificate_function, confidence_text
 
-__all__ = ["SequentialAudit", "allowed_misses", "audit_checks", "default_prior_mean",
+__all__ = ["SequentialAudit", "allowed_misses", "audit_checks", "default_prior_mean", "ml_count",
            "operating_characteristics", "sequential_recall_certificate"]
 
 #: the geometric prior is cut where its tail mass falls below this (conservative, see above)
@@ -63,6 +63,16 @@ def _log_choose(n: NDArray[Any], k: NDArray[Any]) -> NDArray[np.float64]:
 def _log_h(x: NDArray[Any], t: NDArray[Any], m: NDArray[Any], pool: int) -> NDArray[np.float64]:
     """``log h(x; t, m, N0)`` for consistent arguments (``x ≤ m``, ``t − x ≤ N0 − m``)."""
     return _log_choose(m, x) + _log_choose(pool - m, t - x) - _log_choose(np.asarray(pool), t)
+
+
+def ml_count(hits: ArrayLike, labelled: ArrayLike, pool: int) -> NDArray[np.int64]:
+    """The maximum-likelihood pool count ``argmax_M h(x; t, M, N0) = ⌊x(N0 + 1)/t⌋`` (clipped).
+
+    ``h(x; t, M + 1)/h(x; t, M) ≥ 1`` exactly when ``M ≤ x(N0 + 1)/t − 1``; the result is clipped
+    to the counts the sample allows, ``[x, N0 − t + x]``, and is ``x`` when ``t = 0``.
+    """
+    x, t = np.broadcast_arrays(np.asarray(hits, dtype=np.int64), np.asarray(labelled, dtype=np.int64))
+    return np.clip((x * (pool + 1)) // np.maximum(t, 1), x, pool - t + x)
 
 
 def allowed_misses(found: int, hits: ArrayLike, target: float) -> Any:
@@ -150,7 +160,7 @@ class SequentialAudit:
         if np.any(t_arr < 0) or np.any(t_arr > self.pool) or np.any(x_arr < 0) or np.any(x_arr > t_arr):
             raise ValueError(f"need 0 ≤ x ≤ t ≤ N0 = {self.pool}")
         hi_ok = self.pool - t_arr + x_arr                      # the most relevant items consistent
-        mode = np.clip((x_arr * (self.pool + 1)) // np.maximum(t_arr, 1), x_arr, hi_ok)
+        mode = ml_count(x_arr, t_arr, self.pool)
         threshold = self.log_mixture(t_arr, x_arr) + math.log(self.delta)   # reject: log h ≤ this
 
         def kept(m: NDArray[np.int64]) -> NDArray[np.bool_]:
