@@ -151,3 +151,13 @@ def test_ml_count_is_the_argmax_of_the_likelihood() -> None:
             ms = np.arange(x, pool - t + x + 1)
             log_h = _log_h(np.full(ms.shape, x), np.full(ms.shape, t), ms, pool)
             assert log_h[int(ml_count(x, t, pool)) - x] == pytest.approx(log_h.max(), abs=1e-9), (t, x)
+
+
+@pytest.mark.parametrize("pool,found,mean", [(20, 12, 0.5), (40, 40, 3.0), (60, 4, 3.0)])
+def test_stopping_sets_hold_every_certifying_count(pool: int, found: int, mean: float) -> None:
+    """The pre-filter of certified_counts must never drop a count that certifies (it once did,
+    near the end of the pool, where the likelihood's argmax is clipped)."""
+    audit = SequentialAudit(pool, found, 0.8, 0.05, mean)
+    t = np.arange(1, pool + 1)
+    for tt, got in zip(t, audit.certified_counts(t), strict=True):
+        assert got.tolist() == [x for x in range(tt + 1) if audit.certified(int(tt), x)], tt

@@ -190,7 +190,7 @@ class SequentialAudit:
         for tt in np.asarray(t, dtype=np.int64).ravel():
             xs = np.arange(min(int(tt), self.pool if x_max is None else x_max) + 1, dtype=np.int64)
             allowed = allowed_misses(self.found, xs, self.target)
-            xs, allowed = (v[(xs * (self.pool + 1)) // max(int(tt), 1) <= allowed] for v in (xs, allowed))
+            xs, allowed = (v[ml_count(xs, tt, self.pool) <= allowed] for v in (xs, allowed))
             ok = self.missed_upper(np.full(xs.shape, tt), xs) <= allowed
             result.append(xs[ok])
         return result
