@@ -1056,7 +1056,8 @@ def test_the_seed_of_labels_seen_before_the_freeze_is_refused_at_certify(data: D
 
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"design": "nope"}, "design must be one of"),
-    ({"design": "excluded", "target_recall": 0.8}, "target_recall is a target of the two-pool design"),
+    ({"design": "excluded", "target_recall": 0.8},
+     "target_recall is a target of the two-pool and sequential designs"),
     ({"design": "two-pool", "max_missed": 3}, "max_missed is not a target of the two-pool design"),
     ({"design": "two-pool", "target_recall": 1.2}, r"target_recall must lie in \(0, 1\)"),
     ({"design": "excluded", "target_recall": 0.8, "max_missed": 2}, "give one target"),

@@ -118,6 +118,17 @@ def test_zero_find_size_is_the_first_certified_check_and_near_theorem_8() -> Non
         assert fixed <= size <= 1.35 * fixed     # the price of anytime validity, measured here
 
 
+def test_zero_find_stop_is_the_first_certifying_size_without_new_finds() -> None:
+    for pool, found, t, x in ((400, 12, 0, 0), (400, 12, 90, 3), (1500, 30, 200, 1), (60, 2, 10, 2)):
+        audit = SequentialAudit(pool, found, 0.8, 0.05, default_prior_mean(found))
+        stop = audit.zero_find_stop(t, x)
+        assert stop == next(s for s in range(t, pool + 1) if audit.certified(s, x))
+    audit = SequentialAudit(300, 10)
+    assert audit.zero_find_stop(300, 40) == 300          # the whole pool: exact, always certifies
+    with pytest.raises(ValueError, match="need 0 ≤ x ≤ t ≤ N0 = 300"):
+        audit.zero_find_stop(10, 11)
+
+
 def test_allowed_misses_is_exact_at_the_target() -> None:
     audit = SequentialAudit(100, 8, 0.8)
     assert [audit.allowed_misses(x) for x in range(4)] == [2, 3, 4, 5]   # m ≤ 2.5, 3.25, 4.5, 5.75

@@ -72,6 +72,29 @@ def test_issue_commands_as_written(files: dict[str, Path], tmp_path: Path) -> No
     assert code == 0 and "[x] certify" in out and out.rstrip().endswith("done")
 
 
+def test_sequential_is_the_default_design_and_labels_in_batches(files: dict[str, Path], tmp_path: Path
+                                                                 ) -> None:
+    audit = tmp_path / "S"
+    code, out, err = run("freeze", "--run", files["run"], "--cut", files["cut"], "--target-recall", "0.8",
+                         "--seed", "2", "--out", audit)
+    assert code == 0, err
+    assert "sequential design" in out and "sequential audit 0.05" in out
+    code, out, err = run("plan", "--audit", audit)
+    assert code == 0 and "audit labels to certify when the audit finds no relevant item" in out, err
+    code, out, err = run("sample", "--audit", audit)
+    assert code == 0 and "from the top: the cut's" in out, err
+    n1 = json.loads((audit / "manifest.json").read_text())["pools"]["n1"]
+    code, out, err = run("label", "--audit", audit, "--oracle", "qrels", "--qrels", files["qrels"],
+                         "--next", n1)
+    assert code == 0 and f"{n1} of 300 sampled items labelled" in out and "next: rankcut audit certify" in out
+    code, out, err = run("certify", "--audit", audit)
+    assert code == 0 and "NOT met yet after 0 of" in out and "next: label on from position 1" in out, err
+    code, out, _ = run("status", "--audit", audit)
+    assert "NOT met yet" in out and out.rstrip().endswith(f"next: rankcut audit label --audit {audit}")
+    code, out, err = run("label", "--audit", audit, "--from", files["qrels"], "--next", "5")
+    assert code == 2 and err.startswith("error: --next is for --oracle qrels"), err
+
+
 def test_family_designs(files: dict[str, Path], tmp_path: Path) -> None:
     audit = tmp_path / "P"
     code, out, err = run("freeze", "--run", files["run"], "--family", f"{files['f1']},{files['f2']}",
@@ -127,7 +150,7 @@ def test_label_from_file_and_interactively(files: dict[str, Path], tmp_path: Pat
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--design", "excluded", "--target-recall", "0.8"],
-     "--target-recall is a target of the two-pool design"),
+     "--target-recall is a target of the two-pool and sequential designs"),
     (["--design", "two-pool", "--max-missed", "3"], "--max-missed is not a target of the two-pool design"),
     (["--design", "excluded", "--depths", "5,10"], "--depths describes a nested family"),
     (["--design", "fixed-sequence", "--depths", "5,10", "--no-cut"], "give --max-missed"),

@@ -182,9 +182,9 @@ def _check_draws(counts: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], d
     if counts.get("draws") != len(rows):
         raise refuse(f"its counts give {counts.get('draws')} draws, but the sample holds {len(rows)}")
     expected: dict[str, Any] = {}
-    if design in ("excluded", "two-pool"):
+    if design in ("excluded", "two-pool", "sequential"):
         expected["excluded"] = sum(r["pool"] != "included" for r in rows)
-        if design == "two-pool":
+        if design in ("two-pool", "sequential"):
             expected["included"] = sum(r["pool"] == "included" for r in rows)
         got = {k: (counts.get(k) or {}).get("draws") for k in expected}
     elif design == "stratified":
@@ -217,7 +217,8 @@ def _check_curve(curve: Mapping[str, Any], report: JointReport, counts: Mapping[
         raise refuse(f"its curve is of {curve.get('quantity')!r}, which this design does not "
                      "certify") from None
     labels, bound = list(curve.get("labels") or []), list(curve.get("bound") or [])
-    off = bool(labels) and (labels[-1] != counts["draws"]
+    end = counts["excluded"]["labelled"] if "labelled" in (counts.get("excluded") or {}) else counts["draws"]
+    off = bool(labels) and (labels[-1] != end
                             or abs(float(bound[-1]) - value) > 1e-9 * max(1.0, abs(value)))
     if len(labels) != len(bound) or off:
         raise refuse("its curve does not end at the certificate")
@@ -309,11 +310,16 @@ def _relevant_draws(content: Mapping[str, Any]) -> int:
 def _summary(content: Mapping[str, Any], report: JointReport) -> list[str]:
     from rankcut.certify.result import confidence_text
 
-    lab = content["labels"]
+    lab, counts = content["labels"], content["counts"]
+    spent = (f"Labels spent: {lab['draws']} draws, {lab['items']} distinct items; "
+             f"{_relevant_draws(content)} draws counted relevant.")
+    if content["design"] == "sequential":
+        cut, audited = counts["included"], counts["excluded"]
+        spent = (f"Labels spent: {cut['draws'] + audited['labelled']} — the cut's {cut['draws']} and the "
+                 f"first {audited['labelled']} of the {audited['draws']} excluded items in the audit order; "
+                 f"{cut['relevant'] + audited['relevant']} relevant.")
     lines = [f"Joint confidence at least {confidence_text(report.joint_delta)} "
-             f"(union bound over {', '.join(f'{e} {v:g}' for e, v in report.budget.items())}).",
-             f"Labels spent: {lab['draws']} draws, {lab['items']} distinct items; "
-             f"{_relevant_draws(content)} draws counted relevant."]
+             f"(union bound over {', '.join(f'{e} {v:g}' for e, v in report.budget.items())}).", spent]
     verdict = content.get("verdict")
     if verdict:
         lines.append(f"Verdict: {verdict['text']}")
@@ -364,10 +370,18 @@ def _plot_png(content: Mapping[str, Any]) -> bytes | None:
     else:
         curve = content.get("curve") or {}
         ax.plot(curve.get("labels", []), curve.get("bound", []), "o-", color="tab:red")
-        ax.set_xlabel("labels spent (first j draws of the frozen sample)")
         quantity = curve.get("quantity", "")
         ax.set_ylabel(f"certified {'lower' if quantity == 'recall' else 'upper'} bound on {quantity}")
-        ax.set_title("Labels spent against the bound (display only, Remark 20)")
+        if content["design"] == "sequential":
+            rho = (content.get("target") or {}).get("recall")
+            if rho is not None:
+                ax.axhline(rho, color="tab:green", ls=":", lw=1, label="target")
+                ax.legend(loc="lower right", fontsize=8)
+            ax.set_xlabel("audit labels (the audit order, after the cut)")
+            ax.set_title("Recall bound as the audit goes (anytime-valid: every point holds)")
+        else:
+            ax.set_xlabel("labels spent (first j draws of the frozen sample)")
+            ax.set_title("Labels spent against the bound (display only, Remark 20)")
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)

@@ -41,10 +41,16 @@ with replacement and the binomial versions apply):
   member tested at the full ``δ`` from the largest candidate set down; one member or none.
 * ``stratified`` — §9: rank bands below the cut partition the excluded pool,
   ``M0 ≤ Σ_s MU(K_s, δ/S; N_s, n_s)`` (``stratified_hypergeometric_certificate``).
+* ``sequential`` — §9, sequential audits (:mod:`rankcut.certify.sequential`), the design for
+  high-recall review: every item of the cut is labelled (``F`` relevant), the whole excluded pool is
+  put in one random audit order, and certify may run after any number of its labels:
+  ``Recall ≥ (F + x)/(F + max C_t)`` from the anytime-valid confidence sequence ``C_t``
+  (``sequential_recall_certificate``), met when ``max C_t ≤ m(x)``. Unlike the other designs it
+  takes new labels after an opening (never changed ones): the claim holds wherever the audit stops.
 
 How ``δ`` is spent is declared in the manifest as named events, the budget of the joint report:
 ``{"excluded audit": δ}``, ``{"excluded audit": δ0, "included audit": δ1}``, ``{"prefixes": δ}``,
-``{"fixed-sequence": δ}`` or ``{"strata": δ}``.
+``{"fixed-sequence": δ}``, ``{"strata": δ}`` or ``{"sequential audit": δ}``.
 """
 
 from __future__ import annotations
@@ -127,6 +133,10 @@ _STREAM_EXCLUDED, _STREAM_INCLUDED, _STREAM_STRATA, _STREAM_ORDER, _STREAM_MEMBE
 _STREAM_BAND = 200
 STREAMS_VERSION = 2
 
+SEQUENTIAL_THEOREM = "§9 sequential audit (mixture confidence sequence, Ville's inequality)"
+# The sequential design lists its whole excluded pool in the audit order (sample.jsonl, to_label).
+MAX_SEQUENTIAL_POOL = 2_000_000
+
 
 class AuditStepError(ValueError):
     """A step was run out of order (an earlier step is missing, or a later one already happened)."""
@@ -174,6 +184,9 @@ DESIGNS: dict[str, _DesignSpec] = {
                     "the least-burden member meeting a target fixed in advance, no δ/M split"),
         _DesignSpec("stratified", False, ("max_missed",), False,
                     "missed count of one cut from samples of rank bands below the cut"),
+        _DesignSpec("sequential", False, ("recall",), True,
+                    "recall of a screened cut: the excluded pool labelled in a random order until the "
+                    "target is certified (anytime-valid; the design for high-recall review)"),
     )
 }
 
@@ -473,6 +486,8 @@ def _theorem(design: str, reference: str | None, finite: bool) -> str:
         return "Section 9 (Theorem 8 per band)" if finite else "Section 9 (binomial per band)"
     if design == "fixed-sequence":
         return "Theorem 19 (Theorem 8 tests)" if finite else "Theorem 19 (Theorem 7 tests)"
+    if design == "sequential":
+        return SEQUENTIAL_THEOREM
     if reference == "shared":
         return "Corollary 18 and Eq. 1" if finite else "Theorem 17 and Eq. 1"
     return "Corollary 16 with Theorem 8 per prefix, and Eq. 1" if finite else "Corollary 16 and Eq. 1"
@@ -484,8 +499,8 @@ def _target(design: _DesignSpec, target_recall: float | None, max_missed: int | 
         raise ValueError(f"give one target: {_o('target_recall')} or {_o('max_missed')}, not both")
     if target_recall is not None:
         if "recall" not in design.targets:
-            raise ValueError(f"{_o('target_recall')} is a target of the two-pool design (recall needs an "
-                             "included-pool sample, Corollary 11); the "
+            raise ValueError(f"{_o('target_recall')} is a target of the two-pool and sequential designs "
+                             "(recall needs the included pool's relevant count); the "
                              f"{design.name} design certifies the missed count: use {_o('max_missed')}")
         if isinstance(target_recall, bool) or not isinstance(target_recall, int | float) \
                 or not 0.0 < float(target_recall) < 1.0:
@@ -497,6 +512,9 @@ def _target(design: _DesignSpec, target_recall: float | None, max_missed: int | 
                              f"recall (use {_o('target_recall')}), or use the excluded design for the missed "
                              "count")
         return {"max_missed": _count(max_missed, "max_missed")}
+    if design.name == "sequential":
+        raise ValueError(f"the sequential design needs its recall target fixed before the audit (it "
+                         f"decides when the audit may stop): give {_o('target_recall')}")
     if design.needs_target:
         raise ValueError(f"the {design.name} design needs a target fixed before the audit (Theorem 19): "
                          f"give {_o('max_missed')}")
@@ -512,7 +530,7 @@ def _allocation(design: _DesignSpec, delta: float, allocation: Mapping[str, floa
                              "design "
                              "spends δ on one event")
         event = {"excluded": "excluded audit", "prefixes": "prefixes", "fixed-sequence": "fixed-sequence",
-                 "stratified": "strata"}[design.name]
+                 "stratified": "strata", "sequential": "sequential audit"}[design.name]
         return {event: delta}
     if allocation is None:
         return {"excluded audit": delta / 2, "included audit": delta / 2}
@@ -812,6 +830,17 @@ def freeze(
         band_offsets = [0, *_int_list(bands, "bands")]
     elif bands is not None:
         raise ValueError(f"{_o('bands')} are for the stratified design, not {design}")
+    if design == "sequential":
+        if sampling == "with-replacement":
+            raise ValueError(f"the sequential design labels the excluded pool in a random order, without "
+                             f"replacement: {_o('sampling')} with-replacement is not for it")
+        if allow_incomplete:
+            raise ValueError(f"{_o('allow_incomplete')} is not for the sequential design: it certifies the "
+                             "labelled start of its audit order, however long, and needs every item of the "
+                             "cut labelled")
+        if reuse_labels is not None:
+            raise ValueError(f"{_o('reuse_labels')} is not offered for the sequential design: its audit "
+                             "order is its own, so label it afresh")
     if corpus_size is not None and corpus_ids is not None:
         raise ValueError(f"give the corpus once: {_o('corpus_size')} or {_o('corpus_ids')}")
     given_seed = None if seed is None else _count(seed, "seed")
@@ -854,6 +883,10 @@ def freeze(
         band_sizes = [int(v) for v in base.band_sizes(band_offsets)]
     from rankcut.certify.bounds import MAX_POPULATION
 
+    if design == "sequential" and base.n0 > MAX_SEQUENTIAL_POOL:
+        raise ValueError(f"the excluded pool holds {base.n0} items: the sequential design lists its whole "
+                         f"pool in the audit order, at most {MAX_SEQUENTIAL_POOL}; certify a deeper cut, or "
+                         "use the two-pool design (a sample of fixed size)")
     if design == "stratified" and base.n0 == 0:
         raise ValueError("the excluded pool of the cut is empty (it keeps every item): there are no rank "
                          "bands below it to stratify, and nothing is missed")
@@ -1118,6 +1151,9 @@ def plan(audit_dir: str | Path, *, expected_precision: float | None = None, tole
         sizes = None
         lines.append(f"no target was frozen: give the sample sizes to {_o('sample')} ({_o('excluded')}, and "
                      f"{_o('included')} for two-pool)")
+    elif design == "sequential":
+        sizes = {"excluded": audit.base.n0, "included": audit.base.n1}
+        lines.extend(_plan_sequential(audit))
     elif design == "two-pool":
         assumptions["expected_precision"] = float(precision)
         sizes, why, plans = _plan_recall(audit, float(target["recall"]), float(precision), tol)
@@ -1144,6 +1180,30 @@ def plan(audit_dir: str | Path, *, expected_precision: float | None = None, tole
         return PlanResult(sizes, tuple(old["lines"]), old)
     write_json_atomic(path, content)
     return PlanResult(sizes, tuple(lines), content)
+
+
+def _plan_sequential(audit: _Audit) -> list[str]:
+    """What the sequential design labels, and how many audit labels it needs when it finds nothing
+    (:meth:`~rankcut.certify.sequential.SequentialAudit.zero_find_size`) for a few counts ``F`` of
+    relevant items in the cut — unknown until the cut is labelled, so shown, not planned."""
+    from rankcut.certify.sequential import SequentialAudit, default_prior_mean
+
+    n1, n0, rho = audit.base.n1, audit.base.n0, float(audit.target["recall"])
+    lines = [f"nothing to size: every item of the cut ({n1}) is labelled — they give F, the relevant items "
+             f"the review found — and then the excluded pool's {n0} items in one random audit order, from "
+             f"its start; {_o('certify')} may run after any number of audit labels and says whether recall "
+             f"≥ {rho:g} holds (anytime-valid: stopping as soon as it holds keeps the guarantee)"]
+    if n0:
+        every = max(1, math.ceil(n0 / 1000))
+        shown = []
+        for f in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000):
+            if f <= max(n1, 1):
+                audit_f = SequentialAudit(n0, f, rho, audit.delta, default_prior_mean(f, rho))
+                shown.append(f"F = {f}: {audit_f.zero_find_size(every)}")
+        within = "" if every == 1 else f" (to within {every})"
+        lines.append(f"audit labels to certify when the audit finds no relevant item{within}: "
+                     f"{'; '.join(shown)} — each relevant item it finds adds labels")
+    return lines
 
 
 def _plan_missed_design(audit: _Audit, t: int, tol: int
@@ -1197,6 +1257,13 @@ def _plan_missed_design(audit: _Audit, t: int, tol: int
 def _sizes_for(audit: _Audit, excluded: Any, included: Any) -> dict[str, Any]:
     """Normalise the sample sizes of the design (``excluded`` int or per member/band list)."""
     design = audit.design
+    if design == "sequential":
+        full = {"excluded": audit.base.n0, "included": audit.base.n1}
+        for name, given in (("excluded", excluded), ("included", included)):
+            if given is not None and given != full[name]:
+                raise ValueError(f"the sequential design labels the whole {name} pool ({full[name]} items), "
+                                 f"in order: {_o(name)} {given!r} is not for it")
+        return full
     per_part = (design in ("prefixes", "fixed-sequence") and audit.manifest["reference"] == "separate") \
         or design == "stratified"
     parts = len(audit.members) if design != "stratified" else len(audit.manifest["band_sizes"])
@@ -1252,6 +1319,9 @@ def _draw(audit: _Audit, sizes: Mapping[str, Any], streams: int = STREAMS_VERSIO
             _check_size(sizes["included"], audit.base.n1, "included", audit.finite)
             add(draw_included(audit.base, sizes["included"], _rng(seed, _STREAM_INCLUDED), replace=replace),
                 "included")
+    elif design == "sequential":  # the cut in rank order, then the whole excluded pool in the audit order
+        add(audit.base.included_items(np.arange(audit.base.n1)), "included")
+        add(draw_excluded(audit.base, audit.base.n0, _rng(seed, _STREAM_EXCLUDED)), "excluded")
     elif design == "stratified":
         for s, (n, size) in enumerate(zip(sizes["excluded"], audit.manifest["band_sizes"], strict=True)):
             _check_size(n, size, f"excluded (band {s + 1})", audit.finite)
@@ -1282,8 +1352,11 @@ def _distinct(rows: Sequence[Mapping[str, Any]]) -> list[Item]:
 
 
 def _label_order(audit: _Audit, rows: Sequence[Mapping[str, Any]]) -> list[Item]:
-    """The distinct sampled items in a shuffled order that hides the pool each came from."""
+    """The distinct sampled items in a shuffled order that hides the pool each came from (the
+    sequential design: the cut, then the audit order, which is the order the labels count in)."""
     items = _distinct(rows)
+    if audit.design == "sequential":
+        return items
     perm = _rng(int(audit.manifest["seed"]), _STREAM_ORDER).permutation(len(items))
     return [items[i] for i in perm]
 
@@ -1489,6 +1562,7 @@ def label(
     interactive: bool = False,
     reuse: bool = False,
     overwrite: bool = False,
+    limit: int | None = None,
     input: Callable[[str], str] = input,
     output: Callable[[str], Any] = print,
 ) -> LabelResult:
@@ -1503,8 +1577,11 @@ def label(
         resumable (labelled items are not asked again).
     :param reuse: copy the labels of sampled items from the audit named by ``reuse_labels`` at freeze.
     :param overwrite: replace a different earlier label (kept in the store's history).
+    :param limit: with ``qrels``: label only the first ``limit`` unlabelled items of the to-label
+        order (a simulated reviewer labelling in batches, for the sequential design).
     :raises AuditStepError: without a sample, or after the labels were opened by :func:`certify`
-        (recorded in the store or in ``opened.json``).
+        (recorded in the store or in ``opened.json``). The sequential design takes new labels after
+        an opening — its certificate holds wherever the audit stops — but never changes one.
     """
     sources = [n for n, v in (("from_file", from_file), ("qrels", qrels), ("interactive", interactive),
                               ("reuse", reuse)) if v]
@@ -1512,13 +1589,30 @@ def label(
         raise ValueError(f"give exactly one label source ({_o('from_file')}, {_o('qrels')}, "
                          f"{_o('interactive')} or {_o('reuse')}), got "
                          f"{', '.join(_o(x) for x in sources) or 'none'}")
+    if limit is not None:
+        if qrels is None:
+            raise ValueError(f"{_o('limit')} is for {_o('qrels')}: it labels the next items of the to-label "
+                             "order from the qrels")
+        _count(limit, "limit", 1)
     audit = _load(audit_dir)
     info, rows = _load_sample(audit)
-    _refuse_if_opened_file(audit, "recording labels")
+    sequential = audit.design == "sequential"
+    record = _opened_record(audit)
+    if sequential and overwrite and record is not None:
+        raise AuditStepError(f"changing labels ({_o('overwrite')}) is refused: the labels of this audit were "
+                             f"opened for certification at {record.get('opened_at')}, and a label changed "
+                             "after being seen would let the certificate depend on it (Assumption 1); new "
+                             f"labels are taken without {_o('overwrite')}")
+    if not sequential:
+        _refuse_if_opened_file(audit, "recording labels")
     order = _label_order(audit, rows)
     sampled = set(order)
     with _open_store(audit, info, create=True) as store:
-        _refuse_if_opened(store)
+        if not sequential:
+            _refuse_if_opened(store)
+        elif overwrite and store.get_meta("opened_at") is not None:
+            raise AuditStepError(f"changing labels ({_o('overwrite')}) is refused: the labels of this audit "
+                                 f"were opened for certification at {store.get_meta('opened_at')}")
         seen = store.get_meta("seen_at")
         if overwrite and seen is not None:
             raise AuditStepError(
@@ -1543,6 +1637,7 @@ def label(
 
             judged = read_qrels(qrels)
             todo = order if overwrite else store.missing(order)
+            todo = todo if limit is None else todo[:limit]
             source = f"qrels {Path(qrels).name} sha256:{sha256_file(qrels)[:12]}"
             recorded = store.record(todo, labels_mod.qrels_oracle(judged, todo, threshold), source,
                                     overwrite=overwrite)
@@ -1749,6 +1844,8 @@ def certify(audit_dir: str | Path) -> CertifyResult:
     audit = _load(audit_dir)
     info, rows = _load_sample(audit, redraw=True)
     record = _opened_record(audit)
+    if audit.design == "sequential":
+        return _certify_sequential_run(audit, info, rows, record)
     order = _distinct(rows)
     sampled = set(order)
     with _open_store(audit, info, create=False) as store:
@@ -1800,6 +1897,118 @@ def certify(audit_dir: str | Path) -> CertifyResult:
         content["curve"] = curve
     write_json_atomic(audit.folder / CERTIFICATE_FILE, content)
     return CertifyResult(report, content)
+
+
+def _sequential_openings(store: labels_mod.LabelStore, record: Mapping[str, Any] | None
+                         ) -> list[tuple[str, int, str]]:
+    """The openings recorded for a sequential audit — ``(where, prefix, labels hash)`` from the
+    store's meta and from ``opened.json`` — each checked for completeness. Both are written at each
+    certify (the store first), so after a crash between the two they hold consecutive openings."""
+    out = []
+    held = store.get_meta("opened_labels_hash")
+    if store.get_meta("opened_at") is not None:
+        prefix = store.get_meta("opened_prefix")
+        if held is None or prefix is None:
+            raise ValueError(f"{store.path} records an opening at {store.get_meta('opened_at')} without its "
+                             "labels hash or audit prefix: it was not written by this rankcut, and nothing "
+                             "shows which labels were seen — refused; freeze a new audit")
+        out.append((str(store.path), int(prefix), str(held)))
+    if record is not None:
+        if store.get_meta("opened_at") is None or record.get("prefix") is None:
+            raise ValueError(
+                f"the labels of this audit were opened for certification at {record.get('opened_at')} "
+                f"({OPENED_FILE}), but {store.path} does not record that opening: the label store was "
+                "replaced or deleted after the labels were seen — refused; restore it, or freeze a new audit")
+        out.append((OPENED_FILE, int(record["prefix"]), str(record.get("labels_hash"))))
+    return out
+
+
+def _certify_sequential_run(audit: _Audit, info: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
+                            record: Mapping[str, Any] | None) -> CertifyResult:
+    """Certify a sequential audit at the labelled start of its audit order (the prefix ``t``).
+
+    Every item of the cut must be labelled. The audit labels count up to the first unlabelled
+    position; labels after it wait until it is labelled. Each certify records the prefix it opened
+    and the hash of the labels it saw (store meta, then ``opened.json``); a later certify refuses
+    when any of those labels changed or the prefix shrank. Opening more labels later is allowed: the
+    confidence sequence holds at every prefix at once (Ville's inequality), so the claim is valid
+    wherever the audit stops, even after looking at it many times.
+    """
+    cut = [(r["query_id"], r["doc_id"]) for r in rows if r["pool"] == "included"]
+    order = [(r["query_id"], r["doc_id"]) for r in rows if r["pool"] == "excluded"]
+    sampled = set(cut) | set(order)
+    with _open_store(audit, info, create=False) as store:
+        outside = next(((q, d) for q, d, _ in store.items() if (q, d) not in sampled), None)
+        if outside is not None:
+            raise ValueError(f"{store.path} has a label for query {outside[0]!r}, document "
+                             f"{outside[1]!r}, which is not in the sample: labels must be of the audit's "
+                             "items")
+        missing = store.missing(cut)
+        if missing:
+            q, d = missing[0]
+            raise ValueError(f"the cut is not fully labelled: {len(missing)} of its {len(cut)} items have no "
+                             f"label (first: query {q!r}, document {d!r}); the sequential design needs every "
+                             "item of the cut labelled — they are the relevant items the review found")
+        in_cut = store.get(cut)
+        audited = store.get(order)
+        t = next((i for i, item in enumerate(order) if item not in audited), len(order))
+
+        def digest(prefix: int) -> str:
+            return _labels_hash({**in_cut, **{item: audited[item] for item in order[:prefix]}})
+
+        openings = _sequential_openings(store, record)
+        for where, prefix, held in openings:
+            if prefix > t or digest(prefix) != held:
+                raise ValueError(
+                    f"certifying is refused: the labels opened for certification ({where}: the cut and the "
+                    f"first {prefix} audit labels) changed or were removed since, and a certificate cannot "
+                    "follow labels edited after being seen (Assumption 1); restore them, or freeze a new "
+                    "audit")
+        found = int(sum(in_cut.values()))
+        hits = int(sum(audited[item] for item in order[:t]))
+        stats = {"draws": len(rows), "unlabelled": 0,
+                 "included": {"draws": len(cut), "relevant": found},
+                 "excluded": {"draws": len(order), "labelled": t, "relevant": hits}}
+        report, extra = _certificates(audit, stats)   # in memory first: a failure records nothing
+        ahead = len(audited) - t
+        if ahead:
+            extra["notes"].append(f"{ahead} audit labels after position {t + 1} of the audit order (the "
+                                  "first unlabelled one) are not counted until it is labelled")
+        curve = _curve_sequential(audit, found,
+                                  np.array([audited[item] for item in order[:t]], dtype=np.int64))
+        now_digest = digest(t)
+        opened_at = str(store.get_meta("opened_at") or now())
+        store.set_meta_many({"opened_at": opened_at, "opened_sample_hash": str(info["sample_hash"]),
+                             "opened_labels_hash": now_digest, "opened_prefix": str(t)})
+    write_json_atomic(audit.folder / OPENED_FILE,
+                      {"audit_id": audit.manifest.audit_id, "opened_at": opened_at,
+                       "sample_hash": info["sample_hash"], "labels_hash": now_digest, "prefix": t})
+    content = {
+        "schema": "rankcut.audit_certificate", "schema_version": 1,
+        "audit_id": audit.manifest.audit_id, "design": audit.design, "theorem": audit.manifest["theorem"],
+        "sampling": audit.manifest["sampling"], "delta": audit.delta, "target": audit.target or None,
+        "sample_hash": info["sample_hash"], "labels_hash": now_digest, "opened_at": opened_at,
+        "certified_at": now(), "labels": {"draws": len(rows), "items": len(sampled),
+                                          "labelled": len(cut) + t, "relevant": found + hits},
+        "pools": {"queries": audit.queries, "items": audit.n_items},
+        "counts": stats, "report": report.to_dict(), **extra, "curve": curve,
+    }
+    write_json_atomic(audit.folder / CERTIFICATE_FILE, content)
+    return CertifyResult(report, content)
+
+
+def _curve_sequential(audit: _Audit, found: int, y: np.ndarray) -> dict[str, Any]:
+    """The recall bound after the first ``j`` audit labels — each point a valid certificate (the
+    confidence sequence holds at every ``j`` at once), unlike the fixed-size designs' curves."""
+    from rankcut.certify.sequential import SequentialAudit, default_prior_mean
+
+    rho = float(audit.target["recall"])
+    engine = SequentialAudit(audit.base.n0, found, rho, audit.delta, default_prior_mean(found, rho))
+    j = np.concatenate(([0], _curve_points(y.size))).astype(np.int64)
+    x = np.concatenate(([0], np.cumsum(y)))[j]
+    total = found + engine.missed_upper(j, x)
+    bound = np.where(total > 0, (found + x) / np.maximum(total, 1), 1.0)
+    return {"quantity": "recall", "labels": j.tolist(), "bound": bound.tolist()}
 
 
 def _joint(audit: _Frozen) -> JointReport:
@@ -1993,6 +2202,34 @@ def _certify_stratified(audit: _Frozen, stats: Mapping[str, Any]) -> tuple[Joint
                     "bands": bands}
 
 
+def _certify_sequential(audit: _Frozen, stats: Mapping[str, Any]) -> tuple[JointReport, dict[str, Any]]:
+    from rankcut.certify.sequential import SequentialAudit, default_prior_mean, sequential_recall_certificate
+
+    p, d, rho = audit.sizes[0], audit.delta, float(audit.target["recall"])
+    found = int(stats["included"]["relevant"])
+    t, x = int(stats["excluded"]["labelled"]), int(stats["excluded"]["relevant"])
+    prior = default_prior_mean(found, rho)
+    cert = sequential_recall_certificate(found, p.n0, t, x, rho, d, prior)
+    report = _joint(audit).attach("recall", cert, charge={"audit": "sequential audit"})
+    met = bool(cert.details["certified"])
+    unfound = int(cert.details["missed_upper"]) - x
+    text = (f"target recall ≥ {rho:g}: {'met' if met else 'NOT met yet'} after {t} of {p.n0} audit labels "
+            f"({x} relevant found by the audit, at most {unfound} unfound)")
+    notes = [f"In plain words: whatever the ranking and the labels, the chance that this audit ever says "
+             f"'met' while the review's recall is below {rho:g} is at most {d:g} — however often certify is "
+             "run and wherever the audit stops (anytime-valid). The review's recall counts the relevant "
+             "items of the cut and those the audit found, out of all relevant items of the run's lists (and "
+             "the corpus, when one was given); the labels are taken to be right."]
+    if not met:
+        more = SequentialAudit(p.n0, found, rho, d, prior).zero_find_stop(t, x) - t
+        notes.append(f"next: label on from position {t + 1} of the audit order; if the next {more} labels "
+                     f"find no relevant item, the target is certified" if t + more < p.n0 else
+                     f"next: label on from position {t + 1}; only the whole pool ({p.n0}) can certify it now")
+    row = _member_row(audit, p, int(cert.details["missed_upper"]), "M0") | {
+        "recall": float(cert.value), "labelled": t, "relevant": x}
+    return report, {"verdict": {"met": met, "text": text}, "members": [row], "notes": notes}
+
+
 def _band_text(offsets: Sequence[int], s: int) -> str:
     lo = offsets[s] + 1
     return f"k+{lo}..k+{offsets[s + 1]}" if s + 1 < len(offsets) else f"k+{lo}.. (and the rest)"
@@ -2004,6 +2241,7 @@ _CERTIFY: dict[str, Callable[[_Frozen, Mapping[str, Any]], tuple[JointReport, di
     "prefixes": _certify_prefixes,
     "fixed-sequence": _certify_fixed_sequence,
     "stratified": _certify_stratified,
+    "sequential": _certify_sequential,
 }
 
 
@@ -2074,6 +2312,25 @@ def _curve_two_pool(audit: _Audit, y: np.ndarray, is_in: np.ndarray) -> dict[str
 # status
 
 
+def _sequential_status(folder: Path, out: dict[str, Any], steps: dict[str, bool]) -> None:
+    """A sequential audit is labelled once its cut is (the audit labels come as they come), and its
+    certify step is done only when the target was met: until then the next step is to label on."""
+    rows = [json.loads(line) for line in (folder / SAMPLE_ITEMS).read_text(encoding="utf-8").splitlines()
+            if line]
+    cut = [(r["query_id"], r["doc_id"]) for r in rows if r["pool"] == "included"]
+    steps["label"] = False
+    if (folder / LABELS_FILE).exists():
+        with labels_mod.LabelStore(folder / LABELS_FILE, create=False) as store:
+            steps["label"] = not store.missing(cut)
+    if steps["certify"]:
+        content = read_json(folder / CERTIFICATE_FILE, "written by certify")
+        verdict = content.get("verdict") or {}
+        out["verdict"] = verdict.get("text")
+        audited = (content.get("counts") or {}).get("excluded") or {}
+        steps["certify"] = bool(verdict.get("met")) or audited.get("labelled") == audited.get("draws")
+        steps["label"] = steps["label"] and steps["certify"]
+
+
 def status(audit_dir: str | Path) -> dict[str, Any]:
     """Which steps an audit has done, read from its folder (no input file is re-read).
 
@@ -2103,6 +2360,8 @@ def status(audit_dir: str | Path) -> dict[str, Any]:
     if record is not None:  # opened: whatever labels.sqlite says now, the labels were seen
         out["opened_at"] = record.get("opened_at")
         steps["label"] = True
+    if manifest["design"] == "sequential" and steps["sample"]:
+        _sequential_status(folder, out, steps)
     out["steps"] = steps
     out["next"] = next((s for s, done in steps.items() if not done), None)
     return out

@@ -195,6 +195,23 @@ class SequentialAudit:
             result.append(xs[ok])
         return result
 
+    def zero_find_stop(self, t: int, x: int) -> int:
+        """The least audit size ``t' ≥ t`` that certifies if labels ``t + 1 … t'`` find no relevant item.
+
+        At most ``N0``: with the whole pool labelled ``C_t = {x}`` and the claim is exact. Scanned
+        in blocks of doubling length (no monotonicity in ``t'`` is assumed).
+        """
+        if not 0 <= check_count(x, "x") <= check_count(t, "t") <= self.pool:
+            raise ValueError(f"need 0 ≤ x ≤ t ≤ N0 = {self.pool}, got t = {t}, x = {x}")
+        lo, width, allowed = t, 64, self.allowed_misses(x)
+        while lo <= self.pool:
+            ts = np.arange(lo, min(lo + width, self.pool + 1), dtype=np.int64)
+            ok = self.missed_upper(ts, np.full(ts.shape, x)) <= allowed
+            if ok.any():
+                return int(ts[np.argmax(ok)])
+            lo, width = lo + width, 2 * width
+        return self.pool
+
     def zero_find_size(self, check_every: int = 1) -> int:
         """The audit size at which a run that has found nothing certifies (``N0`` if never sooner).
 

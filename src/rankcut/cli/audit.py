@@ -2,12 +2,12 @@
 
 ::
 
-    rankcut audit freeze  --run RUN --cut CUT.run --design two-pool --delta 0.05 --target-recall 0.8 \\
+    rankcut audit freeze  --run RUN --cut CUT.run [--design sequential] --delta 0.05 --target-recall 0.8 \\
                           --seed 11 --out AUDIT
     rankcut audit plan    --audit AUDIT
     rankcut audit sample  --audit AUDIT [--excluded 300] [--included 300]
-    rankcut audit label   --audit AUDIT (--from labels.csv | --oracle qrels --qrels Q | --interactive
-                                         | --reuse)
+    rankcut audit label   --audit AUDIT (--from labels.csv | --oracle qrels --qrels Q [--next N]
+                                         | --interactive | --reuse)
     rankcut audit certify --audit AUDIT [--json]
     rankcut audit report  --audit AUDIT --out report.html
     rankcut audit status  --audit AUDIT
@@ -48,7 +48,7 @@ _OPTIONS = {
     "expected_precision": "--expected-precision", "tolerated": "--tolerated", "excluded": "--excluded",
     "included": "--included", "label_format": "--format", "from_file": "--from", "qrels": "--oracle qrels",
     "threshold": "--threshold", "interactive": "--interactive", "reuse": "--reuse",
-    "overwrite": "--overwrite",
+    "overwrite": "--overwrite", "limit": "--next",
     "plan": "rankcut audit plan", "sample": "rankcut audit sample", "label": "rankcut audit label",
     "certify": "rankcut audit certify", "freeze": "rankcut audit freeze",
 }
@@ -121,10 +121,12 @@ def _echo_json(obj: Any) -> None:
 def freeze(
     run: Path = typer.Option(..., "--run", help="The full ranked lists (TREC run) the cut was taken from."),
     design: str = typer.Option(
-        ..., "--design",
-        help="excluded (missed count, Thm 8) | two-pool (recall, Cor 11) | prefixes (nested family, "
-             "Cor 16/18 + Eq. 1) | fixed-sequence (nested family against a target, Thm 19) | stratified "
-             "(rank bands below the cut, §9)."),
+        "sequential", "--design",
+        help="sequential (default; high-recall review: recall of a screened cut, the excluded pool "
+             "labelled in a random order until certified, anytime-valid, §9) | excluded (missed count, "
+             "Thm 8) | two-pool (recall, Cor 11) | prefixes (nested family, Cor 16/18 + Eq. 1) | "
+             "fixed-sequence (nested family against a target, Thm 19) | stratified (rank bands below the "
+             "cut, §9)."),
     out: Path = typer.Option(..., "--out", help="The audit folder to create (must not hold an audit)."),
     cut: Path | None = typer.Option(None, "--cut", help="The cut run: a prefix of every list of --run "
                                     "(with --offsets: the model's cut the offsets are added to)."),
@@ -136,7 +138,8 @@ def freeze(
     delta: float = typer.Option(0.05, "--delta", help="Joint error probability δ; confidence 1 − δ."),
     allocation: str | None = typer.Option(None, "--allocation", help="two-pool: δ0 and δ1, e.g. "
                                           "excluded=0.03,included=0.02 (default δ/2 each)."),
-    target_recall: float | None = typer.Option(None, "--target-recall", help="two-pool target: recall ≥ ρ."),
+    target_recall: float | None = typer.Option(None, "--target-recall", help="sequential and two-pool "
+                                               "target: recall ≥ ρ."),
     max_missed: int | None = typer.Option(None, "--max-missed", help="Target: at most this many missed "
                                           "relevant items (required by fixed-sequence)."),
     seed: int | None = typer.Option(None, "--seed", help="Seed of every draw (default: a random one, "
@@ -237,6 +240,10 @@ def sample(
                     "sample_hash": result.sample_hash, "to_label": str(result.to_label)})
     else:
         typer.echo(result.render())
+        if workflow.status(audit)["design"] == "sequential":
+            typer.echo(f"label {result.to_label} from the top: the cut's {result.sizes['included']} items, "
+                       "then the excluded pool in the audit order, as far as needed; certify whenever "
+                       "you like")
         typer.echo(f"next: rankcut audit label --audit {audit} --from {result.to_label} (after filling "
                    "its label column)")
 
@@ -256,6 +263,8 @@ def label(
     reuse: bool = typer.Option(False, "--reuse", help="Copy labels of sampled items from --reuse-labels."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace a different earlier label (kept in "
                                    "the store's history)."),
+    next_n: int | None = typer.Option(None, "--next", help="--oracle qrels: label only the next N "
+                                      "unlabelled items of the list (a simulated reviewer, in batches)."),
     as_json: bool = JSON,
 ) -> None:
     """Record labels of the sampled items in the audit's label store."""
@@ -266,13 +275,14 @@ def label(
     if (oracle is None) != (qrels is None):
         raise ValueError("--oracle qrels and --qrels go together")
     result = workflow.label(audit, from_file=from_file, qrels=qrels, threshold=threshold,
-                            interactive=interactive, reuse=reuse, overwrite=overwrite, output=typer.echo)
+                            interactive=interactive, reuse=reuse, overwrite=overwrite, limit=next_n,
+                            output=typer.echo)
     if as_json:
         _echo_json({"source": result.source, "recorded": result.recorded, "labelled": result.labelled,
                     "total": result.total})
     else:
         typer.echo(result.render())
-        if result.missing == 0:
+        if result.missing == 0 or workflow.status(audit)["next"] == "certify":
             typer.echo(f"next: rankcut audit certify --audit {audit}")
 
 
@@ -315,4 +325,6 @@ def status(audit: Path = AUDIT, as_json: bool = JSON) -> None:
         typer.echo(f"  {'[x]' if done else '[ ]'} {step}")
     if info.get("opened_at"):
         typer.echo(f"  labels opened for certification at {info['opened_at']}")
+    if info.get("verdict"):
+        typer.echo(f"  {info['verdict']}")
     typer.echo("done" if info["next"] is None else f"next: rankcut audit {info['next']} --audit {audit}")

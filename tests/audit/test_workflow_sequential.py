@@ -1,0 +1,231 @@
+"""The sequential design of the audit workflow (high-recall review): the cut labelled in full, the
+excluded pool in one random audit order, certify at any labelled prefix — checked against the
+engine (rankcut.certify.sequential) called by hand with counts taken from the qrels, and every
+refusal that keeps the guarantee."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from itertools import permutations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from scipy.stats import chisquare
+from test_workflow import Data
+
+from rankcut.audit import workflow as wf
+from rankcut.audit.pools import Pools
+from rankcut.audit.report import write_report
+from rankcut.audit.sampling import draw_excluded
+from rankcut.certify.sequential import default_prior_mean, sequential_recall_certificate
+from rankcut.data.trec import load_trec
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Data:
+    return Data(tmp_path)
+
+
+def _rows(audit: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (audit / "sample.jsonl").read_text().splitlines()]
+
+
+def _frozen(tmp_path: Path, data: Data, name: str = "A", **kw: Any) -> Path:
+    audit = tmp_path / name
+    wf.freeze(audit, run=data.run, cut=data.cut, design="sequential", target_recall=0.8, seed=7, **kw)
+    wf.plan(audit)
+    wf.sample(audit)
+    return audit
+
+
+def _write_labels(path: Path, data: Data, items: list[tuple[str, str]]) -> Path:
+    lines = ["query_id,doc_id,label"] + [f"{q},{d},{int((q, d) in data.relevant)}" for q, d in items]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_sample_is_the_cut_then_a_seeded_permutation_of_the_excluded_pool(data: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, data)
+    rows = _rows(audit)
+    cut = [(r["query_id"], r["doc_id"]) for r in rows if r["pool"] == "included"]
+    order = [(r["query_id"], r["doc_id"]) for r in rows if r["pool"] == "excluded"]
+    assert [r["pool"] for r in rows] == ["included"] * len(cut) + ["excluded"] * len(order)
+    kept = [(q, d) for q, docs in data.lists.items() for d in docs[: data.cuts[q]]]
+    rest = [(q, d) for q, docs in data.lists.items() for d in docs[data.cuts[q]:]]
+    assert cut == kept                                   # query by query, in rank order
+    assert sorted(order) == sorted(rest) and order != rest   # every excluded item once, shuffled
+    lists = load_trec(data.run)
+    pools = Pools.from_lists(lists, [data.cuts[q] for q in lists.qids])
+    assert order == draw_excluded(pools, pools.n0, np.random.default_rng([7, 0]))
+    to_label = (audit / "to_label.csv").read_text().splitlines()[1:]
+    assert [tuple(line.split(",")[:2]) for line in to_label] == cut + order   # the order labels count in
+
+
+def test_a_full_draw_of_the_pool_is_a_uniform_permutation() -> None:
+    """The audit order must be uniform over orderings (the confidence sequence's only assumption)."""
+    pools = Pools(["q"], [("a", "b", "c", "d")], [1])
+    perms = {p: i for i, p in enumerate(permutations(("b", "c", "d")))}
+    counts = np.zeros(len(perms))
+    for seed in range(3000):
+        counts[perms[tuple(d for _, d in draw_excluded(pools, 3, np.random.default_rng([seed, 0])))]] += 1
+    assert chisquare(counts).pvalue > 1e-4
+
+
+def test_certify_at_every_prefix_is_the_engine_on_the_qrels_counts(data: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, data)
+    rows = _rows(audit)
+    n1 = sum(r["pool"] == "included" for r in rows)
+    order = [(r["query_id"], r["doc_id"]) for r in rows if r["pool"] == "excluded"]
+    found = sum((r["query_id"], r["doc_id"]) in data.relevant for r in rows[:n1])
+    assert found == data.truth()[1]
+    wf.label(audit, qrels=data.qrels, limit=n1)
+    results = []
+    for t in range(0, len(order) + 1, 30):
+        if t:
+            wf.label(audit, qrels=data.qrels, limit=30)
+        res = wf.certify(audit)
+        x = sum(item in data.relevant for item in order[:t])
+        want = sequential_recall_certificate(found, len(order), t, x, 0.8, 0.05,
+                                             default_prior_mean(found, 0.8))
+        assert res.report["recall"] == want
+        assert res.content["counts"]["excluded"] == {"draws": len(order), "labelled": t, "relevant": x}
+        assert res.content["verdict"]["met"] == want.details["certified"]
+        results.append(res)
+        if want.details["certified"]:
+            break
+    assert results[-1].content["verdict"]["met"], "the synthetic review never certified"
+    assert not results[0].content["verdict"]["met"]
+    # the hint for the next labels is the engine's: that many non-relevant labels do certify
+    note = next(n for n in results[0].content["notes"] if n.startswith("next:"))
+    more = int(note.split("if the next ")[1].split()[0])
+    assert sequential_recall_certificate(found, len(order), more, 0, 0.8, 0.05,
+                                         default_prior_mean(found, 0.8)).details["certified"]
+    assert not sequential_recall_certificate(found, len(order), more - 1, 0, 0.8, 0.05,
+                                             default_prior_mean(found, 0.8)).details["certified"]
+    # the curve: every point is the certificate at that prefix (anytime-valid, so each one holds)
+    last = results[-1].content
+    t_end = last["counts"]["excluded"]["labelled"]
+    curve = last["curve"]
+    assert curve["labels"][0] == 0 and curve["labels"][-1] == t_end
+    for j, b in zip(curve["labels"], curve["bound"], strict=True):
+        x = sum(item in data.relevant for item in order[:j])
+        assert b == pytest.approx(sequential_recall_certificate(
+            found, len(order), j, x, 0.8, 0.05, default_prior_mean(found, 0.8)).value, abs=1e-12)
+    # the report recomputes the certificate from the manifest and the counts
+    files = write_report(audit, tmp_path / "report.md")
+    text = files.report.read_text()
+    assert f"Labels spent: {n1 + t_end} — the cut's {n1} and the first {t_end} of the {len(order)}" in text
+    assert "In plain words" in text
+    assert wf.status(audit)["next"] is None
+
+
+def test_labels_after_a_gap_wait_until_it_is_filled(data: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, data)
+    rows = _rows(audit)
+    cut = [(r["query_id"], r["doc_id"]) for r in rows if r["pool"] == "included"]
+    order = [(r["query_id"], r["doc_id"]) for r in rows if r["pool"] == "excluded"]
+    wf.label(audit, from_file=_write_labels(tmp_path / "a.csv", data, cut + order[:10] + order[11:25]))
+    res = wf.certify(audit)
+    assert res.content["counts"]["excluded"]["labelled"] == 10
+    assert any("14 audit labels after position 11" in n for n in res.content["notes"])
+    wf.label(audit, from_file=_write_labels(tmp_path / "b.csv", data, order[10:11]))
+    assert wf.certify(audit).content["counts"]["excluded"]["labelled"] == 25
+
+
+def test_opened_labels_cannot_change_but_new_ones_count(data: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, data)
+    n1 = sum(r["pool"] == "included" for r in _rows(audit))
+    wf.label(audit, qrels=data.qrels, limit=n1 + 20)
+    wf.certify(audit)
+    with pytest.raises(wf.AuditStepError, match="overwrite.*refused.*opened for certification"):
+        wf.label(audit, qrels=data.qrels, overwrite=True)
+    wf.label(audit, qrels=data.qrels, limit=20)          # new labels are taken after the opening
+    assert wf.certify(audit).content["counts"]["excluded"]["labelled"] == 40
+    opened = json.loads((audit / "opened.json").read_text())
+    assert opened["prefix"] == 40
+    rows = _rows(audit)
+    q, d = rows[n1 + 5]["query_id"], rows[n1 + 5]["doc_id"]   # an opened audit label, edited behind the tool
+    with sqlite3.connect(audit / "labels.sqlite") as con:
+        con.execute("UPDATE labels SET label = 1 - label WHERE query_id = ? AND doc_id = ?", (q, d))
+    with pytest.raises(ValueError, match="opened for certification.*changed or were removed"):
+        wf.certify(audit)
+
+
+def test_a_replaced_label_store_is_refused(data: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, data)
+    n1 = sum(r["pool"] == "included" for r in _rows(audit))
+    wf.label(audit, qrels=data.qrels, limit=n1 + 10)
+    wf.certify(audit)
+    (audit / "labels.sqlite").unlink()
+    wf.label(audit, qrels=data.qrels, limit=n1 + 50)
+    with pytest.raises(ValueError, match="replaced or deleted after the labels were seen"):
+        wf.certify(audit)
+
+
+def test_the_cut_must_be_labelled_in_full(data: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, data)
+    rows = _rows(audit)
+    cut = [(r["query_id"], r["doc_id"]) for r in rows if r["pool"] == "included"]
+    wf.label(audit, from_file=_write_labels(tmp_path / "a.csv", data, cut[1:]))
+    with pytest.raises(ValueError, match=rf"1 of its {len(cut)} items have no label \(first: query "
+                                         rf"'{cut[0][0]}', document '{cut[0][1]}'\)"):
+        wf.certify(audit)
+    assert not (audit / "opened.json").exists()
+    assert wf.status(audit)["next"] == "label"
+
+
+def test_an_empty_excluded_pool_is_a_complete_review(tmp_path: Path, data: Data) -> None:
+    audit = tmp_path / "A"
+    wf.freeze(audit, run=data.run, cut=data.run, design="sequential", target_recall=0.8, seed=1)
+    wf.plan(audit)
+    wf.sample(audit)
+    wf.label(audit, qrels=data.qrels)
+    res = wf.certify(audit)
+    assert res.report["recall"].value == 1.0 and res.content["verdict"]["met"]
+
+
+@pytest.mark.parametrize(("kw", "message"), [
+    ({}, "sequential design needs its recall target"),
+    ({"target_recall": None, "max_missed": 3}, "max_missed is not a target of the sequential design"),
+    ({"sampling": "with-replacement"}, "with-replacement is not for it"),
+    ({"allow_incomplete": True}, "allow_incomplete is not for the sequential design"),
+    ({"allocation": {"excluded": 0.02, "included": 0.03}}, "allocation is for the two-pool design"),
+])
+def test_freeze_refusals(data: Data, tmp_path: Path, kw: dict[str, Any], message: str) -> None:
+    args = {"target_recall": 0.8} if kw else {}
+    args.update(kw)
+    args = {k: v for k, v in args.items() if v is not None}
+    with pytest.raises(ValueError, match=message):
+        wf.freeze(tmp_path / "A", run=data.run, cut=data.cut, design="sequential", **args)
+    assert not (tmp_path / "A" / "manifest.json").exists()
+
+
+def test_reuse_and_sizes_are_refused(data: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, data)
+    with pytest.raises(ValueError, match="reuse_labels is not offered for the sequential design"):
+        wf.freeze(tmp_path / "B", run=data.run, cut=data.cut, design="sequential", target_recall=0.8,
+                  reuse_labels=audit)
+    other = tmp_path / "C"
+    wf.freeze(other, run=data.run, cut=data.cut, design="sequential", target_recall=0.8, seed=3)
+    wf.plan(other)
+    with pytest.raises(ValueError, match="labels the whole excluded pool .* in order: excluded 50"):
+        wf.sample(other, excluded=50)
+    with pytest.raises(ValueError, match="limit is for qrels"):
+        wf.label(audit, from_file=tmp_path / "x.csv", limit=5)
+
+
+def test_status_says_label_on_until_the_target_is_met(data: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, data)
+    n1 = sum(r["pool"] == "included" for r in _rows(audit))
+    assert wf.status(audit)["next"] == "label"
+    wf.label(audit, qrels=data.qrels, limit=n1)
+    assert wf.status(audit)["next"] == "certify"
+    wf.certify(audit)
+    info = wf.status(audit)
+    assert info["next"] == "label" and "NOT met yet after 0" in info["verdict"]
+    wf.label(audit, qrels=data.qrels)                    # the whole pool: the claim is exact
+    wf.certify(audit)
+    assert wf.status(audit)["next"] is None
