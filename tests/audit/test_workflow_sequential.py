@@ -64,6 +64,12 @@ def test_sample_is_the_cut_then_a_seeded_permutation_of_the_excluded_pool(data: 
     assert [tuple(line.split(",")[:2]) for line in to_label] == cut + order   # the order labels count in
 
 
+def test_the_prior_is_frozen_in_the_manifest(data: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, data)
+    manifest = json.loads((audit / "manifest.json").read_text())
+    assert manifest["prior_scale"] == 0.5 and manifest["allocation"] == {"sequential audit": 0.05}
+
+
 def test_a_full_draw_of_the_pool_is_a_uniform_permutation() -> None:
     """The audit order must be uniform over orderings (the confidence sequence's only assumption)."""
     pools = Pools(["q"], [("a", "b", "c", "d")], [1])

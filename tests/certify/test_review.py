@@ -117,3 +117,15 @@ def test_bad_labels_name_the_rank() -> None:
         plan_review([[0, 1]])
     with pytest.raises(ValueError, match="check_every"):
         ReviewRule(check_every=0)
+    for bad in (0, -1.0, float("inf")):
+        with pytest.raises(ValueError, match="prior_scale must be (positive|finite)"):
+            ReviewRule(prior_scale=bad)
+
+
+def test_the_prior_scale_sets_the_audits_prior_mean() -> None:
+    assert ReviewRule().audit(1000, 40).prior_mean == 5.0                 # m(0) = 10, scale 1/2
+    assert ReviewRule(prior_scale=0.25).audit(1000, 40).prior_mean == 2.5
+    assert ReviewRule(prior_scale=0.25).audit(1000, 4).prior_mean == 0.5  # never below 1/2
+    # a smaller prior mean certifies sooner when the audit finds nothing (the zero-find size)
+    assert ReviewRule(prior_scale=0.125).audit(3000, 40).zero_find_size() \
+        < ReviewRule().audit(3000, 40).zero_find_size()

@@ -930,6 +930,10 @@ def freeze(
                               for n, p in zip(names, members, strict=True)],
                   **base.to_dict()},
     }
+    if design == "sequential":   # the confidence sequence's prior, frozen with the rule (any keeps validity)
+        from rankcut.certify.sequential import PRIOR_SCALE
+
+        content["prior_scale"] = PRIOR_SCALE
     folder.mkdir(parents=True, exist_ok=True)
     if reuse is not None and reuse["role"] == "design-data":
         # taking labels as design data says they were seen (§2.4): no audit frozen after this one may
@@ -1186,7 +1190,7 @@ def _plan_sequential(audit: _Audit) -> list[str]:
     """What the sequential design labels, and how many audit labels it needs when it finds nothing
     (:meth:`~rankcut.certify.sequential.SequentialAudit.zero_find_size`) for a few counts ``F`` of
     relevant items in the cut — unknown until the cut is labelled, so shown, not planned."""
-    from rankcut.certify.sequential import SequentialAudit, default_prior_mean
+    from rankcut.certify.sequential import SequentialAudit
 
     n1, n0, rho = audit.base.n1, audit.base.n0, float(audit.target["recall"])
     lines = [f"nothing to size: every item of the cut ({n1}) is labelled — they give F, the relevant items "
@@ -1198,7 +1202,7 @@ def _plan_sequential(audit: _Audit) -> list[str]:
         shown = []
         for f in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000):
             if f <= max(n1, 1):
-                audit_f = SequentialAudit(n0, f, rho, audit.delta, default_prior_mean(f, rho))
+                audit_f = SequentialAudit(n0, f, rho, audit.delta, _prior_mean(audit, f))
                 shown.append(f"F = {f}: {audit_f.zero_find_size(every)}")
         within = "" if every == 1 else f" (to within {every})"
         lines.append(f"audit labels to certify when the audit finds no relevant item{within}: "
@@ -2000,10 +2004,10 @@ def _certify_sequential_run(audit: _Audit, info: Mapping[str, Any], rows: Sequen
 def _curve_sequential(audit: _Audit, found: int, y: np.ndarray) -> dict[str, Any]:
     """The recall bound after the first ``j`` audit labels — each point a valid certificate (the
     confidence sequence holds at every ``j`` at once), unlike the fixed-size designs' curves."""
-    from rankcut.certify.sequential import SequentialAudit, default_prior_mean
+    from rankcut.certify.sequential import SequentialAudit
 
     rho = float(audit.target["recall"])
-    engine = SequentialAudit(audit.base.n0, found, rho, audit.delta, default_prior_mean(found, rho))
+    engine = SequentialAudit(audit.base.n0, found, rho, audit.delta, _prior_mean(audit, found))
     j = np.concatenate(([0], _curve_points(y.size))).astype(np.int64)
     x = np.concatenate(([0], np.cumsum(y)))[j]
     total = found + engine.missed_upper(j, x)
@@ -2202,13 +2206,20 @@ def _certify_stratified(audit: _Frozen, stats: Mapping[str, Any]) -> tuple[Joint
                     "bands": bands}
 
 
+def _prior_mean(audit: _Frozen, found: int) -> float:
+    """The sequential audit's prior mean, from the scale frozen in the manifest."""
+    from rankcut.certify.sequential import default_prior_mean
+
+    return default_prior_mean(found, float(audit.target["recall"]), float(audit.manifest["prior_scale"]))
+
+
 def _certify_sequential(audit: _Frozen, stats: Mapping[str, Any]) -> tuple[JointReport, dict[str, Any]]:
-    from rankcut.certify.sequential import SequentialAudit, default_prior_mean, sequential_recall_certificate
+    from rankcut.certify.sequential import SequentialAudit, sequential_recall_certificate
 
     p, d, rho = audit.sizes[0], audit.delta, float(audit.target["recall"])
     found = int(stats["included"]["relevant"])
     t, x = int(stats["excluded"]["labelled"]), int(stats["excluded"]["relevant"])
-    prior = default_prior_mean(found, rho)
+    prior = _prior_mean(audit, found)
     cert = sequential_recall_certificate(found, p.n0, t, x, rho, d, prior)
     report = _joint(audit).attach("recall", cert, charge={"audit": "sequential audit"})
     met = bool(cert.details["certified"])

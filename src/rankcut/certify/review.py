@@ -30,8 +30,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
-from rankcut.certify._validate import check_count, check_delta, check_fraction
-from rankcut.certify.sequential import SequentialAudit, allowed_misses, audit_checks, default_prior_mean
+from rankcut.certify._validate import check_count, check_delta, check_fraction, check_number
+from rankcut.certify.sequential import (
+    PRIOR_SCALE,
+    SequentialAudit,
+    allowed_misses,
+    audit_checks,
+    default_prior_mean,
+)
 
 __all__ = ["ReviewRule", "ReviewPlan", "cost_floor", "plan_review", "simulate_review", "stop_depth",
            "tail_estimate"]
@@ -48,6 +54,8 @@ class ReviewRule:
     :param margin: screening stops when the projected unfound relevant items are at most this
         share of the misses the target allows.
     :param check_every: audit labels between two checks of the certificate.
+    :param prior_scale: the audit's prior mean as a share of the misses allowed
+        (:func:`~rankcut.certify.sequential.default_prior_mean`); any value keeps the guarantee.
     """
 
     target: float = 0.8
@@ -56,17 +64,21 @@ class ReviewRule:
     window: int = 500
     margin: float = 0.5
     check_every: int = 10
+    prior_scale: float = PRIOR_SCALE
 
     def __post_init__(self) -> None:
         check_fraction(self.target, "target", open_left=True)
         check_delta(self.delta)
         check_fraction(self.margin, "margin")
+        if check_number(self.prior_scale, "prior_scale") <= 0:
+            raise ValueError(f"prior_scale must be positive, got {self.prior_scale!r}")
         for name in ("batch", "window", "check_every"):
             check_count(getattr(self, name), name, minimum=1)
 
     def audit(self, pool: int, found: int) -> SequentialAudit:
         """The sequential audit this rule runs on a pool of ``pool`` items after ``found`` relevant."""
-        return SequentialAudit(pool, found, self.target, self.delta, default_prior_mean(found, self.target))
+        return SequentialAudit(pool, found, self.target, self.delta,
+                               default_prior_mean(found, self.target, self.prior_scale))
 
 
 @lru_cache(maxsize=65536)
