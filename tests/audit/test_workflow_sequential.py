@@ -6,6 +6,7 @@ refusal that keeps the guarantee."""
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from itertools import permutations
 from pathlib import Path
@@ -60,8 +61,11 @@ def test_sample_is_the_cut_then_a_seeded_permutation_of_the_excluded_pool(data: 
     lists = load_trec(data.run)
     pools = Pools.from_lists(lists, [data.cuts[q] for q in lists.qids])
     assert order == draw_excluded(pools, pools.n0, np.random.default_rng([7, 0]))
-    to_label = (audit / "to_label.csv").read_text().splitlines()[1:]
-    assert [tuple(line.split(",")[:2]) for line in to_label] == cut + order   # the order labels count in
+    to_label = (audit / "to_label.csv").read_text().splitlines()
+    assert to_label[0] == "query_id,doc_id,label,part,position"
+    assert [tuple(line.split(",")[:2]) for line in to_label[1:]] == cut + order   # the order labels count in
+    assert to_label[1].endswith(",cut,1") and to_label[len(cut) + 1].endswith(",audit,1")
+    assert to_label[-1].endswith(f",audit,{len(order)}")
 
 
 def test_the_prior_is_frozen_in_the_manifest(data: Data, tmp_path: Path) -> None:
@@ -106,7 +110,7 @@ def test_certify_at_every_prefix_is_the_engine_on_the_qrels_counts(data: Data, t
     assert not results[0].content["verdict"]["met"]
     # the hint for the next labels is the engine's: that many non-relevant labels do certify
     note = next(n for n in results[0].content["notes"] if n.startswith("next:"))
-    more = int(note.split("if the next ")[1].split()[0])
+    more = int(note.split("if positions 1–")[1].split()[0])
     assert sequential_recall_certificate(found, len(order), more, 0, 0.8, 0.05,
                                          default_prior_mean(found, 0.8)).details["certified"]
     assert not sequential_recall_certificate(found, len(order), more - 1, 0, 0.8, 0.05,
@@ -164,9 +168,12 @@ def test_a_replaced_label_store_is_refused(data: Data, tmp_path: Path) -> None:
     audit = _frozen(tmp_path, data)
     n1 = sum(r["pool"] == "included" for r in _rows(audit))
     wf.label(audit, qrels=data.qrels, limit=n1 + 10)
+    shutil.copy(audit / "labels.sqlite", tmp_path / "before.sqlite")   # a copy from before the opening
     wf.certify(audit)
     (audit / "labels.sqlite").unlink()
-    wf.label(audit, qrels=data.qrels, limit=n1 + 50)
+    with pytest.raises(ValueError, match="labels.sqlite is missing, but the labels of this audit were"):
+        wf.label(audit, qrels=data.qrels, limit=n1 + 50)
+    shutil.copy(tmp_path / "before.sqlite", audit / "labels.sqlite")
     with pytest.raises(ValueError, match="replaced or deleted after the labels were seen"):
         wf.certify(audit)
 
@@ -232,6 +239,11 @@ def test_status_says_label_on_until_the_target_is_met(data: Data, tmp_path: Path
     wf.certify(audit)
     info = wf.status(audit)
     assert info["next"] == "label" and "NOT met yet after 0" in info["verdict"]
+    wf.label(audit, qrels=data.qrels, limit=10)
+    info = wf.status(audit)
+    assert info["next"] == "certify" and info["audit_labels"] == 10
+    assert "10 audit labels since" in info["verdict"]
+    wf.certify(audit)
     wf.label(audit, qrels=data.qrels)                    # the whole pool: the claim is exact
     wf.certify(audit)
     assert wf.status(audit)["next"] is None

@@ -185,8 +185,8 @@ DESIGNS: dict[str, _DesignSpec] = {
         _DesignSpec("stratified", False, ("max_missed",), False,
                     "missed count of one cut from samples of rank bands below the cut"),
         _DesignSpec("sequential", False, ("recall",), True,
-                    "recall of a screened cut: the excluded pool labelled in a random order until the "
-                    "target is certified (anytime-valid; the design for high-recall review)"),
+                    "recall of a review — a cut read in full, then the rest labelled in a random order "
+                    "until the target is certified (anytime-valid; the design for high-recall review)"),
     )
 }
 
@@ -236,12 +236,15 @@ class LabelResult:
     recorded: int
     labelled: int
     total: int
+    progress: str | None = None  # the sequential design: the cut and the labelled start of the audit order
 
     @property
     def missing(self) -> int:
         return self.total - self.labelled
 
     def render(self) -> str:
+        if self.progress is not None:
+            return f"recorded {self.recorded} labels ({self.source}); {self.progress}"
         return (f"recorded {self.recorded} labels ({self.source}); {self.labelled} of {self.total} sampled "
                 f"items labelled, {self.missing} to go")
 
@@ -1168,7 +1171,10 @@ def plan(audit_dir: str | Path, *, expected_precision: float | None = None, tole
     else:
         sizes, why, plans = _plan_missed_design(audit, int(target["max_missed"]), tol)
         lines.extend(why)
-    if sizes is not None:
+    if design == "sequential":
+        lines.append(f"{_o('sample')} lists every item: the cut ({audit.base.n1}), then the excluded pool "
+                     f"({audit.base.n0}) in the audit order")
+    elif sizes is not None:
         lines.append(f"planned sizes: {_sizes_text(sizes)}")
     content = {"schema": "rankcut.audit_plan", "schema_version": 1, "audit_id": audit.manifest.audit_id,
                "planned_at": now(), "sizes": sizes, "assumptions": assumptions, "lines": lines,
@@ -1204,7 +1210,7 @@ def _plan_sequential(audit: _Audit) -> list[str]:
             if f <= max(n1, 1):
                 audit_f = SequentialAudit(n0, f, rho, audit.delta, _prior_mean(audit, f))
                 shown.append(f"F = {f}: {audit_f.zero_find_size(every)}")
-        within = "" if every == 1 else f" (to within {every})"
+        within = "" if every == 1 else f" (checked every {every} labels)"
         lines.append(f"audit labels to certify when the audit finds no relevant item{within}: "
                      f"{'; '.join(shown)} — each relevant item it finds adds labels")
     return lines
@@ -1379,17 +1385,25 @@ def _write_to_label(audit: _Audit, order: list[Item], fmt: str) -> Path:
     texts = _texts(audit)
     path = audit.folder / f"{TO_LABEL}.{fmt}"
     buf = io.StringIO(newline="")
+    # the sequential design says where each item stands: the cut (rank order), then the audit order
+    n1 = audit.base.n1 if audit.design == "sequential" else None
+    where = [] if n1 is None else [("cut", i + 1) if i < n1 else ("audit", i + 1 - n1)
+                                   for i in range(len(order))]
     if fmt == "jsonl":
-        for q, d in order:
+        for i, (q, d) in enumerate(order):
             row: dict[str, Any] = {"query_id": q, "doc_id": d, "label": None}  # null: to fill in
+            if where:
+                row["part"], row["position"] = where[i]
             if texts is not None and (q, d) in texts:
                 row["text"] = texts[q, d]
             buf.write(json.dumps(row, ensure_ascii=False) + "\n")
     else:
         writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(["query_id", "doc_id", "label"] + (["text"] if texts is not None else []))
-        for q, d in order:
-            writer.writerow([q, d, ""] + ([texts.get((q, d), "")] if texts is not None else []))
+        writer.writerow(["query_id", "doc_id", "label"] + (["part", "position"] if where else [])
+                        + (["text"] if texts is not None else []))
+        for i, (q, d) in enumerate(order):
+            writer.writerow([q, d, ""] + (list(where[i]) if where else [])
+                            + ([texts.get((q, d), "")] if texts is not None else []))
     write_text_atomic(path, buf.getvalue())
     return path
 
@@ -1609,6 +1623,11 @@ def label(
                              f"labels are taken without {_o('overwrite')}")
     if not sequential:
         _refuse_if_opened_file(audit, "recording labels")
+    elif record is not None and not (audit.folder / LABELS_FILE).exists():
+        raise ValueError(f"{audit.folder / LABELS_FILE} is missing, but the labels of this audit were opened "
+                         f"for certification at {record.get('opened_at')} ({OPENED_FILE}): a new label store "
+                         "would not hold the labels that were seen (Assumption 1) — refused; restore it, or "
+                         "freeze a new audit")
     order = _label_order(audit, rows)
     sampled = set(order)
     with _open_store(audit, info, create=True) as store:
@@ -1652,7 +1671,21 @@ def label(
         else:
             source, recorded = _reuse_into(audit, store, order, overwrite)
         labelled = len(order) - len(store.missing(order))
-    return LabelResult(source, recorded, labelled, len(order))
+        progress = _sequential_progress(audit, store, order) if sequential else None
+    return LabelResult(source, recorded, labelled, len(order), progress)
+
+
+def _sequential_progress(audit: _Audit, store: labels_mod.LabelStore, order: Sequence[Item]) -> str:
+    """Where the labelling of a sequential audit stands: nothing requires the whole pool."""
+    n1 = audit.base.n1
+    cut_missing = len(store.missing(order[:n1]))
+    got = store.get(order[n1:])
+    t = next((i for i, item in enumerate(order[n1:]) if item not in got), len(order) - n1)
+    cut = (f"the cut: {cut_missing} of {n1} items still unlabelled (certify needs them all)" if cut_missing
+           else f"the cut: all {n1} items labelled")
+    ahead = f" ({len(got) - t} more after it wait for it)" if len(got) > t else ""
+    return (f"{cut}; the audit order: positions 1–{t} of {len(order) - n1} labelled{ahead} — label on as far "
+            f"as needed and run {_o('certify')} whenever you like")
 
 
 def _reuse_into(audit: _Audit, store: labels_mod.LabelStore, order: list[Item], overwrite: bool
@@ -2226,15 +2259,18 @@ def _certify_sequential(audit: _Frozen, stats: Mapping[str, Any]) -> tuple[Joint
     unfound = int(cert.details["missed_upper"]) - x
     text = (f"target recall ≥ {rho:g}: {'met' if met else 'NOT met yet'} after {t} of {p.n0} audit labels "
             f"({x} relevant found by the audit, at most {unfound} unfound)")
-    notes = [f"In plain words: whatever the ranking and the labels, the chance that this audit ever says "
-             f"'met' while the review's recall is below {rho:g} is at most {d:g} — however often certify is "
-             "run and wherever the audit stops (anytime-valid). The review's recall counts the relevant "
-             "items of the cut and those the audit found, out of all relevant items of the run's lists (and "
-             "the corpus, when one was given); the labels are taken to be right."]
+    notes = [f"In plain words: whatever the ranking, and whichever documents are truly relevant, the chance "
+             f"that this audit ever says 'met' while the review's recall is below {rho:g} is at most {d:g} — "
+             "however often certify is run and wherever the audit stops (anytime-valid; a 'met' once shown "
+             "stays valid). The review's recall counts the relevant items of the cut and those the audit "
+             "found, out of all relevant items of the run's lists (and the corpus, when one was given)"
+             + (f", over all {audit.queries} queries together, not per query" if audit.queries > 1 else "")
+             + ". It assumes the labels are right and are taken in the listed audit order."]
     if not met:
         more = SequentialAudit(p.n0, found, rho, d, prior).zero_find_stop(t, x) - t
-        notes.append(f"next: label on from position {t + 1} of the audit order; if the next {more} labels "
-                     f"find no relevant item, the target is certified" if t + more < p.n0 else
+        notes.append(f"next: label on from position {t + 1} of the audit order; if positions "
+                     f"{t + 1}–{t + more} hold no relevant item, the target is certified"
+                     if t + more < p.n0 else
                      f"next: label on from position {t + 1}; only the whole pool ({p.n0}) can certify it now")
     row = _member_row(audit, p, int(cert.details["missed_upper"]), "M0") | {
         "recall": float(cert.value), "labelled": t, "relevant": x}
@@ -2329,17 +2365,26 @@ def _sequential_status(folder: Path, out: dict[str, Any], steps: dict[str, bool]
     rows = [json.loads(line) for line in (folder / SAMPLE_ITEMS).read_text(encoding="utf-8").splitlines()
             if line]
     cut = [(r["query_id"], r["doc_id"]) for r in rows if r["pool"] == "included"]
-    steps["label"] = False
+    order = [(r["query_id"], r["doc_id"]) for r in rows if r["pool"] == "excluded"]
+    steps["label"], prefix = False, 0
     if (folder / LABELS_FILE).exists():
         with labels_mod.LabelStore(folder / LABELS_FILE, create=False) as store:
             steps["label"] = not store.missing(cut)
+            got = store.get(order)
+        prefix = next((i for i, item in enumerate(order) if item not in got), len(order))
+    out["audit_labels"] = prefix   # the labelled start of the audit order
     if steps["certify"]:
         content = read_json(folder / CERTIFICATE_FILE, "written by certify")
         verdict = content.get("verdict") or {}
-        out["verdict"] = verdict.get("text")
         audited = (content.get("counts") or {}).get("excluded") or {}
-        steps["certify"] = bool(verdict.get("met")) or audited.get("labelled") == audited.get("draws")
-        steps["label"] = steps["label"] and steps["certify"]
+        out["verdict"] = verdict.get("text")
+        if prefix > int(audited.get("labelled", 0)):   # labels came in since: certify them
+            since = prefix - int(audited.get("labelled", 0))
+            out["verdict"] = f"{verdict.get('text')}; {since} audit labels since, not certified yet"
+            steps["certify"] = False
+        else:
+            steps["certify"] = bool(verdict.get("met")) or audited.get("labelled") == audited.get("draws")
+            steps["label"] = steps["label"] and steps["certify"]
 
 
 def status(audit_dir: str | Path) -> dict[str, Any]:
