@@ -32,6 +32,9 @@ screening sets (ASReview / Cohen 2006, ranked by a TF-IDF classifier on a random
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_label_efficient.py              # CLEF A, B, screening
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_label_efficient.py --dev      # margin sweep
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_label_efficient.py --sweep A  # the same on run A
+
+What every stopping rule of a grid (and the best cut in hindsight) costs, exactly:
+``benchmarks/bench_review_stops.py``.
 """
 
 from __future__ import annotations
