@@ -15,6 +15,7 @@ from rankcut.certify.review import (
     ReviewRule,
     cost_floor,
     plan_review,
+    screening_stop,
     simulate_review,
     stop_depth,
     tail_estimate,
@@ -129,3 +130,16 @@ def test_the_prior_scale_sets_the_audits_prior_mean() -> None:
     # a smaller prior mean certifies sooner when the audit finds nothing (the zero-find size)
     assert ReviewRule(prior_scale=0.125).audit(3000, 40).zero_find_size() \
         < ReviewRule().audit(3000, 40).zero_find_size()
+
+
+def test_screening_stop_reads_the_screened_prefix_only() -> None:
+    rng = np.random.default_rng(3)
+    y = (rng.random(2000) < 0.5 * np.exp(-np.arange(2000) / 150)).astype(int)
+    k = stop_depth(y)
+    assert 0 < k < 2000
+    assert screening_stop(y[:k], 2000) == k                 # the labels at the stop suffice
+    assert screening_stop(y[:k - 1], 2000) is None          # one short: screen on
+    assert screening_stop(np.concatenate([y[:k], 1 - y[k:]]), 2000) == k   # what lies below is never read
+    assert screening_stop(np.zeros(2000, dtype=int), 2000) == 2000          # screened to the end
+    with pytest.raises(ValueError, match="2001 screened labels exceed the list's 2000 ranks"):
+        screening_stop(np.zeros(2001, dtype=int), 2000)

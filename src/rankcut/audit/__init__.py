@@ -34,6 +34,7 @@ __all__ = [
 # The guarded workflow (freeze → plan → sample → label → certify → report) and its manifest.
 from rankcut.audit.manifest import Manifest, load_manifest  # noqa: E402
 from rankcut.audit.report import write_report  # noqa: E402
+from rankcut.audit.screening import screening_stops, write_cut  # noqa: E402
 from rankcut.audit.workflow import (  # noqa: E402
     AuditStepError,
     AuditWarning,
@@ -55,6 +56,8 @@ __all__ += [
     "load_manifest",
     "plan",
     "sample",
+    "screening_stops",
     "status",
+    "write_cut",
     "write_report",
 ]

@@ -39,8 +39,8 @@ from rankcut.certify.sequential import (
     default_prior_mean,
 )
 
-__all__ = ["ReviewRule", "ReviewPlan", "cost_floor", "plan_review", "simulate_review", "stop_depth",
-           "tail_estimate"]
+__all__ = ["ReviewRule", "ReviewPlan", "cost_floor", "plan_review", "screening_stop", "simulate_review",
+           "stop_depth", "tail_estimate"]
 
 
 @dataclass(frozen=True)
@@ -126,25 +126,37 @@ def tail_estimate(labels: ArrayLike, depth: int, total: int, fit: int) -> float:
     return math.exp(a) * math.exp(b) * (1 - math.exp(b * rest)) / (1 - math.exp(b))
 
 
-def stop_depth(labels: ArrayLike, rule: ReviewRule = ReviewRule()) -> int:
-    """The depth ``k`` at which screening stops; ``labels[k:]`` are never read.
+def screening_stop(screened: ArrayLike, total: int, rule: ReviewRule = ReviewRule()) -> int | None:
+    """Where screening stops, given the labels of the first ``len(screened)`` of ``total`` ranks.
 
-    The first batch boundary where the projected unfound relevant items
-    (:func:`tail_estimate`) are at most ``rule.margin`` times the misses the target allows,
-    and the audit of the rest (if it finds nothing) is cheaper than reading the rest.
-    ``len(labels)`` (screen everything) when there is none. Nothing stops before the first
-    relevant item is found.
+    The first batch boundary ``k`` where the projected unfound relevant items
+    (:func:`tail_estimate`) are at most ``rule.margin`` times the misses the target allows, and
+    the audit of the rest (if it finds nothing) is cheaper than reading the rest; the decision at
+    ``k`` reads ``screened[:k]`` only. ``None`` while the screened prefix holds no such boundary
+    (screen on); ``total`` when the whole list is screened without one. Nothing stops before the
+    first relevant item is found.
     """
-    y = _labels(labels)
-    big = y.size
+    y = _labels(screened)
+    big = check_count(total, "total")
+    if y.size > big:
+        raise ValueError(f"{y.size} screened labels exceed the list's {big} ranks")
     seen = np.concatenate(([0], np.cumsum(y)))
-    for k in range(rule.batch, big, rule.batch):
+    for k in range(rule.batch, min(big, y.size + 1), rule.batch):
         found = int(seen[k])
         if found == 0 or k + _audit_cost(rule, big - k, found) >= big:
             continue
         if tail_estimate(y, k, big, rule.window) <= rule.margin * int(allowed_misses(found, 0, rule.target)):
             return k
-    return big
+    return big if y.size == big else None
+
+
+def stop_depth(labels: ArrayLike, rule: ReviewRule = ReviewRule()) -> int:
+    """The depth ``k`` at which screening of a fully labelled list stops (:func:`screening_stop`);
+    ``labels[k:]`` are never read, and ``len(labels)`` means screen everything."""
+    y = _labels(labels)
+    stop = screening_stop(y, y.size, rule)
+    assert stop is not None   # the whole list is screened
+    return stop
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 ::
 
+    rankcut audit stop    --run RUN --labels screened.csv --out CUT.run      # high-recall review: the cut
     rankcut audit freeze  --run RUN --cut CUT.run [--design sequential] --delta 0.05 --target-recall 0.8 \\
                           --seed 11 --out AUDIT
     rankcut audit plan    --audit AUDIT
@@ -191,6 +192,61 @@ def freeze(
         typer.echo(f"  {m['name']}: burden N1 = {m['n1']}, excluded pool N0 = {m['n0']} "
                    f"(N = {manifest['pools']['items']})")
     typer.echo(f"next: rankcut audit plan --audit {manifest.folder}")
+
+
+@app.command("stop")
+@_fail_cleanly
+def stop(
+    run: Path = typer.Option(..., "--run", help="The ranked lists being screened (TREC run)."),
+    labels: Path | None = typer.Option(None, "--labels", help="The screening labels so far: CSV/TSV/JSONL "
+                                       "with query_id, doc_id, label."),
+    qrels: Path | None = typer.Option(None, "--qrels", help="Simulation: every listed document labelled "
+                                      "from TREC qrels (unjudged = not relevant)."),
+    target_recall: float = typer.Option(0.8, "--target-recall", help="The review's recall target ρ."),
+    delta: float = typer.Option(0.05, "--delta", help="The audit's error probability δ."),
+    margin: float = typer.Option(0.5, "--margin", help="Stop when the projected unfound relevant items are "
+                                 "at most this share of the misses the target allows."),
+    window: int = typer.Option(500, "--window", help="Screened labels the projection is fitted to."),
+    prior_scale: float = typer.Option(0.5, "--prior-scale", help="The audit's prior mean, as a share of "
+                                      "the misses allowed (costs only, never validity)."),
+    ordering: str = typer.Option("rank", "--ordering", help="List order: rank or trec_eval."),
+    out: Path | None = typer.Option(None, "--out", help="Write the cut run here once every query has "
+                                    "stopped."),
+    as_json: bool = JSON,
+) -> None:
+    """Where screening stops, per query, by the pre-registered rule; then write the cut run to audit."""
+    from rankcut.audit.labels import read_label_file
+    from rankcut.audit.screening import screening_stops, write_cut
+    from rankcut.certify.review import ReviewRule
+    from rankcut.data.trec import load_trec, read_qrels
+
+    if (labels is None) == (qrels is None):
+        raise ValueError("give the screening labels: --labels FILE, or --qrels Q to simulate a reviewer")
+    lists = load_trec(run, ordering=ordering)
+    if labels is not None:
+        given = {(q, d): int(y) for q, d, y in read_label_file(labels)}
+    else:
+        assert qrels is not None
+        judged = read_qrels(qrels)
+        given = {(q, d): int(judged.get(q, {}).get(d, 0) >= 1) for i, q in enumerate(lists.qids)
+                 for d in lists.doc_ids[i, : lists.lengths[i]].tolist()}
+    rule = ReviewRule(target=target_recall, delta=delta, margin=margin, window=window,
+                      prior_scale=prior_scale)
+    try:
+        stops = screening_stops(lists, given, rule)
+    except ValueError as err:
+        raise ValueError(f"{labels}: {err}") from None
+    written = write_cut(lists, stops, out) if out is not None else None
+    if as_json:
+        _echo_json({"stops": [vars(s) for s in stops], "cut": None if written is None else str(written)})
+        return
+    for s in stops:
+        typer.echo(s.render())
+    done = sum(s.stop is not None for s in stops)
+    typer.echo(f"{done} of {len(stops)} queries stopped")
+    if written is not None:
+        typer.echo(f"wrote {written}; next: rankcut audit freeze --run {run} --cut {written} "
+                   f"--target-recall {target_recall:g} --delta {delta:g} --out AUDIT")
 
 
 @app.command("plan")
