@@ -1919,14 +1919,21 @@ def certify(audit_dir: str | Path) -> CertifyResult:
         write_json_atomic(audit.folder / OPENED_FILE,
                           {"audit_id": audit.manifest.audit_id, "opened_at": opened_at,
                            "sample_hash": info["sample_hash"], "labels_hash": digest})
+    spent = {"draws": len(rows), "items": len(order), "labelled": len(labels),
+             "relevant": int(sum(labels.values()))}
+    return _write_certificate(audit, info, digest, opened_at, spent, stats, report, extra, curve)
+
+
+def _write_certificate(audit: _Audit, info: Mapping[str, Any], digest: str, opened_at: str,
+                       spent: Mapping[str, int], stats: Mapping[str, Any], report: JointReport,
+                       extra: Mapping[str, Any], curve: dict[str, Any] | None) -> CertifyResult:
+    """``certificate.json``: the frozen rule, the opening, the labels spent, counts and certificates."""
     content = {
         "schema": "rankcut.audit_certificate", "schema_version": 1,
         "audit_id": audit.manifest.audit_id, "design": audit.design, "theorem": audit.manifest["theorem"],
         "sampling": audit.manifest["sampling"], "delta": audit.delta, "target": audit.target or None,
         "sample_hash": info["sample_hash"], "labels_hash": digest, "opened_at": opened_at,
-        "certified_at": now(), "labels": {"draws": len(rows), "items": len(order),
-                                          "labelled": len(labels),
-                                          "relevant": int(sum(labels.values()))},
+        "certified_at": now(), "labels": dict(spent),
         "pools": {"queries": audit.queries, "items": audit.n_items},
         "counts": stats, "report": report.to_dict(), **extra,
     }
@@ -2020,18 +2027,8 @@ def _certify_sequential_run(audit: _Audit, info: Mapping[str, Any], rows: Sequen
     write_json_atomic(audit.folder / OPENED_FILE,
                       {"audit_id": audit.manifest.audit_id, "opened_at": opened_at,
                        "sample_hash": info["sample_hash"], "labels_hash": now_digest, "prefix": t})
-    content = {
-        "schema": "rankcut.audit_certificate", "schema_version": 1,
-        "audit_id": audit.manifest.audit_id, "design": audit.design, "theorem": audit.manifest["theorem"],
-        "sampling": audit.manifest["sampling"], "delta": audit.delta, "target": audit.target or None,
-        "sample_hash": info["sample_hash"], "labels_hash": now_digest, "opened_at": opened_at,
-        "certified_at": now(), "labels": {"draws": len(rows), "items": len(sampled),
-                                          "labelled": len(cut) + t, "relevant": found + hits},
-        "pools": {"queries": audit.queries, "items": audit.n_items},
-        "counts": stats, "report": report.to_dict(), **extra, "curve": curve,
-    }
-    write_json_atomic(audit.folder / CERTIFICATE_FILE, content)
-    return CertifyResult(report, content)
+    spent = {"draws": len(rows), "items": len(sampled), "labelled": len(cut) + t, "relevant": found + hits}
+    return _write_certificate(audit, info, now_digest, opened_at, spent, stats, report, extra, curve)
 
 
 def _curve_sequential(audit: _Audit, found: int, y: np.ndarray) -> dict[str, Any]:
