@@ -247,3 +247,23 @@ def test_status_says_label_on_until_the_target_is_met(data: Data, tmp_path: Path
     wf.label(audit, qrels=data.qrels)                    # the whole pool: the claim is exact
     wf.certify(audit)
     assert wf.status(audit)["next"] is None
+
+
+def test_a_frozen_prior_scale_is_the_one_certified_with(data: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, data, prior_scale=0.25)
+    assert json.loads((audit / "manifest.json").read_text())["prior_scale"] == 0.25
+    rows = _rows(audit)
+    n1 = sum(r["pool"] == "included" for r in rows)
+    found = sum((r["query_id"], r["doc_id"]) in data.relevant for r in rows[:n1])
+    x = sum((r["query_id"], r["doc_id"]) in data.relevant for r in rows[n1:n1 + 120])
+    wf.label(audit, qrels=data.qrels, limit=n1 + 120)
+    res = wf.certify(audit)
+    want = sequential_recall_certificate(found, len(rows) - n1, 120, x, 0.8, 0.05,
+                                         default_prior_mean(found, 0.8, 0.25))
+    assert res.report["recall"] == want
+    for bad in (0, -1.0, True, "0.5"):
+        with pytest.raises(ValueError, match="prior_scale must be a positive number"):
+            wf.freeze(tmp_path / "B", run=data.run, cut=data.cut, design="sequential", target_recall=0.8,
+                      prior_scale=bad)
+    with pytest.raises(ValueError, match="prior_scale is for the sequential design, not excluded"):
+        wf.freeze(tmp_path / "B", run=data.run, cut=data.cut, design="excluded", prior_scale=0.25)

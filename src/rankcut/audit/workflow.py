@@ -765,6 +765,7 @@ def freeze(
     texts: str | Path | None = None,
     reuse_labels: str | Path | None = None,
     design_data: bool = False,
+    prior_scale: float | None = None,
 ) -> Manifest:
     """Freeze an audit: write ``audit_dir/manifest.json`` (step 1; Assumption 1).
 
@@ -802,6 +803,10 @@ def freeze(
     :param reuse_labels: an earlier audit folder whose labels may be reused for this sample.
     :param design_data: with ``reuse_labels``: those labels informed the design of this cut and are
         recorded as design data only, never counted (§2.4).
+    :param prior_scale: sequential design: the confidence sequence's prior mean as a share of the
+        misses the target allows (default
+        :data:`~rankcut.certify.sequential.PRIOR_SCALE`); any positive value keeps the guarantee,
+        it moves only the labels needed (``benchmarks/bench_review_stops.py``).
     :returns: the frozen :class:`~rankcut.audit.manifest.Manifest` (``audit_id`` is its hash).
     :raises ValueError: for options the design does not take or cannot use, and bad input files.
     :raises FileExistsError: when ``audit_dir`` already holds a frozen audit.
@@ -844,6 +849,11 @@ def freeze(
         if reuse_labels is not None:
             raise ValueError(f"{_o('reuse_labels')} is not offered for the sequential design: its audit "
                              "order is its own, so label it afresh")
+        bad = isinstance(prior_scale, bool) or not isinstance(prior_scale, int | float | None)
+        if bad or (prior_scale is not None and not (math.isfinite(prior_scale) and prior_scale > 0)):
+            raise ValueError(f"{_o('prior_scale')} must be a positive number, got {prior_scale!r}")
+    elif prior_scale is not None:
+        raise ValueError(f"{_o('prior_scale')} is for the sequential design, not {design}")
     if corpus_size is not None and corpus_ids is not None:
         raise ValueError(f"give the corpus once: {_o('corpus_size')} or {_o('corpus_ids')}")
     given_seed = None if seed is None else _count(seed, "seed")
@@ -936,7 +946,7 @@ def freeze(
     if design == "sequential":   # the confidence sequence's prior, frozen with the rule (any keeps validity)
         from rankcut.certify.sequential import PRIOR_SCALE
 
-        content["prior_scale"] = PRIOR_SCALE
+        content["prior_scale"] = PRIOR_SCALE if prior_scale is None else float(prior_scale)
     folder.mkdir(parents=True, exist_ok=True)
     if reuse is not None and reuse["role"] == "design-data":
         # taking labels as design data says they were seen (§2.4): no audit frozen after this one may

@@ -49,7 +49,7 @@ _OPTIONS = {
     "expected_precision": "--expected-precision", "tolerated": "--tolerated", "excluded": "--excluded",
     "included": "--included", "label_format": "--format", "from_file": "--from", "qrels": "--oracle qrels",
     "threshold": "--threshold", "interactive": "--interactive", "reuse": "--reuse",
-    "overwrite": "--overwrite", "limit": "--next",
+    "overwrite": "--overwrite", "limit": "--next", "prior_scale": "--prior-scale",
     "plan": "rankcut audit plan", "sample": "rankcut audit sample", "label": "rankcut audit label",
     "certify": "rankcut audit certify", "freeze": "rankcut audit freeze",
 }
@@ -165,6 +165,9 @@ def freeze(
                                              "labels may be reused (label --reuse)."),
     design_data: bool = typer.Option(False, "--design-data", help="With --reuse-labels: those labels "
                                      "informed this cut; record them as design data, never count them."),
+    prior_scale: float | None = typer.Option(None, "--prior-scale", help="sequential: the audit's prior "
+                                             "mean as a share of the misses allowed (default 0.5; labels "
+                                             "only, never validity)."),
     as_json: bool = JSON,
 ) -> None:
     """Freeze the cut (or nested family) and the audit rule before any label is seen."""
@@ -177,7 +180,7 @@ def freeze(
         allocation=_allocation(allocation), target_recall=target_recall, max_missed=max_missed, seed=seed,
         corpus_size=corpus_size, corpus_ids=corpus_ids, ordering=ordering, sampling=sampling,
         reference=reference, bands=_ints(bands, "--bands"), allow_incomplete=allow_incomplete, texts=texts,
-        reuse_labels=reuse_labels, design_data=design_data,
+        reuse_labels=reuse_labels, design_data=design_data, prior_scale=prior_scale,
     )
     if as_json:
         _echo_json(manifest.to_dict())
@@ -208,7 +211,8 @@ def stop(
                                  "at most this share of the misses the target allows."),
     window: int = typer.Option(500, "--window", help="Screened labels the projection is fitted to."),
     prior_scale: float = typer.Option(0.5, "--prior-scale", help="The audit's prior mean, as a share of "
-                                      "the misses allowed (costs only, never validity)."),
+                                      "the misses allowed: give freeze the same (costs only, never "
+                                      "validity)."),
     ordering: str = typer.Option("rank", "--ordering", help="List order: rank or trec_eval."),
     out: Path | None = typer.Option(None, "--out", help="Write the cut run here once every query has "
                                     "stopped."),
@@ -245,8 +249,9 @@ def stop(
     done = sum(s.stop is not None for s in stops)
     typer.echo(f"{done} of {len(stops)} queries stopped")
     if written is not None:
+        scale = "" if prior_scale == 0.5 else f" --prior-scale {prior_scale:g}"
         typer.echo(f"wrote {written}; next: rankcut audit freeze --run {run} --cut {written} "
-                   f"--target-recall {target_recall:g} --delta {delta:g} --out AUDIT")
+                   f"--target-recall {target_recall:g} --delta {delta:g}{scale} --out AUDIT")
 
 
 @app.command("plan")
