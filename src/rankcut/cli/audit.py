@@ -239,7 +239,7 @@ def stop(
     try:
         stops = screening_stops(lists, given, rule)
     except ValueError as err:
-        raise ValueError(f"{labels}: {err}") from None
+        raise ValueError(f"{labels or qrels}: {err}") from None
     written = write_cut(lists, stops, out) if out is not None else None
     if as_json:
         _echo_json({"stops": [vars(s) for s in stops], "cut": None if written is None else str(written)})
