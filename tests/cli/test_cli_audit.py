@@ -373,3 +373,30 @@ def test_stop_defaults_are_the_rules() -> None:
     for option, field in (("target_recall", "target"), ("delta", "delta"), ("margin", "margin"),
                           ("window", "window"), ("prior_scale", "prior_scale")):
         assert params[option].default.default == getattr(rule, field), option
+
+
+def test_label_conflicts_and_two_targets_name_the_options(review: dict[str, Path]) -> None:
+    folder = review["dir"]
+    code, _, err = run("freeze", "--run", review["run"], "--cut", review["run"], "--design", "excluded",
+                       "--target-recall", "0.8", "--max-missed", "3", "--out", folder / "X")
+    assert code == 2 and "not both (the excluded design takes --max-missed)" in err, err
+    audit = folder / "S"
+    cut = folder / "cut.run"
+    assert run("stop", "--run", review["run"], "--qrels", review["qrels"], "--out", cut)[0] == 0
+    for step in (("freeze", "--run", review["run"], "--cut", cut, "--target-recall", "0.8", "--seed", "4",
+                  "--out", audit), ("plan", "--audit", audit), ("sample", "--audit", audit)):
+        assert run(*step)[0] == 0
+    first = (audit / "to_label.csv").read_text().splitlines()[1].split(",")
+    flipped = folder / "flip.csv"
+    relevant = {tuple(line.split()[::2]) for line in review["qrels"].read_text().splitlines()}
+    flip = int((first[0], first[1]) not in relevant)
+    flipped.write_text(f"query_id,doc_id,label\n{first[0]},{first[1]},{flip}\n")
+    n1 = json.loads((audit / "manifest.json").read_text())["pools"]["n1"]
+    code, _, err = run("label", "--audit", audit, "--oracle", "qrels", "--qrels", review["qrels"],
+                       "--next", n1)
+    assert code == 0, err
+    code, _, err = run("label", "--audit", audit, "--from", flipped)
+    assert code == 2 and "give --overwrite to replace it" in err, err
+    assert run("certify", "--audit", audit)[0] == 0
+    code, _, err = run("label", "--audit", audit, "--from", flipped)
+    assert code == 2 and "a recorded label is never changed after that" in err, err

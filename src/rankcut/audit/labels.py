@@ -211,7 +211,8 @@ class LabelStore:
         return f"LabelStore({str(self.path)!r})"
 
     def record(self, items: Sequence[Item], labels: Sequence[Any], source: str, *,
-               overwrite: bool = False, meta: Mapping[str, str] | None = None) -> int:
+               overwrite: bool = False, meta: Mapping[str, str] | None = None,
+               refusal_hint: str = "pass overwrite=True to replace it") -> int:
         """Record ``labels[i]`` for ``items[i]``, all in one transaction.
 
         Recording the label an item already has changes nothing. A different label is refused
@@ -222,6 +223,8 @@ class LabelStore:
         :param source: who or what gave the labels (``"interactive"``, a file name, ``"qrels"``).
         :param meta: ``meta`` values written in the same transaction as the labels (as
             :meth:`set_meta_many`), so that a killed process leaves both or neither.
+        :param refusal_hint: what the refusal of a different label tells the caller to do (the
+            command line names its option).
         :returns: how many labels were written (new or changed).
         :raises ValueError: for malformed items or labels, an item given twice with different
             labels, or (unless ``overwrite``) an item whose stored label differs — naming query,
@@ -253,8 +256,8 @@ class LabelStore:
                 elif not overwrite:
                     raise ValueError(
                         f"{self.path}: query {q!r}, document {d!r} is already labelled {old[0]} (source "
-                        f"{old[1]!r}, {old[2]}); refusing label {label} from source {source!r} — pass "
-                        f"overwrite=True to replace it (the change is kept in the history)")
+                        f"{old[1]!r}, {old[2]}); refusing label {label} from source {source!r} — "
+                        f"{refusal_hint} (the change is kept in the history)")
                 else:
                     con.execute("UPDATE labels SET label = ?, source = ?, recorded_at = ? "
                                 "WHERE query_id = ? AND doc_id = ?", (label, source, now, q, d))

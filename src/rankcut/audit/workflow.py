@@ -499,7 +499,10 @@ def _theorem(design: str, reference: str | None, finite: bool) -> str:
 def _target(design: _DesignSpec, target_recall: float | None, max_missed: int | None
             ) -> dict[str, Any] | None:
     if target_recall is not None and max_missed is not None:
-        raise ValueError(f"give one target: {_o('target_recall')} or {_o('max_missed')}, not both")
+        takes = " or ".join(_o(t) for t in ("target_recall", "max_missed")
+                            if t.replace("target_", "") in design.targets)
+        raise ValueError(f"give one target: {_o('target_recall')} or {_o('max_missed')}, not both (the "
+                         f"{design.name} design takes {takes})")
     if target_recall is not None:
         if "recall" not in design.targets:
             raise ValueError(f"{_o('target_recall')} is a target of the two-pool and sequential designs "
@@ -1664,7 +1667,7 @@ def label(
                                  f"audit{more}; only sampled items are labelled — nothing was recorded")
             source = f"file {Path(from_file).name} sha256:{sha256_file(from_file)[:12]}"
             recorded = store.record([(q, d) for q, d, _ in file_rows], [y for _, _, y in file_rows], source,
-                                    overwrite=overwrite)
+                                    overwrite=overwrite, refusal_hint=_refusal_hint(sequential, store))
         elif qrels is not None:
             from rankcut.data.trec import read_qrels
 
@@ -1673,7 +1676,7 @@ def label(
             todo = todo if limit is None else todo[:limit]
             source = f"qrels {Path(qrels).name} sha256:{sha256_file(qrels)[:12]}"
             recorded = store.record(todo, labels_mod.qrels_oracle(judged, todo, threshold), source,
-                                    overwrite=overwrite)
+                                    overwrite=overwrite, refusal_hint=_refusal_hint(sequential, store))
         elif interactive:
             summary = labels_mod.label_interactively(store, order, texts=_texts(audit), input=input,
                                                      output=output)
@@ -1683,6 +1686,14 @@ def label(
         labelled = len(order) - len(store.missing(order))
         progress = _sequential_progress(audit, store, order) if sequential else None
     return LabelResult(source, recorded, labelled, len(order), progress)
+
+
+def _refusal_hint(sequential: bool, store: labels_mod.LabelStore) -> str:
+    """What to do about a label that differs from the recorded one, in the caller's option names."""
+    if sequential and store.get_meta("opened_at") is not None:
+        return ("the labels of this audit were opened for certification, and a recorded label is never "
+                "changed after that (freeze a new audit)")
+    return f"give {_o('overwrite')} to replace it"
 
 
 def _sequential_progress(audit: _Audit, store: labels_mod.LabelStore, order: Sequence[Item]) -> str:
