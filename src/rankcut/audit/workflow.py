@@ -852,9 +852,10 @@ def freeze(
         if reuse_labels is not None:
             raise ValueError(f"{_o('reuse_labels')} is not offered for the sequential design: its audit "
                              "order is its own, so label it afresh")
-        bad = isinstance(prior_scale, bool) or not isinstance(prior_scale, int | float | None)
-        if bad or (prior_scale is not None and not (math.isfinite(prior_scale) and prior_scale > 0)):
-            raise ValueError(f"{_o('prior_scale')} must be a positive number, got {prior_scale!r}")
+        if prior_scale is not None:
+            from rankcut.certify._validate import check_positive
+
+            check_positive(prior_scale, _o("prior_scale"))
     elif prior_scale is not None:
         raise ValueError(f"{_o('prior_scale')} is for the sequential design, not {design}")
     if corpus_size is not None and corpus_ids is not None:

@@ -79,6 +79,13 @@ def check_number(x: Any, name: str) -> float:
     return v
 
 
+def check_positive(x: Any, name: str) -> float:
+    """One finite real number ``> 0`` (a scale, a prior mean)."""
+    if not _is_real(x) or not math.isfinite(float(x)) or float(x) <= 0:
+        raise ValueError(f"{name} must be a positive number, got {shown(x)}")
+    return float(x)
+
+
 def check_fraction(x: Any, name: str, *, open_left: bool = False) -> float:
     """A number in [0, 1], or in (0, 1] with ``open_left`` (a mass, a sensitivity)."""
     v = check_number(x, name)

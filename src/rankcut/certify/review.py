@@ -30,7 +30,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
-from rankcut.certify._validate import check_count, check_delta, check_fraction, check_number
+from rankcut.certify._validate import check_count, check_delta, check_fraction, check_positive
 from rankcut.certify.sequential import (
     PRIOR_SCALE,
     SequentialAudit,
@@ -70,8 +70,7 @@ class ReviewRule:
         check_fraction(self.target, "target", open_left=True)
         check_delta(self.delta)
         check_fraction(self.margin, "margin")
-        if check_number(self.prior_scale, "prior_scale") <= 0:
-            raise ValueError(f"prior_scale must be positive, got {self.prior_scale!r}")
+        check_positive(self.prior_scale, "prior_scale")
         for name in ("batch", "window", "check_every"):
             check_count(getattr(self, name), name, minimum=1)
 

@@ -46,7 +46,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln, logsumexp
 
-from rankcut.certify._validate import check_count, check_delta, check_fraction
+from rankcut.certify._validate import check_count, check_delta, check_fraction, check_positive
 from rankcut.certify.result import Certificate, certificate_function, confidence_text
 
 __all__ = ["PRIOR_SCALE", "SequentialAudit", "allowed_misses", "audit_checks", "default_prior_mean",
@@ -116,9 +116,7 @@ class SequentialAudit:
         check_count(self.found, "found")
         check_fraction(self.target, "target", open_left=True)
         check_delta(self.delta)
-        if not (isinstance(self.prior_mean, (int, float)) and math.isfinite(self.prior_mean)
-                and self.prior_mean > 0):
-            raise ValueError(f"prior_mean must be a positive number, got {self.prior_mean!r}")
+        check_positive(self.prior_mean, "prior_mean")
 
     @property
     def _rho(self) -> float:
@@ -248,9 +246,7 @@ def default_prior_mean(found: int, target: float = 0.8, scale: float = PRIOR_SCA
     mean keeps the guarantee; a smaller one certifies sooner when the audit finds nothing and later
     when it finds some (``benchmarks/bench_review_stops.py`` measures it).
     """
-    if not (isinstance(scale, int | float) and math.isfinite(scale) and scale > 0):
-        raise ValueError(f"scale must be a positive number, got {scale!r}")
-    return max(0.5, int(allowed_misses(found, 0, target)) * float(scale))
+    return max(0.5, int(allowed_misses(found, 0, target)) * check_positive(scale, "scale"))
 
 
 @dataclass(frozen=True)
