@@ -1685,7 +1685,7 @@ def label(
         else:
             source, recorded = _reuse_into(audit, store, order, overwrite)
         labelled = len(order) - len(store.missing(order))
-        progress = _sequential_progress(audit, store, order) if sequential else None
+        progress = _sequential_progress(rows, store) if sequential else None
     return LabelResult(source, recorded, labelled, len(order), progress)
 
 
@@ -1697,16 +1697,27 @@ def _refusal_hint(sequential: bool, store: labels_mod.LabelStore) -> str:
     return f"give {_o('overwrite')} to replace it"
 
 
-def _sequential_progress(audit: _Audit, store: labels_mod.LabelStore, order: Sequence[Item]) -> str:
+def _sequential_parts(rows: Sequence[Mapping[str, Any]]) -> tuple[list[Item], list[Item]]:
+    """A sequential audit's sample: the cut (rank order) and the excluded pool (the audit order)."""
+    items = [((r["query_id"], r["doc_id"]), r["pool"] == "included") for r in rows]
+    return [i for i, inc in items if inc], [i for i, inc in items if not inc]
+
+
+def _labelled_prefix(order: Sequence[Item], labelled: Mapping[Item, int]) -> int:
+    """How many items at the start of the audit order hold a label (the audit labels that count)."""
+    return next((i for i, item in enumerate(order) if item not in labelled), len(order))
+
+
+def _sequential_progress(rows: Sequence[Mapping[str, Any]], store: labels_mod.LabelStore) -> str:
     """Where the labelling of a sequential audit stands: nothing requires the whole pool."""
-    n1 = audit.base.n1
-    cut_missing = len(store.missing(order[:n1]))
-    got = store.get(order[n1:])
-    t = next((i for i, item in enumerate(order[n1:]) if item not in got), len(order) - n1)
-    cut = (f"the cut: {cut_missing} of {n1} items still unlabelled (certify needs them all)" if cut_missing
-           else f"the cut: all {n1} items labelled")
+    cut, order = _sequential_parts(rows)
+    cut_missing = len(store.missing(cut))
+    got = store.get(order)
+    t = _labelled_prefix(order, got)
+    done = (f"the cut: {cut_missing} of {len(cut)} items still unlabelled (certify needs them all)"
+            if cut_missing else f"the cut: all {len(cut)} items labelled")
     ahead = f" ({len(got) - t} more after it wait for it)" if len(got) > t else ""
-    return (f"{cut}; the audit order: positions 1–{t} of {len(order) - n1} labelled{ahead} — label on as far "
+    return (f"{done}; the audit order: positions 1–{t} of {len(order)} labelled{ahead} — label on as far "
             f"as needed and run {_o('certify')} whenever you like")
 
 
@@ -2000,8 +2011,7 @@ def _certify_sequential_run(audit: _Audit, info: Mapping[str, Any], rows: Sequen
     confidence sequence holds at every prefix at once (Ville's inequality), so the claim is valid
     wherever the audit stops, even after looking at it many times.
     """
-    cut = [(r["query_id"], r["doc_id"]) for r in rows if r["pool"] == "included"]
-    order = [(r["query_id"], r["doc_id"]) for r in rows if r["pool"] == "excluded"]
+    cut, order = _sequential_parts(rows)
     sampled = set(cut) | set(order)
     with _open_store(audit, info, create=False) as store:
         outside = next(((q, d) for q, d, _ in store.items() if (q, d) not in sampled), None)
@@ -2017,7 +2027,7 @@ def _certify_sequential_run(audit: _Audit, info: Mapping[str, Any], rows: Sequen
                              "item of the cut labelled — they are the relevant items the review found")
         in_cut = store.get(cut)
         audited = store.get(order)
-        t = next((i for i, item in enumerate(order) if item not in audited), len(order))
+        t = _labelled_prefix(order, audited)
 
         def digest(prefix: int) -> str:
             return _labels_hash({**in_cut, **{item: audited[item] for item in order[:prefix]}})
@@ -2383,14 +2393,12 @@ def _sequential_status(folder: Path, out: dict[str, Any], steps: dict[str, bool]
     certify step is done only when the target was met: until then the next step is to label on."""
     rows = [json.loads(line) for line in (folder / SAMPLE_ITEMS).read_text(encoding="utf-8").splitlines()
             if line]
-    cut = [(r["query_id"], r["doc_id"]) for r in rows if r["pool"] == "included"]
-    order = [(r["query_id"], r["doc_id"]) for r in rows if r["pool"] == "excluded"]
+    cut, order = _sequential_parts(rows)
     steps["label"], prefix = False, 0
     if (folder / LABELS_FILE).exists():
         with labels_mod.LabelStore(folder / LABELS_FILE, create=False) as store:
             steps["label"] = not store.missing(cut)
-            got = store.get(order)
-        prefix = next((i for i, item in enumerate(order) if item not in got), len(order))
+            prefix = _labelled_prefix(order, store.get(order))
     out["audit_labels"] = prefix   # the labelled start of the audit order
     if steps["certify"]:
         content = read_json(folder / CERTIFICATE_FILE, "written by certify")
