@@ -267,3 +267,14 @@ def test_a_frozen_prior_scale_is_the_one_certified_with(data: Data, tmp_path: Pa
                       prior_scale=bad)
     with pytest.raises(ValueError, match="prior_scale is for the sequential design, not excluded"):
         wf.freeze(tmp_path / "B", run=data.run, cut=data.cut, design="excluded", prior_scale=0.25)
+
+
+def test_the_curve_counts_the_hits_up_to_each_point(data: Data, tmp_path: Path) -> None:
+    """Every audit label relevant: the curve's point after j labels is the certificate at (j, j)."""
+    audit = wf._load(_frozen(tmp_path, data))
+    pool, found = audit.base.n0, 30
+    curve = wf._curve_sequential(audit, found, np.ones(40, dtype=np.int64))
+    assert curve["labels"][0] == 0 and curve["labels"][-1] == 40
+    for j, b in zip(curve["labels"], curve["bound"], strict=True):
+        want = sequential_recall_certificate(found, pool, j, j, 0.8, 0.05, default_prior_mean(found, 0.8))
+        assert b == pytest.approx(want.value, abs=1e-12), j
