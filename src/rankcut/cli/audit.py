@@ -123,11 +123,11 @@ def freeze(
     run: Path = typer.Option(..., "--run", help="The full ranked lists (TREC run) the cut was taken from."),
     design: str = typer.Option(
         "sequential", "--design",
-        help="sequential (default; high-recall review: recall of a screened cut, the excluded pool "
-             "labelled in a random order until certified, anytime-valid, §9) | excluded (missed count, "
-             "Thm 8) | two-pool (recall, Cor 11) | prefixes (nested family, Cor 16/18 + Eq. 1) | "
-             "fixed-sequence (nested family against a target, Thm 19) | stratified (rank bands below the "
-             "cut, §9)."),
+        help="sequential (default; high-recall review: recall of a cut read in full plus what the audit "
+             "of the rest, in a random order until certified, finds; anytime-valid, §9) | excluded "
+             "(missed count, Thm 8) | two-pool (recall, Cor 11) | prefixes (nested family, Cor 16/18 + "
+             "Eq. 1) | fixed-sequence (nested family against a target, Thm 19) | stratified (rank bands "
+             "below the cut, §9)."),
     out: Path = typer.Option(..., "--out", help="The audit folder to create (must not hold an audit)."),
     cut: Path | None = typer.Option(None, "--cut", help="The cut run: a prefix of every list of --run "
                                     "(with --offsets: the model's cut the offsets are added to)."),
@@ -219,7 +219,7 @@ def stop(
     as_json: bool = JSON,
 ) -> None:
     """Where screening stops, per query, by the pre-registered rule; then write the cut run to audit."""
-    from rankcut.audit.labels import read_label_file
+    from rankcut.audit.labels import qrels_oracle, read_label_file
     from rankcut.audit.screening import screening_stops, write_cut
     from rankcut.certify.review import ReviewRule
     from rankcut.data.trec import load_trec, read_qrels
@@ -231,9 +231,9 @@ def stop(
         given = {(q, d): int(y) for q, d, y in read_label_file(labels)}
     else:
         assert qrels is not None
-        judged = read_qrels(qrels)
-        given = {(q, d): int(judged.get(q, {}).get(d, 0) >= 1) for i, q in enumerate(lists.qids)
-                 for d in lists.doc_ids[i, : lists.lengths[i]].tolist()}
+        listed = [(q, d) for i, q in enumerate(lists.qids)
+                  for d in lists.doc_ids[i, : lists.lengths[i]].tolist()]
+        given = dict(zip(listed, qrels_oracle(read_qrels(qrels), listed), strict=True))
     rule = ReviewRule(target=target_recall, delta=delta, margin=margin, window=window,
                       prior_scale=prior_scale)
     try:
@@ -249,7 +249,7 @@ def stop(
     done = sum(s.stop is not None for s in stops)
     typer.echo(f"{done} of {len(stops)} queries stopped")
     if written is not None:
-        scale = "" if prior_scale == 0.5 else f" --prior-scale {prior_scale:g}"
+        scale = "" if prior_scale == ReviewRule().prior_scale else f" --prior-scale {prior_scale:g}"
         typer.echo(f"wrote {written}; next: rankcut audit freeze --run {run} --cut {written} "
                    f"--target-recall {target_recall:g} --delta {delta:g}{scale} --out AUDIT")
 
