@@ -1630,11 +1630,6 @@ def label(
     info, rows = _load_sample(audit)
     sequential = audit.design == "sequential"
     record = _opened_record(audit)
-    if sequential and overwrite and record is not None:
-        raise AuditStepError(f"changing labels ({_o('overwrite')}) is refused: the labels of this audit were "
-                             f"opened for certification at {record.get('opened_at')}, and a label changed "
-                             "after being seen would let the certificate depend on it (Assumption 1); new "
-                             f"labels are taken without {_o('overwrite')}")
     if not sequential:
         _refuse_if_opened_file(audit, "recording labels")
     elif record is not None and not (audit.folder / LABELS_FILE).exists():
@@ -1647,9 +1642,11 @@ def label(
     with _open_store(audit, info, create=True) as store:
         if not sequential:
             _refuse_if_opened(store)
-        elif overwrite and store.get_meta("opened_at") is not None:
+        elif overwrite and (opened_at := (record or {}).get("opened_at") or store.get_meta("opened_at")):
             raise AuditStepError(f"changing labels ({_o('overwrite')}) is refused: the labels of this audit "
-                                 f"were opened for certification at {store.get_meta('opened_at')}")
+                                 f"were opened for certification at {opened_at}, and a label changed "
+                                 "after being seen would let the certificate depend on it (Assumption 1); "
+                                 f"new labels are taken without {_o('overwrite')}")
         seen = store.get_meta("seen_at")
         if overwrite and seen is not None:
             raise AuditStepError(
