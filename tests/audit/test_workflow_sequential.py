@@ -21,7 +21,7 @@ from rankcut.audit import workflow as wf
 from rankcut.audit.pools import Pools
 from rankcut.audit.report import write_report
 from rankcut.audit.sampling import draw_excluded
-from rankcut.certify.sequential import default_prior_mean, sequential_recall_certificate
+from rankcut.certify.sequential import SequentialAudit, default_prior_mean, sequential_recall_certificate
 from rankcut.data.trec import load_trec
 
 
@@ -92,16 +92,20 @@ def test_certify_at_every_prefix_is_the_engine_on_the_qrels_counts(data: Data, t
     found = sum((r["query_id"], r["doc_id"]) in data.relevant for r in rows[:n1])
     assert found == data.truth()[1]
     wf.label(audit, qrels=data.qrels, limit=n1)
+    y = np.array([item in data.relevant for item in order], dtype=np.int64)
+    running, where = SequentialAudit(len(order), found, 0.8, 0.05,
+                                     default_prior_mean(found, 0.8)).running_upper(y)
     results = []
     for t in range(0, len(order) + 1, 30):
         if t:
             wf.label(audit, qrels=data.qrels, limit=30)
         res = wf.certify(audit)
-        x = sum(item in data.relevant for item in order[:t])
+        x, s = int(y[:t].sum()), int(where[t])
         want = sequential_recall_certificate(found, len(order), t, x, 0.8, 0.05,
-                                             default_prior_mean(found, 0.8))
-        assert res.report["recall"] == want
-        assert res.content["counts"]["excluded"] == {"draws": len(order), "labelled": t, "relevant": x}
+                                             default_prior_mean(found, 0.8), s, int(y[:s].sum()))
+        assert res.report["recall"] == want and want.details["missed_upper"] == running[t]
+        assert res.content["counts"]["excluded"] == {"draws": len(order), "labelled": t, "relevant": x,
+                                                     "best_prefix": s, "best_prefix_hits": int(y[:s].sum())}
         assert res.content["verdict"]["met"] == want.details["certified"]
         results.append(res)
         if want.details["certified"]:
@@ -121,9 +125,10 @@ def test_certify_at_every_prefix_is_the_engine_on_the_qrels_counts(data: Data, t
     curve = last["curve"]
     assert curve["labels"][0] == 0 and curve["labels"][-1] == t_end
     for j, b in zip(curve["labels"], curve["bound"], strict=True):
-        x = sum(item in data.relevant for item in order[:j])
+        x = int(y[:j].sum())
         assert b == pytest.approx(sequential_recall_certificate(
-            found, len(order), j, x, 0.8, 0.05, default_prior_mean(found, 0.8)).value, abs=1e-12)
+            found, len(order), j, x, 0.8, 0.05, default_prior_mean(found, 0.8), int(where[j]),
+            int(y[:where[j]].sum())).value, abs=1e-12)
     # the report recomputes the certificate from the manifest and the counts
     files = write_report(audit, tmp_path / "report.md")
     text = files.report.read_text()
@@ -255,11 +260,13 @@ def test_a_frozen_prior_scale_is_the_one_certified_with(data: Data, tmp_path: Pa
     rows = _rows(audit)
     n1 = sum(r["pool"] == "included" for r in rows)
     found = sum((r["query_id"], r["doc_id"]) in data.relevant for r in rows[:n1])
-    x = sum((r["query_id"], r["doc_id"]) in data.relevant for r in rows[n1:n1 + 120])
+    y = np.array([(r["query_id"], r["doc_id"]) in data.relevant for r in rows[n1:n1 + 120]], dtype=np.int64)
     wf.label(audit, qrels=data.qrels, limit=n1 + 120)
     res = wf.certify(audit)
-    want = sequential_recall_certificate(found, len(rows) - n1, 120, x, 0.8, 0.05,
-                                         default_prior_mean(found, 0.8, 0.25))
+    prior = default_prior_mean(found, 0.8, 0.25)
+    _, where = SequentialAudit(len(rows) - n1, found, 0.8, 0.05, prior).running_upper(y)
+    want = sequential_recall_certificate(found, len(rows) - n1, 120, int(y.sum()), 0.8, 0.05, prior,
+                                         int(where[-1]), int(y[:where[-1]].sum()))
     assert res.report["recall"] == want
     for bad in (0, -1.0, True, "0.5"):
         with pytest.raises(ValueError, match="prior_scale must be a positive number"):
@@ -273,8 +280,42 @@ def test_the_curve_counts_the_hits_up_to_each_point(data: Data, tmp_path: Path) 
     """Every audit label relevant: the curve's point after j labels is the certificate at (j, j)."""
     audit = wf._load(_frozen(tmp_path, data))
     pool, found = audit.base.n0, 30
-    curve = wf._curve_sequential(audit, found, np.ones(40, dtype=np.int64))
+    y = np.ones(40, dtype=np.int64)
+    running, where = wf._sequential_engine(audit, found).running_upper(y)
+    curve = wf._curve_sequential(found, y, running)
     assert curve["labels"][0] == 0 and curve["labels"][-1] == 40
     for j, b in zip(curve["labels"], curve["bound"], strict=True):
-        want = sequential_recall_certificate(found, pool, j, j, 0.8, 0.05, default_prior_mean(found, 0.8))
+        want = sequential_recall_certificate(found, pool, j, j, 0.8, 0.05, default_prior_mean(found, 0.8),
+                                             int(where[j]), int(where[j]))
         assert b == pytest.approx(want.value, abs=1e-12), j
+    assert np.all(np.diff(curve["bound"]) >= 0)   # the running bound never withdraws a recall level
+
+
+def test_a_met_stays_met_when_later_labels_find_relevant_items(data: Data, tmp_path: Path) -> None:
+    """The running intersection: finds after the first 'met' cannot withdraw it, where the
+    certificate at the current prefix alone would (checked here, so the test can fail)."""
+    audit = _frozen(tmp_path, data)
+    rows = _rows(audit)
+    n1 = sum(r["pool"] == "included" for r in rows)
+    cut = [(r["query_id"], r["doc_id"]) for r in rows[:n1]]
+    order = [(r["query_id"], r["doc_id"]) for r in rows[n1:]]
+    found = sum(item in data.relevant for item in cut)
+    engine = SequentialAudit(len(order), found, 0.8, 0.05, default_prior_mean(found, 0.8))
+    quiet = engine.zero_find_stop(0, 0)
+    burst = 4
+    assert quiet + burst < len(order)
+    lines = ["query_id,doc_id,label"] + [f"{q},{d},{int((q, d) in data.relevant)}" for q, d in cut]
+    lines += [f"{q},{d},0" for q, d in order[:quiet]]
+    (tmp_path / "quiet.csv").write_text("\n".join(lines) + "\n")
+    wf.label(audit, from_file=tmp_path / "quiet.csv")
+    first = wf.certify(audit)
+    assert first.content["verdict"]["met"]
+    (tmp_path / "burst.csv").write_text("query_id,doc_id,label\n"
+                                        + "".join(f"{q},{d},1\n" for q, d in order[quiet:quiet + burst]))
+    wf.label(audit, from_file=tmp_path / "burst.csv")
+    later = wf.certify(audit)
+    assert later.content["verdict"]["met"]
+    assert later.report["recall"].value >= first.report["recall"].value
+    assert later.content["counts"]["excluded"]["best_prefix"] == quiet
+    assert not sequential_recall_certificate(found, len(order), quiet + burst, burst, 0.8, 0.05,
+                                             default_prior_mean(found, 0.8)).details["certified"]

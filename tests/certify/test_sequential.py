@@ -8,6 +8,7 @@ fails the same check, so the check has power.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -54,8 +55,8 @@ def test_false_claims_at_most_delta_for_every_true_count(found: int, mean: float
     assert worst <= delta
 
 
-def test_the_exact_check_catches_a_rule_that_peeks_with_fixed_size_bounds() -> None:
-    """Theorem 8's bound recomputed after every label is not anytime-valid: the same exact check fails."""
+def _peeking() -> type[SequentialAudit]:
+    """Theorem 8's fixed-size bound recomputed after every label, posing as a sequential audit."""
 
     @dataclass(frozen=True)
     class Peeking(SequentialAudit):
@@ -65,8 +66,76 @@ def test_the_exact_check_catches_a_rule_that_peeks_with_fixed_size_bounds() -> N
             return np.array([self.pool if tt == 0 else int(hypergeom_upper(int(xx), self.delta,
                              population=self.pool, draws=int(tt))) for tt, xx in pairs]).reshape(t.shape)
 
-    peeking = Peeking(40, 40, 0.8, 0.05, 1.0)
+    return Peeking
+
+
+def test_the_exact_check_catches_a_rule_that_peeks_with_fixed_size_bounds() -> None:
+    """Theorem 8's bound recomputed after every label is not anytime-valid: the same exact check fails."""
+
+    peeking = _peeking()(40, 40, 0.8, 0.05, 1.0)
     assert max(operating_characteristics(peeking, m).p_false_claim for m in range(41)) > 0.05
+
+
+def _enumerated_running(audit: SequentialAudit, missed: int) -> tuple[float, float]:
+    """P(false claim) and E[labels] of the running-intersection rule, by listing every placement
+    of the ``missed`` relevant items in the audit order (each equally likely) — no Markov chain."""
+    false = labels = 0.0
+    places = list(itertools.combinations(range(audit.pool), missed))
+    for where in places:
+        y = np.zeros(audit.pool, dtype=np.int64)
+        y[list(where)] = 1
+        bound, _ = audit.running_upper(y)
+        x = np.concatenate(([0], np.cumsum(y)))
+        ok = np.nonzero(bound[1:] <= [audit.allowed_misses(int(v)) for v in x[1:]])[0]
+        t = int(ok[0]) + 1 if ok.size else audit.pool
+        labels += t
+        false += bool(ok.size) and missed > audit.allowed_misses(int(x[t]))
+    return false / len(places), labels / len(places)
+
+
+@pytest.mark.parametrize("found,mean", [(8, 1.0), (12, 3.0), (4, 0.5)])
+def test_running_rule_law_matches_an_enumeration_of_every_order(found: int, mean: float) -> None:
+    audit = SequentialAudit(12, found, 0.8, 0.05, mean)
+    for m in range(13):
+        oc = operating_characteristics(audit, m, running=True)
+        false, labels = _enumerated_running(audit, m)
+        assert oc.p_false_claim == pytest.approx(false, abs=1e-12), m
+        assert oc.expected_labels == pytest.approx(labels, abs=1e-9), m
+
+
+@pytest.mark.parametrize("found,mean,delta", [(8, 1.0, 0.05), (20, 2.5, 0.05), (20, 10.0, 0.1),
+                                              (40, 5.0, 0.01)])
+def test_running_rule_false_claims_at_most_delta_and_stops_no_later(found: int, mean: float,
+                                                                    delta: float) -> None:
+    """Once met, always met (the running intersection) keeps the level, and only saves labels."""
+    audit = SequentialAudit(40, found, 0.8, delta, mean)
+    laws = [(operating_characteristics(audit, m), operating_characteristics(audit, m, running=True))
+            for m in range(41)]
+    assert max(run.p_false_claim for _, run in laws) <= delta
+    assert all(run.expected_labels <= plain.expected_labels + 1e-9 for plain, run in laws)
+
+
+def test_the_running_check_catches_a_rule_that_peeks_with_fixed_size_bounds() -> None:
+    peeking = _peeking()(40, 40, 0.8, 0.05, 1.0)
+    assert max(operating_characteristics(peeking, m, running=True).p_false_claim for m in range(41)) > 0.05
+
+
+def test_running_upper_never_rises_and_a_met_stays_met() -> None:
+    audit = SequentialAudit(400, 20, 0.8, 0.05, 2.5)
+    y = np.zeros(300, dtype=np.int64)
+    y[[5, 240, 241, 242, 243]] = 1          # a late run of finds after the target was met
+    bound, where = audit.running_upper(y)
+    x = np.concatenate(([0], np.cumsum(y)))
+    plain = audit.missed_upper(np.arange(301), x)
+    assert np.all(np.diff(bound) <= 0) and np.all(bound >= x) and np.all(bound <= plain)
+    assert np.all(plain[where] == bound) and np.all(where <= np.arange(301))
+    met = bound <= [audit.allowed_misses(int(v)) for v in x]
+    first = int(np.argmax(met))
+    assert met[first:].all()                      # once met, always met ...
+    plainly = [plain[t] <= audit.allowed_misses(int(x[t])) for t in range(first, 301)]
+    assert not all(plainly)                       # ... where the plain bound alone would withdraw it
+    with pytest.raises(ValueError, match="0/1 sequence"):
+        audit.running_upper([0, 2])
 
 
 def test_exact_law_matches_simulated_audits() -> None:
@@ -144,6 +213,25 @@ def test_certificate_states_the_bound_and_recomputes() -> None:
     assert cert.details["certified"] is (upper <= 10)
     assert "anytime-valid" in cert.statement
     assert recompute(cert.to_dict()).value == cert.value
+
+
+def test_certificate_takes_the_tightest_earlier_prefix() -> None:
+    audit = SequentialAudit(2000, 40, 0.8, 0.05, 5.0)
+    earlier, now = int(audit.missed_upper(900, 0)), int(audit.missed_upper(950, 3))
+    assert earlier < now                               # three finds after 900 labels widen C_t
+    cert = sequential_recall_certificate(40, 2000, 950, 3, 0.8, 0.05, 5.0, best_prefix=900,
+                                         best_prefix_hits=0)
+    assert cert.details["missed_upper"] == earlier
+    assert cert.value == pytest.approx(43 / (40 + earlier))
+    assert "first 900 labels" in cert.statement
+    assert recompute(cert.to_dict()).value == cert.value
+    plain = sequential_recall_certificate(40, 2000, 950, 3, 0.8, 0.05, 5.0)
+    assert plain.details["missed_upper"] == now and "best_prefix" not in plain.inputs
+    for s, xs in ((951, 0), (900, 4), (10, 11), (900, 0 - 1)):
+        with pytest.raises(ValueError, match="best_prefix"):
+            sequential_recall_certificate(40, 2000, 950, 3, best_prefix=s, best_prefix_hits=xs)
+    with pytest.raises(ValueError, match="go together"):
+        sequential_recall_certificate(40, 2000, 950, 3, best_prefix=900)
 
 
 def test_certificate_refuses_counts_that_cannot_be() -> None:

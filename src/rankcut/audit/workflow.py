@@ -44,8 +44,9 @@ with replacement and the binomial versions apply):
 * ``sequential`` — §9, sequential audits (:mod:`rankcut.certify.sequential`), the design for
   high-recall review: every item of the cut is labelled (``F`` relevant), the whole excluded pool is
   put in one random audit order, and certify may run after any number of its labels:
-  ``Recall ≥ (F + x)/(F + max C_t)`` from the anytime-valid confidence sequence ``C_t``
-  (``sequential_recall_certificate``), met when ``max C_t ≤ m(x)``. Unlike the other designs it
+  ``Recall ≥ (F + x)/(F + min_{s ≤ t} max C_s)`` from the anytime-valid confidence sequence
+  ``C_t`` and its running intersection (``sequential_recall_certificate``), met when that bound is
+  at most ``m(x)`` — once met, met at every later prefix. Unlike the other designs it
   takes new labels after an opening (never changed ones): the claim holds wherever the audit stops.
 
 How ``δ`` is spent is declared in the manifest as named events, the budget of the joint report:
@@ -92,6 +93,7 @@ from rankcut.data.lists import ORDERINGS, RankedLists
 if TYPE_CHECKING:  # rankcut.certify loads scipy: imported where it is used, so the audit package loads fast
     from rankcut.certify.report import JointReport
     from rankcut.certify.result import Certificate
+    from rankcut.certify.sequential import SequentialAudit
 
 __all__ = [
     "DESIGNS",
@@ -2038,17 +2040,19 @@ def _certify_sequential_run(audit: _Audit, info: Mapping[str, Any], rows: Sequen
                     "follow labels edited after being seen (Assumption 1); restore them, or freeze a new "
                     "audit")
         found = int(sum(in_cut.values()))
-        hits = int(sum(audited[item] for item in order[:t]))
+        y = np.array([audited[item] for item in order[:t]], dtype=np.int64)
+        hits = int(y.sum())
+        bound, reached = _sequential_engine(audit, found).running_upper(y)
         stats = {"draws": len(rows), "unlabelled": 0,
                  "included": {"draws": len(cut), "relevant": found},
-                 "excluded": {"draws": len(order), "labelled": t, "relevant": hits}}
+                 "excluded": {"draws": len(order), "labelled": t, "relevant": hits,
+                              "best_prefix": int(reached[t]), "best_prefix_hits": int(y[:reached[t]].sum())}}
         report, extra = _certificates(audit, stats)   # in memory first: a failure records nothing
         ahead = len(audited) - t
         if ahead:
             extra["notes"].append(f"{ahead} audit labels after position {t + 1} of the audit order (the "
                                   "first unlabelled one) are not counted until it is labelled")
-        curve = _curve_sequential(audit, found,
-                                  np.array([audited[item] for item in order[:t]], dtype=np.int64))
+        curve = _curve_sequential(found, y, bound)
         now_digest = digest(t)
         opened_at = str(store.get_meta("opened_at") or now())
         store.set_meta_many({"opened_at": opened_at, "opened_sample_hash": str(info["sample_hash"]),
@@ -2060,16 +2064,22 @@ def _certify_sequential_run(audit: _Audit, info: Mapping[str, Any], rows: Sequen
     return _write_certificate(audit, info, now_digest, opened_at, spent, stats, report, extra, curve)
 
 
-def _curve_sequential(audit: _Audit, found: int, y: np.ndarray) -> dict[str, Any]:
-    """The recall bound after the first ``j`` audit labels — each point a valid certificate (the
-    confidence sequence holds at every ``j`` at once), unlike the fixed-size designs' curves."""
+def _sequential_engine(audit: _Frozen, found: int) -> SequentialAudit:
+    """The frozen rule of a sequential audit whose cut holds ``found`` relevant items."""
     from rankcut.certify.sequential import SequentialAudit
 
-    rho = float(audit.target["recall"])
-    engine = SequentialAudit(audit.base.n0, found, rho, audit.delta, _prior_mean(audit, found))
+    return SequentialAudit(audit.sizes[0].n0, found, float(audit.target["recall"]), audit.delta,
+                           _prior_mean(audit, found))
+
+
+def _curve_sequential(found: int, y: np.ndarray, upper: np.ndarray) -> dict[str, Any]:
+    """The recall bound after the first ``j`` audit labels, from the running bound ``upper`` of
+    :meth:`~rankcut.certify.sequential.SequentialAudit.running_upper` — each point a valid
+    certificate (the confidence sequence holds at every ``j`` at once), unlike the fixed-size
+    designs' curves, and the curve never falls."""
     j = np.concatenate(([0], _curve_points(y.size))).astype(np.int64)
     x = np.concatenate(([0], np.cumsum(y)))[j]
-    total = found + engine.missed_upper(j, x)
+    total = found + upper[j]
     bound = np.where(total > 0, (found + x) / np.maximum(total, 1), 1.0)
     return {"quantity": "recall", "labels": j.tolist(), "bound": bound.tolist()}
 
@@ -2273,13 +2283,17 @@ def _prior_mean(audit: _Frozen, found: int) -> float:
 
 
 def _certify_sequential(audit: _Frozen, stats: Mapping[str, Any]) -> tuple[JointReport, dict[str, Any]]:
-    from rankcut.certify.sequential import SequentialAudit, sequential_recall_certificate
+    from rankcut.certify.sequential import sequential_recall_certificate
 
     p, d, rho = audit.sizes[0], audit.delta, float(audit.target["recall"])
     found = int(stats["included"]["relevant"])
-    t, x = int(stats["excluded"]["labelled"]), int(stats["excluded"]["relevant"])
+    audited = stats["excluded"]
+    t, x = int(audited["labelled"]), int(audited["relevant"])
     prior = _prior_mean(audit, found)
-    cert = sequential_recall_certificate(found, p.n0, t, x, rho, d, prior)
+    best = audited.get("best_prefix")   # absent from the counts of certificates written before it existed
+    cert = sequential_recall_certificate(found, p.n0, t, x, rho, d, prior,
+                                         None if best is None else int(best),
+                                         None if best is None else int(audited["best_prefix_hits"]))
     report = _joint(audit).attach("recall", cert, charge={"audit": "sequential audit"})
     met = bool(cert.details["certified"])
     unfound = int(cert.details["missed_upper"]) - x
@@ -2287,13 +2301,14 @@ def _certify_sequential(audit: _Frozen, stats: Mapping[str, Any]) -> tuple[Joint
             f"({x} relevant found by the audit, at most {unfound} unfound)")
     notes = [f"In plain words: whatever the ranking, and whichever documents are truly relevant, the chance "
              f"that this audit ever says 'met' while the review's recall is below {rho:g} is at most {d:g} — "
-             "however often certify is run and wherever the audit stops (anytime-valid; a 'met' once shown "
-             "stays valid). The review's recall counts the relevant items of the cut and those the audit "
-             "found, out of all relevant items of the run's lists (and the corpus, when one was given)"
+             "however often certify is run and wherever the audit stops (anytime-valid; the bound is the "
+             "tightest of the audit so far, so a 'met' stays met). The review's recall counts the "
+             "relevant items of the cut and those the audit found, out of all relevant items of the "
+             "run's lists (and the corpus, when one was given)"
              + (f", over all {audit.queries} queries together, not per query" if audit.queries > 1 else "")
              + ". It assumes the labels are right and are taken in the listed audit order."]
     if not met:
-        more = SequentialAudit(p.n0, found, rho, d, prior).zero_find_stop(t, x) - t
+        more = _sequential_engine(audit, found).zero_find_stop(t, x) - t
         notes.append(f"next: label on from position {t + 1} of the audit order; if positions "
                      f"{t + 1}–{t + more} hold no relevant item, the target is certified"
                      if t + more < p.n0 else

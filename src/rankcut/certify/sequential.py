@@ -31,6 +31,14 @@ in ``tests/certify/test_sequential.py``, and by simulation on real rankings in
 ``tests/certify/test_review.py``). When the whole
 pool has been labelled, ``C_t = {M}`` and the claim is exact.
 
+**Once met, always met.** Because the sequence covers ``M`` at every ``t`` at once, so does its
+running intersection: ``M ≤ min_{s ≤ t} max C_s`` on the same event of probability ``1 − δ``.
+:meth:`SequentialAudit.running_upper` is that bound along an audit's labels; it never rises, and
+``m(x)`` never falls, so a review once certified stays certified however many labels follow (a
+relevant item found later cannot withdraw it). The certificate takes the prefix where the running
+bound was reached (``best_prefix``); ``operating_characteristics(..., running=True)`` gives the
+exact law of this rule, which stops no later than the plain one.
+
 The cost is measured, not planned: :func:`operating_characteristics` gives the exact law of the
 stopping time for a given true ``M`` by dynamic programming over ``(t, x)``.
 """
@@ -174,6 +182,23 @@ class SequentialAudit:
         upper = np.where(todo, lo, hi_ok)
         return np.where(t_arr == 0, self.pool, upper).astype(np.int64)
 
+    def running_upper(self, labels: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """The running intersection ``min_{s ≤ t} max C_s`` after each prefix of an audit's labels.
+
+        :param labels: the audit's 0/1 labels in the frozen audit order (the labelled prefix).
+        :returns: for ``t = 0 … len(labels)``, the bound (at least ``x_t``, the count already seen)
+            and the prefix ``s ≤ t`` where it was reached (the latest such ``s``).
+        """
+        y = np.asarray(labels, dtype=np.int64)
+        if y.ndim != 1 or y.size > self.pool or np.any((y != 0) & (y != 1)):
+            raise ValueError(f"labels must be a 0/1 sequence of at most N0 = {self.pool} audit labels")
+        t = np.arange(y.size + 1, dtype=np.int64)
+        x = np.concatenate(([0], np.cumsum(y)))
+        upper = self.missed_upper(t, x)
+        best = np.minimum.accumulate(upper)
+        where = np.maximum.accumulate(np.where(upper == best, t, 0))
+        return np.maximum(best, x), where
+
     def certified(self, t: int, x: int) -> bool:
         """Whether ``(t, x)`` certifies the review's recall ``≥ ρ`` (``max C_t ≤ m(x)``)."""
         return bool(self.missed_upper(t, x) <= self.allowed_misses(x))
@@ -261,18 +286,24 @@ class OperatingCharacteristics:
     checks: NDArray[np.int64]
 
 
-def operating_characteristics(audit: SequentialAudit, missed: int, check_every: int = 1
-                              ) -> OperatingCharacteristics:
+def operating_characteristics(audit: SequentialAudit, missed: int, check_every: int = 1,
+                              running: bool = False) -> OperatingCharacteristics:
     """Exact stopping law of ``audit`` when the pool truly holds ``missed`` relevant items.
 
     The audit order is a uniformly random permutation, so ``x_t`` is an urn (Markov) chain:
     ``P(x_{t+1} = x + 1 | x_t = x) = (M − x)/(N0 − t)``. The certificate is checked after every
     ``check_every`` labels and at the end of the pool; mass at a certifying ``(t, x)`` stops.
+
+    :param running: the rule of :meth:`SequentialAudit.running_upper` (the running intersection
+        over every prefix, as ``rankcut audit certify`` uses it): the chain is then ``(t, x, u)``
+        with ``u`` the running bound — ``O(N0²·M)`` work, meant for small pools.
     """
     big, m_true = audit.pool, check_count(missed, "missed")
     if m_true > big:
         raise ValueError(f"missed = {m_true} exceeds the pool size {big}")
     checks = audit_checks(big, check_every)
+    if running:
+        return _running_characteristics(audit, m_true, checks)
     stopsets = audit.certified_counts(checks, x_max=m_true)
     prob = np.zeros(m_true + 1)
     prob[0] = 1.0
@@ -300,19 +331,62 @@ def operating_characteristics(audit: SequentialAudit, missed: int, check_every: 
     return OperatingCharacteristics(m_true, false_claim, early, labels, stop_pmf, checks)
 
 
+def _running_characteristics(audit: SequentialAudit, m_true: int, checks: NDArray[np.int64]
+                             ) -> OperatingCharacteristics:
+    """:func:`operating_characteristics` for the running-intersection rule: mass over ``(x, u)``."""
+    big = audit.pool
+    xs = np.arange(m_true + 1)
+    allowed = np.asarray(allowed_misses(audit.found, xs, audit.target))
+    prob = np.zeros((m_true + 1, big + 1))       # [x, u]
+    prob[0, big] = 1.0                           # max C_0 = N0
+    false_claim = early = labels = 0.0
+    stop_pmf = np.zeros(checks.size)
+    t, i = 0, 0
+    while t < big:
+        up = np.where(xs < m_true, (m_true - xs) / (big - t), 0.0)[:, None]
+        prob = prob * (1.0 - up) + np.vstack((np.zeros((1, big + 1)), (prob * up)[:-1]))
+        t += 1
+        bound = audit.missed_upper(np.full(xs.shape, t), np.minimum(xs, t))   # max C_t at each x
+        moved = np.zeros_like(prob)
+        for x in range(min(t, m_true) + 1):      # u ← min(u, max C_t(x))
+            b = int(bound[x])
+            moved[x, :b] = prob[x, :b]
+            moved[x, b] += prob[x, b:].sum()
+        prob = moved
+        if t != checks[i]:
+            continue
+        stop = np.arange(big + 1)[None, :] <= allowed[:, None]
+        mass = np.where(stop, prob, 0.0).sum(axis=1)
+        stop_pmf[i] = mass.sum()
+        false_claim += float(mass[m_true > allowed].sum())
+        if t < big:
+            early += float(mass.sum())
+        labels += t * float(mass.sum())
+        prob = np.where(stop, 0.0, prob)
+        i += 1
+    labels += big * float(prob.sum())
+    return OperatingCharacteristics(m_true, false_claim, early, labels, stop_pmf, checks)
+
+
 @certificate_function("sequential_recall")
 def sequential_recall_certificate(found: int, pool: int, labelled: int, hits: int, target: float = 0.8,
-                                  delta: float = 0.05, prior_mean: float = 1.0) -> Certificate:
+                                  delta: float = 0.05, prior_mean: float = 1.0,
+                                  best_prefix: int | None = None, best_prefix_hits: int | None = None
+                                  ) -> Certificate:
     """Recall of a review (cut reviewed in full + sequential excluded-pool audit), anytime-valid.
 
     ``labelled`` items of the excluded pool were audited in the frozen random order and ``hits``
     were relevant. With probability at least ``1 − δ`` over the audit order, at every point of
-    the audit simultaneously, ``M ≤ max C_t`` and hence ``Recall ≥ (F + x)/(F + max C_t)``.
+    the audit simultaneously, ``M ≤ max C_t`` and hence ``Recall ≥ (F + x)/(F + max C_t)``; on
+    the same event ``M ≤ max C_s`` for every earlier prefix ``s``, so the bound may take the
+    tightest of them (:meth:`SequentialAudit.running_upper`).
 
     :param found: ``F``, relevant items in the reviewed cut.
     :param pool: ``N0``, the excluded pool's size.
     :param labelled: ``t``, audit labels opened so far (a prefix of the frozen order).
     :param hits: ``x``, relevant among them.
+    :param best_prefix: ``s ≤ t``, an earlier prefix of the same audit whose ``max C_s`` is used
+        when it is lower (the running intersection); with ``best_prefix_hits``, ``x_s``.
     :returns: ``quantity="recall"``, ``side="lower"``; ``details["certified"]`` says whether the
         bound meets ``target``.
     """
@@ -322,6 +396,17 @@ def sequential_recall_certificate(found: int, pool: int, labelled: int, hits: in
     if check_count(hits, "hits") > labelled:
         raise ValueError(f"hits = {hits} exceeds the {labelled} audit labels")
     upper = int(audit.missed_upper(labelled, hits))
+    if (best_prefix is None) != (best_prefix_hits is None):
+        raise ValueError("best_prefix and best_prefix_hits go together")
+    if best_prefix is not None and best_prefix_hits is not None:
+        s, xs = check_count(best_prefix, "best_prefix"), check_count(best_prefix_hits, "best_prefix_hits")
+        if s > labelled or xs > hits or xs > s or hits - xs > labelled - s:
+            raise ValueError(f"best_prefix = {s} with {xs} hits cannot be a prefix of {labelled} audit "
+                             f"labels with {hits} hits")
+        upper = max(min(upper, int(audit.missed_upper(s, xs))), hits)
+        extra = {"best_prefix": s, "best_prefix_hits": xs}
+    else:
+        extra = {}
     total = found + upper
     recall = (found + hits) / total if total else 1.0
     ok = upper <= audit.allowed_misses(hits)
@@ -332,14 +417,17 @@ def sequential_recall_certificate(found: int, pool: int, labelled: int, hits: in
         theorem="§9 sequential audit (mixture-likelihood-ratio confidence sequence, Ville's inequality)",
         function="sequential_recall",
         inputs={"found": found, "pool": pool, "labelled": labelled, "hits": hits, "target": target,
-                "delta": delta, "prior_mean": prior_mean},
+                "delta": delta, "prior_mean": prior_mean} | extra,
         allocation={"audit": float(delta)},
         delta=float(delta),
         statement=(
             f"With confidence {confidence_text(delta)}, the review found at least "
             f"{math.floor(recall * 1000) / 10:g}% of the relevant items: the cut's {found} plus {hits} "
             f"found in {labelled} audit labels of the {pool} excluded items leave at most {upper - hits} "
-            f"unfound (anytime-valid: it holds wherever the audit stops); target {target:g} "
+            f"unfound (anytime-valid: it holds wherever the audit stops"
+            + (f"; the bound is the tightest of the audit so far, from its first {extra['best_prefix']} "
+               "labels" if extra and extra["best_prefix"] < labelled else "")
+            + f"); target {target:g} "
             f"{'met' if ok else 'not met yet'}."
         ),
         details={"missed_upper": upper, "allowed_misses": audit.allowed_misses(hits), "certified": ok},
