@@ -84,14 +84,18 @@ def test_real_topics_false_claims_at_most_delta_exact_and_simulated(topic: str) 
 
 
 def _floor_lp(total: int, relevant: int, target: float, delta: float) -> float:
+    """The programme over laws of (claim, ℓ non-relevant read, j relevant read) or no claim."""
     neg = total - relevant
     a = int(np.floor(relevant * (1 - target) / target + 1e-9)) + 1
-    ell = np.arange(neg + 1)
+    need = int(np.ceil(relevant * target - 1e-9))
+    ell, j = (v.ravel() for v in np.meshgrid(np.arange(neg + 1), np.arange(relevant + 1), indexing="ij"))
     g = comb(neg - ell, a) / comb(neg, a)
-    # variables: P(claim at ℓ) for each ℓ, P(no claim); minimise cost, Σ = 1, Σ g·p ≤ δ
-    c = np.append(ell.astype(float), float(total))
-    res = linprog(c, A_ub=[np.append(g, 0.0)], b_ub=[delta], A_eq=[np.ones(neg + 2)], b_eq=[1.0],
-                  bounds=(0, None), method="highs")
+    # variables: P(claim at ℓ, j) for each pair, P(no claim); minimise cost, Σ = 1,
+    # Σ g·p ≤ δ (a hidden shortfall stays unread), Σ_{j < need} p ≤ δ (a false claim in the truth)
+    c = np.append((ell + j).astype(float), float(total))
+    res = linprog(c, A_ub=[np.append(g, 0.0), np.append((j < need).astype(float), 0.0)],
+                  b_ub=[delta, delta], A_eq=[np.ones(ell.size + 1)], b_eq=[1.0], bounds=(0, None),
+                  method="highs")
     return float(res.fun)
 
 
@@ -106,7 +110,8 @@ def test_cost_floor_properties() -> None:
     assert cost_floor(1000, 40, 0.8, 0.1) <= cost_floor(1000, 40, 0.8, 0.05)   # more error, fewer labels
     assert cost_floor(1000, 40, 0.8) <= cost_floor(1000, 40, 0.9)              # higher target, more labels
     assert cost_floor(1000, 24, 0.8) < cost_floor(1000, 23, 0.8)               # R/4 exact: a = 7, not 6
-    assert cost_floor(10, 10) == 0.0
+    assert cost_floor(10, 10) == pytest.approx(0.95 * 8)   # nothing to hide a shortfall in; 8 to find
+    assert cost_floor(50, 0) == pytest.approx(50 * (1 - 0.05))   # a = 1: each unread item could be it
     with pytest.raises(ValueError, match="exceeds"):
         cost_floor(5, 6)
 

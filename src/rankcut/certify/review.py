@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
@@ -244,32 +245,38 @@ def cost_floor(total: int, relevant: int, target: float = 0.8, delta: float = 0.
     under it any claim made without reading ``A`` is wrong (``found ≤ R < ρ(R + a)``). So
     ``P(claim, A unread) ≤ δ`` for every ``A``; averaged over uniform ``A``,
     ``E[1{claim}·g(ℓ)] ≤ δ`` with ``ℓ`` the non-relevant documents read and
-    ``g(ℓ) = C(N − R − ℓ, a)/C(N − R, a)``. Minimising ``E[cost] ≥ E[1{claim}ℓ + 1{no claim}N]``
+    ``g(ℓ) = C(N − R − ℓ, a)/C(N − R, a)``. Minimising ``E[1{claim}ℓ + 1{no claim}(N − r)]``
     under that constraint is a linear programme over laws of ``(claim, ℓ)``, whose value is the
-    lower convex envelope of ``{(g(ℓ), ℓ)} ∪ {(0, N)}`` at ``δ`` (the same argument as Theorem 13,
-    with the zero-miss labelling replaced by the true one).
+    lower convex envelope of ``{(g(ℓ), ℓ)} ∪ {(0, N − r)}`` at ``δ`` (the same argument as
+    Theorem 13, with the zero-miss labelling replaced by the true one). The relevant documents
+    count too: a true claim has read at least ``r = ⌈ρR⌉`` of them, and under the true labelling
+    a claim is true with probability at least ``P(claim) − δ``, which adds ``(1 − δ)·r``.
     """
     big, r = check_count(total, "total"), check_count(relevant, "relevant")
     if r > big:
         raise ValueError(f"relevant = {r} exceeds total = {big}")
     check_fraction(target, "target", open_left=True)
     check_delta(delta)
-    neg = big - r
     a = int(allowed_misses(r, 0, target)) + 1   # ⌊R/ρ⌋ − R + 1 = ⌊R(1 − ρ)/ρ⌋ + 1
+    rho = Fraction(str(target))
+    need = -(-r * rho.numerator // rho.denominator)   # ⌈ρR⌉, exact
+    return _hidden_floor(big - r, a, delta) + (1.0 - delta) * need
+
+
+def _hidden_floor(neg: int, a: int, delta: float) -> float:
+    """The lower convex envelope of ``{(g(ℓ), ℓ)}`` at ``δ``, ``g(ℓ) = C(neg − ℓ, a)/C(neg, a)``.
+
+    ``g`` is a product of ``a`` positive, falling linear factors of ``ℓ`` up to ``neg − a``
+    (and 0 beyond), so it is convex and falling, and so is its inverse: the envelope through the
+    points is their linear interpolation (the fallback point ``(0, N − r)`` lies above the
+    curve's end ``(0, neg − a + 1)`` and never enters). ``0`` when ``a > neg``: there are too few
+    non-relevant documents to hide a recall shortfall in.
+    """
     if a > neg:
-        return 0.0   # too few non-relevant documents to hide a recall shortfall in
-    ell = np.arange(neg + 1, dtype=float)
-    log_g = np.where(neg - ell >= a, gammaln(neg - ell + 1) - gammaln(neg - ell - a + 1)
-                     - gammaln(neg + 1) + gammaln(neg - a + 1), -np.inf)
-    xs = np.append(np.exp(log_g), 0.0)[::-1]          # increasing in g
-    ys = np.append(ell, float(big))[::-1]
-    hull: list[tuple[float, float]] = []
-    for p in zip(xs.tolist(), ys.tolist(), strict=True):
-        while len(hull) >= 2 and ((hull[-1][0] - hull[-2][0]) * (p[1] - hull[-2][1])
-                                  - (hull[-1][1] - hull[-2][1]) * (p[0] - hull[-2][0])) <= 0:
-            hull.pop()
-        hull.append(p)
-    for (x0, y0), (x1, y1) in zip(hull, hull[1:], strict=False):
-        if x0 <= delta <= x1:
-            return y0 + (y1 - y0) * (delta - x0) / (x1 - x0) if x1 > x0 else min(y0, y1)
-    return hull[-1][1]
+        return 0.0
+    ell = np.arange(neg - a + 2, dtype=float)        # g(neg − a + 1) = 0
+    log_g = gammaln(neg - ell + 1) - gammaln(np.maximum(neg - ell - a + 1, 1)) \
+        - gammaln(neg + 1) + gammaln(neg - a + 1)
+    g = np.where(ell <= neg - a, np.exp(log_g), 0.0)
+    i = int(np.argmax(g <= delta))                   # g(0) = 1 > δ, so i ≥ 1
+    return float(ell[i - 1] + (g[i - 1] - delta) / (g[i - 1] - g[i]))
