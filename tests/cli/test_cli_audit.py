@@ -358,8 +358,13 @@ def test_stop_refusals(review: dict[str, Path]) -> None:
     assert code == 2 and err.startswith(f"error: {bad}: a label for query 't0', document 'nope'"), err
     code, _, err = run("stop", "--run", review["run"])
     assert code == 2 and "give the screening labels: --labels FILE, or --qrels Q" in err
-    code, _, err = run("stop", "--run", review["run"], "--qrels", review["qrels"], "--margin", "2")
-    assert code == 2 and "margin must lie in [0, 1]" in err
+    for option, value, says in (("--margin", "2", "--margin must lie in [0, 1], got 2.0"),
+                                ("--window", "0", "--window must be >= 1, got 0"),
+                                ("--prior-scale", "-1", "--prior-scale must be a positive number"),
+                                ("--target-recall", "1.5", "--target-recall must lie in (0, 1]"),
+                                ("--delta", "0", "--delta must lie in (0, 1)")):
+        code, _, err = run("stop", "--run", review["run"], "--qrels", review["qrels"], option, value)
+        assert code == 2 and err.startswith(f"error: {says}"), err
 
 
 def test_stop_defaults_are_the_rules() -> None:

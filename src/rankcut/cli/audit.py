@@ -234,8 +234,14 @@ def stop(
         listed = [(q, d) for i, q in enumerate(lists.qids)
                   for d in lists.doc_ids[i, : lists.lengths[i]].tolist()]
         given = dict(zip(listed, qrels_oracle(read_qrels(qrels), listed), strict=True))
-    rule = ReviewRule(target=target_recall, delta=delta, margin=margin, window=window,
-                      prior_scale=prior_scale)
+    try:
+        rule = ReviewRule(target=target_recall, delta=delta, margin=margin, window=window,
+                          prior_scale=prior_scale)
+    except ValueError as err:   # the rule names its fields; say the options they came from
+        field, _, rest = str(err).partition(" ")
+        flag = {"target": "--target-recall", "delta": "--delta", "margin": "--margin",
+                "window": "--window", "prior_scale": "--prior-scale"}.get(field)
+        raise ValueError(f"{flag} {rest}" if flag else str(err)) from None
     try:
         stops = screening_stops(lists, given, rule)
     except ValueError as err:
