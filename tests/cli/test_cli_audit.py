@@ -50,9 +50,12 @@ def test_issue_commands_as_written(files: dict[str, Path], tmp_path: Path) -> No
     code, out, err = run("plan", "--audit", audit)
     assert code == 0, err
     assert "planned sizes: excluded" in out and "--expected-precision" in out
+    assert out.rstrip().endswith(f"next: rankcut audit sample --audit {audit}")
     code, out, err = run("sample", "--audit", audit)
     assert code == 0, err
     assert "to_label.csv" in out
+    code, out, err = run("plan", "--audit", audit)    # looked at again: it says where the audit stands
+    assert code == 0 and out.rstrip().endswith(f"next: rankcut audit label --audit {audit}"), out
     code, out, err = run("label", "--audit", audit, "--oracle", "qrels", "--qrels", files["qrels"])
     assert code == 0, err
     assert "0 to go" in out

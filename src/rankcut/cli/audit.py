@@ -280,7 +280,7 @@ def plan(
         _echo_json(result.content)
     else:
         typer.echo(result.render())
-        typer.echo(f"next: rankcut audit sample --audit {audit}")
+        typer.echo(_next_line(workflow.status(audit), audit))   # a plan re-run later: where it stands
 
 
 @app.command("sample")
@@ -394,4 +394,9 @@ def status(audit: Path = AUDIT, as_json: bool = JSON) -> None:
         typer.echo(f"  labels opened for certification at {info['opened_at']}")
     if info.get("verdict"):
         typer.echo(f"  {info['verdict']}")
-    typer.echo("done" if info["next"] is None else f"next: rankcut audit {info['next']} --audit {audit}")
+    typer.echo(_next_line(info, audit))
+
+
+def _next_line(info: dict[str, Any], audit: Path) -> str:
+    """The step after what the audit folder records (``workflow.status``)."""
+    return "done" if info["next"] is None else f"next: rankcut audit {info['next']} --audit {audit}"
