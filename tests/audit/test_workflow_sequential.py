@@ -319,3 +319,22 @@ def test_a_met_stays_met_when_later_labels_find_relevant_items(data: Data, tmp_p
     assert later.content["counts"]["excluded"]["best_prefix"] == quiet
     assert not sequential_recall_certificate(found, len(order), quiet + burst, burst, 0.8, 0.05,
                                              default_prior_mean(found, 0.8)).details["certified"]
+
+
+def test_interactive_labelling_says_where_in_the_cut_or_the_audit_order(data: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, data)
+    rows = _rows(audit)
+    n1 = sum(r["pool"] == "included" for r in rows)
+    shown: list[str] = []
+    answers = iter(["n", "q"])
+    wf.label(audit, interactive=True, input=lambda _: next(answers), output=shown.append)
+    assert f"[cut 1/{n1}] query {rows[0]['query_id']}" in shown
+    wf.label(audit, qrels=data.qrels, limit=n1 - 1)     # the rest of the cut
+    answers = iter(["y", "q"])
+    shown.clear()
+    wf.label(audit, interactive=True, input=lambda _: next(answers), output=shown.append)
+    assert f"[audit order 1/{len(rows) - n1}] query {rows[n1]['query_id']}" in shown
+    with sqlite3.connect(audit / "labels.sqlite") as db:
+        got = db.execute("SELECT label FROM labels WHERE query_id = ? AND doc_id = ?",
+                         (rows[n1]["query_id"], rows[n1]["doc_id"])).fetchone()
+    assert got == (1,)

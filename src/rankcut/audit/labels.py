@@ -653,7 +653,8 @@ def label_interactively(store: LabelStore, items: Iterable[Item], *,
                         queries: Mapping[str, str] | None = None,
                         input: Callable[[str], str] = input,
                         output: Callable[[str], Any] = print,
-                        source: str = "interactive") -> LabellingSummary:
+                        source: str = "interactive",
+                        place: Callable[[int], str] | None = None) -> LabellingSummary:
     """Ask for the label of each unlabelled item and record every answer at once.
 
     Each question shows the progress (``[12/300]``: the item's place among the distinct
@@ -669,6 +670,8 @@ def label_interactively(store: LabelStore, items: Iterable[Item], *,
     :param input: reads one answer given a prompt (the builtin by default; tests pass a script).
     :param output: shows one line of text.
     :param source: recorded as the labels' source.
+    :param place: the progress shown for the item at 1-based position ``pos`` (default
+        ``"pos/total"``); a sequential audit says where in the cut or the audit order it stands.
     """
     todo = _unique(_check_items(items))
     done = store.get(todo)
@@ -683,7 +686,8 @@ def label_interactively(store: LabelStore, items: Iterable[Item], *,
         q, d = item
         query_text = queries.get(q) if queries is not None else None
         output("")
-        output(f"[{pos}/{total}] query {q}" + (f": {query_text}" if query_text else ""))
+        shown = f"{pos}/{total}" if place is None else place(pos)
+        output(f"[{shown}] query {q}" + (f": {query_text}" if query_text else ""))
         output(f"document {d}")
         text = None if texts is None else texts.get(item, texts.get(d))
         if text is not None:

@@ -1678,8 +1678,11 @@ def label(
             recorded = store.record(todo, labels_mod.qrels_oracle(judged, todo, threshold), source,
                                     overwrite=overwrite, refusal_hint=_refusal_hint(sequential, store))
         elif interactive:
+            n1 = audit.base.n1
+            place = (lambda pos: f"cut {pos}/{n1}" if pos <= n1 else
+                     f"audit order {pos - n1}/{len(order) - n1}") if sequential else None
             summary = labels_mod.label_interactively(store, order, texts=_texts(audit), input=input,
-                                                     output=output)
+                                                     output=output, place=place)
             source, recorded = "interactive", summary.labelled
         else:
             source, recorded = _reuse_into(audit, store, order, overwrite)
