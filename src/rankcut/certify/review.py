@@ -249,8 +249,9 @@ def cost_floor(total: int, relevant: int, target: float = 0.8, delta: float = 0.
     under that constraint is a linear programme over laws of ``(claim, ℓ)``, whose value is the
     lower convex envelope of ``{(g(ℓ), ℓ)} ∪ {(0, N − r)}`` at ``δ`` (the same argument as
     Theorem 13, with the zero-miss labelling replaced by the true one). The relevant documents
-    count too: a true claim has read at least ``r = ⌈ρR⌉`` of them, and under the true labelling
-    a claim is true with probability at least ``P(claim) − δ``, which adds ``(1 − δ)·r``.
+    count too: a true claim has read at least ``r = ⌈ρR⌉`` of them, and no claim costs
+    ``N = (N − r) + r``; under the true labelling a claim is false with probability at most
+    ``δ``, so ``E[cost] ≥ E[1{claim}ℓ + 1{no claim}(N − r)] + (1 − δ)·r``.
     """
     big, r = check_count(total, "total"), check_count(relevant, "relevant")
     if r > big:
