@@ -89,7 +89,7 @@ def _floor_lp(total: int, relevant: int, target: float, delta: float) -> float:
     a = int(np.floor(relevant * (1 - target) / target + 1e-9)) + 1
     need = int(np.ceil(relevant * target - 1e-9))
     ell, j = (v.ravel() for v in np.meshgrid(np.arange(neg + 1), np.arange(relevant + 1), indexing="ij"))
-    g = comb(neg - ell, a) / comb(neg, a)
+    g = comb(neg - ell, a) / comb(neg, a) if a <= neg else np.zeros(ell.size)   # nowhere to hide a
     # variables: P(claim at ℓ, j) for each pair, P(no claim); minimise cost, Σ = 1,
     # Σ g·p ≤ δ (a hidden shortfall stays unread), Σ_{j < need} p ≤ δ (a false claim in the truth)
     c = np.append((ell + j).astype(float), float(total))
@@ -100,7 +100,8 @@ def _floor_lp(total: int, relevant: int, target: float, delta: float) -> float:
 
 
 @pytest.mark.parametrize("total,relevant,target,delta", [(60, 8, 0.8, 0.05), (120, 3, 0.8, 0.05),
-                                                         (90, 12, 0.9, 0.1), (50, 0, 0.8, 0.05)])
+                                                         (90, 12, 0.9, 0.1), (50, 0, 0.8, 0.05),
+                                                         (40, 20, 0.8, 0.05), (12, 10, 0.8, 0.05)])
 def test_cost_floor_is_the_linear_programme(total: int, relevant: int, target: float, delta: float) -> None:
     expected = _floor_lp(total, relevant, target, delta)
     assert cost_floor(total, relevant, target, delta) == pytest.approx(expected, rel=1e-6)

@@ -76,17 +76,21 @@ def test_the_exact_check_catches_a_rule_that_peeks_with_fixed_size_bounds() -> N
     assert max(operating_characteristics(peeking, m).p_false_claim for m in range(41)) > 0.05
 
 
-def _enumerated_running(audit: SequentialAudit, missed: int) -> tuple[float, float]:
-    """P(false claim) and E[labels] of the running-intersection rule, by listing every placement
-    of the ``missed`` relevant items in the audit order (each equally likely) — no Markov chain."""
+def _enumerated_running(audit: SequentialAudit, missed: int, every: int = 1) -> tuple[float, float]:
+    """P(false claim) and E[labels] of the running-intersection rule checked every ``every``
+    labels (and at the pool's end), by listing every placement of the ``missed`` relevant items
+    in the audit order (each equally likely) — no Markov chain."""
     false = labels = 0.0
     places = list(itertools.combinations(range(audit.pool), missed))
+    checks = np.zeros(audit.pool, dtype=bool)
+    checks[every - 1::every] = checks[-1] = True
     for where in places:
         y = np.zeros(audit.pool, dtype=np.int64)
         y[list(where)] = 1
         bound, _ = audit.running_upper(y)
         x = np.concatenate(([0], np.cumsum(y)))
-        ok = np.nonzero(bound[1:] <= [audit.allowed_misses(int(v)) for v in x[1:]])[0]
+        met = bound[1:] <= [audit.allowed_misses(int(v)) for v in x[1:]]
+        ok = np.nonzero(met & checks)[0]
         t = int(ok[0]) + 1 if ok.size else audit.pool
         labels += t
         false += bool(ok.size) and missed > audit.allowed_misses(int(x[t]))
@@ -97,10 +101,11 @@ def _enumerated_running(audit: SequentialAudit, missed: int) -> tuple[float, flo
 def test_running_rule_law_matches_an_enumeration_of_every_order(found: int, mean: float) -> None:
     audit = SequentialAudit(12, found, 0.8, 0.05, mean)
     for m in range(13):
-        oc = operating_characteristics(audit, m, running=True)
-        false, labels = _enumerated_running(audit, m)
-        assert oc.p_false_claim == pytest.approx(false, abs=1e-12), m
-        assert oc.expected_labels == pytest.approx(labels, abs=1e-9), m
+        for every in (1, 5):
+            oc = operating_characteristics(audit, m, every, running=True)
+            false, labels = _enumerated_running(audit, m, every)
+            assert oc.p_false_claim == pytest.approx(false, abs=1e-12), (m, every)
+            assert oc.expected_labels == pytest.approx(labels, abs=1e-9), (m, every)
 
 
 @pytest.mark.parametrize("found,mean,delta", [(8, 1.0, 0.05), (20, 2.5, 0.05), (20, 10.0, 0.1),
@@ -129,6 +134,8 @@ def test_running_upper_never_rises_and_a_met_stays_met() -> None:
     plain = audit.missed_upper(np.arange(301), x)
     assert np.all(np.diff(bound) <= 0) and np.all(bound >= x) and np.all(bound <= plain)
     assert np.all(plain[where] == bound) and np.all(where <= np.arange(301))
+    for t in range(301):   # the latest prefix that reached the bound
+        assert not np.any(plain[where[t] + 1:t + 1] == bound[t]), t
     met = bound <= [audit.allowed_misses(int(v)) for v in x]
     first = int(np.argmax(met))
     assert met[first:].all()                      # once met, always met ...
@@ -136,6 +143,12 @@ def test_running_upper_never_rises_and_a_met_stays_met() -> None:
     assert not all(plainly)                       # ... where the plain bound alone would withdraw it
     with pytest.raises(ValueError, match="0/1 sequence"):
         audit.running_upper([0, 2])
+    # finds beyond an earlier bound (the sequence missed M there): the bound is never below x
+    y = np.concatenate((np.zeros(200, dtype=np.int64), np.ones(12, dtype=np.int64)))
+    bound, _ = audit.running_upper(y)
+    x = np.concatenate(([0], np.cumsum(y)))
+    assert np.min(audit.missed_upper(np.arange(201), x[:201])) < x[-1]
+    assert bound[-1] == x[-1] and np.all(bound >= x)
 
 
 def test_exact_law_matches_simulated_audits() -> None:
@@ -227,7 +240,10 @@ def test_certificate_takes_the_tightest_earlier_prefix() -> None:
     assert recompute(cert.to_dict()).value == cert.value
     plain = sequential_recall_certificate(40, 2000, 950, 3, 0.8, 0.05, 5.0)
     assert plain.details["missed_upper"] == now and "best_prefix" not in plain.inputs
-    for s, xs in ((951, 0), (900, 4), (10, 11), (900, 0 - 1)):
+    looser = sequential_recall_certificate(40, 2000, 950, 3, 0.8, 0.05, 5.0, best_prefix=100,
+                                           best_prefix_hits=0)   # an earlier bound that is not lower
+    assert looser.details["missed_upper"] == now and "tightest" not in looser.statement
+    for s, xs in ((951, 0), (900, 4), (10, 11), (900, 0 - 1), (2, 3), (949, 0)):
         with pytest.raises(ValueError, match="best_prefix"):
             sequential_recall_certificate(40, 2000, 950, 3, best_prefix=s, best_prefix_hits=xs)
     with pytest.raises(ValueError, match="go together"):

@@ -403,10 +403,12 @@ def sequential_recall_certificate(found: int, pool: int, labelled: int, hits: in
         if s > labelled or xs > hits or xs > s or hits - xs > labelled - s:
             raise ValueError(f"best_prefix = {s} with {xs} hits cannot be a prefix of {labelled} audit "
                              f"labels with {hits} hits")
-        upper = max(min(upper, int(audit.missed_upper(s, xs))), hits)
+        earlier = int(audit.missed_upper(s, xs))
+        tighter = earlier < upper
+        upper = max(min(upper, earlier), hits)
         extra = {"best_prefix": s, "best_prefix_hits": xs}
     else:
-        extra = {}
+        extra, tighter = {}, False
     total = found + upper
     recall = (found + hits) / total if total else 1.0
     ok = upper <= audit.allowed_misses(hits)
@@ -426,7 +428,7 @@ def sequential_recall_certificate(found: int, pool: int, labelled: int, hits: in
             f"found in {labelled} audit labels of the {pool} excluded items leave at most {upper - hits} "
             f"unfound (anytime-valid: it holds wherever the audit stops"
             + (f"; the bound is the tightest of the audit so far, from its first {extra['best_prefix']} "
-               "labels" if extra and extra["best_prefix"] < labelled else "")
+               "labels" if tighter else "")
             + f"); target {target:g} "
             f"{'met' if ok else 'not met yet'}."
         ),
