@@ -10,14 +10,18 @@ of the audit (``ReviewRule.prior_scale``; every one keeps the guarantee). From t
 
 * **best cut in hindsight** — per topic the ``k`` (and prior) of least expected cost (not
   deployable: it reads the qrels); what a perfect stopping rule would reach with this audit;
-* **rule, defaults** — :class:`~rankcut.certify.review.ReviewRule()`;
-* **rule, best on the screening sets** — the grid point of least cost on the development data
-  (the screening sets of ``bench_label_efficient.py --dev``), applied unchanged;
-* **rule, leave-one-topic-out** — for each topic, the ``(margin, window, prior scale)`` of a small
-  grid with the least summed cost over the *other* topics of the same run, applied to it (the
-  issue's "parameters chosen on the other topics"; never the topic's own labels);
-* **rule, chosen on the other run** — the constants best on run B applied to run A and back (on
-  the screening sets: those best on run A);
+* **lookahead rule, defaults** — :class:`~rankcut.certify.review.ReviewRule()`: the margin test
+  gates the stop, and a one-batch lookahead on projected costs decides it;
+* **margin rule, defaults** — ``ReviewRule(lookahead=False)``: stop at the first boundary that
+  passes the margin test (the grid below is of this rule: the lookahead's projected costs are
+  too slow to sweep);
+* **margin rule, best on the screening sets** — the grid point of least cost on the development
+  data (the screening sets of ``bench_label_efficient.py --dev``), applied unchanged;
+* **margin rule, leave-one-topic-out** — for each topic, the ``(margin, window, prior scale)`` of
+  a small grid with the least summed cost over the *other* topics of the same run, applied to it
+  (the issue's "parameters chosen on the other topics"; never the topic's own labels);
+* **margin rule, chosen on the other run** — the constants best on run B applied to run A and
+  back (on the screening sets: those best on run A);
 * **knee method, then the audit** — the knee stopping rule of Cormack & Grossman (2016) with its
   published constants as the screening stop.
 
@@ -136,7 +140,7 @@ def rule_costs(topics: Mapping[str, NDArray[np.int64]], cv: Mapping[float, Mappi
     """Per grid point, per topic: (expected cost, P(false)) of the rule's stop with that audit prior."""
     out: dict[Grid, dict[str, tuple[float, float]]] = {}
     for m, w, p in itertools.product(MARGINS, WINDOWS, sorted(cv)):
-        rule = ReviewRule(margin=m, window=w, prior_scale=p)
+        rule = ReviewRule(margin=m, window=w, prior_scale=p, lookahead=False)
         out[m, w, p] = {q: at(cv[p][q], y, stop_depth(y, rule)) for q, y in topics.items()}
     return out
 
@@ -161,9 +165,12 @@ def summarise(topics: Mapping[str, NDArray[np.int64]], cv: Mapping[float, Mappin
             best[q] = (float(c[i]), float(cv[p][q]["false"][i])) if c[i] < y.size else (float(y.size), 0.0)
         add(f"best cut in hindsight, prior {p:g}", best, "not deployable (reads the qrels)")
     default = (DEFAULT.margin, DEFAULT.window, DEFAULT.prior_scale)
-    add("rule, defaults", table[default],
-        "margin {:g}, window {}, prior {:g} (ReviewRule())".format(*default))
-    add("rule, best on the screening sets", table[dev],
+    add("lookahead rule, defaults", {q: at(cv[DEFAULT.prior_scale][q], y, stop_depth(y, DEFAULT))
+                                     for q, y in topics.items()},
+        "margin {:g}, window {}, prior {:g}, one-batch lookahead (ReviewRule())".format(*default))
+    add("margin rule, defaults", table[default],
+        "margin {:g}, window {}, prior {:g} (ReviewRule(lookahead=False))".format(*default))
+    add("margin rule, best on the screening sets", table[dev],
         "margin {:g}, window {}, prior {:g} (development data)".format(*dev))
     loto, chosen = {}, []
     for q in topics:
@@ -171,8 +178,10 @@ def summarise(topics: Mapping[str, NDArray[np.int64]], cv: Mapping[float, Mappin
         chosen.append(grid)
         loto[q] = table[grid][q]
     picks = ", ".join(f"{m:g}/{w}/{p:g}: {chosen.count((m, w, p))}" for m, w, p in sorted(set(chosen)))
-    add("rule, leave-one-topic-out", loto, f"margin/window/prior per topic, from the other topics ({picks})")
-    add("rule, chosen on the other run", table[other], "margin {:g}, window {}, prior {:g}".format(*other))
+    add("margin rule, leave-one-topic-out", loto,
+        f"margin/window/prior per topic, from the other topics ({picks})")
+    add("margin rule, chosen on the other run", table[other],
+        "margin {:g}, window {}, prior {:g}".format(*other))
     add("knee method, then the audit", {q: at(cv[DEFAULT.prior_scale][q], y, knee_depth(y))
                                         for q, y in topics.items()},
         "Cormack & Grossman 2016, fixed constants; default prior")

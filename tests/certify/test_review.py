@@ -10,11 +10,13 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 from scipy.special import comb
+from scipy.stats import poisson
 
 from rankcut.certify.review import (
     ReviewRule,
     cost_floor,
     plan_review,
+    projected_audit_labels,
     screening_stop,
     simulate_review,
     stop_depth,
@@ -149,3 +151,30 @@ def test_screening_stop_reads_the_screened_prefix_only() -> None:
     assert screening_stop(np.zeros(2000, dtype=int), 2000) == 2000          # screened to the end
     with pytest.raises(ValueError, match="2001 screened labels exceed the list's 2000 ranks"):
         screening_stop(np.zeros(2001, dtype=int), 2000)
+
+
+def test_lookahead_stops_no_earlier_than_the_margin_test_and_reads_the_prefix_only() -> None:
+    plain = ReviewRule(lookahead=False)
+    later = 0
+    for seed in range(6):
+        y = _ranking(seed, size=2000, relevant=40, decay=250.0)
+        k, k0 = stop_depth(y), stop_depth(y, plain)
+        assert k >= k0                        # the margin test still gates every stop
+        later += k > k0
+        assert screening_stop(np.concatenate([y[:k], 1 - y[k:]]), y.size) == k
+        assert screening_stop(y[:k - 1], y.size) is None
+    assert later, "the lookahead never screened on past the margin test: the check has no power here"
+
+
+def test_projected_audit_labels_is_the_poisson_average_of_the_exact_law() -> None:
+    rule = ReviewRule()
+    audit = rule.audit(800, 12)
+    assert projected_audit_labels(rule, 800, 12, 0.0) == audit.zero_find_size(rule.check_every)
+    counts = np.arange(int(poisson.ppf(0.999, 1.5)) + 2)   # 0 … one past the 0.999 quantile
+    weights = poisson.pmf(counts, 1.5)
+    keep = weights >= 1e-4
+    exact = [operating_characteristics(audit, int(m), rule.check_every).expected_labels for m in counts]
+    want = float(np.dot(weights[keep], np.array(exact)[keep]) / weights[keep].sum())
+    assert projected_audit_labels(rule, 800, 12, 1.5) == pytest.approx(want, rel=1e-12)
+    assert projected_audit_labels(rule, 800, 12, 3.0) > projected_audit_labels(rule, 800, 12, 1.5)
+    assert projected_audit_labels(rule, 0, 12, 3.0) == 0.0

@@ -20,6 +20,7 @@ from rankcut.certify.bounds import hypergeom_upper
 from rankcut.certify.sequential import (
     SequentialAudit,
     _log_h,
+    audit_checks,
     default_prior_mean,
     ml_count,
     operating_characteristics,
@@ -276,3 +277,14 @@ def test_stopping_sets_hold_every_certifying_count(pool: int, found: int, mean: 
     t = np.arange(1, pool + 1)
     for tt, got in zip(t, audit.certified_counts(t), strict=True):
         assert got.tolist() == [x for x in range(tt + 1) if audit.certified(int(tt), x)], tt
+
+
+def test_shared_stopping_sets_give_the_same_law() -> None:
+    audit = SequentialAudit(300, 16, 0.8, 0.05, 2.0)
+    checks = audit_checks(300, 10)
+    shared = audit.certified_counts(checks, x_max=9)
+    for m in (0, 3, 9):
+        alone, reused = operating_characteristics(audit, m, 10), operating_characteristics(audit, m, 10,
+                                                                                          stopsets=shared)
+        assert (alone.p_false_claim, alone.expected_labels) == (reused.p_false_claim, reused.expected_labels)
+        assert np.array_equal(alone.stop_pmf, reused.stop_pmf)

@@ -379,7 +379,7 @@ def test_stop_defaults_are_the_rules() -> None:
     params = inspect.signature(stop).parameters
     rule = ReviewRule()
     for option, field in (("target_recall", "target"), ("delta", "delta"), ("margin", "margin"),
-                          ("window", "window"), ("prior_scale", "prior_scale")):
+                          ("window", "window"), ("prior_scale", "prior_scale"), ("lookahead", "lookahead")):
         assert params[option].default.default == getattr(rule, field), option
 
 

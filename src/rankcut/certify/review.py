@@ -5,10 +5,11 @@ A reviewer reads a ranking from the top. Under the pre-registered :class:`Review
 1. **Screen** in batches of ``batch`` documents. After each batch at depth ``k`` with ``F ≥ 1``
    relevant found, stop screening when an exponential rate fitted to the last ``window``
    screened labels projects at most ``margin · m(0)`` relevant items below ``k``
-   (:func:`tail_estimate`; ``m(0)`` the misses the target allows) and an audit that finds
-   nothing (:meth:`SequentialAudit.zero_find_size`) is cheaper than reading the rest
-   (:func:`stop_depth`). The rule reads only the labels of screened documents: the cut is fixed
-   before any audit label is opened (§2.4, Assumption 1).
+   (:func:`tail_estimate`; ``m(0)`` the misses the target allows), an audit that finds
+   nothing (:meth:`SequentialAudit.zero_find_size`) is cheaper than reading the rest, and (with
+   ``lookahead``) stopping now is projected to cost no more than one batch more
+   (:func:`projected_audit_labels`; :func:`stop_depth`). The rule reads only the labels of
+   screened documents: the cut is fixed before any audit label is opened (§2.4, Assumption 1).
 2. **Audit** the excluded pool in a uniformly random order with the sequential audit of
    :mod:`rankcut.certify.sequential`, checking after every ``check_every`` labels, until
    "recall ≥ ρ" is certified or the pool is exhausted (then the review is complete and recall 1).
@@ -38,9 +39,11 @@ from rankcut.certify.sequential import (
     allowed_misses,
     audit_checks,
     default_prior_mean,
+    operating_characteristics,
 )
 
-__all__ = ["ReviewRule", "ReviewPlan", "cost_floor", "plan_review", "screening_stop", "simulate_review",
+__all__ = ["ReviewRule", "ReviewPlan", "cost_floor", "plan_review", "projected_audit_labels",
+           "screening_stop", "simulate_review",
            "stop_depth", "tail_estimate"]
 
 
@@ -52,11 +55,14 @@ class ReviewRule:
     :param delta: error probability ``δ`` of the certificate.
     :param batch: screening batch; the stopping rule is evaluated after each.
     :param window: the last screened documents that the tail estimate is fitted to.
-    :param margin: screening stops when the projected unfound relevant items are at most this
+    :param margin: screening may stop when the projected unfound relevant items are at most this
         share of the misses the target allows.
     :param check_every: audit labels between two checks of the certificate.
     :param prior_scale: the audit's prior mean as a share of the misses allowed
         (:func:`~rankcut.certify.sequential.default_prior_mean`); any value keeps the guarantee.
+    :param lookahead: where the margin test passes, stop only if stopping now is projected to
+        cost no more than screening one batch more and stopping then
+        (:func:`projected_audit_labels`); without it, stop at the first boundary that passes.
     """
 
     target: float = 0.8
@@ -66,6 +72,7 @@ class ReviewRule:
     margin: float = 0.5
     check_every: int = 10
     prior_scale: float = PRIOR_SCALE
+    lookahead: bool = True
 
     def __post_init__(self) -> None:
         check_fraction(self.target, "target", open_left=True)
@@ -126,15 +133,51 @@ def tail_estimate(labels: ArrayLike, depth: int, total: int, fit: int) -> float:
     return math.exp(a) * math.exp(b) * (1 - math.exp(b * rest)) / (1 - math.exp(b))
 
 
+def projected_audit_labels(rule: ReviewRule, pool: int, found: int, unfound: float) -> float:
+    """Expected audit labels of ``rule``'s audit of ``pool`` items after ``found`` relevant, if the
+    pool holds a Poisson number of relevant items with mean ``unfound``.
+
+    Exact per count (:func:`~rankcut.certify.sequential.operating_characteristics`), over the
+    counts from 0 to one past the Poisson 0.999 quantile whose probability is at least ``1e-4``
+    (renormalised). A projection that only steers where screening stops, never the guarantee.
+    """
+    from scipy.stats import poisson
+
+    if pool == 0:
+        return 0.0
+    audit = rule.audit(pool, found)
+    counts = np.arange(min(pool, int(poisson.ppf(0.999, max(unfound, 1e-9))) + 1) + 1)
+    weight = poisson.pmf(counts, unfound)
+    keep = weight >= 1e-4
+    stopsets = audit.certified_counts(audit_checks(pool, rule.check_every), x_max=int(counts[keep].max()))
+    labels = [operating_characteristics(audit, int(m), rule.check_every, stopsets=stopsets).expected_labels
+              for m in counts[keep]]
+    return float(np.dot(weight[keep], labels) / weight[keep].sum())
+
+
+def _stop_now_is_cheaper(y: NDArray[np.int64], k: int, total: int, rule: ReviewRule, found: int,
+                         unfound: float) -> bool:
+    """The lookahead: projected cost of stopping at ``k`` against one batch more (reads ``y[:k]``)."""
+    later_k = k + rule.batch
+    now = k + projected_audit_labels(rule, total - k, found, unfound)
+    if later_k >= total:
+        return now <= total
+    gain = min(tail_estimate(y, k, later_k, rule.window), unfound)   # projected finds in the batch
+    later = later_k + projected_audit_labels(rule, total - later_k, found + round(gain), unfound - gain)
+    return now <= later
+
+
 def screening_stop(screened: ArrayLike, total: int, rule: ReviewRule = ReviewRule()) -> int | None:
     """Where screening stops, given the labels of the first ``len(screened)`` of ``total`` ranks.
 
     The first batch boundary ``k`` where the projected unfound relevant items
-    (:func:`tail_estimate`) are at most ``rule.margin`` times the misses the target allows, and
-    the audit of the rest (if it finds nothing) is cheaper than reading the rest; the decision at
-    ``k`` reads ``screened[:k]`` only. ``None`` while the screened prefix holds no such boundary
-    (screen on); ``total`` when the whole list is screened without one. Nothing stops before the
-    first relevant item is found.
+    (:func:`tail_estimate`) are at most ``rule.margin`` times the misses the target allows, the
+    audit of the rest (if it finds nothing) is cheaper than reading the rest and, with
+    ``rule.lookahead``, stopping now is projected to cost no more than screening one batch more
+    (the projected audit of :func:`projected_audit_labels`, with the batch's projected finds);
+    the decision at ``k`` reads ``screened[:k]`` only. ``None`` while the screened prefix holds
+    no such boundary (screen on); ``total`` when the whole list is screened without one. Nothing
+    stops before the first relevant item is found.
     """
     y = _labels(screened)
     big = check_count(total, "total")
@@ -145,7 +188,9 @@ def screening_stop(screened: ArrayLike, total: int, rule: ReviewRule = ReviewRul
         found = int(seen[k])
         if found == 0 or k + _audit_cost(rule, big - k, found) >= big:
             continue
-        if tail_estimate(y, k, big, rule.window) <= rule.margin * int(allowed_misses(found, 0, rule.target)):
+        unfound = tail_estimate(y, k, big, rule.window)
+        if unfound <= rule.margin * int(allowed_misses(found, 0, rule.target)) and (
+                not rule.lookahead or _stop_now_is_cheaper(y, k, big, rule, found, unfound)):
             return k
     return big if y.size == big else None
 

@@ -287,7 +287,8 @@ class OperatingCharacteristics:
 
 
 def operating_characteristics(audit: SequentialAudit, missed: int, check_every: int = 1,
-                              running: bool = False) -> OperatingCharacteristics:
+                              running: bool = False, stopsets: list[NDArray[np.int64]] | None = None
+                              ) -> OperatingCharacteristics:
     """Exact stopping law of ``audit`` when the pool truly holds ``missed`` relevant items.
 
     The audit order is a uniformly random permutation, so ``x_t`` is an urn (Markov) chain:
@@ -297,6 +298,8 @@ def operating_characteristics(audit: SequentialAudit, missed: int, check_every: 
     :param running: the rule of :meth:`SequentialAudit.running_upper` (the running intersection
         over every prefix, as ``rankcut audit certify`` uses it): the chain is then ``(t, x, u)``
         with ``u`` the running bound — ``O(N0²·M)`` work, meant for small pools.
+    :param stopsets: ``audit.certified_counts(audit_checks(N0, check_every), x_max)`` for some
+        ``x_max ≥ missed``, computed once for several true counts (the inversion is most of the work).
     """
     big, m_true = audit.pool, check_count(missed, "missed")
     if m_true > big:
@@ -304,7 +307,8 @@ def operating_characteristics(audit: SequentialAudit, missed: int, check_every: 
     checks = audit_checks(big, check_every)
     if running:
         return _running_characteristics(audit, m_true, checks)
-    stopsets = audit.certified_counts(checks, x_max=m_true)
+    stopsets = audit.certified_counts(checks, x_max=m_true) if stopsets is None else \
+        [s[s <= m_true] for s in stopsets]
     prob = np.zeros(m_true + 1)
     prob[0] = 1.0
     false_claim = early = labels = 0.0

@@ -213,6 +213,9 @@ def stop(
     prior_scale: float = typer.Option(0.5, "--prior-scale", help="The audit's prior mean, as a share of "
                                       "the misses allowed: give freeze the same (costs only, never "
                                       "validity)."),
+    lookahead: bool = typer.Option(True, "--lookahead/--no-lookahead", help="Where the margin test "
+                                   "passes, stop only if stopping now is projected to cost no more than "
+                                   "one batch more (slower: exact audit costs; never affects validity)."),
     ordering: str = typer.Option("rank", "--ordering", help="List order: rank or trec_eval."),
     out: Path | None = typer.Option(None, "--out", help="Write the cut run here once every query has "
                                     "stopped."),
@@ -236,7 +239,7 @@ def stop(
         given = dict(zip(listed, qrels_oracle(read_qrels(qrels), listed), strict=True))
     try:
         rule = ReviewRule(target=target_recall, delta=delta, margin=margin, window=window,
-                          prior_scale=prior_scale)
+                          prior_scale=prior_scale, lookahead=lookahead)
     except ValueError as err:   # the rule names its fields; say the options they came from
         field, _, rest = str(err).partition(" ")
         flag = {"target": "--target-recall", "delta": "--delta", "margin": "--margin",
