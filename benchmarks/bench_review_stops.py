@@ -27,7 +27,7 @@ of the audit (``ReviewRule.prior_scale``; every one keeps the guarantee). From t
 
 Curves are cached under ``--cache`` (``.bench-cache/review-stops``, one file per run and prior
 scale; about 10 minutes each the first time on one thread, ``--jobs 2`` computes two at once; then
-about 5 minutes from the cache):
+about 15 minutes from the cache, most of it the lookahead rule's projected costs):
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_review_stops.py --jobs 2
 """
