@@ -178,3 +178,5 @@ def test_projected_audit_labels_is_the_poisson_average_of_the_exact_law() -> Non
     assert projected_audit_labels(rule, 800, 12, 1.5) == pytest.approx(want, rel=1e-12)
     assert projected_audit_labels(rule, 800, 12, 3.0) > projected_audit_labels(rule, 800, 12, 1.5)
     assert projected_audit_labels(rule, 0, 12, 3.0) == 0.0
+    full = operating_characteristics(rule.audit(50, 5), 50, rule.check_every).expected_labels
+    assert projected_audit_labels(rule, 50, 5, 3e7) == pytest.approx(full)   # far above the pool

@@ -138,8 +138,9 @@ def projected_audit_labels(rule: ReviewRule, pool: int, found: int, unfound: flo
     pool holds a Poisson number of relevant items with mean ``unfound``.
 
     Exact per count (:func:`~rankcut.certify.sequential.operating_characteristics`), over the
-    counts from 0 to one past the Poisson 0.999 quantile whose probability is at least ``1e-4``
-    (renormalised). A projection that only steers where screening stops, never the guarantee.
+    counts from 0 to one past the Poisson 0.999 quantile (at most ``pool``) whose probability is
+    at least ``1e-4`` or is the largest (renormalised). A projection that only steers where
+    screening stops, never the guarantee.
     """
     from scipy.stats import poisson
 
@@ -148,7 +149,9 @@ def projected_audit_labels(rule: ReviewRule, pool: int, found: int, unfound: flo
     audit = rule.audit(pool, found)
     counts = np.arange(min(pool, int(poisson.ppf(0.999, max(unfound, 1e-9))) + 1) + 1)
     weight = poisson.pmf(counts, unfound)
-    keep = weight >= 1e-4
+    if not weight.any():
+        weight[-1] = 1.0                        # a mean far above the pool: the pool is full
+    keep = weight >= min(1e-4, weight.max())   # a huge mean spreads every count below 1e-4
     stopsets = audit.certified_counts(audit_checks(pool, rule.check_every), x_max=int(counts[keep].max()))
     labels = [operating_characteristics(audit, int(m), rule.check_every, stopsets=stopsets).expected_labels
               for m in counts[keep]]
