@@ -43,13 +43,13 @@ from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
-from bench_label_efficient import clef, screening_sets
+from bench_label_efficient import DELTA, TARGET, clef, screening_sets
+from bench_review_stops import curve_path, curves
 from numpy.typing import NDArray
 
 from rankcut.certify.review import cost_floor
 from rankcut.certify.sequential import SequentialAudit, default_prior_mean
 
-TARGET, DELTA = 0.8, 0.05
 WIDTHS = (250, 100, 50, 10, 5, 3, 1)
 
 
@@ -103,18 +103,19 @@ def table(runs: Mapping[str, Mapping[str, NDArray[np.int64]]]) -> list[str]:
     return out
 
 
-def at_hindsight_cuts(topics: Mapping[str, NDArray[np.int64]], curves: Path) -> list[str]:
-    """Run A's measured hindsight cuts (``bench_review_stops.py``'s cache, prior 1/8) taken apart:
-    the exact cost, the same cuts with an audit that finds nothing (sequential, checked every 10
-    labels), and with Theorem 8's fixed zero-find size."""
-    cache = np.load(curves)
+def at_hindsight_cuts(topics: Mapping[str, NDArray[np.int64]], cache: Path) -> list[str]:
+    """Run A's measured hindsight cuts (``bench_review_stops.py``'s cost curves, prior 1/8) taken
+    apart: the exact cost, the same cuts with an audit that finds nothing (sequential, checked
+    every 10 labels), and with Theorem 8's fixed zero-find size."""
+    cv = curves("A", 0.125, cache, fresh=False)
     parts = np.zeros(3)
     for q, y in topics.items():
-        i = int(np.argmin(cache[f"{q}/cost"]))
-        k, found = int(cache[f"{q}/k"][i]), int(y[: int(cache[f"{q}/k"][i])].sum())
+        i = int(np.argmin(cv[q]["cost"]))
+        k = int(cv[q]["k"][i])
+        found = int(y[:k].sum())
         audit = SequentialAudit(y.size - k, found, TARGET, DELTA, default_prior_mean(found, TARGET, 0.125))
         fixed = math.ceil((y.size - k) * (1 - DELTA ** (1 / (audit.allowed_misses(0) + 1))))
-        parts += (float(cache[f"{q}/cost"][i]), k + audit.zero_find_size(10), k + fixed)
+        parts += (float(cv[q]["cost"][i]), k + audit.zero_find_size(10), k + fixed)
     share = 100 * parts / sum(y.size for y in topics.values())
     return [f"run A at the hindsight cuts (prior 1/8): exact {share[0]:.1f}%; if the audit found nothing "
             f"{share[1]:.1f}% (sequential), {share[2]:.1f}% (fixed size)"]
@@ -123,14 +124,13 @@ def at_hindsight_cuts(topics: Mapping[str, NDArray[np.int64]], curves: Path) -> 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--topics", action="store_true", help="also print run A per topic")
-    parser.add_argument("--curves", type=Path,
-                        default=Path(".bench-cache") / "review-stops" / "clef-A-prior0.125.npz",
-                        help="bench_review_stops.py's cost curves for run A, prior 1/8 (used when present)")
+    parser.add_argument("--cache", type=Path, default=Path(".bench-cache") / "review-stops",
+                        help="bench_review_stops.py's cost-curve cache (run A, prior 1/8; used if present)")
     args = parser.parse_args()
     runs = {"run A": clef("A"), "run B": clef("B"), "screening sets": screening_sets()}
     print("\n".join(table(runs)))
-    if args.curves.exists():
-        print("\n" + "\n".join(at_hindsight_cuts(runs["run A"], args.curves)))
+    if curve_path(args.cache, "A", 0.125).exists():
+        print("\n" + "\n".join(at_hindsight_cuts(runs["run A"], args.cache)))
     if args.topics:
         print("\n| topic | N | R | floor | prefix | bands of 50 | bands of 10 |")
         print("|---|---|---|---|---|---|---|")

@@ -83,10 +83,15 @@ def load(run: str) -> dict[str, NDArray[np.int64]]:
     return screening_sets() if run == "dev" else clef(run)
 
 
+def curve_path(cache: Path, run: str, prior: float) -> Path:
+    """Where :func:`curves` keeps the cost curves of ``run`` for the audit prior ``prior``."""
+    return cache / f"{'screening' if run == 'dev' else 'clef-' + run}-prior{prior:g}.npz"
+
+
 def curves(run: str, prior: float, cache: Path, fresh: bool) -> dict[str, dict[str, NDArray]]:
     """The cost curves of every topic of ``run`` for the audit prior ``prior`` (cached)."""
     topics = load(run)
-    path = cache / f"{'screening' if run == 'dev' else 'clef-' + run}-prior{prior:g}.npz"
+    path = curve_path(cache, run, prior)
     if path.exists() and not fresh:
         with np.load(path) as z:
             return {q: {f: z[f"{q}/{f}"] for f in ("k", "cost", "false")} for q in topics}

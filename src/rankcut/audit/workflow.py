@@ -1212,8 +1212,6 @@ def _plan_sequential(audit: _Audit) -> list[str]:
     """What the sequential design labels, and how many audit labels it needs when it finds nothing
     (:meth:`~rankcut.certify.sequential.SequentialAudit.zero_find_size`) for a few counts ``F`` of
     relevant items in the cut — unknown until the cut is labelled, so shown, not planned."""
-    from rankcut.certify.sequential import SequentialAudit
-
     n1, n0, rho = audit.base.n1, audit.base.n0, float(audit.target["recall"])
     lines = [f"nothing to size: every item of the cut ({n1}) is labelled — they give F, the relevant items "
              f"the review found — and then the excluded pool's {n0} items in one random audit order, from "
@@ -1224,8 +1222,7 @@ def _plan_sequential(audit: _Audit) -> list[str]:
         shown = []
         for f in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000):
             if f <= max(n1, 1):
-                audit_f = SequentialAudit(n0, f, rho, audit.delta, _prior_mean(audit, f))
-                shown.append(f"F = {f}: {audit_f.zero_find_size(every)}")
+                shown.append(f"F = {f}: {_sequential_engine(audit, f).zero_find_size(every)}")
         within = "" if every == 1 else f" (checked every {every} labels)"
         lines.append(f"audit labels to certify when the audit finds no relevant item{within}: "
                      f"{'; '.join(shown)} — each relevant item it finds adds labels")
