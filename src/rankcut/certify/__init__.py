@@ -9,6 +9,7 @@ from rankcut.certify import (  # noqa: F401  (imported to register their certifi
     design,
     diagnostics,
     excluded,
+    interleaved,
     noise,
     planning,
     prefixes,
@@ -39,6 +40,7 @@ from rankcut.certify.excluded import (
     full_review_recall_certificate,
     p0_upper_hoeffding,
 )
+from rankcut.certify.interleaved import InterleavedReview, InterleavedRule, interleaved_recall_certificate
 from rankcut.certify.noise import noisy_label_certificate
 from rankcut.certify.planning import plan_binomial, plan_hypergeometric, plan_missed_mass, plan_rule_out
 from rankcut.certify.prefixes import (
@@ -64,6 +66,8 @@ from rankcut.certify.whole import whole_population_certificate
 
 __all__ = [
     "Certificate",
+    "InterleavedReview",
+    "InterleavedRule",
     "JointReport",
     "amplification_diagnostics",
     "choose_prefix",
@@ -80,6 +84,7 @@ __all__ = [
     "hypergeom_lower",
     "hypergeom_upper",
     "incremental_coverage_certificate",
+    "interleaved_recall_certificate",
     "neyman_pearson_select",
     "noisy_label_certificate",
     "p0_upper_hoeffding",

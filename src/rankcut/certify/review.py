@@ -104,19 +104,16 @@ def _labels(labels: ArrayLike) -> NDArray[np.int64]:
     return y.astype(np.int64)
 
 
-def tail_estimate(labels: ArrayLike, depth: int, total: int, fit: int) -> float:
-    """Projected relevant items below ``depth``: an exponential rate fitted to the last ``fit`` screened.
+def tail_fit(labels: ArrayLike, depth: int, fit: int) -> tuple[float, float] | None:
+    """The rate ``exp(a + b·i)`` of relevant items at rank ``depth + i``, fitted to the last ``fit`` screened.
 
     Maximum likelihood for counts ``y_i ~ Poisson(exp(a + b·i))`` over the screened ranks
-    ``depth − fit ≤ i < depth`` (Newton's method on the two parameters), summed over the
-    ``total − depth`` unscreened ranks. A rate that does not fall (``b ≥ 0``) projects the
-    fitted rate at ``depth`` over the whole rest; a window without a relevant item projects half
-    an item per window. A label-free estimate for the audit: it reads
-    screened labels only, and only steers the cost, never the guarantee.
+    ``depth − fit ≤ i < depth`` (ranks relative to the depth; Newton's method on the two
+    parameters, ``b ≤ 0``). ``None`` when the window holds no relevant item.
     """
     y = _labels(labels)[max(0, depth - fit):depth].astype(float)
-    if y.sum() == 0:   # no relevant item in the fit window: half an item per window, not zero
-        return 0.5 * (total - depth) / max(y.size, 1)
+    if y.sum() == 0:
+        return None
     i = np.arange(y.size, dtype=float) - y.size   # ranks relative to the depth (the last is −1)
     a, b = math.log(y.mean()), 0.0
     for _ in range(50):
@@ -127,10 +124,31 @@ def tail_estimate(labels: ArrayLike, depth: int, total: int, fit: int) -> float:
         a, b = a + step[0], min(b + step[1], 0.0)
         if np.abs(step).max() < 1e-10:
             break
-    rest = total - depth
+    return a, b
+
+
+def tail_sum(rate: tuple[float, float], rest: int) -> float:
+    """``Σ_{i < rest} exp(a + b·i)``: the relevant items a :func:`tail_fit` rate projects in ``rest``
+    ranks."""
+    a, b = rate
     if b >= -1e-12:
         return math.exp(a) * rest
     return math.exp(a) * math.exp(b) * (1 - math.exp(b * rest)) / (1 - math.exp(b))
+
+
+def tail_estimate(labels: ArrayLike, depth: int, total: int, fit: int) -> float:
+    """Projected relevant items below ``depth``: an exponential rate fitted to the last ``fit`` screened.
+
+    :func:`tail_fit`, summed over the ``total − depth`` unscreened ranks (:func:`tail_sum`). A
+    rate that does not fall (``b ≥ 0``) projects the fitted rate at ``depth`` over the whole
+    rest; a window without a relevant item projects half an item per window. A label-free
+    estimate for the audit: it reads screened labels only, and only steers the cost, never the
+    guarantee.
+    """
+    rate = tail_fit(labels, depth, fit)
+    if rate is None:   # no relevant item in the fit window: half an item per window, not zero
+        return 0.5 * (total - depth) / max(min(fit, depth), 1)
+    return tail_sum(rate, total - depth)
 
 
 def projected_audit_labels(rule: ReviewRule, pool: int, found: int, unfound: float) -> float:

@@ -1,0 +1,327 @@
+"""Interleaved certified review: screening and auditing under one anytime-valid bound on R.
+
+**The design.** A collection of ``N`` documents, a fixed unknown labelling with ``R`` relevant,
+and one frozen uniformly random order ``π`` of the whole collection (the audit order). At every
+step a *policy* chooses one of two moves and a person reads one document:
+
+* **screen** — read a document the policy names (the top unread document of a ranking, or of a
+  ranker retrained on the labels so far): no randomness is added;
+* **audit** — read the next still-unread document of ``π``.
+
+The policy may use every label read so far, the ranking and anything fixed in advance — even the
+true labelling; it must not see the unread part of ``π``. After step ``t`` write ``F_t`` for the
+relevant documents found (by either move), ``U_t`` for the unread set and ``W_t = F_t + |U_t|``.
+
+**Lemma (the audit draw is uniform).** Given the history up to an audit step, the next unread
+document of ``π`` is uniform on ``U``. *Proof.* The history is a function of ``π``'s entries
+that have been revealed: the audited documents and the read documents skipped on the way. Every
+permutation consistent with that history orders the unread documents in the remaining positions
+in every one of the ``|U|!`` ways equally often, so the first of them is uniform on ``U``. ∎
+Hence, when ``R = r``, an audit draw is relevant with probability ``(r − F)/|U|`` — a known
+function of the history and ``r`` (``tests/certify/test_interleaved.py`` checks the lemma by
+enumerating every permutation under an adaptive policy).
+
+**Theorem (confidence sequence for R).** For a hypothesis ``r`` let
+``q_r(y) = ((r − F)/|U|)^y ((W − r)/|U|)^{1−y}`` be the law of an audit label, and
+``L_t(r) = Π_{audit steps s ≤ t} q_r(y_s)``. Let ``p̂_s`` be any *predictable* law of the audit
+label at step ``s`` (a function of the history before it) and
+``Λ_t(r) = c · Π_{audit s ≤ t} p̂_s(y_s) / q_r(y_s)`` with a constant ``c ≤ 1``. Then
+
+    C_t = {r ∈ [F_t, W_t] : Λ_t(r) < 1/δ}
+
+holds ``R`` at every step ``t`` simultaneously with probability at least ``1 − δ``, for every
+labelling and every policy. *Proof.* Fix the labelling, so ``R`` is fixed. At an audit step,
+by the lemma, ``E[p̂_s(y_s)/q_R(y_s) | history] = Σ_y p̂_s(y) = 1``; screening steps multiply by
+nothing and add no randomness. So ``Λ_t(R)`` is a nonnegative martingale in the history's
+filtration, whatever the (predictable) policy, starting at ``c ≤ 1``, and Ville's inequality gives
+``P(∃t: Λ_t(R) ≥ 1/δ) ≤ δ``. ``R ∈ [F_t, W_t]`` always. ∎
+
+``log L_t(r)`` is a sum of logarithms of linear functions of ``r``, so it is concave and
+``C_t`` is an interval; ``max C_t`` bounds ``R`` and ``Recall_t = F_t/R ≥ F_t / max C_t``. On the
+same event ``R ≤ min_{s ≤ t} max C_s`` (the running intersection), so a claim once met stays met:
+"recall ≥ ρ" is certified at the first step where ``min_{s ≤ t} max C_s ≤ ⌊F_t/ρ⌋`` and is false
+with probability at most ``δ`` — checked by exact enumeration against adversarial policies (that
+see the labelling and switch moves on the labels) and by simulation on real topics.
+
+**The predictable law used** (:class:`InterleavedReview`): a geometric prior on the unread
+relevant count, fixed at the first audit step ``τ`` from the labels read before it — mean
+:func:`~rankcut.certify.sequential.default_prior_mean` ``(F_τ)`` unless given in advance, cut
+where its tail falls below ``1e-12`` at ``m_hi`` (support ``r − F_τ ∈ [0, m_hi]``, total mass
+``c = 1 − ρ^{m_hi+1}``). ``p̂_s`` is the posterior predictive under the prior *anchored* at
+``A_s = F_τ`` plus the relevant documents screening found after ``τ``: weights
+``ρ^{r − A_s} L_{s−1}(r)`` on ``r ∈ [F_s, min(A_s + m_hi, W_s)]``. By memorylessness, a
+geometric prior conditioned on the documents screening found is the same geometric moved up by
+them, so screening after an audit never uses up the prior. The prior may depend on anything
+fixed before ``τ`` (here: ``F_τ``), since the martingale argument starts at ``τ``; it must not
+change after ``τ``. **Screen-then-audit is the special case** "screen ``k``, then only audit":
+the anchor never moves, the predictives telescope to the prior–posterior mixture
+``Σ_r π(r) L_t(r)``, and ``C_t`` is that of :class:`~rankcut.certify.sequential.SequentialAudit`
+(``max C_t = F + max C_t(M)``) — a test checks the two agree.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rankcut.certify._validate import check_count, check_delta, check_fraction, check_positive
+from rankcut.certify.result import Certificate, certificate_function, confidence_text
+from rankcut.certify.sequential import PRIOR_SCALE, PRIOR_TAIL, default_prior_mean
+
+__all__ = ["AUDIT", "SCREEN", "InterleavedReview", "InterleavedRule", "interleaved_recall_certificate"]
+
+SCREEN, AUDIT = "s", "a"
+
+
+@dataclass(frozen=True)
+class InterleavedRule:
+    """The frozen constants of an interleaved review's certificate (fixed before any label).
+
+    :param target: recall target ``ρ`` in (0, 1].
+    :param delta: error probability ``δ``.
+    :param prior_scale: the prior mean as a share of the misses allowed at the first audit step
+        (:func:`~rankcut.certify.sequential.default_prior_mean`); used when ``prior_mean`` is None.
+    :param prior_mean: a prior mean fixed in advance instead (any positive number keeps the
+        guarantee; it only moves the cost).
+    """
+
+    target: float = 0.8
+    delta: float = 0.05
+    prior_scale: float = PRIOR_SCALE
+    prior_mean: float | None = None
+
+    def __post_init__(self) -> None:
+        check_fraction(self.target, "target", open_left=True)
+        check_delta(self.delta)
+        check_positive(self.prior_scale, "prior_scale")
+        if self.prior_mean is not None:
+            check_positive(self.prior_mean, "prior_mean")
+
+    def allowed_total(self, found: int) -> int:
+        """``⌊F/ρ⌋``: the most relevant documents the collection may hold for ``F/R ≥ ρ`` (exact)."""
+        rho = Fraction(str(self.target))
+        return found * rho.denominator // rho.numerator
+
+
+class InterleavedReview:
+    """The confidence sequence for ``R`` along one interleaved review (see the module docstring).
+
+    Feed it every read document in order with :meth:`screen` or :meth:`audit`; the caller picks
+    which document (the policy and the frozen audit order live outside). Pure: no I/O.
+
+    :param total: ``N``, the collection's size.
+    :param rule: the frozen :class:`InterleavedRule`.
+    """
+
+    def __init__(self, total: int, rule: InterleavedRule = InterleavedRule()) -> None:
+        self.total = check_count(total, "total")
+        self.rule = rule
+        self.found = 0
+        self.unread = self.total
+        self.audit_labels = 0
+        self.audit_hits = 0
+        self.moves: list[str] = []
+        self.labels: list[int] = []
+        self.prior_mean: float | None = None     # fixed at the first audit step
+        self._log_lik = np.zeros(self.total + 1)   # log L_t(r) for r = 0..N, valid on [F_t, W_t]
+        with np.errstate(divide="ignore"):
+            self._logs = np.log(np.arange(self.total + 1, dtype=float))
+        self._log_num = 0.0
+        self._anchor = 0
+        self._support = 0
+        self._log_rho = 0.0
+        self._running = self.total                 # min over steps of max C_t
+        self._running_step = 0
+
+    @property
+    def read(self) -> int:
+        """Documents read so far (both moves)."""
+        return self.total - self.unread
+
+    @property
+    def started(self) -> bool:
+        """Whether an audit step has happened (the prior is fixed then)."""
+        return self.prior_mean is not None
+
+    def screen(self, label: int) -> None:
+        """Record a screened document and its 0/1 label."""
+        y = self._check(label, SCREEN)
+        self.found += y
+        self._anchor += y if self.started else 0
+        self._after(SCREEN, y)
+
+    def audit(self, label: int) -> None:
+        """Record the next unread document of the frozen audit order and its 0/1 label."""
+        y = self._check(label, AUDIT)
+        f, w = self.found, self.found + self.unread
+        if not self.started:
+            self._fix_prior()
+        lo, hi = f, min(self._anchor + self._support, w)
+        if lo > hi:          # more audit finds than the prior's support: no mass left, never rejects
+            self._log_num = -math.inf
+        elif math.isfinite(self._log_num):
+            r = np.arange(lo, hi + 1)
+            log_w = (r - self._anchor) * self._log_rho + self._log_lik[lo:hi + 1]
+            weight = np.exp(log_w - log_w.max())
+            share = float(weight @ ((r - f) if y else (w - r))) / float(weight.sum())   # p̂·|U|
+            self._log_num = self._log_num + math.log(share) if share > 0 else -math.inf
+        if y:
+            self._log_lik[f + 1:w + 1] += self._logs[1:w - f + 1]      # log(r − F)
+        else:
+            self._log_lik[f:w] += self._logs[w - f:0:-1]               # log(W − r)
+        self.found += y
+        self.audit_labels += 1
+        self.audit_hits += y
+        self._after(AUDIT, y)
+
+    def _check(self, label: int, move: str) -> int:
+        if self.unread == 0:
+            raise ValueError(f"every one of the {self.total} documents is read: no {move} step is left")
+        if label not in (0, 1) or isinstance(label, bool | float):
+            raise ValueError(f"a label is 0 or 1, got {label!r}")
+        return int(label)
+
+    def _fix_prior(self) -> None:
+        mean = self.rule.prior_mean
+        if mean is None:
+            mean = default_prior_mean(self.found, self.rule.target, self.rule.prior_scale)
+        rho = mean / (1.0 + mean)
+        self.prior_mean = float(mean)
+        self._log_rho = math.log(rho)
+        self._support = min(self.unread, math.ceil(math.log(PRIOR_TAIL) / self._log_rho))
+        self._anchor = self.found
+        self._log_num = math.log1p(-rho ** (self._support + 1))    # c = Σ π ≤ 1
+
+    def _after(self, move: str, y: int) -> None:
+        self.unread -= 1
+        self.moves.append(move)
+        self.labels.append(y)
+        f, w = self.found, self.found + self.unread
+        self._running = max(self._running, f)   # R ≥ F_t: a bound below it is raised to it
+        r0 = min(self._running, w)
+        if not self.started or self._kept(r0):
+            new = r0
+        else:
+            below = np.flatnonzero(self._log_lik[f:r0] > self._threshold)
+            new = f + int(below[-1]) if below.size else min(r0, self.upper())
+        if new < self._running:
+            self._running, self._running_step = new, len(self.moves)
+
+    @property
+    def _threshold(self) -> float:
+        return self._log_num + math.log(self.rule.delta)
+
+    def _kept(self, r: int) -> bool:
+        return bool(self._log_lik[r] > self._threshold)
+
+    def upper(self) -> int:
+        """``max C_t`` now: the largest ``R`` the confidence sequence keeps (``F_t`` if it keeps none)."""
+        f, w = self.found, self.found + self.unread
+        if not self.started:
+            return w
+        kept = np.flatnonzero(self._log_lik[f:w + 1] > self._threshold)
+        return f + int(kept[-1]) if kept.size else f
+
+    def log_evidence(self, r: int) -> float:
+        """``log Λ_t(r)``: the evidence against ``R = r`` (``-inf`` before the first audit step)."""
+        f, w = self.found, self.found + self.unread
+        if not f <= r <= w:
+            return math.inf
+        return self._log_num - float(self._log_lik[r]) if self.started else -math.inf
+
+    def log_likelihood(self) -> NDArray[np.float64]:
+        """``log L_t(r)`` for ``r = F_t … W_t`` (zeros before the first audit step); a copy."""
+        return self._log_lik[self.found:self.found + self.unread + 1].copy()
+
+    @property
+    def running_upper(self) -> int:
+        """``min_{s ≤ t} max C_s`` (at least ``F_t``): the bound on ``R`` the certificate uses."""
+        return self._running
+
+    @property
+    def running_step(self) -> int:
+        """The step (documents read) at which :attr:`running_upper` was last lowered."""
+        return self._running_step
+
+    @property
+    def recall_lower(self) -> float:
+        """``F_t / min_s max C_s``: the certified lower bound on the review's recall now."""
+        return self.found / self._running if self._running else 1.0
+
+    @property
+    def certified(self) -> bool:
+        """Whether "recall ≥ ρ" is certified now (``min_s max C_s ≤ ⌊F_t/ρ⌋``)."""
+        return self._running <= self.rule.allowed_total(self.found)
+
+    def allowed_unfound(self) -> int:
+        """Relevant documents that may still be unread for recall ``≥ ρ`` now: ``⌊F/ρ⌋ − F``."""
+        return self.rule.allowed_total(self.found) - self.found
+
+
+def replay(total: int, moves: str, labels: str, rule: InterleavedRule) -> InterleavedReview:
+    """The review after the recorded steps (``moves`` of ``s``/``a``, ``labels`` of ``0``/``1``)."""
+    if len(moves) != len(labels):
+        raise ValueError(f"{len(moves)} moves but {len(labels)} labels")
+    if len(moves) > total:
+        raise ValueError(f"{len(moves)} steps exceed the collection's {total} documents")
+    review = InterleavedReview(total, rule)
+    for i, (m, y) in enumerate(zip(moves, labels, strict=True)):
+        if m not in (SCREEN, AUDIT) or y not in "01":
+            raise ValueError(f"step {i + 1}: a move is 's' or 'a' and a label '0' or '1', got {m!r}, {y!r}")
+        (review.screen if m == SCREEN else review.audit)(int(y))
+    return review
+
+
+@certificate_function("interleaved_recall")
+def interleaved_recall_certificate(total: int, moves: str, labels: str, target: float = 0.8,
+                                   delta: float = 0.05, prior_scale: float = PRIOR_SCALE,
+                                   prior_mean: float | None = None) -> Certificate:
+    """Recall of an interleaved review, anytime-valid (the theorem of this module).
+
+    :param total: ``N``, the collection's size.
+    :param moves: one character a step read: ``s`` screened, ``a`` the next unread document of
+        the frozen audit order.
+    :param labels: the 0/1 label of each step's document, as a string of ``0``/``1``.
+    :returns: ``quantity="recall"``, ``side="lower"``: ``F_t / min_s max C_s``;
+        ``details["certified"]`` says whether it meets ``target``.
+    """
+    rule = InterleavedRule(target, delta, prior_scale, prior_mean)
+    review = replay(check_count(total, "total"), moves, labels, rule)
+    upper, ok = review.running_upper, review.certified
+    screened = moves.count(SCREEN)
+    return Certificate(
+        quantity="recall",
+        side="lower",
+        value=review.recall_lower,
+        theorem="interleaved review (predictable mixture confidence sequence for R, Ville's inequality)",
+        function="interleaved_recall",
+        inputs={"total": total, "moves": moves, "labels": labels, "target": target, "delta": delta,
+                "prior_scale": prior_scale, "prior_mean": prior_mean},
+        allocation={"audit": float(delta)},
+        delta=float(delta),
+        statement=(
+            f"With confidence {confidence_text(delta)}, the review found at least "
+            f"{math.floor(review.recall_lower * 1000) / 10:g}% of the relevant documents: "
+            f"{review.found} found in {review.read} of {total} documents read ({screened} screened, "
+            f"{review.audit_labels} in the frozen audit order, {review.audit_hits} of them relevant), "
+            f"at most {upper - review.found} relevant left unread (anytime-valid: it holds wherever "
+            f"the review stops, whatever decided each move); target {target:g} "
+            f"{'met' if ok else 'not met yet'}."
+        ),
+        details={"relevant_upper": upper, "allowed_total": rule.allowed_total(review.found),
+                 "certified": ok, "best_step": review.running_step, "prior_mean": review.prior_mean},
+    )
+
+
+def audit_order_draw(order: NDArray[np.int64], pointer: int, read: NDArray[np.bool_]) -> tuple[int, int]:
+    """The next still-unread document of the frozen audit ``order`` from ``pointer`` on.
+
+    :returns: ``(document, new pointer)``; the documents skipped were read by screening.
+    """
+    while read[order[pointer]]:
+        pointer += 1
+    return int(order[pointer]), pointer + 1

@@ -1,0 +1,285 @@
+"""Policies of an interleaved review, and the simulator that plays one against known labels.
+
+A policy chooses each move of :mod:`rankcut.certify.interleaved` — screen the top unread document
+of the ranking, or audit the next unread document of the frozen random order — from what has been
+read. The certificate is valid for *every* policy (the theorem there), so a policy only moves the
+cost: its constants may be tuned freely on development data, and a ranker retrained on the labels
+(continuous active learning) is just another policy.
+
+:class:`ProjectedCostPolicy` is the default. At each decision it compares two projections of the
+documents still to read — audit from now on, or screen one more batch first — and takes the
+cheaper. The projection needs the unread relevant count ``M``; it is estimated from both
+sources the review has: the ranking (an exponential rate fitted to the screened labels at the
+frontier, :func:`~rankcut.certify.review.tail_estimate`) as a geometric prior, and the audit
+draws' likelihood (the engine's ``L_t``) as evidence. So an audit that finds relevant documents
+raises the estimate and sends the review back to screening: an early switch to the audit is never
+fatal. Its constants were chosen on the screening sets (development data), never on CLEF.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import gammaln, logsumexp
+
+from rankcut.certify._validate import check_count, check_positive
+from rankcut.certify.interleaved import AUDIT, SCREEN, InterleavedReview, InterleavedRule
+from rankcut.certify.review import tail_estimate, tail_fit, tail_sum
+from rankcut.certify.sequential import default_prior_mean
+
+__all__ = ["InterleavedRuns", "Policy", "ProjectedCostPolicy", "ReviewState", "ScreenThenAudit",
+           "play", "simulate_interleaved"]
+
+
+class ReviewState:
+    """What a policy may see: the engine, and the labels of the ranks read so far (``-1`` unread).
+
+    :param total: the collection's size; documents are named by their rank ``0 … N − 1``.
+    """
+
+    def __init__(self, total: int, rule: InterleavedRule) -> None:
+        self.review = InterleavedReview(total, rule)
+        self.rank_labels = np.full(total, -1, dtype=np.int64)
+        self.frontier = 0            # every rank above it is read
+        self.screened = 0
+        self.run = 0                 # length of the current run of the last move
+        self.last: str | None = None
+
+    def record(self, move: str, rank: int, label: int) -> None:
+        """Record that ``rank`` was read by ``move`` with ``label``."""
+        (self.review.screen if move == SCREEN else self.review.audit)(label)
+        self.rank_labels[rank] = label
+        self.screened += move == SCREEN
+        self.run = self.run + 1 if move == self.last else 1
+        self.last = move
+        while self.frontier < self.rank_labels.size and self.rank_labels[self.frontier] >= 0:
+            self.frontier += 1
+
+
+class Policy(Protocol):
+    """Chooses the next move (:data:`~rankcut.certify.interleaved.SCREEN` or ``AUDIT``)."""
+
+    def __call__(self, state: ReviewState) -> str: ...
+
+
+@dataclass(frozen=True)
+class ScreenThenAudit:
+    """Screen the top ``depth`` ranks, then only audit: today's screen-then-audit design."""
+
+    depth: int
+
+    def __call__(self, state: ReviewState) -> str:
+        return SCREEN if state.screened < self.depth else AUDIT
+
+
+@dataclass(frozen=True)
+class ProjectedCostPolicy:
+    """Screen or audit, whichever leaves fewer documents to read by a projection (module docstring).
+
+    :param batch: screening moves come in batches of this size (and nothing is audited before the
+        first batch, or before a relevant document is found).
+    :param chunk: audit moves come in runs of this size before the next decision.
+    :param window: screened ranks the tail rate is fitted to.
+    :param overhead: the prior's cost in the projection, as a multiple of ``log(1 + prior mean)``.
+    """
+
+    batch: int = 50
+    chunk: int = 10
+    window: int = 500
+    overhead: float = 0.5
+
+    def __post_init__(self) -> None:
+        for name in ("batch", "chunk", "window"):
+            check_count(getattr(self, name), name, minimum=1)
+        check_positive(self.overhead, "overhead")
+
+    def __call__(self, state: ReviewState) -> str:
+        rev = state.review
+        total = state.rank_labels.size
+        if state.frontier >= total:
+            return AUDIT
+        if rev.found == 0 or state.screened < self.batch or (state.last == SCREEN
+                                                             and state.run % self.batch):
+            return SCREEN
+        if state.last == AUDIT and state.run % self.chunk:
+            return AUDIT
+        k = state.frontier
+        prefix = np.maximum(state.rank_labels[:k], 0)
+        rate = tail_fit(prefix, k, self.window) or (math.log(0.5 / min(self.window, k)), 0.0)
+        rest = total - k
+        beyond = int((state.rank_labels[k:] == 1).sum())          # audit finds below the frontier
+        unfound = self._posterior_mean(rev, max(tail_sum(rate, rest) - beyond, 0.5))
+        steps = np.arange(1, -(-min(rest, rev.unread) // self.batch) + 1) * self.batch
+        ahead = np.array([tail_sum(rate, int(d)) for d in np.minimum(steps, rest)])
+        whole = tail_sum(rate, rest)
+        share = ahead / whole if whole > 0 else np.minimum(steps, rest) / rest
+        now = self._audit_cost(rev, rev.unread, unfound, rev.found)
+        later = min((float(d) + self._audit_cost(rev, rev.unread - int(d), unfound * (1 - g),
+                                                 rev.found + round(unfound * g))
+                     for d, g in zip(steps, share, strict=True)), default=math.inf)
+        return SCREEN if later < now else AUDIT
+
+    @staticmethod
+    def _posterior_mean(rev: InterleavedReview, prior: float) -> float:
+        """Mean unread relevant count: geometric prior (mean ``prior``) times the audit likelihood."""
+        f, w = rev.found, rev.found + rev.unread
+        m = np.arange(w - f + 1)
+        log_w = m * math.log(prior / (1.0 + prior)) + rev.log_likelihood()
+        return float(np.exp(log_w - logsumexp(log_w)) @ m)
+
+    def _audit_cost(self, rev: InterleavedReview, unread: int, unfound: float, found: int) -> float:
+        """Audit draws projected to reject every ``R > ⌊F/ρ⌋`` from ``unread`` documents.
+
+        The expected path: after ``n`` draws, ``x = n·M/|U|`` of the ``M = unfound`` have been
+        found, so the claim needs ``R ≤ ⌊(F + x)/ρ⌋``; its nearest alternative leaves
+        ``K = ⌊(F + x)/ρ⌋ + 1 − F`` relevant unread at the audit's start, and the evidence against
+        it is the hypergeometric log-likelihood ratio of ``x`` in ``n`` at the most likely count
+        against ``K`` (continuous in ``x``; none while that count is above ``K``), plus what the
+        audit has shown so far. The first ``n``
+        whose evidence reaches ``log(1/δ)`` and the prior's cost ``log(1 + prior mean)``.
+        """
+        if unread <= 0:
+            return 0.0
+        big = float(unread)
+        n = np.unique(np.round(np.geomspace(1.0, big, 80)))
+        x = max(unfound, 0.0) * n / big
+        rho = rev.rule.target
+        k = np.floor((found + x) / rho + 1e-9) + 1.0 - found
+        m_hat = np.minimum(np.maximum(x * (big + 1.0) / n, x), big - n + x)
+        ok = k <= big - n + x
+        kk = np.where(ok, k, x)
+        gain = np.where(kk > m_hat, _log_hyp(x, n, m_hat, big) - _log_hyp(x, n, kk, big), -np.inf)
+        mean = rev.prior_mean if rev.prior_mean is not None else \
+            default_prior_mean(found, rho, rev.rule.prior_scale)
+        a = rev.rule.allowed_total(found) - found
+        shown = max(rev.log_evidence(min(found + a + 1, rev.found + rev.unread)), 0.0)
+        need = math.log(1 / rev.rule.delta) + self.overhead * math.log1p(mean) - shown
+        hit = np.flatnonzero(~ok | (gain >= need))
+        return float(n[hit[0]]) if hit.size else big
+
+
+def _log_hyp(x: NDArray[np.float64], n: NDArray[np.float64], k: NDArray[np.float64], big: float
+             ) -> NDArray[np.float64]:
+    """``log h(x; n, K, N)`` with ``gammaln`` (continuous in ``x`` and ``K``)."""
+    def lc(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.asarray(gammaln(a + 1) - gammaln(b + 1) - gammaln(a - b + 1))
+    return lc(k, x) + lc(big - k, n - x) - lc(np.full_like(n, big), n)
+
+
+def _labels(labels: ArrayLike) -> NDArray[np.int64]:
+    y = np.asarray(labels)
+    if y.ndim != 1 or not np.isin(y, (0, 1)).all():
+        raise ValueError("labels must be a 1-D sequence of 0/1 relevance labels in rank order")
+    return y.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class InterleavedRun:
+    """One interleaved review played to its end against known labels."""
+
+    read: int               # documents read when it stopped (all of them if never certified)
+    screened: int
+    certified: bool         # certified before everything was read
+    found: int
+    relevant: int
+    false_claim: bool       # certified while the recall was below the target
+    moves: str              # one character a step: s screened, a audited
+    labels: str             # the label read at each step, 0 or 1
+
+
+def play(labels: ArrayLike, order: ArrayLike, policy: Policy, rule: InterleavedRule | None = None
+         ) -> InterleavedRun:
+    """Play ``policy`` on a ranking's 0/1 ``labels`` with the frozen audit ``order`` (a permutation
+    of the ranks), stopping at the first certified step."""
+    y = _labels(labels)
+    perm = np.asarray(order, dtype=np.int64)
+    if perm.shape != y.shape or not np.array_equal(np.sort(perm), np.arange(y.size)):
+        raise ValueError(f"order must be a permutation of the {y.size} ranks")
+    rule = rule or InterleavedRule()
+    state = ReviewState(y.size, rule)
+    read = np.zeros(y.size, dtype=bool)
+    pointer = 0
+    rev = state.review
+    while rev.unread and not rev.certified:
+        move = policy(state)
+        if move == SCREEN:
+            doc = state.frontier
+        elif move == AUDIT:
+            while read[perm[pointer]]:
+                pointer += 1
+            doc = int(perm[pointer])
+        else:
+            raise ValueError(f"a policy returns {SCREEN!r} or {AUDIT!r}, got {move!r}")
+        read[doc] = True
+        state.record(move, doc, int(y[doc]))
+    relevant = int(y.sum())
+    cert = rev.certified and rev.unread > 0
+    return InterleavedRun(rev.read, state.screened, cert, rev.found, relevant,
+                          bool(rev.certified and relevant > rule.allowed_total(rev.found)),
+                          "".join(rev.moves), "".join(map(str, rev.labels)))
+
+
+@dataclass(frozen=True)
+class InterleavedRuns:
+    """Outcomes of :func:`play` over seeds (one frozen audit order each)."""
+
+    read: NDArray[np.int64]
+    screened: NDArray[np.int64]
+    certified: NDArray[np.bool_]
+    false_claims: NDArray[np.bool_]
+
+
+def simulate_interleaved(labels: ArrayLike, policy: Policy, rule: InterleavedRule | None = None,
+                         seeds: Sequence[int] | range = range(200)) -> InterleavedRuns:
+    """:func:`play` once per seed, the audit order drawn by ``numpy.random.default_rng(seed)``."""
+    y = _labels(labels)
+    runs = [play(y, np.random.default_rng(int(s)).permutation(y.size), policy, rule) for s in seeds]
+    return InterleavedRuns(np.array([r.read for r in runs], dtype=np.int64),
+                           np.array([r.screened for r in runs], dtype=np.int64),
+                           np.array([r.certified for r in runs], dtype=bool),
+                           np.array([r.false_claim for r in runs], dtype=bool))
+
+
+@dataclass(frozen=True)
+class PrecisionPolicy:
+    """Screen while the ranking beats the audit, audit when it does not, screen again on audit finds.
+
+    :param batch: screening moves come in batches of this size.
+    :param chunk: audit moves come in runs of this size.
+    :param ratio: after a screening batch, screen on while its precision exceeds ``ratio`` times
+        the unread prevalence the audit draws show (``(hits + ½)/(draws + 1)``).
+    :param margin: the first audit starts once the ranking's tail projects at most ``margin``
+        times the ``a + 1`` unread relevant items that would refute the claim.
+    :param window: screened ranks the tail rate is fitted to.
+    """
+
+    batch: int = 50
+    chunk: int = 10
+    ratio: float = 2.0
+    margin: float = 0.5
+    window: int = 500
+
+    def __call__(self, state: ReviewState) -> str:
+        rev = state.review
+        total = state.rank_labels.size
+        if state.frontier >= total:
+            return AUDIT
+        if rev.found == 0 or state.screened < self.batch or (state.last == SCREEN
+                                                             and state.run % self.batch):
+            return SCREEN
+        if state.last == AUDIT and state.run % self.chunk:
+            return AUDIT
+        if not rev.started:
+            k = state.frontier
+            beyond = int((state.rank_labels[k:] == 1).sum())
+            tail = tail_estimate(np.maximum(state.rank_labels[:k], 0), k, total, self.window) - beyond
+            return AUDIT if tail <= self.margin * (rev.allowed_unfound() + 1) else SCREEN
+        if state.last == AUDIT:
+            return SCREEN if sum(rev.labels[-self.chunk:]) else AUDIT
+        prevalence = (rev.audit_hits + 0.5) / (rev.audit_labels + 1)
+        return SCREEN if sum(rev.labels[-self.batch:]) / self.batch > self.ratio * prevalence else AUDIT

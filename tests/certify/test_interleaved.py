@@ -1,0 +1,328 @@
+"""The interleaved review's confidence sequence: the lemma, the theorem, the special case, the edges.
+
+Validity is checked by exact enumeration of every audit order on small collections, for policies
+that see the whole labelling and switch moves on the labels; reference values come from an
+independent (slow, direct) implementation of the definition in the module docstring.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections import Counter, defaultdict
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+
+from rankcut.certify import recompute
+from rankcut.certify.interleaved import (
+    AUDIT,
+    SCREEN,
+    InterleavedReview,
+    InterleavedRule,
+    interleaved_recall_certificate,
+    replay,
+)
+from rankcut.certify.policies import (
+    PrecisionPolicy,
+    ProjectedCostPolicy,
+    ScreenThenAudit,
+    play,
+    simulate_interleaved,
+)
+from rankcut.certify.sequential import PRIOR_TAIL, SequentialAudit, default_prior_mean
+
+# A policy of the enumeration: (review, read mask, labelling, step) -> (move, document to screen)
+Chooser = Callable[[InterleavedReview, np.ndarray, np.ndarray, list], tuple[str, int]]
+
+
+def _top_unread(read: np.ndarray) -> int:
+    return int(np.flatnonzero(~read)[0])
+
+
+def screen_then_audit(k: int) -> Chooser:
+    return lambda rev, read, y, hist: (SCREEN if rev.read < k else AUDIT, _top_unread(read))
+
+
+def alternate(rev, read, y, hist):
+    return (SCREEN if rev.read % 2 else AUDIT), _top_unread(read)
+
+
+def back_to_screening(rev, read, y, hist):
+    """Audit; after an audit hit, screen the top unread document (the default policy's reflex)."""
+    hit = bool(hist) and hist[-1][0] == AUDIT and hist[-1][2] == 1
+    return (SCREEN if hit else AUDIT), _top_unread(read)
+
+
+def hide_and_audit(rev, read, y, hist):
+    """Knows the labelling: screens only non-relevant documents, and does so after every audit hit
+    (so the unread pool is relevant-rich but the audit saw few), else audits."""
+    neg = np.flatnonzero(~read & (y == 0))
+    hit = bool(hist) and hist[-1][2] == 1
+    return (SCREEN, int(neg[0])) if hit and neg.size else (AUDIT, _top_unread(read))
+
+
+def early_prior_then_screen_negatives(rev, read, y, hist):
+    """Knows the labelling: one audit draw first (the prior is fixed with nothing found), then screens
+    the non-relevant documents and audits only when none is left."""
+    neg = np.flatnonzero(~read & (y == 0))
+    if rev.audit_labels == 0 or not neg.size:
+        return AUDIT, _top_unread(read)
+    return SCREEN, int(neg[0])
+
+
+def hashed(seed: int) -> Chooser:
+    """A deterministic function of the history: moves and the screened document by a hash."""
+    def choose(rev, read, y, hist):
+        h = hash((seed, tuple(hist))) & 0xFFFF
+        unread = np.flatnonzero(~read)
+        return (SCREEN if h % 3 == 0 else AUDIT), int(unread[(h // 3) % unread.size])
+    return choose
+
+
+def enumerate_claims(y: np.ndarray, choose: Chooser, rule: InterleavedRule) -> tuple[float, float]:
+    """Exact ``P(false claim)`` and ``P(claim before the end)`` over every audit order."""
+    n = y.size
+    false = claims = 0
+    perms = list(itertools.permutations(range(n)))
+    for perm in perms:
+        rev, read, hist, pointer = InterleavedReview(n, rule), np.zeros(n, dtype=bool), [], 0
+        while rev.unread and not rev.certified:
+            move, doc = choose(rev, read, y, hist)
+            if move == AUDIT:
+                while read[perm[pointer]]:
+                    pointer += 1
+                doc = perm[pointer]
+            assert not read[doc]
+            read[doc] = True
+            (rev.screen if move == SCREEN else rev.audit)(int(y[doc]))
+            hist.append((move, int(doc), int(y[doc])))
+        if rev.certified and rev.unread:
+            claims += 1
+            false += int(y.sum()) > rule.allowed_total(rev.found)
+    return false / len(perms), claims / len(perms)
+
+
+POLICIES = {"screen 0": screen_then_audit(0), "screen 2": screen_then_audit(2), "alternate": alternate,
+            "back to screening": back_to_screening, "hide and audit": hide_and_audit,
+            "early prior": early_prior_then_screen_negatives,
+            **{f"hashed {s}": hashed(s) for s in range(4)}}
+
+
+@pytest.mark.parametrize("name", sorted(POLICIES))
+@pytest.mark.parametrize(("labels", "target", "delta", "prior_mean"), [
+    ("110000", 0.5, 0.3, None), ("101010", 0.8, 0.3, None), ("000011", 0.5, 0.2, 2.0),
+    ("1111000", 0.8, 0.4, 0.5)])
+def test_false_claims_at_most_delta_for_every_policy(name, labels, target, delta, prior_mean):
+    y = np.array([int(c) for c in labels])
+    rule = InterleavedRule(target, delta, prior_mean=prior_mean)
+    false, _ = enumerate_claims(y, POLICIES[name], rule)
+    assert false <= delta + 1e-12
+
+
+def test_the_enumeration_can_see_a_false_claim():
+    """The check above bites: a confidence sequence that keeps too little (δ read as 1) claims falsely
+    often, and the adversaries make claims at all."""
+    y = np.array([1, 0, 1, 0, 1, 0, 0])
+    loose = InterleavedRule(0.8, 0.999)
+    assert enumerate_claims(y, hide_and_audit, loose)[0] > 0.3
+    assert enumerate_claims(y, alternate, InterleavedRule(0.5, 0.3))[1] > 0
+
+
+def test_next_unread_of_a_frozen_order_is_uniform():
+    """The lemma: given the history, the next unread document of the order is uniform on the unread."""
+    y = np.array([1, 0, 1, 0, 0])
+    seen: dict[tuple, Counter] = defaultdict(Counter)
+    unread_of: dict[tuple, frozenset] = {}
+    for perm in itertools.permutations(range(5)):
+        read, hist, pointer = np.zeros(5, dtype=bool), [], 0
+        while not read.all():
+            # adaptive: screen the lowest unread id after an audit hit, else audit
+            hit = bool(hist) and hist[-1][0] == AUDIT and y[hist[-1][1]]
+            if hit:
+                doc, move = _top_unread(read), SCREEN
+            else:
+                while read[perm[pointer]]:
+                    pointer += 1
+                doc, move = perm[pointer], AUDIT
+                seen[tuple(hist)][doc] += 1
+                unread_of[tuple(hist)] = frozenset(np.flatnonzero(~read).tolist())
+            read[doc] = True
+            hist.append((move, int(doc)))
+    assert len(seen) > 20
+    for h, counts in seen.items():
+        assert set(counts) == unread_of[h]
+        assert len(set(counts.values())) == 1, (h, counts)
+
+
+def _reference_bounds(total: int, moves: str, labels: str, rule: InterleavedRule) -> list[int]:
+    """``min(running, max C_t)`` after every step, from the definition, one hypothesis at a time."""
+    f, unread, anchor, log_num = 0, total, None, 0.0
+    log_lik = {r: 0.0 for r in range(total + 1)}
+    running, out = total, []
+    support = log_rho = 0.0
+    for m, c in zip(moves, labels, strict=True):
+        y, w = int(c), f + unread
+        if m == AUDIT:
+            if anchor is None:
+                mean = default_prior_mean(f, rule.target, rule.prior_scale)
+                rho = mean / (1 + mean)
+                log_rho = math.log(rho)
+                support = min(unread, math.ceil(math.log(PRIOR_TAIL) / log_rho))
+                anchor, log_num = f, math.log1p(-rho ** (support + 1))
+            rs = [r for r in range(f, w + 1) if r <= anchor + support]
+            lw = np.array([(r - anchor) * log_rho + log_lik[r] for r in rs])
+            q = np.array([(r - f) if y else (w - r) for r in rs], dtype=float)
+            log_num += float(logsumexp(lw, b=q) - logsumexp(lw)) if rs else -math.inf
+            for r in range(f, w + 1):
+                p = (r - f) / unread if y else (w - r) / unread
+                log_lik[r] = log_lik[r] + math.log(p * unread) if p > 0 else -math.inf
+            f += y
+        else:
+            f += y
+            if anchor is not None:
+                anchor += y
+        unread -= 1
+        w = f + unread
+        if anchor is None:
+            upper = w
+        else:
+            kept = [r for r in range(f, w + 1) if log_lik[r] > log_num + math.log(rule.delta)]
+            upper = max(kept) if kept else f
+        running = max(min(running, upper), f)
+        out.append(running)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_engine_matches_the_definition(seed):
+    rng = np.random.default_rng(seed)
+    total = int(rng.integers(5, 60))
+    moves = "".join(rng.choice([SCREEN, AUDIT], size=total, p=[0.4, 0.6]))
+    labels = "".join(str(int(v)) for v in rng.random(total) < 0.3)
+    rule = InterleavedRule(float(rng.choice([0.5, 0.8, 0.95])), float(rng.choice([0.05, 0.3])))
+    rev = InterleavedReview(total, rule)
+    got = []
+    for m, c in zip(moves, labels, strict=True):
+        (rev.screen if m == SCREEN else rev.audit)(int(c))
+        got.append(rev.running_upper)
+    assert got == _reference_bounds(total, moves, labels, rule)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_screen_then_audit_reproduces_the_sequential_audit(seed):
+    """The special case: screen k, then only audit, with today's prior — the same running bound at
+    every audit label as :class:`SequentialAudit` (``F + M``), so the same certificates."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(20, 400))
+    k = int(rng.integers(1, n))
+    y = (rng.random(n) < np.linspace(0.5, 0.01, n)).astype(int)
+    target, delta = float(rng.choice([0.5, 0.8, 0.95])), float(rng.choice([0.05, 0.2]))
+    rev = InterleavedReview(n, InterleavedRule(target, delta))
+    for v in y[:k]:
+        rev.screen(int(v))
+    found = int(y[:k].sum())
+    pool = y[k:][rng.permutation(n - k)]
+    audit = SequentialAudit(n - k, found, target, delta, default_prior_mean(found, target))
+    running, _ = audit.running_upper(pool)
+    for t, v in enumerate(pool, start=1):
+        rev.audit(int(v))
+        assert rev.running_upper == found + running[t]
+        assert rev.certified == bool(running[t] <= audit.allowed_misses(int(pool[:t].sum())))
+
+
+def test_screening_everything_is_exact():
+    rev = InterleavedReview(5)
+    for v in (1, 0, 1, 1, 0):
+        rev.screen(v)
+    assert rev.running_upper == 3 and rev.recall_lower == 1.0 and rev.certified
+    with pytest.raises(ValueError, match="every one of the 5 documents is read"):
+        rev.audit(0)
+
+
+def test_empty_collection_and_no_relevant():
+    empty = InterleavedReview(0)
+    assert empty.certified and empty.recall_lower == 1.0 and empty.running_upper == 0
+    rev = InterleavedReview(3)
+    for v in (0, 0, 0):
+        rev.audit(v)
+    assert rev.running_upper == 0 and rev.certified
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_bound_never_rises_and_a_claim_once_met_stays(seed):
+    rng = np.random.default_rng(seed)
+    y = (rng.random(300) < np.linspace(0.6, 0.02, 300)).astype(int)
+    rev = InterleavedReview(300)
+    bounds, recalls, met = [], [], []
+    for i, v in enumerate(y):
+        (rev.screen if i < 80 or i % 7 == 0 else rev.audit)(int(v))
+        bounds.append(rev.running_upper)
+        recalls.append(rev.recall_lower)
+        met.append(rev.certified)
+        assert rev.found <= rev.running_upper <= rev.found + rev.unread
+    assert all(a >= b for a, b in itertools.pairwise(bounds))
+    assert all(a <= b for a, b in itertools.pairwise(recalls))
+    assert all(b for a, b in itertools.pairwise(met) if a)
+
+
+def test_bad_labels_and_replays_are_refused():
+    rev = InterleavedReview(4)
+    for bad in (2, -1, 0.5, True):
+        with pytest.raises(ValueError, match="a label is 0 or 1"):
+            rev.screen(bad)
+    with pytest.raises(ValueError, match="3 moves but 2 labels"):
+        replay(4, "ssa", "01", InterleavedRule())
+    with pytest.raises(ValueError, match="step 2: a move is 's' or 'a'"):
+        replay(4, "sx", "01", InterleavedRule())
+    with pytest.raises(ValueError, match="5 steps exceed the collection's 4 documents"):
+        replay(4, "sssss", "00000", InterleavedRule())
+
+
+def test_certificate_recomputes_from_json_and_states_the_claim():
+    rng = np.random.default_rng(3)
+    y = (rng.random(400) < np.linspace(0.5, 0.0, 400)).astype(int)
+    run = play(y, rng.permutation(400), ProjectedCostPolicy())
+    cert = interleaved_recall_certificate(400, run.moves, run.labels)
+    again = recompute(json.loads(cert.to_json()))
+    assert again.value == cert.value and again.details == cert.details
+    assert cert.details["certified"] == run.certified
+    assert "anytime-valid" in cert.statement and ("met" in cert.statement)
+
+
+def test_policies_are_checked():
+    with pytest.raises(ValueError, match="batch"):
+        ProjectedCostPolicy(batch=0)
+    y = np.array([1, 0, 1, 0])
+    with pytest.raises(ValueError, match="permutation"):
+        play(y, [0, 1, 2, 2], ScreenThenAudit(2))
+    with pytest.raises(ValueError, match="returns 's' or 'a'"):
+        play(y, [0, 1, 2, 3], lambda state: "x")
+
+
+def test_simulation_is_seeded_and_the_default_policy_returns_to_screening():
+    """On a ranking whose tail hides relevant documents below a dry stretch, the default policy's
+    audit finds them and it screens again (an early switch is not fatal)."""
+    rng = np.random.default_rng(0)
+    head = (rng.random(200) < 0.5).astype(int)
+    y = np.concatenate([head, np.zeros(300, int), (rng.random(200) < 0.3).astype(int), np.zeros(1300, int)])
+    a = simulate_interleaved(y, ProjectedCostPolicy(), seeds=range(5))
+    b = simulate_interleaved(y, ProjectedCostPolicy(), seeds=range(5))
+    assert np.array_equal(a.read, b.read)
+    runs = [play(y, np.random.default_rng(s).permutation(y.size), ProjectedCostPolicy()) for s in range(5)]
+    assert any("as" in r.moves and r.moves.index("a") < r.moves.rindex("s") for r in runs)
+    assert not any(r.false_claim for r in runs)
+
+
+@pytest.mark.parametrize("policy", [PrecisionPolicy(batch=1, chunk=1, window=3),
+                                    ProjectedCostPolicy(batch=1, chunk=1, window=3)], ids=repr)
+@pytest.mark.parametrize("labels", ["110100", "101001"])
+def test_library_policies_over_every_audit_order(policy, labels):
+    y = np.array([int(c) for c in labels])
+    rule = InterleavedRule(0.5, 0.3)
+    runs = [play(y, perm, policy, rule) for perm in itertools.permutations(range(y.size))]
+    assert np.mean([r.false_claim for r in runs]) <= 0.3
+    assert any(r.certified for r in runs)
