@@ -43,6 +43,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rankcut import metrics as _metrics
+from rankcut._util import check_int, jsonable
 from rankcut.cutters import Cutter, clone, cutter_class, make_cutter
 from rankcut.data.lists import RankedLists
 from rankcut.data.trec import MissingQueriesWarning
@@ -294,22 +295,7 @@ class Evaluation:
                     for name, res in self.methods.items()
                 },
             }
-        return _jsonable(out)
-
-
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, bool | np.bool_):
-        return bool(obj)
-    if isinstance(obj, int | np.integer):
-        return int(obj)
-    if isinstance(obj, float | np.floating):
-        v = float(obj)
-        return v if np.isfinite(v) else str(v)
-    return obj
+        return jsonable(out)
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -555,12 +541,10 @@ def _tasks(lists: RankedLists, train: RankedLists | Sequence[str] | None,
         if train is not None or test_queries is not None:
             raise ValueError("folds: cross-validation splits the queries itself; do not also give "
                              "train or test_queries")
-        if isinstance(folds, bool) or not isinstance(folds, int | np.integer) or folds < 2:
-            raise ValueError(f"folds must be an integer ≥ 2, got {folds!r}")
+        check_int(folds, "folds", low=2)
         if folds > len(lists):
             raise ValueError(f"folds={folds} exceeds the number of queries ({len(lists)})")
-        if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-            raise ValueError(f"seed must be an integer ≥ 0, got {seed!r}")
+        check_int(seed, "seed", low=0)
         order = np.random.default_rng(int(seed)).permutation(len(lists))
         tasks = []
         for i, part in enumerate(np.array_split(order, int(folds))):

@@ -257,7 +257,7 @@ def _attach_features(lists: Any, paths: list[Path], columns: set[str] | None = N
 
 def _load_checkpoint(path: Path) -> Any:
     """A trained model of ``rankcut train`` (its errors name the file at fault)."""
-    from rankcut.nn.checkpoint import load_checkpoint
+    from rankcut.cutters.checkpoint import load_checkpoint
 
     return load_checkpoint(path)
 

@@ -24,9 +24,10 @@ from rankcut.cli.evaluate import (
     _user_errors,
     _warn_unranked,
 )
+from rankcut.cutters.neural import neural_cutters
 
 #: the models ``rankcut train`` fits: registry names of the neural cutters
-MODELS: tuple[str, ...] = ("attncut", "attncut-rc", "bicut", "choppy")
+MODELS: tuple[str, ...] = neural_cutters()
 _LOSSES = ("raml", "mle", "bi", "rl")
 _METRICS = ("f1", "precision", "recall", "dcg")
 #: cutter keywords set by an option of the same name
@@ -47,7 +48,7 @@ def _check_folder(out: Path, overwrite: bool) -> None:
         raise ValueError(f"--out {out} exists: choose another folder or pass --overwrite")
     if not out.is_dir():
         raise ValueError(f"--out {out} is a file, not a checkpoint folder")
-    from rankcut.nn.checkpoint import is_checkpoint
+    from rankcut.cutters.checkpoint import is_checkpoint
 
     if not is_checkpoint(out) and any(out.iterdir()):
         raise ValueError(f"--out {out} is neither a rankcut checkpoint nor empty: it is not overwritten")
@@ -129,9 +130,7 @@ def train(
                       progress=sys.stderr.isatty())
         from rankcut.cutters.base import cutter_class
         from rankcut.cutters.neural import NeuralCutter
-        from rankcut.nn.checkpoint import register_neural_cutters
 
-        register_neural_cutters()
         cutter = cutter_class(model)(**params)
         assert isinstance(cutter, NeuralCutter)
         try:
