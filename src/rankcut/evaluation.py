@@ -34,7 +34,7 @@ import json
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -59,6 +59,8 @@ __all__ = [
     "evaluate_cutters",
     "format_table",
     "read_query_ids",
+    "seen_queries",
+    "with_trained",
 ]
 
 #: the columns of AttnCut's Table 3: F1@k (Eq. 8) and ±1-DCG@k (Eq. 9)
@@ -474,6 +476,66 @@ def evaluate_cutters(
     protocol["description"] = _describe(protocol)
     return Evaluation(tuple(evaluated), scored.lengths, fold, metrics, results, tests_out, protocol)
 
+
+
+def seen_queries(cutter: Cutter, lists: RankedLists, *, train: Sequence[str] | None = None,
+                 test_queries: Sequence[str] | None = None) -> list[str]:
+    """The queries that an evaluation of ``lists`` would score although the fitted ``cutter`` was
+    trained or validated on them (its ``train_qids_`` and ``val_qids_``): its score there would be
+    a training fit, not a test. Sorted.
+
+    :param train: query ids of ``lists`` trained on, which are not evaluated (as for
+        :func:`evaluate_cutters`).
+    :param test_queries: the evaluated query ids (default: all of ``lists`` not trained on).
+    """
+    held = set(train or ())
+    evaluated = {q for q in lists.qids if (test_queries is None or q in test_queries) and q not in held}
+    fitted = set(getattr(cutter, "train_qids_", ())) | set(getattr(cutter, "val_qids_", ()))
+    return sorted(evaluated & fitted)
+
+
+def with_trained(evaluation: Evaluation, lists: RankedLists, trained: Mapping[str, Cutter], *,
+                 baseline: str | None, test: str = "wilcoxon", alpha: float = 0.05,
+                 recall_base: str = "list", note: str | None = None) -> Evaluation:
+    """``evaluation`` with a row per fitted cutter of ``trained`` (named by its key): a model
+    trained elsewhere, evaluated as saved, not refitted. Its cuts of the evaluated lists, their
+    labels removed, are scored as :func:`evaluate_cutters` scores the others — one cut in every
+    metric's column — and the paired tests against ``baseline`` are redone over every method but
+    those of :data:`READS_TEST_LABELS` (AttnCut's Table 3 protocol, module docstring).
+
+    :param lists: the lists of the evaluation (the evaluated queries are taken from them).
+    :param note: appended to the protocol's description.
+    """
+    scored = lists.subset(evaluation.qids)
+    blind = replace(scored, gains=None, n_relevant=None)
+    methods = dict(evaluation.methods)
+    for label, method in trained.items():
+        cuts = method.predict(blind)
+        fitted = {"fold": -1, "best_epoch_": getattr(method, "best_epoch_", None),
+                  "val_metric_": getattr(method, "val_metric_", None)}
+        methods[label] = MethodResult(
+            method=label,
+            cuts={m: cuts for m in evaluation.metrics},
+            scores={m: _metrics.score_at(scored, cuts, m, recall_base=recall_base, allow_zero=True)
+                    for m in evaluation.metrics},
+            fitted={m: [fitted] for m in evaluation.metrics},
+            params={m: method.get_params() for m in evaluation.metrics},
+        )
+    tests = {}
+    if baseline is not None:
+        base = baseline.strip()
+        compared = [s for s in methods
+                    if s == base or s in trained or _cutter_name(s) not in READS_TEST_LABELS]
+        if len(compared) > 1:
+            tests = {m: paired_tests({s: methods[s].scores[m] for s in compared}, base, test=test,
+                                     alpha=alpha)
+                     for m in evaluation.metrics}
+    tested = baseline is not None
+    protocol = {**evaluation.protocol, "baseline": baseline.strip() if baseline is not None else None,
+                "test": test if tested else None, "alpha": alpha if tested else None}
+    if note is not None:
+        protocol["description"] += note
+    return replace(evaluation, methods=methods, tests=tests, protocol=protocol)
 
 def _cutter_name(spec: str) -> str:
     """The registry name of a spec ``NAME[:PARAM]``."""

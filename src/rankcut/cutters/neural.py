@@ -193,6 +193,13 @@ class NeuralCutter(Cutter):
                 cuts[rows] = self._decide({name: out.float() for name, out in outputs.items()}, ms)
         return cuts
 
+    def feature_columns(self) -> list[str]:
+        """The feature columns of the lists that this fitted cutter reads, besides the scores
+        (:data:`rankcut.nn.inputs.SCORE_COLUMNS`, which it derives itself)."""
+        from rankcut.nn.inputs import SCORE_COLUMNS
+
+        return [c for c in self.encoder_.columns if c not in SCORE_COLUMNS]
+
     # ------------------------------------------------------------- checkpoints
     def save(self, folder: str | Path, *, overwrite: bool = False) -> Path:
         """Write this fitted cutter as a checkpoint folder
