@@ -8,27 +8,36 @@ functions, so that ``rankcut --help`` stays fast.
 
 from __future__ import annotations
 
+import inspect
 import os
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+import typer
 
 from rankcut.data.lists import ORDERINGS
-from rankcut.data.trec import MISSING_POLICIES
+from rankcut.data.trec import MISSING_POLICIES, load_trec
 from rankcut.metrics import RECALL_BASES
 
-__all__ = ["CHOICES", "MISSING_HELP", "ORDERING_HELP", "THRESHOLD_HELP", "check_output", "choice", "count",
-           "files", "load_runs", "warn_unranked", "warnings_about"]
+__all__ = ["CHOICES", "MISSING", "ORDERING", "THRESHOLD_HELP", "Missing", "Ordering", "check_output",
+           "choice", "count", "files", "load_runs", "warn_unranked", "warnings_about"]
 
-ORDERING_HELP = ("Tie rule: 'rank' (score, then the run's rank order, then doc_id descending) or "
-                 "'trec_eval' (score as a 32-bit float, as trec_eval stores it, then doc_id descending).")
-MISSING_HELP = ("Run queries absent from the qrels: 'drop' (trec_eval's convention, right for full "
-                "qrels), 'keep' (no relevant document; right for positives-only qrels such as "
-                "Robust04's, where query 672 has none), or 'error'.")
+_ORDERING_HELP = ("Tie rule: 'rank' (score, then the run's rank order, then doc_id descending) or "
+                  "'trec_eval' (score as a 32-bit float, as trec_eval stores it, then doc_id descending).")
+_MISSING_HELP = ("Run queries absent from the qrels: 'drop' (trec_eval's convention, right for full "
+                 "qrels), 'keep' (no relevant document; right for positives-only qrels such as "
+                 "Robust04's, where query 672 has none), or 'error'.")
 THRESHOLD_HELP = ("Relevance at or above which a document counts as relevant: a number > 0, since "
                   "unjudged documents count as relevance 0")
+#: the ``--ordering`` and ``--missing`` options of the commands that read runs, and their defaults:
+#: those of :func:`rankcut.data.trec.load_trec`
+Ordering = Annotated[str, typer.Option("--ordering", help=_ORDERING_HELP)]
+Missing = Annotated[str, typer.Option("--missing", help=_MISSING_HELP)]
+ORDERING: str = inspect.signature(load_trec).parameters["ordering"].default
+MISSING: str = inspect.signature(load_trec).parameters["missing"].default
 #: the values of the options that take a choice
 CHOICES: dict[str, tuple[str, ...]] = {
     "ordering": ORDERINGS,

@@ -15,9 +15,11 @@ from typing import Annotated, Any
 import typer
 
 from rankcut.cli._common import (
-    MISSING_HELP,
-    ORDERING_HELP,
+    MISSING,
+    ORDERING,
     THRESHOLD_HELP,
+    Missing,
+    Ordering,
     check_output,
     choice,
     count,
@@ -54,8 +56,8 @@ def cut(
         "--qrels", help="Qrels: for fitting on --train-run, and for the oracle, which reads the "
         "labels of the run it cuts.", exists=True, dir_okay=False)] = None,
     threshold: Annotated[float, typer.Option("--threshold", help=THRESHOLD_HELP + ".")] = 1.0,
-    ordering: Annotated[str, typer.Option("--ordering", help=ORDERING_HELP)] = "rank",
-    missing: Annotated[str, typer.Option("--missing", help=MISSING_HELP)] = "drop",
+    ordering: Ordering = ORDERING,
+    missing: Missing = MISSING,
     tag: Annotated[str, typer.Option("--tag", help="Run tag written in the sixth column.")] = "rankcut",
 ) -> None:
     """Cut every list of a run where a cutter (or a trained model) says; write the kept prefixes.

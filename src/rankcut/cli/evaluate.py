@@ -17,9 +17,11 @@ import typer
 
 from rankcut.cli._common import (
     MAX_IDS_SHOWN,
-    MISSING_HELP,
-    ORDERING_HELP,
+    MISSING,
+    ORDERING,
     THRESHOLD_HELP,
+    Missing,
+    Ordering,
     check_output,
     choice,
     count,
@@ -125,8 +127,8 @@ def evaluate(
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
     threshold: Annotated[float, typer.Option(
         "--threshold", help=THRESHOLD_HELP + " (2 for TREC DL).")] = 1.0,
-    ordering: Annotated[str, typer.Option("--ordering", help=ORDERING_HELP)] = "rank",
-    missing: Annotated[str, typer.Option("--missing", help=MISSING_HELP)] = "drop",
+    ordering: Ordering = ORDERING,
+    missing: Missing = MISSING,
     recall_base: Annotated[str, typer.Option(
         "--recall-base", help="Recall denominator: 'list' (relevant documents inside the list, "
         "AttnCut's Eq. 8) or 'judged' (all judged relevant).")] = "list",

@@ -14,9 +14,11 @@ from typing import Annotated, Any
 import typer
 
 from rankcut.cli._common import (
-    MISSING_HELP,
-    ORDERING_HELP,
+    MISSING,
+    ORDERING,
     THRESHOLD_HELP,
+    Missing,
+    Ordering,
     choice,
     count,
     load_runs,
@@ -105,8 +107,8 @@ def train(
         "--recall-base", help="Recall denominator: 'list' (relevant documents inside the list, AttnCut's "
         "Eq. 7) or 'judged' (all judged relevant).")] = RECALL_BASE,
     threshold: Annotated[float, typer.Option("--threshold", help=THRESHOLD_HELP + ".")] = 1.0,
-    ordering: Annotated[str, typer.Option("--ordering", help=ORDERING_HELP)] = "rank",
-    missing: Annotated[str, typer.Option("--missing", help=MISSING_HELP)] = "drop",
+    ordering: Ordering = ORDERING,
+    missing: Missing = MISSING,
     overwrite: Annotated[bool, typer.Option(
         "--overwrite", help="Replace --out if it is an existing checkpoint.")] = False,
 ) -> None:
