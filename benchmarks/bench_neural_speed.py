@@ -58,7 +58,6 @@ import rankcut.nn.models as models
 import rankcut.nn.training as training
 from rankcut.cutters import make_cutter
 from rankcut.data.lists import RankedLists
-from rankcut.nn.checkpoint import register_neural_cutters
 from rankcut.nn.training import has_amx_bf16
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets" / "robust04"
@@ -247,7 +246,6 @@ def main() -> None:
         parser.error("--epochs must be at least 2 (the first epoch is left out)")
 
     torch.set_num_threads(args.threads)
-    register_neural_cutters()
     train, test, every = load_lists()
     load = os.getloadavg()
     print(f"# torch {torch.__version__}, {torch.get_num_threads()} torch threads, {os.cpu_count()} CPUs, "

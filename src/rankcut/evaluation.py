@@ -34,7 +34,7 @@ import json
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rankcut import metrics as _metrics
+from rankcut._util import check_int, jsonable
 from rankcut.cutters import Cutter, clone, cutter_class, make_cutter
 from rankcut.data.lists import RankedLists
 from rankcut.data.trec import MissingQueriesWarning
@@ -58,6 +59,8 @@ __all__ = [
     "evaluate_cutters",
     "format_table",
     "read_query_ids",
+    "seen_queries",
+    "with_trained",
 ]
 
 #: the columns of AttnCut's Table 3: F1@k (Eq. 8) and ±1-DCG@k (Eq. 9)
@@ -294,22 +297,7 @@ class Evaluation:
                     for name, res in self.methods.items()
                 },
             }
-        return _jsonable(out)
-
-
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, bool | np.bool_):
-        return bool(obj)
-    if isinstance(obj, int | np.integer):
-        return int(obj)
-    if isinstance(obj, float | np.floating):
-        v = float(obj)
-        return v if np.isfinite(v) else str(v)
-    return obj
+        return jsonable(out)
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -489,6 +477,66 @@ def evaluate_cutters(
     return Evaluation(tuple(evaluated), scored.lengths, fold, metrics, results, tests_out, protocol)
 
 
+
+def seen_queries(cutter: Cutter, lists: RankedLists, *, train: Sequence[str] | None = None,
+                 test_queries: Sequence[str] | None = None) -> list[str]:
+    """The queries that an evaluation of ``lists`` would score although the fitted ``cutter`` was
+    trained or validated on them (its ``train_qids_`` and ``val_qids_``): its score there would be
+    a training fit, not a test. Sorted.
+
+    :param train: query ids of ``lists`` trained on, which are not evaluated (as for
+        :func:`evaluate_cutters`).
+    :param test_queries: the evaluated query ids (default: all of ``lists`` not trained on).
+    """
+    held = set(train or ())
+    evaluated = {q for q in lists.qids if (test_queries is None or q in test_queries) and q not in held}
+    fitted = set(getattr(cutter, "train_qids_", ())) | set(getattr(cutter, "val_qids_", ()))
+    return sorted(evaluated & fitted)
+
+
+def with_trained(evaluation: Evaluation, lists: RankedLists, trained: Mapping[str, Cutter], *,
+                 baseline: str | None, test: str = "wilcoxon", alpha: float = 0.05,
+                 recall_base: str = "list", note: str | None = None) -> Evaluation:
+    """``evaluation`` with a row per fitted cutter of ``trained`` (named by its key): a model
+    trained elsewhere, evaluated as saved, not refitted. Its cuts of the evaluated lists, their
+    labels removed, are scored as :func:`evaluate_cutters` scores the others — one cut in every
+    metric's column — and the paired tests against ``baseline`` are redone over every method but
+    those of :data:`READS_TEST_LABELS` (AttnCut's Table 3 protocol, module docstring).
+
+    :param lists: the lists of the evaluation (the evaluated queries are taken from them).
+    :param note: appended to the protocol's description.
+    """
+    scored = lists.subset(evaluation.qids)
+    blind = replace(scored, gains=None, n_relevant=None)
+    methods = dict(evaluation.methods)
+    for label, method in trained.items():
+        cuts = method.predict(blind)
+        fitted = {"fold": -1, "best_epoch_": getattr(method, "best_epoch_", None),
+                  "val_metric_": getattr(method, "val_metric_", None)}
+        methods[label] = MethodResult(
+            method=label,
+            cuts={m: cuts for m in evaluation.metrics},
+            scores={m: _metrics.score_at(scored, cuts, m, recall_base=recall_base, allow_zero=True)
+                    for m in evaluation.metrics},
+            fitted={m: [fitted] for m in evaluation.metrics},
+            params={m: method.get_params() for m in evaluation.metrics},
+        )
+    tests = {}
+    if baseline is not None:
+        base = baseline.strip()
+        compared = [s for s in methods
+                    if s == base or s in trained or _cutter_name(s) not in READS_TEST_LABELS]
+        if len(compared) > 1:
+            tests = {m: paired_tests({s: methods[s].scores[m] for s in compared}, base, test=test,
+                                     alpha=alpha)
+                     for m in evaluation.metrics}
+    tested = baseline is not None
+    protocol = {**evaluation.protocol, "baseline": baseline.strip() if baseline is not None else None,
+                "test": test if tested else None, "alpha": alpha if tested else None}
+    if note is not None:
+        protocol["description"] += note
+    return replace(evaluation, methods=methods, tests=tests, protocol=protocol)
+
 def _cutter_name(spec: str) -> str:
     """The registry name of a spec ``NAME[:PARAM]``."""
     return spec.partition(":")[0].strip()
@@ -555,12 +603,10 @@ def _tasks(lists: RankedLists, train: RankedLists | Sequence[str] | None,
         if train is not None or test_queries is not None:
             raise ValueError("folds: cross-validation splits the queries itself; do not also give "
                              "train or test_queries")
-        if isinstance(folds, bool) or not isinstance(folds, int | np.integer) or folds < 2:
-            raise ValueError(f"folds must be an integer ≥ 2, got {folds!r}")
+        check_int(folds, "folds", low=2)
         if folds > len(lists):
             raise ValueError(f"folds={folds} exceeds the number of queries ({len(lists)})")
-        if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-            raise ValueError(f"seed must be an integer ≥ 0, got {seed!r}")
+        check_int(seed, "seed", low=0)
         order = np.random.default_rng(int(seed)).permutation(len(lists))
         tasks = []
         for i, part in enumerate(np.array_split(order, int(folds))):

@@ -39,11 +39,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from rankcut._util import check_bool
 from rankcut.data.lists import RankedLists
+from rankcut.errors import ParamError
 
 __all__ = [
     "METRICS",
     "RECALL_BASES",
+    "check_options",
     "clip_cuts",
     "curves",
     "mean_curve",
@@ -56,6 +59,16 @@ METRICS: tuple[str, ...] = ("f1", "precision", "recall", "dcg")
 RECALL_BASES: tuple[str, ...] = ("list", "judged")
 
 FloatArray = NDArray[np.float64]
+
+
+def check_options(metric: Any, recall_base: Any, allow_zero: Any) -> None:
+    """Validate the metric options that cutters and the training loop pass through to this
+    module (ParamError naming the argument)."""
+    if metric not in METRICS:
+        raise ParamError("metric", f"metric must be one of {METRICS}, got {metric!r}")
+    if recall_base not in RECALL_BASES:
+        raise ParamError("recall_base", f"recall_base must be one of {RECALL_BASES}, got {recall_base!r}")
+    check_bool(allow_zero, "allow_zero")
 
 
 def _ratio(num: FloatArray, den: FloatArray) -> FloatArray:

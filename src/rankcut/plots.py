@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from rankcut._util import check_int
 from rankcut.evaluation import Evaluation
 
 __all__ = ["plot_cutoffs"]
@@ -92,8 +93,7 @@ def plot_cutoffs(
     top = max(int(ev.methods[m].cuts[metric].max()) for m in [reference, *others])
     if bin_width is None:
         bin_width = max(1, int(np.ceil(top / 30)))
-    if isinstance(bin_width, bool) or not isinstance(bin_width, int | np.integer) or bin_width < 1:
-        raise ValueError(f"bin_width must be an integer ≥ 1, got {bin_width!r}")
+    check_int(bin_width, "bin_width", low=1)
     edges = np.arange(0, top + bin_width + 1, bin_width) + 0.5  # bin i holds cuts i*w+1 … (i+1)*w
 
     def share(name: str) -> np.ndarray:

@@ -218,3 +218,13 @@ def test_contract_violations_are_caught(monkeypatch: pytest.MonkeyPatch) -> None
 
     with pytest.raises(ValueError, match="outside"):
         TooDeep().predict(varied_lists())
+
+
+def test_neural_cutters_name_their_paper_and_are_the_models_of_train() -> None:
+    from rankcut.cli.train import MODELS
+    from rankcut.cutters.base import cutter_class
+    from rankcut.cutters.neural import neural_cutters
+
+    assert neural_cutters() == MODELS == ("attncut", "attncut-rc", "bicut", "choppy")
+    for name in MODELS:
+        assert "20" in cutter_class(name).paper  # type: ignore[attr-defined]  # author and year

@@ -18,15 +18,13 @@ torch = pytest.importorskip("torch")
 from torch import Tensor, nn  # noqa: E402
 
 from rankcut.cutters import make_cutter  # noqa: E402
-from rankcut.cutters.neural import PRECISIONS, check_precision  # noqa: E402
+from rankcut.cutters.checkpoint import load_checkpoint  # noqa: E402
 from rankcut.data.lists import Posting, RankedLists  # noqa: E402
-from rankcut.nn.checkpoint import load_checkpoint, register_neural_cutters  # noqa: E402
 from rankcut.nn.inputs import InputEncoder  # noqa: E402
 from rankcut.nn.losses import bicut_loss, expected_metric_loss, raml_loss, recall_bins_loss  # noqa: E402
 from rankcut.nn.models import AttnCutNet, BiCutNet, ChoppyNet, _dropout, _self_attention  # noqa: E402
+from rankcut.nn.options import PRECISIONS, check_precision  # noqa: E402
 from rankcut.nn.training import autocast, fit_network, has_amx_bf16, resolve_precision  # noqa: E402
-
-register_neural_cutters()
 
 # heads of 64 (AttnCut's width) and of 16 (Choppy's) take different bf16 training kernels
 NETS: dict[str, Callable[[int], nn.Module]] = {

@@ -1,12 +1,29 @@
-"""How every ``rankcut`` command reports bad input: one ``error: ...`` line, exit status 2."""
+"""How every ``rankcut`` command reports bad input: one ``error: ...`` line, exit status 2, the
+library's parameters named by their flags.
+
+A :class:`rankcut.errors.ParamError` whose parameter is one of the command's ``flags`` is shown
+with the flag in its place (``batch_size must ...`` → ``--batch-size must ...``): the one way a
+library parameter becomes its flag.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+import warnings
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from typing import NoReturn
 
 import typer
+
+from rankcut.errors import ParamError
+
+__all__ = ["cli_words", "fail", "flag", "input_errors", "user_errors"]
+
+#: library keywords that are options of cut, evaluate and train under the same name: a message that
+#: says ``missing='keep'`` is shown as ``--missing keep``
+_KEYWORD = re.compile(r"(?<![\w-])(missing|threshold|ordering|folds|seed|fit_metric|recall_base|"
+                      r"baseline|test|alpha|score_feature)=(?:'([^']*)'|([^\s,;:)]+))")
 
 
 def fail(message: str) -> NoReturn:
@@ -15,8 +32,28 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
+def flag(param: str) -> str:
+    """The command-line flag of a library parameter: ``batch_size`` → ``--batch-size``."""
+    return f"--{param.replace('_', '-')}"
+
+
+def _message(exc: BaseException, flags: Collection[str]) -> str:
+    """The message of ``exc``, a ParamError on one of ``flags`` naming the flag instead."""
+    text = str(exc)
+    if isinstance(exc, ParamError) and exc.param in flags and text.startswith(exc.param):
+        return flag(exc.param) + text[len(exc.param):]
+    return text
+
+
+def cli_words(message: str) -> str:
+    """A library message in the words of the command line: one line, ``keyword='value'`` shown as
+    ``--keyword value``."""
+    text = " ".join(str(message).split())
+    return _KEYWORD.sub(lambda m: f"--{m[1].replace('_', '-')} {m[2] if m[2] is not None else m[3]}", text)
+
+
 @contextmanager
-def user_errors() -> Iterator[None]:
+def user_errors(flags: Collection[str] = ()) -> Iterator[None]:
     """A ValueError (bad input, a refused step) or OSError (a missing or unreadable file) raised
     inside ends the command through :func:`fail`. A BrokenPipeError — stdout closed by its reader,
     as in ``| head`` — is no input error: it is left to click, which ends quietly."""
@@ -25,4 +62,24 @@ def user_errors() -> Iterator[None]:
     except BrokenPipeError:
         raise
     except (ValueError, OSError) as exc:
-        fail(str(exc))
+        fail(_message(exc, flags))
+
+
+@contextmanager
+def input_errors(flags: Collection[str] = ()) -> Iterator[None]:
+    """:func:`user_errors` for the commands that read runs (cut, evaluate, train): a missing
+    optional dependency (ImportError) is an input error too, messages are in :func:`cli_words`,
+    and warnings (e.g. queries dropped from the qrels) are shown as ``warning: ...`` lines."""
+    error = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield
+        except BrokenPipeError:
+            raise  # stdout closed by the reader (`| head`): click ends quietly, not an input error
+        except (ValueError, OSError, ImportError) as exc:
+            error = _message(exc, flags) or type(exc).__name__
+    for w in caught:
+        typer.echo(f"warning: {cli_words(str(w.message))}", err=True)
+    if error is not None:
+        fail(cli_words(error))

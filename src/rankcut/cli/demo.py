@@ -122,7 +122,7 @@ def _truncation_demo(folder: Path, *, seed: int, kept: bool) -> _Cut:
     from rankcut.cutters import AttnCut, GreedyK
     from rankcut.data.synthetic import write_synthetic
     from rankcut.data.trec import load_trec, write_run
-    from rankcut.evaluation import evaluate_cutters, format_table
+    from rankcut.evaluation import evaluate_cutters, format_table, with_trained
 
     run_path, qrels_path = write_synthetic(folder, n_queries=N_QUERIES, depth=DEPTH, seed=seed)
     typer.echo("\n== 2. Where to cut: classical cutters and AttnCut on synthetic ranked lists ==\n")
@@ -152,7 +152,7 @@ def _truncation_demo(folder: Path, *, seed: int, kept: bool) -> _Cut:
         seconds = time.perf_counter() - start
         cuts = cutter.predict(test)
         name = "attncut"
-        ev = _with_row(ev, test, name, cuts)
+        ev = with_trained(ev, lists, {name: cutter}, baseline=ev.protocol["baseline"])
     else:
         cutter = GreedyK().fit(train)
         cuts = cutter.predict(test)
@@ -175,26 +175,6 @@ def _truncation_demo(folder: Path, *, seed: int, kept: bool) -> _Cut:
     typer.echo(f"\n{name} keeps {int(cuts.sum())} of {int(test.mask.sum())} documents of the {len(test)} "
                f"test lists (mean k = {cuts.mean():.1f}); the cut run is {cut_path}.")
     return _Cut(test, cuts, test_run, cut_path, qrels_path, name)
-
-
-def _with_row(ev: Any, test: Any, name: str, cuts: Any) -> Any:
-    """``ev`` with a row for cuts made outside :func:`evaluate_cutters`, tested like the others."""
-    from dataclasses import replace
-
-    from rankcut import metrics
-    from rankcut.evaluation import MethodResult
-    from rankcut.significance import paired_tests
-
-    scored = test.subset(ev.qids)
-    assert scored.qids == test.qids
-    row = MethodResult(method=name, cuts={m: cuts for m in ev.metrics},
-                       scores={m: metrics.score_at(scored, cuts, m) for m in ev.metrics},
-                       fitted={m: [] for m in ev.metrics}, params={m: {} for m in ev.metrics})
-    methods = {**ev.methods, name: row}
-    base = ev.protocol["baseline"]
-    compared = [s for s in methods if s != "oracle"]
-    tests = {m: paired_tests({s: methods[s].scores[m] for s in compared}, base) for m in ev.metrics}
-    return replace(ev, methods=methods, tests=tests)
 
 
 def _audit_demo(folder: Path, cut: _Cut, *, seed: int, kept: bool) -> None:

@@ -11,8 +11,9 @@ import typer
 from rankcut import __version__
 from rankcut.cli.audit import app as audit_app
 from rankcut.cli.certify import app as certify_app
+from rankcut.cli.cut import cut
 from rankcut.cli.demo import demo
-from rankcut.cli.evaluate import cut, evaluate
+from rankcut.cli.evaluate import evaluate
 from rankcut.cli.train import train
 
 app = typer.Typer(

@@ -13,24 +13,31 @@ from typing import Annotated, Any
 
 import typer
 
-from rankcut.cli.evaluate import (
-    _MISSING_HELP,
-    _ORDERING_HELP,
-    _THRESHOLD_HELP,
-    _attach_features,
-    _choice,
-    _count,
-    _load_runs,
-    _user_errors,
-    _warn_unranked,
+from rankcut.cli._common import (
+    MISSING,
+    ORDERING,
+    THRESHOLD_HELP,
+    Missing,
+    Ordering,
+    choice,
+    count,
+    load_runs,
+    warn_unranked,
 )
+from rankcut.cli._errors import input_errors
+from rankcut.cutters.attncut import LOSSES
+from rankcut.cutters.neural import neural_cutters
+from rankcut.cutters.recall_constrained import AttnCutRC
+from rankcut.metrics import METRICS
+from rankcut.nn.options import METRIC, RECALL_BASE, TRAINING_DEFAULTS
 
 #: the models ``rankcut train`` fits: registry names of the neural cutters
-MODELS: tuple[str, ...] = ("attncut", "attncut-rc", "bicut", "choppy")
-_LOSSES = ("raml", "mle", "bi", "rl")
-_METRICS = ("f1", "precision", "recall", "dcg")
-#: cutter keywords set by an option of the same name
-_OPTIONS = ("loss", "sigma", "epochs", "batch_size", "lr", "patience", "val_fraction", "seed", "precision")
+MODELS: tuple[str, ...] = neural_cutters()
+#: library parameters that the messages of this command name by their flags: the cutter keywords
+#: set by an option of the same name, the threshold and the feature tables
+FLAGS = ("loss", "sigma", "epochs", "batch_size", "lr", "patience", "val_fraction", "seed", "precision",
+         "threshold", "features")
+_DEFAULT = TRAINING_DEFAULTS
 
 __all__ = ["MODELS", "train"]
 
@@ -47,7 +54,7 @@ def _check_folder(out: Path, overwrite: bool) -> None:
         raise ValueError(f"--out {out} exists: choose another folder or pass --overwrite")
     if not out.is_dir():
         raise ValueError(f"--out {out} is a file, not a checkpoint folder")
-    from rankcut.nn.checkpoint import is_checkpoint
+    from rankcut.cutters.checkpoint import is_checkpoint
 
     if not is_checkpoint(out) and any(out.iterdir()):
         raise ValueError(f"--out {out} is neither a rankcut checkpoint nor empty: it is not overwritten")
@@ -72,52 +79,55 @@ def train(
         "rl (REINFORCE); --model attncut only.")] = None,
     metric: Annotated[str, typer.Option(
         "--metric", help="Metric to optimise and to choose the epoch on: f1 (Eq. 8), dcg (±1-DCG, "
-        "Eq. 9), precision or recall.")] = "f1",
+        "Eq. 9), precision or recall.")] = METRIC,
     sigma: Annotated[float | None, typer.Option(
-        "--sigma", help="Minimal recall in [0, 1] (--model attncut-rc only; default 0.5).")] = None,
-    epochs: Annotated[int | None, typer.Option("--epochs", help="Most epochs (default 60).")] = None,
+        "--sigma", help=f"Minimal recall in [0, 1] (--model attncut-rc only; default "
+        f"{AttnCutRC().sigma}).")] = None,
+    epochs: Annotated[int | None, typer.Option(
+        "--epochs", help=f"Most epochs (default {_DEFAULT['epochs']}).")] = None,
     batch_size: Annotated[int | None, typer.Option(
-        "--batch-size", help="Lists per update (default 20).")] = None,
-    lr: Annotated[float | None, typer.Option("--lr", help="Adam's learning rate (default 0.001).")] = None,
+        "--batch-size", help=f"Lists per update (default {_DEFAULT['batch_size']}).")] = None,
+    lr: Annotated[float | None, typer.Option(
+        "--lr", help=f"Adam's learning rate (default {_DEFAULT['lr']}).")] = None,
     patience: Annotated[int | None, typer.Option(
         "--patience", help="Stop after this many epochs without a better validation metric "
-        "(default 15).")] = None,
+        f"(default {_DEFAULT['patience']}).")] = None,
     val_fraction: Annotated[float | None, typer.Option(
         "--val-fraction", help="Share of the training queries held out to choose the epoch "
-        "(default 0.2).")] = None,
+        f"(default {_DEFAULT['val_fraction']}).")] = None,
     seed: Annotated[int, typer.Option(
         "--seed", help="Seed of the weights, the validation split, the batch order, dropout and RL's "
-        "sampled cuts (each its own stream).")] = 0,
+        "sampled cuts (each its own stream).")] = _DEFAULT["seed"],
     precision: Annotated[str, typer.Option(
         "--precision", help="fp32 (default: the same weights on every machine), bf16 (bfloat16 autocast "
         "with float32 weights, about twice as fast on a CPU with AMX) or auto (bf16 where the CPU has "
         "AMX, else fp32). Saved with the model; fp32 and bf16 predict in the precision they trained "
-        "in, auto decides again on the machine that predicts.")] = "fp32",
+        "in, auto decides again on the machine that predicts.")] = _DEFAULT["precision"],
     recall_base: Annotated[str, typer.Option(
         "--recall-base", help="Recall denominator: 'list' (relevant documents inside the list, AttnCut's "
-        "Eq. 7) or 'judged' (all judged relevant).")] = "list",
-    threshold: Annotated[float, typer.Option("--threshold", help=_THRESHOLD_HELP + ".")] = 1.0,
-    ordering: Annotated[str, typer.Option("--ordering", help=_ORDERING_HELP)] = "rank",
-    missing: Annotated[str, typer.Option("--missing", help=_MISSING_HELP)] = "drop",
+        "Eq. 7) or 'judged' (all judged relevant).")] = RECALL_BASE,
+    threshold: Annotated[float, typer.Option("--threshold", help=THRESHOLD_HELP + ".")] = 1.0,
+    ordering: Ordering = ORDERING,
+    missing: Missing = MISSING,
     overwrite: Annotated[bool, typer.Option(
         "--overwrite", help="Replace --out if it is an existing checkpoint.")] = False,
 ) -> None:
     """Train a neural truncation model (AttnCut, BiCut, Choppy) and save it as a checkpoint folder."""
-    with _user_errors():
+    with input_errors(FLAGS):
         from rankcut.data.lists import check_threshold
 
-        _choice(ordering, "ordering")
-        _choice(missing, "missing")
-        _choice(recall_base, "recall_base")
-        check_threshold(threshold, "--threshold")
+        choice(ordering, "ordering")
+        choice(missing, "missing")
+        choice(recall_base, "recall_base")
+        check_threshold(threshold)
         if model not in MODELS:
             raise ValueError(f"--model must be one of {', '.join(MODELS)}, got {model!r}")
-        if metric not in _METRICS:
-            raise ValueError(f"--metric must be one of {', '.join(_METRICS)}, got {metric!r}")
+        if metric not in METRICS:
+            raise ValueError(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
         if loss is not None and model != "attncut":
             raise ValueError(f"--loss applies to --model attncut, not {model}")
-        if loss is not None and loss not in _LOSSES:
-            raise ValueError(f"--loss must be one of {', '.join(_LOSSES)}, got {loss!r}")
+        if loss is not None and loss not in LOSSES:
+            raise ValueError(f"--loss must be one of {', '.join(LOSSES)}, got {loss!r}")
         if sigma is not None and model != "attncut-rc":
             raise ValueError(f"--sigma applies to --model attncut-rc, not {model}")
         _check_folder(out, overwrite)  # an input file given as --out is refused there (not a folder)
@@ -129,30 +139,23 @@ def train(
                       progress=sys.stderr.isatty())
         from rankcut.cutters.base import cutter_class
         from rankcut.cutters.neural import NeuralCutter
-        from rankcut.nn.checkpoint import register_neural_cutters
 
-        register_neural_cutters()
         cutter = cutter_class(model)(**params)
         assert isinstance(cutter, NeuralCutter)
-        try:
-            cutter._validate_params()
-        except ValueError as exc:  # speak in options: "batch_size must ..." → "--batch-size must ..."
-            text = str(exc)
-            name = text.split(" ", 1)[0]
-            raise ValueError(f"--{name.replace('_', '-')} {text.split(' ', 1)[1]}" if name in _OPTIONS
-                             else text) from None
+        cutter._validate_params()  # its ParamErrors name the options (FLAGS)
 
+        from rankcut.data.features import attach_feature_tables
         from rankcut.data.trec import read_qrels
 
         judged = read_qrels(qrels)
-        lists = _load_runs(list(run), judged, threshold=threshold, ordering=ordering, missing=missing)
-        _warn_unranked(qrels, judged, [lists], list(run))
-        lists = _attach_features(lists, list(features or []))
+        lists = load_runs(list(run), judged, threshold=threshold, ordering=ordering, missing=missing)
+        warn_unranked(qrels, judged, [lists], list(run))
+        lists = attach_feature_tables(lists, list(features or []))
         cutter.fit(lists)
         cutter.save(out, overwrite=overwrite)
         n_val, history = len(cutter.val_qids_), cutter.history_
         seconds = sum(e["seconds"] for e in history)
-        typer.echo(f"wrote {out}: {model} trained on {_count(len(lists) - n_val, 'query', 'queries')}, "
+        typer.echo(f"wrote {out}: {model} trained on {count(len(lists) - n_val, 'query', 'queries')}, "
                    f"{n_val} held out for validation; epoch {cutter.best_epoch_} of {len(history)} chosen "
                    f"({seconds:.0f} s), validation {metric} {cutter.val_metric_:.4f}")
         typer.echo(f"use it: rankcut cut --model {out} --run RUN --out CUT.run"

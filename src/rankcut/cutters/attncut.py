@@ -20,11 +20,13 @@ torch is imported only when fitting or predicting (:mod:`rankcut.cutters.neural`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from rankcut.cutters.base import check_int, register
-from rankcut.cutters.neural import NeuralCutter, check_number, training_share
+from rankcut._util import check_int, check_number
+from rankcut.cutters.base import register
+from rankcut.cutters.neural import NeuralCutter, training_share
 from rankcut.data.lists import RankedLists
+from rankcut.nn.options import METRIC, RECALL_BASE
 
 if TYPE_CHECKING:
     import torch
@@ -74,27 +76,21 @@ class AttnCut(NeuralCutter):
     :class:`rankcut.nn.models.AttnCutNet`).
     """
 
+    paper = "AttnCut (Wu et al., AAAI 2021)"
+
     spec_param = ("loss", str)
 
     def __init__(
         self,
         *,
         loss: str = "raml",
-        metric: str = "f1",
-        recall_base: str = "list",
+        metric: str = METRIC,
+        recall_base: str = RECALL_BASE,
         tau: float = 0.95,
         alpha: float = 0.65,
         gamma: float = 1.0,
         samples: int = 8,
-        epochs: int = 60,
-        batch_size: int = 20,
-        lr: float = 1e-3,
-        patience: int = 15,
-        val_fraction: float = 0.2,
-        seed: int = 0,
-        score_z: bool = True,
-        precision: str = "fp32",
-        progress: bool = False,
+        **options: Any,
     ) -> None:
         self.loss = loss
         self.metric = metric
@@ -103,15 +99,7 @@ class AttnCut(NeuralCutter):
         self.alpha = alpha
         self.gamma = gamma
         self.samples = samples
-        self.epochs = epochs
-        self.batch_size = batch_size
-        self.lr = lr
-        self.patience = patience
-        self.val_fraction = val_fraction
-        self.seed = seed
-        self.score_z = score_z
-        self.precision = precision
-        self.progress = progress
+        super().__init__(**options)
 
     def _validate_params(self) -> None:
         if self.loss not in LOSSES:

@@ -62,6 +62,9 @@ class Cutter:
     name: ClassVar[str] = ""
     #: the constructor keyword that the PARAM of a ``NAME:PARAM`` spec fills, and how to parse it
     spec_param: ClassVar[tuple[str, Callable[[str], Any]] | None] = None
+    #: keyword arguments that ``__init__`` takes through ``**options`` (those a family of cutters
+    #: shares), parameters after its own
+    shared_params: ClassVar[tuple[str, ...]] = ()
 
     # ----------------------------------------------------------------- parameters
     @classmethod
@@ -69,12 +72,12 @@ class Cutter:
         sig = inspect.signature(cls.__init__)
         names = []
         for p in sig.parameters.values():
-            if p.name == "self":
+            if p.name == "self" or (p.kind is p.VAR_KEYWORD and cls.shared_params):
                 continue
             if p.kind is not p.KEYWORD_ONLY:
                 raise TypeError(f"{cls.__name__}.__init__ must take keyword-only arguments, not {p.name!r}")
             names.append(p.name)
-        return names
+        return [*names, *cls.shared_params]
 
     def get_params(self) -> dict[str, Any]:
         """The constructor's keyword arguments as stored (scikit-learn's ``get_params``)."""
@@ -234,13 +237,6 @@ def make_cutter(spec: str, **kwargs: Any) -> Cutter:
 
 
 # --------------------------------------------------------------------- shared validators
-def check_int(value: Any, arg: str, *, low: int) -> int:
-    """``value`` as an int ≥ ``low`` (bools rejected), else ValueError naming ``arg``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{arg} must be an integer ≥ {low}, got {value!r}")
-    return int(value)
-
-
 def check_float(value: Any, arg: str, *, allow_inf: bool = False) -> float:
     """``value`` as a float — finite, or not NaN with ``allow_inf`` — else ValueError naming ``arg``."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
@@ -268,18 +264,3 @@ def check_score_arrays(scores: Any, mask: Any) -> tuple[NDArray[np.float64], NDA
     return scores, mask
 
 
-def check_bool(value: Any, arg: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{arg} must be True or False, got {value!r}")
-    return bool(value)
-
-
-def check_metric_options(metric: Any, recall_base: Any, allow_zero: Any) -> None:
-    """Validate the metric options that cutters pass through to :mod:`rankcut.metrics`."""
-    from rankcut import metrics
-
-    if metric not in metrics.METRICS:
-        raise ValueError(f"metric must be one of {metrics.METRICS}, got {metric!r}")
-    if recall_base not in metrics.RECALL_BASES:
-        raise ValueError(f"recall_base must be one of {metrics.RECALL_BASES}, got {recall_base!r}")
-    check_bool(allow_zero, "allow_zero")

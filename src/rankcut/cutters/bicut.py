@@ -14,11 +14,13 @@ torch is imported only when fitting or predicting (:mod:`rankcut.cutters.neural`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from rankcut._util import check_number
 from rankcut.cutters.base import register
-from rankcut.cutters.neural import NeuralCutter, check_number, training_share
+from rankcut.cutters.neural import NeuralCutter, training_share
 from rankcut.data.lists import RankedLists
+from rankcut.nn.options import METRIC, RECALL_BASE
 
 if TYPE_CHECKING:
     import torch
@@ -44,34 +46,20 @@ class BiCut(NeuralCutter):
     :class:`rankcut.nn.models.BiCutNet`).
     """
 
+    paper = "BiCut (Lien, Cohen & Croft, ICTIR 2019)"
+
     def __init__(
         self,
         *,
         alpha: float = 0.65,
-        metric: str = "f1",
-        recall_base: str = "list",
-        epochs: int = 60,
-        batch_size: int = 20,
-        lr: float = 1e-3,
-        patience: int = 15,
-        val_fraction: float = 0.2,
-        seed: int = 0,
-        score_z: bool = True,
-        precision: str = "fp32",
-        progress: bool = False,
+        metric: str = METRIC,
+        recall_base: str = RECALL_BASE,
+        **options: Any,
     ) -> None:
         self.alpha = alpha
         self.metric = metric
         self.recall_base = recall_base
-        self.epochs = epochs
-        self.batch_size = batch_size
-        self.lr = lr
-        self.patience = patience
-        self.val_fraction = val_fraction
-        self.seed = seed
-        self.score_z = score_z
-        self.precision = precision
-        self.progress = progress
+        super().__init__(**options)
 
     def _validate_params(self) -> None:
         check_number(self.alpha, "alpha", low=0.0, high=1.0, low_closed=True, high_closed=True)

@@ -11,11 +11,12 @@ torch is imported only when fitting or predicting (:mod:`rankcut.cutters.neural`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rankcut.cutters.base import register
 from rankcut.cutters.neural import NeuralCutter
 from rankcut.data.lists import RankedLists
+from rankcut.nn.options import METRIC, RECALL_BASE
 
 if TYPE_CHECKING:
     import torch
@@ -41,32 +42,18 @@ class Choppy(NeuralCutter):
     :class:`rankcut.nn.models.ChoppyNet`).
     """
 
+    paper = "Choppy (Bahri et al., SIGIR 2020)"
+
     def __init__(
         self,
         *,
-        metric: str = "f1",
-        recall_base: str = "list",
-        epochs: int = 60,
-        batch_size: int = 20,
-        lr: float = 1e-3,
-        patience: int = 15,
-        val_fraction: float = 0.2,
-        seed: int = 0,
-        score_z: bool = True,
-        precision: str = "fp32",
-        progress: bool = False,
+        metric: str = METRIC,
+        recall_base: str = RECALL_BASE,
+        **options: Any,
     ) -> None:
         self.metric = metric
         self.recall_base = recall_base
-        self.epochs = epochs
-        self.batch_size = batch_size
-        self.lr = lr
-        self.patience = patience
-        self.val_fraction = val_fraction
-        self.seed = seed
-        self.score_z = score_z
-        self.precision = precision
-        self.progress = progress
+        super().__init__(**options)
 
     def _build_networks(self, n_features: int) -> dict[str, torch.nn.Module]:
         from rankcut.nn.models import ChoppyNet

@@ -47,7 +47,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from rankcut.cutters.base import Cutter, check_float, check_int, check_score_arrays, register
+from rankcut._util import check_int
+from rankcut.cutters.base import Cutter, check_float, check_score_arrays, register
 from rankcut.data.lists import RankedLists
 
 __all__ = ["NormalExponentialFit", "ScoreDistribution", "expected_f1", "fit_normal_exponential"]

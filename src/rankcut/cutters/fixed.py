@@ -16,7 +16,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rankcut import metrics
-from rankcut.cutters.base import Cutter, check_int, check_metric_options, register
+from rankcut._util import check_int
+from rankcut.cutters.base import Cutter, register
 from rankcut.data.lists import RankedLists
 
 __all__ = ["FixedK", "GreedyK", "Oracle"]
@@ -47,7 +48,7 @@ class Oracle(Cutter):
         self.allow_zero = allow_zero
 
     def _validate_params(self) -> None:
-        check_metric_options(self.metric, self.recall_base, self.allow_zero)
+        metrics.check_options(self.metric, self.recall_base, self.allow_zero)
 
     def _predict(self, lists: RankedLists) -> NDArray[np.int64]:
         _need_labels(lists, "the oracle cutter (it reads the labels of the lists it cuts)")
@@ -99,7 +100,7 @@ class GreedyK(Cutter):
         self.allow_zero = allow_zero
 
     def _validate_params(self) -> None:
-        check_metric_options(self.metric, self.recall_base, self.allow_zero)
+        metrics.check_options(self.metric, self.recall_base, self.allow_zero)
 
     def requires_fit(self) -> bool:
         return True

@@ -1,5 +1,6 @@
 """What the neural cutters (``attncut``, ``attncut-rc``, ``bicut``, ``choppy``) share: their
-training options, fitting, predicting, saving and loading.
+training options (:mod:`rankcut.nn.options`), fitting, predicting, saving and loading
+(:mod:`rankcut.cutters.checkpoint`).
 
 torch is an optional extra (``pip install 'rankcut[torch]'``): this module and the cutters built
 on it import :mod:`rankcut.nn` (and so torch) inside ``fit``, ``predict``, ``save`` and ``load``
@@ -13,8 +14,8 @@ aside for validation (training data, never test data) — the network is initial
 queries, keeping the epoch with the best validation metric. The same seed gives the same weights
 and the same cuts, in the same ``precision`` (on the same kind of CPU and number of threads).
 
-Precision (:data:`PRECISIONS`): ``"bf16"`` trains and predicts under bfloat16 autocast, with
-float32 weights, gradients and loss (:mod:`rankcut.nn.training`); on a CPU with AMX it trained
+Precision (:data:`rankcut.nn.options.PRECISIONS`): ``"bf16"`` trains and predicts under bfloat16
+autocast, with float32 weights, gradients and loss (:mod:`rankcut.nn.training`); on a CPU with AMX it trained
 AttnCut 1.5-2.1x and predicted 2.2x as fast as ``"fp32"``, at the same validation F1 (Robust04,
 docs/benchmarks.md). ``"auto"`` picks ``"bf16"`` where the CPU has AMX bf16 and ``"fp32"``
 elsewhere. The default is ``"fp32"``: a seed then gives the same weights and cuts on machines
@@ -24,15 +25,16 @@ with and without AMX. Prediction runs under ``torch.inference_mode()`` in chunks
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import numpy as np
 from numpy.typing import NDArray
 
-from rankcut.cutters.base import Cutter, check_bool, check_int, check_metric_options
+from rankcut._util import check_bool
+from rankcut.cutters.base import Cutter, available_cutters, cutter_class
 from rankcut.data.lists import RankedLists
+from rankcut.nn.options import TRAINING_DEFAULTS, check_training_options
 
 if TYPE_CHECKING:
     import torch
@@ -40,43 +42,13 @@ if TYPE_CHECKING:
     from rankcut.nn.inputs import InputEncoder
     from rankcut.nn.training import DecideFn, LossFn, TrainingResult
 
-__all__ = ["PRECISIONS", "NeuralCutter", "check_number", "check_precision", "check_training_options",
-           "summary_of", "training_share"]
+__all__ = ["NeuralCutter", "neural_cutters", "summary_of", "training_share"]
 
 #: lists per forward pass at predict time. Small chunks keep the activations in cache: on
 #: Robust04 (300 documents a list) 64 was, of 16-256, the fastest or within noise of it for
 #: every model and precision with 2 threads and the fastest with one (AttnCut bf16, 2 threads:
 #: ~670 lists/s against 530 at 16 and ~590 at 256)
 PREDICT_CHUNK = 64
-#: the ``precision`` options of the neural cutters: float32; bfloat16 autocast with float32
-#: weights (:mod:`rankcut.nn.training`); ``"auto"``, bfloat16 where the CPU has AMX, else float32
-PRECISIONS: tuple[str, ...] = ("fp32", "bf16", "auto")
-#: Adam's L2 penalty and the gradient-norm clip used by every neural cutter
-WEIGHT_DECAY = 0.0
-CLIP = 1.0
-
-
-def check_number(value: Any, arg: str, *, low: float | None = None, high: float | None = None,
-                 low_closed: bool = False, high_closed: bool = False) -> float:
-    """``value`` as a finite float within the given bounds (open unless ``*_closed``), else
-    ValueError naming ``arg`` and the interval."""
-    ok = not isinstance(value, bool) and isinstance(value, int | float | np.integer | np.floating) \
-        and math.isfinite(value)
-    if ok:
-        v = float(value)
-        ok = (low is None or (v >= low if low_closed else v > low)) and \
-            (high is None or (v <= high if high_closed else v < high))
-    if not ok:
-        if low is not None and high is not None:
-            what = f"in {'[' if low_closed else '('}{low:g}, {high:g}{']' if high_closed else ')'}"
-        elif low is not None:
-            what = f"{'≥' if low_closed else '>'} {low:g}"
-        else:
-            what = f"{'≤' if high_closed else '<'} {high:g}"
-        raise ValueError(f"{arg} must be a finite number {what}, got {value!r}")
-    return float(value)
-
-
 def training_share(lists: RankedLists) -> float:
     """BiCut's ``r``: the proportion of relevant documents among the listed training documents
     (:func:`rankcut.nn.losses.relevant_share`)."""
@@ -87,37 +59,14 @@ def training_share(lists: RankedLists) -> float:
     return relevant_share(torch.from_numpy(lists.labels.astype(np.float32)), torch.from_numpy(lists.mask))
 
 
-def check_precision(precision: Any) -> str:
-    """``precision`` if it is one of :data:`PRECISIONS`, else ValueError."""
-    if not isinstance(precision, str) or precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
-    return precision
-
-
-def check_training_options(*, metric: Any, recall_base: Any, epochs: Any, batch_size: Any, lr: Any,
-                           patience: Any, val_fraction: Any, seed: Any, progress: Any,
-                           precision: Any = "fp32") -> None:
-    """Validate the options of :func:`rankcut.nn.training.fit_network` (ValueError naming the
-    argument): metric and recall base of :mod:`rankcut.metrics`, ``epochs``, ``batch_size``,
-    ``patience`` integers ≥ 1, ``lr`` > 0, ``val_fraction`` in (0, 1), ``seed`` ≥ 0, ``progress``
-    a bool, ``precision`` one of :data:`PRECISIONS`."""
-    check_metric_options(metric, recall_base, False)
-    check_int(epochs, "epochs", low=1)
-    check_int(batch_size, "batch_size", low=1)
-    check_int(patience, "patience", low=1)
-    check_int(seed, "seed", low=0)
-    check_number(lr, "lr", low=0.0)
-    check_number(val_fraction, "val_fraction", low=0.0, high=1.0)
-    check_bool(progress, "progress")
-    check_precision(precision)
-
-
 class NeuralCutter(Cutter):
     """Base of the neural cutters: fit, predict, save and load (module docstring).
 
-    Subclasses store the common keyword arguments ``metric``, ``recall_base``, ``epochs``,
-    ``batch_size``, ``lr``, ``patience``, ``val_fraction``, ``seed``, ``score_z``, ``precision``,
-    ``progress`` and implement :meth:`_build_networks`, :meth:`_loss_fn` and :meth:`_decide_fn` (or
+    Subclasses take ``metric`` and ``recall_base`` and their own keyword arguments, pass the shared
+    training options (:data:`rankcut.nn.options.TRAINING_DEFAULTS`: ``epochs``, ``batch_size``,
+    ``lr``, ``patience``, ``val_fraction``, ``seed``, ``score_z``, ``precision``, ``progress``) on
+    to ``NeuralCutter.__init__`` through ``**options``, name their paper in :attr:`paper`, and
+    implement :meth:`_build_networks`, :meth:`_loss_fn` and :meth:`_decide_fn` (or
     :meth:`_train` and :meth:`_decide` for more than one network).
 
     Learned attributes: ``encoder_`` (:class:`rankcut.nn.inputs.InputEncoder`), one network
@@ -126,6 +75,9 @@ class NeuralCutter(Cutter):
     of that epoch), ``train_qids_`` and ``val_qids_`` (the queries trained and validated on).
     """
 
+    #: the paper that defines the model, as the checkpoint's model card cites it
+    paper: ClassVar[str] = ""
+    shared_params = tuple(TRAINING_DEFAULTS)
     #: the networks the cutter trains; each is stored in the attribute ``NAME_``
     networks: ClassVar[tuple[str, ...]] = ("net",)
     #: learned attributes saved in a checkpoint's ``config.json`` (besides encoder and networks)
@@ -150,6 +102,15 @@ class NeuralCutter(Cutter):
     train_qids_: tuple[str, ...]
     val_qids_: tuple[str, ...]
 
+    def __init__(self, **options: Any) -> None:
+        """Store the shared training options; :data:`rankcut.nn.options.TRAINING_DEFAULTS` for
+        those not given."""
+        unknown = sorted(set(options) - set(TRAINING_DEFAULTS))
+        if unknown:
+            raise TypeError(f"{type(self).__name__}() got unexpected keyword arguments {unknown}")
+        for name, default in TRAINING_DEFAULTS.items():
+            setattr(self, name, options.get(name, default))
+
     def requires_fit(self) -> bool:
         return True
 
@@ -158,8 +119,9 @@ class NeuralCutter(Cutter):
         check_bool(self.score_z, "score_z")
 
     def _training_options(self) -> dict[str, Any]:
-        names = ("metric", "recall_base", "epochs", "batch_size", "lr", "patience", "val_fraction", "seed",
-                 "precision", "progress")
+        """The keyword arguments of :func:`rankcut.nn.training.fit_network` (``score_z`` is the
+        input encoder's)."""
+        names = ("metric", "recall_base", *(k for k in TRAINING_DEFAULTS if k != "score_z"))
         return {k: getattr(self, k) for k in names}
 
     # ------------------------------------------------------------- subclass hooks
@@ -181,8 +143,7 @@ class NeuralCutter(Cutter):
         from rankcut.nn.training import fit_network
 
         result = fit_network(nets["net"], self._loss_fn(lists), self._decide_fn(), lists, encoder=encoder,
-                             weight_decay=WEIGHT_DECAY, clip=CLIP, desc=self.name,
-                             **self._training_options())
+                             desc=self.name, **self._training_options())
         return summary_of(result)
 
     def _decide(self, outputs: dict[str, torch.Tensor], mask: torch.Tensor) -> NDArray[np.int64]:
@@ -232,18 +193,26 @@ class NeuralCutter(Cutter):
                 cuts[rows] = self._decide({name: out.float() for name, out in outputs.items()}, ms)
         return cuts
 
+    def feature_columns(self) -> list[str]:
+        """The feature columns of the lists that this fitted cutter reads, besides the scores
+        (:data:`rankcut.nn.inputs.SCORE_COLUMNS`, which it derives itself)."""
+        from rankcut.nn.inputs import SCORE_COLUMNS
+
+        return [c for c in self.encoder_.columns if c not in SCORE_COLUMNS]
+
     # ------------------------------------------------------------- checkpoints
     def save(self, folder: str | Path, *, overwrite: bool = False) -> Path:
-        """Write this fitted cutter as a checkpoint folder (:func:`rankcut.nn.checkpoint.save_checkpoint`)."""
-        from rankcut.nn.checkpoint import save_checkpoint
+        """Write this fitted cutter as a checkpoint folder
+        (:func:`rankcut.cutters.checkpoint.save_checkpoint`)."""
+        from rankcut.cutters.checkpoint import save_checkpoint
 
         return save_checkpoint(self, folder, overwrite=overwrite)
 
     @classmethod
     def load(cls, folder: str | Path) -> Self:
-        """Read a checkpoint folder (:func:`rankcut.nn.checkpoint.load_checkpoint`); ValueError
+        """Read a checkpoint folder (:func:`rankcut.cutters.checkpoint.load_checkpoint`); ValueError
         when it holds another kind of cutter."""
-        from rankcut.nn.checkpoint import load_checkpoint
+        from rankcut.cutters.checkpoint import load_checkpoint
 
         cutter = load_checkpoint(folder)
         if not isinstance(cutter, cls):
@@ -266,3 +235,7 @@ def summary_of(result: TrainingResult, prefix: str = "") -> dict[str, Any]:
         out[f"{prefix}val_loss_"] = float(best["val_loss"])
     return out
 
+
+def neural_cutters() -> tuple[str, ...]:
+    """The registry names of the neural cutters, sorted (the models ``rankcut train`` fits)."""
+    return tuple(name for name in available_cutters() if issubclass(cutter_class(name), NeuralCutter))

@@ -24,9 +24,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from rankcut.cutters.base import check_int, register
-from rankcut.cutters.neural import CLIP, WEIGHT_DECAY, NeuralCutter, check_number, summary_of
+from rankcut._util import check_int, check_number
+from rankcut.cutters.base import register
+from rankcut.cutters.neural import NeuralCutter, summary_of
 from rankcut.data.lists import RankedLists
+from rankcut.nn.options import METRIC, RECALL_BASE
 
 if TYPE_CHECKING:
     import torch
@@ -57,6 +59,8 @@ class AttnCutRC(NeuralCutter):
     ``recall_val_loss_`` for the recall model.
     """
 
+    paper = "recall-constrained AttnCut (Wu et al., AAAI 2021, Table 4)"
+
     spec_param = ("sigma", float)
     networks = ("net", "recall_net")
     summary_attributes = (*NeuralCutter.summary_attributes, "recall_history_", "recall_best_epoch_",
@@ -67,33 +71,17 @@ class AttnCutRC(NeuralCutter):
         *,
         sigma: float = 0.5,
         bins: int = 5,
-        metric: str = "f1",
-        recall_base: str = "list",
+        metric: str = METRIC,
+        recall_base: str = RECALL_BASE,
         tau: float = 0.95,
-        epochs: int = 60,
-        batch_size: int = 20,
-        lr: float = 1e-3,
-        patience: int = 15,
-        val_fraction: float = 0.2,
-        seed: int = 0,
-        score_z: bool = True,
-        precision: str = "fp32",
-        progress: bool = False,
+        **options: Any,
     ) -> None:
         self.sigma = sigma
         self.bins = bins
         self.metric = metric
         self.recall_base = recall_base
         self.tau = tau
-        self.epochs = epochs
-        self.batch_size = batch_size
-        self.lr = lr
-        self.patience = patience
-        self.val_fraction = val_fraction
-        self.seed = seed
-        self.score_z = score_z
-        self.precision = precision
-        self.progress = progress
+        super().__init__(**options)
 
     def _validate_params(self) -> None:
         check_number(self.sigma, "sigma", low=0.0, high=1.0, low_closed=True, high_closed=True)
@@ -113,7 +101,7 @@ class AttnCutRC(NeuralCutter):
         from rankcut.nn.training import fit_network
 
         tau, bins = float(self.tau), int(self.bins)
-        options = {"encoder": encoder, "weight_decay": WEIGHT_DECAY, "clip": CLIP, **self._training_options()}
+        options = {"encoder": encoder, **self._training_options()}
         ranked = fit_network(
             nets["net"], lambda out, b, epoch: losses.raml_loss(out, b.rewards, b.mask, tau=tau),
             argmax_cuts, lists, desc=f"{self.name} (metric)", **options)

@@ -37,14 +37,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rankcut import metrics
-from rankcut.cutters.base import (
-    Cutter,
-    check_float,
-    check_int,
-    check_metric_options,
-    check_score_arrays,
-    register,
-)
+from rankcut._util import check_int
+from rankcut.cutters.base import Cutter, check_float, check_score_arrays, register
 from rankcut.data.lists import RankedLists
 
 __all__ = ["GPDFit", "Surprise", "fit_gpd_tail"]
@@ -182,7 +176,7 @@ class Surprise(Cutter):
         if self.threshold is not None:
             # ±inf allowed: +inf keeps one document (none with allow_zero), −inf the whole list
             check_float(self.threshold, "threshold", allow_inf=True)
-        check_metric_options(self.metric, self.recall_base, self.allow_zero)
+        metrics.check_options(self.metric, self.recall_base, self.allow_zero)
         check_int(self.min_docs, "min_docs", low=3)
         check_int(self.n_grid, "n_grid", low=2)
 

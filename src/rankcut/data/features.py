@@ -57,11 +57,13 @@ from numpy.typing import NDArray
 from tqdm.auto import tqdm
 
 from rankcut.data.lists import RankedLists
+from rankcut.errors import ParamError
 
 __all__ = [
     "DOC2VEC_PARAMS",
     "EMBEDDINGS",
     "MISSING_TEXT",
+    "attach_feature_tables",
     "extract_features",
     "load_precomputed_features",
     "neighbour_similarity",
@@ -365,3 +367,73 @@ def load_precomputed_features(
             f"({len(absent_pairs)} listed documents have none)"
         )
     return _append_features(lists, values, columns)
+
+
+# --------------------------------------------------------------------------- several tables
+_MAX_IDS_SHOWN = 10
+
+
+def _table_columns(path: Path) -> tuple[set[str], list[str]]:
+    """The query ids and the value columns (header minus ``query_id``, ``doc_id``) of a TSV table."""
+    with path.open(encoding="utf-8", newline="") as f:
+        reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+        header = next(reader, None)
+        if header is None:
+            raise ValueError(f"{path}: the file is empty (expected a header line)")
+        if "query_id" not in header or "doc_id" not in header:
+            raise ValueError(f"{path}:1: header {header} lacks column(s) "
+                             f"{[c for c in ('query_id', 'doc_id') if c not in header]}")
+        q = header.index("query_id")
+        qids = {row[q] for row in reader if len(row) > q}
+    return qids, [c for c in header if c not in ("query_id", "doc_id")]
+
+
+def attach_feature_tables(lists: RankedLists, paths: Sequence[str | os.PathLike[str]],
+                          columns: set[str] | None = None) -> RankedLists:
+    """``lists`` with the columns of the TSV ``features`` tables ``paths`` (all their columns, or
+    those in ``columns``), as Robust04's precomputed tables of AttnCut's encoding layer.
+
+    Tables with the same columns are parts of one table (e.g. a train and a test file): each query
+    takes its rows from the table that holds it, and every listed document needs a row
+    (:func:`load_precomputed_features`, whose errors name file and line).
+
+    :raises ParamError: (``features``) for a table without value columns, a query with rows in two
+        parts, a query of ``lists`` in no part, or a column given by two tables with different
+        columns.
+    """
+    groups: dict[tuple[str, ...], list[tuple[Path, set[str]]]] = {}
+    for path in map(Path, paths):
+        qids, header = _table_columns(path)
+        if not header:
+            raise ParamError("features", f"features {path}: no column besides query_id and doc_id")
+        kept = tuple(c for c in header if columns is None or c in columns)
+        if kept:
+            groups.setdefault(kept, []).append((path, qids))
+    for names, tables in groups.items():
+        values = np.zeros((len(lists), lists.max_len, len(names)))
+        source: dict[str, Path] = {}
+        for path, qids in tables:
+            rows = [i for i, q in enumerate(lists.qids) if q in qids]
+            for i in rows:
+                q = lists.qids[i]
+                if q in source:
+                    raise ParamError("features", f"features: query {q!r} has rows in both {source[q]} and "
+                                     f"{path}")
+                source[q] = path
+            if rows:
+                part = load_precomputed_features(lists.subset([lists.qids[i] for i in rows]), path, names)
+                assert part.features is not None
+                values[rows, : part.max_len] = part.features[:, :, -len(names):]
+        absent = [q for q in lists.qids if q not in source]
+        if absent:
+            shown = ", ".join(map(repr, absent[:_MAX_IDS_SHOWN]))
+            many = "query" if len(absent) == 1 else "queries"
+            raise ParamError("features", f"features {', '.join(str(p) for p, _ in tables)}: no row for "
+                             f"{len(absent)} {many} of the lists: {shown}")
+        before = [] if lists.features is None else [lists.features]
+        clash = sorted(set(names) & set(lists.feature_names))
+        if clash:
+            raise ParamError("features", f"features: column(s) {clash} given by two tables with different "
+                             "columns")
+        lists = lists.with_features(np.concatenate([*before, values], axis=2), (*lists.feature_names, *names))
+    return lists

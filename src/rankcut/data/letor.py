@@ -16,15 +16,14 @@ import math
 import os
 import re
 from collections.abc import Sequence
-from typing import IO, cast
+from typing import cast
 
 import numpy as np
 
+from rankcut.data.io import Source
 from rankcut.data.lists import Posting, RankedLists, warn_if_nothing_relevant
 
 __all__ = ["LETOR4_FEATURES", "load_letor"]
-
-Source = str | os.PathLike[str] | IO[str]
 
 _FIELDS = ("body", "anchor", "title", "url", "document")
 # LETOR 4.0 (MQ2007, MQ2008) feature list, numbered from 1 (Qin & Liu, "Introducing LETOR 4.0

@@ -24,6 +24,8 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from rankcut.errors import ParamError
+
 __all__ = ["ORDERINGS", "PAD_DOC", "NoRelevantWarning", "Posting", "RankedLists", "check_threshold",
            "order_postings", "warn_if_nothing_relevant"]
 
@@ -36,19 +38,19 @@ class NoRelevantWarning(UserWarning):
     """No judged document of the lists reaches the relevance threshold: none counts as relevant."""
 
 
-def check_threshold(value: Any, arg: str = "threshold") -> float:
-    """``value`` as a relevance threshold: a finite number > 0, else ValueError naming ``arg``.
+def check_threshold(value: Any) -> float:
+    """``value`` as a relevance threshold: a finite number > 0, else ParamError (``threshold``).
 
     Documents the qrels do not judge get relevance 0, so a threshold ≤ 0 would count every
     unjudged document as relevant.
     """
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise ValueError(f"{arg} must be a number, got {value!r}")
+        raise ParamError("threshold", f"threshold must be a number, got {value!r}")
     if not math.isfinite(value):
-        raise ValueError(f"{arg} must be finite, got {value!r}")
+        raise ParamError("threshold", f"threshold must be finite, got {value!r}")
     if value <= 0:
-        raise ValueError(f"{arg} must be > 0 (unjudged documents count as relevance 0, so every one "
-                         f"of them would be relevant), got {value!r}")
+        raise ParamError("threshold", f"threshold must be > 0 (unjudged documents count as relevance 0, so "
+                         f"every one of them would be relevant), got {value!r}")
     return float(value)
 
 

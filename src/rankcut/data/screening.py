@@ -19,22 +19,18 @@ paper).
 from __future__ import annotations
 
 import csv
-import gzip
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from rankcut.data.io import Source, open_text
 from rankcut.data.lists import Posting, RankedLists
 
 __all__ = ["ScreeningSet", "load_screening"]
 
-Source = str | os.PathLike[str] | IO[str]
 
 _LABELS = {"0": False, "1": True}
 
@@ -133,21 +129,6 @@ class ScreeningSet:
         return RankedLists.from_postings(run, self.qrels(), threshold=1)
 
 
-@contextmanager
-def _open(source: Source, name: str | None) -> Iterator[tuple[str, IO[str]]]:
-    # newline="" as the csv module asks, so line breaks inside quoted fields survive as written
-    if isinstance(source, str | os.PathLike):
-        path = Path(source)
-        if path.suffix == ".gz":
-            with gzip.open(path, "rt", encoding="utf-8-sig", newline="") as f:
-                yield name or str(path), f
-        else:
-            with open(path, encoding="utf-8-sig", newline="") as f:
-                yield name or str(path), f
-    else:
-        yield name or str(getattr(source, "name", "<stream>")), source
-
-
 def _stem(source: Source) -> str:
     if isinstance(source, str | os.PathLike):
         name = Path(source).name
@@ -176,7 +157,7 @@ def load_screening(source: Source, *, label: str = "label_included", name: str |
     abstracts: list[str] = []
     labels: list[bool] = []
     seen: dict[str, int] = {}
-    with _open(source, name) as (where, f):
+    with open_text(source, name, encoding="utf-8-sig", newline="") as (where, f):
         reader = csv.reader(f)
         try:
             header = next(reader)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rankcut.data.trec import Source, _lines
+from rankcut.data.io import Source, open_text
 
 __all__ = ["read_texts_jsonl"]
 
@@ -40,7 +40,7 @@ def read_texts_jsonl(source: Source, *, by: str = "pair",
         raise ValueError(f"by must be one of {_BY}, got {by!r}")
     texts: dict[Any, str] = {}
     first: dict[Any, int] = {}
-    with _lines(source, name) as (label, f):
+    with open_text(source, name) as (label, f):
         for lineno, line in enumerate(f, 1):
             if not line.strip():
                 continue

@@ -12,17 +12,15 @@ open text file; to parse text held in a string, wrap it in :class:`io.StringIO`.
 
 from __future__ import annotations
 
-import gzip
 import io
 import math
 import os
-import tempfile
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any, NoReturn
+from typing import Any, NoReturn
 
+from rankcut.data.io import Source, open_text, write_atomic
 from rankcut.data.lists import Posting, RankedLists, check_threshold, warn_if_nothing_relevant
 
 __all__ = [
@@ -35,7 +33,6 @@ __all__ = [
     "write_run",
 ]
 
-Source = str | os.PathLike[str] | IO[str]
 Run = dict[str, list[Posting]]
 Qrels = dict[str, dict[str, int]]
 MISSING_POLICIES: tuple[str, ...] = ("drop", "keep", "error")
@@ -44,18 +41,6 @@ _MAX_IDS_SHOWN = 10
 
 class MissingQueriesWarning(UserWarning):
     """A run and its qrels do not cover the same queries (see :func:`align`)."""
-
-
-@contextmanager
-def _lines(source: Source, name: str | None) -> Iterator[tuple[str, IO[str]]]:
-    """Yield ``(display name, text stream)`` for a path or an open text file."""
-    if isinstance(source, str | os.PathLike):
-        path = Path(source)
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt", encoding="utf-8") as f:
-            yield name or str(path), f
-    else:
-        yield name or str(getattr(source, "name", "<stream>")), source
 
 
 def _int(token: str, what: str, where: str) -> int:
@@ -92,7 +77,7 @@ def read_run(source: Source, *, name: str | None = None) -> Run:
     """
     run: Run = {}
     seen: dict[str, dict[str, int]] = {}  # qid -> doc -> line number, for duplicate reports
-    with _lines(source, name) as (label, f):
+    with open_text(source, name) as (label, f):
         for lineno, line in enumerate(f, 1):
             parts = line.split()
             if not parts:
@@ -132,7 +117,7 @@ def read_qrels(source: Source, *, name: str | None = None) -> Qrels:
     """
     qrels: Qrels = {}
     seen: dict[tuple[str, str], int] = {}
-    with _lines(source, name) as (label, f):
+    with open_text(source, name) as (label, f):
         for lineno, line in enumerate(f, 1):
             parts = line.split()
             if not parts:
@@ -284,15 +269,4 @@ def write_run(path: str | os.PathLike[str], lists: RankedLists, cuts: Any = None
         for j, (doc, score) in enumerate(zip(lists.doc_ids[i, :n], lists.scores[i, :n], strict=True)):
             _check_token(doc, f"document id (query {qid!r})")
             buf.write(f"{qid} Q0 {doc} {j + 1} {float(score)!r} {tag}\n")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    except OSError as exc:  # the errno message would name the temporary file
-        raise type(exc)(exc.errno, exc.strerror, str(out)) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(buf.getvalue())
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; a run file is not secret
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(out, buf.getvalue().encode("utf-8"))

@@ -22,6 +22,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from rankcut._util import check_int
+
 __all__ = [
     "PADDED_LOGIT",
     "bicut_loss",
@@ -222,8 +224,7 @@ def rl_loss(
     :param discount: factor ``γ^{l-1}`` of the paper (``l`` = training trace, from the trainer), >= 0.
     :returns: scalar.
     """
-    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 2:
-        raise ValueError(f"samples must be an integer >= 2, got {samples!r}")
+    samples = check_int(samples, "samples", low=2, ge=">=")
     if not (isinstance(discount, int | float) and math.isfinite(discount) and discount >= 0):
         raise ValueError(f"discount must be a finite number >= 0, got {discount!r}")
     logits, rewards, mask = _position_inputs(logits, rewards, mask)
@@ -310,8 +311,7 @@ def recall_bin_targets(labels: Tensor, mask: Tensor, bins: int = 5) -> Tensor:
     :param bins: number of ordered bins ``B >= 2`` (5 in the paper).
     :returns: int64 ``[B, L]`` bin index of the cut ``k = n + 1``; 0 at padding.
     """
-    if isinstance(bins, bool) or not isinstance(bins, int) or bins < 2:
-        raise ValueError(f"bins must be an integer >= 2, got {bins!r}")
+    bins = check_int(bins, "bins", low=2, ge=">=")
     labels = _check_float("labels", labels, 2)
     _check_mask(mask, (labels.shape[0], labels.shape[1]))
     labels = _check_labels(labels, mask)

@@ -36,9 +36,17 @@ from numpy.typing import NDArray
 from torch import nn
 
 from rankcut import metrics
-from rankcut.cutters.neural import check_precision, check_training_options
 from rankcut.data.lists import RankedLists
 from rankcut.nn.inputs import InputEncoder
+from rankcut.nn.options import (
+    CLIP,
+    METRIC,
+    RECALL_BASE,
+    TRAINING_DEFAULTS,
+    WEIGHT_DECAY,
+    check_precision,
+    check_training_options,
+)
 
 __all__ = ["STREAMS", "Batch", "DecideFn", "LossFn", "TrainingResult", "autocast", "fit_network",
            "has_amx_bf16", "make_batch", "resolve_precision", "split_validation", "stream_seed"]
@@ -195,21 +203,23 @@ def fit_network(
     train_lists: RankedLists,
     *,
     encoder: InputEncoder,
-    metric: str = "f1",
-    recall_base: str = "list",
-    epochs: int = 60,
-    batch_size: int = 20,
-    lr: float = 1e-3,
-    weight_decay: float = 0.0,
-    clip: float = 1.0,
-    patience: int = 15,
-    val_fraction: float = 0.2,
-    seed: int = 0,
-    precision: str = "fp32",
-    progress: bool = False,
+    metric: str = METRIC,
+    recall_base: str = RECALL_BASE,
+    epochs: int = TRAINING_DEFAULTS["epochs"],
+    batch_size: int = TRAINING_DEFAULTS["batch_size"],
+    lr: float = TRAINING_DEFAULTS["lr"],
+    weight_decay: float = WEIGHT_DECAY,
+    clip: float = CLIP,
+    patience: int = TRAINING_DEFAULTS["patience"],
+    val_fraction: float = TRAINING_DEFAULTS["val_fraction"],
+    seed: int = TRAINING_DEFAULTS["seed"],
+    precision: str = TRAINING_DEFAULTS["precision"],
+    progress: bool = TRAINING_DEFAULTS["progress"],
     desc: str = "train",
 ) -> TrainingResult:
     """Train ``net`` in place and leave it holding the weights of the best validation epoch.
+
+    The defaults of the options are those of every neural cutter (:mod:`rankcut.nn.options`).
 
     :param net: the network; ``net(x [B, L, F], mask [B, L])`` returns the output that
         ``loss_fn`` and ``decide_fn`` read. Its initial weights are the caller's (seed them).

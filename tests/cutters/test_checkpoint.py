@@ -1,4 +1,4 @@
-"""rankcut.nn.checkpoint: config.json + model.safetensors + README.md, atomic, checked on load."""
+"""rankcut.cutters.checkpoint: config.json + model.safetensors + README.md, atomic, checked on load."""
 
 from __future__ import annotations
 
@@ -14,14 +14,16 @@ torch = pytest.importorskip("torch")
 
 from safetensors.torch import load_file, save_file  # noqa: E402
 
+from rankcut.cutters import checkpoint  # noqa: E402
 from rankcut.cutters.attncut import AttnCut  # noqa: E402
 from rankcut.cutters.bicut import BiCut  # noqa: E402
+from rankcut.cutters.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
 from rankcut.cutters.choppy import Choppy  # noqa: E402
 from rankcut.cutters.neural import NeuralCutter  # noqa: E402
 from rankcut.cutters.recall_constrained import AttnCutRC  # noqa: E402
 from rankcut.data.lists import Posting, RankedLists  # noqa: E402
-from rankcut.nn import checkpoint  # noqa: E402
-from rankcut.nn.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def lists_with_features(n: int = 12, seed: int = 0) -> RankedLists:

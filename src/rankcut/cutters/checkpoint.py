@@ -19,63 +19,33 @@ part and names the file at fault.
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from rankcut import __version__
+from rankcut._util import jsonable
 from rankcut.cutters.base import cutter_class
 from rankcut.cutters.neural import NeuralCutter
 from rankcut.nn.inputs import SCORE_COLUMNS, InputEncoder
 
 __all__ = ["CONFIG", "FORMAT", "FORMAT_VERSION", "README", "WEIGHTS", "is_checkpoint", "load_checkpoint",
-           "model_card",
-           "register_neural_cutters", "save_checkpoint"]
+           "model_card", "save_checkpoint"]
 
 FORMAT = "rankcut-checkpoint"
 FORMAT_VERSION = 1
 CONFIG, WEIGHTS, README = "config.json", "model.safetensors", "README.md"
 
-_PAPERS = {
-    "attncut": "AttnCut (Wu et al., AAAI 2021)",
-    "attncut-rc": "recall-constrained AttnCut (Wu et al., AAAI 2021, Table 4)",
-    "bicut": "BiCut (Lien, Cohen & Croft, ICTIR 2019)",
-    "choppy": "Choppy (Bahri et al., SIGIR 2020)",
-}
-
-
-def register_neural_cutters() -> None:
-    """Import the neural cutters, so that their names are in the cutter registry."""
-    import rankcut.cutters.attncut
-    import rankcut.cutters.bicut
-    import rankcut.cutters.choppy
-    import rankcut.cutters.recall_constrained  # noqa: F401
-
-
-def _jsonable(value: Any) -> Any:
-    """Strict JSON: numpy scalars as Python numbers, non-finite floats as ``"nan"``/``"inf"``/
-    ``"-inf"`` (read back by :func:`_number`)."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.generic) and not isinstance(value, np.str_):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)  # strict JSON has no NaN / inf
-    return value
-
 
 def _number(value: Any) -> Any:
-    """A number written by :func:`_jsonable`: ``"nan"``, ``"inf"``, ``"-inf"`` become floats again."""
+    """A number written by :func:`rankcut._util.jsonable`: ``"nan"``, ``"inf"``, ``"-inf"`` become
+    floats again."""
     return float(value) if value in ("nan", "inf", "-inf") else value
 
 
@@ -139,7 +109,7 @@ def save_checkpoint(cutter: NeuralCutter, folder: str | os.PathLike[str], *, ove
     }
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
-        (tmp / CONFIG).write_text(json.dumps(_jsonable(config), indent=2, ensure_ascii=False) + "\n",
+        (tmp / CONFIG).write_text(json.dumps(jsonable(config), indent=2, ensure_ascii=False) + "\n",
                                   encoding="utf-8")
         # one metadata key: safetensors writes its metadata map in no fixed order, and the same
         # training should give the same bytes (audit manifests hash their inputs)
@@ -185,7 +155,6 @@ def load_checkpoint(folder: str | os.PathLike[str]) -> NeuralCutter:
     absent = [k for k in ("cutter", "params", "encoder", "training") if k not in config]
     if absent:
         raise ValueError(f"{config_path}: lacks {absent}")
-    register_neural_cutters()
     try:
         cls = cutter_class(config["cutter"])
         if not issubclass(cls, NeuralCutter):
@@ -240,6 +209,7 @@ def model_card(config: dict[str, Any], title: str) -> str:
     """The ``README.md`` of a checkpoint, from its ``config.json`` content."""
     params, training = config["params"], config["training"]
     name = config["cutter"]
+    paper = getattr(cutter_class(name), "paper", name)
     loss = f", loss {params['loss']}" if "loss" in params else ""
     sigma = f", minimal recall σ = {params['sigma']}" if "sigma" in params else ""
     history = training["history"]
@@ -249,7 +219,7 @@ def model_card(config: dict[str, Any], title: str) -> str:
     lines = [
         f"# {title}",
         "",
-        f"Truncation model `{name}` of rankcut {config['rankcut_version']}: {_PAPERS.get(name, name)}"
+        f"Truncation model `{name}` of rankcut {config['rankcut_version']}: {paper}"
         f"{loss}{sigma}, trained for the metric `{params['metric']}` (recall base "
         f"`{params['recall_base']}`).",
         "",
@@ -277,7 +247,7 @@ def model_card(config: dict[str, Any], title: str) -> str:
         "```",
         "",
         "```python",
-        "from rankcut.nn.checkpoint import load_checkpoint",
+        "from rankcut.cutters.checkpoint import load_checkpoint",
         f"cutter = load_checkpoint({title!r})",
         "cuts = cutter.predict(lists)  # lists must carry the feature columns above",
         "```",

@@ -1,0 +1,141 @@
+"""What the commands that read runs (``cut``, ``evaluate``, ``train``) share: option help and
+choices, run loading with warnings that name the files, and output checks.
+
+The choices and defaults are the library's (:mod:`rankcut.data.lists`, :mod:`rankcut.data.trec`,
+:mod:`rankcut.metrics`, :mod:`rankcut.significance`); data modules are imported inside the
+functions, so that ``rankcut --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from rankcut.data.lists import ORDERINGS
+from rankcut.data.trec import MISSING_POLICIES, load_trec
+from rankcut.metrics import RECALL_BASES
+
+__all__ = ["CHOICES", "MISSING", "ORDERING", "THRESHOLD_HELP", "Missing", "Ordering", "check_output",
+           "choice", "count", "files", "load_runs", "warn_unranked", "warnings_about"]
+
+_ORDERING_HELP = ("Tie rule: 'rank' (score, then the run's rank order, then doc_id descending) or "
+                  "'trec_eval' (score as a 32-bit float, as trec_eval stores it, then doc_id descending).")
+_MISSING_HELP = ("Run queries absent from the qrels: 'drop' (trec_eval's convention, right for full "
+                 "qrels), 'keep' (no relevant document; right for positives-only qrels such as "
+                 "Robust04's, where query 672 has none), or 'error'.")
+THRESHOLD_HELP = ("Relevance at or above which a document counts as relevant: a number > 0, since "
+                  "unjudged documents count as relevance 0")
+#: the ``--ordering`` and ``--missing`` options of the commands that read runs, and their defaults:
+#: those of :func:`rankcut.data.trec.load_trec`
+Ordering = Annotated[str, typer.Option("--ordering", help=_ORDERING_HELP)]
+Missing = Annotated[str, typer.Option("--missing", help=_MISSING_HELP)]
+ORDERING: str = inspect.signature(load_trec).parameters["ordering"].default
+MISSING: str = inspect.signature(load_trec).parameters["missing"].default
+#: the values of the options that take a choice
+CHOICES: dict[str, tuple[str, ...]] = {
+    "ordering": ORDERINGS,
+    "missing": MISSING_POLICIES,
+    "test": ("wilcoxon", "ttest"),
+    "fit_metric": ("each", "f1", "dcg"),
+    "recall_base": RECALL_BASES,
+}
+#: the most query ids a message lists
+MAX_IDS_SHOWN = 10
+
+
+def count(n: int, one: str, many: str) -> str:
+    """``"1 query"`` / ``"2 queries"``."""
+    return f"{n} {one if n == 1 else many}"
+
+
+def files(paths: list[Path]) -> str:
+    return ", ".join(map(str, paths))
+
+
+def choice(value: str, what: str) -> str:
+    """``value`` if it is one of :data:`CHOICES` ``[what]``, else ValueError naming the option."""
+    if value not in CHOICES[what]:
+        raise ValueError(f"--{what.replace('_', '-')} must be one of {', '.join(CHOICES[what])}, "
+                         f"got {value!r}")
+    return value
+
+
+@contextmanager
+def warnings_about(source: str) -> Iterator[None]:
+    """Prefix the warnings raised inside with ``source``, so that those of the training run and
+    of the test run can be told apart."""
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield
+    finally:  # also when loading fails: the warnings explain the error
+        for w in caught:
+            warnings.warn(f"{source}: {w.message}", w.category, stacklevel=1)
+
+
+def check_output(path: Path, option: str, inputs: dict[str, list[Path]]) -> None:
+    """Before any work: the folder of ``path`` must exist (it is not created), and ``path`` must
+    not be one of the input files (rankcut never overwrites its input)."""
+    folder = path.parent
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise ValueError(f"{option} {path}: output folder {folder} {what}")
+    if not path.exists():
+        return
+    for name, paths in inputs.items():
+        for given in paths:
+            if given.exists() and os.path.samefile(path, given):
+                raise ValueError(f"{option} {path} is the input file {name} {given}: writing there "
+                                 "would overwrite it; choose another file")
+
+
+def _read_runs(paths: list[Path]) -> dict[str, Any]:
+    """Read and merge run files; a query may appear in one file only."""
+    from rankcut.data.trec import read_run
+
+    merged: dict[str, Any] = {}
+    origin: dict[str, Path] = {}
+    for path in paths:
+        for qid, postings in read_run(path).items():
+            if qid in merged:
+                raise ValueError(f"query {qid!r} is in both {origin[qid]} and {path}")
+            merged[qid], origin[qid] = postings, path
+    return merged
+
+
+def load_runs(paths: list[Path], judged: dict[str, Any] | None, *, threshold: float, ordering: str,
+              missing: str) -> Any:
+    """Lists of the run files, judged by the queries of ``judged`` that they contain; warnings
+    and errors name the files."""
+    from rankcut.data.trec import load_trec
+
+    run = _read_runs(paths)  # its errors name file and line
+    qrels = None if judged is None else {q: judged[q] for q in run if q in judged}
+    with warnings_about(files(paths)):
+        try:
+            return load_trec(run, qrels, threshold=threshold, ordering=ordering, missing=missing)
+        except ValueError as exc:
+            raise ValueError(f"{files(paths)}: {exc}") from None
+
+
+def warn_unranked(qrels: Path, judged: dict[str, Any], loaded: list[Any], runs: list[Path]) -> None:
+    """One warning for the qrels queries that no run holds (they are ignored)."""
+    from rankcut.data.trec import MissingQueriesWarning
+
+    have = {q for lists in loaded for q in lists.qids}
+    unranked = [q for q in judged if q not in have]
+    if unranked:
+        shown = ", ".join(map(repr, unranked[:MAX_IDS_SHOWN]))
+        more = f", ... ({len(unranked)} in all)" if len(unranked) > MAX_IDS_SHOWN else ""
+        verb = "is" if len(unranked) == 1 else "are"
+        warnings.warn(f"{qrels}: {count(len(unranked), 'query', 'queries')} {verb} in no run "
+                      f"({files(runs)}) and {verb} ignored: {shown}{more}", MissingQueriesWarning,
+                      stacklevel=2)

@@ -1,0 +1,147 @@
+"""``rankcut cut``: apply a cutter (or a model of ``rankcut train``) to a run and write the kept
+prefixes.
+
+Every option is checked before any file is loaded or any cutter fitted: the cutter spec, the
+relevance threshold, and the output file (its folder must exist; it may not be one of the inputs).
+The cutter registry is imported with this module, so that the help of ``--cutter`` lists the
+registered cutters.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from rankcut.cli._common import (
+    MISSING,
+    ORDERING,
+    THRESHOLD_HELP,
+    Missing,
+    Ordering,
+    check_output,
+    choice,
+    count,
+    load_runs,
+    warn_unranked,
+)
+from rankcut.cli._errors import input_errors
+from rankcut.cutters.base import spec_forms
+
+__all__ = ["cut"]
+
+_SPECS = ", ".join(spec_forms())
+#: library parameters that the messages of this command name by their flags
+FLAGS = ("threshold", "features")
+
+
+def cut(
+    run: Annotated[Path, typer.Option("--run", help="TREC run to cut.", exists=True, dir_okay=False)],
+    out: Annotated[Path, typer.Option("--out", help="Where to write the cut run (TREC format); its "
+                                      "folder must exist, and it may not be an input file.",
+                                      dir_okay=False)],
+    cutter: Annotated[str | None, typer.Option("--cutter", help=f"Cutter spec NAME[:PARAM], e.g. greedy-k, "
+                                               f"fixed-k:20; cutters: {_SPECS}.")] = None,
+    model: Annotated[Path | None, typer.Option(
+        "--model", help="A trained model folder of 'rankcut train', instead of --cutter.", exists=True,
+        file_okay=False)] = None,
+    features: Annotated[list[Path] | None, typer.Option(
+        "--features", help="TSV table(s) of per-document features keyed by query_id and doc_id, for "
+        "models that read them; repeat for several tables.", exists=True, dir_okay=False)] = None,
+    train_run: Annotated[list[Path] | None, typer.Option(
+        "--train-run", help="Training run(s) for cutters that learn (needs --qrels); repeat for "
+        "several files.", exists=True, dir_okay=False)] = None,
+    qrels: Annotated[Path | None, typer.Option(
+        "--qrels", help="Qrels: for fitting on --train-run, and for the oracle, which reads the "
+        "labels of the run it cuts.", exists=True, dir_okay=False)] = None,
+    threshold: Annotated[float, typer.Option("--threshold", help=THRESHOLD_HELP + ".")] = 1.0,
+    ordering: Ordering = ORDERING,
+    missing: Missing = MISSING,
+    tag: Annotated[str, typer.Option("--tag", help="Run tag written in the sixth column.")] = "rankcut",
+) -> None:
+    """Cut every list of a run where a cutter (or a trained model) says; write the kept prefixes.
+
+    The output is a TREC run holding, per query, the documents kept."""
+    with input_errors(FLAGS):
+        from rankcut.cutters import make_cutter
+        from rankcut.cutters.checkpoint import load_checkpoint
+        from rankcut.data.lists import check_threshold
+        from rankcut.data.trec import write_run
+
+        train_run, features = train_run or [], features or []
+        choice(ordering, "ordering")
+        choice(missing, "missing")
+        check_threshold(threshold)
+        if (cutter is None) == (model is None):
+            raise ValueError("give either --cutter (a cutter spec) or --model (a trained model folder)")
+        method: Any
+        inputs = {"--run": [run], "--train-run": train_run, "--qrels": [qrels] if qrels is not None else [],
+                  "--features": features}
+        if model is not None:
+            if train_run or qrels is not None:
+                raise ValueError(f"--model {model} is trained already: --train-run and --qrels go with "
+                                 "--cutter")
+            check_output(out, "--out", inputs)
+            method = load_checkpoint(model)
+            lists = _model_features(method, load_runs([run], None, threshold=threshold, ordering=ordering,
+                                                       missing=missing), features, model)
+        else:
+            assert cutter is not None
+            method = make_cutter(cutter)
+            check_output(out, "--out", inputs)
+            lists = _fit_and_load(method, cutter, run, train_run, qrels, features, threshold=threshold,
+                                  ordering=ordering, missing=missing)
+        cuts = method.predict(lists)
+        write_run(out, lists, cuts, tag=tag)
+        kept = int(cuts.sum())
+        source = f", {method.name} from {model}" if model is not None else ""
+        typer.echo(f"wrote {out}: {count(len(lists), 'query', 'queries')}, "
+                   f"{count(kept, 'document', 'documents')} kept (mean k {float(cuts.mean()):.2f}{source}, "
+                   f"ordering {ordering})")
+
+
+def _model_features(model: Any, lists: Any, paths: list[Path], where: Path) -> Any:
+    """``lists`` with the feature columns ``model`` reads, from the ``--features`` tables."""
+    from rankcut.data.features import attach_feature_tables
+
+    needed = model.feature_columns()
+    lists = attach_feature_tables(lists, paths, set(needed))
+    absent = [c for c in needed if c not in lists.feature_names]
+    if absent:
+        raise ValueError(f"--model {where} reads the feature column(s) {absent}: give --features tables "
+                         "that hold them for the queries of --run")
+    return lists
+
+
+def _fit_and_load(method: Any, spec: str, run: Path, train_run: list[Path], qrels: Path | None,
+                  features: list[Path], **options: Any) -> Any:
+    """Fit ``method`` on the training runs when it learns; return the lists of ``run`` to cut."""
+    from rankcut.data.features import attach_feature_tables
+    from rankcut.data.trec import read_qrels
+    from rankcut.evaluation import READS_TEST_LABELS
+
+    if train_run and qrels is None:
+        raise ValueError("--train-run needs --qrels: fitting reads the training labels")
+    if not train_run and method.requires_fit():
+        raise ValueError(f"cutter {spec!r} learns from training lists: give --train-run and --qrels")
+    reads_labels = method.name in READS_TEST_LABELS
+    if reads_labels and qrels is None:
+        raise ValueError(f"cutter {spec!r} reads the labels of the run it cuts: give --qrels")
+
+    judged = read_qrels(qrels) if qrels is not None and (train_run or reads_labels) else None
+    loaded = []
+    if train_run:
+        train = attach_feature_tables(load_runs(train_run, judged, **options), features)
+        loaded.append(train)
+        method.fit(train)
+        learned = ", ".join(f"{k}={v}" for k, v in vars(method).items()
+                            if k.endswith("_") and not k.startswith("_") and isinstance(v, int | float))
+        typer.echo(f"{spec} fitted on {count(len(train), 'training query', 'training queries')}"
+                   + (f": {learned}" if learned else ""))
+    # the cut never sees the labels of the run it cuts, except the oracle's
+    lists = attach_feature_tables(load_runs([run], judged if reads_labels else None, **options), features)
+    loaded.append(lists)
+    if qrels is not None and judged is not None:
+        warn_unranked(qrels, judged, loaded, [run, *train_run])
+    return lists
