@@ -92,7 +92,7 @@ def evaluate(topics: Mapping[str, NDArray[np.int64]], target: float, seeds: int,
     total = sum(r["N"] for r in rows)
     names = ["floor", "buscar", *policies] + (["today"] if today else [])
     summary = {a: {"share": sum(r[a] for r in rows) / total,
-                   "worst_false": max((r.get(f"{a}_false", float("nan")) for r in rows), default=0.0)}
+                   "worst_false": max((r[f"{a}_false"] for r in rows), default=0.0) if a != "floor" else None}
                for a in names}
     return {"target": target, "delta": DELTA, "seeds": seeds, "summary": summary, "topics": rows}
 
