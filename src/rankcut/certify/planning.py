@@ -36,6 +36,8 @@ from rankcut.certify.bounds import cp_upper, hypergeom_upper
 from rankcut.certify.result import Certificate, certificate_function, confidence_text, format_bound
 
 __all__ = [
+    "REFERENCE_PROBABILITY",
+    "shared_reference_size",
     "plan_binomial",
     "plan_hypergeometric",
     "plan_missed_mass",
@@ -463,3 +465,47 @@ def plan_rule_out(
             "corollary15_upper": out(cor15, m_scalar),
         },
     )
+
+
+# A shared reference sample is planned so that each member's effective size reaches its need with
+# at least this probability (the effective size is random: the draws that fall in the member's pool).
+REFERENCE_PROBABILITY = 0.95
+
+
+def shared_reference_size(need: int, pool: int, reference: int, finite: bool,
+                          probability: float = REFERENCE_PROBABILITY) -> int:
+    """Least shared-reference size ``Q`` whose effective size for a member with excluded pool
+    ``pool ⊆ E_1`` (``|E_1| = reference``) reaches ``need`` with probability at least
+    ``probability``: the effective size of Theorem 17 / Corollary 18 is
+    ``n_eff ~ Hypergeometric(reference, pool, Q)`` without replacement, ``Binomial(Q, pool/reference)``
+    with it."""
+    from scipy.stats import binom, hypergeom
+
+    if need <= 0:
+        return 0
+
+    def enough(q: int) -> bool:
+        if finite:
+            p = float(hypergeom.sf(need - 1, reference, pool, q))
+        else:
+            p = float(binom.sf(need - 1, q, pool / reference))
+        return p >= probability
+
+    lo = need  # n_eff never exceeds Q
+    if finite:
+        hi = reference  # Q = N0(g_1) draws all of E_1, so n_eff = N0(g_m) ≥ need
+        if need > pool:
+            return reference
+    else:
+        hi = max(lo, 1)
+        while not enough(hi):
+            hi *= 2
+    if enough(lo):
+        return lo
+    while hi - lo > 1:  # enough(hi), not enough(lo)
+        mid = (lo + hi) // 2
+        if enough(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
