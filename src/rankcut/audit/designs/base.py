@@ -179,6 +179,11 @@ def rng(seed: int, stream: int) -> np.random.Generator:
     return np.random.default_rng([seed, stream])
 
 
+def family_options(family: Any, offsets: Any, depths: Any) -> list[str]:
+    """Which of the ways to give a nested family were given."""
+    return [n for n, v in (("family", family), ("offsets", offsets), ("depths", depths)) if v is not None]
+
+
 def draw_rows(items: Iterable[Item], pool: str, member: int | None = None, stratum: int | None = None
               ) -> list[Row]:
     """The lines of ``sample.jsonl`` for ``items`` drawn from ``pool`` (a member's or a band's)."""
@@ -356,8 +361,7 @@ class FixedSampleDesign:
         return {self.event: delta}
 
     def family_spec(self, cut: Any, family: Any, offsets: Any, depths: Any) -> dict[str, Any] | None:
-        given = [n for n, v in (("family", family), ("offsets", offsets), ("depths", depths))
-                 if v is not None]
+        given = family_options(family, offsets, depths)
         if given:
             raise ValueError(f"{_o(given[0])} describes a nested family, for the prefixes and fixed-sequence "
                              f"designs; the {self.name} design certifies one cut (give {_o('cut')})")

@@ -28,6 +28,7 @@ from rankcut.audit.designs.base import (
     Verdict,
     check_size,
     draw_rows,
+    family_options,
     joint,
     member_row,
     method,
@@ -67,8 +68,7 @@ class Prefixes(FixedSampleDesign):
         return "Corollary 16 with Theorem 8 per prefix, and Eq. 1" if finite else "Corollary 16 and Eq. 1"
 
     def family_spec(self, cut: Any, family: Any, offsets: Any, depths: Any) -> dict[str, Any] | None:
-        given = [n for n, v in (("family", family), ("offsets", offsets), ("depths", depths))
-                 if v is not None]
+        given = family_options(family, offsets, depths)
         if len(given) != 1:
             raise ValueError(f"the {self.name} design needs exactly one family: {_o('family')} (cut runs), "
                              f"{_o('offsets')} (with {_o('cut')}) or {_o('depths')}; got "

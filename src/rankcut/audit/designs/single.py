@@ -214,10 +214,11 @@ def plan_recall(audit: Audit, rho: float, precision: float, tolerated: int
     sample of ``n1`` items showing the expected precision ``π̂`` (``K1 = ⌊π̂·n1⌋``), ``ML`` is
     known; that turns the recall target into a missed-count tolerance ``t = ⌊ML(1 − ρ)/ρ⌋`` for
     the excluded audit, which the Theorem 8 planner sizes (binomially: ``r ≤ p1·L·(1 − ρ)/ρ``,
-    sized by ``plan_missed_mass``). The pair with the fewest labels in total is returned.
+    sized by ``plan_missed_mass``): :func:`~rankcut.certify.planning.two_pool_recall_sizes` finds the
+    pair with the fewest labels in total; here it is said in words, with the planner's certificate.
     """
     from rankcut.certify.bounds import cp_lower, hypergeom_lower
-    from rankcut.certify.planning import plan_hypergeometric, plan_missed_mass
+    from rankcut.certify.planning import two_pool_recall_sizes
 
     p = audit.base
     d0, d1 = audit.budget["excluded audit"], audit.budget["included audit"]
@@ -225,54 +226,12 @@ def plan_recall(audit: Audit, rho: float, precision: float, tolerated: int
     if big1 == 0:
         return None, ["the cut keeps no item (N1 = 0): its recall is 0, no sample can certify a target"], []
 
-    def tolerance(n1: np.ndarray) -> np.ndarray:
-        k1 = np.floor(precision * n1).astype(np.int64)
-        if audit.finite:
-            caught = np.asarray(hypergeom_lower(k1, d1, population=big1, draws=n1), dtype=float)
-        else:
-            caught = np.asarray(cp_lower(k1, n1, d1), dtype=float) * big1  # in items: N·p1·L
-        return np.floor(caught * (1 - rho) / rho + 1e-9).astype(np.int64)
-
-    def binomial_n0(tol: np.ndarray) -> np.ndarray:
-        """i.i.d. sizes for ``r ≤ tol/N``: exact with replacement, a quick stand-in without (the
-        exact hypergeometric search is slow for large pools; it runs on the best few only)."""
-        out = np.zeros(tol.shape, dtype=np.int64)
-        census = tol <= 0  # only without replacement: MU ≤ 0 needs the whole pool
-        out[census] = big0
-        part = (tol > 0) & (tol < big0)
-        if np.any(part):
-            out[part] = np.atleast_1d(plan_missed_mass((tol[part] / big_n).tolist(), d0, p0=big0 / big_n,
-                                                       tolerated=tolerated).value)
-        return out
-
-    hi = big1 if audit.finite else max(big1, 100_000)
-    grid = np.unique(np.round(np.geomspace(1, hi, 80)).astype(np.int64))
-    found: dict[int, tuple[int, int]] = {}  # n1 -> (tolerance, i.i.d. n0)
-    for _ in range(2):  # a coarse grid, then a fine one around the best point
-        tol = tolerance(grid)
-        ok = (tol >= tolerated) & ((tol > 0) | audit.finite)  # i.i.d.: r ≤ 0 is never certified
-        for n1, t, n0 in zip(grid[ok].tolist(), tol[ok].tolist(), binomial_n0(tol[ok]).tolist(), strict=True):
-            found[n1] = (t, n0)
-        if not found:
-            break
-        best_n1 = min(found, key=lambda n: (found[n][1] + n, n))
-        grid = np.linspace(max(1, best_n1 // 2), min(hi, best_n1 * 2), 120).round().astype(np.int64)
-        grid = np.unique(grid)
-    best: tuple[int, int, int] | None = None
-    if found:
-        shortlist = sorted(found, key=lambda n: (found[n][1] + n, n))[:5]
-        tols = np.array([found[n][0] for n in shortlist], dtype=np.int64)
-        n0s = np.array([found[n][1] for n in shortlist], dtype=np.int64)
-        exact = audit.finite & (tols < big0)
-        if np.any(exact):
-            n0s[exact] = np.atleast_1d(plan_hypergeometric(tols[exact].tolist(), d0, population=big0,
-                                                           tolerated=tolerated).value)
-        n0s[tols >= big0] = 0
-        best = min((int(n0) + n1, n1, int(n0)) for n1, n0 in zip(shortlist, n0s.tolist(), strict=True))
+    best = two_pool_recall_sizes(rho, precision, tolerated, excluded_size=big0, included_size=big1,
+                                 corpus_size=big_n, delta0=d0, delta1=d1, finite=audit.finite)
     if best is None:
         return None, [f"no sample size within the pools reaches recall ≥ {rho:g} at expected precision "
                       f"{precision:g}: lower the target or set {_o('expected_precision')}"], []
-    _, n1, n0 = best
+    n0, n1 = best
     k1 = math.floor(precision * n1)
     if audit.finite:
         ml: float = int(hypergeom_lower(k1, d1, population=big1, draws=n1))
