@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 
 from rankcut.audit import workflow as wf
+from rankcut.audit.designs import DESIGNS, certificates
+from rankcut.audit.folder import FrozenAudit, load_audit, refuse_if_opened, sample_text
 from rankcut.audit.labels import LabelStore
 from rankcut.audit.manifest import load_manifest, write_manifest
 from rankcut.audit.report import write_report
@@ -321,8 +323,8 @@ def test_each_band_draws_from_its_own_stream(data: Data, tmp_path: Path) -> None
     from rankcut.audit.manifest import sha256_file
 
     audit = tmp_path / "S10"
-    loaded = wf._load(audit)
-    old = wf._sample_text(wf._draw(loaded, {"excluded": [10, 10]}, streams=1))
+    loaded = load_audit(audit)
+    old = sample_text(DESIGNS["stratified"].draw(loaded, {"excluded": [10, 10]}, streams=1))
     assert old != (audit / "sample.jsonl").read_text()
     (audit / "sample.jsonl").write_text(old)
     info = json.loads((audit / "sample.json").read_text())
@@ -621,7 +623,7 @@ def test_refuse_out_of_order(data: Data, tmp_path: Path) -> None:
     with pytest.raises(wf.AuditStepError, match=r"^recording labels is refused: .* opened for certification"
                                                 r".*\(Assumption 1\) — freeze a new audit instead"):
         with LabelStore(audit / "labels.sqlite") as store:
-            wf._refuse_if_opened(store)
+            refuse_if_opened(store)
     with pytest.raises(wf.AuditStepError, match="opened for certification .* freeze a new audit instead"):
         wf.label(audit, qrels=data.qrels, overwrite=True)
     opened = json.loads((audit / "opened.json").read_text())["opened_at"]
@@ -705,7 +707,7 @@ def test_a_failing_certificate_opens_nothing(sampled: Path, data: Data, monkeypa
     def broken(*args: Any) -> Any:
         raise ValueError("no certificate today")
 
-    monkeypatch.setitem(wf._CERTIFY, "two-pool", broken)
+    monkeypatch.setattr(DESIGNS["two-pool"], "certify", broken)
     with pytest.raises(ValueError, match="no certificate today"):
         wf.certify(sampled)
     assert not (sampled / "opened.json").exists()
@@ -1270,8 +1272,8 @@ def test_the_report_recounts_each_shared_reference_member(data: Data, tmp_path: 
     def forge(c: dict[str, Any]) -> None:
         stats = json.loads(json.dumps(c["counts"]))
         stats["members"]["draws"][2] += 1  # one more draw in E_3 than the sample holds
-        report, extra = wf._certificates(wf._Frozen(load_manifest(fam)), stats)
-        c.update(json.loads(json.dumps({"counts": stats, "report": report.to_dict(), **extra})))
+        report, findings = certificates(FrozenAudit(load_manifest(fam)), stats)
+        c.update(json.loads(json.dumps({"counts": stats, "report": report.to_dict(), **findings.to_dict()})))
 
     _edit(fam, forge)
     with pytest.raises(ValueError, match=r"counts of draws \{'members': \[100, \d+, \d+\]\} are not those "

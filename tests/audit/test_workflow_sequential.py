@@ -18,9 +18,12 @@ from scipy.stats import chisquare
 from test_workflow import Data
 
 from rankcut.audit import workflow as wf
+from rankcut.audit.designs.sequential import engine
+from rankcut.audit.folder import load_audit
 from rankcut.audit.pools import Pools
 from rankcut.audit.report import write_report
 from rankcut.audit.sampling import draw_excluded
+from rankcut.certify.curves import sequential_curve
 from rankcut.certify.sequential import SequentialAudit, default_prior_mean, sequential_recall_certificate
 from rankcut.data.trec import load_trec
 
@@ -278,11 +281,11 @@ def test_a_frozen_prior_scale_is_the_one_certified_with(data: Data, tmp_path: Pa
 
 def test_the_curve_counts_the_hits_up_to_each_point(data: Data, tmp_path: Path) -> None:
     """Every audit label relevant: the curve's point after j labels is the certificate at (j, j)."""
-    audit = wf._load(_frozen(tmp_path, data))
+    audit = load_audit(_frozen(tmp_path, data))
     pool, found = audit.base.n0, 30
     y = np.ones(40, dtype=np.int64)
-    running, where = wf._sequential_engine(audit, found).running_upper(y)
-    curve = wf._curve_sequential(found, y, running)
+    running, where = engine(audit, found).running_upper(y)
+    curve = sequential_curve(found, y, running)
     assert curve["labels"][0] == 0 and curve["labels"][-1] == 40
     for j, b in zip(curve["labels"], curve["bound"], strict=True):
         want = sequential_recall_certificate(found, pool, j, j, 0.8, 0.05, default_prior_mean(found, 0.8),

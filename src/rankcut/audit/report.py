@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rankcut.audit.folder import AUDIT_FILES
 from rankcut.audit.manifest import (
     MANIFEST_FILE,
     load_manifest,
@@ -93,15 +94,16 @@ def _first_difference(a: Any, b: Any, where: str = "") -> str:
 
 def _load(audit_dir: str | Path) -> tuple[dict[str, Any], dict[str, Any], JointReport]:
     """The manifest, the certificate content as rebuilt and checked, and the rebuilt joint report."""
-    from rankcut.audit import workflow as wf
+    from rankcut.audit import folder as af
+    from rankcut.audit.designs import certificates
     from rankcut.certify.report import JointReport
     from rankcut.certify.result import verify
 
     manifest = load_manifest(audit_dir)
     folder = manifest.folder
-    path = folder / wf.CERTIFICATE_FILE
+    path = folder / af.CERTIFICATE_FILE
     if not path.exists():
-        raise wf.AuditStepError(f"no certificate yet ({path} missing): run certify first")
+        raise af.AuditStepError(f"no certificate yet ({path} missing): run certify first")
     content = read_json(path, "written by certify")
     if not isinstance(content, dict) or content.get("audit_id") != manifest.audit_id:
         owner = content.get("audit_id") if isinstance(content, dict) else None
@@ -126,26 +128,27 @@ def _load(audit_dir: str | Path) -> tuple[dict[str, Any], dict[str, Any], JointR
         if content.get(key) != frozen:
             raise refuse(f"{key} is {content.get(key)!r}, but the manifest froze {frozen!r}")
     # the sample and the opening it was certified from
-    info = read_json(folder / wf.SAMPLE_FILE, "written by sample")
-    items_path = folder / wf.SAMPLE_ITEMS
+    info = read_json(folder / af.SAMPLE_FILE, "written by sample")
+    items_path = folder / af.SAMPLE_ITEMS
     if not items_path.is_file() or sha256_file(items_path) != info.get("sample_hash"):
-        raise ValueError(f"{items_path} is missing or is not the sample of {folder / wf.SAMPLE_FILE}")
-    opened = read_json(folder / wf.OPENED_FILE, "written by certify")
-    for key, value, source in (("sample_hash", info.get("sample_hash"), wf.SAMPLE_FILE),
-                               ("sample_hash", opened.get("sample_hash"), wf.OPENED_FILE),
-                               ("labels_hash", opened.get("labels_hash"), wf.OPENED_FILE),
-                               ("opened_at", opened.get("opened_at"), wf.OPENED_FILE)):
+        raise ValueError(f"{items_path} is missing or is not the sample of {folder / af.SAMPLE_FILE}")
+    opened = read_json(folder / af.OPENED_FILE, "written by certify")
+    for key, value, source in (("sample_hash", info.get("sample_hash"), af.SAMPLE_FILE),
+                               ("sample_hash", opened.get("sample_hash"), af.OPENED_FILE),
+                               ("labels_hash", opened.get("labels_hash"), af.OPENED_FILE),
+                               ("opened_at", opened.get("opened_at"), af.OPENED_FILE)):
         if content.get(key) != value:
             raise refuse(f"{key} is {str(content.get(key))[:32]!r}, but {source} says {str(value)[:32]!r}")
-    rows = [json.loads(line) for line in items_path.read_text(encoding="utf-8").splitlines() if line]
+    rows = af.read_rows(items_path)
     counts = content.get("counts")
     if not isinstance(counts, dict):
         raise refuse("it holds no counts (written by an older rankcut)")
     _check_draws(counts, rows, manifest["design"], refuse, folder)
     # everything else is rebuilt from the manifest and the counts, and must be what the file says
-    frozen = wf._Frozen(manifest)
+    frozen = af.FrozenAudit(manifest)
     try:
-        report, extra = wf._certificates(frozen, counts)
+        report, findings = certificates(frozen, counts)
+        extra = findings.to_dict()
     except (KeyError, TypeError, ValueError) as exc:
         raise refuse(f"its counts do not give certificates ({exc})") from None
     rebuilt_report = _normal(report.to_dict())
@@ -174,35 +177,13 @@ def _load(audit_dir: str | Path) -> tuple[dict[str, Any], dict[str, Any], JointR
 
 def _check_draws(counts: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], design: str,
                  refuse: Any, folder: Path) -> None:
-    """The counts of draws per pool, band or member are those of ``sample.jsonl``, recounted.
+    """The counts of draws per pool, band or member are those of ``sample.jsonl``, recounted (by the
+    design: :meth:`~rankcut.audit.designs.base.Design.draw_counts`)."""
+    from rankcut.audit.designs import DESIGNS
 
-    For a shared reference, member ``m``'s draws are its effective size ``n_eff_m`` (Theorem 17,
-    Corollary 18): the reference draws that fall in its excluded pool ``E_m``, recounted from the
-    pools rebuilt from the frozen (and checked) input files, never taken from ``counts``."""
     if counts.get("draws") != len(rows):
         raise refuse(f"its counts give {counts.get('draws')} draws, but the sample holds {len(rows)}")
-    expected: dict[str, Any] = {}
-    if design in ("excluded", "two-pool", "sequential"):
-        expected["excluded"] = sum(r["pool"] != "included" for r in rows)
-        if design in ("two-pool", "sequential"):
-            expected["included"] = sum(r["pool"] == "included" for r in rows)
-        got = {k: (counts.get(k) or {}).get("draws") for k in expected}
-    elif design == "stratified":
-        n = len((counts.get("bands") or {}).get("draws") or [])
-        expected["bands"] = [sum(r["stratum"] == s for r in rows) for s in range(n)]
-        got = {"bands": (counts.get("bands") or {}).get("draws")}
-    elif rows and rows[0].get("member") is not None:  # separate samples
-        n = len((counts.get("members") or {}).get("draws") or [])
-        expected["members"] = [sum(r["member"] == m for r in rows) for m in range(n)]
-        got = {"members": (counts.get("members") or {}).get("draws")}
-    else:  # a shared reference
-        from rankcut.audit import workflow as wf
-        from rankcut.audit.sampling import reference_membership
-
-        audit = wf._load(folder)  # the pools, from the input files (their hashes checked)
-        inside = reference_membership(audit.members, [(r["query_id"], r["doc_id"]) for r in rows])
-        expected["members"] = [int(v) for v in inside.sum(axis=0)]
-        got = {"members": (counts.get("members") or {}).get("draws")}
+    got, expected = DESIGNS[design].draw_counts(counts, rows, folder)
     if got != expected:
         raise refuse(f"its counts of draws {got} are not those of the sample {expected}")
 
@@ -308,16 +289,13 @@ def _relevant_draws(content: Mapping[str, Any]) -> int:
 
 
 def _summary(content: Mapping[str, Any], report: JointReport) -> list[str]:
+    from rankcut.audit.designs import DESIGNS
     from rankcut.certify.result import confidence_text
 
     lab, counts = content["labels"], content["counts"]
     spent = (f"Labels spent: {lab['draws']} draws, {lab['items']} distinct items; "
              f"{_relevant_draws(content)} draws counted relevant.")
-    if content["design"] == "sequential":
-        cut, audited = counts["included"], counts["excluded"]
-        spent = (f"Labels spent: {cut['draws'] + audited['labelled']} — the cut's {cut['draws']} and the "
-                 f"first {audited['labelled']} of the {audited['draws']} excluded items in the audit order; "
-                 f"{cut['relevant'] + audited['relevant']} relevant.")
+    spent = DESIGNS[content["design"]].spent_text(counts) or spent
     lines = [f"Joint confidence at least {confidence_text(report.joint_delta)} "
              f"(union bound over {', '.join(f'{e} {v:g}' for e, v in report.budget.items())}).", spent]
     verdict = content.get("verdict")
@@ -338,6 +316,8 @@ def _plot_png(content: Mapping[str, Any]) -> bytes | None:
         from matplotlib.figure import Figure
     except ImportError:  # matplotlib is an optional extra
         return None
+    from rankcut.audit.designs import DESIGNS
+
     fig = Figure(figsize=(6.4, 3.8))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
@@ -372,7 +352,7 @@ def _plot_png(content: Mapping[str, Any]) -> bytes | None:
         ax.plot(curve.get("labels", []), curve.get("bound", []), "o-", color="tab:red")
         quantity = curve.get("quantity", "")
         ax.set_ylabel(f"certified {'lower' if quantity == 'recall' else 'upper'} bound on {quantity}")
-        if content["design"] == "sequential":
+        if DESIGNS[content["design"]].anytime:
             rho = (content.get("target") or {}).get("recall")
             if rho is not None:
                 ax.axhline(rho, color="tab:green", ls=":", lw=1, label="target")
@@ -452,14 +432,6 @@ def render_html(manifest: Mapping[str, Any], content: Mapping[str, Any], report:
             + "\n".join(parts) + "\n</body></html>\n")
 
 
-def _audit_files() -> tuple[str, ...]:
-    from rankcut.audit import workflow as wf
-
-    stores = [wf.LABELS_FILE + end for end in ("", "-wal", "-shm", "-journal")]
-    return (MANIFEST_FILE, wf.PLAN_FILE, wf.SAMPLE_FILE, wf.SAMPLE_ITEMS, wf.OPENED_FILE, wf.CERTIFICATE_FILE,
-            f"{wf.TO_LABEL}.csv", f"{wf.TO_LABEL}.jsonl", *stores)
-
-
 def _refuse_audit_files(audit_dir: str | Path, targets: Sequence[Path]) -> None:
     """A report file must not replace a file of any audit: in this audit's folder, no name of an
     audit file (``--out AUDIT/manifest.md`` would write the certificate JSON over
@@ -469,7 +441,7 @@ def _refuse_audit_files(audit_dir: str | Path, targets: Sequence[Path]) -> None:
     for target in targets:
         where = target.resolve()
         if where.parent == folder:
-            if where.name in _audit_files():
+            if where.name in AUDIT_FILES:
                 raise ValueError(f"the report would write {target}, a file of the audit {audit_dir}: "
                                  "refused, a report never replaces an audit's files; name the report "
                                  "otherwise (e.g. report.md)")

@@ -6,10 +6,10 @@ from its JSON.
 """
 
 from rankcut.certify import (  # noqa: F401  (imported to register their certificate functions)
-    design,
     diagnostics,
     excluded,
     interleaved,
+    learning,
     noise,
     planning,
     prefixes,
@@ -27,13 +27,14 @@ from rankcut.certify.bounds import (
     hypergeom_lower,
     hypergeom_upper,
 )
-from rankcut.certify.design import neyman_pearson_select
+from rankcut.certify.curves import excluded_curve, sequential_curve, two_pool_curve
 from rankcut.certify.diagnostics import (
     amplification_diagnostics,
     direct_miss_rate_certificate,
     incremental_coverage_certificate,
 )
 from rankcut.certify.excluded import (
+    excluded_pool_bound,
     excluded_pool_certificate,
     excluded_pool_finite_certificate,
     excluded_pool_hoeffding_certificate,
@@ -41,12 +42,22 @@ from rankcut.certify.excluded import (
     p0_upper_hoeffding,
 )
 from rankcut.certify.interleaved import InterleavedReview, InterleavedRule, interleaved_recall_certificate
+from rankcut.certify.learning import neyman_pearson_select
 from rankcut.certify.noise import noisy_label_certificate
-from rankcut.certify.planning import plan_binomial, plan_hypergeometric, plan_missed_mass, plan_rule_out
+from rankcut.certify.planning import (
+    plan_binomial,
+    plan_hypergeometric,
+    plan_missed_mass,
+    plan_rule_out,
+    shared_reference_size,
+    two_pool_recall_sizes,
+)
 from rankcut.certify.prefixes import (
     choose_prefix,
     fixed_sequence,
+    fixed_sequence_bound,
     fixed_sequence_finite,
+    prefix_bounds,
     prefix_bounds_separate,
     prefix_bounds_separate_finite,
     prefix_bounds_shared,
@@ -55,11 +66,14 @@ from rankcut.certify.prefixes import (
 )
 from rankcut.certify.recall import (
     recall_from_missed_mass,
+    two_pool_recall_bound,
     two_pool_recall_certificate,
     two_pool_recall_finite_certificate,
 )
 from rankcut.certify.report import JointReport
 from rankcut.certify.result import Certificate, recompute, verify
+from rankcut.certify.review import ReviewRule
+from rankcut.certify.sequential import SequentialAudit, sequential_recall_certificate
 from rankcut.certify.stratified import stratified_binomial_certificate, stratified_hypergeometric_certificate
 from rankcut.certify.stress import stress_test_certificate
 from rankcut.certify.whole import whole_population_certificate
@@ -69,16 +83,21 @@ __all__ = [
     "InterleavedReview",
     "InterleavedRule",
     "JointReport",
+    "ReviewRule",
+    "SequentialAudit",
     "amplification_diagnostics",
     "choose_prefix",
     "clopper_pearson_interval",
     "cp_lower",
     "cp_upper",
     "direct_miss_rate_certificate",
+    "excluded_curve",
+    "excluded_pool_bound",
     "excluded_pool_certificate",
     "excluded_pool_finite_certificate",
     "excluded_pool_hoeffding_certificate",
     "fixed_sequence",
+    "fixed_sequence_bound",
     "fixed_sequence_finite",
     "full_review_recall_certificate",
     "hypergeom_lower",
@@ -92,18 +111,25 @@ __all__ = [
     "plan_hypergeometric",
     "plan_missed_mass",
     "plan_rule_out",
+    "prefix_bounds",
     "prefix_bounds_separate",
     "prefix_bounds_separate_finite",
     "prefix_bounds_shared",
     "prefix_bounds_shared_finite",
     "recall_from_missed_mass",
     "recompute",
+    "sequential_curve",
+    "sequential_recall_certificate",
+    "shared_reference_size",
     "shared_reference_counts",
     "stratified_binomial_certificate",
     "stratified_hypergeometric_certificate",
     "stress_test_certificate",
+    "two_pool_curve",
+    "two_pool_recall_bound",
     "two_pool_recall_certificate",
     "two_pool_recall_finite_certificate",
+    "two_pool_recall_sizes",
     "verify",
     "whole_population_certificate",
 ]

@@ -396,3 +396,32 @@ def full_review_recall_certificate(
         ),
         details={"names": labels, "M0_upper": out(mu, scalar, int), "M1": out(m1, scalar, int)},
     )
+
+
+METHODS = ("finite", "binomial")
+
+
+def _method(method: str) -> str:
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    return method
+
+
+def excluded_pool_bound(
+    counts: ArrayLike,
+    sizes: ArrayLike,
+    delta: float = 0.05,
+    *,
+    method: str,
+    excluded_sizes: ArrayLike | None = None,
+    corpus_size: int | None = None,
+    p0: ArrayLike | None = None,
+    names: Sequence[str] | None = None,
+) -> Certificate:
+    """The excluded-pool bound by ``method``: ``"finite"`` — draws without replacement from pools of
+    ``excluded_sizes`` items, :func:`excluded_pool_finite_certificate` (Theorem 8); ``"binomial"`` —
+    i.i.d. draws from pools of mass ``p0``, :func:`excluded_pool_certificate` (Theorem 7)."""
+    if _method(method) == "finite":
+        return excluded_pool_finite_certificate(counts, sizes, excluded_sizes, delta, names=names,
+                                                corpus_size=corpus_size)
+    return excluded_pool_certificate(counts, sizes, delta, p0=p0, names=names)

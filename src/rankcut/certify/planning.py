@@ -32,10 +32,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from rankcut.certify._validate import as_family, check_count, check_delta, check_number, out, plain, shown
-from rankcut.certify.bounds import cp_upper, hypergeom_upper
+from rankcut.certify.bounds import cp_lower, cp_upper, hypergeom_lower, hypergeom_upper
 from rankcut.certify.result import Certificate, certificate_function, confidence_text, format_bound
 
 __all__ = [
+    "REFERENCE_PROBABILITY",
+    "shared_reference_size",
+    "two_pool_recall_sizes",
     "plan_binomial",
     "plan_hypergeometric",
     "plan_missed_mass",
@@ -463,3 +466,110 @@ def plan_rule_out(
             "corollary15_upper": out(cor15, m_scalar),
         },
     )
+
+
+# A shared reference sample is planned so that each member's effective size reaches its need with
+# at least this probability (the effective size is random: the draws that fall in the member's pool).
+REFERENCE_PROBABILITY = 0.95
+
+
+def shared_reference_size(need: int, pool: int, reference: int, finite: bool,
+                          probability: float = REFERENCE_PROBABILITY) -> int:
+    """Least shared-reference size ``Q`` whose effective size for a member with excluded pool
+    ``pool ⊆ E_1`` (``|E_1| = reference``) reaches ``need`` with probability at least
+    ``probability``: the effective size of Theorem 17 / Corollary 18 is
+    ``n_eff ~ Hypergeometric(reference, pool, Q)`` without replacement, ``Binomial(Q, pool/reference)``
+    with it."""
+    from scipy.stats import binom, hypergeom
+
+    if need <= 0:
+        return 0
+
+    def enough(q: int) -> bool:
+        if finite:
+            p = float(hypergeom.sf(need - 1, reference, pool, q))
+        else:
+            p = float(binom.sf(need - 1, q, pool / reference))
+        return p >= probability
+
+    lo = need  # n_eff never exceeds Q
+    if finite:
+        hi = reference  # Q = N0(g_1) draws all of E_1, so n_eff = N0(g_m) ≥ need
+        if need > pool:
+            return reference
+    else:
+        hi = max(lo, 1)
+        while not enough(hi):
+            hi *= 2
+    if enough(lo):
+        return lo
+    while hi - lo > 1:  # enough(hi), not enough(lo)
+        mid = (lo + hi) // 2
+        if enough(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def two_pool_recall_sizes(rho: float, precision: float, tolerated: int, *, excluded_size: int,
+                          included_size: int, corpus_size: int, delta0: float, delta1: float, finite: bool
+                          ) -> tuple[int, int] | None:
+    """Two-pool sample sizes ``(n0, n1)`` for ``Recall ≥ ρ`` (Corollary 11; Theorem 10 with
+    ``finite`` False) with the fewest labels in total, or None when no sizes within the pools do.
+
+    Recall ``≥ ρ`` holds on the certificate's event when ``MU ≤ ML·(1 − ρ)/ρ``. An included sample
+    of ``n1`` items at the expected ``precision`` (``K1 = ⌊precision·n1⌋``) gives ``ML``, which turns
+    the target into a missed-count tolerance ``⌊ML(1 − ρ)/ρ⌋`` for the excluded audit, sized by
+    :func:`plan_hypergeometric` (Theorem 8; :func:`plan_missed_mass` binomially, §4.6). A coarse
+    grid over ``n1``, then a fine one around its best point; the best few are sized exactly.
+    The precision and ``tolerated`` are planning guesses: they move the sizes, never validity.
+    """
+    big0, big1, big_n = excluded_size, included_size, corpus_size
+    d0, d1 = delta0, delta1
+    best: tuple[int, int, int] | None = None
+
+    def tolerance(n1: np.ndarray) -> np.ndarray:
+        k1 = np.floor(precision * n1).astype(np.int64)
+        if finite:
+            caught = np.asarray(hypergeom_lower(k1, d1, population=big1, draws=n1), dtype=float)
+        else:
+            caught = np.asarray(cp_lower(k1, n1, d1), dtype=float) * big1  # in items: N·p1·L
+        return np.floor(caught * (1 - rho) / rho + 1e-9).astype(np.int64)
+
+    def binomial_n0(tol: np.ndarray) -> np.ndarray:
+        """i.i.d. sizes for ``r ≤ tol/N``: exact with replacement, a quick stand-in without (the
+        exact hypergeometric search is slow for large pools; it runs on the best few only)."""
+        out = np.zeros(tol.shape, dtype=np.int64)
+        census = tol <= 0  # only without replacement: MU ≤ 0 needs the whole pool
+        out[census] = big0
+        part = (tol > 0) & (tol < big0)
+        if np.any(part):
+            out[part] = np.atleast_1d(plan_missed_mass((tol[part] / big_n).tolist(), d0, p0=big0 / big_n,
+                                                       tolerated=tolerated).value)
+        return out
+
+    hi = big1 if finite else max(big1, 100_000)
+    grid = np.unique(np.round(np.geomspace(1, hi, 80)).astype(np.int64))
+    found: dict[int, tuple[int, int]] = {}  # n1 -> (tolerance, i.i.d. n0)
+    for _ in range(2):  # a coarse grid, then a fine one around the best point
+        tol = tolerance(grid)
+        ok = (tol >= tolerated) & ((tol > 0) | finite)  # i.i.d.: r ≤ 0 is never certified
+        for n1, t, n0 in zip(grid[ok].tolist(), tol[ok].tolist(), binomial_n0(tol[ok]).tolist(), strict=True):
+            found[n1] = (t, n0)
+        if not found:
+            break
+        best_n1 = min(found, key=lambda n: (found[n][1] + n, n))
+        grid = np.linspace(max(1, best_n1 // 2), min(hi, best_n1 * 2), 120).round().astype(np.int64)
+        grid = np.unique(grid)
+    if found:
+        shortlist = sorted(found, key=lambda n: (found[n][1] + n, n))[:5]
+        tols = np.array([found[n][0] for n in shortlist], dtype=np.int64)
+        n0s = np.array([found[n][1] for n in shortlist], dtype=np.int64)
+        exact = finite & (tols < big0)
+        if np.any(exact):
+            n0s[exact] = np.atleast_1d(plan_hypergeometric(tols[exact].tolist(), d0, population=big0,
+                                                           tolerated=tolerated).value)
+        n0s[tols >= big0] = 0
+        best = min((int(n0) + n1, n1, int(n0)) for n1, n0 in zip(shortlist, n0s.tolist(), strict=True))
+    return None if best is None else (best[2], best[1])

@@ -695,3 +695,69 @@ def fixed_sequence_finite(
         function="fixed_sequence_finite", bounds=[int(v) for v in mu], passed=mu <= target,
         labels=labels, target_text=str(target), side_text="M0", delta=delta, inputs=inputs,
     )
+
+
+REFERENCES = ("shared", "separate")
+
+
+def prefix_bounds(
+    counts: ArrayLike,
+    sizes: ArrayLike,
+    delta: float = 0.05,
+    *,
+    method: str,
+    reference: str,
+    excluded_sizes: ArrayLike | None = None,
+    p0: ArrayLike | None = None,
+    reference_size: int | None = None,
+    reference_pool_size: int | None = None,
+    reference_mass: float = 1.0,
+    deltas: ArrayLike | None = None,
+    names: Sequence[str] | None = None,
+    corpus_size: int | None = None,
+) -> Certificate:
+    """Simultaneous bounds for a nested family by ``method`` (``"finite"``: draws without replacement
+    from pools of ``excluded_sizes``; ``"binomial"``: i.i.d. draws, masses ``p0``) and ``reference``
+    (``"shared"``: one reference sample of ``reference_size`` draws; ``"separate"``: one sample per
+    member): :func:`prefix_bounds_shared_finite` (Corollary 18), :func:`prefix_bounds_separate_finite`
+    (Corollary 16 with Theorem 8), :func:`prefix_bounds_shared` (Theorem 17) or
+    :func:`prefix_bounds_separate` (Corollary 16)."""
+    from rankcut.certify.excluded import _method
+
+    if reference not in REFERENCES:
+        raise ValueError(f"reference must be one of {', '.join(REFERENCES)}, got {reference!r}")
+    if _method(method) == "finite":
+        if reference == "shared":
+            assert reference_size is not None and reference_pool_size is not None
+            return prefix_bounds_shared_finite(counts, sizes, excluded_sizes, delta,
+                                               reference_size=reference_size,
+                                               reference_pool_size=reference_pool_size, deltas=deltas,
+                                               names=names, corpus_size=corpus_size)
+        return prefix_bounds_separate_finite(counts, sizes, excluded_sizes, delta, deltas=deltas, names=names,
+                                             corpus_size=corpus_size)
+    if reference == "shared":
+        assert reference_size is not None
+        return prefix_bounds_shared(counts, sizes, p0, delta, reference_size=reference_size,
+                                    reference_mass=reference_mass, deltas=deltas, names=names)
+    return prefix_bounds_separate(counts, sizes, p0, delta, deltas=deltas, names=names)
+
+
+def fixed_sequence_bound(
+    counts: ArrayLike,
+    sizes: ArrayLike,
+    target: float,
+    delta: float = 0.05,
+    *,
+    method: str,
+    excluded_sizes: ArrayLike | None = None,
+    p0: ArrayLike | None = None,
+    names: Sequence[str] | None = None,
+) -> Certificate:
+    """Fixed-sequence testing (Theorem 19) by ``method``: ``"finite"`` —
+    :func:`fixed_sequence_finite` (Theorem 8 tests, ``target`` a count); ``"binomial"`` —
+    :func:`fixed_sequence` (Theorem 7 tests, ``target`` a missed mass)."""
+    from rankcut.certify.excluded import _method
+
+    if _method(method) == "finite":
+        return fixed_sequence_finite(counts, sizes, excluded_sizes, int(target), delta, names=names)
+    return fixed_sequence(counts, sizes, p0, target, delta, names=names)

@@ -252,3 +252,28 @@ def two_pool_recall_finite_certificate(
                  "missed_mass_upper": mu / corpus if corpus else 0.0,
                  "caught_mass_lower": ml / corpus if corpus else 0.0},
     )
+
+
+def two_pool_recall_bound(
+    k0: int,
+    n0: int,
+    k1: int,
+    n1: int,
+    delta: float = 0.05,
+    *,
+    method: str,
+    pool0: int | None = None,
+    pool1: int | None = None,
+    p0: float | None = None,
+    p1: float | None = None,
+    deltas: Sequence[float] | None = None,
+) -> Certificate:
+    """The two-pool recall bound by ``method``: ``"finite"`` — draws without replacement from pools of
+    ``pool0`` and ``pool1`` items, :func:`two_pool_recall_finite_certificate` (Corollary 11);
+    ``"binomial"`` — i.i.d. draws, pool masses ``p0`` (and ``p1``),
+    :func:`two_pool_recall_certificate` (Theorem 10)."""
+    from rankcut.certify.excluded import _method
+
+    if _method(method) == "finite":
+        return two_pool_recall_finite_certificate(k0, n0, pool0, k1, n1, pool1, delta, deltas=deltas)
+    return two_pool_recall_certificate(k0, n0, k1, n1, p0, delta, p1=p1, deltas=deltas)

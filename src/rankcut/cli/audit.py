@@ -62,7 +62,7 @@ JSON = typer.Option(False, "--json", help="Print the result as JSON.")
 def _options() -> Iterator[None]:
     """Messages of the workflow speak in option names while a command runs; its warnings go to
     stderr as ``warning: ...`` lines."""
-    from rankcut.audit.workflow import OPTION_NAMES
+    from rankcut.audit.options import OPTION_NAMES
 
     token = OPTION_NAMES.set(_OPTIONS)
     try:
@@ -311,7 +311,7 @@ def sample(
                     "sample_hash": result.sample_hash, "to_label": str(result.to_label)})
     else:
         typer.echo(result.render())
-        if workflow.status(audit)["design"] == "sequential":
+        if workflow.DESIGNS[workflow.status(audit)["design"]].anytime:
             typer.echo(f"label {result.to_label} from the top: the cut's {result.sizes['included']} items, "
                        "then the excluded pool in the audit order, as far as needed; certify whenever "
                        "you like")

@@ -170,8 +170,8 @@ def excluded_pool(
         if pool_size is None:
             raise ValueError("--finite needs --pool-size (N0)")
         _within(sample_size, "--sample-size", pool_size, "--pool-size")
-        missed = excluded.excluded_pool_finite_certificate(
-            positives, sample_size, pool_size, delta, corpus_size=corpus_size
+        missed = excluded.excluded_pool_bound(
+            positives, sample_size, delta, method="finite", excluded_sizes=pool_size, corpus_size=corpus_size
         )
         if included_relevant is None:
             _emit(missed, as_json)
@@ -211,7 +211,7 @@ def excluded_pool(
         if p0 == 0 and sample_size > 0:
             raise ValueError(f"--p0 0 means an empty excluded pool, but --sample-size {sample_size} items "
                              "were drawn from it")
-    _emit(excluded.excluded_pool_certificate(positives, sample_size, delta, p0=p0), as_json)
+    _emit(excluded.excluded_pool_bound(positives, sample_size, delta, method="binomial", p0=p0), as_json)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -548,6 +548,9 @@ def prefixes(
         table.nested("n_eff", n, f" ({_DRAW_IN})")
         table.nested("k", k, f" ({_DRAW_IN})")
         table.nested("n_eff - k", [a - b for a, b in zip(n, k, strict=True)], f" ({_DRAW_IN})")
+    big: Any = None  # the excluded pools' sizes (finite) or masses p0 (i.i.d.), read from the table
+    p0: Any = None
+    mass = 1.0
     if finite:
         big = table.counts("excluded_size")
         table.nested("excluded_size", big)
@@ -575,12 +578,10 @@ def prefixes(
             table.each(lambda i: f"p0={p0[i]} exceeds --reference-mass {mass}: every excluded pool must "
                        "lie in the reference region R" if p0[i] > mass else None)
 
+    method = "finite" if finite else "binomial"
     if fixed_sequence:  # n holds n_m or the effective sizes n_eff_m: Thm 19 needs only each test's level
-        if finite:
-            result = pf.fixed_sequence_finite(k, n, big, int(target), delta, names=names)
-        else:
-            result = pf.fixed_sequence(k, n, p0, target, delta, names=names)
-        _emit(result, as_json)
+        _emit(pf.fixed_sequence_bound(k, n, target, delta, method=method, excluded_sizes=big, p0=p0,
+                                      names=names), as_json)
         return
     deltas = None
     if "delta" in table.columns:
@@ -589,22 +590,11 @@ def prefixes(
             table.fail(f"the delta column sums to {math.fsum(deltas):g}, more than --delta {delta:g}: the "
                        "union bound needs the shares to sum to at most --delta")
     burden = table.numbers("burden", "[0, inf)", lambda v: v >= 0.0)
-    if finite and reference_size is not None:
-        assert reference_pool_size is not None  # checked by _prefix_options
-        bounds = pf.prefix_bounds_shared_finite(
-            k, n, big, delta, reference_size=reference_size, reference_pool_size=reference_pool_size,
-            deltas=deltas, names=names, corpus_size=corpus_size,
-        )  # fmt: skip
-    elif finite:
-        bounds = pf.prefix_bounds_separate_finite(
-            k, n, big, delta, deltas=deltas, names=names, corpus_size=corpus_size
-        )
-    elif reference_size is not None:
-        bounds = pf.prefix_bounds_shared(
-            k, n, p0, delta, reference_size=reference_size, reference_mass=mass, deltas=deltas, names=names,
-        )  # fmt: skip
-    else:
-        bounds = pf.prefix_bounds_separate(k, n, p0, delta, deltas=deltas, names=names)
+    bounds = pf.prefix_bounds(
+        k, n, delta, method=method, reference="separate" if reference_size is None else "shared",
+        excluded_sizes=big, p0=p0, reference_size=reference_size, reference_pool_size=reference_pool_size,
+        reference_mass=mass, deltas=deltas, names=names, corpus_size=corpus_size,
+    )  # fmt: skip
     choice = pf.choose_prefix(bounds, burden, target)
     report = JointReport(delta=delta, budget=dict(bounds.allocation), title=f"Prefixes of {csv_path}")
     report = report.attach("bounds", bounds).attach("choice", choice)
@@ -651,9 +641,9 @@ def two_pool(
             raise ValueError("--finite needs --excluded-size (N0) and --included-size (N1)")
         _within(excluded_sample, "--excluded-sample", excluded_size, "--excluded-size")
         _within(included_sample, "--included-sample", included_size, "--included-size")
-        cert = recall.two_pool_recall_finite_certificate(
-            excluded_positives, excluded_sample, excluded_size,
-            included_positives, included_sample, included_size, delta,
+        cert = recall.two_pool_recall_bound(
+            excluded_positives, excluded_sample, included_positives, included_sample, delta, method="finite",
+            pool0=excluded_size, pool1=included_size,
         )  # fmt: skip
     else:
         _unused({"--excluded-size": excluded_size is not None, "--included-size": included_size is not None},
@@ -669,9 +659,10 @@ def two_pool(
             if p0 + p1 > 1.0 + SUM_RTOL:  # rounding of complements such as 0.62 + 0.38
                 raise ValueError(f"--p0 {_num(p0)} + --p1 {_num(p1)} = {_num(p0 + p1)} exceeds 1: the two "
                                  "pools split the population")
-        cert = recall.two_pool_recall_certificate(
-            excluded_positives, excluded_sample, included_positives, included_sample, p0, delta, p1=p1
-        )
+        cert = recall.two_pool_recall_bound(
+            excluded_positives, excluded_sample, included_positives, included_sample, delta,
+            method="binomial", p0=p0, p1=p1,
+        )  # fmt: skip
     _emit(cert, as_json)
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rankcut.certify.design import (
+from rankcut.certify.learning import (
     agnostic_finite_class_design_bound,
     agnostic_vc_design_bound,
     finite_class_design_bound,

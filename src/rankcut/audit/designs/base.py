@@ -1,0 +1,535 @@
+"""What an audit design is: the :class:`Design` protocol, the typed results of its hooks, and
+:class:`FixedSampleDesign`, the behaviour the fixed-size designs share.
+
+A design answers, for the steps of :mod:`rankcut.audit.workflow`: which result of the audit paper
+it certifies with (:meth:`Design.theorem`), how ``δ`` is spent (its named δ events, the budget of
+the joint report), what it refuses at freeze, how it plans and normalises sample sizes, how it
+draws the sample and orders the items to label, what it counts from the labels, which
+certificates it computes from those counts, the bound-against-labels curve, and what ``status``
+says. Every design holds under Assumption 1 (§2.3): the cut and the rule are frozen before any
+label is examined; the workflow's guards enforce that, the design never relaxes them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from rankcut.audit import labels as labels_mod
+from rankcut.audit import provenance
+from rankcut.audit.folder import Audit, FrozenAudit, MemberSize, distinct_items, open_store, refuse_if_opened
+from rankcut.audit.options import check_count, check_int_list
+from rankcut.audit.options import spelled as _o
+from rankcut.audit.pools import Item, Pools
+
+if TYPE_CHECKING:  # rankcut.certify loads scipy: imported where it is used, so the audit package loads fast
+    from rankcut.certify.report import JointReport
+    from rankcut.certify.result import Certificate
+
+__all__ = ["Design", "Findings", "FixedSampleDesign", "Opened", "Plan", "Verdict"]
+
+Row = dict[str, Any]
+
+# Independent random streams per part of a sample (numpy SeedSequence keys [seed, stream]), so that
+# changing one pool's, member's or band's size never changes another's draws. Samples drawn before
+# the bands had their own streams (sample.json without "streams") drew every band from
+# STREAM_STRATA, one after the other; they are redrawn that way.
+STREAM_EXCLUDED, STREAM_INCLUDED, STREAM_STRATA, STREAM_ORDER, STREAM_MEMBER = 0, 1, 2, 3, 100
+STREAM_BAND = 200
+STREAMS_VERSION = 2
+
+
+
+# ---------------------------------------------------------------------------------------------
+# typed results
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The certificate against the frozen target: met or not, in words, and (nested families) the
+    member chosen or returned."""
+
+    met: bool
+    text: str
+    chosen: str | None = None
+    names_choice: bool = False  # nested families say which member (or none: chosen None)
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.names_choice:
+            return {"met": self.met, "chosen": self.chosen, "text": self.text}
+        return {"met": self.met, "text": self.text}
+
+
+@dataclass(frozen=True)
+class Findings:
+    """What ``certificate.json`` says beside the joint report: the verdict, one row per member (one
+    for a single cut), the chosen member's index (nested families), the band table (stratified)
+    and notes."""
+
+    verdict: Verdict | None
+    members: list[Row]
+    notes: list[str] = field(default_factory=list)
+    chosen: int | None = None
+    bands: list[Row] | None = None
+    chooses: bool = False  # a nested family: "chosen" is part of the findings (None when none was)
+
+    def with_notes(self, notes: Sequence[str]) -> Findings:
+        return Findings(self.verdict, self.members, list(notes), self.chosen, self.bands, self.chooses)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"verdict": None if self.verdict is None else self.verdict.to_dict(),
+                               "members": self.members}
+        if self.chooses:
+            out["chosen"] = self.chosen
+        if self.bands is not None:
+            out["bands"] = self.bands
+        out["notes"] = list(self.notes)
+        return out
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A design's plan for a frozen target: sizes, the lines that say how, the planners' certificates
+    and the planning guesses they rest on (beside ``tolerated``)."""
+
+    sizes: dict[str, Any] | None
+    lines: list[str]
+    certificates: list[Certificate] = field(default_factory=list)
+    assumptions: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Opened:
+    """What certify saw when it opened the labels: the counts and the 0/1 labels per draw, the hash
+    of the labels seen, the opening time, the labels spent, and the ``opened.json`` record to write
+    (None when it is already written in full)."""
+
+    stats: dict[str, Any]
+    digest: str
+    opened_at: str
+    spent: dict[str, int]
+    record: dict[str, Any] | None
+    report: JointReport
+    findings: Findings
+    curve: dict[str, Any] | None
+
+
+# ---------------------------------------------------------------------------------------------
+# the protocol
+
+
+class Design(Protocol):
+    """One audit design: its name, its summary and the hooks the workflow calls."""
+
+    name: str
+    family: bool  # a nested family of cuts rather than one cut
+    targets: tuple[str, ...]  # "recall", "max_missed"
+    needs_target: bool
+    summary: str
+    anytime: bool  # certify may run after any number of labels (the sequential audit)
+    plans_precision: bool  # the plan takes an expected precision of the included pool (two-pool)
+
+    def theorem(self, reference: str | None, finite: bool) -> str: ...
+    def target(self, target_recall: float | None, max_missed: int | None) -> dict[str, Any] | None: ...
+    def events(self, delta: float, allocation: Mapping[str, float] | None) -> dict[str, float]: ...
+    def family_spec(self, cut: Any, family: Any, offsets: Any, depths: Any) -> dict[str, Any] | None: ...
+    def freeze_reference(self, reference: str | None) -> str | None: ...
+    def freeze_bands(self, bands: Sequence[int] | None) -> list[int] | None: ...
+    def freeze_review(self, sampling: str, allow_incomplete: bool, reuse_labels: Any,
+                      prior_scale: float | None) -> None: ...
+    def freeze_pools(self, base: Pools, names: Sequence[str], bands: Sequence[int] | None
+                     ) -> list[int] | None: ...
+    def largest_pool(self, base: Pools) -> int: ...
+    def frozen_extras(self, prior_scale: float | None) -> dict[str, Any]: ...
+    def plan(self, audit: Audit, target: Mapping[str, Any], tolerated: int, precision: float,
+             precision_given: bool) -> Plan: ...
+    def sizes(self, audit: Audit, excluded: Any, included: Any) -> dict[str, Any]: ...
+    def draw(self, audit: Audit, sizes: Mapping[str, Any], streams: int = STREAMS_VERSION) -> list[Row]: ...
+    def label_order(self, audit: Audit, rows: Sequence[Mapping[str, Any]]) -> list[Item]: ...
+    def positions(self, audit: Audit, n: int) -> list[tuple[str, int]]: ...
+    def guard_labelling(self, audit: Audit, record: Mapping[str, Any] | None) -> None: ...
+    def guard_store(self, store: labels_mod.LabelStore, record: Mapping[str, Any] | None,
+                    overwrite: bool) -> None: ...
+    def refusal_hint(self, store: labels_mod.LabelStore) -> str: ...
+    def place(self, audit: Audit, order: Sequence[Item]) -> Callable[[int], str] | None: ...
+    def progress(self, rows: Sequence[Mapping[str, Any]], store: labels_mod.LabelStore) -> str | None: ...
+    def open(self, audit: Audit, info: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
+             record: Mapping[str, Any] | None) -> Opened: ...
+    def counts(self, audit: Audit, rows: Sequence[Mapping[str, Any]], y: np.ndarray,
+               unlabelled: int) -> dict[str, Any]: ...
+    def certify(self, audit: FrozenAudit, stats: Mapping[str, Any]) -> tuple[JointReport, Findings]: ...
+    def curve(self, audit: Audit, rows: Sequence[Mapping[str, Any]], y: np.ndarray
+              ) -> dict[str, Any] | None: ...
+    def draw_counts(self, counts: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
+                    folder: Path) -> tuple[dict[str, Any], dict[str, Any]]: ...
+    def spent_text(self, counts: Mapping[str, Any]) -> str | None: ...
+    def status(self, folder: Path, out: dict[str, Any], steps: dict[str, bool]) -> None: ...
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers the designs share
+
+
+def rng(seed: int, stream: int) -> np.random.Generator:
+    return np.random.default_rng([seed, stream])
+
+
+def family_options(family: Any, offsets: Any, depths: Any) -> list[str]:
+    """Which of the ways to give a nested family were given."""
+    return [n for n, v in (("family", family), ("offsets", offsets), ("depths", depths)) if v is not None]
+
+
+def draw_rows(items: Iterable[Item], pool: str, member: int | None = None, stratum: int | None = None
+              ) -> list[Row]:
+    """The lines of ``sample.jsonl`` for ``items`` drawn from ``pool`` (a member's or a band's)."""
+    return [{"pool": pool, "member": member, "stratum": stratum, "query_id": q, "doc_id": d}
+            for q, d in items]
+
+
+def numbered(rows: list[Row]) -> list[Row]:
+    """``rows`` with their draw numbers, in order."""
+    for i, row in enumerate(rows):
+        row["draw"] = i
+    return rows
+
+
+def check_size(n: int, pool: int, what: str, finite: bool) -> None:
+    if finite and n > pool:
+        raise ValueError(f"{what}: {n} draws without replacement exceed the pool of {pool} items")
+    if n > 0 and pool == 0:
+        raise ValueError(f"{what}: the pool is empty, nothing can be drawn")
+
+
+def sizes_line(sizes: Mapping[str, Any]) -> str:
+    from rankcut.audit.folder import sizes_text
+
+    return f"planned sizes: {sizes_text(sizes)}"
+
+
+def joint(audit: FrozenAudit) -> JointReport:
+    """An empty joint report with the frozen δ events as its budget and the exact pool facts."""
+    from rankcut.certify.report import JointReport
+
+    return JointReport(delta=audit.delta, budget=audit.budget, title=title(audit), facts=facts(audit))
+
+
+def facts(audit: FrozenAudit) -> dict[str, Any]:
+    sizes = audit.sizes
+    if len(sizes) > 1:
+        return {"queries": audit.queries, "items N": audit.n_items,
+                "burden N1 per member": ", ".join(f"{m.name} {m.n1}" for m in sizes)}
+    return {"queries": audit.queries, "items N": audit.n_items, "burden N1": sizes[0].n1,
+            "excluded pool N0": sizes[0].n0}
+
+
+def title(audit: FrozenAudit) -> str:
+    inputs = audit.manifest["inputs"]
+    what = Path(inputs["cut"]["path"]).name if "cut" in inputs and audit.manifest.get("family") is None \
+        else f"nested family {', '.join(audit.names)}"
+    return (f"Audit {audit.manifest.short_id} of {what} ({audit.design} design, "
+            f"{audit.manifest['theorem']})")
+
+
+def member_row(audit: FrozenAudit, p: MemberSize, bound: Any, unit: str) -> Row:
+    return {"name": p.name, "burden": p.n1, "mean_depth": p.n1 / audit.queries, "n0": p.n0, "bound": bound,
+            "unit": unit}
+
+
+def verdict_missed(audit: FrozenAudit, bound: float, unit: str, t: int | None) -> Verdict | None:
+    if t is None:
+        return None
+    limit = t if audit.finite else t / audit.n_items
+    met = bound <= limit
+    shown = f"{t}" if audit.finite else f"{limit:.4g} (= {t}/N)"
+    return Verdict(bool(met), f"target {unit} ≤ {shown}: {'met' if met else 'NOT met'}")
+
+
+def method(audit: FrozenAudit) -> str:
+    """The certificates' ``method=``: ``"finite"`` without replacement, ``"binomial"`` with it."""
+    return "finite" if audit.finite else "binomial"
+
+
+def unfavourable_counts(rows: Sequence[Mapping[str, Any]], labels: Mapping[Item, int]
+                        ) -> tuple[np.ndarray, int]:
+    """Per draw 0/1, the unlabelled ones completed unfavourably (excluded-side 1, included 0)."""
+    y = np.empty(len(rows), dtype=np.int64)
+    missing = 0
+    for i, r in enumerate(rows):
+        v = labels.get((r["query_id"], r["doc_id"]))
+        if v is None:
+            missing += 1
+            v = 0 if r["pool"] == "included" else 1
+        y[i] = v
+    return y, missing
+
+
+def plan_count(t: int, delta: float, population: int, tolerated: int, n_prefixes: int = 1
+               ) -> tuple[int, Certificate | None]:
+    """Smallest without-replacement size with ``MU(c, δ/M; N, n) ≤ t`` (0 when ``t ≥ N``; Theorem 8)."""
+    from rankcut.certify.planning import plan_hypergeometric
+
+    if population == 0 or t >= population:
+        return 0, None
+    cert = plan_hypergeometric(t, delta, population=population, tolerated=tolerated, n_prefixes=n_prefixes)
+    return int(cert.value), cert
+
+
+def plan_mass(t: float, delta: float, n0: int, n_items: int, tolerated: int, n_prefixes: int = 1
+              ) -> tuple[int, Certificate | None]:
+    """i.i.d. size for ``r ≤ t/N`` from a pool of mass ``p0 = N0/N`` (Section 4.6)."""
+    from rankcut.certify.planning import plan_missed_mass
+
+    if n0 == 0 or t >= n0:
+        return 0, None
+    if t <= 0:
+        raise ValueError("i.i.d. (with-replacement) sampling cannot certify that nothing is missed "
+                         f"(a missed mass of 0); give {_o('max_missed')} >= 1")
+    cert = plan_missed_mass(t / n_items, delta, p0=n0 / n_items, tolerated=tolerated, n_prefixes=n_prefixes)
+    return int(cert.value), cert
+
+
+def plan_missed(audit: Audit, t: float, delta: float, pool: int, tolerated: int, n_prefixes: int = 1
+                ) -> tuple[int, Certificate | None]:
+    """``t`` missed items: a count (without replacement; rounded down) or ``r ≤ t/N`` (i.i.d.)."""
+    if audit.finite:
+        return plan_count(math.floor(t), delta, pool, tolerated, n_prefixes)
+    return plan_mass(t, delta, pool, audit.n_items, tolerated, n_prefixes)
+
+
+# ---------------------------------------------------------------------------------------------
+# the fixed-size designs
+
+
+class FixedSampleDesign:
+    """What the fixed-size designs share: a sample of sizes fixed before labelling, drawn once,
+    labelled in a blinded shuffled order, opened once by certify (after which no label is taken)."""
+
+    name = ""
+    family = False
+    targets: tuple[str, ...] = ("max_missed",)
+    needs_target = False
+    summary = ""
+    anytime = False
+    plans_precision = False  # the plan takes an expected precision of the included pool
+    event = ""  # the one δ event of the design
+
+    # -- freeze
+
+    def theorem(self, reference: str | None, finite: bool) -> str:
+        raise NotImplementedError
+
+    def target(self, target_recall: float | None, max_missed: int | None) -> dict[str, Any] | None:
+        if target_recall is not None and max_missed is not None:
+            takes = " or ".join(_o(t) for t in ("target_recall", "max_missed")
+                                if t.replace("target_", "") in self.targets)
+            raise ValueError(f"give one target: {_o('target_recall')} or {_o('max_missed')}, not both (the "
+                             f"{self.name} design takes {takes})")
+        if target_recall is not None:
+            if "recall" not in self.targets:
+                raise ValueError(f"{_o('target_recall')} is a target of the two-pool and sequential designs "
+                                 "(recall needs the included pool's relevant count); the "
+                                 f"{self.name} design certifies the missed count: use {_o('max_missed')}")
+            if isinstance(target_recall, bool) or not isinstance(target_recall, int | float) \
+                    or not 0.0 < float(target_recall) < 1.0:
+                raise ValueError(f"{_o('target_recall')} must lie in (0, 1), got {target_recall!r}")
+            return {"recall": float(target_recall)}
+        if max_missed is not None:
+            if "max_missed" not in self.targets:
+                raise ValueError(f"{_o('max_missed')} is not a target of the {self.name} design: it "
+                                 f"certifies recall (use {_o('target_recall')}), or use the excluded design "
+                                 "for the missed count")
+            return {"max_missed": check_count(max_missed, "max_missed")}
+        self.no_target()
+        return None
+
+    def no_target(self) -> None:
+        """Refuse a freeze without a target when the design needs one."""
+        if self.needs_target:
+            raise ValueError(f"the {self.name} design needs a target fixed before the audit (Theorem 19): "
+                             f"give {_o('max_missed')}")
+
+    def events(self, delta: float, allocation: Mapping[str, float] | None) -> dict[str, float]:
+        """The δ events of the design (the joint report's budget), summing to at most ``delta``."""
+        if allocation is not None:
+            raise ValueError(f"{_o('allocation')} is for the two-pool design (δ0 + δ1); the {self.name} "
+                             "design spends δ on one event")
+        return {self.event: delta}
+
+    def family_spec(self, cut: Any, family: Any, offsets: Any, depths: Any) -> dict[str, Any] | None:
+        given = family_options(family, offsets, depths)
+        if given:
+            raise ValueError(f"{_o(given[0])} describes a nested family, for the prefixes and fixed-sequence "
+                             f"designs; the {self.name} design certifies one cut (give {_o('cut')})")
+        if cut is None:
+            raise ValueError(f"the {self.name} design needs the cut run ({_o('cut')})")
+        return None
+
+    def freeze_reference(self, reference: str | None) -> str | None:
+        if reference is not None:
+            raise ValueError(f"{_o('reference')} (shared or separate samples) is for the prefix designs, not "
+                             f"{self.name}")
+        return None
+
+    def freeze_bands(self, bands: Sequence[int] | None) -> list[int] | None:
+        if bands is not None:
+            raise ValueError(f"{_o('bands')} are for the stratified design, not {self.name}")
+        return None
+
+    def freeze_review(self, sampling: str, allow_incomplete: bool, reuse_labels: Any,
+                      prior_scale: float | None) -> None:
+        if prior_scale is not None:
+            raise ValueError(f"{_o('prior_scale')} is for the sequential design, not {self.name}")
+
+    def freeze_pools(self, base: Pools, names: Sequence[str], bands: Sequence[int] | None
+                     ) -> list[int] | None:
+        """Refuse pools the design cannot audit; the band sizes of a stratified design."""
+        return None
+
+    def largest_pool(self, base: Pools) -> int:
+        """The largest pool the design samples (decides between the exact and binomial bounds)."""
+        return base.n0
+
+    def frozen_extras(self, prior_scale: float | None) -> dict[str, Any]:
+        return {}
+
+    # -- plan and sample
+
+    def plan(self, audit: Audit, target: Mapping[str, Any], tolerated: int, precision: float,
+             precision_given: bool) -> Plan:
+        raise NotImplementedError
+
+    def sizes(self, audit: Audit, excluded: Any, included: Any) -> dict[str, Any]:
+        """Normalise the sample sizes (one excluded-pool size; the designs with parts override)."""
+        if excluded is None:
+            raise ValueError(f"no excluded-pool sample size: give {_o('excluded')} (no target was planned)")
+        if isinstance(excluded, Sequence):
+            raise ValueError(f"the {self.name} design takes one excluded sample size, got {list(excluded)}")
+        return self.with_included(check_count(excluded, "excluded"), included)
+
+    def part_sizes(self, excluded: Any, included: Any, parts: int, what: str) -> dict[str, Any]:
+        """One excluded-pool size per part (member or band), or one for every part."""
+        if excluded is None:
+            raise ValueError(f"no excluded-pool sample size: give {_o('excluded')} (no target was planned)")
+        ex: Any = [check_count(excluded, "excluded")] * parts if not isinstance(excluded, Sequence) \
+            else check_int_list(excluded, "excluded")
+        if len(ex) != parts:
+            raise ValueError(f"{_o('excluded')} must give one size per {what} ({parts}), got {len(ex)}")
+        return self.with_included(ex, included)
+
+    def with_included(self, ex: Any, included: Any) -> dict[str, Any]:
+        if included is not None:
+            raise ValueError(f"{_o('included')} is for the two-pool design; the {self.name} design samples "
+                             "the excluded pool")
+        return {"excluded": ex}
+
+    def draw(self, audit: Audit, sizes: Mapping[str, Any], streams: int = STREAMS_VERSION) -> list[Row]:
+        raise NotImplementedError
+
+    def label_order(self, audit: Audit, rows: Sequence[Mapping[str, Any]]) -> list[Item]:
+        """The distinct sampled items in a shuffled order that hides the pool each came from."""
+        items = distinct_items(rows)
+        perm = rng(int(audit.manifest["seed"]), STREAM_ORDER).permutation(len(items))
+        return [items[i] for i in perm]
+
+    def positions(self, audit: Audit, n: int) -> list[tuple[str, int]]:
+        """Where each item of the list to label stands (none: the list is blinded)."""
+        return []
+
+    # -- label
+
+    def guard_labelling(self, audit: Audit, record: Mapping[str, Any] | None) -> None:
+        from rankcut.audit.folder import refuse_if_opened_file
+
+        refuse_if_opened_file(audit, "recording labels")
+
+    def guard_store(self, store: labels_mod.LabelStore, record: Mapping[str, Any] | None,
+                    overwrite: bool) -> None:
+        refuse_if_opened(store)
+
+    def refusal_hint(self, store: labels_mod.LabelStore) -> str:
+        """What to do about a label that differs from the recorded one, in the caller's option names."""
+        return f"give {_o('overwrite')} to replace it"
+
+    def place(self, audit: Audit, order: Sequence[Item]) -> Callable[[int], str] | None:
+        return None
+
+    def progress(self, rows: Sequence[Mapping[str, Any]], store: labels_mod.LabelStore) -> str | None:
+        return None
+
+    # -- certify
+
+    def open(self, audit: Audit, info: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
+             record: Mapping[str, Any] | None) -> Opened:
+        """Check the labels and open them (once): every sampled item labelled (unless frozen with
+        ``allow_incomplete``), none outside the sample, reused labels not seen before the freeze,
+        and after an earlier opening the same labels. The certificates are computed in memory first;
+        only when that succeeded is the opening recorded."""
+        from rankcut.audit.designs import certificates
+
+        order = distinct_items(rows)
+        sampled = set(order)
+        with open_store(audit, info, create=False) as store:
+            outside = [(q, d) for q, d, _ in store.items() if (q, d) not in sampled]
+            if outside:
+                q, d = outside[0]
+                more = f" (and {len(outside) - 1} more)" if len(outside) > 1 else ""
+                raise ValueError(f"{store.path} has a label for query {q!r}, document {d!r}, which is not in "
+                                 f"the sample{more}: labels must cover exactly the sampled items")
+            missing = store.missing(order)
+            if missing and not audit.manifest["allow_incomplete"]:
+                q, d = missing[0]
+                raise ValueError(f"the sample is incomplete: {len(missing)} of {len(order)} sampled items "
+                                 f"have no label (first: query {q!r}, document {d!r}); label them, or freeze "
+                                 f"the audit with {_o('allow_incomplete')} to count them unfavourably")
+            sources = provenance.check_reuse(audit, store)
+            labels = store.get(order)
+            digest = provenance.labels_hash(labels)
+            to_write = provenance.check_opening(audit, store, record, info, digest)
+            # the certificates first, in memory: a failure here records nothing, so it never leaves an
+            # audit whose labels are opened but that has no certificate
+            y, n_missing = unfavourable_counts(rows, labels)
+            stats = self.counts(audit, rows, y, n_missing)
+            report, findings = certificates(audit, stats)
+            curve = self.curve(audit, rows, y)
+            if to_write:  # the labels are opened here
+                if "opened_at" in to_write:
+                    # the reused labels are opened with them: their first store learns it first, so that
+                    # an audit frozen after this moment cannot reuse them from there either
+                    provenance.mark_seen(sources, to_write["opened_at"], audit.manifest.audit_id)
+                store.set_meta_many(to_write)
+            opened_at = str(store.get_meta("opened_at"))
+        new = None if record is not None else {"audit_id": audit.manifest.audit_id, "opened_at": opened_at,
+                                               "sample_hash": info["sample_hash"], "labels_hash": digest}
+        spent = {"draws": len(rows), "items": len(order), "labelled": len(labels),
+                 "relevant": int(sum(labels.values()))}
+        return Opened(stats, digest, opened_at, spent, new, report, findings, curve)
+
+    def counts(self, audit: Audit, rows: Sequence[Mapping[str, Any]], y: np.ndarray,
+               unlabelled: int) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def certify(self, audit: FrozenAudit, stats: Mapping[str, Any]) -> tuple[JointReport, Findings]:
+        raise NotImplementedError
+
+    def curve(self, audit: Audit, rows: Sequence[Mapping[str, Any]], y: np.ndarray) -> dict[str, Any] | None:
+        return None
+
+    # -- report and status
+
+    def draw_counts(self, counts: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
+                    folder: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The counts of draws the certificate says, and those of ``sample.jsonl``, recounted."""
+        expected = {"excluded": sum(r["pool"] != "included" for r in rows)}
+        return {k: (counts.get(k) or {}).get("draws") for k in expected}, expected
+
+    def spent_text(self, counts: Mapping[str, Any]) -> str | None:
+        return None
+
+    def status(self, folder: Path, out: dict[str, Any], steps: dict[str, bool]) -> None:
+        return None
+

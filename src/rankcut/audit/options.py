@@ -1,0 +1,50 @@
+"""How the audit's messages name arguments and steps, and the small argument checks phrased that way.
+
+Python names by default; the command line installs its option names (``--max-missed``) and
+commands (``rankcut audit plan``) in :data:`OPTION_NAMES` while a command runs, so one message
+reads right from Python and from the shell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
+from typing import Any
+
+import numpy as np
+
+__all__ = ["OPTION_NAMES", "check_count", "check_delta", "check_int_list", "spelled"]
+
+OPTION_NAMES: ContextVar[Mapping[str, str] | None] = ContextVar("OPTION_NAMES", default=None)
+
+
+def spelled(name: str) -> str:
+    """``name`` as the caller spells it (an argument, an option or a step)."""
+    names = OPTION_NAMES.get()
+    return name if names is None else names.get(name, name)
+
+
+def check_delta(x: Any, name: str) -> float:
+    """``x`` as an error probability in (0, 1)."""
+    if isinstance(x, bool) or not isinstance(x, int | float) or not 0.0 < float(x) < 1.0:
+        raise ValueError(f"{spelled(name)} must lie in (0, 1), got {x!r}")
+    return float(x)
+
+
+def check_count(x: Any, name: str, minimum: int = 0) -> int:
+    """``x`` as an integer of at least ``minimum``."""
+    if isinstance(x, bool | np.bool_) or not isinstance(x, int | np.integer) or x < minimum:
+        raise ValueError(f"{spelled(name)} must be an integer >= {minimum}, got {x!r}")
+    return int(x)
+
+
+def check_int_list(x: Any, name: str) -> list[int]:
+    """``x`` as a non-empty list of integers."""
+    if isinstance(x, str | bytes) or not isinstance(x, Sequence) or not x:
+        raise ValueError(f"{spelled(name)} must be a non-empty list of integers, got {x!r}")
+    out = []
+    for i, v in enumerate(x):
+        if isinstance(v, bool) or not isinstance(v, int | np.integer):
+            raise ValueError(f"{spelled(name)}[{i}] must be an integer, got {v!r}")
+        out.append(int(v))
+    return out
