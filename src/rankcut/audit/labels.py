@@ -28,7 +28,6 @@ import json
 import operator
 import os
 import sqlite3
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, NamedTuple, Self
 
+from rankcut.data.io import write_atomic
 from rankcut.data.lists import check_threshold
 
 __all__ = [
@@ -586,27 +586,7 @@ def write_label_file(path: str | os.PathLike[str], rows: Iterable[Sequence[Any]]
     data = buf.getvalue().encode("utf-8")
     if out.suffix.lower() == ".gz":
         data = gzip.compress(data, mtime=0)
-    _write_atomically(out, data)
-
-
-def _write_atomically(out: Path, data: bytes) -> None:
-    if not out.parent.is_dir():
-        what = "is not a folder" if out.parent.exists() else "does not exist"
-        raise FileNotFoundError(f"cannot write {out}: output folder {out.parent} {what}")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    except OSError as exc:  # the errno message would name the temporary file
-        raise type(exc)(exc.errno, exc.strerror, str(out)) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; a label file is not secret
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(out, data)
 
 
 # --- oracles -----------------------------------------------------------------------------------------

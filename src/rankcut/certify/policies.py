@@ -101,13 +101,9 @@ class ProjectedCostPolicy:
     def __call__(self, state: ReviewState) -> str:
         rev = state.review
         total = state.rank_labels.size
-        if state.frontier >= total:
-            return AUDIT
-        if rev.found == 0 or state.screened < self.batch or (state.last == SCREEN
-                                                             and state.run % self.batch):
-            return SCREEN
-        if state.last == AUDIT and state.run % self.chunk:
-            return AUDIT
+        forced = _forced_move(state, self.batch, self.chunk)
+        if forced:
+            return forced
         k = state.frontier
         prefix = np.maximum(state.rank_labels[:k], 0)
         rate = tail_fit(prefix, k, self.window) or (math.log(0.5 / min(self.window, k)), 0.0)
@@ -169,6 +165,18 @@ def _log_hyp(x: NDArray[np.float64], n: NDArray[np.float64], k: NDArray[np.float
     def lc(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.asarray(gammaln(a + 1) - gammaln(b + 1) - gammaln(a - b + 1))
     return lc(k, x) + lc(big - k, n - x) - lc(np.full_like(n, big), n)
+
+
+def _forced_move(state: ReviewState, batch: int, chunk: int) -> str | None:
+    """The move that needs no decision: finish the batch or chunk under way, screen until the first
+    batch is read and a relevant document found, audit once the ranking is read."""
+    if state.frontier >= state.rank_labels.size:
+        return AUDIT
+    if state.review.found == 0 or state.screened < batch or (state.last == SCREEN and state.run % batch):
+        return SCREEN
+    if state.last == AUDIT and state.run % chunk:
+        return AUDIT
+    return None
 
 
 def _labels(labels: ArrayLike) -> NDArray[np.int64]:
@@ -267,13 +275,9 @@ class PrecisionPolicy:
     def __call__(self, state: ReviewState) -> str:
         rev = state.review
         total = state.rank_labels.size
-        if state.frontier >= total:
-            return AUDIT
-        if rev.found == 0 or state.screened < self.batch or (state.last == SCREEN
-                                                             and state.run % self.batch):
-            return SCREEN
-        if state.last == AUDIT and state.run % self.chunk:
-            return AUDIT
+        forced = _forced_move(state, self.batch, self.chunk)
+        if forced:
+            return forced
         if not rev.started:
             k = state.frontier
             beyond = int((state.rank_labels[k:] == 1).sum())
