@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln, logsumexp
 
 from rankcut.certify._validate import check_count, check_positive
-from rankcut.certify.interleaved import AUDIT, SCREEN, InterleavedReview, InterleavedRule
+from rankcut.certify.interleaved import AUDIT, SCREEN, InterleavedReview, InterleavedRule, audit_order_draw
 from rankcut.certify.review import tail_estimate, tail_fit, tail_sum
 from rankcut.certify.sequential import default_prior_mean
 
@@ -218,9 +218,7 @@ def play(labels: ArrayLike, order: ArrayLike, policy: Policy, rule: InterleavedR
         if move == SCREEN:
             doc = state.frontier
         elif move == AUDIT:
-            while read[perm[pointer]]:
-                pointer += 1
-            doc = int(perm[pointer])
+            doc, pointer = audit_order_draw(perm, pointer, read)
         else:
             raise ValueError(f"a policy returns {SCREEN!r} or {AUDIT!r}, got {move!r}")
         read[doc] = True
