@@ -72,8 +72,8 @@ from rankcut.certify._validate import check_count, check_delta, check_fraction, 
 from rankcut.certify.result import Certificate, certificate_function, confidence_text
 from rankcut.certify.sequential import PRIOR_SCALE, PRIOR_TAIL, default_prior_mean
 
-__all__ = ["AUDIT", "SCREEN", "InterleavedReview", "InterleavedRule", "audit_order_draw", "interleaved_recall_certificate",
-           "replay"]
+__all__ = ["AUDIT", "SCREEN", "InterleavedReview", "InterleavedRule", "audit_order_draw",
+           "interleaved_recall_certificate", "replay"]
 
 SCREEN, AUDIT = "s", "a"
 
