@@ -1,0 +1,297 @@
+"""The labelling desk: what the page shows and records, without any web framework.
+
+A :class:`Desk` holds one audit folder as ``rankcut audit label`` reads it (the frozen audit, its
+checked sample, the design's label order) and records one answer at a time through the same guards
+as the label step of :mod:`rankcut.audit.workflow`: the design's ``guard_labelling`` and
+``guard_store``, the refusal to change a label seen through another audit, and the store's own
+refusal of a label that differs from the recorded one. Each answer is one transaction of the
+SQLite label store, so the command line and the page can label the same folder at once.
+
+The page asks for the items in the design's label order, one at a time: an answer is taken only
+for the item the page asks for now (the first unlabelled one), so a stale or tampered form records
+nothing. For the sequential design the recall bound after every answer is computed in memory by the
+design's own certificate (``Design.certify`` on the counts certify would take); nothing is written
+and no opening is recorded — only ``certify`` records one.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rankcut.audit import workflow
+from rankcut.audit.designs import certificates, design_of
+from rankcut.audit.designs.sequential import engine, labelled_prefix, parts
+from rankcut.audit.folder import (
+    CERTIFICATE_FILE,
+    LABELS_FILE,
+    SAMPLE_FILE,
+    AuditStepError,
+    load_audit,
+    load_sample,
+    open_store,
+    opened_record,
+)
+from rankcut.audit.labels import LabelStore
+from rankcut.audit.manifest import load_manifest, read_json
+from rankcut.audit.pools import Item
+
+__all__ = ["Answer", "Desk", "Refused", "Standing"]
+
+
+class Refused(ValueError):
+    """A submission the desk refuses; nothing was recorded."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One submitted answer, as the form sends it back."""
+
+    audit_id: str
+    sample_hash: str
+    position: str
+    query_id: str
+    doc_id: str
+    label: str
+    revise: bool = False
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Where the labelling stands: the item asked now and the header's counts."""
+
+    labelled: int
+    total: int
+    item: Item | None  # the item asked now (None: every item is labelled)
+    position: int | None  # its 0-based place in the label order
+    place: str | None  # "audit order 12/4670", "cut 3/550", "item 7 of 40"
+    recorded: int | None  # its label, when it is being revised
+    progress: str | None  # the design's own words (sequential)
+    bound: str | None  # the current recall bound (sequential, once the cut is labelled)
+    met: bool | None
+    verdict: str | None
+    can_certify: bool
+    certified: bool
+    opened: bool
+
+
+def _queries(path: str) -> dict[str, str]:
+    """Query texts from a texts file's ``query`` fields (lines without one give none)."""
+    out: dict[str, str] = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                obj = json.loads(line)
+                if isinstance(obj, dict) and isinstance(obj.get("query"), str):
+                    out.setdefault(str(obj.get("query_id")), obj["query"])
+    return out
+
+
+class Desk:
+    """One audit folder being labelled through the page.
+
+    :param folder: an audit folder whose sample is drawn.
+    :raises AuditStepError: before ``sample``.
+    :raises ValueError: as ``rankcut audit label``, for a changed manifest, input file or sample.
+    """
+
+    def __init__(self, folder: str | Path) -> None:
+        from rankcut.data.texts import read_texts_jsonl
+
+        self.audit = load_audit(folder)
+        self.folder = self.audit.folder
+        self.spec = design_of(self.audit)
+        self.info, self.rows = load_sample(self.audit)
+        self.order = self.spec.label_order(self.audit, self.rows)
+        self.index = {item: i for i, item in enumerate(self.order)}
+        self._place = self.spec.place(self.audit, self.order)
+        entry = self.audit.manifest["inputs"].get("texts")
+        self.texts = None if entry is None else read_texts_jsonl(entry["path"], by="pair")
+        self.queries = {} if entry is None else _queries(entry["path"])
+        self.sequential = self.spec.name == "sequential"
+        self._lock = threading.Lock()  # one answer at a time from this server
+
+    # -- reading
+
+    @property
+    def audit_id(self) -> str:
+        return self.audit.manifest.audit_id
+
+    @property
+    def sample_hash(self) -> str:
+        return str(self.info["sample_hash"])
+
+    def text(self, item: Item) -> str | None:
+        return None if self.texts is None else self.texts.get(item)
+
+    def query_text(self, query_id: str) -> str | None:
+        return self.queries.get(query_id)
+
+    def place(self, position: int) -> str:
+        return (f"item {position + 1} of {len(self.order)}" if self._place is None
+                else self._place(position + 1).replace("/", " of "))
+
+    def _labels(self) -> dict[Item, int]:
+        if not (self.folder / LABELS_FILE).exists():
+            return {}
+        with open_store(self.audit, self.info, create=False) as store:
+            return store.get(self.order)
+
+    def _opened(self) -> bool:
+        if opened_record(self.audit) is not None:
+            return True
+        if not (self.folder / LABELS_FILE).exists():
+            return False
+        with LabelStore(self.folder / LABELS_FILE, create=False) as store:
+            return store.get_meta("opened_at") is not None
+
+    def standing(self, revising: Item | None = None) -> Standing:
+        """The item to ask now (``revising``: the last answer, asked again) and the header."""
+        self.check_current()
+        labels = self._labels()
+        item = revising if revising is not None else next((i for i in self.order if i not in labels), None)
+        position = None if item is None else self.index[item]
+        bound = met = verdict = None
+        progress = None
+        cut_done = True
+        if self.sequential:
+            cut, order = parts(self.rows)
+            cut_done = all(i in labels for i in cut)
+            t = labelled_prefix(order, labels)
+            progress = (f"cut: {sum(i in labels for i in cut)} of {len(cut)} labelled; audit order: "
+                        f"positions 1–{t} of {len(order)} labelled")
+            if cut_done:
+                bound, met, verdict = self._preview(labels, cut, order, t)
+        certified = (self.folder / CERTIFICATE_FILE).exists()
+        opened = self._opened()
+        can_certify = cut_done if self.sequential else len(labels) == len(self.order) and not opened
+        return Standing(len(labels), len(self.order), item, position,
+                        None if position is None else self.place(position),
+                        None if revising is None else labels.get(revising), progress, bound, met, verdict,
+                        can_certify, certified, opened)
+
+    def _preview(self, labels: Mapping[Item, int], cut: list[Item], order: list[Item], t: int
+                 ) -> tuple[str, bool, str]:
+        """The sequential certificate at the labelled prefix ``t``, in memory (as ``Sequential.open``
+        counts it; nothing written)."""
+        found = int(sum(labels[i] for i in cut))
+        y = np.array([labels[i] for i in order[:t]], dtype=np.int64)
+        _, reached = engine(self.audit, found).running_upper(y)
+        stats = {"draws": len(self.rows), "unlabelled": 0,
+                 "included": {"draws": len(cut), "relevant": found},
+                 "excluded": {"draws": len(order), "labelled": t, "relevant": int(y.sum()),
+                              "best_prefix": int(reached[t]), "best_prefix_hits": int(y[:reached[t]].sum())}}
+        _, findings = certificates(self.audit, stats)
+        recall = float(findings.members[0]["recall"])
+        assert findings.verdict is not None  # the sequential design always has its target
+        # a lower bound, shown rounded down (docs/architecture.md, conventions)
+        return f"recall ≥ {np.floor(recall * 1000) / 1000:.3f}", findings.verdict.met, findings.verdict.text
+
+    def check_current(self) -> None:
+        """Refuse when the folder was re-frozen or resampled since the desk read it."""
+        manifest = load_manifest(self.folder)
+        if manifest.audit_id != self.audit_id:
+            raise Refused(f"{self.folder} was frozen again (now audit {manifest.short_id}, this page labels "
+                          f"audit {self.audit_id[:12]}): nothing was recorded — restart rankcut serve")
+        info = read_json(self.folder / SAMPLE_FILE, "written by sample")
+        if info.get("sample_hash") != self.sample_hash:
+            raise Refused(f"the sample of {self.folder} changed since this page read it: nothing was "
+                          "recorded — restart rankcut serve")
+
+    # -- recording
+
+    def record(self, answer: Answer, reviewer: str, last: Item | None) -> Item:
+        """Record one answer (one transaction), after every check; returns the item labelled.
+
+        :param last: the item this reviewer answered last (the only one ``revise`` may change).
+        :raises Refused: for a form of another audit or sample, an item not in the sample, another
+            item than the one asked now, a label already recorded, or a tampered field.
+        :raises ValueError: as the label step refuses (after an opening, a different label).
+        """
+        if answer.audit_id != self.audit_id or answer.sample_hash != self.sample_hash:
+            raise Refused("this form was made for another audit or sample of this folder (it was frozen or "
+                          "sampled again): nothing was recorded — reload the page")
+        item = (answer.query_id, answer.doc_id)
+        if item not in self.index:
+            raise Refused(f"query {answer.query_id!r}, document {answer.doc_id!r} is not in the sample of "
+                          f"audit {self.audit_id[:12]}: nothing was recorded")
+        if answer.position != str(self.index[item]) or answer.label not in ("0", "1"):
+            raise Refused("the form was altered (its position or label is not one the page sent): nothing "
+                          "was recorded — reload the page")
+        label = int(answer.label)
+        with self._lock:
+            self.check_current()
+            record = opened_record(self.audit)
+            self.spec.guard_labelling(self.audit, record)
+            with open_store(self.audit, self.info, create=True) as store:
+                held = store.get([item])
+                if answer.revise:
+                    if item != last:
+                        raise Refused("only your last answer can be undone: nothing was recorded")
+                    self._guard_change(store, record)
+                elif item in held:
+                    raise Refused(f"{self.place(self.index[item])} (query {item[0]!r}, document {item[1]!r}) "
+                                  f"is already labelled {held[item]}: nothing was recorded (a second submit "
+                                  "of the same answer, or labelled elsewhere)")
+                else:
+                    todo = store.missing(self.order)
+                    if not todo or todo[0] != item:
+                        raise Refused(f"this page is stale: the item to label now is not "
+                                      f"{self.place(self.index[item])}; nothing was recorded — reload the "
+                                      "page")
+                store.record([item], [label], f"serve reviewer {reviewer}", overwrite=answer.revise,
+                             refusal_hint=self.spec.refusal_hint(store))
+        return item
+
+    def _guard_change(self, store: LabelStore, record: Mapping[str, Any] | None) -> None:
+        """A recorded label may change only where ``rankcut audit label --overwrite`` may change it,
+        and never once the labels were opened by certify."""
+        self.spec.guard_store(store, record, True)
+        if record is not None or store.get_meta("opened_at") is not None:
+            raise AuditStepError("undo is refused: the labels of this audit were opened for certification, "
+                                 "and a label is never changed after that")
+        seen = store.get_meta("seen_at")
+        if seen is not None:
+            raise AuditStepError(f"undo is refused: the labels of this audit were seen at {seen} through "
+                                 "another audit, and a label changed now would let a certificate depend on "
+                                 "what was seen")
+
+    def can_undo(self, last: Item | None) -> bool:
+        """Whether the reviewer's last answer may be changed now."""
+        if last is None or not (self.folder / LABELS_FILE).exists():
+            return False
+        record = opened_record(self.audit)
+        with open_store(self.audit, self.info, create=False) as store:
+            try:
+                self._guard_change(store, record)
+            except (AuditStepError, ValueError):
+                return False
+            return last in store.get([last])
+
+    # -- certify and report
+
+    def certify(self) -> dict[str, Any]:
+        """Run the certify step (``rankcut audit certify``): the labels are opened and
+        ``certificate.json`` written."""
+        with self._lock:
+            self.check_current()
+            return workflow.certify(self.folder).content
+
+    def certificate(self) -> dict[str, Any] | None:
+        path = self.folder / CERTIFICATE_FILE
+        return read_json(path, "written by certify") if path.exists() else None
+
+    def report_html(self) -> str:
+        """The HTML report of ``rankcut audit report`` (the plot embedded), made in a scratch folder."""
+        from rankcut.audit.report import write_report
+
+        with tempfile.TemporaryDirectory() as tmp:
+            files = write_report(self.folder, Path(tmp) / "report.html")
+            return files.report.read_text(encoding="utf-8")
