@@ -1,0 +1,283 @@
+"""The labelling page through the ASGI test client: the token, CSRF and origin checks, every refused
+submission (nothing recorded), labelling a small sequential audit to its certificate, undo, a
+fixed-size design, and the ``rankcut serve`` command."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("httpx")
+
+from fastapi.testclient import TestClient  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+
+from conftest import SmallAudit, make_audit  # noqa: E402
+from rankcut.audit import workflow as wf  # noqa: E402
+from rankcut.audit.folder import AuditStepError  # noqa: E402
+from rankcut.audit.labels import LabelStore  # noqa: E402
+from rankcut.serve.app import create_app  # noqa: E402
+
+TOKEN = "t0ken-for-tests"
+ORIGIN = {"origin": "http://testserver"}
+
+
+def _client(folder: Path, name: str | None = "Ada") -> TestClient:
+    client = TestClient(create_app(folder, TOKEN))
+    assert client.get(f"/?token={TOKEN}").status_code == 200
+    if name is not None:
+        page = client.get("/").text
+        client.post("/reviewer", data={"name": name, "csrf": _fields(page)["csrf"]}, headers=ORIGIN)
+    return client
+
+
+def _fields(page: str) -> dict[str, str]:
+    """The hidden fields of the page's forms (the answer form's, and the CSRF token)."""
+    return dict(re.findall(r'<input type="hidden" name="([a-z_]+)" value="([^"]*)">', page))
+
+
+def _labels(folder: Path) -> dict[tuple[str, str], int]:
+    if not (folder / "labels.sqlite").exists():
+        return {}
+    with LabelStore(folder / "labels.sqlite", create=False) as store:
+        return {(q, d): y for q, d, y in store.items()}
+
+
+def _answer(client: TestClient, small: SmallAudit, **change: str) -> tuple[int, str, dict[str, str]]:
+    """Answer the item the page asks for truthfully (``change`` alters form fields)."""
+    fields = _fields(client.get("/").text)
+    fields["label"] = str(int((fields["query_id"], fields["doc_id"]) in small.relevant))
+    fields.update(change)
+    response = client.post("/answer", data=fields, headers=ORIGIN)
+    return response.status_code, response.text, fields
+
+
+# --- the token and the origin ------------------------------------------------------------------------
+
+
+def test_every_request_without_the_token_is_refused(small: SmallAudit) -> None:
+    client = TestClient(create_app(small.folder, TOKEN))
+    for path in ("/", "/result", "/certificate.json", "/report.html"):
+        assert client.get(path).status_code == 403
+    assert client.get("/?token=wrong").status_code == 403
+    assert client.post("/answer", data={}, headers=ORIGIN).status_code == 403
+    # the token once in the URL: a redirect that drops it, and a cookie from then on
+    first = client.get(f"/?token={TOKEN}", follow_redirects=False)
+    assert first.status_code == 303 and first.headers["location"] == "/"
+    cookie = first.headers["set-cookie"].lower()
+    assert "rankcut_token" in cookie and "httponly" in cookie and "samesite=strict" in cookie
+    assert client.get("/").status_code == 200
+
+
+def test_a_post_without_the_session_token_or_from_another_origin_records_nothing(small: SmallAudit) -> None:
+    client = _client(small.folder)
+    fields = _fields(client.get("/").text)
+    answer = {**fields, "label": "1"}
+    assert client.post("/answer", data={**answer, "csrf": "forged"}, headers=ORIGIN).status_code == 403
+    assert client.post("/answer", data={k: v for k, v in answer.items() if k != "csrf"},
+                       headers=ORIGIN).status_code == 403
+    evil = client.post("/answer", data=answer, headers={"origin": "http://evil.example"})
+    assert evil.status_code == 403 and "cross-site" in evil.text
+    assert client.post("/answer", data=answer,
+                       headers={"referer": "http://evil.example/x"}).status_code == 403
+    assert client.post("/answer", data=answer).status_code == 403   # neither Origin nor Referer
+    assert _labels(small.folder) == {}
+    ok = client.post("/answer", data=answer, headers={"referer": "http://testserver/"},
+                     follow_redirects=False)
+    assert ok.status_code == 303 and ok.headers["location"] == "/"
+    assert len(_labels(small.folder)) == 1
+
+
+def test_the_page_shows_query_document_and_place_and_no_url_holds_document_text(small: SmallAudit) -> None:
+    client = _client(small.folder)
+    page = client.get("/").text
+    assert "what is topic 0?" in page and "Document 0 of topic 0." in page
+    assert "cut 1 of 8" in page and "0 labelled · 24 to go" in page
+    urls = re.findall(r'(?:href|action)="([^"]*)"', page)
+    assert urls and not any("Document" in u or "topic" in u for u in urls)
+    _, _, _ = _answer(client, small)
+    assert "1 labelled · 23 to go" in client.get("/").text
+
+
+def test_without_a_name_nothing_is_recorded_and_a_blank_name_is_refused(small: SmallAudit) -> None:
+    client = _client(small.folder, name=None)
+    page = client.get("/").text
+    assert 'name="name"' in page
+    csrf = _fields(page)["csrf"]
+    response = client.post("/answer", data={"csrf": csrf, "label": "1"}, headers=ORIGIN)
+    assert "give your name before labelling" in response.text and _labels(small.folder) == {}
+    response = client.post("/reviewer", data={"name": "   ", "csrf": csrf}, headers=ORIGIN)
+    assert "a reviewer name is 1 to 60 printable characters" in response.text
+
+
+# --- bad and stale submissions -------------------------------------------------------------------------
+
+
+def test_an_item_not_in_the_sample_is_refused(small: SmallAudit) -> None:
+    client = _client(small.folder)
+    status, text, _ = _answer(client, small, doc_id="not-sampled")
+    assert status == 409 and "is not in the sample" in text
+    assert _labels(small.folder) == {}
+
+
+def test_a_double_submit_records_one_label(small: SmallAudit) -> None:
+    client = _client(small.folder)
+    fields = _fields(client.get("/").text) | {"label": "1"}
+    assert client.post("/answer", data=fields, headers=ORIGIN).status_code == 200
+    again = client.post("/answer", data=fields, headers=ORIGIN)
+    assert again.status_code == 409 and "already labelled 1: nothing was recorded" in again.text
+    with LabelStore(small.folder / "labels.sqlite", create=False) as store:
+        assert len(store.history()) == 1 and store.count() == 1
+
+
+def test_a_stale_page_for_a_later_item_is_refused(small: SmallAudit) -> None:
+    client = _client(small.folder)
+    first = _fields(client.get("/").text)
+    _answer(client, small)
+    _answer(client, small)
+    # the first page, sent again with another label: already labelled; a later item's form, early: stale
+    status, text, _ = _answer(client, small, **{k: first[k] for k in ("position", "query_id", "doc_id")},
+                              label="0")
+    assert status == 409 and "already labelled" in text
+    status, text, _ = _answer(client, small, position="5", query_id="q1", doc_id="d1-1")
+    assert status == 409 and "this page is stale" in text
+    assert len(_labels(small.folder)) == 2
+
+
+@pytest.mark.parametrize("change", [{"label": "2"}, {"label": ""}, {"position": "7"},
+                                    {"audit_id": "0" * 64}, {"sample_hash": "f" * 64}])
+def test_a_tampered_form_records_nothing(small: SmallAudit, change: dict[str, str]) -> None:
+    client = _client(small.folder)
+    status, text, _ = _answer(client, small, **change)
+    assert status == 409 and "nothing was recorded" in text
+    assert _labels(small.folder) == {}
+
+
+def test_a_label_after_the_folder_was_frozen_again_is_refused(small: SmallAudit, tmp_path: Path) -> None:
+    client = _client(small.folder)
+    fields = _fields(client.get("/").text) | {"label": "1"}
+    for name in ("manifest.json", "plan.json", "sample.json", "sample.jsonl", "to_label.csv"):
+        (small.folder / name).unlink()
+    wf.freeze(small.folder, run=tmp_path / "run.txt", cut=tmp_path / "cut.run", design="sequential",
+              target_recall=0.5, delta=0.2, seed=4, texts=tmp_path / "texts.jsonl")
+    wf.plan(small.folder)
+    wf.sample(small.folder)
+    response = client.post("/answer", data=fields, headers=ORIGIN)
+    assert response.status_code == 409 and "was frozen again" in response.text
+    assert "was frozen again" in client.get("/").text
+    assert _labels(small.folder) == {}
+
+
+# --- labelling to the certificate --------------------------------------------------------------------------
+
+
+def test_a_sequential_audit_is_labelled_to_its_certificate(small: SmallAudit) -> None:
+    client = _client(small.folder)
+    given: dict[tuple[str, str], int] = {}
+    bounds = []
+    while True:
+        page = client.get("/").text
+        if "target recall ≥ 0.5: met" in page:
+            break
+        status, _, fields = _answer(client, small)
+        assert status == 200
+        given[fields["query_id"], fields["doc_id"]] = int(fields["label"])
+        bounds += re.findall(r"recall ≥ (0\.\d+) —", client.get("/").text)
+    assert len(given) == 12 and bounds == sorted(bounds) and bounds[-1] == "0.500"
+    assert 'id="certify"' in page
+    assert client.get("/result").status_code == 404   # not certified yet
+    response = client.post("/certify", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
+    assert response.status_code == 200
+    assert "target recall ≥ 0.5: met after 4 of 16 audit labels" in response.text
+    assert "In plain words" in response.text
+    with LabelStore(small.folder / "labels.sqlite", create=False) as store:
+        assert {(q, d): y for q, d, y in store.items()} == given   # exactly the labels given
+        assert store.sources() == ["serve reviewer Ada"]
+        assert len(store.history()) == len(given)
+    downloaded = client.get("/certificate.json")
+    assert downloaded.json() == json.loads((small.folder / "certificate.json").read_text())
+    assert "attachment" in downloaded.headers["content-disposition"]
+    report = client.get("/report.html")
+    assert report.status_code == 200 and "Audit report" in report.text
+
+
+def test_undo_changes_the_last_answer_until_the_labels_are_opened(small: SmallAudit) -> None:
+    client = _client(small.folder)
+    _, _, first = _answer(client, small)
+    page = client.get("/").text
+    assert 'id="undo"' in page
+    client.post("/undo", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
+    page = client.get("/").text
+    assert "cut 1 of 8" in page and "recorded answer: relevant" in page and 'id="undo"' not in page
+    # only the item asked again may be revised
+    status, text, _ = _answer(client, small, label="0", position="1", query_id=first["query_id"],
+                              doc_id="d0-1")
+    assert status == 409 and _labels(small.folder) == {(first["query_id"], first["doc_id"]): 1}
+    status, _, _ = _answer(client, small, label="0")
+    assert status == 200 and _labels(small.folder) == {(first["query_id"], first["doc_id"]): 0}
+    with LabelStore(small.folder / "labels.sqlite", create=False) as store:
+        assert [(e.old_label, e.new_label) for e in store.history()] == [(None, 1), (1, 0)]
+    # a revise flag without an undo is no overwrite
+    status, text, _ = _answer(client, small, revise="1", label="1", position="0",
+                              query_id=first["query_id"], doc_id=first["doc_id"])
+    assert status == 409 and "already labelled 0" in text
+    # after certify opened the labels, the last answer stays
+    while len(_labels(small.folder)) < 8:   # the cut: certify may run
+        _answer(client, small)
+    page = client.get("/").text
+    client.post("/certify", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
+    assert 'id="undo"' not in client.get("/").text
+    response = client.post("/undo", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
+    assert "no answer of yours that can be undone" in response.text
+
+
+def test_a_fixed_size_design_shows_no_bound_and_certifies_once_every_item_is_labelled(tmp_path: Path) -> None:
+    small = make_audit(tmp_path, design="excluded")
+    client = _client(small.folder)
+    page = client.get("/").text
+    assert "item 1 of 4" in page and "current bound" not in page and 'id="certify"' not in page
+    for _ in range(4):
+        assert _answer(client, small)[0] == 200
+    page = client.get("/").text
+    assert "Every item of the sample is labelled" in page and 'id="certify"' in page
+    response = client.post("/certify", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
+    assert response.status_code == 200 and "target" in response.text
+    assert 'id="certify"' not in client.get("/").text
+
+
+def test_a_folder_without_a_sample_is_refused(small: SmallAudit) -> None:
+    (small.folder / "sample.json").unlink()
+    with pytest.raises(AuditStepError, match="no sample yet"):
+        create_app(small.folder, TOKEN)
+
+
+# --- the command ----------------------------------------------------------------------------------------
+
+
+def test_the_command_prints_the_address_once_and_warns_for_another_host(
+        small: SmallAudit, monkeypatch: pytest.MonkeyPatch) -> None:
+    import uvicorn
+
+    from rankcut.cli.main import app
+
+    served = []
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets: served.append(sockets[0].getsockname()))
+    result = CliRunner().invoke(app, ["serve", str(small.folder), "--port", "0"])
+    assert result.exit_code == 0, result.output
+    assert served[0][0] == "127.0.0.1"
+    assert re.search(rf"http://127\.0\.0\.1:{served[0][1]}/\?token=[\w-]{{40,}}", result.output)
+    assert "warning" not in result.output
+    wide = CliRunner().invoke(app, ["serve", str(small.folder), "--port", "0", "--host", "0.0.0.0"])
+    assert wide.exit_code == 0 and "warning: --host 0.0.0.0: the page is reachable from other machines" \
+        in wide.output
+
+
+def test_the_command_names_a_folder_that_is_not_an_audit(tmp_path: Path) -> None:
+    from rankcut.cli.main import app
+
+    result = CliRunner().invoke(app, ["serve", str(tmp_path / "nowhere")])
+    assert result.exit_code == 2 and result.output.startswith("error: ")
