@@ -63,7 +63,9 @@ def test_every_request_without_the_token_is_refused(small: SmallAudit) -> None:
     client = TestClient(create_app(small.folder, TOKEN))
     for path in ("/", "/result", "/certificate.json", "/report.html"):
         assert client.get(path).status_code == 403
-    assert client.get("/?token=wrong").status_code == 403
+    refused = client.get("/?token=wrong")
+    assert refused.status_code == 403 and "access refused" in refused.text
+    assert small.folder.name not in refused.text and "audit" not in refused.text   # nothing of the audit
     assert client.post("/answer", data={}, headers=ORIGIN).status_code == 403
     # the token once in the URL: a redirect that drops it, and a cookie from then on
     first = client.get(f"/?token={TOKEN}", follow_redirects=False)
@@ -281,3 +283,18 @@ def test_the_command_names_a_folder_that_is_not_an_audit(tmp_path: Path) -> None
 
     result = CliRunner().invoke(app, ["serve", str(tmp_path / "nowhere")])
     assert result.exit_code == 2 and result.output.startswith("error: ")
+
+
+def test_the_command_line_and_the_page_label_the_same_folder_at_once(small: SmallAudit,
+                                                                     tmp_path: Path) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"{q} 0 {d} 1\n" for q, d in sorted(small.relevant)))
+    client = _client(small.folder)
+    stale = _fields(client.get("/").text) | {"label": "1"}
+    wf.label(small.folder, qrels=qrels, limit=3)   # rankcut audit label --oracle qrels --next 3
+    response = client.post("/answer", data=stale, headers=ORIGIN)
+    assert response.status_code == 409 and "already labelled 1" in response.text
+    assert "cut 4 of 8" in client.get("/").text and "3 labelled" in client.get("/").text
+    assert _answer(client, small)[0] == 200
+    with LabelStore(small.folder / "labels.sqlite", create=False) as store:
+        assert sorted(e.source.split()[0] for e in store.history()) == ["qrels"] * 3 + ["serve"]

@@ -72,8 +72,9 @@ def create_app(folder: str | Path, token: str) -> FastAPI:
             response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="strict")
             return response
         if not secrets.compare_digest(request.cookies.get(TOKEN_COOKIE, ""), token):
-            return refuse(request, 403, "access refused: open the address rankcut serve printed (it holds "
-                                        "the access token)")
+            # nothing of the audit (not even its id) without the token
+            return HTMLResponse("<!DOCTYPE html><title>rankcut</title><p>access refused: open the address "
+                                "rankcut serve printed (it holds the access token)</p>", 403)
         if request.method == "POST" and not _same_origin(request):
             return refuse(request, 403, "refused: the form was not sent from this page (cross-site request)")
         session_id = request.cookies.get(SESSION_COOKIE)
