@@ -242,6 +242,9 @@ def test_a_fixed_size_design_shows_no_bound_and_certifies_once_every_item_is_lab
     client = _client(small.folder)
     page = client.get("/").text
     assert "item 1 of 4" in page and "current bound" not in page and 'id="certify"' not in page
+    early = client.post("/certify", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
+    assert early.status_code == 409 and "every sampled item must be labelled first" in early.text
+    assert not (small.folder / "opened.json").exists()
     for _ in range(4):
         assert _answer(client, small)[0] == 200
     page = client.get("/").text
@@ -249,6 +252,8 @@ def test_a_fixed_size_design_shows_no_bound_and_certifies_once_every_item_is_lab
     response = client.post("/certify", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
     assert response.status_code == 200 and "target" in response.text
     assert 'id="certify"' not in client.get("/").text
+    again = client.post("/certify", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
+    assert again.status_code == 409 and "nothing was certified" in again.text
 
 
 def test_a_folder_without_a_sample_is_refused(small: SmallAudit) -> None:

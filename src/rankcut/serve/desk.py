@@ -279,9 +279,18 @@ class Desk:
 
     def certify(self) -> dict[str, Any]:
         """Run the certify step (``rankcut audit certify``): the labels are opened and
-        ``certificate.json`` written."""
+        ``certificate.json`` written. A fixed-size design is certified only once every sampled item is
+        labelled: the page never opens its labels before that (nor twice).
+
+        :raises Refused: when the page does not offer certify now (a sequential audit whose cut is not
+            labelled, a fixed-size one not fully labelled or already opened).
+        """
         with self._lock:
-            self.check_current()
+            if not self.standing().can_certify:
+                raise Refused("certify is not offered now: " + (
+                    "every item of the cut must be labelled first" if self.sequential else
+                    "every sampled item must be labelled first, and the labels are opened once")
+                    + "; nothing was certified")
             return workflow.certify(self.folder).content
 
     def certificate(self) -> dict[str, Any] | None:
