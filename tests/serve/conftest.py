@@ -34,8 +34,9 @@ def make_audit(tmp_path: Path, *, design: str = "sequential", queries: int = 2, 
                     c.write(line)
                 if r < 3:
                     relevant.add((f"q{q}", f"d{q}-{r}"))
+                text = f"Document {r} of topic {q}." + (" <script>alert('x')</script>" if r == 0 else "")
                 t.write(json.dumps({"query_id": f"q{q}", "query": f"what is topic {q}?",
-                                    "doc_id": f"d{q}-{r}", "text": f"Document {r} of topic {q}."}) + "\n")
+                                    "doc_id": f"d{q}-{r}", "text": text}) + "\n")
     folder = tmp_path / "audit"
     if design == "sequential":
         wf.freeze(folder, run=run, cut=cut_run, design="sequential", target_recall=0.5, delta=0.2, seed=3,

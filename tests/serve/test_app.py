@@ -101,6 +101,10 @@ def test_the_page_shows_query_document_and_place_and_no_url_holds_document_text(
     assert "cut 1 of 8" in page and "0 labelled · 24 to go" in page
     urls = re.findall(r'(?:href|action)="([^"]*)"', page)
     assert urls and not any("Document" in u or "topic" in u for u in urls)
+    # document text is escaped, never run; the page cannot be framed or cached
+    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in page and "<script>alert" not in page
+    headers = client.get("/").headers
+    assert headers["x-frame-options"] == "DENY" and headers["cache-control"] == "no-store"
     _, _, _ = _answer(client, small)
     assert "1 labelled · 23 to go" in client.get("/").text
 
@@ -303,3 +307,11 @@ def test_the_command_line_and_the_page_label_the_same_folder_at_once(small: Smal
     assert _answer(client, small)[0] == 200
     with LabelStore(small.folder / "labels.sqlite", create=False) as store:
         assert sorted(e.source.split()[0] for e in store.history()) == ["qrels"] * 3 + ["serve"]
+
+
+def test_the_place_groups_the_digits_of_a_long_audit_order(tmp_path: Path) -> None:
+    small = make_audit(tmp_path, depth=600)
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"{q} 0 {d} 1\n" for q, d in sorted(small.relevant)))
+    wf.label(small.folder, qrels=qrels, limit=8)   # the cut
+    assert "audit order 1 of 1,192" in _client(small.folder).get("/").text

@@ -27,6 +27,11 @@ TOKEN_COOKIE = "rankcut_token"
 SESSION_COOKIE = "rankcut_session"
 MAX_NAME = 60
 
+# no framing (the keys would work in a hidden frame), documents neither cached on disk nor sent on
+# in a Referer
+_HEADERS = {"X-Frame-Options": "DENY", "Content-Security-Policy": "frame-ancestors 'none'",
+            "Cache-Control": "no-store", "Referrer-Policy": "same-origin"}
+
 _TEMPLATES = Jinja2Templates(directory=str(Path(__file__).with_name("templates")))
 
 
@@ -84,6 +89,7 @@ def create_app(folder: str | Path, token: str) -> FastAPI:
         request.state.session = sessions[session_id]
         response = await call_next(request)
         response.set_cookie(SESSION_COOKIE, session_id, httponly=True, samesite="strict")
+        response.headers.update(_HEADERS)
         return response
 
     def form_ok(request: Request, csrf: str) -> bool:

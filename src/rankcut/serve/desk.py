@@ -17,6 +17,7 @@ and no opening is recorded — only ``certify`` records one.
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 import threading
 from collections.abc import Mapping
@@ -135,14 +136,19 @@ class Desk:
         return self.queries.get(query_id)
 
     def place(self, position: int) -> str:
-        return (f"item {position + 1} of {len(self.order)}" if self._place is None
-                else self._place(position + 1).replace("/", " of "))
+        """``audit order 12 of 4,670`` (the design's place, numbers grouped), or ``item 7 of 40``."""
+        shown = f"item {position + 1}/{len(self.order)}" if self._place is None else self._place(position + 1)
+        return re.sub(r"(\d+)/(\d+)", lambda m: f"{int(m[1]):,} of {int(m[2]):,}", shown)
 
     def _labels(self) -> dict[Item, int]:
         if not (self.folder / LABELS_FILE).exists():
             return {}
         with open_store(self.audit, self.info, create=False) as store:
-            return store.get(self.order)
+            return self._held(store)
+
+    def _held(self, store: LabelStore) -> dict[Item, int]:
+        """The labels of the sampled items, read in one query (not one per item)."""
+        return {(q, d): y for q, d, y in store.items() if (q, d) in self.index}
 
     def _opened(self) -> bool:
         if opened_record(self.audit) is not None:
@@ -241,8 +247,8 @@ class Desk:
                                   f"is already labelled {held[item]}: nothing was recorded (a second submit "
                                   "of the same answer, or labelled elsewhere)")
                 else:
-                    todo = store.missing(self.order)
-                    if not todo or todo[0] != item:
+                    labels = self._held(store)
+                    if next((i for i in self.order if i not in labels), None) != item:
                         raise Refused(f"this page is stale: the item to label now is not "
                                       f"{self.place(self.index[item])}; nothing was recorded — reload the "
                                       "page")
