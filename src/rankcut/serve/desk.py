@@ -117,6 +117,8 @@ class Desk:
         self.texts = None if entry is None else read_texts_jsonl(entry["path"], by="pair")
         self.queries = {} if entry is None else _queries(entry["path"])
         self.sequential = self.spec.name == "sequential"
+        # the sequential audit's two parts: the cut (rank order), then the audit order
+        self.cut, self.audit_order = parts(self.rows) if self.sequential else ([], [])
         self._lock = threading.Lock()  # one answer at a time from this server
 
     # -- reading
@@ -168,7 +170,7 @@ class Desk:
         progress = None
         cut_done = True
         if self.sequential:
-            cut, order = parts(self.rows)
+            cut, order = self.cut, self.audit_order
             cut_done = all(i in labels for i in cut)
             t = labelled_prefix(order, labels)
             progress = (f"cut: {sum(i in labels for i in cut)} of {len(cut)} labelled; audit order: "
