@@ -209,6 +209,9 @@ def test_a_sequential_audit_is_labelled_to_its_certificate(small: SmallAudit) ->
     assert "attachment" in downloaded.headers["content-disposition"]
     report = client.get("/report.html")
     assert report.status_code == 200 and "Audit report" in report.text
+    assert 'src="/plot.png"' in response.text
+    plot = client.get("/plot.png")
+    assert plot.headers["content-type"] == "image/png" and plot.content.startswith(b"\x89PNG")
 
 
 def test_undo_changes_the_last_answer_until_the_labels_are_opened(small: SmallAudit) -> None:

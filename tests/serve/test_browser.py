@@ -127,6 +127,7 @@ def test_a_reviewer_labels_a_sequential_audit_to_its_certificate_with_the_keyboa
     assert browser.current_url.endswith("/result")
     assert "met after 4 of 16 audit labels" in browser.find_element(By.ID, "verdict").text
     assert browser.find_element(By.ID, "certificate").get_attribute("href").endswith("/certificate.json")
+    browser.set_window_size(1000, 1200)   # the whole result page, plot included
     _shot(browser, "serve-result.png")
 
     with LabelStore(small.folder / "labels.sqlite", create=False) as store:

@@ -172,7 +172,7 @@ def create_app(folder: str | Path, token: str) -> FastAPI:
         content = desk.certificate()
         if content is None:
             return refuse(request, 404, "no certificate yet: certify the audit first")
-        return page(request, "result.html", c=content)
+        return page(request, "result.html", c=content, plot=desk.plot_png() is not None)
 
     @app.get("/certificate.json")
     def certificate_json() -> Response:
@@ -180,6 +180,14 @@ def create_app(folder: str | Path, token: str) -> FastAPI:
         if content is None:
             return JSONResponse({"error": "no certificate yet"}, 404)
         return JSONResponse(content, headers={"Content-Disposition": "attachment; filename=certificate.json"})
+
+    @app.get("/plot.png")
+    def plot(request: Request) -> Response:
+        try:
+            png = desk.plot_png()
+        except ValueError as err:
+            return refuse(request, 409, str(err))
+        return Response(png, media_type="image/png") if png is not None else Response(status_code=404)
 
     @app.get("/report.html", response_class=HTMLResponse)
     def report(request: Request) -> Response:

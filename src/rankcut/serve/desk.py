@@ -312,3 +312,11 @@ class Desk:
         with tempfile.TemporaryDirectory() as tmp:
             files = write_report(self.folder, Path(tmp) / "report.html")
             return files.report.read_text(encoding="utf-8")
+
+    def plot_png(self) -> bytes | None:
+        """The report's plot (None when the report has none, e.g. without matplotlib)."""
+        from rankcut.audit.report import write_report
+
+        with tempfile.TemporaryDirectory() as tmp:
+            files = write_report(self.folder, Path(tmp) / "report.md")
+            return None if files.plot is None else files.plot.read_bytes()
