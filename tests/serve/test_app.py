@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -318,3 +319,17 @@ def test_the_place_groups_the_digits_of_a_long_audit_order(tmp_path: Path) -> No
     qrels.write_text("".join(f"{q} 0 {d} 1\n" for q, d in sorted(small.relevant)))
     wf.label(small.folder, qrels=qrels, limit=8)   # the cut
     assert "audit order 1 of 1,192" in _client(small.folder).get("/").text
+
+
+def test_a_store_that_cannot_be_written_is_a_message_not_a_crash(small: SmallAudit,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    client = _client(small.folder)
+    _answer(client, small)
+
+    def read_only(*args: object, **kwargs: object) -> int:
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr(LabelStore, "record", read_only)
+    status, text, _ = _answer(client, small)
+    assert status == 409 and "could not be written (attempt to write a readonly database)" in text
+    assert len(_labels(small.folder)) == 1

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import tempfile
 import threading
 from collections.abc import Mapping
@@ -254,8 +255,12 @@ class Desk:
                         raise Refused(f"this page is stale: the item to label now is not "
                                       f"{self.place(self.index[item])}; nothing was recorded — reload the "
                                       "page")
-                store.record([item], [label], f"serve reviewer {reviewer}", overwrite=answer.revise,
-                             refusal_hint=self.spec.refusal_hint(store))
+                try:
+                    store.record([item], [label], f"serve reviewer {reviewer}", overwrite=answer.revise,
+                                 refusal_hint=self.spec.refusal_hint(store))
+                except (sqlite3.Error, OSError) as err:   # read-only folder, full disk, a lock held long
+                    raise Refused(f"{store.path} could not be written ({err}): nothing was "
+                                  "recorded") from None
         return item
 
     def _guard_change(self, store: LabelStore, record: Mapping[str, Any] | None) -> None:
