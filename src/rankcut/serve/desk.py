@@ -73,15 +73,14 @@ class Standing:
     total: int
     item: Item | None  # the item asked now (None: every item is labelled)
     position: int | None  # its 0-based place in the label order
-    place: str | None  # "audit order 12/4670", "cut 3/550", "item 7 of 40"
+    place: str | None  # "audit order 12 of 4,670", "cut 3 of 550", "item 7 of 40"
     recorded: int | None  # its label, when it is being revised
-    progress: str | None  # the design's own words (sequential)
+    progress: str | None  # sequential: the cut, and the labelled start of the audit order
     bound: str | None  # the current recall bound (sequential, once the cut is labelled)
     met: bool | None
     verdict: str | None
     can_certify: bool
     certified: bool
-    opened: bool
 
 
 def _queries(path: str) -> dict[str, str]:
@@ -178,13 +177,11 @@ class Desk:
                         f"positions 1–{t} of {len(order)} labelled")
             if cut_done:
                 bound, met, verdict = self._preview(labels, cut, order, t)
-        certified = (self.folder / CERTIFICATE_FILE).exists()
-        opened = self._opened()
-        can_certify = cut_done if self.sequential else len(labels) == len(self.order) and not opened
+        can_certify = cut_done if self.sequential else len(labels) == len(self.order) and not self._opened()
         return Standing(len(labels), len(self.order), item, position,
                         None if position is None else self.place(position),
                         None if revising is None else labels.get(revising), progress, bound, met, verdict,
-                        can_certify, certified, opened)
+                        can_certify, (self.folder / CERTIFICATE_FILE).exists())
 
     def _preview(self, labels: Mapping[Item, int], cut: list[Item], order: list[Item], t: int
                  ) -> tuple[str, bool, str]:
