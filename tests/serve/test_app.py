@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -333,3 +334,20 @@ def test_a_store_that_cannot_be_written_is_a_message_not_a_crash(small: SmallAud
     status, text, _ = _answer(client, small)
     assert status == 409 and "could not be written (attempt to write a readonly database)" in text
     assert len(_labels(small.folder)) == 1
+
+
+def test_the_bound_shown_after_each_answer_is_the_one_certify_writes(small: SmallAudit,
+                                                                      tmp_path: Path) -> None:
+    client = _client(small.folder)
+    for step in range(14):
+        page = client.get("/").text
+        if step >= 8:   # the cut is labelled: the header shows the bound at the labelled prefix
+            copy = tmp_path / f"copy{step}"
+            shutil.copytree(small.folder, copy)
+            written = wf.certify(copy).content
+            shown = re.search(r'class="(?:met|notmet)">([^<]*)</span>', page)
+            assert shown and shown.group(1) == written["verdict"]["text"]
+            recall = written["members"][0]["recall"]
+            assert f"recall ≥ {int(recall * 1000) / 1000:.3f} —" in page
+        assert _answer(client, small)[0] == 200
+    assert not (small.folder / "opened.json").exists()   # showing the bound opened nothing
