@@ -15,6 +15,7 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
 
+from fastapi import FastAPI  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
@@ -28,8 +29,10 @@ TOKEN = "t0ken-for-tests"
 ORIGIN = {"origin": "http://testserver"}
 
 
-def _client(folder: Path, name: str | None = "Ada") -> TestClient:
-    client = TestClient(create_app(folder, TOKEN))
+def _client(folder: Path, name: str | None = "Ada", app: FastAPI | None = None) -> TestClient:
+    """A browser with the token and (unless ``name`` is None) a reviewer name, on its own server or
+    on ``app``."""
+    client = TestClient(create_app(folder, TOKEN) if app is None else app)
     assert client.get(f"/?token={TOKEN}").status_code == 200
     if name is not None:
         page = client.get("/").text
@@ -351,3 +354,29 @@ def test_the_bound_shown_after_each_answer_is_the_one_certify_writes(small: Smal
             assert f"recall ≥ {int(recall * 1000) / 1000:.3f} —" in page
         assert _answer(client, small)[0] == 200
     assert not (small.folder / "opened.json").exists()   # showing the bound opened nothing
+
+
+def test_two_reviewers_are_asked_different_items_and_each_answer_carries_its_name(
+        small: SmallAudit) -> None:
+    app = create_app(small.folder, TOKEN)
+    ada, bob = _client(small.folder, "Ada", app), _client(small.folder, "Bob", app)
+    first, second = _fields(ada.get("/").text), _fields(bob.get("/").text)
+    assert (first["position"], second["position"]) == ("0", "1")
+    assert _fields(ada.get("/").text)["position"] == "0"   # a reload asks the same item again
+    # Ada may not answer the item Bob was asked
+    status, text, _ = _answer(ada, small, **{k: second[k] for k in ("position", "query_id", "doc_id")})
+    assert status == 409 and "this page is stale" in text
+    assert _answer(bob, small)[0] == 200 and _answer(ada, small)[0] == 200
+    with LabelStore(small.folder / "labels.sqlite", create=False) as store:
+        sources = {(e.query_id, e.doc_id): e.source for e in store.history()}
+    assert sources == {(first["query_id"], first["doc_id"]): "serve reviewer Ada",
+                       (second["query_id"], second["doc_id"]): "serve reviewer Bob"}
+    # Bob answered first and was asked the next free item (2), so Ada is asked the one after it
+    assert _fields(bob.get("/").text)["position"] == "2" and _fields(ada.get("/").text)["position"] == "3"
+
+
+def test_an_item_asked_of_a_reviewer_who_left_is_asked_again_after_the_hold(small: SmallAudit) -> None:
+    app = create_app(small.folder, TOKEN, hold_s=0.0)
+    ada, bob = _client(small.folder, "Ada", app), _client(small.folder, "Bob", app)
+    assert _fields(ada.get("/").text)["position"] == "0"
+    assert _fields(bob.get("/").text)["position"] == "0"   # Ada's hold is over

@@ -19,7 +19,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from fastapi.templating import Jinja2Templates
 
 from rankcut.audit.pools import Item
-from rankcut.serve.desk import Answer, Desk
+from rankcut.serve.desk import HOLD_S, Answer, Desk
 
 __all__ = ["TOKEN_COOKIE", "create_app"]
 
@@ -39,6 +39,7 @@ _TEMPLATES = Jinja2Templates(directory=str(Path(__file__).with_name("templates")
 class Session:
     """One browser's reviewer: their name, the CSRF token of their forms, their last answer."""
 
+    key: str  # the session cookie's value
     csrf: str
     reviewer: str | None = None
     last: Item | None = None
@@ -53,12 +54,14 @@ def _check_name(name: str) -> str:
     return name
 
 
-def create_app(folder: str | Path, token: str) -> FastAPI:
+def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S) -> FastAPI:
     """The application over the audit ``folder``, reachable with ``token``.
+
+    :param hold_s: how long an item asked of one reviewer is not asked of another (seconds).
 
     :raises ValueError: as ``rankcut audit label`` refuses the folder (no sample, changed inputs).
     """
-    desk = Desk(folder)
+    desk = Desk(folder, hold_s=hold_s)
     sessions: dict[str, Session] = {}
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
 
@@ -85,7 +88,7 @@ def create_app(folder: str | Path, token: str) -> FastAPI:
         session_id = request.cookies.get(SESSION_COOKIE)
         if session_id not in sessions:
             session_id = secrets.token_urlsafe(24)
-            sessions[session_id] = Session(csrf=secrets.token_urlsafe(24))
+            sessions[session_id] = Session(key=session_id, csrf=secrets.token_urlsafe(24))
         request.state.session = sessions[session_id]
         response = await call_next(request)
         response.set_cookie(SESSION_COOKIE, session_id, httponly=True, samesite="strict")
@@ -106,7 +109,7 @@ def create_app(folder: str | Path, token: str) -> FastAPI:
         if session.reviewer is None:
             return page(request, "name.html", session=session, message=message)
         try:
-            standing = desk.standing(session.last if session.revising else None)
+            standing = desk.standing(session.key, session.last if session.revising else None)
         except ValueError as err:
             return refuse(request, 409, str(err))
         return page(request, "label.html", session=session, s=standing, message=message,
@@ -136,7 +139,8 @@ def create_app(folder: str | Path, token: str) -> FastAPI:
             return back("give your name before labelling", session)
         try:
             item = desk.record(Answer(audit_id, sample_hash, position, query_id, doc_id, label,
-                                      revise == "1" and session.revising), session.reviewer, session.last)
+                                      revise == "1" and session.revising), session.reviewer, session.key,
+                               session.last)
         except ValueError as err:
             return refuse(request, 409, str(err))
         session.last, session.revising = item, False

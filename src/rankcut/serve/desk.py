@@ -8,10 +8,11 @@ refusal of a label that differs from the recorded one. Each answer is one transa
 SQLite label store, so the command line and the page can label the same folder at once.
 
 The page asks for the items in the design's label order, one at a time: an answer is taken only
-for the item the page asks for now (the first unlabelled one), so a stale or tampered form records
-nothing. For the sequential design the recall bound after every answer is computed in memory by the
-design's own certificate (``Design.certify`` on the counts certify would take); nothing is written
-and no opening is recorded — only ``certify`` records one.
+for the item the page asked that reviewer (the first unlabelled one that no other reviewer is being
+asked), so a stale or tampered form records nothing. For the sequential design the recall bound
+after every answer is computed in memory by the design's own certificate (``Design.certify`` on the
+counts certify would take); nothing is written and no opening is recorded — only ``certify``
+records one.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import re
 import sqlite3
 import tempfile
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +47,10 @@ from rankcut.audit.labels import LabelStore
 from rankcut.audit.manifest import load_manifest, read_json
 from rankcut.audit.pools import Item
 
-__all__ = ["Answer", "Desk", "Refused", "Standing"]
+__all__ = ["HOLD_S", "Answer", "Desk", "Refused", "Standing"]
+
+#: an item asked of one reviewer is not asked of another for this long (seconds)
+HOLD_S = 600.0
 
 
 class Refused(ValueError):
@@ -99,11 +104,12 @@ class Desk:
     """One audit folder being labelled through the page.
 
     :param folder: an audit folder whose sample is drawn.
+    :param hold_s: how long an item asked of one reviewer is not asked of another (seconds).
     :raises AuditStepError: before ``sample``.
     :raises ValueError: as ``rankcut audit label``, for a changed manifest, input file or sample.
     """
 
-    def __init__(self, folder: str | Path) -> None:
+    def __init__(self, folder: str | Path, *, hold_s: float = HOLD_S) -> None:
         from rankcut.data.texts import read_texts_jsonl
 
         self.audit = load_audit(folder)
@@ -120,6 +126,9 @@ class Desk:
         # the sequential audit's two parts: the cut (rank order), then the audit order
         self.cut, self.audit_order = parts(self.rows) if self.sequential else ([], [])
         self._lock = threading.Lock()  # one answer at a time from this server
+        self._hold_s = hold_s
+        self._asked: dict[str, tuple[Item, float]] = {}  # reviewer session -> (item asked, when)
+        self._asking = threading.Lock()
 
     # -- reading
 
@@ -160,11 +169,31 @@ class Desk:
         with LabelStore(self.folder / LABELS_FILE, create=False) as store:
             return store.get_meta("opened_at") is not None
 
-    def standing(self, revising: Item | None = None) -> Standing:
-        """The item to ask now (``revising``: the last answer, asked again) and the header."""
+    def _ask(self, labels: Mapping[Item, int], who: str | None) -> Item | None:
+        """The item to ask reviewer session ``who``: the one it was asked already while unlabelled,
+        else the first unlabelled one in the label order that no other reviewer was asked in the last
+        ``hold_s`` seconds (so that two reviewers are not asked the same item). ``who`` None: the
+        first unlabelled one, nothing held."""
+        if who is None:
+            return next((i for i in self.order if i not in labels), None)
+        with self._asking:
+            now = time.monotonic()
+            held = {i for key, (i, at) in self._asked.items() if key != who and now - at < self._hold_s}
+            mine = self._asked.get(who)
+            item = (mine[0] if mine is not None and mine[0] not in labels and mine[0] not in held
+                    else next((i for i in self.order if i not in labels and i not in held), None))
+            if item is None:
+                self._asked.pop(who, None)
+            else:
+                self._asked[who] = (item, now)
+            return item
+
+    def standing(self, who: str | None = None, revising: Item | None = None) -> Standing:
+        """The item to ask reviewer session ``who`` now (``revising``: its last answer, asked again)
+        and the header."""
         self.check_current()
         labels = self._labels()
-        item = revising if revising is not None else next((i for i in self.order if i not in labels), None)
+        item = revising if revising is not None else self._ask(labels, who)
         position = None if item is None else self.index[item]
         bound = met = verdict = None
         progress = None
@@ -213,9 +242,11 @@ class Desk:
 
     # -- recording
 
-    def record(self, answer: Answer, reviewer: str, last: Item | None) -> Item:
+    def record(self, answer: Answer, reviewer: str, who: str, last: Item | None) -> Item:
         """Record one answer (one transaction), after every check; returns the item labelled.
 
+        :param reviewer: the reviewer's name, recorded in the label's source.
+        :param who: the reviewer's session: a new label is taken only for the item it was asked.
         :param last: the item this reviewer answered last (the only one ``revise`` may change).
         :raises Refused: for a form of another audit or sample, an item not in the sample, another
             item than the one asked now, a label already recorded, or a tampered field.
@@ -247,8 +278,8 @@ class Desk:
                                   f"is already labelled {held[item]}: nothing was recorded (a second submit "
                                   "of the same answer, or labelled elsewhere)")
                 else:
-                    labels = self._held(store)
-                    if next((i for i in self.order if i not in labels), None) != item:
+                    asked = self._asked.get(who)
+                    if asked is None or asked[0] != item:
                         raise Refused(f"this page is stale: the item to label now is not "
                                       f"{self.place(self.index[item])}; nothing was recorded — reload the "
                                       "page")
@@ -258,6 +289,8 @@ class Desk:
                 except (sqlite3.Error, OSError) as err:   # read-only folder, full disk, a lock held long
                     raise Refused(f"{store.path} could not be written ({err}): nothing was "
                                   "recorded") from None
+        with self._asking:
+            self._asked.pop(who, None)
         return item
 
     def _guard_change(self, store: LabelStore, record: Mapping[str, Any] | None) -> None:
