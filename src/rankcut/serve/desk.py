@@ -23,7 +23,7 @@ import sqlite3
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -169,31 +169,41 @@ class Desk:
         with LabelStore(self.folder / LABELS_FILE, create=False) as store:
             return store.get_meta("opened_at") is not None
 
-    def _ask(self, labels: Mapping[Item, int], who: str | None) -> Item | None:
-        """The item to ask reviewer session ``who``: the one it was asked already while unlabelled,
-        else the first unlabelled one in the label order that no other reviewer was asked in the last
-        ``hold_s`` seconds (so that two reviewers are not asked the same item). ``who`` None: the
-        first unlabelled one, nothing held."""
+    def ask(self, free: Callable[[Item], bool], who: str | None) -> Item | None:
+        """The item to ask reviewer session ``who``: the one it was asked already while still
+        ``free`` (to answer), else the first free one in the label order that no other reviewer was
+        asked in the last ``hold_s`` seconds (so that two reviewers are not asked the same item).
+        ``who`` None: the first free one, nothing held."""
         if who is None:
-            return next((i for i in self.order if i not in labels), None)
+            return next((i for i in self.order if free(i)), None)
         with self._asking:
             now = time.monotonic()
             held = {i for key, (i, at) in self._asked.items() if key != who and now - at < self._hold_s}
             mine = self._asked.get(who)
-            item = (mine[0] if mine is not None and mine[0] not in labels and mine[0] not in held
-                    else next((i for i in self.order if i not in labels and i not in held), None))
+            item = (mine[0] if mine is not None and free(mine[0]) and mine[0] not in held
+                    else next((i for i in self.order if free(i) and i not in held), None))
             if item is None:
                 self._asked.pop(who, None)
             else:
                 self._asked[who] = (item, now)
             return item
 
+    def was_asked(self, who: str, item: Item) -> bool:
+        """Whether ``item`` is the one reviewer session ``who`` was asked last."""
+        with self._asking:
+            return self._asked.get(who, (None, 0.0))[0] == item
+
+    def answered(self, who: str) -> None:
+        """``who`` answered the item it was asked: the item is no longer held for it."""
+        with self._asking:
+            self._asked.pop(who, None)
+
     def standing(self, who: str | None = None, revising: Item | None = None) -> Standing:
         """The item to ask reviewer session ``who`` now (``revising``: its last answer, asked again)
         and the header."""
         self.check_current()
         labels = self._labels()
-        item = revising if revising is not None else self._ask(labels, who)
+        item = revising if revising is not None else self.ask(lambda i: i not in labels, who)
         position = None if item is None else self.index[item]
         bound = met = verdict = None
         progress = None
@@ -278,8 +288,7 @@ class Desk:
                                   f"is already labelled {held[item]}: nothing was recorded (a second submit "
                                   "of the same answer, or labelled elsewhere)")
                 else:
-                    asked = self._asked.get(who)
-                    if asked is None or asked[0] != item:
+                    if not self.was_asked(who, item):
                         raise Refused(f"this page is stale: the item to label now is not "
                                       f"{self.place(self.index[item])}; nothing was recorded — reload the "
                                       "page")
@@ -289,8 +298,7 @@ class Desk:
                 except (sqlite3.Error, OSError) as err:   # read-only folder, full disk, a lock held long
                     raise Refused(f"{store.path} could not be written ({err}): nothing was "
                                   "recorded") from None
-        with self._asking:
-            self._asked.pop(who, None)
+        self.answered(who)
         return item
 
     def _guard_change(self, store: LabelStore, record: Mapping[str, Any] | None) -> None:
