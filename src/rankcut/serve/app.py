@@ -19,6 +19,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from fastapi.templating import Jinja2Templates
 
 from rankcut.audit.pools import Item
+from rankcut.serve.agreement import SecondReading
 from rankcut.serve.desk import HOLD_S, Answer, Desk
 
 __all__ = ["TOKEN_COOKIE", "create_app"]
@@ -44,6 +45,7 @@ class Session:
     reviewer: str | None = None
     last: Item | None = None
     revising: bool = False
+    second: bool = False  # a second reading (agreement check), not the audit's labels
     message: str | None = None  # shown once on the next page (never in a URL)
 
 
@@ -62,6 +64,7 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S) -> Fas
     :raises ValueError: as ``rankcut audit label`` refuses the folder (no sample, changed inputs).
     """
     desk = Desk(folder, hold_s=hold_s)
+    reading = SecondReading(desk)
     sessions: dict[str, Session] = {}
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
 
@@ -108,6 +111,15 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S) -> Fas
         message, session.message = session.message, None
         if session.reviewer is None:
             return page(request, "name.html", session=session, message=message)
+        if session.second:
+            try:
+                desk.check_current()
+                item = reading.ask(session.reviewer, session.key)
+                agreement = reading.agreement()
+            except ValueError as err:
+                return refuse(request, 409, str(err))
+            return page(request, "second.html", session=session, message=message, item=item,
+                        position=None if item is None else desk.index[item], agreement=agreement)
         try:
             standing = desk.standing(session.key, session.last if session.revising else None)
         except ValueError as err:
@@ -116,13 +128,15 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S) -> Fas
                     can_undo=not session.revising and desk.can_undo(session.last))
 
     @app.post("/reviewer")
-    def reviewer(request: Request, name: str = Form(""), csrf: str = Form("")) -> Response:
+    def reviewer(request: Request, name: str = Form(""), second: str = Form(""),
+                 csrf: str = Form("")) -> Response:
         session: Session = request.state.session
         if not form_ok(request, csrf):
             return refuse(request, 403, "refused: the form's session token is missing or wrong (reload the "
                                         "page); nothing was recorded")
         try:
             session.reviewer = _check_name(name)
+            session.second = second == "1"
         except ValueError as err:
             return back(str(err), session)
         return back(None, session)
@@ -144,6 +158,23 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S) -> Fas
         except ValueError as err:
             return refuse(request, 409, str(err))
         session.last, session.revising = item, False
+        return back(None, session)
+
+    @app.post("/second")
+    def second_answer(request: Request, csrf: str = Form(""), audit_id: str = Form(""),
+                      sample_hash: str = Form(""), position: str = Form(""), query_id: str = Form(""),
+                      doc_id: str = Form(""), label: str = Form("")) -> Response:
+        session: Session = request.state.session
+        if not form_ok(request, csrf):
+            return refuse(request, 403, "refused: the form's session token is missing or wrong (reload the "
+                                        "page); nothing was recorded")
+        if session.reviewer is None or not session.second:
+            return back("this session is not a second reading: nothing was recorded", session)
+        try:
+            reading.record(Answer(audit_id, sample_hash, position, query_id, doc_id, label),
+                           session.reviewer, session.key)
+        except ValueError as err:
+            return refuse(request, 409, str(err))
         return back(None, session)
 
     @app.post("/undo")
