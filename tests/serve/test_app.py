@@ -76,7 +76,7 @@ def test_every_request_without_the_token_is_refused(small: SmallAudit) -> None:
     first = client.get(f"/?token={TOKEN}", follow_redirects=False)
     assert first.status_code == 303 and first.headers["location"] == "/"
     cookie = first.headers["set-cookie"].lower()
-    assert "rankcut_token" in cookie and "httponly" in cookie and "samesite=strict" in cookie
+    assert "rankcut_token_" in cookie and "httponly" in cookie and "samesite=strict" in cookie
     assert client.get("/").status_code == 200
 
 
@@ -380,3 +380,11 @@ def test_an_item_asked_of_a_reviewer_who_left_is_asked_again_after_the_hold(smal
     ada, bob = _client(small.folder, "Ada", app), _client(small.folder, "Bob", app)
     assert _fields(ada.get("/").text)["position"] == "0"
     assert _fields(bob.get("/").text)["position"] == "0"   # Ada's hold is over
+
+
+def test_two_servers_on_one_machine_keep_their_own_cookies(small: SmallAudit) -> None:
+    # a browser sends a host's cookies to every port: the second server's login must not replace
+    # the first one's token cookie
+    names = [TestClient(create_app(small.folder, token)).get(f"/?token={token}", follow_redirects=False)
+             .headers["set-cookie"].split("=")[0] for token in ("token-one", "token-two")]
+    assert names[0] != names[1] and all(n.startswith("rankcut_token_") for n in names)

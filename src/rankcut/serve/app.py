@@ -8,6 +8,7 @@ documents are sent in pages only, never in a URL; a refused submission records n
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,10 +23,8 @@ from rankcut.audit.pools import Item
 from rankcut.serve.agreement import SecondReading
 from rankcut.serve.desk import HOLD_S, Answer, Desk
 
-__all__ = ["TOKEN_COOKIE", "create_app"]
+__all__ = ["create_app"]
 
-TOKEN_COOKIE = "rankcut_token"
-SESSION_COOKIE = "rankcut_session"
 MAX_NAME = 60
 
 # no framing (the keys would work in a hidden frame), documents neither cached on disk nor sent on
@@ -64,6 +63,10 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S) -> Fas
     :raises ValueError: as ``rankcut audit label`` refuses the folder (no sample, changed inputs).
     """
     desk = Desk(folder, hold_s=hold_s)
+    # cookies are not told apart by port: each server names its own, so that two of them on one
+    # machine (two audits) do not overwrite each other's
+    tag = hashlib.sha256(token.encode()).hexdigest()[:10]
+    token_cookie, session_cookie = f"rankcut_token_{tag}", f"rankcut_session_{tag}"
     reading = SecondReading(desk)
     sessions: dict[str, Session] = {}
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
@@ -80,21 +83,21 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S) -> Fas
         if given is not None and secrets.compare_digest(given, token):
             # the token leaves the address bar: a cookie carries it from now on
             response: Response = RedirectResponse(request.url.remove_query_params("token").path, 303)
-            response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="strict")
+            response.set_cookie(token_cookie, token, httponly=True, samesite="strict")
             return response
-        if not secrets.compare_digest(request.cookies.get(TOKEN_COOKIE, ""), token):
+        if not secrets.compare_digest(request.cookies.get(token_cookie, ""), token):
             # nothing of the audit (not even its id) without the token
             return HTMLResponse("<!DOCTYPE html><title>rankcut</title><p>access refused: open the address "
                                 "rankcut serve printed (it holds the access token)</p>", 403)
         if request.method == "POST" and not _same_origin(request):
             return refuse(request, 403, "refused: the form was not sent from this page (cross-site request)")
-        session_id = request.cookies.get(SESSION_COOKIE)
+        session_id = request.cookies.get(session_cookie)
         if session_id not in sessions:
             session_id = secrets.token_urlsafe(24)
             sessions[session_id] = Session(key=session_id, csrf=secrets.token_urlsafe(24))
         request.state.session = sessions[session_id]
         response = await call_next(request)
-        response.set_cookie(SESSION_COOKIE, session_id, httponly=True, samesite="strict")
+        response.set_cookie(session_cookie, session_id, httponly=True, samesite="strict")
         response.headers.update(_HEADERS)
         return response
 
