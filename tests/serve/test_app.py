@@ -388,3 +388,15 @@ def test_two_servers_on_one_machine_keep_their_own_cookies(small: SmallAudit) ->
     names = [TestClient(create_app(small.folder, token)).get(f"/?token={token}", follow_redirects=False)
              .headers["set-cookie"].split("=")[0] for token in ("token-one", "token-two")]
     assert names[0] != names[1] and all(n.startswith("rankcut_token_") for n in names)
+
+
+def test_a_label_after_an_opening_recorded_in_the_store_only_is_refused(tmp_path: Path) -> None:
+    # as `rankcut audit label` refuses it: the store's meta records an opening (opened.json not yet)
+    small = make_audit(tmp_path, design="excluded")
+    client = _client(small.folder)
+    _answer(client, small)
+    with LabelStore(small.folder / "labels.sqlite", create=False) as store:
+        store.set_meta("opened_at", "2026-01-01T00:00:00+00:00")
+    status, text, _ = _answer(client, small)
+    assert status == 409 and "recording labels is refused" in text
+    assert len(_labels(small.folder)) == 1

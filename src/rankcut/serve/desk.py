@@ -278,6 +278,7 @@ class Desk:
             record = opened_record(self.audit)
             self.spec.guard_labelling(self.audit, record)
             with open_store(self.audit, self.info, create=True) as store:
+                self.spec.guard_store(store, record, answer.revise)
                 held = store.get([item])
                 if answer.revise:
                     if item != last:
