@@ -59,7 +59,9 @@ def server(small: SmallAudit) -> Iterator[str]:
     srv = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
+    deadline = time.monotonic() + 20
     while not srv.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
         time.sleep(0.02)
     yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     srv.should_exit = True
