@@ -68,6 +68,7 @@ def test_every_request_without_the_token_is_refused(small: SmallAudit) -> None:
     client = TestClient(create_app(small.folder, TOKEN))
     for path in ("/", "/result", "/certificate.json", "/report.html"):
         assert client.get(path).status_code == 403
+    assert client.get("/?token=tökén").status_code == 403   # not a server error
     refused = client.get("/?token=wrong")
     assert refused.status_code == 403 and "access refused" in refused.text
     assert small.folder.name not in refused.text and "audit" not in refused.text   # nothing of the audit
@@ -85,6 +86,7 @@ def test_a_post_without_the_session_token_or_from_another_origin_records_nothing
     fields = _fields(client.get("/").text)
     answer = {**fields, "label": "1"}
     assert client.post("/answer", data={**answer, "csrf": "forged"}, headers=ORIGIN).status_code == 403
+    assert client.post("/answer", data={**answer, "csrf": "förged"}, headers=ORIGIN).status_code == 403
     assert client.post("/answer", data={k: v for k, v in answer.items() if k != "csrf"},
                        headers=ORIGIN).status_code == 403
     evil = client.post("/answer", data=answer, headers={"origin": "http://evil.example"})

@@ -80,12 +80,12 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S) -> Fas
     @app.middleware("http")
     async def guard(request: Request, call_next: Any) -> Response:
         given = request.query_params.get("token")
-        if given is not None and secrets.compare_digest(given, token):
+        if given is not None and _same(given, token):
             # the token leaves the address bar: a cookie carries it from now on
             response: Response = RedirectResponse(request.url.remove_query_params("token").path, 303)
             response.set_cookie(token_cookie, token, httponly=True, samesite="strict")
             return response
-        if not secrets.compare_digest(request.cookies.get(token_cookie, ""), token):
+        if not _same(request.cookies.get(token_cookie, ""), token):
             # nothing of the audit (not even its id) without the token
             return HTMLResponse("<!DOCTYPE html><title>rankcut</title><p>access refused: open the address "
                                 "rankcut serve printed (it holds the access token)</p>", 403)
@@ -102,7 +102,7 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S) -> Fas
         return response
 
     def form_ok(request: Request, csrf: str) -> bool:
-        return secrets.compare_digest(csrf, request.state.session.csrf)
+        return _same(csrf, request.state.session.csrf)
 
     def back(message: str | None, session: Session, to: str = "/") -> RedirectResponse:
         session.message = message
@@ -236,6 +236,11 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S) -> Fas
         return HTMLResponse(text, headers={"Content-Disposition": "attachment; filename=report.html"})
 
     return app
+
+
+def _same(given: str, secret: str) -> bool:
+    """A constant-time comparison of a token sent (any text, non-ASCII included) with a secret."""
+    return secrets.compare_digest(given.encode("utf-8"), secret.encode("utf-8"))
 
 
 def _same_origin(request: Request) -> bool:
