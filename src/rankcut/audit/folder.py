@@ -322,9 +322,6 @@ def open_store(audit: Audit, info: Mapping[str, Any], *, create: bool) -> labels
             raise ValueError(f"{path} holds the labels of audit {owner[:12]}, not of this audit "
                              f"{audit.manifest.short_id}: copy labels between audits with "
                              f"{_o('reuse_labels')}")
-        elif held is None and store.count() == 0:
-            # an older rankcut wrote the two values one after the other and was stopped between them
-            store.set_meta("sample_hash", str(info["sample_hash"]))
         elif held != info["sample_hash"]:
             raise ValueError(f"{path} is refused: it holds labels for sample {str(held)[:12]}, not for "
                              f"this audit's sample {str(info['sample_hash'])[:12]}, so they are not labels "

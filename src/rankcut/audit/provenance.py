@@ -249,9 +249,9 @@ def labels_hash(labels: Mapping[Item, int]) -> str:
 
 
 def has_reused_labels(store: labels_mod.LabelStore) -> bool:
-    """Whether the store holds labels copied from another audit: its ``reused_from`` note, or a
-    label whose source says so (a store written before both went in one transaction)."""
-    return store.get_meta("reused_from") is not None or any(s.startswith(REUSED) for s in store.sources())
+    """Whether the store holds labels copied from another audit: its ``reused_from`` note (written
+    in the transaction that copies them, :func:`reuse_into`)."""
+    return store.get_meta("reused_from") is not None
 
 
 def check_reuse(audit: Audit, store: labels_mod.LabelStore) -> list[Source]:
@@ -319,9 +319,8 @@ def check_opening(audit: Audit, store: labels_mod.LabelStore, record: Mapping[st
     if opened_at is None:
         return {"opened_at": now(), "opened_sample_hash": str(info["sample_hash"]),
                 "opened_labels_hash": digest}
-    if held is None:
-        # an older rankcut wrote the opening one value at a time and was stopped after the first:
-        # no label could be recorded since (label refuses after opened_at), so these are the labels
-        # that were opened
-        return {"opened_sample_hash": str(info["sample_hash"]), "opened_labels_hash": digest}
+    if held is None:  # the opening is written in one transaction (opened_at with its hashes)
+        raise ValueError(f"{store.path} records an opening at {opened_at} without its labels hash: it was "
+                         "not written by this rankcut, and nothing shows which labels were seen — refused; "
+                         "freeze a new audit")
     return {}
