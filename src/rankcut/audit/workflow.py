@@ -626,10 +626,11 @@ def label(
     spec.guard_labelling(audit, record)
     store_path = audit.folder / LABELS_FILE
     if not labels_mod.writable(store_path):
-        raise AuditStepError(f"the audit folder {audit.folder} is read-only: labels are recorded in "
-                             f"{store_path}, which cannot be written there; label a writable copy of the "
-                             f"folder ({_o('certify')}, {_o('report')} and {_o('status')} work on a "
-                             "read-only one)")
+        what = (f"the audit folder {audit.folder} is read-only" if not labels_mod.writable(audit.folder / "_")
+                else f"the label store {store_path} is read-only")
+        raise AuditStepError(f"{what}: labels are recorded in {store_path}, which cannot be written; label a "
+                             f"writable copy of the folder ({_o('certify')}, {_o('report')} and "
+                             f"{_o('status')} work on a read-only one)")
     order = spec.label_order(audit, rows)
     created = not store_path.exists()
     store = open_store(audit, info, create=True)
