@@ -9,12 +9,15 @@ true ones (Assumption 2) and that the thing certified was fixed before they were
   per write): a label whose :meth:`~LabelStore.record` returned survives a killed process, a
   second, different label for an item is refused unless ``overwrite=True``, and every change is
   kept in a history with the old and the new label. A ``meta`` table holds key/value notes, e.g.
-  which sample the labels belong to and when it was opened for certification.
+  which sample the labels belong to and when it was opened for certification. Opened with
+  ``readonly=True`` it never writes, and reads a store in a read-only folder too (:func:`writable`).
 * :func:`read_label_file` / :func:`write_label_file` — CSV, TSV or JSON-lines label files
   (``query_id, doc_id, label``), errors naming file and line, written atomically.
 * :func:`qrels_oracle` — labels from TREC qrels, for simulated audits (Assumption 2 holds by
-  construction; unjudged documents count as not relevant).
-* :func:`label_interactively` — asks a person, item by item, and records each answer at once.
+  construction; unjudged documents count as not relevant); :func:`unjudged` and
+  :func:`uncovered_queries` say what the qrels have no judgement for.
+* :func:`label_interactively` — asks a person, item by item, records each answer at once, and
+  undoes the last answer while no certificate can have seen it.
 
 Items are pairs of non-empty strings without surrounding whitespace; labels are 0 or 1.
 """

@@ -333,8 +333,9 @@ def label(
     threshold: float = typer.Option(1, "--threshold", help="--oracle qrels: grade counted as relevant."),
     unjudged_nonrelevant: bool = typer.Option(
         False, "--unjudged-nonrelevant",
-        help="--oracle qrels: label a query's items not relevant even when the qrels judge none of the "
-             "documents listed for it (refused otherwise: they may be another topic set's or collection's)."),
+        help="--oracle qrels: label unjudged items not relevant even when the qrels judge none of the "
+             "documents listed for the queries holding most of the sample (refused otherwise: they may be "
+             "another topic set's or collection's)."),
     interactive: bool = typer.Option(False, "--interactive", help="Ask in the terminal, item by item, with "
                                      "the query and document texts of freeze --texts (resumable; u undoes "
                                      "the last answer)."),
