@@ -122,6 +122,18 @@ def test_a_first_certify_in_a_read_only_folder_says_so(tmp_path: Path, no_write:
     assert _snapshot(audit) == before
 
 
+def test_a_read_only_store_file_in_a_writable_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    audit = _audit(tmp_path, "excluded", certified=False)
+    store = audit / "labels.sqlite"
+    monkeypatch.setattr(labels_mod, "writable", lambda path: Path(path) != store)
+    before = _snapshot(audit)
+    code, _, err = _cli("label", "--audit", audit, "--oracle", "qrels", "--qrels", tmp_path / "qrels.txt")
+    assert code == 2 and err.startswith(f"error: the label store {store} is read-only"), err
+    code, _, err = _cli("certify", "--audit", audit)
+    assert code == 2 and err.startswith(f"error: the label store {store} is read-only"), err
+    assert _snapshot(audit) == before
+
+
 def test_a_read_only_store_never_writes(tmp_path: Path) -> None:
     path = tmp_path / "labels.sqlite"
     with LabelStore(path) as store:

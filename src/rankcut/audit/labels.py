@@ -224,8 +224,9 @@ class LabelStore:
     def _read_only_text(self) -> str:
         if writable(self.path):
             return f"{self.path} was opened read-only: it is not written"
-        where = self.path.parent if not os.access(self.path.parent, os.W_OK) else self.path
-        return f"{where} is read-only, so the label store {self.path} cannot be written"
+        if os.access(self.path.parent, os.W_OK):
+            return f"the label store {self.path} is read-only: it cannot be written"
+        return f"the folder {self.path.parent} is read-only, so the label store {self.path} cannot be written"
 
     def _open(self) -> None:
         not_store = f"{self.path} is not a rankcut label store"

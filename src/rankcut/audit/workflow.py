@@ -765,6 +765,8 @@ def certify(audit_dir: str | Path) -> CertifyResult:
     try:
         opened = spec.open(audit, info, rows, opened_record(audit))
     except labels_mod.ReadOnlyStoreError:
+        if labels_mod.writable(audit.folder / CERTIFICATE_FILE):
+            raise  # another store (its own file, or that of an audit whose labels it reused): it names it
         raise AuditStepError(f"the audit folder {audit.folder} is read-only, and this certify has to record "
                              "in it the labels it opens (the first certify, or new labels of a sequential "
                              "audit): certify a writable copy; a read-only copy can be certified again, "
