@@ -92,3 +92,11 @@ def test_a_few_uncovered_queries_are_named_in_a_warning(tmp_path: Path) -> None:
 def _cli(*args: object) -> tuple[int, str, str]:
     res = CliRunner().invoke(app, [str(a) for a in args])
     return res.exit_code, res.stdout, res.stderr
+
+
+def test_qrels_that_judge_every_item_say_so(tmp_path: Path) -> None:
+    audit, _ = _sampled(tmp_path / "x")
+    full = tmp_path / "full.txt"
+    full.write_text("".join(f"q{q} 0 d{q}-{r} {int(r < 3)}\n" for q in range(4) for r in range(20)))
+    res = wf.label(audit, qrels=full)
+    assert res.unjudged == 0 and "the qrels judge every item given to the qrels oracle" in res.render()
