@@ -628,7 +628,8 @@ def label(
     spec.guard_labelling(audit, record)
     store_path = audit.folder / LABELS_FILE
     if not labels_mod.writable(store_path):
-        what = (f"the audit folder {audit.folder} is read-only" if not labels_mod.writable(audit.folder / "_")
+        folder_ro = not labels_mod.writable(audit.folder / "_")  # a name not there: the folder's own right
+        what = (f"the audit folder {audit.folder} is read-only" if folder_ro
                 else f"the label store {store_path} is read-only")
         raise AuditStepError(f"{what}: labels are recorded in {store_path}, which cannot be written; label a "
                              f"writable copy of the folder ({_o('certify')}, {_o('report')} and "
