@@ -150,6 +150,23 @@ def test_a_read_only_store_never_writes(tmp_path: Path) -> None:
         LabelStore(tmp_path / "none.sqlite", readonly=True)
 
 
+def test_a_read_only_copy_taken_while_the_store_was_open_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Immutable reads ignore the write-ahead log: a copy whose log still holds labels would lose
+    them silently, so it is refused, naming the log."""
+    path = tmp_path / "labels.sqlite"
+    with LabelStore(path) as writer:
+        writer.record([("q", "d")], [1], "test")   # in the log until the last connection closes
+        copy = tmp_path / "copy"
+        copy.mkdir()
+        for name in ("labels.sqlite", "labels.sqlite-wal"):
+            shutil.copy(tmp_path / name, copy / name)
+    assert (copy / "labels.sqlite-wal").stat().st_size > 0
+    monkeypatch.setattr(labels_mod, "writable", lambda p: False)
+    with pytest.raises(ReadOnlyStoreError, match="labels.sqlite-wal still holds labels not yet merged"):
+        LabelStore(copy / "labels.sqlite", readonly=True)
+
+
 @pytest.mark.skipif(ROOT, reason="chmod does not stop root from writing")
 def test_a_chmod_read_only_copy(tmp_path: Path, chmod_read_only: list[Path]) -> None:
     audit = _audit(tmp_path, "excluded")
