@@ -401,39 +401,6 @@ def test_freeze_refuses_what_certify_could_not_do(data: Data, tmp_path: Path, kw
     assert not (tmp_path / "Z" / "manifest.json").exists()
 
 
-def test_stores_left_half_written_by_an_older_rankcut_are_completed(data: Data, tmp_path: Path) -> None:
-    """States the one-value-at-a-time meta writes could leave when killed: an owner without its
-    sample hash (nothing labelled yet), an opening time without its hashes."""
-    a = tmp_path / "A"
-    m = wf.freeze(a, run=data.run, cut=data.cut, design="excluded", seed=3)
-    wf.plan(a)
-    wf.sample(a, excluded=20)
-    with LabelStore(a / "labels.sqlite") as store:
-        store.set_meta("audit_id", m.audit_id)
-    assert wf.label(a, qrels=data.qrels).missing == 0
-    with LabelStore(a / "labels.sqlite") as store:
-        store.set_meta("opened_at", "2026-01-01T00:00:00.000000+00:00")
-    res = wf.certify(a)
-    assert res.content["opened_at"] == "2026-01-01T00:00:00.000000+00:00"
-    assert json.loads((a / "opened.json").read_text())["labels_hash"] == res.content["labels_hash"]
-    assert wf.certify(a).content["labels_hash"] == res.content["labels_hash"]
-
-
-def test_reused_labels_without_their_note_still_count_as_reused(data: Data, tmp_path: Path) -> None:
-    """Labels whose source says 'reused from audit' are reused labels even when the store's
-    reused_from note is missing (a store killed between the two writes of an older rankcut)."""
-    old = _excluded_audit(tmp_path / "old", data, n=15, seed=7)
-    new = _excluded_audit(tmp_path / "new", data, n=15, label=False, seed=7, reuse_labels=old)
-    wf.label(new, reuse=True)
-    with LabelStore(new / "labels.sqlite") as store:
-        assert store.get_meta("reused_from") is not None
-        store._con.execute("DELETE FROM meta WHERE key = 'reused_from'")
-    with LabelStore(old / "labels.sqlite") as store:
-        store.set_meta("opened_at", "2000-01-01T00:00:00.000000+00:00")
-    with pytest.raises(ValueError, match="opened for certification at 2000-01-01"):
-        wf.certify(new)
-
-
 def test_refuse_a_label_store_of_another_audit(sampled: Path, data: Data, tmp_path: Path) -> None:
     other = tmp_path / "other"
     wf.freeze(other, run=data.run, cut=data.cut, design="two-pool", seed=7)
