@@ -17,7 +17,6 @@ records one.
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 import tempfile
@@ -88,18 +87,6 @@ class Standing:
     certified: bool
 
 
-def _queries(path: str) -> dict[str, str]:
-    """Query texts from a texts file's ``query`` fields (lines without one give none)."""
-    out: dict[str, str] = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                obj = json.loads(line)
-                if isinstance(obj, dict) and isinstance(obj.get("query"), str):
-                    out.setdefault(str(obj.get("query_id")), obj["query"])
-    return out
-
-
 class Desk:
     """One audit folder being labelled through the page.
 
@@ -110,7 +97,7 @@ class Desk:
     """
 
     def __init__(self, folder: str | Path, *, hold_s: float = HOLD_S) -> None:
-        from rankcut.data.texts import read_texts_jsonl
+        from rankcut.data.texts import read_query_texts, read_texts_jsonl
 
         self.audit = load_audit(folder)
         self.folder = self.audit.folder
@@ -121,7 +108,7 @@ class Desk:
         self._place = self.spec.place(self.audit, self.order)
         entry = self.audit.manifest["inputs"].get("texts")
         self.texts = None if entry is None else read_texts_jsonl(entry["path"], by="pair")
-        self.queries = {} if entry is None else _queries(entry["path"])
+        self.queries = {} if entry is None else read_query_texts(entry["path"])
         self.sequential = self.spec.name == "sequential"
         # the sequential audit's two parts: the cut (rank order), then the audit order
         self.cut, self.audit_order = parts(self.rows) if self.sequential else ([], [])
