@@ -221,34 +221,46 @@ def test_a_sequential_audit_is_labelled_to_its_certificate(small: SmallAudit) ->
     assert plot.headers["content-type"] == "image/png" and plot.content.startswith(b"\x89PNG")
 
 
-def test_undo_changes_the_last_answer_until_the_labels_are_opened(small: SmallAudit) -> None:
+def test_undo_takes_the_last_answer_back_while_nothing_may_have_seen_it(small: SmallAudit) -> None:
     client = _client(small.folder)
     _, _, first = _answer(client, small)
+    item = (first["query_id"], first["doc_id"])
     page = client.get("/").text
     assert 'id="undo"' in page
-    client.post("/undo", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
-    page = client.get("/").text
-    assert "cut 1 of 8" in page and "recorded answer: relevant" in page and 'id="undo"' not in page
-    # only the item asked again may be revised
-    status, text, _ = _answer(client, small, label="0", position="1", query_id=first["query_id"],
-                              doc_id="d0-1")
-    assert status == 409 and _labels(small.folder) == {(first["query_id"], first["doc_id"]): 1}
+    response = client.post("/undo", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
+    assert "undone: the item is asked again" in response.text and "cut 1 of 8" in response.text
+    assert 'id="undo"' not in response.text   # one answer back
+    assert _labels(small.folder) == {}
     status, _, _ = _answer(client, small, label="0")
-    assert status == 200 and _labels(small.folder) == {(first["query_id"], first["doc_id"]): 0}
+    assert status == 200 and _labels(small.folder) == {item: 0}
     with LabelStore(small.folder / "labels.sqlite", create=False) as store:
-        assert [(e.old_label, e.new_label) for e in store.history()] == [(None, 1), (1, 0)]
-    # a revise flag without an undo is no overwrite
-    status, text, _ = _answer(client, small, revise="1", label="1", position="0",
-                              query_id=first["query_id"], doc_id=first["doc_id"])
-    assert status == 409 and "already labelled 0" in text
-    # after certify opened the labels, the last answer stays
+        assert [(e.old_label, e.new_label, e.source) for e in store.history()] == [
+            (None, 1, "serve reviewer Ada"), (1, None, "serve reviewer Ada"), (None, 0, "serve reviewer Ada")]
+    # certify opens the labels: an answer given before that is never taken back
     while len(_labels(small.folder)) < 8:   # the cut: certify may run
         _answer(client, small)
     page = client.get("/").text
     client.post("/certify", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
     assert 'id="undo"' not in client.get("/").text
     response = client.post("/undo", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
-    assert "no answer of yours that can be undone" in response.text
+    assert "no answer of yours that can be undone" in response.text and len(_labels(small.folder)) == 8
+    # the sequential design takes new labels after an opening; one given since may be taken back
+    _answer(client, small)
+    page = client.get("/").text
+    assert 'id="undo"' in page
+    client.post("/undo", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
+    assert len(_labels(small.folder)) == 8
+
+
+def test_an_answer_is_not_taken_back_once_certify_opened_the_labels_in_between(small: SmallAudit) -> None:
+    client = _client(small.folder)
+    for _ in range(8):
+        _answer(client, small)
+    page = client.get("/").text
+    assert 'id="undo"' in page
+    wf.certify(small.folder)   # rankcut audit certify, from the command line, meanwhile
+    response = client.post("/undo", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
+    assert "no answer of yours that can be undone" in response.text and len(_labels(small.folder)) == 8
 
 
 def test_a_fixed_size_design_shows_no_bound_and_certifies_once_every_item_is_labelled(tmp_path: Path) -> None:

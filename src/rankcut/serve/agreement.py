@@ -81,8 +81,9 @@ class SecondReading:
         if not path.exists():
             return {}
         with LabelStore(path, create=False) as store:
-            return {(e.query_id, e.doc_id): (e.new_label, e.source) for e in store.history()
-                    if (e.query_id, e.doc_id) in self.desk.index}
+            last = {(e.query_id, e.doc_id): e for e in store.history()}   # the last event per item
+        return {item: (e.new_label, e.source) for item, e in last.items()
+                if e.new_label is not None and item in self.desk.index}   # None: an answer taken back
 
     def _second(self) -> dict[Item, int]:
         store = self._open(create=False)

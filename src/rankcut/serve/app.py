@@ -19,9 +19,8 @@ from fastapi import FastAPI, Form, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
-from rankcut.audit.pools import Item
 from rankcut.serve.agreement import SecondReading
-from rankcut.serve.desk import HOLD_S, Answer, Desk
+from rankcut.serve.desk import HOLD_S, Answer, Desk, Given
 
 __all__ = ["create_app"]
 
@@ -42,8 +41,7 @@ class Session:
     key: str  # the session cookie's value
     csrf: str
     reviewer: str | None = None
-    last: Item | None = None
-    revising: bool = False
+    last: Given | None = None  # the last answer, while it may be taken back
     second: bool = False  # a second reading (agreement check), not the audit's labels
     message: str | None = None  # shown once on the next page (never in a URL)
 
@@ -124,11 +122,11 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S) -> Fas
             return page(request, "second.html", session=session, message=message, item=item,
                         position=None if item is None else desk.index[item], agreement=agreement)
         try:
-            standing = desk.standing(session.key, session.last if session.revising else None)
+            standing = desk.standing(session.key)
         except ValueError as err:
             return refuse(request, 409, str(err))
         return page(request, "label.html", session=session, s=standing, message=message,
-                    can_undo=not session.revising and desk.can_undo(session.last))
+                    can_undo=desk.can_undo(session.last))
 
     @app.post("/reviewer")
     def reviewer(request: Request, name: str = Form(""), second: str = Form(""),
@@ -147,7 +145,7 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S) -> Fas
     @app.post("/answer")
     def answer(request: Request, csrf: str = Form(""), audit_id: str = Form(""), sample_hash: str = Form(""),
                position: str = Form(""), query_id: str = Form(""), doc_id: str = Form(""),
-               label: str = Form(""), revise: str = Form("0")) -> Response:
+               label: str = Form("")) -> Response:
         session: Session = request.state.session
         if not form_ok(request, csrf):
             return refuse(request, 403, "refused: the form's session token is missing or wrong (reload the "
@@ -155,12 +153,11 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S) -> Fas
         if session.reviewer is None:
             return back("give your name before labelling", session)
         try:
-            item = desk.record(Answer(audit_id, sample_hash, position, query_id, doc_id, label,
-                                      revise == "1" and session.revising), session.reviewer, session.key,
-                               session.last)
+            given = desk.record(Answer(audit_id, sample_hash, position, query_id, doc_id, label),
+                                session.reviewer, session.key)
         except ValueError as err:
             return refuse(request, 409, str(err))
-        session.last, session.revising = item, False
+        session.last = given
         return back(None, session)
 
     @app.post("/second")
@@ -186,10 +183,14 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S) -> Fas
         if not form_ok(request, csrf):
             return refuse(request, 403, "refused: the form's session token is missing or wrong; nothing was "
                                         "changed")
-        if not desk.can_undo(session.last):
+        if session.last is None or not desk.can_undo(session.last):
             return back("there is no answer of yours that can be undone now", session)
-        session.revising = True
-        return back("answer this item again: your new answer replaces the last one (kept in the history)",
+        try:
+            desk.undo(session.last, session.key)
+        except ValueError as err:
+            return refuse(request, 409, str(err))
+        session.last = None   # one answer back, as in the terminal: the one before it stays
+        return back("undone: the item is asked again (the label taken back is kept in the store's history)",
                     session)
 
     @app.post("/certify")
@@ -202,7 +203,6 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S) -> Fas
             desk.certify()
         except ValueError as err:
             return refuse(request, 409, str(err))
-        session.revising = False
         return back(None, session, "/result")
 
     @app.get("/result", response_class=HTMLResponse)

@@ -36,7 +36,6 @@ from rankcut.audit.folder import (
     CERTIFICATE_FILE,
     LABELS_FILE,
     SAMPLE_FILE,
-    AuditStepError,
     load_audit,
     load_sample,
     open_store,
@@ -46,7 +45,7 @@ from rankcut.audit.labels import LabelStore
 from rankcut.audit.manifest import load_manifest, read_json
 from rankcut.audit.pools import Item
 
-__all__ = ["HOLD_S", "Answer", "Desk", "Refused", "Standing"]
+__all__ = ["HOLD_S", "Answer", "Desk", "Given", "Refused", "Standing"]
 
 #: an item asked of one reviewer is not asked of another for this long (seconds)
 HOLD_S = 600.0
@@ -66,7 +65,26 @@ class Answer:
     query_id: str
     doc_id: str
     label: str
-    revise: bool = False
+
+
+@dataclass(frozen=True)
+class Given:
+    """An answer recorded: the item, its label and source, and what the store said about openings
+    then (an answer may be taken back only while that is unchanged)."""
+
+    item: Item
+    label: int
+    source: str
+    seen: tuple[str | None, ...]
+
+
+# what shows that labels may have been seen — certify opened them, another audit took them — as the
+# undo of `rankcut audit label --interactive` reads it (labels.label_interactively)
+_SEEN_META = ("opened_at", "opened_labels_hash", "opened_prefix", "seen_at")
+
+
+def _seen(store: LabelStore) -> tuple[str | None, ...]:
+    return tuple(store.get_meta(key) for key in _SEEN_META)
 
 
 @dataclass(frozen=True)
@@ -78,7 +96,6 @@ class Standing:
     item: Item | None  # the item asked now (None: every item is labelled)
     position: int | None  # its 0-based place in the label order
     place: str | None  # "audit order 12 of 4,670", "cut 3 of 550", "item 7 of 40"
-    recorded: int | None  # its label, when it is being revised
     progress: str | None  # sequential: the cut, and the labelled start of the audit order
     bound: str | None  # the current recall bound (sequential, once the cut is labelled)
     met: bool | None
@@ -185,12 +202,11 @@ class Desk:
         with self._asking:
             self._asked.pop(who, None)
 
-    def standing(self, who: str | None = None, revising: Item | None = None) -> Standing:
-        """The item to ask reviewer session ``who`` now (``revising``: its last answer, asked again)
-        and the header."""
+    def standing(self, who: str | None = None) -> Standing:
+        """The item to ask reviewer session ``who`` now, and the header."""
         self.check_current()
         labels = self._labels()
-        item = revising if revising is not None else self.ask(lambda i: i not in labels, who)
+        item = self.ask(lambda i: i not in labels, who)
         position = None if item is None else self.index[item]
         bound = met = verdict = None
         progress = None
@@ -206,7 +222,7 @@ class Desk:
         can_certify = cut_done if self.sequential else len(labels) == len(self.order) and not self._opened()
         return Standing(len(labels), len(self.order), item, position,
                         None if position is None else self.place(position),
-                        None if revising is None else labels.get(revising), progress, bound, met, verdict,
+                        progress, bound, met, verdict,
                         can_certify, (self.folder / CERTIFICATE_FILE).exists())
 
     def _preview(self, labels: Mapping[Item, int], cut: list[Item], order: list[Item], t: int
@@ -239,15 +255,15 @@ class Desk:
 
     # -- recording
 
-    def record(self, answer: Answer, reviewer: str, who: str, last: Item | None) -> Item:
-        """Record one answer (one transaction), after every check; returns the item labelled.
+    def record(self, answer: Answer, reviewer: str, who: str) -> Given:
+        """Record one answer (one transaction), after every check; returns what was given.
 
         :param reviewer: the reviewer's name, recorded in the label's source.
-        :param who: the reviewer's session: a new label is taken only for the item it was asked.
-        :param last: the item this reviewer answered last (the only one ``revise`` may change).
+        :param who: the reviewer's session: a label is taken only for the item it was asked.
         :raises Refused: for a form of another audit or sample, an item not in the sample, another
-            item than the one asked now, a label already recorded, or a tampered field.
-        :raises ValueError: as the label step refuses (after an opening, a different label).
+            item than the one asked, a label already recorded, a tampered field, or a store that
+            cannot be written.
+        :raises ValueError: as the label step refuses (after an opening of a fixed-size design).
         """
         if answer.audit_id != self.audit_id or answer.sample_hash != self.sample_hash:
             raise Refused("this form was made for another audit or sample of this folder (it was frozen or "
@@ -259,60 +275,55 @@ class Desk:
         if answer.position != str(self.index[item]) or answer.label not in ("0", "1"):
             raise Refused("the form was altered (its position or label is not one the page sent): nothing "
                           "was recorded — reload the page")
-        label = int(answer.label)
+        label, source = int(answer.label), f"serve reviewer {reviewer}"
         with self._lock:
             self.check_current()
             record = opened_record(self.audit)
             self.spec.guard_labelling(self.audit, record)
             with open_store(self.audit, self.info, create=True) as store:
-                self.spec.guard_store(store, record, answer.revise)
+                self.spec.guard_store(store, record, False)
                 held = store.get([item])
-                if answer.revise:
-                    if item != last:
-                        raise Refused("only your last answer can be undone: nothing was recorded")
-                    self._guard_change(store, record)
-                elif item in held:
+                if item in held:
                     raise Refused(f"{self.place(self.index[item])} (query {item[0]!r}, document {item[1]!r}) "
                                   f"is already labelled {held[item]}: nothing was recorded (a second submit "
                                   "of the same answer, or labelled elsewhere)")
-                else:
-                    if not self.was_asked(who, item):
-                        raise Refused(f"this page is stale: the item to label now is not "
-                                      f"{self.place(self.index[item])}; nothing was recorded — reload the "
-                                      "page")
+                if not self.was_asked(who, item):
+                    raise Refused(f"this page is stale: the item to label now is not "
+                                  f"{self.place(self.index[item])}; nothing was recorded — reload the page")
                 try:
-                    store.record([item], [label], f"serve reviewer {reviewer}", overwrite=answer.revise,
-                                 refusal_hint=self.spec.refusal_hint(store))
+                    store.record([item], [label], source, refusal_hint=self.spec.refusal_hint(store))
                 except (sqlite3.Error, OSError) as err:   # read-only folder, full disk, a lock held long
                     raise Refused(f"{store.path} could not be written ({err}): nothing was "
                                   "recorded") from None
+                given = Given(item, label, source, _seen(store))
         self.answered(who)
-        return item
+        return given
 
-    def _guard_change(self, store: LabelStore, record: Mapping[str, Any] | None) -> None:
-        """A recorded label may change only where ``rankcut audit label --overwrite`` may change it,
-        and never once the labels were opened by certify."""
-        self.spec.guard_store(store, record, True)
-        if record is not None or store.get_meta("opened_at") is not None:
-            raise AuditStepError("undo is refused: the labels of this audit were opened for certification, "
-                                 "and a label is never changed after that")
-        seen = store.get_meta("seen_at")
-        if seen is not None:
-            raise AuditStepError(f"undo is refused: the labels of this audit were seen at {seen} through "
-                                 "another audit, and a label changed now would let a certificate depend on "
-                                 "what was seen")
-
-    def can_undo(self, last: Item | None) -> bool:
-        """Whether the reviewer's last answer may be changed now."""
-        if last is None or not (self.folder / LABELS_FILE).exists():
+    def can_undo(self, given: Given | None) -> bool:
+        """Whether an answer may be taken back now: while nothing may have seen it, as
+        ``rankcut audit label --interactive`` allows (no opening by certify, no reuse by another
+        audit since it was given), and it is still the label it gave."""
+        if given is None or not (self.folder / LABELS_FILE).exists():
             return False
-        record = opened_record(self.audit)
         with open_store(self.audit, self.info, create=False) as store:
-            try:
-                self._guard_change(store, record)
-            except (AuditStepError, ValueError):
-                return False
-            return last in store.get([last])
+            return _seen(store) == given.seen and store.get([given.item]).get(given.item) == given.label
+
+    def undo(self, given: Given, who: str) -> None:
+        """Take back an answer (the label removed, kept in the store's history) and ask its item of
+        ``who`` again.
+
+        :raises Refused: when it may have been seen since it was given, or changed since.
+        """
+        with self._lock:
+            self.check_current()
+            with open_store(self.audit, self.info, create=False) as store:
+                if _seen(store) != given.seen:
+                    raise Refused(f"{self.place(self.index[given.item])} cannot be taken back: the labels "
+                                  "were opened for certification (or taken by another audit) since it was "
+                                  "given, and a label that may have been seen is never taken back")
+                store.undo(given.item, given.label, given.source)
+        with self._asking:
+            self._asked[who] = (given.item, time.monotonic())
 
     # -- certify and report
 
