@@ -3,9 +3,10 @@
 A :class:`Desk` holds one audit folder as ``rankcut audit label`` reads it (the frozen audit, its
 checked sample, the design's label order) and records one answer at a time through the same guards
 as the label step of :mod:`rankcut.audit.workflow`: the design's ``guard_labelling`` and
-``guard_store``, the refusal to change a label seen through another audit, and the store's own
-refusal of a label that differs from the recorded one. Each answer is one transaction of the
-SQLite label store, so the command line and the page can label the same folder at once.
+``guard_store`` and the store's own refusal of a label that differs from the recorded one; an answer
+is taken back (:meth:`~rankcut.audit.labels.LabelStore.undo`) only while nothing may have seen it,
+as in ``rankcut audit label --interactive``. Each answer is one transaction of the SQLite label
+store, so the command line and the page can label the same folder at once.
 
 The page asks for the items in the design's label order, one at a time: an answer is taken only
 for the item the page asked that reviewer (the first unlabelled one that no other reviewer is being
