@@ -340,17 +340,16 @@ class _Table:
     def __init__(self, path: Path) -> None:
         import csv
 
+        from rankcut.data.io import open_text
+
         self.path = path
         if path.is_dir():
             raise ValueError(f"{path} is a directory, not a CSV file")
         if not path.exists():
             raise ValueError(f"{path}: no such file")
-        try:
-            with path.open(newline="", encoding="utf-8") as fh:
-                reader = csv.reader(fh)
-                records = [(reader.line_num, row) for row in reader if any(v.strip() for v in row)]
-        except UnicodeDecodeError:
-            raise ValueError(f"{path}: not a UTF-8 text file") from None
+        with open_text(path, newline="") as (_, fh):
+            reader = csv.reader(fh)
+            records = [(reader.line_num, row) for row in reader if any(v.strip() for v in row)]
         if not records:
             raise ValueError(f"{path}: empty file; expected a header line such as name,burden,p0,n,k")
         header = [h.strip() for h in records[0][1]]
