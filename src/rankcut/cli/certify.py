@@ -16,7 +16,7 @@ from typing import Any, NoReturn, TypeVar
 
 import typer
 
-from rankcut.certify._validate import SUM_RTOL
+from rankcut.certify._validate import SUM_RTOL, check_delta
 from rankcut.certify.report import JointReport
 from rankcut.certify.result import Certificate
 from rankcut.cli._errors import user_errors
@@ -72,11 +72,6 @@ def _num(x: float) -> str:
     """A number as the user would type it: ``0`` rather than ``0.0``, unless that loses digits."""
     short = f"{x:g}"
     return short if float(short) == x else repr(x)
-
-
-def _delta(delta: float) -> None:
-    if not 0.0 < delta < 1.0:  # also refuses nan
-        raise ValueError(f"--delta must lie in (0, 1), got {_num(delta)}")
 
 
 def _count(value: int, option: str, minimum: int = 0) -> None:
@@ -150,7 +145,7 @@ def excluded_pool(
     replacement from a finite pool with --finite (Theorem 8)."""
     from rankcut.certify import excluded
 
-    _delta(delta)
+    check_delta(delta, "--delta")
     _count(sample_size, "--sample-size")
     _count(positives, "--positives")
     _within(positives, "--positives", sample_size, "--sample-size")
@@ -253,7 +248,7 @@ def plan(
     """Audit sizes before any label is opened (Section 4.6, Remark 14, Theorem 13)."""
     from rankcut.certify import planning
 
-    _delta(delta)
+    check_delta(delta, "--delta")
     _count(tolerate, "--tolerate")
     _count(prefixes, "--prefixes", 1)
     if target and max_missed:
@@ -466,7 +461,7 @@ def _prefix_options(
     reference_pool_size: int | None, corpus_size: int | None, fixed_sequence: bool,
 ) -> None:
     """The options of ``prefixes``: ranges, and no option that the chosen design would ignore."""
-    _delta(delta)
+    check_delta(delta, "--delta")
     if finite:
         if not (target >= 0 and float(target).is_integer()):
             raise ValueError(f"--target is a number of missed items with --finite: a whole number >= 0, "
@@ -626,7 +621,7 @@ def two_pool(
     """Recall from audits of both pools (Theorem 10; Corollary 11 with --finite); δ split in two."""
     from rankcut.certify import recall
 
-    _delta(delta)
+    check_delta(delta, "--delta")
     _count(excluded_sample, "--excluded-sample")
     _count(excluded_positives, "--excluded-positives")
     _count(included_sample, "--included-sample")
@@ -678,7 +673,7 @@ def whole_population(
     """Missed relevant mass from a sample of the whole population (Theorem 12)."""
     from rankcut.certify import whole
 
-    _delta(delta)
+    check_delta(delta, "--delta")
     _count(sample_size, "--sample-size")
     _count(positives, "--positives")
     _within(positives, "--positives", sample_size, "--sample-size")
