@@ -319,9 +319,10 @@ _PREFIX_COLUMNS = ("name", "burden", "k", "n", "n_eff", "p0", "excluded_size", "
 
 _PREFIX_HELP = """CSV with a header line and one row per prefix, smallest candidate set first
 (nested excluded pools E1 ⊇ E2 ⊇ …, so p0 or excluded_size never increases down the table).
-Columns: name, burden, k (relevant found), either n (separate audits) or n_eff (draws of one
-shared reference sample in each excluded pool, with --reference-size), and either p0 (excluded
-mass) or excluded_size (N0, with --finite). Optional: delta, each prefix's error share (declared
+Columns: name, burden (with p0: the included mass p1 = 1 - p0; with --finite: any cost >= 0,
+such as N1), k (relevant found), either n (separate audits) or n_eff (draws of one shared
+reference sample in each excluded pool, with --reference-size), and either p0 (excluded mass, in
+[0, 1]) or excluded_size (N0, with --finite). Optional: delta, each prefix's error share (declared
 before the audit; the shares must sum to at most --delta; default --delta / M each). Example:
 docs/examples/prefixes.csv."""
 
@@ -466,8 +467,8 @@ def _prefix_options(
         if not (target >= 0 and float(target).is_integer()):
             raise ValueError(f"--target is a number of missed items with --finite: a whole number >= 0, "
                              f"got {_num(target)}")
-    elif not (target > 0 and math.isfinite(target)):
-        raise ValueError(f"--target must be > 0, got {_num(target)}")
+    else:  # a rate on r, as in plan
+        _fraction(target, "--target", open_left=True, open_right=True)
     if reference_size is not None:
         _count(reference_size, "--reference-size")
     else:
@@ -583,7 +584,13 @@ def prefixes(
         if math.fsum(deltas) > delta * (1 + SUM_RTOL):
             table.fail(f"the delta column sums to {math.fsum(deltas):g}, more than --delta {delta:g}: the "
                        "union bound needs the shares to sum to at most --delta")
-    burden = table.numbers("burden", "[0, inf)", lambda v: v >= 0.0)
+    if p0 is None:  # with --finite: any non-negative cost, e.g. the count N1 or the share N1/N
+        burden = table.numbers("burden", "[0, inf)", lambda v: v >= 0.0)
+    else:  # the included mass p1 = 1 − p0, as in Section 8
+        burden = table.numbers("burden", "[0, 1]", lambda v: 0.0 <= v <= 1.0)
+        table.each(lambda i: None if math.isclose(burden[i] + p0[i], 1.0, rel_tol=0.0, abs_tol=1e-9)
+                   else f"burden={burden[i]:g} and p0={p0[i]:g} sum to {burden[i] + p0[i]:g}, not 1: a "
+                   f"prefix's burden is its included mass p1 = 1 - p0 (here {1 - p0[i]:g})")
     bounds = pf.prefix_bounds(
         k, n, delta, method=method, reference="separate" if reference_size is None else "shared",
         excluded_sizes=big, p0=p0, reference_size=reference_size, reference_pool_size=reference_pool_size,
