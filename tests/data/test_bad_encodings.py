@@ -23,6 +23,7 @@ from rankcut.data.letor import load_letor
 from rankcut.data.screening import load_screening
 from rankcut.data.texts import read_texts_jsonl
 from rankcut.data.trec import load_trec, read_qrels, read_run
+from rankcut.evaluation import read_query_ids
 
 BOM = b"\xef\xbb\xbf"
 RUN = b"q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\nq2 Q0 d3 1 1.0 t\n"
@@ -86,6 +87,8 @@ READERS: list[tuple[str, bytes, Callable[[Path], Any]]] = [
     ("labels.jsonl.gz", b'{"query_id": "q1", "doc_id": "d1", "label": 1}\n', read_label_file),
     ("corpus.txt", b"d1\nd2\n", Corpus.ids),
     ("prefixes.csv", b"name,burden,p0,n,k\ng1,0.15,0.85,300,0\n", _cli_prefixes),
+    ("split.txt", b"q1\nq2\n", read_query_ids),
+    ("split.json", b'["q1", "q2"]\n', read_query_ids),
 ]
 
 
