@@ -45,6 +45,7 @@ from numpy.typing import NDArray
 from rankcut import metrics as _metrics
 from rankcut._util import check_int, jsonable
 from rankcut.cutters import Cutter, clone, cutter_class, make_cutter
+from rankcut.data.io import open_text
 from rankcut.data.lists import RankedLists
 from rankcut.data.trec import MissingQueriesWarning
 from rankcut.significance import TESTS, PairedTest, paired_tests
@@ -108,7 +109,7 @@ def read_query_ids(path: str | os.PathLike[str], *, key: str | None = None) -> t
                          "of one query id per line")
     ids: list[str] = []
     first: dict[str, int] = {}
-    with open(p, encoding="utf-8") as f:
+    with open_text(p) as (_, f):
         for lineno, line in enumerate(f, 1):
             qid = line.strip()
             if not qid:
@@ -125,7 +126,7 @@ def read_query_ids(path: str | os.PathLike[str], *, key: str | None = None) -> t
 
 
 def _ids_from_json(p: Path, key: str | None) -> tuple[str, ...]:
-    with open(p, encoding="utf-8") as f:
+    with open_text(p) as (_, f):
         try:
             data = json.load(f)
         except json.JSONDecodeError as exc:

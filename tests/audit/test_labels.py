@@ -419,7 +419,7 @@ def test_files_on_disk_gzip_and_undecodable_bytes(tmp_path):
         f.write('{"query_id": "q", "doc_id": "d", "label": 0}\n')
     assert read_label_file(tmp_path / "l.jsonl.gz") == [("q", "d", 0)]
     (tmp_path / "bad.csv").write_bytes(b"query_id,doc_id,label\nq,\xff,1\n")
-    with pytest.raises(ValueError, match=r"bad.csv, line 1: not UTF-8 text"):
+    with pytest.raises(ValueError, match=r"bad.csv, line 2: not UTF-8 text"):
         read_label_file(tmp_path / "bad.csv")
 
 

@@ -99,7 +99,8 @@ def test_fixed_threshold_rule() -> None:
     assert Surprise(threshold=1e9).predict(lists).tolist() == [1] * 4
     assert Surprise(threshold=1e9, allow_zero=True).predict(lists).tolist() == [0] * 4
     assert make_cutter("surprise:inf").predict(lists).tolist() == [1] * 4
-    assert make_cutter("surprise:-inf").predict(lists).tolist() == [100] * 4
+    with pytest.raises(ValueError, match="threshold must be >= 0"):  # it kept the whole list, as 0 does
+        make_cutter("surprise:-inf")
     with pytest.raises(ValueError, match="sorted descending"):
         fit_gpd_tail(lists.scores[:, ::-1], lists.mask)
 

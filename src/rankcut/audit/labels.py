@@ -40,7 +40,7 @@ from types import TracebackType
 from typing import IO, Any, NamedTuple, Self
 from urllib.parse import quote
 
-from rankcut.data.io import write_atomic
+from rankcut.data.io import open_text, write_atomic
 from rankcut.data.lists import check_threshold
 
 __all__ = [
@@ -480,36 +480,6 @@ def _kind(name: str, kind: str | None) -> str:
     return found
 
 
-@contextmanager
-def _open_text(source: str | os.PathLike[str] | IO[str], name: str | None) -> Iterator[tuple[str, IO[str]]]:
-    if isinstance(source, str | os.PathLike):
-        path = Path(source)
-        # newline="" lets the csv module see line breaks inside quoted cells as they are.
-        if path.suffix.lower() == ".gz":
-            with gzip.open(path, "rt", encoding="utf-8", newline="") as f:
-                yield name or str(path), f
-        else:
-            with open(path, encoding="utf-8", newline="") as f:
-                yield name or str(path), f
-    else:
-        yield name or str(getattr(source, "name", "<stream>")), source
-
-
-def _text_lines(f: IO[str], label: str) -> Iterator[str]:
-    """The lines of ``f``, without a byte-order mark; undecodable bytes are named by line."""
-    lineno = 0
-    it = iter(f)
-    while True:
-        try:
-            line = next(it)
-        except StopIteration:
-            return
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"{label}, line {lineno + 1}: not UTF-8 text ({exc.reason})") from None
-        lineno += 1
-        yield line.removeprefix("\ufeff") if lineno == 1 else line
-
-
 def _parse_label(value: Any, where: str) -> int:
     if isinstance(value, bool):
         return int(value)
@@ -643,12 +613,11 @@ def read_label_file(source: str | os.PathLike[str] | IO[str], *, kind: str | Non
         forms above, or
         an item labelled twice with different labels (both lines named).
     """
-    with _open_text(source, name) as (label, f):
+    with open_text(source, name, newline="") as (label, f):
         found = _kind(label, kind)
-        lines = _text_lines(f, label)
         if found == "jsonl":
-            return _read_jsonl(lines, label)
-        return _read_delimited(lines, label, _DELIMITERS[found])
+            return _read_jsonl(iter(f), label)
+        return _read_delimited(iter(f), label, _DELIMITERS[found])
 
 
 def write_label_file(path: str | os.PathLike[str], rows: Iterable[Sequence[Any]], *,

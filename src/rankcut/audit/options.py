@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from rankcut.certify._validate import check_delta as _check_delta
+
 __all__ = ["OPTION_NAMES", "check_count", "check_delta", "check_int_list", "spelled"]
 
 OPTION_NAMES: ContextVar[Mapping[str, str] | None] = ContextVar("OPTION_NAMES", default=None)
@@ -25,10 +27,9 @@ def spelled(name: str) -> str:
 
 
 def check_delta(x: Any, name: str) -> float:
-    """``x`` as an error probability in (0, 1)."""
-    if isinstance(x, bool) or not isinstance(x, int | float) or not 0.0 < float(x) < 1.0:
-        raise ValueError(f"{spelled(name)} must lie in (0, 1), got {x!r}")
-    return float(x)
+    """``x`` as an error probability in (0, 1): the certificates' own check, the name spelled as
+    the caller spells it."""
+    return _check_delta(x, spelled(name))
 
 
 def check_count(x: Any, name: str, minimum: int = 0) -> int:

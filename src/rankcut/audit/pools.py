@@ -32,7 +32,6 @@ A nested family of cuts ``k^(1) ≤ … ≤ k^(M)`` per query (:func:`nested_fam
 
 from __future__ import annotations
 
-import gzip
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from rankcut.data.io import open_text
 from rankcut.data.lists import Posting, RankedLists, order_postings
 
 __all__ = [
@@ -153,8 +153,7 @@ class Corpus:
         """
         if isinstance(source, str | os.PathLike):
             path = Path(source)
-            opener = gzip.open if path.suffix == ".gz" else open
-            with opener(path, "rt", encoding="utf-8-sig") as f:  # a byte-order mark is no part of an id
+            with open_text(path) as (_, f):
                 lines = f.read().splitlines()
             while lines and not lines[-1].strip():
                 lines.pop()

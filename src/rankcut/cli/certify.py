@@ -16,7 +16,7 @@ from typing import Any, NoReturn, TypeVar
 
 import typer
 
-from rankcut.certify._validate import SUM_RTOL
+from rankcut.certify._validate import SUM_RTOL, check_delta
 from rankcut.certify.report import JointReport
 from rankcut.certify.result import Certificate
 from rankcut.cli._errors import user_errors
@@ -72,11 +72,6 @@ def _num(x: float) -> str:
     """A number as the user would type it: ``0`` rather than ``0.0``, unless that loses digits."""
     short = f"{x:g}"
     return short if float(short) == x else repr(x)
-
-
-def _delta(delta: float) -> None:
-    if not 0.0 < delta < 1.0:  # also refuses nan
-        raise ValueError(f"--delta must lie in (0, 1), got {_num(delta)}")
 
 
 def _count(value: int, option: str, minimum: int = 0) -> None:
@@ -150,7 +145,7 @@ def excluded_pool(
     replacement from a finite pool with --finite (Theorem 8)."""
     from rankcut.certify import excluded
 
-    _delta(delta)
+    check_delta(delta, "--delta")
     _count(sample_size, "--sample-size")
     _count(positives, "--positives")
     _within(positives, "--positives", sample_size, "--sample-size")
@@ -253,7 +248,7 @@ def plan(
     """Audit sizes before any label is opened (Section 4.6, Remark 14, Theorem 13)."""
     from rankcut.certify import planning
 
-    _delta(delta)
+    check_delta(delta, "--delta")
     _count(tolerate, "--tolerate")
     _count(prefixes, "--prefixes", 1)
     if target and max_missed:
@@ -324,9 +319,10 @@ _PREFIX_COLUMNS = ("name", "burden", "k", "n", "n_eff", "p0", "excluded_size", "
 
 _PREFIX_HELP = """CSV with a header line and one row per prefix, smallest candidate set first
 (nested excluded pools E1 ⊇ E2 ⊇ …, so p0 or excluded_size never increases down the table).
-Columns: name, burden, k (relevant found), either n (separate audits) or n_eff (draws of one
-shared reference sample in each excluded pool, with --reference-size), and either p0 (excluded
-mass) or excluded_size (N0, with --finite). Optional: delta, each prefix's error share (declared
+Columns: name, burden (with p0: the included mass p1 = 1 - p0; with --finite: any cost >= 0,
+such as N1), k (relevant found), either n (separate audits) or n_eff (draws of one shared
+reference sample in each excluded pool, with --reference-size), and either p0 (excluded mass, in
+[0, 1]) or excluded_size (N0, with --finite). Optional: delta, each prefix's error share (declared
 before the audit; the shares must sum to at most --delta; default --delta / M each). Example:
 docs/examples/prefixes.csv."""
 
@@ -340,17 +336,16 @@ class _Table:
     def __init__(self, path: Path) -> None:
         import csv
 
+        from rankcut.data.io import open_text
+
         self.path = path
         if path.is_dir():
             raise ValueError(f"{path} is a directory, not a CSV file")
         if not path.exists():
             raise ValueError(f"{path}: no such file")
-        try:
-            with path.open(newline="", encoding="utf-8") as fh:
-                reader = csv.reader(fh)
-                records = [(reader.line_num, row) for row in reader if any(v.strip() for v in row)]
-        except UnicodeDecodeError:
-            raise ValueError(f"{path}: not a UTF-8 text file") from None
+        with open_text(path, newline="") as (_, fh):
+            reader = csv.reader(fh)
+            records = [(reader.line_num, row) for row in reader if any(v.strip() for v in row)]
         if not records:
             raise ValueError(f"{path}: empty file; expected a header line such as name,burden,p0,n,k")
         header = [h.strip() for h in records[0][1]]
@@ -467,13 +462,13 @@ def _prefix_options(
     reference_pool_size: int | None, corpus_size: int | None, fixed_sequence: bool,
 ) -> None:
     """The options of ``prefixes``: ranges, and no option that the chosen design would ignore."""
-    _delta(delta)
+    check_delta(delta, "--delta")
     if finite:
         if not (target >= 0 and float(target).is_integer()):
             raise ValueError(f"--target is a number of missed items with --finite: a whole number >= 0, "
                              f"got {_num(target)}")
-    elif not (target > 0 and math.isfinite(target)):
-        raise ValueError(f"--target must be > 0, got {_num(target)}")
+    else:  # a rate on r, as in plan
+        _fraction(target, "--target", open_left=True, open_right=True)
     if reference_size is not None:
         _count(reference_size, "--reference-size")
     else:
@@ -589,7 +584,13 @@ def prefixes(
         if math.fsum(deltas) > delta * (1 + SUM_RTOL):
             table.fail(f"the delta column sums to {math.fsum(deltas):g}, more than --delta {delta:g}: the "
                        "union bound needs the shares to sum to at most --delta")
-    burden = table.numbers("burden", "[0, inf)", lambda v: v >= 0.0)
+    if p0 is None:  # with --finite: any non-negative cost, e.g. the count N1 or the share N1/N
+        burden = table.numbers("burden", "[0, inf)", lambda v: v >= 0.0)
+    else:  # the included mass p1 = 1 − p0, as in Section 8
+        burden = table.numbers("burden", "[0, 1]", lambda v: 0.0 <= v <= 1.0)
+        table.each(lambda i: None if math.isclose(burden[i] + p0[i], 1.0, rel_tol=0.0, abs_tol=1e-9)
+                   else f"burden={burden[i]:g} and p0={p0[i]:g} sum to {burden[i] + p0[i]:g}, not 1: a "
+                   f"prefix's burden is its included mass p1 = 1 - p0 (here {1 - p0[i]:g})")
     bounds = pf.prefix_bounds(
         k, n, delta, method=method, reference="separate" if reference_size is None else "shared",
         excluded_sizes=big, p0=p0, reference_size=reference_size, reference_pool_size=reference_pool_size,
@@ -627,7 +628,7 @@ def two_pool(
     """Recall from audits of both pools (Theorem 10; Corollary 11 with --finite); δ split in two."""
     from rankcut.certify import recall
 
-    _delta(delta)
+    check_delta(delta, "--delta")
     _count(excluded_sample, "--excluded-sample")
     _count(excluded_positives, "--excluded-positives")
     _count(included_sample, "--included-sample")
@@ -679,7 +680,7 @@ def whole_population(
     """Missed relevant mass from a sample of the whole population (Theorem 12)."""
     from rankcut.certify import whole
 
-    _delta(delta)
+    check_delta(delta, "--delta")
     _count(sample_size, "--sample-size")
     _count(positives, "--positives")
     _within(positives, "--positives", sample_size, "--sample-size")

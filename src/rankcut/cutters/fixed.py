@@ -12,6 +12,8 @@ Metric options (``metric``, ``recall_base``, ``allow_zero``) are passed through 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -59,7 +61,9 @@ class Oracle(Cutter):
 
 @register("fixed-k")
 class FixedK(Cutter):
-    """Keep the top ``k`` documents of every list (AttnCut's "Fixed-k"); shorter lists are kept whole.
+    """Keep the top ``k`` documents of every list (AttnCut's "Fixed-k"); shorter lists are kept
+    whole, and ``predict`` says so once per call with a :class:`UserWarning` (``fixed-k:1000`` on
+    lists of 300 documents keeps them whole: it cuts nothing).
 
     :param k: depth, an integer ≥ 1 (spec param: ``fixed-k:20``).
     """
@@ -73,7 +77,12 @@ class FixedK(Cutter):
         check_int(self.k, "k", low=1)
 
     def _predict(self, lists: RankedLists) -> NDArray[np.int64]:
-        return metrics.clip_cuts(lists, int(self.k))
+        k = int(self.k)
+        short = int(np.count_nonzero(lists.lengths < k))
+        if short:
+            warnings.warn(f"fixed-k: k={k} exceeds the length of {short} of {len(lists)} lists (the longest "
+                          f"has {int(lists.lengths.max())} documents); they are kept whole", stacklevel=3)
+        return metrics.clip_cuts(lists, k)
 
 
 @register("greedy-k")

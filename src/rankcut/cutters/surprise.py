@@ -140,8 +140,8 @@ class Surprise(Cutter):
     A simple version of Bahri et al.'s Surprise scoring; see the module docstring for the exact
     fit and rule.
 
-    :param threshold: surprise threshold in nats, ±inf allowed (spec param: ``surprise:3.0``); None (default)
-        learns it in :meth:`fit` by maximising the mean training ``metric``.
+    :param threshold: surprise threshold in nats, ``>= 0``, +inf allowed (spec param:
+        ``surprise:3.0``); None (default) learns it in :meth:`fit` by maximising the mean training ``metric``.
     :param metric: metric maximised when learning the threshold (one of
         :data:`rankcut.metrics.METRICS`).
     :param recall_base: ``"list"`` or ``"judged"`` (see :func:`rankcut.metrics.curves`).
@@ -174,8 +174,11 @@ class Surprise(Cutter):
 
     def _validate_params(self) -> None:
         if self.threshold is not None:
-            # ±inf allowed: +inf keeps one document (none with allow_zero), −inf the whole list
-            check_float(self.threshold, "threshold", allow_inf=True)
+            # +inf keeps one document (none with allow_zero); a surprise −log S is never below 0,
+            # so 0 keeps the whole list and a negative threshold would only be another name for 0
+            if check_float(self.threshold, "threshold", allow_inf=True) < 0:
+                raise ValueError(f"threshold must be >= 0 (a surprise in nats; 0 keeps every document), "
+                                 f"got {self.threshold!r}")
         metrics.check_options(self.metric, self.recall_base, self.allow_zero)
         check_int(self.min_docs, "min_docs", low=3)
         check_int(self.n_grid, "n_grid", low=2)

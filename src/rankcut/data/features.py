@@ -56,6 +56,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 from tqdm.auto import tqdm
 
+from rankcut.data.io import open_text
 from rankcut.data.lists import RankedLists
 from rankcut.errors import ParamError
 
@@ -324,7 +325,7 @@ def load_precomputed_features(
                 for k, d in enumerate(lists.doc_ids[i, : lists.lengths[i]])}
     values = np.zeros((len(lists), lists.max_len, len(columns)))
     seen: dict[tuple[str, str], int] = {}
-    with path.open(encoding="utf-8", newline="") as f:
+    with open_text(path, newline="") as (_, f):
         reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
         header = next(reader, None)
         if header is None:
@@ -375,7 +376,7 @@ _MAX_IDS_SHOWN = 10
 
 def _table_columns(path: Path) -> tuple[set[str], list[str]]:
     """The query ids and the value columns (header minus ``query_id``, ``doc_id``) of a TSV table."""
-    with path.open(encoding="utf-8", newline="") as f:
+    with open_text(path, newline="") as (_, f):
         reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
         header = next(reader, None)
         if header is None:

@@ -4,36 +4,121 @@ of rankcut shares.
 A *source* is a path (``.gz`` read transparently) or an open text stream; an output is written
 to a temporary file in its folder and moved into place with :func:`os.replace`, so that readers
 see the old file or the new one, never half of one.
+
+Every text input is UTF-8. A byte-order mark at its start is dropped (else it would become part
+of the first query id), and a file that is not UTF-8 text (Latin-1, UTF-16, binary) is refused
+with a :class:`ValueError` naming the file and the line of the first offending byte.
 """
 
 from __future__ import annotations
 
+import codecs
 import gzip
+import io
 import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, BinaryIO
 
 __all__ = ["Source", "open_text", "write_atomic"]
 
 Source = str | os.PathLike[str] | IO[str]
 
+_BOM = "\ufeff"
+
+
+class _Utf8Checked(io.RawIOBase):
+    """The bytes of ``raw``, passed on only once they are known to be UTF-8 text.
+
+    The check runs on the bytes, before any decoding, so the line of a bad byte is exact (a
+    text stream decodes ahead by blocks and cannot tell which line it was reading).
+    """
+
+    def __init__(self, raw: BinaryIO, name: str) -> None:
+        super().__init__()
+        self._raw, self._name = raw, name
+        self._line = 1  # line of the first byte not yet checked
+        self._column = 1  # its byte column
+        self._pending = b""  # the start of a multi-byte character cut by a block boundary
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview | bytearray) -> int:  # type: ignore[override]
+        data = self._raw.read(len(buffer))
+        self._check(data)
+        buffer[: len(data)] = data
+        return len(data)
+
+    def _check(self, data: bytes) -> None:
+        block = self._pending + data
+        try:
+            _, done = codecs.utf_8_decode(block, "strict", not data)
+        except UnicodeDecodeError as exc:
+            self._fail(block, exc.start, f"0x{block[exc.start]:02x}: {exc.reason}")
+        self._advance(block[:done])
+        self._pending = block[done:]
+
+    def _advance(self, checked: bytes) -> None:
+        breaks = checked.count(b"\n")
+        self._line += breaks
+        self._column = (len(checked) - checked.rfind(b"\n") if breaks
+                        else self._column + len(checked))
+
+    def _fail(self, block: bytes, at: int, why: str) -> None:
+        self._advance(block[:at])
+        raise ValueError(f"{self._name}, line {self._line}: not UTF-8 text (byte {self._column} of "
+                         f"the line, {why}); rankcut reads UTF-8: convert the file (e.g. iconv "
+                         "-f latin1 -t utf-8)")
+
+
+class _BomDropped(io.TextIOBase):
+    """An open text stream, read without the byte-order mark at its start (the stream's own
+    decoding stays the caller's choice)."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        super().__init__()
+        self._stream, self._start = stream, True
+
+    def readable(self) -> bool:
+        return True
+
+    def _drop(self, text: str) -> str:
+        if self._start and text:
+            self._start = False
+            return text.removeprefix(_BOM)
+        return text
+
+    def read(self, size: int | None = -1) -> str:
+        return self._drop(self._stream.read(-1 if size is None else size))
+
+    def readline(self, size: int = -1) -> str:  # type: ignore[override]
+        return self._drop(self._stream.readline(size))
+
 
 @contextmanager
-def open_text(source: Source, name: str | None = None, *, encoding: str = "utf-8",
-              newline: str | None = None) -> Iterator[tuple[str, IO[str]]]:
+def open_text(source: Source, name: str | None = None, *,
+              newline: str | None = None) -> Iterator[tuple[str, io.TextIOBase]]:
     """Yield ``(display name, text stream)`` for a path — gzip-decompressed when its name ends in
-    ``.gz`` — or an open text stream (left open). ``name`` overrides the display name;
-    ``encoding`` and ``newline`` are :func:`open`'s (``newline=""`` for the csv module)."""
+    ``.gz`` — or an open text stream (left open), without a leading byte-order mark. ``name``
+    overrides the display name; ``newline`` is :func:`open`'s (``newline=""`` for the csv
+    module).
+
+    :raises ValueError: while reading a path, at the first byte that is not UTF-8 text, naming
+        the file, the line and the byte.
+    """
     if isinstance(source, str | os.PathLike):
         path = Path(source)
+        label = name or str(path)
         opener = gzip.open if path.suffix.lower() == ".gz" else open
-        with opener(path, "rt", encoding=encoding, newline=newline) as f:
-            yield name or str(path), f
+        with opener(path, "rb") as raw:
+            checked = io.BufferedReader(_Utf8Checked(raw, label))  # type: ignore[arg-type]
+            with io.TextIOWrapper(checked, encoding="utf-8-sig", newline=newline) as f:
+                yield label, f
     else:
-        yield name or str(getattr(source, "name", "<stream>")), source
+        yield name or str(getattr(source, "name", "<stream>")), _BomDropped(source)
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:

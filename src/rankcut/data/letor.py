@@ -20,7 +20,7 @@ from typing import cast
 
 import numpy as np
 
-from rankcut.data.io import Source
+from rankcut.data.io import Source, open_text
 from rankcut.data.lists import Posting, RankedLists, warn_if_nothing_relevant
 
 __all__ = ["LETOR4_FEATURES", "load_letor"]
@@ -67,31 +67,28 @@ def _features(tokens: list[str], where: str) -> tuple[list[int], list[float]]:
 def _parse(source: Source, label: str, rows: dict[str, list[Row]],
            seen: dict[tuple[str, str], str]) -> None:
     """Append the rows of one file to ``rows[qid]``."""
-    if isinstance(source, str | os.PathLike):
-        with open(source, encoding="utf-8") as f:
-            _parse(f, label, rows, seen)
-        return
-    for lineno, line in enumerate(source, 1):
-        data, _, comment = line.partition("#")
-        parts = data.split()
-        if not parts:
-            continue
-        where = f"{label}, line {lineno}"
-        if len(parts) < 2 or not parts[1].startswith("qid:") or len(parts[1]) == 4:
-            raise ValueError(f"{where}: expected 'label qid:N index:value ...', got {line.rstrip()!r}")
-        try:
-            grade = int(parts[0])
-        except ValueError:
-            raise ValueError(f"{where}: label must be an integer, got {parts[0]!r}") from None
-        qid = parts[1][4:]
-        idx, val = _features(parts[2:], where)
-        m = _DOCID.search(comment)
-        doc = m.group(1) if m else f"line:{lineno}"
-        first = seen.setdefault((qid, doc), where)
-        if first != where:
-            raise ValueError(f"{where}: document {doc!r} is listed twice for query {qid!r} "
-                             f"(first at {first})")
-        rows.setdefault(qid, []).append((doc, grade, idx, val))
+    with open_text(source, label) as (_, f):
+        for lineno, line in enumerate(f, 1):
+            data, _, comment = line.partition("#")
+            parts = data.split()
+            if not parts:
+                continue
+            where = f"{label}, line {lineno}"
+            if len(parts) < 2 or not parts[1].startswith("qid:") or len(parts[1]) == 4:
+                raise ValueError(f"{where}: expected 'label qid:N index:value ...', got {line.rstrip()!r}")
+            try:
+                grade = int(parts[0])
+            except ValueError:
+                raise ValueError(f"{where}: label must be an integer, got {parts[0]!r}") from None
+            qid = parts[1][4:]
+            idx, val = _features(parts[2:], where)
+            m = _DOCID.search(comment)
+            doc = m.group(1) if m else f"line:{lineno}"
+            first = seen.setdefault((qid, doc), where)
+            if first != where:
+                raise ValueError(f"{where}: document {doc!r} is listed twice for query {qid!r} "
+                                 f"(first at {first})")
+            rows.setdefault(qid, []).append((doc, grade, idx, val))
 
 
 def load_letor(

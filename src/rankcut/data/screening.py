@@ -157,7 +157,7 @@ def load_screening(source: Source, *, label: str = "label_included", name: str |
     abstracts: list[str] = []
     labels: list[bool] = []
     seen: dict[str, int] = {}
-    with open_text(source, name, encoding="utf-8-sig", newline="") as (where, f):
+    with open_text(source, name, newline="") as (where, f):
         reader = csv.reader(f)
         try:
             header = next(reader)
