@@ -250,14 +250,24 @@ def stop(
         stops = screening_stops(lists, given, rule)
     except ValueError as err:
         raise ValueError(f"{labels or qrels}: {err}") from None
-    written = write_cut(lists, stops, out) if out is not None else None
+    screening = [s for s in stops if s.stop is None]
+    # mid-screening is the normal answer, not an error: no cut yet, and how far to read before the
+    # rule is next checked (it is checked at batch boundaries only)
+    more = {s.query_id: min(s.length, (s.screened // rule.batch + 1) * rule.batch) - s.screened
+            for s in screening}
+    written = write_cut(lists, stops, out) if out is not None and not screening else None
     if as_json:
-        _echo_json({"stops": [vars(s) for s in stops], "cut": None if written is None else str(written)})
+        _echo_json({"stops": [vars(s) for s in stops], "cut": None if written is None else str(written),
+                    "read_more": more})
         return
     for s in stops:
         typer.echo(s.render())
-    done = sum(s.stop is not None for s in stops)
-    typer.echo(f"{done} of {len(stops)} queries stopped")
+    typer.echo(f"{len(stops) - len(screening)} of {len(stops)} queries stopped")
+    if screening:
+        todo = ", ".join(f"{s.query_id}: {more[s.query_id]} more, to rank {s.screened + more[s.query_id]}"
+                         for s in screening)
+        typer.echo(f"screen on: read {sum(more.values())} more before the rule is checked again ({todo})"
+                   + ("; no cut run is written until every query has stopped" if out is not None else ""))
     if written is not None:
         scale = "" if prior_scale == ReviewRule().prior_scale else f" --prior-scale {prior_scale:g}"
         typer.echo(f"wrote {written}; next: rankcut audit freeze --run {run} --cut {written} "
