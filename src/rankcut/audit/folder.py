@@ -173,8 +173,10 @@ class Audit(FrozenAudit):
 
 
 def build_pools(inputs: Mapping[str, Any], ordering: str, family_spec: Mapping[str, Any] | None,
-           corpus_spec: Mapping[str, Any] | None) -> tuple[RankedLists, list[Pools], list[str]]:
-    """Lists and pools from the input files (read, not checked: hashes are checked elsewhere)."""
+                corpus_spec: Mapping[str, Any] | None, allow_missing_queries: bool
+                ) -> tuple[RankedLists, list[Pools], list[str]]:
+    """Lists and pools from the input files (read, not checked: hashes are checked elsewhere);
+    ``allow_missing_queries`` as for :func:`~rankcut.audit.pools.cuts_from_run`."""
     from rankcut.data.trec import load_trec, read_run
 
     lists = load_trec(inputs["run"]["path"], ordering=ordering)
@@ -185,7 +187,7 @@ def build_pools(inputs: Mapping[str, Any], ordering: str, family_spec: Mapping[s
     def cut_of(entry: Mapping[str, Any]) -> Any:
         run = read_run(entry["path"])  # its errors name the file and line
         try:
-            return cuts_from_run(lists, run)
+            return cuts_from_run(lists, run, allow_missing_queries=allow_missing_queries)
         except ValueError as err:
             raise ValueError(f"{entry.get('option', '--cut')} {entry['path']}: {err}") from None
 
@@ -195,7 +197,8 @@ def build_pools(inputs: Mapping[str, Any], ordering: str, family_spec: Mapping[s
     if kind == "runs":
         paths = [f["path"] for f in inputs["family"]]
         names = member_names("runs", paths)
-        family = nested_family(lists, [read_run(p) for p in paths], names=names)
+        family = nested_family(lists, [read_run(p) for p in paths], names=names,
+                               allow_missing_queries=allow_missing_queries)
     elif kind == "offsets":
         names = member_names("offsets", family_spec["offsets"])
         base_cuts = cut_of(inputs["cut"])
@@ -248,7 +251,7 @@ def load_audit(audit_dir: str | Path) -> Audit:
     manifest = load_manifest(audit_dir)
     check_inputs(manifest)
     lists, members, names = build_pools(manifest["inputs"], manifest["ordering"], manifest.get("family"),
-                                   manifest.get("corpus"))
+                                        manifest.get("corpus"), bool(manifest["allow_missing_queries"]))
     check_pools(manifest, members, names)
     return Audit(manifest, lists, members)
 

@@ -224,6 +224,7 @@ def freeze(
     reference: str | None = None,
     bands: Sequence[int] | None = None,
     allow_incomplete: bool = False,
+    allow_missing_queries: bool = False,
     texts: str | Path | None = None,
     reuse_labels: str | Path | None = None,
     design_data: bool = False,
@@ -261,6 +262,9 @@ def freeze(
         unlabelled excluded-pool draw as relevant and every unlabelled included-pool draw as not
         relevant — the unfavourable completion, so the bounds stay valid whatever the missing
         labels are (the bounds are monotone in the counts).
+    :param allow_missing_queries: take a query of ``run`` that a cut run (or family member) does
+        not hold as cut at 0 (nothing kept; all of its list goes to the excluded pool). Without it
+        such a query is refused: a cut of 0 writes no line, so an absent query may be a mistake.
     :param texts: a JSON-lines file of document texts (``query_id, doc_id, text``) for labelling.
     :param reuse_labels: an earlier audit folder whose labels may be reused for this sample.
     :param design_data: with ``reuse_labels``: those labels informed the design of this cut and are
@@ -317,7 +321,7 @@ def freeze(
         corpus_spec = {"kind": "size", "documents": check_count(corpus_size, "corpus_size", 1)}
     if texts is not None:
         inputs["texts"] = describe_file(texts, "--texts")
-    lists, members, names = build_pools(inputs, ordering, fam, corpus_spec)
+    lists, members, names = build_pools(inputs, ordering, fam, corpus_spec, bool(allow_missing_queries))
     if corpus_spec is not None and corpus_spec["kind"] == "ids":
         corpus_spec["documents"] = members[0].corpus.n_documents if members[0].corpus else None
     base = members[0]
@@ -359,6 +363,7 @@ def freeze(
         "band_sizes": band_sizes,
         "corpus": corpus_spec,
         "allow_incomplete": bool(allow_incomplete),
+        "allow_missing_queries": bool(allow_missing_queries),
         "reuse_labels": reuse,
         "pools": {"members": [{"name": n, "n1": p.n1, "n0": p.n0}
                               for n, p in zip(names, members, strict=True)],

@@ -45,6 +45,7 @@ _OPTIONS = {
     "max_missed": "--max-missed", "seed": "--seed", "corpus_size": "--corpus-size",
     "corpus_ids": "--corpus-ids", "ordering": "--ordering", "sampling": "--sampling",
     "reference": "--reference", "bands": "--bands", "allow_incomplete": "--allow-incomplete",
+    "allow_missing_queries": "--allow-missing-queries",
     "texts": "--texts", "reuse_labels": "--reuse-labels", "design_data": "--design-data",
     "expected_precision": "--expected-precision", "tolerated": "--tolerated", "excluded": "--excluded",
     "included": "--included", "label_format": "--format", "from_file": "--from", "qrels": "--oracle qrels",
@@ -159,6 +160,9 @@ def freeze(
                                      "end, e.g. 10,100 (ranks k+1..k+10, k+11..k+100, the rest)."),
     allow_incomplete: bool = typer.Option(False, "--allow-incomplete", help="Let certify count unlabelled "
                                           "draws unfavourably instead of refusing."),
+    allow_missing_queries: bool = typer.Option(
+        False, "--allow-missing-queries", help="Take a query of --run that the cut run does not hold as "
+        "cut at 0 (nothing kept) instead of refusing."),
     texts: Path | None = typer.Option(None, "--texts", help="JSON lines with query_id, doc_id, text, shown "
                                       "when labelling."),
     reuse_labels: Path | None = typer.Option(None, "--reuse-labels", help="An earlier audit folder whose "
@@ -179,7 +183,8 @@ def freeze(
         offsets=_ints(offsets, "--offsets"), depths=_ints(depths, "--depths"), delta=delta,
         allocation=_allocation(allocation), target_recall=target_recall, max_missed=max_missed, seed=seed,
         corpus_size=corpus_size, corpus_ids=corpus_ids, ordering=ordering, sampling=sampling,
-        reference=reference, bands=_ints(bands, "--bands"), allow_incomplete=allow_incomplete, texts=texts,
+        reference=reference, bands=_ints(bands, "--bands"), allow_incomplete=allow_incomplete,
+        allow_missing_queries=allow_missing_queries, texts=texts,
         reuse_labels=reuse_labels, design_data=design_data, prior_scale=prior_scale,
     )
     if as_json:
