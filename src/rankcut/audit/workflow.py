@@ -320,7 +320,12 @@ def freeze(
     elif corpus_size is not None:
         corpus_spec = {"kind": "size", "documents": check_count(corpus_size, "corpus_size", 1)}
     if texts is not None:
+        from rankcut.data.texts import read_texts_jsonl
+
         inputs["texts"] = describe_file(texts, "--texts")
+        # parsed in full now: a file that fails later, once its hash is frozen, would leave an audit
+        # that can never be completed
+        read_texts_jsonl(texts, by="pair", name=f"{_o('texts')} {texts}")
     lists, members, names = build_pools(inputs, ordering, fam, corpus_spec, bool(allow_missing_queries))
     if corpus_spec is not None and corpus_spec["kind"] == "ids":
         corpus_spec["documents"] = members[0].corpus.n_documents if members[0].corpus else None
