@@ -40,6 +40,7 @@ __all__ = [
     "check_inputs",
     "content_hash",
     "describe_file",
+    "json_text",
     "load_manifest",
     "now",
     "read_json",
@@ -133,9 +134,17 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
         raise
 
 
+def json_text(obj: Any) -> str:
+    """``obj`` as the indented JSON text of an audit file.
+
+    :raises ValueError: for a value JSON cannot hold (NaN, infinities).
+    """
+    return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
 def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> None:
     """Write ``obj`` as indented JSON to ``path`` atomically (see :func:`write_text_atomic`)."""
-    write_text_atomic(path, json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    write_text_atomic(path, json_text(obj))
 
 
 def read_json(path: Path, what: str) -> Any:

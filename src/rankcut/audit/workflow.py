@@ -81,6 +81,7 @@ from rankcut.audit.manifest import (
     Manifest,
     content_hash,
     describe_file,
+    json_text,
     load_manifest,
     now,
     read_json,
@@ -677,8 +678,6 @@ def certify(audit_dir: str | Path) -> CertifyResult:
     spec = design_of(audit)
     info, rows = load_sample(audit, redraw=lambda sizes, streams: spec.draw(audit, sizes, streams))
     opened = spec.open(audit, info, rows, opened_record(audit))
-    if opened.record is not None:
-        write_json_atomic(audit.folder / OPENED_FILE, opened.record)
     content = {
         "schema": "rankcut.audit_certificate", "schema_version": 1,
         "audit_id": audit.manifest.audit_id, "design": audit.design, "theorem": audit.manifest["theorem"],
@@ -690,7 +689,12 @@ def certify(audit_dir: str | Path) -> CertifyResult:
     }
     if opened.curve is not None:
         content["curve"] = opened.curve
-    write_json_atomic(audit.folder / CERTIFICATE_FILE, content)
+    # both files as text first: a value JSON cannot hold refuses certify before either is written,
+    # never between the two
+    texts = [(OPENED_FILE, opened.record)] if opened.record is not None else []
+    texts = [(name, json_text(obj)) for name, obj in [*texts, (CERTIFICATE_FILE, content)]]
+    for name, text in texts:
+        write_text_atomic(audit.folder / name, text)
     return CertifyResult(opened.report, content)
 
 
