@@ -722,7 +722,8 @@ def status(audit_dir: str | Path) -> dict[str, Any]:
              "label": False, "certify": (folder / CERTIFICATE_FILE).exists()}
     if steps["sample"]:
         info = read_json(folder / SAMPLE_FILE, "written by sample")
-        out["sample"] = {"sizes": info["sizes"], "items": info["items"], "hash": info["sample_hash"]}
+        out["sample"] = {"sizes": info["sizes"], "items": info["items"], "hash": info["sample_hash"],
+                         "to_label": info["to_label"]}
         if (folder / LABELS_FILE).exists():
             with labels_mod.LabelStore(folder / LABELS_FILE, create=False) as store:
                 out["labelled"] = store.count()

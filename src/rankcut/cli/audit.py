@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import json
+import shlex
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -199,7 +200,7 @@ def freeze(
     for m in members:
         typer.echo(f"  {m['name']}: burden N1 = {m['n1']}, excluded pool N0 = {m['n0']} "
                    f"(N = {manifest['pools']['items']})")
-    typer.echo(f"next: rankcut audit plan --audit {manifest.folder}")
+    typer.echo(f"next: rankcut audit plan --audit {_q(manifest.folder)}")
 
 
 @app.command("stop")
@@ -275,7 +276,7 @@ def stop(
                    + ("; no cut run is written until every query has stopped" if out is not None else ""))
     if written is not None:
         scale = "" if prior_scale == ReviewRule().prior_scale else f" --prior-scale {prior_scale:g}"
-        typer.echo(f"wrote {written}; next: rankcut audit freeze --run {run} --cut {written} "
+        typer.echo(f"wrote {written}; next: rankcut audit freeze --run {_q(run)} --cut {_q(written)} "
                    f"--target-recall {target_recall:g} --delta {delta:g}{scale} --out AUDIT")
 
 
@@ -330,8 +331,7 @@ def sample(
             typer.echo(f"label {result.to_label} from the top: the cut's {result.sizes['included']} items, "
                        "then the excluded pool in the audit order, as far as needed; certify whenever "
                        "you like")
-        typer.echo(f"next: rankcut audit label --audit {audit} --from {result.to_label} (after filling "
-                   "its label column)")
+        typer.echo(_label_next(audit, result.to_label))
 
 
 @app.command("label")
@@ -369,7 +369,7 @@ def label(
     else:
         typer.echo(result.render())
         if result.missing == 0 or workflow.status(audit)["next"] == "certify":
-            typer.echo(f"next: rankcut audit certify --audit {audit}")
+            typer.echo(f"next: rankcut audit certify --audit {_q(audit)}")
 
 
 @app.command("certify")
@@ -408,7 +408,7 @@ def status(audit: Path = AUDIT, as_json: bool = JSON) -> None:
         return
     typer.echo(f"audit {info['audit_id']} ({info['design']}), frozen at {info['frozen_at']}")
     for step, done in info["steps"].items():
-        typer.echo(f"  {'[x]' if done else '[ ]'} {step}")
+        typer.echo(f"  {'[x]' if done else '[ ]'} {step}{_counts(info) if step == 'label' else ''}")
     if info.get("opened_at"):
         typer.echo(f"  labels opened for certification at {info['opened_at']}")
     if info.get("verdict"):
@@ -416,6 +416,32 @@ def status(audit: Path = AUDIT, as_json: bool = JSON) -> None:
     typer.echo(_next_line(info, audit))
 
 
+def _q(path: Path | str) -> str:
+    """A path as the shell reads it back (quoted where it holds spaces or other special characters)."""
+    return shlex.quote(str(path))
+
+
+def _label_next(audit: Path, to_label: Path) -> str:
+    """The label step as a command that runs as printed: from the list to label, once filled in."""
+    return (f"next: rankcut audit label --audit {_q(audit)} --from {_q(to_label)}"
+            "   # after filling its label column")
+
+
+def _counts(info: dict[str, Any]) -> str:
+    """How far labelling has come, for the ``label`` line of ``status``."""
+    if "sample" not in info:
+        return ""
+    text = f": {info.get('labelled', 0)} of {info['sample']['items']} sampled items labelled"
+    if "audit_labels" in info:   # the sequential design: the labelled start of the audit order
+        text += f" (audit order: positions 1–{info['audit_labels']} labelled)"
+    return text
+
+
 def _next_line(info: dict[str, Any], audit: Path) -> str:
-    """The step after what the audit folder records (``workflow.status``)."""
-    return "done" if info["next"] is None else f"next: rankcut audit {info['next']} --audit {audit}"
+    """The step after what the audit folder records (``workflow.status``), as a command that runs as
+    printed."""
+    if info["next"] is None:
+        return "done"
+    if info["next"] == "label":
+        return _label_next(audit, Path(audit) / info["sample"]["to_label"])
+    return f"next: rankcut audit {info['next']} --audit {_q(audit)}"
