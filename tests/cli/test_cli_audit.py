@@ -55,7 +55,8 @@ def test_issue_commands_as_written(files: dict[str, Path], tmp_path: Path) -> No
     assert code == 0, err
     assert "to_label.csv" in out
     code, out, err = run("plan", "--audit", audit)    # looked at again: it says where the audit stands
-    assert code == 0 and f"next: rankcut audit label --audit {audit} --from {audit / 'to_label.csv'}" in out, out
+    to_label = audit / "to_label.csv"
+    assert code == 0 and f"next: rankcut audit label --audit {audit} --from {to_label}" in out, out
     code, out, err = run("label", "--audit", audit, "--oracle", "qrels", "--qrels", files["qrels"])
     assert code == 0, err
     assert "0 to go" in out
@@ -126,7 +127,8 @@ def test_family_designs(files: dict[str, Path], tmp_path: Path) -> None:
                        "--seed", "3", "--out", audit)
     assert code == 0, err
     assert run("plan", "--audit", audit)[0] == 0
-    code, out, err = run("sample", "--audit", audit, "--excluded", "30,20,10", "--json")
+    code, out, err = run("sample", "--audit", audit, "--excluded", "30,20,10", "--allow-underpowered",
+                         "--json")
     assert code == 0, err
     assert json.loads(out)["sizes"] == {"excluded": [30, 20, 10]}
 

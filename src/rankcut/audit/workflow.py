@@ -505,8 +505,48 @@ def _write_to_label(audit: Audit, order: list[Item], fmt: str) -> Path:
     return path
 
 
+def _best_case(audit: Audit, sizes: Mapping[str, Any]) -> tuple[list[dict[str, Any]], Any]:
+    """The draws of ``sizes`` and the verdict the design's own certificates give them at best: no
+    excluded-side draw relevant, every included draw relevant (None without a target)."""
+    from rankcut.audit.designs import certificates
+
+    spec = design_of(audit)
+    rows = spec.draw(audit, sizes)
+    y = np.array([r["pool"] == "included" for r in rows], dtype=np.int64)
+    _, findings = certificates(audit, spec.counts(audit, rows, y, 0))
+    return rows, findings.verdict
+
+
+def _least_excluded(audit: Audit, given: int, included: int | None) -> int | None:
+    """The smallest one-number excluded size above ``given`` whose best case meets the frozen target
+    (doubling, then bisection: the draws grow with the size tried), or None when no size up to the
+    largest excluded pool does (without replacement) or up to 2^24 draws (with it)."""
+    spec = design_of(audit)
+    cap = max(m.n0 for m in audit.sizes) if audit.finite else 1 << 24
+
+    def meets(n: int) -> bool:
+        try:
+            verdict = _best_case(audit, spec.sizes(audit, n, included))[1]
+        except ValueError:   # a size the design refuses (beyond a pool)
+            return False
+        return bool(verdict is not None and verdict.met)
+
+    lo, hi = given, max(1, 2 * given)
+    while hi < cap and not meets(hi):
+        lo, hi = hi, 2 * hi
+    if hi >= cap:
+        hi = cap
+        if not meets(hi):
+            return None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if meets(mid) else (mid, hi)
+    return hi
+
+
 def sample(audit_dir: str | Path, *, excluded: int | Sequence[int] | None = None,
-           included: int | None = None, label_format: str = "csv") -> SampleResult:
+           included: int | None = None, label_format: str = "csv",
+           allow_underpowered: bool = False) -> SampleResult:
     """Draw the audit sample from the frozen manifest and seed (step 3), once.
 
     Sizes default to ``plan.json``; given sizes replace them (recorded in ``sample.json``). Writes
@@ -519,8 +559,13 @@ def sample(audit_dir: str | Path, *, excluded: int | Sequence[int] | None = None
         (or one for every band) for the stratified design; the shared reference size ``Q``.
     :param included: two-pool included-pool size.
     :param label_format: ``"csv"`` or ``"jsonl"`` for the list to label.
+    :param allow_underpowered: draw sizes that cannot meet the frozen target even if no
+        excluded-side draw is relevant (or, without a target, that draw nothing from the excluded
+        pool). Without it they are refused, naming the least size that can: the audit has one
+        sample, and such sizes would use it up for nothing.
     :raises AuditStepError: without a plan, or when a sample was already drawn (a second draw would
         let the sample be chosen after seeing the first).
+    :raises ValueError: for sizes that cannot certify the frozen target (see ``allow_underpowered``).
     """
     if label_format not in ("csv", "jsonl"):
         raise ValueError(f"{_o('label_format')} must be csv or jsonl, got {label_format!r}")
@@ -542,9 +587,30 @@ def sample(audit_dir: str | Path, *, excluded: int | Sequence[int] | None = None
         raise AuditStepError(f"{plan_path} was made for audit {str(planned.get('audit_id'))[:12]}, not "
                              f"{audit.manifest.short_id}: run {_o('plan')} again")
     defaults = planned.get("sizes") or {}
-    sizes = spec.sizes(audit, defaults.get("excluded") if excluded is None else excluded,
-                       defaults.get("included") if included is None else included)
-    rows = spec.draw(audit, sizes)
+    ex_given = defaults.get("excluded") if excluded is None else excluded
+    in_given = defaults.get("included") if included is None else included
+    sizes = spec.sizes(audit, ex_given, in_given)
+    if spec.anytime:   # its sample is the whole pool, in order
+        rows, verdict, underpowered = spec.draw(audit, sizes), None, False
+    else:
+        rows, verdict = _best_case(audit, sizes)
+        underpowered = (not verdict.met) if verdict is not None else \
+            max(m.n0 for m in audit.sizes) > 0 and all(r["pool"] == "included" for r in rows)
+    if underpowered and not allow_underpowered:
+        if verdict is None:
+            raise ValueError(f"sizes {sizes_text(sizes)} draw nothing from the excluded pool, so they "
+                             "certify nothing about what the cut left behind, and the audit has one sample: "
+                             f"give {_o('excluded')} > 0, or {_o('allow_underpowered')} to draw them anyway")
+        can = ""
+        if isinstance(ex_given, int) and isinstance(sizes["excluded"], int):   # one size: search it
+            least = _least_excluded(audit, ex_given, in_given)
+            along = "" if in_given is None else f" with {_o('included')} {in_given}"
+            can = (f"the least {_o('excluded')} that can is {least}; " if least is not None else
+                   f"no {_o('excluded')} can{along}; ")
+        raise ValueError(f"sizes {sizes_text(sizes)} cannot meet the frozen target even if no excluded-pool "
+                         f"draw is relevant ({verdict.text}), and the audit has one sample: {can}give "
+                         f"larger sizes (the plan's: {sizes_text(defaults) or 'none'}), or "
+                         f"{_o('allow_underpowered')} to draw these anyway")
     text = sample_text(rows)
     write_text_atomic(folder / SAMPLE_ITEMS, text)
     order = spec.label_order(audit, rows)
@@ -553,7 +619,7 @@ def sample(audit_dir: str | Path, *, excluded: int | Sequence[int] | None = None
     info = {"schema": "rankcut.audit_sample", "schema_version": 1, "audit_id": audit.manifest.audit_id,
             "drawn_at": now(), "sizes": sizes, "planned": planned.get("sizes"), "draws": len(rows),
             "items": len(order), "sample_hash": sample_hash, "to_label": to_label.name,
-            "streams": STREAMS_VERSION, "numpy": np.__version__}
+            "streams": STREAMS_VERSION, "numpy": np.__version__, "underpowered": bool(underpowered)}
     # sample.json last: it is what marks the sample as drawn
     write_json_atomic(folder / SAMPLE_FILE, info)
     return SampleResult(sizes, len(rows), len(order), sample_hash, to_label)
@@ -691,8 +757,8 @@ def certify(audit_dir: str | Path) -> CertifyResult:
         content["curve"] = opened.curve
     # both files as text first: a value JSON cannot hold refuses certify before either is written,
     # never between the two
-    texts = [(OPENED_FILE, opened.record)] if opened.record is not None else []
-    texts = [(name, json_text(obj)) for name, obj in [*texts, (CERTIFICATE_FILE, content)]]
+    files: list[tuple[str, Any]] = [(OPENED_FILE, opened.record)] if opened.record is not None else []
+    texts = [(name, json_text(obj)) for name, obj in [*files, (CERTIFICATE_FILE, content)]]
     for name, text in texts:
         write_text_atomic(audit.folder / name, text)
     return CertifyResult(opened.report, content)

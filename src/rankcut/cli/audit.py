@@ -51,7 +51,8 @@ _OPTIONS = {
     "expected_precision": "--expected-precision", "tolerated": "--tolerated", "excluded": "--excluded",
     "included": "--included", "label_format": "--format", "from_file": "--from", "qrels": "--oracle qrels",
     "threshold": "--threshold", "interactive": "--interactive", "reuse": "--reuse",
-    "overwrite": "--overwrite", "limit": "--next", "prior_scale": "--prior-scale",
+    "overwrite": "--overwrite", "allow_underpowered": "--allow-underpowered", "limit": "--next",
+    "prior_scale": "--prior-scale",
     "plan": "rankcut audit plan", "sample": "rankcut audit sample", "label": "rankcut audit label",
     "certify": "rankcut audit certify", "freeze": "rankcut audit freeze",
 }
@@ -314,6 +315,9 @@ def sample(
     included: int | None = typer.Option(None, "--included", help="two-pool: included-pool draws "
                                         "(default: the plan)."),
     label_format: str = typer.Option("csv", "--format", help="The list to label: csv or jsonl."),
+    allow_underpowered: bool = typer.Option(
+        False, "--allow-underpowered", help="Draw sizes that cannot meet the frozen target even if the "
+        "audit finds nothing (refused without it: the audit has one sample)."),
     as_json: bool = JSON,
 ) -> None:
     """Draw the audit items from the frozen manifest and seed (once) and write the list to label."""
@@ -321,7 +325,8 @@ def sample(
 
     sizes = _ints(excluded, "--excluded")
     one_or_many = None if sizes is None else sizes[0] if len(sizes) == 1 else sizes
-    result = workflow.sample(audit, excluded=one_or_many, included=included, label_format=label_format)
+    result = workflow.sample(audit, excluded=one_or_many, included=included, label_format=label_format,
+                             allow_underpowered=allow_underpowered)
     if as_json:
         _echo_json({"sizes": result.sizes, "draws": result.n_draws, "items": result.n_items,
                     "sample_hash": result.sample_hash, "to_label": str(result.to_label)})
