@@ -28,9 +28,9 @@ def test_a_size_that_cannot_meet_the_target_is_refused_naming_the_least_that_can
     workflow.freeze(audit, run=run, cut=cut, design="excluded", max_missed=20, seed=1)
     least = workflow.plan(audit).sizes["excluded"]   # the least size that meets it when nothing is found
     for n in (0, least - 1):
-        with pytest.raises(ValueError, match=rf"sizes excluded {n} cannot meet the frozen target even if no "
-                                             rf"excluded-pool draw is relevant .*the least excluded that can is "
-                                             rf"{least}; .*allow_underpowered"):
+        says = (rf"sizes excluded {n} cannot meet the frozen target even if no excluded-pool draw is "
+                rf"relevant .*the least excluded that can is {least}; .*allow_underpowered")
+        with pytest.raises(ValueError, match=says):
             workflow.sample(audit, excluded=n)
     assert not (audit / "sample.json").exists() and not (audit / "sample.jsonl").exists()
     res = CliRunner().invoke(app, ["sample", "--audit", str(audit), "--excluded", "0"])
