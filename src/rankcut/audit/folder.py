@@ -166,6 +166,7 @@ class Audit(FrozenAudit):
 
     lists: RankedLists
     members: list[Pools]  # one per member; a single cut is a family of one
+    inputs: dict[str, Any]  # the manifest's inputs, each path the file found (checked)
 
     @property
     def base(self) -> Pools:
@@ -246,14 +247,15 @@ def check_pools(manifest: Manifest, members: Sequence[Pools], names: Sequence[st
 
 
 def load_audit(audit_dir: str | Path) -> Audit:
-    """The frozen audit, after checking that the manifest and every input file are unchanged and
-    that the pools they give are the frozen ones (:func:`check_pools`)."""
+    """The frozen audit, after finding every input file (relative to the audit folder, then as
+    recorded: :func:`~rankcut.audit.manifest.locate_input`), checking that the manifest and every
+    input are unchanged and that the pools they give are the frozen ones (:func:`check_pools`)."""
     manifest = load_manifest(audit_dir)
-    check_inputs(manifest)
-    lists, members, names = build_pools(manifest["inputs"], manifest["ordering"], manifest.get("family"),
+    inputs = check_inputs(manifest)
+    lists, members, names = build_pools(inputs, manifest["ordering"], manifest.get("family"),
                                         manifest.get("corpus"), bool(manifest["allow_missing_queries"]))
     check_pools(manifest, members, names)
-    return Audit(manifest, lists, members)
+    return Audit(manifest, lists, members, inputs)
 
 def sample_text(rows: Sequence[Mapping[str, Any]]) -> str:
     """``sample.jsonl``'s text: one draw a line, canonical JSON."""

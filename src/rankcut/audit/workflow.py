@@ -85,6 +85,7 @@ from rankcut.audit.manifest import (
     load_manifest,
     now,
     read_json,
+    resolve_inputs,
     sha256_file,
     write_json_atomic,
     write_manifest,
@@ -308,26 +309,29 @@ def freeze(
     reuse, chain = provenance.reuse_spec(reuse_labels, design_data)
     seed = provenance.reuse_seed(given_seed, reuse, chain)
 
-    inputs: dict[str, Any] = {"run": describe_file(run, "--run")}
+    inputs: dict[str, Any] = {"run": describe_file(run, "--run", folder)}
     if cut is not None:
-        inputs["cut"] = describe_file(cut, "--cut")
+        inputs["cut"] = describe_file(cut, "--cut", folder)
     if fam is not None and fam["kind"] == "runs":
         assert family is not None
-        inputs["family"] = [describe_file(f, f"--family member {m + 1}") for m, f in enumerate(family)]
+        inputs["family"] = [describe_file(f, f"--family member {m + 1}", folder)
+                            for m, f in enumerate(family)]
     corpus_spec: dict[str, Any] | None = None
     if corpus_ids is not None:
-        inputs["corpus_ids"] = describe_file(corpus_ids, "--corpus-ids")
+        inputs["corpus_ids"] = describe_file(corpus_ids, "--corpus-ids", folder)
         corpus_spec = {"kind": "ids"}
     elif corpus_size is not None:
         corpus_spec = {"kind": "size", "documents": check_count(corpus_size, "corpus_size", 1)}
     if texts is not None:
         from rankcut.data.texts import read_texts_jsonl
 
-        inputs["texts"] = describe_file(texts, "--texts")
+        inputs["texts"] = describe_file(texts, "--texts", folder)
         # parsed in full now: a file that fails later, once its hash is frozen, would leave an audit
         # that can never be completed
         read_texts_jsonl(texts, by="pair", name=f"{_o('texts')} {texts}")
-    lists, members, names = build_pools(inputs, ordering, fam, corpus_spec, bool(allow_missing_queries))
+    # the files as given (the manifest's paths are relative to the folder, which may not exist yet)
+    located = resolve_inputs(inputs, lambda e: Path(e["given"]))
+    lists, members, names = build_pools(located, ordering, fam, corpus_spec, bool(allow_missing_queries))
     if corpus_spec is not None and corpus_spec["kind"] == "ids":
         corpus_spec["documents"] = members[0].corpus.n_documents if members[0].corpus else None
     base = members[0]
@@ -473,7 +477,7 @@ def plan(audit_dir: str | Path, *, expected_precision: float | None = None, tole
 def _texts(audit: Audit) -> dict[Any, str] | None:
     from rankcut.data.texts import read_texts_jsonl
 
-    entry = audit.manifest["inputs"].get("texts")
+    entry = audit.inputs.get("texts")
     return None if entry is None else read_texts_jsonl(entry["path"], by="pair")
 
 
