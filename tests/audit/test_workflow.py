@@ -17,7 +17,7 @@ import pytest
 
 from rankcut.audit import workflow as wf
 from rankcut.audit.designs import DESIGNS, certificates
-from rankcut.audit.folder import FrozenAudit, load_audit, refuse_if_opened, sample_text
+from rankcut.audit.folder import FrozenAudit, refuse_if_opened
 from rankcut.audit.labels import LabelStore
 from rankcut.audit.manifest import load_manifest, write_manifest
 from rankcut.audit.report import write_report
@@ -310,8 +310,7 @@ def test_stratified(data: Data, tmp_path: Path) -> None:
 
 
 def test_each_band_draws_from_its_own_stream(data: Data, tmp_path: Path) -> None:
-    """Changing one band's sample size never changes another band's draws; a sample drawn when the
-    bands shared one stream (sample.json without "streams") is still redrawn as it was drawn."""
+    """Changing one band's sample size never changes another band's draws."""
     draws = []
     for n in (10, 11):
         audit = tmp_path / f"S{n}"
@@ -320,39 +319,19 @@ def test_each_band_draws_from_its_own_stream(data: Data, tmp_path: Path) -> None
         wf.sample(audit, excluded=[n, 10])
         draws.append([(r["query_id"], r["doc_id"]) for r in _rows(audit) if r["stratum"] == 1])
     assert draws[0] == draws[1]
-    from rankcut.audit.manifest import sha256_file
-
-    audit = tmp_path / "S10"
-    loaded = load_audit(audit)
-    old = sample_text(DESIGNS["stratified"].draw(loaded, {"excluded": [10, 10]}, streams=1))
-    assert old != (audit / "sample.jsonl").read_text()
-    (audit / "sample.jsonl").write_text(old)
-    info = json.loads((audit / "sample.json").read_text())
-    info["sample_hash"] = sha256_file(audit / "sample.jsonl")
-    (audit / "sample.json").write_text(json.dumps(info))
-    wf.label(audit, qrels=data.qrels)
-    with pytest.raises(ValueError, match="not the sample that the frozen manifest and seed draw"):
-        wf.certify(audit)  # recorded as drawn with a stream per band: it is not that draw
-    del info["streams"], info["numpy"]
-    (audit / "sample.json").write_text(json.dumps(info))
-    assert wf.certify(audit).report["missed"].value >= 0
 
 
 def test_a_redraw_under_another_numpy_says_so(sampled: Path) -> None:
     from rankcut.audit.manifest import sha256_file
 
     info = json.loads((sampled / "sample.json").read_text())
-    assert info["numpy"] == np.__version__ and info["streams"] == 2
+    assert info["numpy"] == np.__version__
     rows = (sampled / "sample.jsonl").read_text().splitlines()
     (sampled / "sample.jsonl").write_text("\n".join(rows[1:] + rows[:1]) + "\n")  # another order
     info["sample_hash"] = sha256_file(sampled / "sample.jsonl")
     info["numpy"] = "1.0.0"
     (sampled / "sample.json").write_text(json.dumps(info))
     with pytest.raises(ValueError, match=r"drawn under numpy 1\.0\.0 .* check it under numpy 1\.0\.0"):
-        wf.certify(sampled)
-    del info["numpy"]
-    (sampled / "sample.json").write_text(json.dumps(info))
-    with pytest.raises(ValueError, match="does not record the numpy it was drawn with"):
         wf.certify(sampled)
 
 
@@ -747,14 +726,12 @@ def test_freeze_refuses_what_certify_could_not_do(data: Data, tmp_path: Path, kw
 
 
 def test_stores_left_half_written_by_an_older_rankcut_are_completed(data: Data, tmp_path: Path) -> None:
-    """States the one-value-at-a-time meta writes could leave when killed: an owner without its
-    sample hash (nothing labelled yet), an opening time without its hashes."""
+    """A state the one-value-at-a-time meta writes could leave when killed: an opening time without
+    its hashes."""
     a = tmp_path / "A"
-    m = wf.freeze(a, run=data.run, cut=data.cut, design="excluded", seed=3)
+    wf.freeze(a, run=data.run, cut=data.cut, design="excluded", seed=3)
     wf.plan(a)
     wf.sample(a, excluded=20)
-    with LabelStore(a / "labels.sqlite") as store:
-        store.set_meta("audit_id", m.audit_id)
     assert wf.label(a, qrels=data.qrels).missing == 0
     with LabelStore(a / "labels.sqlite") as store:
         store.set_meta("opened_at", "2026-01-01T00:00:00.000000+00:00")

@@ -273,7 +273,7 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
 
 
 def load_sample(audit: Audit, *,
-                redraw: Callable[[Mapping[str, Any], int], Sequence[Mapping[str, Any]]] | None = None
+                redraw: Callable[[Mapping[str, Any]], Sequence[Mapping[str, Any]]] | None = None
                 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """``sample.json`` and the draws, checked against the manifest (and, with ``redraw``, against a
     fresh draw from the manifest and seed)."""
@@ -295,16 +295,12 @@ def load_sample(audit: Audit, *,
         raise ValueError(f"{items_path} changed after sampling (its sha256 is not the sample hash "
                          f"{str(info.get('sample_hash'))[:12]} of {path})")
     rows = read_rows(items_path)
-    if redraw is not None and sample_text(redraw(info["sizes"], int(info.get("streams", 1)))) \
-            != items_path.read_text(encoding="utf-8"):
-        drawn_with = info.get("numpy")
-        if drawn_with is not None and drawn_with != np.__version__:
+    if redraw is not None and sample_text(redraw(info["sizes"])) != items_path.read_text(encoding="utf-8"):
+        drawn_with = info["numpy"]
+        if drawn_with != np.__version__:
             why = (f"it was drawn under numpy {drawn_with} and is redrawn here under numpy {np.__version__}, "
                    f"whose random streams may differ: check it under numpy {drawn_with} (if it differs "
                    "there too, it was edited or drawn otherwise)")
-        elif drawn_with is None:
-            why = ("it was edited or drawn otherwise — or under another numpy version, whose random "
-                   f"streams may differ ({path} does not record the numpy it was drawn with)")
         else:
             why = "it was edited or drawn otherwise"
         raise ValueError(f"{items_path} is not the sample that the frozen manifest and seed draw "
@@ -327,9 +323,6 @@ def open_store(audit: Audit, info: Mapping[str, Any], *, create: bool) -> labels
             raise ValueError(f"{path} holds the labels of audit {owner[:12]}, not of this audit "
                              f"{audit.manifest.short_id}: copy labels between audits with "
                              f"{_o('reuse_labels')}")
-        elif held is None and store.count() == 0:
-            # an older rankcut wrote the two values one after the other and was stopped between them
-            store.set_meta("sample_hash", str(info["sample_hash"]))
         elif held != info["sample_hash"]:
             raise ValueError(f"{path} is refused: it holds labels for sample {str(held)[:12]}, not for "
                              f"this audit's sample {str(info['sample_hash'])[:12]}, so they are not labels "

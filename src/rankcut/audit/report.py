@@ -143,7 +143,7 @@ def _load(audit_dir: str | Path) -> tuple[dict[str, Any], dict[str, Any], JointR
     rows = af.read_rows(items_path)
     counts = content.get("counts")
     if not isinstance(counts, dict):
-        raise refuse("it holds no counts (written by an older rankcut)")
+        raise refuse("it holds no counts (it was not written by certify, or was edited)")
     _check_draws(counts, rows, manifest["design"], refuse, folder)
     # everything else is rebuilt from the manifest and the counts, and must be what the file says
     frozen = af.FrozenAudit(manifest)

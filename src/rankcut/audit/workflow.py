@@ -53,7 +53,6 @@ import numpy as np
 from rankcut.audit import labels as labels_mod
 from rankcut.audit import provenance
 from rankcut.audit.designs import DESIGNS, design_of
-from rankcut.audit.designs.base import STREAMS_VERSION
 from rankcut.audit.folder import (
     CERTIFICATE_FILE,
     LABELS_FILE,
@@ -623,7 +622,7 @@ def sample(audit_dir: str | Path, *, excluded: int | Sequence[int] | None = None
     info = {"schema": "rankcut.audit_sample", "schema_version": 1, "audit_id": audit.manifest.audit_id,
             "drawn_at": now(), "sizes": sizes, "planned": planned.get("sizes"), "draws": len(rows),
             "items": len(order), "sample_hash": sample_hash, "to_label": to_label.name,
-            "streams": STREAMS_VERSION, "numpy": np.__version__, "underpowered": bool(underpowered)}
+            "numpy": np.__version__, "underpowered": bool(underpowered)}
     # sample.json last: it is what marks the sample as drawn
     write_json_atomic(folder / SAMPLE_FILE, info)
     return SampleResult(sizes, len(rows), len(order), sample_hash, to_label)
@@ -746,7 +745,7 @@ def certify(audit_dir: str | Path) -> CertifyResult:
     """
     audit = load_audit(audit_dir)
     spec = design_of(audit)
-    info, rows = load_sample(audit, redraw=lambda sizes, streams: spec.draw(audit, sizes, streams))
+    info, rows = load_sample(audit, redraw=lambda sizes: spec.draw(audit, sizes))
     opened = spec.open(audit, info, rows, opened_record(audit))
     content = {
         "schema": "rankcut.audit_certificate", "schema_version": 1,
