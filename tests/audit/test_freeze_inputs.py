@@ -26,6 +26,9 @@ def runs(tmp_path: Path) -> tuple[Path, Path]:
     ('{"query_id": "q0", "doc_id": "d0-5", "text": 3}\n', r"line 1: 'text' must be a string"),
     ('{"query_id": "q0", "doc_id": "d0-5", "text": "a"}\n{"query_id": "q0", "doc_id": "d0-5", "text": "b"}\n',
      r"line 2: query 'q0', document 'd0-5' is given twice"),
+    ('{"query_id": "q0", "doc_id": "d0-5", "text": "a", "query": "x"}\n'
+     '{"query_id": "q0", "doc_id": "d0-6", "text": "b", "query": "y"}\n',
+     r"line 2: query 'q0' has a different text than on line 1"),
 ])
 def test_a_malformed_texts_file_is_refused_at_freeze(runs: tuple[Path, Path], tmp_path: Path, content: str,
                                                      says: str) -> None:
