@@ -30,7 +30,7 @@ def _content(tmp_path: Path, **extra: object) -> dict[str, object]:
     if not run.exists():
         run.write_text("q1 Q0 d1 1 2.0 t\n")
     return {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "design": "excluded", "delta": 0.05,
-            "inputs": {"run": describe_file(run, "--run")}, **extra}
+            "inputs": {"run": describe_file(run, "--run", tmp_path)}, **extra}
 
 
 json_values = st.recursive(
@@ -136,20 +136,21 @@ def test_changed_or_missing_input_is_named(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"--run .*run\.txt changed after the audit was frozen"):
         check_inputs(m)
     run.unlink()
-    with pytest.raises(ValueError, match=r"--run .*run\.txt is gone"):
+    with pytest.raises(ValueError, match=r"--run run\.txt \(sha256 [0-9a-f]{12}\) is missing"):
         check_inputs(m)
 
 
 def test_describe_file(tmp_path: Path) -> None:
     f = tmp_path / "x.txt"
     f.write_bytes(b"abc")
-    d = describe_file(f, "--cut")
+    d = describe_file(f, "--cut", tmp_path / "audit")
+    assert d["path"] == "../x.txt"   # relative to the audit folder
     assert d["sha256"] == sha256_file(f) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
     assert d["bytes"] == 3 and d["option"] == "--cut"
     with pytest.raises(FileNotFoundError, match="--cut .* does not exist"):
-        describe_file(tmp_path / "nope", "--cut")
+        describe_file(tmp_path / "nope", "--cut", tmp_path)
     with pytest.raises(FileNotFoundError, match="is a folder"):
-        describe_file(tmp_path, "--cut")
+        describe_file(tmp_path, "--cut", tmp_path)
 
 
 def test_atomic_write_keeps_old_file_on_failure(tmp_path: Path) -> None:

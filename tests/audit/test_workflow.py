@@ -33,17 +33,13 @@ def test_a_redraw_under_another_numpy_says_so(sampled: Path) -> None:
     from rankcut.audit.manifest import sha256_file
 
     info = json.loads((sampled / "sample.json").read_text())
-    assert info["numpy"] == np.__version__ and info["streams"] == 2
+    assert info["numpy"] == np.__version__
     rows = (sampled / "sample.jsonl").read_text().splitlines()
     (sampled / "sample.jsonl").write_text("\n".join(rows[1:] + rows[:1]) + "\n")  # another order
     info["sample_hash"] = sha256_file(sampled / "sample.jsonl")
     info["numpy"] = "1.0.0"
     (sampled / "sample.json").write_text(json.dumps(info))
     with pytest.raises(ValueError, match=r"drawn under numpy 1\.0\.0 .* check it under numpy 1\.0\.0"):
-        wf.certify(sampled)
-    del info["numpy"]
-    (sampled / "sample.json").write_text(json.dumps(info))
-    with pytest.raises(ValueError, match="does not record the numpy it was drawn with"):
         wf.certify(sampled)
 
 
@@ -69,7 +65,7 @@ def test_huge_corpus_switches_to_iid_draws(data: Data, tmp_path: Path) -> None:
                   sampling="without-replacement", seed=3)
     planned = wf.plan(audit).sizes
     assert planned is not None and planned["excluded"] > 0
-    wf.sample(audit, excluded=500)
+    wf.sample(audit, excluded=500, allow_underpowered=True)
     wf.label(audit, qrels=data.qrels)
     res = wf.certify(audit)
     big = m["pools"]["items"]

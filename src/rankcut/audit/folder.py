@@ -167,6 +167,7 @@ class Audit(FrozenAudit):
 
     lists: RankedLists
     members: list[Pools]  # one per member; a single cut is a family of one
+    inputs: dict[str, Any]  # the manifest's inputs, each path the file found (checked)
 
     @property
     def base(self) -> Pools:
@@ -174,8 +175,10 @@ class Audit(FrozenAudit):
 
 
 def build_pools(inputs: Mapping[str, Any], ordering: str, family_spec: Mapping[str, Any] | None,
-           corpus_spec: Mapping[str, Any] | None) -> tuple[RankedLists, list[Pools], list[str]]:
-    """Lists and pools from the input files (read, not checked: hashes are checked elsewhere)."""
+                corpus_spec: Mapping[str, Any] | None, allow_missing_queries: bool
+                ) -> tuple[RankedLists, list[Pools], list[str]]:
+    """Lists and pools from the input files (read, not checked: hashes are checked elsewhere);
+    ``allow_missing_queries`` as for :func:`~rankcut.audit.pools.cuts_from_run`."""
     from rankcut.data.trec import load_trec, read_run
 
     lists = load_trec(inputs["run"]["path"], ordering=ordering)
@@ -186,7 +189,7 @@ def build_pools(inputs: Mapping[str, Any], ordering: str, family_spec: Mapping[s
     def cut_of(entry: Mapping[str, Any]) -> Any:
         run = read_run(entry["path"])  # its errors name the file and line
         try:
-            return cuts_from_run(lists, run)
+            return cuts_from_run(lists, run, allow_missing_queries=allow_missing_queries)
         except ValueError as err:
             raise ValueError(f"{entry.get('option', '--cut')} {entry['path']}: {err}") from None
 
@@ -196,7 +199,8 @@ def build_pools(inputs: Mapping[str, Any], ordering: str, family_spec: Mapping[s
     if kind == "runs":
         paths = [f["path"] for f in inputs["family"]]
         names = member_names("runs", paths)
-        family = nested_family(lists, [read_run(p) for p in paths], names=names)
+        family = nested_family(lists, [read_run(p) for p in paths], names=names,
+                               allow_missing_queries=allow_missing_queries)
     elif kind == "offsets":
         names = member_names("offsets", family_spec["offsets"])
         base_cuts = cut_of(inputs["cut"])
@@ -244,14 +248,15 @@ def check_pools(manifest: Manifest, members: Sequence[Pools], names: Sequence[st
 
 
 def load_audit(audit_dir: str | Path) -> Audit:
-    """The frozen audit, after checking that the manifest and every input file are unchanged and
-    that the pools they give are the frozen ones (:func:`check_pools`)."""
+    """The frozen audit, after finding every input file (relative to the audit folder, then as
+    recorded: :func:`~rankcut.audit.manifest.locate_input`), checking that the manifest and every
+    input are unchanged and that the pools they give are the frozen ones (:func:`check_pools`)."""
     manifest = load_manifest(audit_dir)
-    check_inputs(manifest)
-    lists, members, names = build_pools(manifest["inputs"], manifest["ordering"], manifest.get("family"),
-                                   manifest.get("corpus"))
+    inputs = check_inputs(manifest)
+    lists, members, names = build_pools(inputs, manifest["ordering"], manifest.get("family"),
+                                        manifest.get("corpus"), bool(manifest["allow_missing_queries"]))
     check_pools(manifest, members, names)
-    return Audit(manifest, lists, members)
+    return Audit(manifest, lists, members, inputs)
 
 def sample_text(rows: Sequence[Mapping[str, Any]]) -> str:
     """``sample.jsonl``'s text: one draw a line, canonical JSON."""
@@ -269,7 +274,7 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
 
 
 def load_sample(audit: Audit, *,
-                redraw: Callable[[Mapping[str, Any], int], Sequence[Mapping[str, Any]]] | None = None
+                redraw: Callable[[Mapping[str, Any]], Sequence[Mapping[str, Any]]] | None = None
                 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """``sample.json`` and the draws, checked against the manifest (and, with ``redraw``, against a
     fresh draw from the manifest and seed)."""
@@ -291,16 +296,12 @@ def load_sample(audit: Audit, *,
         raise ValueError(f"{items_path} changed after sampling (its sha256 is not the sample hash "
                          f"{str(info.get('sample_hash'))[:12]} of {path})")
     rows = read_rows(items_path)
-    if redraw is not None and sample_text(redraw(info["sizes"], int(info.get("streams", 1)))) \
-            != items_path.read_text(encoding="utf-8"):
-        drawn_with = info.get("numpy")
-        if drawn_with is not None and drawn_with != np.__version__:
+    if redraw is not None and sample_text(redraw(info["sizes"])) != items_path.read_text(encoding="utf-8"):
+        drawn_with = info["numpy"]
+        if drawn_with != np.__version__:
             why = (f"it was drawn under numpy {drawn_with} and is redrawn here under numpy {np.__version__}, "
                    f"whose random streams may differ: check it under numpy {drawn_with} (if it differs "
                    "there too, it was edited or drawn otherwise)")
-        elif drawn_with is None:
-            why = ("it was edited or drawn otherwise — or under another numpy version, whose random "
-                   f"streams may differ ({path} does not record the numpy it was drawn with)")
         else:
             why = "it was edited or drawn otherwise"
         raise ValueError(f"{items_path} is not the sample that the frozen manifest and seed draw "

@@ -25,7 +25,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,9 +40,12 @@ __all__ = [
     "check_inputs",
     "content_hash",
     "describe_file",
+    "json_text",
     "load_manifest",
+    "locate_input",
     "now",
     "read_json",
+    "resolve_inputs",
     "sha256_file",
     "write_json_atomic",
     "write_manifest",
@@ -88,8 +91,15 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
     return h.hexdigest()
 
 
-def describe_file(path: str | os.PathLike[str], option: str) -> dict[str, Any]:
-    """``{"path", "sha256", "bytes", "option"}`` of an input file, for the manifest.
+def describe_file(path: str | os.PathLike[str], option: str, folder: str | os.PathLike[str]
+                  ) -> dict[str, Any]:
+    """``{"path", "given", "sha256", "bytes", "option"}`` of an input file, for the manifest of the
+    audit folder ``folder`` (which need not exist yet).
+
+    ``path`` is relative to ``folder`` wherever a relative path exists (absolute otherwise, e.g. on
+    another drive), so that the folder can be moved or shipped together with its inputs; ``given``
+    is the absolute path of the file as given, for a folder moved without them. The sha256 is the
+    file's identity (:func:`locate_input`).
 
     :param option: how the user named the file (``"--run"``), used in later error messages.
     :raises FileNotFoundError: naming ``option`` when the file does not exist.
@@ -98,8 +108,41 @@ def describe_file(path: str | os.PathLike[str], option: str) -> dict[str, Any]:
     if not p.is_file():
         what = "is a folder" if p.is_dir() else "does not exist"
         raise FileNotFoundError(f"{option} {p}: the file {what}")
-    return {"path": str(p.resolve()), "sha256": sha256_file(p), "bytes": p.stat().st_size,
+    given = p.resolve()
+    try:
+        recorded = os.path.relpath(given, Path(folder).resolve())
+    except ValueError:  # no relative path between them (Windows drives)
+        recorded = str(given)
+    return {"path": recorded, "given": str(given), "sha256": sha256_file(p), "bytes": p.stat().st_size,
             "option": option}
+
+
+def _candidates(folder: Path, entry: Mapping[str, Any]) -> list[Path]:
+    """Where an input may be: its path relative to the audit folder, then as given at freeze."""
+    out = [Path(os.path.normpath(folder.resolve() / str(entry["path"]))), Path(str(entry["given"]))]
+    return list(dict.fromkeys(out))
+
+
+def locate_input(folder: str | os.PathLike[str], entry: Mapping[str, Any]) -> Path:
+    """The file an input entry of the manifest names: its recorded path relative to the audit
+    folder, then its path as given at freeze — the first that holds the frozen sha256.
+
+    :raises ValueError: naming the option, the file and its sha256 when it is missing or changed.
+    """
+    recorded, option, frozen = str(entry["path"]), entry.get("option", "input"), str(entry["sha256"])
+    places = _candidates(Path(folder), entry)
+    found = [c for c in places if c.is_file()]
+    for c in found:
+        if sha256_file(c) == frozen:
+            return c
+    if not found:
+        looked = " or ".join(str(c) for c in places)
+        raise ValueError(f"{option} {recorded} (sha256 {frozen[:12]}) is missing: no file at {looked}; put "
+                         "it back where it was, or beside the audit folder as it was frozen (the folder and "
+                         "its inputs move together), to continue this audit")
+    raise ValueError(f"{option} {found[0]} changed after the audit was frozen (sha256 "
+                     f"{sha256_file(found[0])[:12]}, frozen {frozen[:12]}); the certificate would not be "
+                     "about the frozen cut — restore the file or freeze a new audit")
 
 
 def _write_temp(folder: Path, name: str, data: bytes) -> Path:
@@ -133,9 +176,17 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
         raise
 
 
+def json_text(obj: Any) -> str:
+    """``obj`` as the indented JSON text of an audit file.
+
+    :raises ValueError: for a value JSON cannot hold (NaN, infinities).
+    """
+    return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
 def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> None:
     """Write ``obj`` as indented JSON to ``path`` atomically (see :func:`write_text_atomic`)."""
-    write_text_atomic(path, json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    write_text_atomic(path, json_text(obj))
 
 
 def read_json(path: Path, what: str) -> Any:
@@ -253,34 +304,23 @@ def load_manifest(folder: str | os.PathLike[str]) -> Manifest:
     return Manifest(body, actual, out)
 
 
-def check_inputs(manifest: Manifest) -> None:
-    """Check that every input file named in the manifest still has its frozen sha256.
+def check_inputs(manifest: Manifest) -> dict[str, Any]:
+    """Find every input file named in the manifest (:func:`locate_input`) and check that it still
+    has its frozen sha256.
 
-    :raises ValueError: naming the option and file that changed or disappeared.
+    :returns: the manifest's ``inputs`` with each ``path`` replaced by the file found.
+    :raises ValueError: naming the option and file that changed or is missing.
     """
-    for entry in _input_entries(manifest.get("inputs", {})):
-        path = Path(entry["path"])
-        option = entry.get("option", "input")
-        if not path.is_file():
-            raise ValueError(f"{option} {path} is gone since the audit was frozen "
-                             f"(sha256 {entry['sha256'][:12]}); restore it to continue this audit")
-        actual = sha256_file(path)
-        if actual != entry["sha256"]:
-            raise ValueError(
-                f"{option} {path} changed after the audit was frozen (sha256 {actual[:12]}, frozen "
-                f"{entry['sha256'][:12]}); the certificate would not be about the frozen cut — "
-                "restore the file or freeze a new audit"
-            )
+    return dict(resolve_inputs(manifest.get("inputs", {}), lambda e: locate_input(manifest.folder, e)))
 
 
-def _input_entries(inputs: Any) -> list[Mapping[str, Any]]:
-    out: list[Mapping[str, Any]] = []
+def resolve_inputs(inputs: Any, where: Callable[[Mapping[str, Any]], Path]) -> Any:
+    """``inputs`` (the manifest's, nested) with the ``path`` of every file entry replaced by
+    ``where(entry)``."""
     if isinstance(inputs, Mapping):
         if "sha256" in inputs and "path" in inputs:
-            return [inputs]
-        for v in inputs.values():
-            out.extend(_input_entries(v))
-    elif isinstance(inputs, list):
-        for v in inputs:
-            out.extend(_input_entries(v))
-    return out
+            return {**inputs, "path": str(where(inputs))}
+        return {k: resolve_inputs(v, where) for k, v in inputs.items()}
+    if isinstance(inputs, list):
+        return [resolve_inputs(v, where) for v in inputs]
+    return inputs

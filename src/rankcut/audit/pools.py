@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from rankcut.audit.options import spelled
 from rankcut.data.io import open_text
 from rankcut.data.lists import Posting, RankedLists, order_postings
 
@@ -591,15 +592,19 @@ class Pools:
 # cuts and nested families
 
 
-def cuts_from_run(full: RankedLists, cut_run: Mapping[str, Sequence[Posting]]) -> NDArray[np.int64]:
+def cuts_from_run(full: RankedLists, cut_run: Mapping[str, Sequence[Posting]], *,
+                  allow_missing_queries: bool = False) -> NDArray[np.int64]:
     """Per query, how many documents a cut run keeps, ``[Q]`` (``k_q``).
 
     The cut run must hold, for each query, a prefix of the full list: the same documents in the
     same order once sorted by ``full.ordering`` (as :func:`rankcut.data.trec.write_run` writes
-    it). A query absent from the cut run keeps nothing (``k_q = 0``).
+    it). A query of the full lists absent from the cut run is refused, as a missing document is: a
+    cut of 0 writes no line, so the run cannot tell a query cut at 0 from one left out by mistake.
+    With ``allow_missing_queries`` it keeps nothing (``k_q = 0``).
 
-    :raises ValueError: naming the query and rank where the cut run departs from the full list,
-        or a query of the cut run that the full lists do not hold.
+    :raises ValueError: naming the query and rank where the cut run departs from the full list, a
+        query of the cut run that the full lists do not hold, or (without ``allow_missing_queries``)
+        a query of the full lists that the cut run does not hold.
     """
     known = set(full.qids)
     extra = [q for q in cut_run if q not in known]
@@ -621,6 +626,13 @@ def cuts_from_run(full: RankedLists, cut_run: Mapping[str, Sequence[Posting]]) -
                     f"same order under ordering={full.ordering!r})"
                 )
         cuts[i] = len(postings)
+    absent = [q for q in full.qids if q not in cut_run]
+    if absent and not allow_missing_queries:
+        more = f" (and {len(absent) - 1} more of the {len(full)} queries)" if len(absent) > 1 else ""
+        raise ValueError(f"query {absent[0]!r} of the full ranked lists is not in the cut run{more}: a cut "
+                         "of 0 writes no line, so it is not known whether it keeps nothing or was left out "
+                         f"— refused; give {spelled('allow_missing_queries')} to take an absent query as "
+                         "keeping nothing (k = 0)")
     return cuts
 
 
@@ -648,12 +660,14 @@ def check_nested(cuts: ArrayLike, qids: Sequence[str], names: Sequence[str] | No
 
 
 def nested_family(full: RankedLists, cut_runs: Sequence[Mapping[str, Sequence[Posting]]], *,
-                  names: Sequence[str] | None = None) -> NDArray[np.int64]:
+                  names: Sequence[str] | None = None, allow_missing_queries: bool = False
+                  ) -> NDArray[np.int64]:
     """Cuts of a nested family of cut runs, ``[Q, M]`` (prefix generators ``g_1 ⊆ … ⊆ g_M`` of
     §4.7; certify with Corollary 16, Theorem 17 / Corollary 18 or Theorem 19).
 
     :param cut_runs: the members, smallest candidate set first; each as for :func:`cuts_from_run`.
     :param names: optional member names for error messages.
+    :param allow_missing_queries: as for :func:`cuts_from_run`.
     :raises ValueError: naming the member (and query, rank) of a run that is not a prefix, or the
         query and members where the family is not nested.
     """
@@ -664,7 +678,7 @@ def nested_family(full: RankedLists, cut_runs: Sequence[Mapping[str, Sequence[Po
     columns = []
     for m, run in enumerate(cut_runs):
         try:
-            columns.append(cuts_from_run(full, run))
+            columns.append(cuts_from_run(full, run, allow_missing_queries=allow_missing_queries))
         except ValueError as err:
             raise ValueError(f"{_member(m, names)}: {err}") from None
     return check_nested(np.stack(columns, axis=1), full.qids, names)

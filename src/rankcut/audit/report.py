@@ -46,6 +46,7 @@ from rankcut.audit.manifest import (
     write_json_atomic,
     write_text_atomic,
 )
+from rankcut.data.io import write_atomic
 
 if TYPE_CHECKING:  # rankcut.certify loads scipy: imported where it is used
     from rankcut.certify.report import JointReport
@@ -142,7 +143,7 @@ def _load(audit_dir: str | Path) -> tuple[dict[str, Any], dict[str, Any], JointR
     rows = af.read_rows(items_path)
     counts = content.get("counts")
     if not isinstance(counts, dict):
-        raise refuse("it holds no counts (written by an older rankcut)")
+        raise refuse("it holds no counts (it was not written by certify, or was edited)")
     _check_draws(counts, rows, manifest["design"], refuse, folder)
     # everything else is rebuilt from the manifest and the counts, and must be what the file says
     frozen = af.FrozenAudit(manifest)
@@ -477,9 +478,7 @@ def write_report(audit_dir: str | Path, out: str | Path) -> ReportFiles:
     else:
         if png is not None:
             plot_path = path.with_suffix(".png")
-            tmp = plot_path.with_name(f".{plot_path.name}.tmp")
-            tmp.write_bytes(png)
-            tmp.replace(plot_path)
+            write_atomic(plot_path, png)   # a failed write leaves no temporary file behind
         write_text_atomic(path, render_markdown(manifest, content, report,
                                                 None if plot_path is None else plot_path.name))
     return ReportFiles(path, cert_path, plot_path)

@@ -53,7 +53,6 @@ import numpy as np
 from rankcut.audit import labels as labels_mod
 from rankcut.audit import provenance
 from rankcut.audit.designs import DESIGNS, design_of
-from rankcut.audit.designs.base import STREAMS_VERSION
 from rankcut.audit.folder import (
     CERTIFICATE_FILE,
     LABELS_FILE,
@@ -81,9 +80,11 @@ from rankcut.audit.manifest import (
     Manifest,
     content_hash,
     describe_file,
+    json_text,
     load_manifest,
     now,
     read_json,
+    resolve_inputs,
     sha256_file,
     write_json_atomic,
     write_manifest,
@@ -230,6 +231,7 @@ def freeze(
     reference: str | None = None,
     bands: Sequence[int] | None = None,
     allow_incomplete: bool = False,
+    allow_missing_queries: bool = False,
     texts: str | Path | None = None,
     reuse_labels: str | Path | None = None,
     design_data: bool = False,
@@ -267,6 +269,9 @@ def freeze(
         unlabelled excluded-pool draw as relevant and every unlabelled included-pool draw as not
         relevant — the unfavourable completion, so the bounds stay valid whatever the missing
         labels are (the bounds are monotone in the counts).
+    :param allow_missing_queries: take a query of ``run`` that a cut run (or family member) does
+        not hold as cut at 0 (nothing kept; all of its list goes to the excluded pool). Without it
+        such a query is refused: a cut of 0 writes no line, so an absent query may be a mistake.
     :param texts: a JSON-lines file of document texts (``query_id, doc_id, text``) for labelling.
     :param reuse_labels: an earlier audit folder whose labels may be reused for this sample.
     :param design_data: with ``reuse_labels``: those labels informed the design of this cut and are
@@ -309,21 +314,30 @@ def freeze(
     reuse, chain = provenance.reuse_spec(reuse_labels, design_data)
     seed = provenance.reuse_seed(given_seed, reuse, chain)
 
-    inputs: dict[str, Any] = {"run": describe_file(run, "--run")}
+    inputs: dict[str, Any] = {"run": describe_file(run, "--run", folder)}
     if cut is not None:
-        inputs["cut"] = describe_file(cut, "--cut")
+        inputs["cut"] = describe_file(cut, "--cut", folder)
     if fam is not None and fam["kind"] == "runs":
         assert family is not None
-        inputs["family"] = [describe_file(f, f"--family member {m + 1}") for m, f in enumerate(family)]
+        inputs["family"] = [describe_file(f, f"--family member {m + 1}", folder)
+                            for m, f in enumerate(family)]
     corpus_spec: dict[str, Any] | None = None
     if corpus_ids is not None:
-        inputs["corpus_ids"] = describe_file(corpus_ids, "--corpus-ids")
+        inputs["corpus_ids"] = describe_file(corpus_ids, "--corpus-ids", folder)
         corpus_spec = {"kind": "ids"}
     elif corpus_size is not None:
         corpus_spec = {"kind": "size", "documents": check_count(corpus_size, "corpus_size", 1)}
     if texts is not None:
-        inputs["texts"] = describe_file(texts, "--texts")
-    lists, members, names = build_pools(inputs, ordering, fam, corpus_spec)
+        from rankcut.data.texts import read_query_texts, read_texts_jsonl
+
+        inputs["texts"] = describe_file(texts, "--texts", folder)
+        # parsed in full now, as every later step reads it: a file that fails later, once its hash
+        # is frozen, would leave an audit that can never be completed
+        read_texts_jsonl(texts, by="pair", name=f"{_o('texts')} {texts}")
+        read_query_texts(texts, name=f"{_o('texts')} {texts}")
+    # the files as given (the manifest's paths are relative to the folder, which may not exist yet)
+    located = resolve_inputs(inputs, lambda e: Path(e["given"]))
+    lists, members, names = build_pools(located, ordering, fam, corpus_spec, bool(allow_missing_queries))
     if corpus_spec is not None and corpus_spec["kind"] == "ids":
         corpus_spec["documents"] = members[0].corpus.n_documents if members[0].corpus else None
     base = members[0]
@@ -365,6 +379,7 @@ def freeze(
         "band_sizes": band_sizes,
         "corpus": corpus_spec,
         "allow_incomplete": bool(allow_incomplete),
+        "allow_missing_queries": bool(allow_missing_queries),
         "reuse_labels": reuse,
         "pools": {"members": [{"name": n, "n1": p.n1, "n0": p.n0}
                               for n, p in zip(names, members, strict=True)],
@@ -468,14 +483,14 @@ def plan(audit_dir: str | Path, *, expected_precision: float | None = None, tole
 def _texts(audit: Audit) -> dict[Any, str] | None:
     from rankcut.data.texts import read_texts_jsonl
 
-    entry = audit.manifest["inputs"].get("texts")
+    entry = audit.inputs.get("texts")
     return None if entry is None else read_texts_jsonl(entry["path"], by="pair")
 
 
 def _query_texts(audit: Audit) -> dict[str, str] | None:
     from rankcut.data.texts import read_query_texts
 
-    entry = audit.manifest["inputs"].get("texts")
+    entry = audit.inputs.get("texts")
     return None if entry is None else read_query_texts(entry["path"])
 
 
@@ -507,8 +522,48 @@ def _write_to_label(audit: Audit, order: list[Item], fmt: str) -> Path:
     return path
 
 
+def _best_case(audit: Audit, sizes: Mapping[str, Any]) -> tuple[list[dict[str, Any]], Any]:
+    """The draws of ``sizes`` and the verdict the design's own certificates give them at best: no
+    excluded-side draw relevant, every included draw relevant (None without a target)."""
+    from rankcut.audit.designs import certificates
+
+    spec = design_of(audit)
+    rows = spec.draw(audit, sizes)
+    y = np.array([r["pool"] == "included" for r in rows], dtype=np.int64)
+    _, findings = certificates(audit, spec.counts(audit, rows, y, 0))
+    return rows, findings.verdict
+
+
+def _least_excluded(audit: Audit, given: int, included: int | None) -> int | None:
+    """The smallest one-number excluded size above ``given`` whose best case meets the frozen target
+    (doubling, then bisection: the draws grow with the size tried), or None when no size up to the
+    largest excluded pool does (without replacement) or up to 2^24 draws (with it)."""
+    spec = design_of(audit)
+    cap = max(m.n0 for m in audit.sizes) if audit.finite else 1 << 24
+
+    def meets(n: int) -> bool:
+        try:
+            verdict = _best_case(audit, spec.sizes(audit, n, included))[1]
+        except ValueError:   # a size the design refuses (beyond a pool)
+            return False
+        return bool(verdict is not None and verdict.met)
+
+    lo, hi = given, max(1, 2 * given)
+    while hi < cap and not meets(hi):
+        lo, hi = hi, 2 * hi
+    if hi >= cap:
+        hi = cap
+        if not meets(hi):
+            return None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if meets(mid) else (mid, hi)
+    return hi
+
+
 def sample(audit_dir: str | Path, *, excluded: int | Sequence[int] | None = None,
-           included: int | None = None, label_format: str = "csv") -> SampleResult:
+           included: int | None = None, label_format: str = "csv",
+           allow_underpowered: bool = False) -> SampleResult:
     """Draw the audit sample from the frozen manifest and seed (step 3), once.
 
     Sizes default to ``plan.json``; given sizes replace them (recorded in ``sample.json``). Writes
@@ -521,8 +576,13 @@ def sample(audit_dir: str | Path, *, excluded: int | Sequence[int] | None = None
         (or one for every band) for the stratified design; the shared reference size ``Q``.
     :param included: two-pool included-pool size.
     :param label_format: ``"csv"`` or ``"jsonl"`` for the list to label.
+    :param allow_underpowered: draw sizes that cannot meet the frozen target even if no
+        excluded-side draw is relevant (or, without a target, that draw nothing from the excluded
+        pool). Without it they are refused, naming the least size that can: the audit has one
+        sample, and such sizes would use it up for nothing.
     :raises AuditStepError: without a plan, or when a sample was already drawn (a second draw would
         let the sample be chosen after seeing the first).
+    :raises ValueError: for sizes that cannot certify the frozen target (see ``allow_underpowered``).
     """
     if label_format not in ("csv", "jsonl"):
         raise ValueError(f"{_o('label_format')} must be csv or jsonl, got {label_format!r}")
@@ -544,9 +604,30 @@ def sample(audit_dir: str | Path, *, excluded: int | Sequence[int] | None = None
         raise AuditStepError(f"{plan_path} was made for audit {str(planned.get('audit_id'))[:12]}, not "
                              f"{audit.manifest.short_id}: run {_o('plan')} again")
     defaults = planned.get("sizes") or {}
-    sizes = spec.sizes(audit, defaults.get("excluded") if excluded is None else excluded,
-                       defaults.get("included") if included is None else included)
-    rows = spec.draw(audit, sizes)
+    ex_given = defaults.get("excluded") if excluded is None else excluded
+    in_given = defaults.get("included") if included is None else included
+    sizes = spec.sizes(audit, ex_given, in_given)
+    if spec.anytime:   # its sample is the whole pool, in order
+        rows, verdict, underpowered = spec.draw(audit, sizes), None, False
+    else:
+        rows, verdict = _best_case(audit, sizes)
+        underpowered = (not verdict.met) if verdict is not None else \
+            max(m.n0 for m in audit.sizes) > 0 and all(r["pool"] == "included" for r in rows)
+    if underpowered and not allow_underpowered:
+        if verdict is None:
+            raise ValueError(f"sizes {sizes_text(sizes)} draw nothing from the excluded pool, so they "
+                             "certify nothing about what the cut left behind, and the audit has one sample: "
+                             f"give {_o('excluded')} > 0, or {_o('allow_underpowered')} to draw them anyway")
+        can = ""
+        if isinstance(ex_given, int) and isinstance(sizes["excluded"], int):   # one size: search it
+            least = _least_excluded(audit, ex_given, in_given)
+            along = "" if in_given is None else f" with {_o('included')} {in_given}"
+            can = (f"the least {_o('excluded')} that can is {least}; " if least is not None else
+                   f"no {_o('excluded')} can{along}; ")
+        raise ValueError(f"sizes {sizes_text(sizes)} cannot meet the frozen target even if no excluded-pool "
+                         f"draw is relevant ({verdict.text}), and the audit has one sample: {can}give "
+                         f"larger sizes (the plan's: {sizes_text(defaults) or 'none'}), or "
+                         f"{_o('allow_underpowered')} to draw these anyway")
     text = sample_text(rows)
     write_text_atomic(folder / SAMPLE_ITEMS, text)
     order = spec.label_order(audit, rows)
@@ -555,7 +636,7 @@ def sample(audit_dir: str | Path, *, excluded: int | Sequence[int] | None = None
     info = {"schema": "rankcut.audit_sample", "schema_version": 1, "audit_id": audit.manifest.audit_id,
             "drawn_at": now(), "sizes": sizes, "planned": planned.get("sizes"), "draws": len(rows),
             "items": len(order), "sample_hash": sample_hash, "to_label": to_label.name,
-            "streams": STREAMS_VERSION, "numpy": np.__version__}
+            "numpy": np.__version__, "underpowered": bool(underpowered)}
     # sample.json last: it is what marks the sample as drawn
     write_json_atomic(folder / SAMPLE_FILE, info)
     return SampleResult(sizes, len(rows), len(order), sample_hash, to_label)
@@ -764,7 +845,7 @@ def certify(audit_dir: str | Path) -> CertifyResult:
     """
     audit = load_audit(audit_dir)
     spec = design_of(audit)
-    info, rows = load_sample(audit, redraw=lambda sizes, streams: spec.draw(audit, sizes, streams))
+    info, rows = load_sample(audit, redraw=lambda sizes: spec.draw(audit, sizes))
     try:
         opened = spec.open(audit, info, rows, opened_record(audit))
     except labels_mod.ReadOnlyStoreError:
@@ -775,8 +856,6 @@ def certify(audit_dir: str | Path) -> CertifyResult:
                              "audit): certify a writable copy; a read-only copy can be certified again, "
                              "unchanged, once it was certified") from None
     readonly = not labels_mod.writable(audit.folder / CERTIFICATE_FILE)
-    if opened.record is not None and not readonly:
-        write_json_atomic(audit.folder / OPENED_FILE, opened.record)
     content = {
         "schema": "rankcut.audit_certificate", "schema_version": 1,
         "audit_id": audit.manifest.audit_id, "design": audit.design, "theorem": audit.manifest["theorem"],
@@ -792,7 +871,12 @@ def certify(audit_dir: str | Path) -> CertifyResult:
         content["notes"] = [*content.get("notes", []), f"the audit folder {audit.folder} is read-only: "
                             f"{CERTIFICATE_FILE} was checked and recomputed, not rewritten"]
     else:
-        write_json_atomic(audit.folder / CERTIFICATE_FILE, content)
+        # both files as text first: a value JSON cannot hold refuses certify before either is written,
+        # never between the two
+        files: list[tuple[str, Any]] = [(OPENED_FILE, opened.record)] if opened.record is not None else []
+        texts = [(name, json_text(obj)) for name, obj in [*files, (CERTIFICATE_FILE, content)]]
+        for name, text in texts:
+            write_text_atomic(audit.folder / name, text)
     return CertifyResult(opened.report, content)
 
 
@@ -820,7 +904,8 @@ def status(audit_dir: str | Path) -> dict[str, Any]:
              "label": False, "certify": (folder / CERTIFICATE_FILE).exists()}
     if steps["sample"]:
         info = read_json(folder / SAMPLE_FILE, "written by sample")
-        out["sample"] = {"sizes": info["sizes"], "items": info["items"], "hash": info["sample_hash"]}
+        out["sample"] = {"sizes": info["sizes"], "items": info["items"], "hash": info["sample_hash"],
+                         "to_label": info["to_label"]}
         if (folder / LABELS_FILE).exists():
             with labels_mod.LabelStore(folder / LABELS_FILE, readonly=True) as store:
                 out["labelled"] = store.count()

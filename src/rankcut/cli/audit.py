@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import json
+import shlex
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -45,12 +46,13 @@ _OPTIONS = {
     "max_missed": "--max-missed", "seed": "--seed", "corpus_size": "--corpus-size",
     "corpus_ids": "--corpus-ids", "ordering": "--ordering", "sampling": "--sampling",
     "reference": "--reference", "bands": "--bands", "allow_incomplete": "--allow-incomplete",
+    "allow_missing_queries": "--allow-missing-queries",
     "texts": "--texts", "reuse_labels": "--reuse-labels", "design_data": "--design-data",
     "expected_precision": "--expected-precision", "tolerated": "--tolerated", "excluded": "--excluded",
     "included": "--included", "label_format": "--format", "from_file": "--from", "qrels": "--oracle qrels",
     "threshold": "--threshold", "interactive": "--interactive", "reuse": "--reuse",
-    "overwrite": "--overwrite", "limit": "--next", "prior_scale": "--prior-scale",
-    "unjudged_nonrelevant": "--unjudged-nonrelevant",
+    "overwrite": "--overwrite", "allow_underpowered": "--allow-underpowered", "limit": "--next",
+    "prior_scale": "--prior-scale", "unjudged_nonrelevant": "--unjudged-nonrelevant",
     "report": "rankcut audit report", "status": "rankcut audit status",
     "plan": "rankcut audit plan", "sample": "rankcut audit sample", "label": "rankcut audit label",
     "certify": "rankcut audit certify", "freeze": "rankcut audit freeze",
@@ -161,6 +163,9 @@ def freeze(
                                      "end, e.g. 10,100 (ranks k+1..k+10, k+11..k+100, the rest)."),
     allow_incomplete: bool = typer.Option(False, "--allow-incomplete", help="Let certify count unlabelled "
                                           "draws unfavourably instead of refusing."),
+    allow_missing_queries: bool = typer.Option(
+        False, "--allow-missing-queries", help="Take a query of --run that the cut run does not hold as "
+        "cut at 0 (nothing kept) instead of refusing."),
     texts: Path | None = typer.Option(None, "--texts", help="JSON lines with query_id, doc_id, text, shown "
                                       "when labelling."),
     reuse_labels: Path | None = typer.Option(None, "--reuse-labels", help="An earlier audit folder whose "
@@ -181,7 +186,8 @@ def freeze(
         offsets=_ints(offsets, "--offsets"), depths=_ints(depths, "--depths"), delta=delta,
         allocation=_allocation(allocation), target_recall=target_recall, max_missed=max_missed, seed=seed,
         corpus_size=corpus_size, corpus_ids=corpus_ids, ordering=ordering, sampling=sampling,
-        reference=reference, bands=_ints(bands, "--bands"), allow_incomplete=allow_incomplete, texts=texts,
+        reference=reference, bands=_ints(bands, "--bands"), allow_incomplete=allow_incomplete,
+        allow_missing_queries=allow_missing_queries, texts=texts,
         reuse_labels=reuse_labels, design_data=design_data, prior_scale=prior_scale,
     )
     if as_json:
@@ -196,7 +202,7 @@ def freeze(
     for m in members:
         typer.echo(f"  {m['name']}: burden N1 = {m['n1']}, excluded pool N0 = {m['n0']} "
                    f"(N = {manifest['pools']['items']})")
-    typer.echo(f"next: rankcut audit plan --audit {manifest.folder}")
+    typer.echo(f"next: rankcut audit plan --audit {_q(manifest.folder)}")
 
 
 @app.command("stop")
@@ -252,17 +258,27 @@ def stop(
         stops = screening_stops(lists, given, rule)
     except ValueError as err:
         raise ValueError(f"{labels or qrels}: {err}") from None
-    written = write_cut(lists, stops, out) if out is not None else None
+    screening = [s for s in stops if s.stop is None]
+    # mid-screening is the normal answer, not an error: no cut yet, and how far to read before the
+    # rule is next checked (it is checked at batch boundaries only)
+    more = {s.query_id: min(s.length, (s.screened // rule.batch + 1) * rule.batch) - s.screened
+            for s in screening}
+    written = write_cut(lists, stops, out) if out is not None and not screening else None
     if as_json:
-        _echo_json({"stops": [vars(s) for s in stops], "cut": None if written is None else str(written)})
+        _echo_json({"stops": [vars(s) for s in stops], "cut": None if written is None else str(written),
+                    "read_more": more})
         return
     for s in stops:
         typer.echo(s.render())
-    done = sum(s.stop is not None for s in stops)
-    typer.echo(f"{done} of {len(stops)} queries stopped")
+    typer.echo(f"{len(stops) - len(screening)} of {len(stops)} queries stopped")
+    if screening:
+        todo = ", ".join(f"{s.query_id}: {more[s.query_id]} more, to rank {s.screened + more[s.query_id]}"
+                         for s in screening)
+        typer.echo(f"screen on: read {sum(more.values())} more before the rule is checked again ({todo})"
+                   + ("; no cut run is written until every query has stopped" if out is not None else ""))
     if written is not None:
         scale = "" if prior_scale == ReviewRule().prior_scale else f" --prior-scale {prior_scale:g}"
-        typer.echo(f"wrote {written}; next: rankcut audit freeze --run {run} --cut {written} "
+        typer.echo(f"wrote {written}; next: rankcut audit freeze --run {_q(run)} --cut {_q(written)} "
                    f"--target-recall {target_recall:g} --delta {delta:g}{scale} --out AUDIT")
 
 
@@ -300,6 +316,9 @@ def sample(
     included: int | None = typer.Option(None, "--included", help="two-pool: included-pool draws "
                                         "(default: the plan)."),
     label_format: str = typer.Option("csv", "--format", help="The list to label: csv or jsonl."),
+    allow_underpowered: bool = typer.Option(
+        False, "--allow-underpowered", help="Draw sizes that cannot meet the frozen target even if the "
+        "audit finds nothing (refused without it: the audit has one sample)."),
     as_json: bool = JSON,
 ) -> None:
     """Draw the audit items from the frozen manifest and seed (once) and write the list to label."""
@@ -307,7 +326,8 @@ def sample(
 
     sizes = _ints(excluded, "--excluded")
     one_or_many = None if sizes is None else sizes[0] if len(sizes) == 1 else sizes
-    result = workflow.sample(audit, excluded=one_or_many, included=included, label_format=label_format)
+    result = workflow.sample(audit, excluded=one_or_many, included=included, label_format=label_format,
+                             allow_underpowered=allow_underpowered)
     if as_json:
         _echo_json({"sizes": result.sizes, "draws": result.n_draws, "items": result.n_items,
                     "sample_hash": result.sample_hash, "to_label": str(result.to_label)})
@@ -317,8 +337,7 @@ def sample(
             typer.echo(f"label {result.to_label} from the top: the cut's {result.sizes['included']} items, "
                        "then the excluded pool in the audit order, as far as needed; certify whenever "
                        "you like")
-        typer.echo(f"next: rankcut audit label --audit {audit} --from {result.to_label} (after filling "
-                   "its label column)")
+        typer.echo(_label_next(audit, result.to_label))
 
 
 @app.command("label")
@@ -362,7 +381,7 @@ def label(
     else:
         typer.echo(result.render())
         if result.missing == 0 or workflow.status(audit)["next"] == "certify":
-            typer.echo(f"next: rankcut audit certify --audit {audit}")
+            typer.echo(f"next: rankcut audit certify --audit {_q(audit)}")
 
 
 @app.command("certify")
@@ -401,7 +420,7 @@ def status(audit: Path = AUDIT, as_json: bool = JSON) -> None:
         return
     typer.echo(f"audit {info['audit_id']} ({info['design']}), frozen at {info['frozen_at']}")
     for step, done in info["steps"].items():
-        typer.echo(f"  {'[x]' if done else '[ ]'} {step}")
+        typer.echo(f"  {'[x]' if done else '[ ]'} {step}{_counts(info) if step == 'label' else ''}")
     if info.get("opened_at"):
         typer.echo(f"  labels opened for certification at {info['opened_at']}")
     if info.get("verdict"):
@@ -409,6 +428,32 @@ def status(audit: Path = AUDIT, as_json: bool = JSON) -> None:
     typer.echo(_next_line(info, audit))
 
 
+def _q(path: Path | str) -> str:
+    """A path as the shell reads it back (quoted where it holds spaces or other special characters)."""
+    return shlex.quote(str(path))
+
+
+def _label_next(audit: Path, to_label: Path) -> str:
+    """The label step as a command that runs as printed: from the list to label, once filled in."""
+    return (f"next: rankcut audit label --audit {_q(audit)} --from {_q(to_label)}"
+            "   # after filling its label column")
+
+
+def _counts(info: dict[str, Any]) -> str:
+    """How far labelling has come, for the ``label`` line of ``status``."""
+    if "sample" not in info:
+        return ""
+    text = f": {info.get('labelled', 0)} of {info['sample']['items']} sampled items labelled"
+    if "audit_labels" in info:   # the sequential design: the labelled start of the audit order
+        text += f" (audit order: positions 1–{info['audit_labels']} labelled)"
+    return text
+
+
 def _next_line(info: dict[str, Any], audit: Path) -> str:
-    """The step after what the audit folder records (``workflow.status``)."""
-    return "done" if info["next"] is None else f"next: rankcut audit {info['next']} --audit {audit}"
+    """The step after what the audit folder records (``workflow.status``), as a command that runs as
+    printed."""
+    if info["next"] is None:
+        return "done"
+    if info["next"] == "label":
+        return _label_next(audit, Path(audit) / info["sample"]["to_label"])
+    return f"next: rankcut audit {info['next']} --audit {_q(audit)}"

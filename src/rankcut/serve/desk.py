@@ -124,7 +124,7 @@ class Desk:
         self.order = self.spec.label_order(self.audit, self.rows)
         self.index = {item: i for i, item in enumerate(self.order)}
         self._place = self.spec.place(self.audit, self.order)
-        entry = self.audit.manifest["inputs"].get("texts")
+        entry = self.audit.inputs.get("texts")   # the file found (its path is relative to the folder)
         self.texts = None if entry is None else read_texts_jsonl(entry["path"], by="pair")
         self.queries = {} if entry is None else read_query_texts(entry["path"])
         self.sequential = self.spec.name == "sequential"

@@ -36,12 +36,9 @@ __all__ = ["Design", "Findings", "FixedSampleDesign", "Opened", "Plan", "Verdict
 Row = dict[str, Any]
 
 # Independent random streams per part of a sample (numpy SeedSequence keys [seed, stream]), so that
-# changing one pool's, member's or band's size never changes another's draws. Samples drawn before
-# the bands had their own streams (sample.json without "streams") drew every band from
-# STREAM_STRATA, one after the other; they are redrawn that way.
-STREAM_EXCLUDED, STREAM_INCLUDED, STREAM_STRATA, STREAM_ORDER, STREAM_MEMBER = 0, 1, 2, 3, 100
+# changing one pool's, member's or band's size never changes another's draws.
+STREAM_EXCLUDED, STREAM_INCLUDED, STREAM_ORDER, STREAM_MEMBER = 0, 1, 3, 100
 STREAM_BAND = 200
-STREAMS_VERSION = 2
 
 
 
@@ -149,7 +146,7 @@ class Design(Protocol):
     def plan(self, audit: Audit, target: Mapping[str, Any], tolerated: int, precision: float,
              precision_given: bool) -> Plan: ...
     def sizes(self, audit: Audit, excluded: Any, included: Any) -> dict[str, Any]: ...
-    def draw(self, audit: Audit, sizes: Mapping[str, Any], streams: int = STREAMS_VERSION) -> list[Row]: ...
+    def draw(self, audit: Audit, sizes: Mapping[str, Any]) -> list[Row]: ...
     def label_order(self, audit: Audit, rows: Sequence[Mapping[str, Any]]) -> list[Item]: ...
     def positions(self, audit: Audit, n: int) -> list[tuple[str, int]]: ...
     def guard_labelling(self, audit: Audit, record: Mapping[str, Any] | None) -> None: ...
@@ -427,7 +424,7 @@ class FixedSampleDesign:
                              "the excluded pool")
         return {"excluded": ex}
 
-    def draw(self, audit: Audit, sizes: Mapping[str, Any], streams: int = STREAMS_VERSION) -> list[Row]:
+    def draw(self, audit: Audit, sizes: Mapping[str, Any]) -> list[Row]:
         raise NotImplementedError
 
     def label_order(self, audit: Audit, rows: Sequence[Mapping[str, Any]]) -> list[Item]:

@@ -20,7 +20,6 @@ import numpy as np
 from rankcut.audit.designs.base import (
     STREAM_EXCLUDED,
     STREAM_MEMBER,
-    STREAMS_VERSION,
     Findings,
     FixedSampleDesign,
     Plan,
@@ -141,7 +140,7 @@ class Prefixes(FixedSampleDesign):
             return super().sizes(audit, excluded, included)
         return self.part_sizes(excluded, included, len(audit.members), "member")
 
-    def draw(self, audit: Audit, sizes: Mapping[str, Any], streams: int = STREAMS_VERSION) -> list[Row]:
+    def draw(self, audit: Audit, sizes: Mapping[str, Any]) -> list[Row]:
         seed, replace = int(audit.manifest["seed"]), not audit.finite
         rows: list[Row] = []
         if self.shared(audit):

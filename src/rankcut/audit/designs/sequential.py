@@ -21,7 +21,6 @@ import numpy as np
 from rankcut.audit import labels as labels_mod
 from rankcut.audit.designs.base import (
     STREAM_EXCLUDED,
-    STREAMS_VERSION,
     Findings,
     FixedSampleDesign,
     Opened,
@@ -198,7 +197,7 @@ class Sequential(FixedSampleDesign):
                                  f"in order: {_o(name)} {given!r} is not for it")
         return full
 
-    def draw(self, audit: Audit, sizes: Mapping[str, Any], streams: int = STREAMS_VERSION) -> list[Row]:
+    def draw(self, audit: Audit, sizes: Mapping[str, Any]) -> list[Row]:
         """The cut in rank order, then the whole excluded pool in the audit order."""
         base = audit.base
         rows = draw_rows(base.included_items(np.arange(base.n1)), "included")
@@ -336,10 +335,8 @@ class Sequential(FixedSampleDesign):
         audited = stats["excluded"]
         t, x = int(audited["labelled"]), int(audited["relevant"])
         prior = prior_mean(audit, found)
-        best = audited.get("best_prefix")   # absent from the counts of certificates written before it existed
-        cert = sequential_recall_certificate(found, p.n0, t, x, rho, d, prior,
-                                             None if best is None else int(best),
-                                             None if best is None else int(audited["best_prefix_hits"]))
+        cert = sequential_recall_certificate(found, p.n0, t, x, rho, d, prior, int(audited["best_prefix"]),
+                                             int(audited["best_prefix_hits"]))
         report = joint(audit).attach("recall", cert, charge={"audit": "sequential audit"})
         met = bool(cert.details["certified"])
         unfound = int(cert.details["missed_upper"]) - x

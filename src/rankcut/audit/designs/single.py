@@ -20,7 +20,6 @@ import numpy as np
 from rankcut.audit.designs.base import (
     STREAM_EXCLUDED,
     STREAM_INCLUDED,
-    STREAMS_VERSION,
     Findings,
     FixedSampleDesign,
     Plan,
@@ -81,7 +80,7 @@ class Excluded(FixedSampleDesign):
                  sizes_line(sizes)]
         return Plan(sizes, lines, [c for c in (cert,) if c is not None])
 
-    def draw(self, audit: Audit, sizes: Mapping[str, Any], streams: int = STREAMS_VERSION) -> list[Row]:
+    def draw(self, audit: Audit, sizes: Mapping[str, Any]) -> list[Row]:
         seed, replace = int(audit.manifest["seed"]), not audit.finite
         check_size(sizes["excluded"], audit.base.n0, "excluded", audit.finite)
         rows = draw_rows(draw_excluded(audit.base, sizes["excluded"], rng(seed, STREAM_EXCLUDED),

@@ -13,8 +13,6 @@ import numpy as np
 
 from rankcut.audit.designs.base import (
     STREAM_BAND,
-    STREAM_STRATA,
-    STREAMS_VERSION,
     Findings,
     FixedSampleDesign,
     Plan,
@@ -96,12 +94,11 @@ class Stratified(FixedSampleDesign):
     def sizes(self, audit: Audit, excluded: Any, included: Any) -> dict[str, Any]:
         return self.part_sizes(excluded, included, len(audit.manifest["band_sizes"]), "band")
 
-    def draw(self, audit: Audit, sizes: Mapping[str, Any], streams: int = STREAMS_VERSION) -> list[Row]:
+    def draw(self, audit: Audit, sizes: Mapping[str, Any]) -> list[Row]:
         seed, replace = int(audit.manifest["seed"]), not audit.finite
         for s, (n, size) in enumerate(zip(sizes["excluded"], audit.manifest["band_sizes"], strict=True)):
             check_size(n, size, f"excluded (band {s + 1})", audit.finite)
-        rngs = rng(seed, STREAM_STRATA) if streams < 2 else \
-            [rng(seed, STREAM_BAND + s) for s in range(len(sizes["excluded"]))]
+        rngs = [rng(seed, STREAM_BAND + s) for s in range(len(sizes["excluded"]))]
         bands = draw_stratified(audit.base, audit.bands, sizes["excluded"], rngs, replace=replace)
         rows = [row for s, items in enumerate(bands) for row in draw_rows(items, "excluded", stratum=s)]
         return numbered(rows)
