@@ -12,9 +12,9 @@ pytest.importorskip("fastapi")
 
 from fastapi import FastAPI  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
+from serve_testdata import SmallAudit  # noqa: E402
 from test_app import ORIGIN, TOKEN, _answer, _client, _fields, _labels  # noqa: E402
 
-from conftest import SmallAudit  # noqa: E402
 from rankcut.audit.labels import LabelStore  # noqa: E402
 from rankcut.serve.agreement import cohen_kappa  # noqa: E402
 from rankcut.serve.app import create_app  # noqa: E402

@@ -17,9 +17,9 @@ pytest.importorskip("httpx")
 
 from fastapi import FastAPI  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
+from serve_testdata import SmallAudit, make_audit  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
-from conftest import SmallAudit, make_audit  # noqa: E402
 from rankcut.audit import workflow as wf  # noqa: E402
 from rankcut.audit.folder import AuditStepError  # noqa: E402
 from rankcut.audit.labels import LabelStore  # noqa: E402

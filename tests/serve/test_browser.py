@@ -28,8 +28,8 @@ from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as ec  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+from serve_testdata import SmallAudit  # noqa: E402
 
-from conftest import SmallAudit  # noqa: E402
 from rankcut.audit.labels import LabelStore  # noqa: E402
 from rankcut.serve.app import create_app  # noqa: E402
 
