@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -79,10 +80,13 @@ def screening_stops(lists: RankedLists, labels: Mapping[tuple[str, str], int], r
         screened.append((q, docs, y))
     with tqdm(total=sum(len(y) for _, _, y in screened), desc="stop", unit="rank", disable=not progress,
               file=sys.stderr, dynamic_ncols=True) as bar:
+        def tick(k: int, at: int) -> None:   # boundary k of the list whose first rank is at + 1
+            bar.update(at + k - bar.n)
+
         for q, docs, y in screened:
             start = bar.n
             ahead = sum((q, d) in labels for d in docs[len(y):])
-            stop = screening_stop(y, len(docs), rule, on_check=lambda k, at=start: bar.update(at + k - bar.n))
+            stop = screening_stop(y, len(docs), rule, on_check=partial(tick, at=start))
             bar.update(start + len(y) - bar.n)
             found = sum(y[: len(y) if stop is None else stop])
             out.append(QueryStop(q, len(docs), len(y), stop, found, ahead))
