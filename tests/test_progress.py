@@ -100,3 +100,22 @@ def test_train_shows_the_epoch_bar_with_loss_and_validation(tmp_path: Path,
     monkeypatch.setenv(ENV, "0")
     res = runner.invoke(app, [*args, str(tmp_path / "m2")])
     assert res.exit_code == 0 and res.stderr == "", res.output
+
+
+def test_audit_certify_shows_a_bar_but_not_under_json(review: dict[str, Path], tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    cut, audit = tmp_path / "cut.run", tmp_path / "AUDIT"
+    assert _stop(review, "--out", str(cut)).exit_code == 0
+    for step in (["freeze", "--run", str(review["run"]), "--cut", str(cut), "--target-recall", "0.8",
+                  "--out", str(audit)],
+                 ["plan", "--audit", str(audit)], ["sample", "--audit", str(audit)],
+                 ["label", "--audit", str(audit), "--oracle", "qrels", "--qrels", str(review["qrels"])]):
+        res = runner.invoke(app, ["audit", *step])
+        assert res.exit_code == 0, res.output
+    monkeypatch.setenv(ENV, "1")
+    res = runner.invoke(app, ["audit", "certify", "--audit", str(audit)])
+    assert res.exit_code == 0, res.output
+    assert "certify: 100%" in res.stderr and "certify:" not in res.stdout, res.stderr
+    res = runner.invoke(app, ["audit", "certify", "--audit", str(audit), "--json"])
+    assert res.exit_code == 0 and res.stderr == "", res.output
+    assert json.loads(res.stdout)["schema"]

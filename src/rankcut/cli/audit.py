@@ -363,9 +363,11 @@ def label(
 @_fail_cleanly
 def certify(audit: Path = AUDIT, as_json: bool = JSON) -> None:
     """Compute the certificates; refuses when anything frozen changed or the labels do not fit."""
+    from rankcut._progress import bars, show_progress
     from rankcut.audit import workflow
 
-    result = workflow.certify(audit)
+    with bars(show_progress(as_json=as_json)):
+        result = workflow.certify(audit)
     typer.echo(result.to_json() if as_json else result.render())
 
 
