@@ -119,3 +119,23 @@ def test_audit_certify_shows_a_bar_but_not_under_json(review: dict[str, Path], t
     res = runner.invoke(app, ["audit", "certify", "--audit", str(audit), "--json"])
     assert res.exit_code == 0 and res.stderr == "", res.output
     assert json.loads(res.stdout)["schema"]
+
+
+def test_the_demo_says_what_it_does_and_shows_the_training_bar(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("torch")
+    from rankcut.cli import demo
+
+    # a small demo: the messages and the bar, not the results, are under test here
+    for name, value in (("N_QUERIES", 40), ("N_TRAIN", 30), ("ATTNCUT_EPOCHS", 2), ("AUDIT_SIZES", (10, 10))):
+        monkeypatch.setattr(demo, name, value)
+    monkeypatch.setenv(ENV, "1")
+    res = runner.invoke(app, ["demo", "--out", str(tmp_path / "demo")])
+    assert res.exit_code == 0, res.output
+    said = res.stdout
+    assert "Fitting the classical cutters (oracle, fixed-k:5" in said
+    assert f"Training AttnCut on the same 30 queries, at most 2 epochs ({demo.ATTNCUT_MINUTES}, " in said
+    trained = said.index("Trained on the first 30 queries")
+    assert said.index("Training AttnCut") < trained < said.index("Method ")
+    assert "attncut:" in res.stderr and "2/2" in res.stderr and "val_f1=" in res.stderr, res.stderr
+    assert "val_f1=" not in said
