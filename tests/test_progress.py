@@ -139,3 +139,27 @@ def test_the_demo_says_what_it_does_and_shows_the_training_bar(tmp_path: Path,
     assert said.index("Training AttnCut") < trained < said.index("Method ")
     assert "attncut:" in res.stderr and "2/2" in res.stderr and "val_f1=" in res.stderr, res.stderr
     assert "val_f1=" not in said
+
+
+def test_certify_reports_through_hooks_and_answers_the_same() -> None:
+    from scipy.special import gammaln
+
+    from rankcut.certify.review import ReviewRule, screening_stop
+    from rankcut.certify.sequential import SequentialAudit, _log_factorials
+
+    # the table certify looks log-factorials up in holds gammaln's very values
+    n = np.arange(5001)
+    assert np.array_equal(_log_factorials(5000), gammaln(n + 1.0))
+    audit = SequentialAudit(2000, 40, 0.8, 0.05, 5.0)
+    y = (np.random.default_rng(2).random(1500) < 0.01).astype(int)
+    seen: list[tuple[int, int]] = []
+    with_hook = audit.running_upper(y, on_progress=lambda done, total: seen.append((done, total)))
+    assert all(np.array_equal(a, b) for a, b in zip(with_hook, audit.running_upper(y), strict=True))
+    assert seen[-1] == (1501, 1501) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+    checked: list[int] = []
+    labels = (np.random.default_rng(3).random(400) < 0.3 * np.exp(-np.arange(400) / 60)).astype(int)
+    rule = ReviewRule(lookahead=False)
+    stop = screening_stop(labels, 400, rule, on_check=checked.append)
+    assert stop == screening_stop(labels, 400, rule)
+    assert stop is not None and stop < 400   # stopped at a boundary: every one up to it was checked
+    assert checked == list(range(rule.batch, stop + 1, rule.batch))
