@@ -25,6 +25,7 @@ LAYERS: list[set[str]] = [
     {"plots"},
     {"certify"},
     {"audit"},
+    {"serve"},
     {"cli"},
 ]
 

@@ -1,341 +1,32 @@
-"""The guarded audit workflow: freeze → plan → sample → label → certify → report, on synthetic runs
-written by the tests (relevance known), and every refusal the issue lists."""
+"""The guarded audit workflow: the steps freeze → plan → sample → label → certify on any design, on
+synthetic runs written by the tests (relevance known), and every refusal the issue lists. Each
+design's own tests are in test_design_*.py (test_workflow_sequential.py for the sequential one),
+the report's in test_report.py."""
 
 from __future__ import annotations
 
 import json
-import math
 import re
 import shutil
-import sys
 import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from audit_testdata import Data, _rows, _y
 
 from rankcut.audit import workflow as wf
-from rankcut.audit.designs import DESIGNS, certificates
-from rankcut.audit.folder import FrozenAudit, load_audit, refuse_if_opened, sample_text
+from rankcut.audit.designs import DESIGNS
+from rankcut.audit.folder import refuse_if_opened
 from rankcut.audit.labels import LabelStore
 from rankcut.audit.manifest import load_manifest, write_manifest
 from rankcut.audit.report import write_report
 from rankcut.certify import excluded as ex
-from rankcut.certify import prefixes as pf
 from rankcut.certify import recall as rc
-from rankcut.certify import stratified as st
-from rankcut.certify.bounds import hypergeom_lower
-from rankcut.certify.planning import plan_hypergeometric
-from rankcut.certify.result import verify
-
-DATASETS = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets"
-
 
 # ---------------------------------------------------------------------------------------------
-# a synthetic run with known relevance
-
-
-class Data:
-    """``run.txt`` (Q lists of depth L), ``qrels.txt`` and ``cut.run`` (a per-query cut) in a folder."""
-
-    def __init__(self, folder: Path, *, queries: int = 12, depth: int = 40, seed: int = 0) -> None:
-        rng = np.random.default_rng(seed)
-        self.folder = folder
-        self.run, self.qrels, self.cut = folder / "run.txt", folder / "qrels.txt", folder / "cut.run"
-        self.relevant: set[tuple[str, str]] = set()
-        self.cuts: dict[str, int] = {}
-        self.lists: dict[str, list[str]] = {}
-        with open(self.run, "w") as f, open(self.qrels, "w") as g, open(self.cut, "w") as c:
-            for q in range(queries):
-                qid = f"q{q}"
-                k = int(rng.integers(4, 20))
-                self.cuts[qid] = k
-                self.lists[qid] = []
-                for r in range(depth):
-                    doc = f"d{q}-{r}"
-                    self.lists[qid].append(doc)
-                    line = f"{qid} Q0 {doc} {r + 1} {100 - r}.25 t\n"
-                    f.write(line)
-                    if r < k:
-                        c.write(line)
-                    if rng.random() < (0.5 if r < 8 else 0.06):
-                        g.write(f"{qid} 0 {doc} 1\n")
-                        self.relevant.add((qid, doc))
-
-    def truth(self, cuts: dict[str, int] | None = None) -> tuple[int, int]:
-        """``(M0, M1)``: relevant items excluded and kept by ``cuts`` (default: the cut run)."""
-        cuts = self.cuts if cuts is None else cuts
-        kept = {(q, d) for q, docs in self.lists.items() for d in docs[: cuts[q]]}
-        m1 = len(self.relevant & kept)
-        return len(self.relevant) - m1, m1
-
-    def write_cut(self, name: str, depth: int) -> Path:
-        path = self.folder / name
-        with open(self.run) as f, open(path, "w") as out:
-            for line in f:
-                if int(line.split()[3]) <= depth:
-                    out.write(line)
-        return path
-
-
-@pytest.fixture
-def data(tmp_path: Path) -> Data:
-    return Data(tmp_path)
-
-
-def _rows(audit: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (audit / "sample.jsonl").read_text().splitlines()]
-
-
-def _run_all(audit: Path, data: Data, **sample_sizes: Any) -> wf.CertifyResult:
-    wf.plan(audit)
-    wf.sample(audit, **sample_sizes)
-    wf.label(audit, qrels=data.qrels)
-    return wf.certify(audit)
-
-
-def _y(data: Data, rows: list[dict[str, Any]]) -> np.ndarray:
-    return np.array([(r["query_id"], r["doc_id"]) in data.relevant for r in rows], dtype=np.int64)
-
-
-# ---------------------------------------------------------------------------------------------
-# end to end, each design, checked against the engine called by hand
-
-
-def test_two_pool_end_to_end(data: Data, tmp_path: Path) -> None:
-    audit = tmp_path / "A"
-    m = wf.freeze(audit, run=data.run, cut=data.cut, design="two-pool", delta=0.05, target_recall=0.5,
-                  seed=11)
-    assert m.audit_id == load_manifest(audit).audit_id
-    assert m["pools"]["n1"] == sum(data.cuts.values()) and m["pools"]["items"] == 12 * 40
-    assert m["theorem"] == "Corollary 11 with Theorem 8"
-    res = _run_all(audit, data)
-    rows = _rows(audit)
-    y = _y(data, rows)
-    inc = np.array([r["pool"] == "included" for r in rows])
-    n1, n0 = m["pools"]["n1"], m["pools"]["n0"]
-    expected = rc.two_pool_recall_finite_certificate(int(y[~inc].sum()), int((~inc).sum()), n0,
-                                                     int(y[inc].sum()), int(inc.sum()), n1, 0.05,
-                                                     deltas=[0.025, 0.025])
-    assert res.report["recall"] == expected
-    assert res.report["missed"].value == expected.details["M0_upper"]
-    assert res.report.joint_delta == pytest.approx(0.05)  # the shared excluded-pool event is charged once
-    m0, m1 = data.truth()
-    assert res.report["recall"].value <= m1 / (m0 + m1) and m0 <= res.report["missed"].value
-    assert res.content["verdict"]["met"] == (expected.value >= 0.5)
-    content = json.loads((audit / "certificate.json").read_text())
-    for entry in content["report"]["certificates"]:
-        verify(entry["certificate"])
-    assert wf.status(audit)["next"] is None
-
-
-def test_plan_sizes_come_from_the_planners(data: Data, tmp_path: Path) -> None:
-    ex_audit = tmp_path / "E"
-    m = wf.freeze(ex_audit, run=data.run, cut=data.cut, design="excluded", max_missed=20, seed=1)
-    planned = wf.plan(ex_audit)
-    assert planned.sizes == {"excluded": plan_hypergeometric(20, 0.05, population=m["pools"]["n0"]).value}
-    # two-pool: at the expected outcome (K1 = ⌊π̂ n1⌋, K0 = 0) the recall bound meets the target, and
-    # one excluded draw fewer does not
-    tp = tmp_path / "T"
-    m = wf.freeze(tp, run=data.run, cut=data.cut, design="two-pool", target_recall=0.7, seed=1)
-    sizes = wf.plan(tp, expected_precision=0.4).sizes
-    assert sizes is not None
-    n0, n1 = sizes["excluded"], sizes["included"]
-    big0, big1 = m["pools"]["n0"], m["pools"]["n1"]
-    k1 = math.floor(0.4 * n1)
-
-    def bound(n0_: int) -> float:
-        return float(rc.two_pool_recall_finite_certificate(0, n0_, big0, k1, n1, big1, 0.05).value)
-
-    assert bound(n0) >= 0.7 and (n0 == 0 or bound(n0 - 1) < 0.7)
-    assert int(hypergeom_lower(k1, 0.025, population=big1, draws=n1)) > 0
-    # the sample takes the plan's sizes by default
-    assert wf.sample(tp).sizes == sizes
-
-
-def test_excluded_design_and_reproducible_draws(data: Data, tmp_path: Path) -> None:
-    kwargs = dict(run=data.run, cut=data.cut, design="excluded", delta=0.05, seed=12)
-    a = wf.freeze(tmp_path / "A", **kwargs)
-    b = wf.freeze(tmp_path / "B", **kwargs)
-    assert a.audit_id != b.audit_id  # frozen at different times
-    for audit in (tmp_path / "A", tmp_path / "B"):
-        wf.plan(audit)
-        wf.sample(audit, excluded=60)
-    assert (tmp_path / "A" / "sample.jsonl").read_text() == (tmp_path / "B" / "sample.jsonl").read_text()
-    c = wf.freeze(tmp_path / "C", **{**kwargs, "seed": 13})
-    wf.plan(c.folder)
-    wf.sample(c.folder, excluded=60)
-    assert (tmp_path / "C" / "sample.jsonl").read_text() != (tmp_path / "A" / "sample.jsonl").read_text()
-    wf.label(tmp_path / "A", qrels=data.qrels)
-    res = wf.certify(tmp_path / "A")
-    rows = _rows(tmp_path / "A")
-    assert {r["pool"] for r in rows} == {"excluded"} and len(rows) == 60
-    kept = {(q, d) for q, docs in data.lists.items() for d in docs[: data.cuts[q]]}
-    assert not kept & {(r["query_id"], r["doc_id"]) for r in rows}
-    y = _y(data, rows)
-    expected = ex.excluded_pool_finite_certificate(int(y.sum()), 60, a["pools"]["n0"], 0.05, names=["cut"],
-                                                   corpus_size=a["pools"]["items"])
-    assert res.report["missed"] == expected
-    assert data.truth()[0] <= expected.value
-    assert res.verdict is None  # no target frozen
-    curve = res.content["curve"]
-    assert curve["labels"][-1] == 60 and curve["bound"][-1] == expected.value
-
-
-def test_prefixes_shared_reference_and_choice(data: Data, tmp_path: Path) -> None:
-    audit = tmp_path / "P"
-    m = wf.freeze(audit, run=data.run, design="prefixes", depths=[5, 10, 20, 30], max_missed=25, seed=2)
-    assert m["reference"] == "shared" and m["theorem"] == "Corollary 18 and Eq. 1"
-    res = _run_all(audit, data, excluded=150)
-    rows = _rows(audit)
-    y = _y(data, rows)
-    depth = {d: int(d.split("-")[1]) + 1 for docs in data.lists.values() for d in docs}
-    depths = [5, 10, 20, 30]
-    inside = np.array([[depth[r["doc_id"]] > k for k in depths] for r in rows])
-    assert inside[:, 0].all()  # drawn from E_1
-    n_eff, k = pf.shared_reference_counts(inside, y.astype(bool))
-    n0s = [m_["n0"] for m_ in m["pools"]["members"]]
-    expected = pf.prefix_bounds_shared_finite(k, n_eff, n0s, 0.05, reference_size=150,
-                                              reference_pool_size=n0s[0],
-                                              names=["depth5", "depth10", "depth20", "depth30"],
-                                              corpus_size=12 * 40)
-    assert res.report["bounds"] == expected
-    choice = pf.choose_prefix(expected, [12 * d for d in depths], 25)
-    assert res.report["choice"].value == choice.value
-    for i, d in enumerate(depths):
-        assert data.truth({q: d for q in data.cuts})[0] <= expected.value[i]
-    assert [row["sample"] for row in res.content["members"]] == n_eff.tolist()
-
-
-@pytest.mark.parametrize("design", ["prefixes", "fixed-sequence"])
-def test_shared_reference_plan_meets_every_need_with_high_probability(data: Data, tmp_path: Path,
-                                                                      design: str) -> None:
-    """Q is the least size at which every member's effective size reaches its need with probability
-    ≥ 0.95 (not only in expectation, which left P(n_eff < need) near one half)."""
-    from scipy.stats import hypergeom
-
-    audit = tmp_path / "P"
-    depths = [5, 10, 20, 30]
-    m = wf.freeze(audit, run=data.run, design=design, depths=depths, max_missed=25, seed=2)
-    planned = wf.plan(audit)
-    assert planned.sizes is not None
-    q = planned.sizes["excluded"]
-    n0s = [p["n0"] for p in m["pools"]["members"]]
-    split = len(depths) if design == "prefixes" else 1
-    needs = [plan_hypergeometric(25, 0.05, population=n, n_prefixes=split).value if n > 25 else 0
-             for n in n0s]
-
-    def chance(size: int, need: int, pool: int) -> float:
-        return float(hypergeom.sf(need - 1, n0s[0], pool, size)) if need > 0 else 1.0
-
-    assert all(chance(q, n, p) >= 0.95 for n, p in zip(needs, n0s, strict=True))
-    assert any(chance(q - 1, n, p) < 0.95 for n, p in zip(needs, n0s, strict=True))
-    expected_only = max(math.ceil(n * n0s[0] / p) for n, p in zip(needs, n0s, strict=True) if n > 0)
-    assert q > expected_only  # the old rule's size falls short too often
-    assert "with probability ≥ 0.95, for each member separately" in planned.render()
-
-
-def test_shared_reference_plan_with_replacement(data: Data, tmp_path: Path) -> None:
-    from scipy.stats import binom
-
-    audit = tmp_path / "W"
-    m = wf.freeze(audit, run=data.run, design="prefixes", depths=[5, 20], max_missed=10**7,
-                  corpus_size=10**9, sampling="with-replacement", seed=2)
-    q = wf.plan(audit).sizes["excluded"]  # type: ignore[index]
-    lines = wf.plan(audit).lines
-    needs = [int(line.split(": ")[1].split()[0]) for line in lines[1:3]]
-    n0s = [p["n0"] for p in m["pools"]["members"]]
-    assert all(binom.sf(n - 1, q, p / n0s[0]) >= 0.95 for n, p in zip(needs, n0s, strict=True))
-    assert any(binom.sf(n - 1, q - 1, p / n0s[0]) < 0.95 for n, p in zip(needs, n0s, strict=True))
-
-
-def test_prefixes_separate_samples(data: Data, tmp_path: Path) -> None:
-    audit = tmp_path / "S"
-    wf.freeze(audit, run=data.run, cut=data.cut, offsets=[-2, 0, 4], design="prefixes",
-              reference="separate", seed=4)
-    res = _run_all(audit, data, excluded=[40, 30, 20])
-    rows = _rows(audit)
-    y = _y(data, rows)
-    member = np.array([r["member"] for r in rows])
-    assert [int((member == i).sum()) for i in range(3)] == [40, 30, 20]
-    n0s = [p["n0"] for p in load_manifest(audit)["pools"]["members"]]
-    counts = [int(y[member == i].sum()) for i in range(3)]
-    expected = pf.prefix_bounds_separate_finite(counts, [40, 30, 20], n0s, 0.05,
-                                                names=["cut-2", "cut+0", "cut+4"], corpus_size=480)
-    assert res.report["bounds"] == expected
-    assert "choice" not in [n for n, _, _ in res.report.entries]  # no target: bounds only
-
-
-def test_fixed_sequence(data: Data, tmp_path: Path) -> None:
-    f1, f2, f3 = (data.write_cut(f"top{d}.run", d) for d in (6, 12, 24))
-    audit = tmp_path / "F"
-    m = wf.freeze(audit, run=data.run, family=[f1, f2, f3], design="fixed-sequence", max_missed=30, seed=8)
-    assert [p["name"] for p in m["pools"]["members"]] == ["top6.run", "top12.run", "top24.run"]
-    res = _run_all(audit, data)
-    cert = res.report["fixed-sequence"]
-    assert cert.theorem == "Theorem 19" and cert.allocation == {"each_test": 0.05}
-    rows = _rows(audit)
-    y = _y(data, rows)
-    depth = {d: int(d.split("-")[1]) + 1 for docs in data.lists.values() for d in docs}
-    inside = np.array([[depth[r["doc_id"]] > k for k in (6, 12, 24)] for r in rows])
-    n_eff, k = pf.shared_reference_counts(inside, y.astype(bool))
-    n0s = [p["n0"] for p in m["pools"]["members"]]
-    names = ["top6.run", "top12.run", "top24.run"]
-    assert cert == pf.fixed_sequence_finite(k, n_eff, n0s, 30, 0.05, names=names)
-    if cert.value is not None:
-        d = {"top6.run": 6, "top12.run": 12, "top24.run": 24}[cert.value]
-        assert data.truth({q: d for q in data.cuts})[0] <= 30
-
-
-def test_stratified(data: Data, tmp_path: Path) -> None:
-    audit = tmp_path / "B"
-    m = wf.freeze(audit, run=data.run, cut=data.cut, design="stratified", bands=[5, 15], max_missed=40,
-                  seed=9)
-    assert m["bands"] == [0, 5, 15] and sum(m["band_sizes"]) == m["pools"]["n0"]
-    res = _run_all(audit, data, excluded=[20, 20, 20])
-    rows = _rows(audit)
-    y = _y(data, rows)
-    s = np.array([r["stratum"] for r in rows])
-    depth = {d: int(d.split("-")[1]) + 1 for docs in data.lists.values() for d in docs}
-    for r in rows:  # band s holds ranks k+1+o_s .. k+o_{s+1}
-        below = depth[r["doc_id"]] - data.cuts[r["query_id"]]
-        lo, hi = [(1, 5), (6, 15), (16, 10**9)][r["stratum"]]
-        assert lo <= below <= hi
-    expected = st.stratified_hypergeometric_certificate(m["band_sizes"], [20, 20, 20],
-                                                        [int(y[s == i].sum()) for i in range(3)], 0.05)
-    assert res.report["missed"] == expected
-    assert data.truth()[0] <= expected.value
-    assert [b["sample"] for b in res.content["bands"]] == [20, 20, 20]
-
-
-def test_each_band_draws_from_its_own_stream(data: Data, tmp_path: Path) -> None:
-    """Changing one band's sample size never changes another band's draws; a sample drawn when the
-    bands shared one stream (sample.json without "streams") is still redrawn as it was drawn."""
-    draws = []
-    for n in (10, 11):
-        audit = tmp_path / f"S{n}"
-        wf.freeze(audit, run=data.run, cut=data.cut, design="stratified", bands=[5], seed=3)
-        wf.plan(audit)
-        wf.sample(audit, excluded=[n, 10])
-        draws.append([(r["query_id"], r["doc_id"]) for r in _rows(audit) if r["stratum"] == 1])
-    assert draws[0] == draws[1]
-    from rankcut.audit.manifest import sha256_file
-
-    audit = tmp_path / "S10"
-    loaded = load_audit(audit)
-    old = sample_text(DESIGNS["stratified"].draw(loaded, {"excluded": [10, 10]}, streams=1))
-    assert old != (audit / "sample.jsonl").read_text()
-    (audit / "sample.jsonl").write_text(old)
-    info = json.loads((audit / "sample.json").read_text())
-    info["sample_hash"] = sha256_file(audit / "sample.jsonl")
-    (audit / "sample.json").write_text(json.dumps(info))
-    wf.label(audit, qrels=data.qrels)
-    with pytest.raises(ValueError, match="not the sample that the frozen manifest and seed draw"):
-        wf.certify(audit)  # recorded as drawn with a stream per band: it is not that draw
-    del info["streams"], info["numpy"]
-    (audit / "sample.json").write_text(json.dumps(info))
-    assert wf.certify(audit).report["missed"].value >= 0
+# the steps on any design: the draws, the corpus, incomplete labels, the list to label
 
 
 def test_a_redraw_under_another_numpy_says_so(sampled: Path) -> None:
@@ -356,21 +47,6 @@ def test_a_redraw_under_another_numpy_says_so(sampled: Path) -> None:
         wf.certify(sampled)
 
 
-def test_with_replacement_uses_the_binomial_theorems(data: Data, tmp_path: Path) -> None:
-    audit = tmp_path / "W"
-    m = wf.freeze(audit, run=data.run, cut=data.cut, design="two-pool", sampling="with-replacement", seed=3)
-    assert m["theorem"] == "Theorem 10 with Theorem 7"
-    res = _run_all(audit, data, excluded=50, included=30)
-    rows = _rows(audit)
-    y = _y(data, rows)
-    inc = np.array([r["pool"] == "included" for r in rows])
-    n = m["pools"]["items"]
-    expected = rc.two_pool_recall_certificate(int(y[~inc].sum()), 50, int(y[inc].sum()), 30,
-                                              m["pools"]["n0"] / n, 0.05, p1=m["pools"]["n1"] / n,
-                                              deltas=[0.025, 0.025])
-    assert res.report["recall"] == expected
-
-
 def test_corpus_extends_the_excluded_pool(data: Data, tmp_path: Path) -> None:
     audit = tmp_path / "C"
     m = wf.freeze(audit, run=data.run, cut=data.cut, design="excluded", corpus_size=1000, seed=3)
@@ -380,6 +56,26 @@ def test_corpus_extends_the_excluded_pool(data: Data, tmp_path: Path) -> None:
     assert any(r["doc_id"].startswith("#") for r in _rows(audit))
     wf.label(audit, qrels=data.qrels)
     assert wf.certify(audit).report["missed"].inputs["excluded_sizes"] == m["pools"]["n0"]
+
+
+def test_huge_corpus_switches_to_iid_draws(data: Data, tmp_path: Path) -> None:
+    audit = tmp_path / "H"
+    m = wf.freeze(audit, run=data.run, cut=data.cut, design="excluded", corpus_size=10**10,
+                  max_missed=10**8, seed=3)
+    assert m["sampling"] == "with-replacement" and m["theorem"] == "Theorem 7"
+    assert m["pools"]["n0"] == 12 * 10**10 - sum(data.cuts.values())
+    with pytest.raises(ValueError, match="exceeds 1e"):
+        wf.freeze(tmp_path / "H2", run=data.run, cut=data.cut, design="excluded", corpus_size=10**10,
+                  sampling="without-replacement", seed=3)
+    planned = wf.plan(audit).sizes
+    assert planned is not None and planned["excluded"] > 0
+    wf.sample(audit, excluded=500)
+    wf.label(audit, qrels=data.qrels)
+    res = wf.certify(audit)
+    big = m["pools"]["items"]
+    y = _y(data, _rows(audit))
+    expected = ex.excluded_pool_certificate(int(y.sum()), 500, 0.05, p0=m["pools"]["n0"] / big, names=["cut"])
+    assert res.report["missed"] == expected
 
 
 def test_allow_incomplete_counts_missing_labels_unfavourably(data: Data, tmp_path: Path) -> None:
@@ -439,36 +135,6 @@ def test_a_partly_filled_list_to_label_records_the_filled_rows(data: Data, tmp_p
         filled.write_text("\n".join(lines) + "\n")
         out = wf.label(audit, from_file=filled)
         assert (out.recorded, out.missing) == (1, 5)
-
-
-def test_label_from_file_and_report(data: Data, tmp_path: Path) -> None:
-    audit = tmp_path / "L"
-    wf.freeze(audit, run=data.run, cut=data.cut, design="excluded", max_missed=30, seed=3)
-    wf.plan(audit)
-    res = wf.sample(audit, excluded=20)
-    lines = res.to_label.read_text().splitlines()
-    filled = [lines[0]] + [
-        ",".join([*x.split(",")[:2], "yes" if tuple(x.split(",")[:2]) in data.relevant else "no"])
-        for x in lines[1:]]
-    labels = tmp_path / "labels.csv"
-    labels.write_text("\n".join(filled[:11]) + "\n")
-    first = wf.label(audit, from_file=labels)
-    assert (first.recorded, first.missing) == (10, 10)
-    labels.write_text("\n".join(filled) + "\n")
-    assert wf.label(audit, from_file=labels).missing == 0
-    wf.certify(audit)
-    md = write_report(audit, tmp_path / "report.md")
-    text = md.report.read_text()
-    assert "Theorem 8" in text and "Assumption 1" in text and "target M0 ≤ 30" in text
-    frozen, written = load_manifest(audit), json.loads(md.certificate.read_text())
-    assert written["audit_id"] == frozen.audit_id
-    # the report's JSON says what the audit is as the manifest froze it, the seed included
-    assert {k: written.get(k) for k in ("design", "theorem", "sampling", "delta", "target", "seed")} == \
-        {k: frozen[k] for k in ("design", "theorem", "sampling", "delta", "target", "seed")}
-    page = write_report(audit, tmp_path / "report.html").report.read_text()
-    assert page.startswith("<!DOCTYPE html>") and "<code>M0 ≤ " in page and "<h2>Validity</h2>" in page
-    with pytest.raises(ValueError, match=r"\*\.md or \*\.html"):
-        write_report(audit, tmp_path / "report.txt")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -717,17 +383,6 @@ def test_a_failing_certificate_opens_nothing(sampled: Path, data: Data, monkeypa
     assert wf.certify(sampled).report["recall"].value >= 0
 
 
-def test_prefixes_with_a_target_of_nothing_missed(data: Data, tmp_path: Path) -> None:
-    audit = tmp_path / "Z"
-    wf.freeze(audit, run=data.run, cut=data.cut, design="prefixes", offsets=[0, 10, 20], max_missed=0,
-              seed=3)
-    res = _run_all(audit, data)
-    assert res.report["choice"].inputs["target"] == 0
-    bounds = res.report["bounds"].value
-    assert res.content["verdict"]["met"] == any(b == 0 for b in bounds)
-    assert (audit / "certificate.json").exists()
-
-
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"design": "excluded", "max_missed": 0, "sampling": "with-replacement"},
      "max_missed 0 cannot be certified"),
@@ -744,39 +399,6 @@ def test_freeze_refuses_what_certify_could_not_do(data: Data, tmp_path: Path, kw
     with pytest.raises(ValueError, match=message):
         wf.freeze(tmp_path / "Z", **args)
     assert not (tmp_path / "Z" / "manifest.json").exists()
-
-
-def test_stores_left_half_written_by_an_older_rankcut_are_completed(data: Data, tmp_path: Path) -> None:
-    """States the one-value-at-a-time meta writes could leave when killed: an owner without its
-    sample hash (nothing labelled yet), an opening time without its hashes."""
-    a = tmp_path / "A"
-    m = wf.freeze(a, run=data.run, cut=data.cut, design="excluded", seed=3)
-    wf.plan(a)
-    wf.sample(a, excluded=20)
-    with LabelStore(a / "labels.sqlite") as store:
-        store.set_meta("audit_id", m.audit_id)
-    assert wf.label(a, qrels=data.qrels).missing == 0
-    with LabelStore(a / "labels.sqlite") as store:
-        store.set_meta("opened_at", "2026-01-01T00:00:00.000000+00:00")
-    res = wf.certify(a)
-    assert res.content["opened_at"] == "2026-01-01T00:00:00.000000+00:00"
-    assert json.loads((a / "opened.json").read_text())["labels_hash"] == res.content["labels_hash"]
-    assert wf.certify(a).content["labels_hash"] == res.content["labels_hash"]
-
-
-def test_reused_labels_without_their_note_still_count_as_reused(data: Data, tmp_path: Path) -> None:
-    """Labels whose source says 'reused from audit' are reused labels even when the store's
-    reused_from note is missing (a store killed between the two writes of an older rankcut)."""
-    old = _excluded_audit(tmp_path / "old", data, n=15, seed=7)
-    new = _excluded_audit(tmp_path / "new", data, n=15, label=False, seed=7, reuse_labels=old)
-    wf.label(new, reuse=True)
-    with LabelStore(new / "labels.sqlite") as store:
-        assert store.get_meta("reused_from") is not None
-        store._con.execute("DELETE FROM meta WHERE key = 'reused_from'")
-    with LabelStore(old / "labels.sqlite") as store:
-        store.set_meta("opened_at", "2000-01-01T00:00:00.000000+00:00")
-    with pytest.raises(ValueError, match="opened for certification at 2000-01-01"):
-        wf.certify(new)
 
 
 def test_refuse_a_label_store_of_another_audit(sampled: Path, data: Data, tmp_path: Path) -> None:
@@ -1113,192 +735,3 @@ def test_sample_refusals(data: Data, tmp_path: Path) -> None:
     assert not (audit / "sample.json").exists()
     with pytest.raises(ValueError, match="exactly one label source"):
         wf.label(audit, qrels=data.qrels, interactive=True)
-
-
-# ---------------------------------------------------------------------------------------------
-# real data
-
-
-def test_robust04_bm25_cut_at_depth_20_with_qrels_oracle(tmp_path: Path) -> None:
-    root = DATASETS / "robust04"
-    run = root / "runs" / "bm25.test.run"
-    qrels = root / "qrels.robust04.positives.txt"
-    if not run.is_file() or not qrels.is_file():
-        pytest.skip(f"robust04 data not found at {root}")
-    from rankcut.data.trec import load_trec, read_qrels, write_run
-
-    lists = load_trec(run)
-    cut = tmp_path / "bm25.top20.run"
-    write_run(cut, lists, np.minimum(lists.lengths, 20))
-    audit = tmp_path / "robust04"
-    m = wf.freeze(audit, run=run, cut=cut, design="two-pool", target_recall=0.5, seed=11)
-    assert m["pools"]["n1"] == int(np.minimum(lists.lengths, 20).sum())
-    planned = wf.plan(audit, expected_precision=0.3)
-    assert planned.sizes is not None
-    wf.sample(audit)
-    wf.label(audit, qrels=qrels)
-    res = wf.certify(audit)
-    judged = read_qrels(qrels)
-    relevant = [{d for d, g in judged.get(q, {}).items() if g >= 1} for q in lists.qids]
-    kept = [set(lists.doc_ids[i, :min(20, n)]) for i, n in enumerate(lists.lengths)]
-    listed = [set(lists.doc_ids[i, :n]) for i, n in enumerate(lists.lengths)]
-    m1 = sum(len(r & k) for r, k in zip(relevant, kept, strict=True))
-    m0 = sum(len(r & (li - k)) for r, li, k in zip(relevant, listed, kept, strict=True))
-    assert m0 <= res.report["missed"].value
-    assert res.report["recall"].value <= m1 / (m0 + m1)
-
-
-def test_huge_corpus_switches_to_iid_draws(data: Data, tmp_path: Path) -> None:
-    audit = tmp_path / "H"
-    m = wf.freeze(audit, run=data.run, cut=data.cut, design="excluded", corpus_size=10**10,
-                  max_missed=10**8, seed=3)
-    assert m["sampling"] == "with-replacement" and m["theorem"] == "Theorem 7"
-    assert m["pools"]["n0"] == 12 * 10**10 - sum(data.cuts.values())
-    with pytest.raises(ValueError, match="exceeds 1e"):
-        wf.freeze(tmp_path / "H2", run=data.run, cut=data.cut, design="excluded", corpus_size=10**10,
-                  sampling="without-replacement", seed=3)
-    planned = wf.plan(audit).sizes
-    assert planned is not None and planned["excluded"] > 0
-    wf.sample(audit, excluded=500)
-    wf.label(audit, qrels=data.qrels)
-    res = wf.certify(audit)
-    big = m["pools"]["items"]
-    y = _y(data, _rows(audit))
-    expected = ex.excluded_pool_certificate(int(y.sum()), 500, 0.05, p0=m["pools"]["n0"] / big, names=["cut"])
-    assert res.report["missed"] == expected
-
-
-def test_reports_of_families_and_bands(data: Data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    fam = tmp_path / "fam"
-    wf.freeze(fam, run=data.run, design="prefixes", depths=[5, 10, 20], max_missed=25, seed=2)
-    _run_all(fam, data, excluded=100)
-    files = write_report(fam, tmp_path / "fam.md")
-    assert files.plot is not None and files.plot.read_bytes().startswith(b"\x89PNG")
-    text = files.report.read_text()
-    assert "| member | mean depth |" in text and "depth20" in text and "![plot](fam.png)" in text
-    assert "| upper bound | outcome |" in text  # every column of the member table is named
-    bands = tmp_path / "bands"
-    wf.freeze(bands, run=data.run, cut=data.cut, design="stratified", bands=[5], seed=2)
-    _run_all(bands, data, excluded=[10, 10])
-    page = write_report(bands, tmp_path / "bands.html").report.read_text()
-    assert "<h2>Bands</h2>" in page and "data:image/png;base64," in page
-    # without matplotlib the report says so and carries no plot
-    monkeypatch.setitem(sys.modules, "matplotlib.backends.backend_agg", None)
-    files = write_report(fam, tmp_path / "bare.md")
-    assert files.plot is None and "matplotlib is not installed" in files.report.read_text()
-    # an edited certificate is refused
-    cert = json.loads((fam / "certificate.json").read_text())
-    cert["report"]["certificates"][0]["certificate"]["value"] = [0, 0, 0]
-    (fam / "certificate.json").write_text(json.dumps(cert))
-    with pytest.raises(ValueError, match="does not match its inputs"):
-        write_report(fam, tmp_path / "edited.md")
-
-
-def _edit(audit: Path, change: Any) -> None:
-    path = audit / "certificate.json"
-    content = json.loads(path.read_text())
-    change(content)
-    path.write_text(json.dumps(content))
-
-
-def test_the_report_prints_nothing_it_did_not_rebuild(data: Data, tmp_path: Path) -> None:
-    """Verdict, chosen member, member and band tables are rebuilt from the verified certificates and
-    the manifest; an edited one is refused, an edited text is not printed."""
-    fam = tmp_path / "fam"
-    wf.freeze(fam, run=data.run, design="prefixes", depths=[5, 10, 20], max_missed=5, seed=2)
-    res = _run_all(fam, data, excluded=100)
-    assert res.verdict == "no member meets M0 ≤ 5"
-    original = (fam / "certificate.json").read_text()
-
-    def restore() -> None:
-        (fam / "certificate.json").write_text(original)
-
-    for change, message in [
-        (lambda c: c["members"][0].update(bound=1), r"members\[0\]\.bound: 1, rebuilt 87"),
-        (lambda c: c.update(chosen=0), "its chosen is not what the certificates give"),
-        (lambda c: c["verdict"].update(met=True, chosen="depth5"), "its verdict is not"),
-        (lambda c: c.update(opened_at="2000-01-01T00:00:00.000000+00:00"), "opened_at .* opened.json says"),
-        (lambda c: c.update(labels_hash="0" * 64), "labels_hash"),
-        (lambda c: c["counts"].update(draws=99), "counts give 99 draws, but the sample holds 100"),
-        (lambda c: c.update(delta=0.2), "delta is 0.2, but the manifest froze 0.05"),
-        (lambda c: c.pop("counts"), "holds no counts"),
-    ]:
-        restore()
-        _edit(fam, change)
-        with pytest.raises(ValueError, match=message):
-            write_report(fam, tmp_path / "r.md")
-    # a certificate recomputed consistently for another excluded pool: verify() passes, the
-    # manifest's pool sizes do not
-    restore()
-
-    def other_pools(c: dict[str, Any]) -> None:
-        entry = c["report"]["certificates"][0]["certificate"]
-        forged = pf.prefix_bounds_shared_finite(**{**entry["inputs"], "excluded_sizes": [400, 300, 200]})
-        c["report"]["certificates"][0]["certificate"] = forged.to_dict()
-
-    _edit(fam, other_pools)
-    with pytest.raises(ValueError, match="not those of the frozen manifest and its counts"):
-        write_report(fam, tmp_path / "r.md")
-    # an edited text is not printed: the rebuilt one is
-    restore()
-    _edit(fam, lambda c: c["verdict"].update(text="chosen: depth5 (least burden with M0 bound ≤ 5)"))
-    text = write_report(fam, tmp_path / "r.md").report.read_text()
-    assert "Verdict: no member meets M0 ≤ 5" in text and "chosen: depth5" not in text
-    # bands of a stratified audit
-    bands = tmp_path / "bands"
-    wf.freeze(bands, run=data.run, cut=data.cut, design="stratified", bands=[5], seed=2)
-    _run_all(bands, data, excluded=[10, 10])
-    _edit(bands, lambda c: c["bands"][1].update(bound=0))
-    with pytest.raises(ValueError, match=r"bands\[1\]\.bound"):
-        write_report(bands, tmp_path / "b.md")
-    # the curve of one cut ends at its certificate
-    one = tmp_path / "one"
-    wf.freeze(one, run=data.run, cut=data.cut, design="excluded", seed=2)
-    _run_all(one, data, excluded=30)
-    _edit(one, lambda c: c["curve"]["bound"].__setitem__(-1, 0.0))
-    with pytest.raises(ValueError, match="curve does not end at the certificate"):
-        write_report(one, tmp_path / "o.md")
-
-
-def test_the_report_recounts_each_shared_reference_member(data: Data, tmp_path: Path) -> None:
-    """A shared reference's effective sizes are recounted from the sample and the pools: a
-    certificate.json forged consistently (counts, certificates, members, verdict all rebuilt from
-    an edited n_eff) is refused."""
-    fam = tmp_path / "fam"
-    wf.freeze(fam, run=data.run, design="prefixes", depths=[5, 10, 20], max_missed=5, seed=2)
-    _run_all(fam, data, excluded=100)
-    write_report(fam, tmp_path / "ok.md")  # as certified: fine
-
-    def forge(c: dict[str, Any]) -> None:
-        stats = json.loads(json.dumps(c["counts"]))
-        stats["members"]["draws"][2] += 1  # one more draw in E_3 than the sample holds
-        report, findings = certificates(FrozenAudit(load_manifest(fam)), stats)
-        c.update(json.loads(json.dumps({"counts": stats, "report": report.to_dict(), **findings.to_dict()})))
-
-    _edit(fam, forge)
-    with pytest.raises(ValueError, match=r"counts of draws \{'members': \[100, \d+, \d+\]\} are not those "
-                                         r"of the sample"):
-        write_report(fam, tmp_path / "r.md")
-
-
-def test_the_report_never_writes_over_an_audit_file(data: Data, tmp_path: Path) -> None:
-    audit = tmp_path / "A"
-    wf.freeze(audit, run=data.run, cut=data.cut, design="excluded", seed=2)
-    _run_all(audit, data, excluded=20)
-    before = {f.name: f.read_bytes() for f in audit.iterdir()}
-    for name in ("manifest.md", "certificate.html", "sample.md", "opened.html", "plan.md"):
-        with pytest.raises(ValueError, match="a file of the audit"):
-            write_report(audit, audit / name)
-    assert {f.name: f.read_bytes() for f in audit.iterdir()} == before
-    files = write_report(audit, audit / "report.md")  # a name of its own is fine, in the folder too
-    assert files.certificate == audit / "report.json"
-    # never into another audit's folder, whatever the name (its own report.json, or its files)
-    other = tmp_path / "B"
-    wf.freeze(other, run=data.run, cut=data.cut, design="excluded", seed=3)
-    before = {f.name: f.read_bytes() for f in other.iterdir()}
-    for name in ("manifest.md", "report.md", "notes.html"):
-        with pytest.raises(ValueError, match=f"into {re.escape(str(other.resolve()))}, the folder of another "
-                                             "audit: refused"):
-            write_report(audit, other / name)
-    assert {f.name: f.read_bytes() for f in other.iterdir()} == before
-    assert wf.status(audit)["next"] is None

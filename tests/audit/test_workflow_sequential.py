@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from audit_testdata import Data, _rows
 from scipy.stats import chisquare
-from test_workflow import Data
 
 from rankcut.audit import workflow as wf
 from rankcut.audit.designs.sequential import engine
@@ -26,15 +26,6 @@ from rankcut.audit.sampling import draw_excluded
 from rankcut.certify.curves import sequential_curve
 from rankcut.certify.sequential import SequentialAudit, default_prior_mean, sequential_recall_certificate
 from rankcut.data.trec import load_trec
-
-
-@pytest.fixture
-def data(tmp_path: Path) -> Data:
-    return Data(tmp_path)
-
-
-def _rows(audit: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (audit / "sample.jsonl").read_text().splitlines()]
 
 
 def _frozen(tmp_path: Path, data: Data, name: str = "A", **kw: Any) -> Path:

@@ -3,10 +3,25 @@
 "paper §8" is the worked example of the audit paper (finite-sample-coverage-audits.txt, Section 8);
 "R" is ``binom::binom.confint(x, n, conf.level = 0.95, methods = "exact")`` in R, values handed
 over by the project lead (R is not installed here, so they are not recomputed by the tests); the
-two-sided 95% interval puts α/2 = 0.025 on each side.
+two-sided 95% interval puts α/2 = 0.025 on each side. ``ref_upper`` and ``ref_lower`` compute U_n
+and L_n from scipy's beta quantile, not through rankcut's bounds, for the tests of the certificates
+built on them.
 """
 
 from __future__ import annotations
+
+from scipy import stats
+
+
+def ref_upper(k: int, n: int, a: float) -> float:
+    """U_n(k, α) from the beta quantile, with Lemma 6's conventions."""
+    return 1.0 if k == n else float(stats.beta.ppf(1 - a, k + 1, n - k))
+
+
+def ref_lower(k: int, n: int, a: float) -> float:
+    """L_n(k, α) from the beta quantile, with Lemma 6's conventions."""
+    return 0.0 if k == 0 else float(stats.beta.ppf(a, k, n - k + 1))
+
 
 # U_n(k, α), one-sided Clopper–Pearson upper bound: (k, n, alpha, value, decimal places)
 CP_UPPER = [

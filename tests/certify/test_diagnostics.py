@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from scipy import stats
+from reference_values import ref_lower, ref_upper
 
 from rankcut.certify.bounds import cp_lower, cp_upper
 from rankcut.certify.diagnostics import (
@@ -18,16 +18,6 @@ from rankcut.certify.diagnostics import (
     incremental_coverage_certificate,
 )
 from rankcut.certify.result import Certificate, recompute
-
-
-def ref_upper(k: int, n: int, a: float) -> float:
-    """U_n(k, α) from the beta quantile, with Lemma 6's conventions."""
-    return 1.0 if k == n else float(stats.beta.ppf(1 - a, k + 1, n - k))
-
-
-def ref_lower(k: int, n: int, a: float) -> float:
-    """L_n(k, α) from the beta quantile, with Lemma 6's conventions."""
-    return 0.0 if k == 0 else float(stats.beta.ppf(a, k, n - k + 1))
 
 
 def test_direct_miss_rate_reference_values():

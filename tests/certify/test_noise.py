@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from scipy import stats
+from reference_values import ref_upper
 
 from rankcut.certify.noise import (
     NOISY_LABEL_DESIGNS,
@@ -13,10 +13,6 @@ from rankcut.certify.noise import (
     noisy_label_certificate,
 )
 from rankcut.certify.result import Certificate, recompute
-
-
-def ref_upper(k: int, n: int, a: float) -> float:
-    return 1.0 if k == n else float(stats.beta.ppf(1 - a, k + 1, n - k))
 
 
 def test_reference_value():

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from reference_values import ref_upper
 from scipy import stats
 
 from rankcut.certify.result import Certificate, recompute
@@ -15,10 +16,6 @@ from rankcut.certify.stratified import (
     stratified_binomial_certificate,
     stratified_hypergeometric_certificate,
 )
-
-
-def ref_upper(k: int, n: int, a: float) -> float:
-    return 1.0 if k == n else float(stats.beta.ppf(1 - a, k + 1, n - k))
 
 
 def ref_mu(k: int, a: float, big_n: int, n: int) -> int:

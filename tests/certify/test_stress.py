@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from scipy import stats
+from reference_values import ref_upper
 
 from rankcut.certify.result import Certificate, recompute
 from rankcut.certify.stress import (
@@ -14,10 +14,6 @@ from rankcut.certify.stress import (
     stress_test_certificate,
     worst_cluster_certificate,
 )
-
-
-def ref_upper(k: int, n: int, a: float) -> float:
-    return 1.0 if k == n else float(stats.beta.ppf(1 - a, k + 1, n - k))
 
 
 def test_remark_31_example():

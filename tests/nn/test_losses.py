@@ -8,6 +8,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from nn_testdata import prefix_mask  # noqa: E402
 from torch import Tensor  # noqa: E402
 
 from rankcut.nn.losses import (  # noqa: E402
@@ -30,10 +31,6 @@ INF = float("inf")
 
 def t(rows: list[list[float]]) -> Tensor:
     return torch.tensor(rows, dtype=torch.float32)
-
-
-def prefix_mask(lengths: list[int], width: int) -> Tensor:
-    return torch.arange(width)[None, :] < torch.tensor(lengths)[:, None]
 
 
 def log_probs(rows: list[list[float]]) -> Tensor:

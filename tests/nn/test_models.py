@@ -12,7 +12,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from torch import Tensor, nn  # noqa: E402
+from nn_testdata import pad, prefix_mask  # noqa: E402
+from torch import nn  # noqa: E402
 
 from rankcut.data.lists import Posting, RankedLists  # noqa: E402
 from rankcut.metrics import curves  # noqa: E402
@@ -32,17 +33,6 @@ NETS: dict[str, Callable[[int], nn.Module]] = {
     "bicut": lambda f: BiCutNet(f, hidden=8),
     "choppy": lambda f: ChoppyNet(f, d_model=16, heads=4, layers=2),
 }
-
-
-def prefix_mask(lengths: list[int], width: int) -> Tensor:
-    return torch.arange(width)[None, :] < torch.tensor(lengths)[:, None]
-
-
-def pad(x: Tensor, width: int) -> Tensor:
-    """[L, F] -> [width, F], padded with NaN and large values, which would show if they leaked."""
-    padding = torch.full((width - x.shape[0], x.shape[1]), 50.0)
-    padding[::2] = math.nan
-    return torch.cat([x, padding])
 
 
 # ---------------------------------------------------------------------------- networks

@@ -15,6 +15,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from nn_testdata import pad, prefix_mask  # noqa: E402
 from torch import Tensor, nn  # noqa: E402
 
 from rankcut.cutters import make_cutter  # noqa: E402
@@ -34,16 +35,6 @@ NETS: dict[str, Callable[[int], nn.Module]] = {
     "choppy": lambda f: ChoppyNet(f, d_model=32, heads=2, layers=2),
     "choppy-narrow": lambda f: ChoppyNet(f, d_model=16, heads=4, layers=2),
 }
-
-
-def prefix_mask(lengths: list[int], width: int) -> Tensor:
-    return torch.arange(width)[None, :] < torch.tensor(lengths)[:, None]
-
-
-def pad(x: Tensor, width: int) -> Tensor:
-    padding = torch.full((width - x.shape[0], x.shape[1]), 50.0)
-    padding[::2] = math.nan
-    return torch.cat([x, padding])
 
 
 def loss_of(name: str, out: Tensor, mask: Tensor) -> Tensor:

@@ -11,11 +11,11 @@ to 1 − δ and the check has power against a wrong error split. Passing criteri
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from coverage_checks import assert_coverage
 
 from rankcut.certify.bounds import cp_lower, cp_upper, hypergeom_lower, hypergeom_upper
 from rankcut.certify.excluded import (
@@ -27,13 +27,6 @@ from rankcut.certify.recall import two_pool_recall_certificate, two_pool_recall_
 from rankcut.certify.whole import whole_population_certificate
 
 REPS = 4000
-
-
-def assert_coverage(covered: np.ndarray, delta: float, what: str) -> float:
-    coverage = float(np.mean(covered))
-    floor = 1.0 - delta - 3.0 * math.sqrt(delta * (1.0 - delta) / covered.size)
-    assert coverage >= floor, f"{what}: coverage {coverage:.4f} < {floor:.4f}"
-    return coverage
 
 
 def certify_rows(rows: np.ndarray, fn: Callable[..., Any]) -> np.ndarray:

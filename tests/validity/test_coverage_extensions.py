@@ -7,12 +7,12 @@ with numpy; each distinct count vector is certified once with the public functio
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
+from coverage_checks import assert_coverage
 
 from rankcut.certify.diagnostics import (
     amplification_counts,
@@ -26,16 +26,6 @@ from rankcut.certify.stratified import (
 from rankcut.certify.stress import cluster_escape_counts, stress_test_certificate
 
 REPS = 2000
-
-
-def floor(delta: float, reps: int = REPS) -> float:
-    """Smallest acceptable coverage: 1 − δ − 3 standard errors of a coverage-(1 − δ) estimate."""
-    return 1.0 - delta - 3.0 * math.sqrt(delta * (1.0 - delta) / reps)
-
-
-def assert_coverage(covered: np.ndarray, delta: float, what: str) -> None:
-    coverage = float(np.mean(covered))
-    assert coverage >= floor(delta), f"{what}: coverage {coverage:.4f} < {floor(delta):.4f}"
 
 
 def certify_rows(rows: np.ndarray, fn: Callable[[tuple[int, ...]], Any]) -> list[Any]:

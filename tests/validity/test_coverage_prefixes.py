@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from coverage_checks import coverage_floor
 
 from rankcut.certify.bounds import cp_upper, hypergeom_upper
 from rankcut.certify.prefixes import (
@@ -22,10 +23,6 @@ from rankcut.certify.prefixes import (
     prefix_bounds_shared_finite,
     shared_reference_counts,
 )
-
-
-def _floor(delta: float, reps: int) -> float:
-    return 1.0 - delta - 3.0 * np.sqrt(delta * (1.0 - delta) / reps)
 
 
 def _corpus(big_n: int, cuts: list[int], relevant_per_segment: list[int], seed: int) -> np.ndarray:
@@ -59,7 +56,7 @@ def test_corollary_16_binomial_simultaneous_coverage() -> None:
     for i in range(reps):
         cert = prefix_bounds_separate(k[i], sizes, p0, delta, deltas=deltas)
         covered[i] = np.all(p0 * eta <= np.array(cert.value))
-    assert covered.mean() >= _floor(delta, reps), covered.mean()
+    assert covered.mean() >= coverage_floor(delta, reps), covered.mean()
 
 
 def test_corollary_16_hypergeometric_simultaneous_coverage() -> None:
@@ -74,7 +71,7 @@ def test_corollary_16_hypergeometric_simultaneous_coverage() -> None:
     for i in range(reps):
         cert = prefix_bounds_separate_finite(k[i], sizes, pools, delta)
         covered[i] = np.all(missed <= np.array(cert.value))
-    assert covered.mean() >= _floor(delta, reps), covered.mean()
+    assert covered.mean() >= coverage_floor(delta, reps), covered.mean()
 
 
 # --- Theorem 17 and Corollary 18: one shared reference sample -------------------------------------
@@ -110,7 +107,7 @@ def test_theorem_17_shared_reference_coverage(reference_start: int, q: int) -> N
         n_eff_zero += n_eff[-1] == 0
         cert = prefix_bounds_shared(k, n_eff, p0, delta, reference_size=q, reference_mass=mass)
         covered[i] = np.all(p0 * eta <= np.array(cert.value))
-    assert covered.mean() >= _floor(delta, reps), covered.mean()
+    assert covered.mean() >= coverage_floor(delta, reps), covered.mean()
     if q == 30:  # the Lemma 6 convention is exercised
         assert n_eff_zero > 0.1 * reps
 
@@ -133,7 +130,7 @@ def test_corollary_18_shared_reference_coverage(reference_start: int, q: int) ->
             k, n_eff, POOL_SIZES, delta, reference_size=q, reference_pool_size=reference.size
         )
         covered[i] = np.all(MISSED <= np.array(cert.value))
-    assert covered.mean() >= _floor(delta, reps), covered.mean()
+    assert covered.mean() >= coverage_floor(delta, reps), covered.mean()
 
 
 # --- Theorem 19: fixed-sequence stopping -----------------------------------------------------------
@@ -156,7 +153,7 @@ def test_theorem_19_fixed_sequence_separate_audits() -> None:
     for i in range(reps):
         chosen = fixed_sequence(k[i], sizes, p0, eps, delta).value
         wrong[i] = chosen is not None and r[int(chosen[1:]) - 1] > eps
-    assert 1.0 - wrong.mean() >= _floor(delta, reps), 1.0 - wrong.mean()
+    assert 1.0 - wrong.mean() >= coverage_floor(delta, reps), 1.0 - wrong.mean()
 
 
 def test_theorem_19_fixed_sequence_shared_finite_sample() -> None:
@@ -175,4 +172,4 @@ def test_theorem_19_fixed_sequence_shared_finite_sample() -> None:
         n_eff, k = shared_reference_counts(excluded, LABELS[draws[i]])
         chosen = fixed_sequence_finite(k, n_eff, POOL_SIZES, target, delta).value
         wrong[i] = chosen == "g1"
-    assert 1.0 - wrong.mean() >= _floor(delta, reps), 1.0 - wrong.mean()
+    assert 1.0 - wrong.mean() >= coverage_floor(delta, reps), 1.0 - wrong.mean()

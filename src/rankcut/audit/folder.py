@@ -55,6 +55,7 @@ __all__ = [
     "MemberSize",
     "build_pools",
     "check_pools",
+    "deleted_store_text",
     "distinct_items",
     "load_audit",
     "load_sample",
@@ -307,11 +308,27 @@ def load_sample(audit: Audit, *,
     return info, rows
 
 
+def deleted_store_text(audit: FrozenAudit, record: Mapping[str, Any]) -> str:
+    """What happened when the label store is missing after an opening, and what can be done."""
+    path = audit.folder / LABELS_FILE
+    return (f"{path} is missing, but the labels of this audit were opened for certification at "
+            f"{record.get('opened_at')} ({OPENED_FILE}): the label store was deleted after certify. "
+            "Labelling again cannot replace it (new labels would not be the ones that were seen, "
+            "Assumption 1); restore it from a backup or from the copy the audit was shipped as, or freeze "
+            f"a new audit (the certificate already written can still be read with {_o('report')})")
+
+
 def open_store(audit: Audit, info: Mapping[str, Any], *, create: bool) -> labels_mod.LabelStore:
+    """The audit's label store, checked to hold this audit's sample. Without ``create`` (certify)
+    it is opened read-only where the folder cannot be written (an audit shipped to be checked)."""
     path = audit.folder / LABELS_FILE
     if not create and not path.exists():
+        record = opened_record(audit)
+        if record is not None:
+            raise AuditStepError(deleted_store_text(audit, record))
         raise AuditStepError(f"no labels yet ({path} missing): run {_o('label')} first")
-    store = labels_mod.LabelStore(path, create=create)
+    readonly = not create and not labels_mod.writable(path)
+    store = labels_mod.LabelStore(path, create=create, readonly=readonly)
     try:
         owner = store.get_meta("audit_id")
         held = store.get_meta("sample_hash")
@@ -322,9 +339,6 @@ def open_store(audit: Audit, info: Mapping[str, Any], *, create: bool) -> labels
             raise ValueError(f"{path} holds the labels of audit {owner[:12]}, not of this audit "
                              f"{audit.manifest.short_id}: copy labels between audits with "
                              f"{_o('reuse_labels')}")
-        elif held is None and store.count() == 0:
-            # an older rankcut wrote the two values one after the other and was stopped between them
-            store.set_meta("sample_hash", str(info["sample_hash"]))
         elif held != info["sample_hash"]:
             raise ValueError(f"{path} is refused: it holds labels for sample {str(held)[:12]}, not for "
                              f"this audit's sample {str(info['sample_hash'])[:12]}, so they are not labels "
@@ -368,6 +382,8 @@ def refuse_if_opened_file(audit: FrozenAudit, step: str) -> None:
     """``label`` and ``sample`` after the labels were opened, even when ``labels.sqlite`` (or the
     sample) was deleted since: ``opened.json`` remembers the opening."""
     record = opened_record(audit)
+    if record is not None and not (audit.folder / LABELS_FILE).exists():
+        raise AuditStepError(deleted_store_text(audit, record))
     if record is not None:
         raise AuditStepError(
             f"the labels of this audit were opened for certification at {record.get('opened_at')} "

@@ -9,12 +9,15 @@ true ones (Assumption 2) and that the thing certified was fixed before they were
   per write): a label whose :meth:`~LabelStore.record` returned survives a killed process, a
   second, different label for an item is refused unless ``overwrite=True``, and every change is
   kept in a history with the old and the new label. A ``meta`` table holds key/value notes, e.g.
-  which sample the labels belong to and when it was opened for certification.
+  which sample the labels belong to and when it was opened for certification. Opened with
+  ``readonly=True`` it never writes, and reads a store in a read-only folder too (:func:`writable`).
 * :func:`read_label_file` / :func:`write_label_file` — CSV, TSV or JSON-lines label files
   (``query_id, doc_id, label``), errors naming file and line, written atomically.
 * :func:`qrels_oracle` — labels from TREC qrels, for simulated audits (Assumption 2 holds by
-  construction; unjudged documents count as not relevant).
-* :func:`label_interactively` — asks a person, item by item, and records each answer at once.
+  construction; unjudged documents count as not relevant); :func:`unjudged` and
+  :func:`uncovered_queries` say what the qrels have no judgement for.
+* :func:`label_interactively` — asks a person, item by item, records each answer at once, and
+  undoes the last answer while no certificate can have seen it.
 
 Items are pairs of non-empty strings without surrounding whitespace; labels are 0 or 1.
 """
@@ -35,6 +38,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, NamedTuple, Self
+from urllib.parse import quote
 
 from rankcut.data.io import write_atomic
 from rankcut.data.lists import check_threshold
@@ -45,6 +49,11 @@ __all__ = [
     "LabelEvent",
     "LabelStore",
     "LabellingSummary",
+    "ReadOnlyStoreError",
+    "remove_store",
+    "uncovered_queries",
+    "unjudged",
+    "writable",
     "label_interactively",
     "qrels_oracle",
     "read_label_file",
@@ -64,9 +73,10 @@ _SCHEMA = (
     "CREATE TABLE labels (query_id TEXT NOT NULL, doc_id TEXT NOT NULL,"
     " label INTEGER NOT NULL CHECK (label IN (0, 1)), source TEXT NOT NULL, recorded_at TEXT NOT NULL,"
     " PRIMARY KEY (query_id, doc_id)) WITHOUT ROWID",
-    # One row per label written: old_label is NULL for a first label, else the label it replaced.
+    # One row per label written: old_label is NULL for a first label, else the label it replaced;
+    # new_label is NULL where an answer was undone (the label removed).
     "CREATE TABLE events (seq INTEGER PRIMARY KEY, query_id TEXT NOT NULL, doc_id TEXT NOT NULL,"
-    " old_label INTEGER CHECK (old_label IN (0, 1)), new_label INTEGER NOT NULL CHECK (new_label IN (0, 1)),"
+    " old_label INTEGER CHECK (old_label IN (0, 1)), new_label INTEGER CHECK (new_label IN (0, 1)),"
     " source TEXT NOT NULL, recorded_at TEXT NOT NULL)",
 )
 
@@ -81,12 +91,13 @@ _LABEL_FORMS = "0/1, yes/no, true/false or y/n"
 
 
 class LabelEvent(NamedTuple):
-    """One label written to a :class:`LabelStore`: ``old_label`` is None for a first label."""
+    """One label written to a :class:`LabelStore`: ``old_label`` is None for a first label,
+    ``new_label`` None for an undone one (:meth:`LabelStore.undo`)."""
 
     query_id: str
     doc_id: str
     old_label: int | None
-    new_label: int
+    new_label: int | None
     source: str
     recorded_at: str
 
@@ -130,6 +141,47 @@ def _now() -> str:
 
 # --- the store ---------------------------------------------------------------------------------------
 
+class ReadOnlyStoreError(PermissionError):
+    """A write to a label store that cannot be written: its folder (or the file) is read-only, or
+    it was opened with ``readonly=True``."""
+
+
+_STORE_FILES = ("", "-wal", "-shm", "-journal")
+
+
+def writable(path: str | os.PathLike[str]) -> bool:
+    """Whether a label store at ``path`` can be written: its folder can (SQLite writes its journal
+    beside it), and so can the file where it exists. False on a read-only copy or mount."""
+    p = Path(path)
+    return os.access(p.parent, os.W_OK) and (not p.exists() or os.access(p, os.W_OK))
+
+
+def remove_store(path: str | os.PathLike[str]) -> None:
+    """Delete the label store at ``path`` with its journal files (each where present)."""
+    for end in _STORE_FILES:
+        Path(f"{path}{end}").unlink(missing_ok=True)
+
+
+def _connect_readonly(path: Path) -> sqlite3.Connection:
+    """A connection that never writes the store. Where the folder can be written (a writer may be
+    at work) an ordinary connection with ``query_only`` set: SQLite refuses every write, and on
+    close it tidies its log files away as any reader does. Where it cannot, ``immutable=1``: no
+    writer can exist there, and ``mode=ro`` cannot open a write-ahead-log database without its
+    shared-memory index beside it. A read-only folder whose log still holds labels (a copy taken
+    while a writer had the store open) is refused: immutable reads would miss them."""
+    if writable(path):
+        con = sqlite3.connect(path, isolation_level=None)
+        con.execute("PRAGMA query_only = ON")
+        return con
+    wal = Path(f"{path}-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        raise ReadOnlyStoreError(f"{path} cannot be read in its read-only folder {path.parent}: {wal.name} "
+                                 "still holds labels not yet merged into it (the copy was taken while the "
+                                 "store was open); open it once in a writable copy, or copy it again after "
+                                 "labelling ended")
+    return sqlite3.connect(f"file:{quote(str(path.resolve()))}?immutable=1", uri=True, isolation_level=None)
+
+
 class LabelStore:
     """Relevance labels of audited items in one SQLite file (created when absent).
 
@@ -142,26 +194,47 @@ class LabelStore:
 
     :param path: the store's file; its folder must exist.
     :param create: create the store when ``path`` does not exist (else FileNotFoundError).
+    :param readonly: open an existing store for reading only: nothing is ever written to it or
+        beside it, so it also reads a store in a read-only folder (an audit shipped to be checked).
+        Every write raises :class:`ReadOnlyStoreError`.
     :raises ValueError: naming the file, when it is not a rankcut label store (another SQLite
         database, or not SQLite at all) or was written by a newer schema.
-    :raises FileNotFoundError: when the folder is missing, or the file with ``create=False``.
+    :raises FileNotFoundError: when the folder is missing, or the file with ``create=False`` or
+        ``readonly=True``.
+    :raises ReadOnlyStoreError: when the store is to be written (not ``readonly``) but its folder
+        or file is read-only, naming it.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, create: bool = True) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, create: bool = True, readonly: bool = False) -> None:
         self.path = Path(path)
-        _check_store_file(self.path, create)
-        self._con = sqlite3.connect(self.path, isolation_level=None)  # transactions are explicit
+        self.readonly = readonly
+        _check_store_file(self.path, create and not readonly)
+        if readonly:
+            self._con = _connect_readonly(self.path)
+        elif not writable(self.path):
+            raise ReadOnlyStoreError(self._read_only_text())
+        else:
+            self._con = sqlite3.connect(self.path, isolation_level=None)  # transactions are explicit
         try:
             self._open()
         except BaseException:
             self._con.close()
             raise
 
+    def _read_only_text(self) -> str:
+        if writable(self.path):
+            return f"{self.path} was opened read-only: it is not written"
+        if os.access(self.path.parent, os.W_OK):
+            return f"the label store {self.path} is read-only: it cannot be written"
+        return f"the folder {self.path.parent} is read-only, so the label store {self.path} cannot be written"
+
     def _open(self) -> None:
         not_store = f"{self.path} is not a rankcut label store"
         try:
-            with self._transaction() as con:
+            with self._transaction(read=self.readonly) as con:
                 tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                if not tables and self.readonly:
+                    raise ValueError(f"{not_store} (an SQLite database without tables)")
                 if not tables:
                     for statement in _SCHEMA:
                         con.execute(statement)
@@ -181,14 +254,18 @@ class LabelStore:
         if not version.isdigit() or not 1 <= int(version) <= SCHEMA_VERSION:
             raise ValueError(f"{self.path}: label store schema version {version!r} is not one this rankcut "
                              f"reads (1 to {SCHEMA_VERSION}); it may come from a newer rankcut")
+        if self.readonly:
+            return
         # WAL cannot be switched on inside a transaction, and must not be switched on in a
         # database that is not ours, so it comes last.
         self._con.execute("PRAGMA journal_mode = WAL")
         self._con.execute("PRAGMA synchronous = FULL")
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        self._con.execute("BEGIN IMMEDIATE")
+    def _transaction(self, *, read: bool = False) -> Iterator[sqlite3.Connection]:
+        if self.readonly and not read:
+            raise ReadOnlyStoreError(self._read_only_text())
+        self._con.execute("BEGIN" if read else "BEGIN IMMEDIATE")
         try:
             yield self._con
         except BaseException:
@@ -267,6 +344,28 @@ class LabelStore:
                 written += 1
             _write_meta(con, meta_rows)
         return written
+
+    def undo(self, item: Item, label: int, source: str) -> None:
+        """Remove the first label ``label`` that ``source`` gave ``item`` (an answer taken back).
+
+        The removal is kept in :meth:`history` (``new_label`` None); the item is unlabelled again.
+        Only a first label that nothing changed since can be undone: an overwrite keeps its history.
+
+        :raises ValueError: naming the item, when its label is not that first label any more.
+        """
+        ((q, d),) = _check_items([item])
+        label = _check_label(label, "label")
+        with self._transaction() as con:
+            row = con.execute("SELECT label, source FROM labels WHERE query_id = ? AND doc_id = ?",
+                              (q, d)).fetchone()
+            last = con.execute("SELECT old_label, new_label, source FROM events WHERE query_id = ? AND "
+                               "doc_id = ? ORDER BY seq DESC LIMIT 1", (q, d)).fetchone()
+            if row is None or tuple(row) != (label, source) or tuple(last) != (None, label, source):
+                raise ValueError(f"{self.path}: query {q!r}, document {d!r} no longer holds the first label "
+                                 f"{label} from {source!r}; nothing was undone")
+            con.execute("DELETE FROM labels WHERE query_id = ? AND doc_id = ?", (q, d))
+            con.execute("INSERT INTO events (query_id, doc_id, old_label, new_label, source, recorded_at) "
+                        "VALUES (?, ?, ?, NULL, ?, ?)", (q, d, label, source, _now()))
 
     def get(self, items: Iterable[Item]) -> dict[Item, int]:
         """``{item: label}`` for the labelled ones among ``items``."""
@@ -608,6 +707,20 @@ def qrels_oracle(qrels: Mapping[str, Mapping[str, int]], items: Iterable[Item],
     return [int(qrels.get(q, {}).get(d, 0) >= t) for q, d in _check_items(items)]
 
 
+def unjudged(qrels: Mapping[str, Mapping[str, int]], items: Iterable[Item]) -> list[Item]:
+    """The items the qrels hold no judgement for (:func:`qrels_oracle` labels them 0)."""
+    return [(q, d) for q, d in _check_items(items) if d not in qrels.get(q, {})]
+
+
+def uncovered_queries(qrels: Mapping[str, Mapping[str, int]], listed: Mapping[str, Iterable[str]]
+                      ) -> list[str]:
+    """The queries of ``listed`` (``{query_id: its documents}``) none of whose documents the qrels
+    judge: qrels of another topic set (the query is not judged at all) or of another collection
+    (its judged documents are not these). Labelling them from the qrels would call every item not
+    relevant."""
+    return [q for q, docs in listed.items() if not any(d in qrels.get(q, {}) for d in docs)]
+
+
 @dataclass(frozen=True, slots=True)
 class LabellingSummary:
     """What one :func:`label_interactively` session did."""
@@ -624,8 +737,16 @@ class LabellingSummary:
     """whether the session ended by a quit (``q`` or end of input) before the last item"""
 
 
-_PROMPT = "relevant? [y]es / [n]o / [s]kip / [q]uit: "
-_CHOICES = {"y": "y", "yes": "y", "n": "n", "no": "n", "s": "s", "skip": "s", "q": "q", "quit": "q"}
+_PROMPT = "relevant? [y]es / [n]o / [s]kip / [u]ndo the last answer / [q]uit: "
+_CHOICES = {"y": "y", "yes": "y", "n": "n", "no": "n", "s": "s", "skip": "s", "u": "u", "undo": "u",
+            "q": "q", "quit": "q"}
+# what shows that labels were seen (certify opened them, another audit took them): a label recorded
+# before one of these changed may have been seen and is never undone
+_SEEN_META = ("opened_at", "opened_labels_hash", "opened_prefix", "seen_at")
+
+
+def _seen_state(store: LabelStore) -> tuple[str | None, ...]:
+    return tuple(store.get_meta(key) for key in _SEEN_META)
 
 
 def label_interactively(store: LabelStore, items: Iterable[Item], *,
@@ -638,15 +759,22 @@ def label_interactively(store: LabelStore, items: Iterable[Item], *,
     """Ask for the label of each unlabelled item and record every answer at once.
 
     Each question shows the progress (``[12/300]``: the item's place among the distinct
-    ``items``), the query id (and its text from ``queries``), the document id and, when known,
-    its text. Answers (any case): ``y``/``yes`` relevant, ``n``/``no`` not relevant, ``s``/``skip``
-    leaves the item unlabelled, ``q``/``quit`` (or end of input) stops; anything else is asked
-    again. Items already in the store are not asked, so a stopped session resumes where it
-    left off. The order of ``items`` is the audit rule's; answers never change it (Assumption 1).
+    ``items``), the query id and its text from ``queries``, the document id and, when known, its
+    text. Answers (any case): ``y``/``yes`` relevant, ``n``/``no`` not relevant, ``s``/``skip``
+    leaves the item unlabelled, ``u``/``undo`` takes back the last answer of this session (its
+    label is removed, kept in the store's history, and its item asked again), ``q``/``quit`` (or
+    end of input) stops; anything else is asked again. Items already in the store are not asked,
+    so a stopped session resumes where it left off. The order of ``items`` is the audit rule's;
+    answers never change it (Assumption 1): an undo goes back to the item it undoes, so the next
+    item asked is still the next of that order.
+
+    An undo is refused once the label may have been seen: when the store records an opening for
+    certification, or a sight through another audit, that is newer than the answer (``certify`` ran
+    meanwhile). A label a certificate or a stop decision used is never taken back.
 
     :param texts: document texts keyed by ``(query_id, doc_id)`` or by ``doc_id``, as
         :func:`rankcut.data.texts.read_texts_jsonl` returns them with ``by="pair"`` / ``"doc"``.
-    :param queries: query texts keyed by query id.
+    :param queries: query texts keyed by query id (:func:`rankcut.data.texts.read_query_texts`).
     :param input: reads one answer given a prompt (the builtin by default; tests pass a script).
     :param output: shows one line of text.
     :param source: recorded as the labels' source.
@@ -657,12 +785,15 @@ def label_interactively(store: LabelStore, items: Iterable[Item], *,
     done = store.get(todo)
     total = len(todo)
     output(f"{len(done)} of {total} items already labelled, {total - len(done)} to go. "
-           f"Answer y (relevant), n (not relevant), s (skip) or q (quit).")
+           f"Answer y (relevant), n (not relevant), s (skip), u (undo the last answer) or q (quit).")
+    pending = [(pos, item) for pos, item in enumerate(todo, 1) if item not in done]
+    # this session's answers, newest last: (index in pending, label or None for a skip, seen state)
+    answers: list[tuple[int, int | None, tuple[str | None, ...]]] = []
     labelled = skipped = 0
     stopped = False
-    for pos, item in enumerate(todo, 1):
-        if item in done:
-            continue
+    i = 0
+    while i < len(pending):
+        pos, item = pending[i]
         q, d = item
         query_text = queries.get(q) if queries is not None else None
         output("")
@@ -680,14 +811,39 @@ def label_interactively(store: LabelStore, items: Iterable[Item], *,
             choice = _CHOICES.get(answer.strip().lower())
             if choice is not None:
                 break
-            output(f"please answer y, n, s or q (not {answer!r})")
+            output(f"please answer y, n, s, u or q (not {answer!r})")
         if choice == "q":
             stopped = True
             break
+        if choice == "u":
+            if not answers:
+                output("nothing to undo: no answer was given in this session")
+                continue
+            j, label, seen = answers[-1]
+            back = pending[j][1]
+            if label is not None:
+                if _seen_state(store) != seen:
+                    output(f"cannot undo the label {label} of query {back[0]}, document {back[1]}: the "
+                           "labels were opened for certification (or taken by another audit) since it was "
+                           "given, and a label that may have been seen is never taken back")
+                    continue
+                store.undo(back, label, source)
+                labelled -= 1
+            else:
+                skipped -= 1
+            answers.pop()
+            output(f"undone: query {back[0]}, document {back[1]} is asked again")
+            i = j
+            continue
         if choice == "s":
             skipped += 1
+            answers.append((i, None, _seen_state(store)))
         else:
-            labelled += store.record([item], [choice == "y"], source)
+            label = int(choice == "y")
+            store.record([item], [label], source)
+            labelled += 1
+            answers.append((i, label, _seen_state(store)))
+        i += 1
     remaining = len(store.missing(todo))
     output(f"{labelled} labelled, {skipped} skipped; {remaining} of {total} items still unlabelled.")
     return LabellingSummary(total=total, labelled=labelled, skipped=skipped, remaining=remaining,

@@ -83,7 +83,7 @@ def _source_store(folder: Path, audit_id: str, needed: bool) -> Path | None:
                                f"the label store is missing, but the audit had labels ({why})")
         return None
     try:
-        with labels_mod.LabelStore(path, create=False) as store:
+        with labels_mod.LabelStore(path, readonly=True) as store:
             owner = store.get_meta("audit_id")
     except ValueError as exc:
         raise _broken_link(path, audit_id, f"it is not a label store any more ({exc})") from None
@@ -119,7 +119,7 @@ def reuse_chain(spec: Mapping[str, Any] | None, reused: bool = False) -> list[So
         nxt = old.get("reuse_labels")
         spec = nxt if nxt is not None and nxt["role"] == "certification" else None
         if spec is not None and store is not None:
-            with labels_mod.LabelStore(store, create=False) as st:
+            with labels_mod.LabelStore(store, readonly=True) as st:
                 reused = has_reused_labels(st)
         else:
             reused = False
@@ -152,7 +152,7 @@ def first_opening(chain: Sequence[Source]) -> dict[str, Any] | None:
             consider(record.get("opened_at"), src, "opened", record.get("sample_hash"))
         if src.store is None:
             continue
-        with labels_mod.LabelStore(src.store, create=False) as store:
+        with labels_mod.LabelStore(src.store, readonly=True) as store:
             consider(store.get_meta("opened_at"), src, "opened", store.get_meta("opened_sample_hash"))
             by = str(store.get_meta("seen_by", "?"))[:12]
             consider(store.get_meta("seen_at"), src, f"seen through audit {by}", None)
@@ -222,7 +222,7 @@ def reuse_into(audit: Audit, store: labels_mod.LabelStore, order: list[Item], ov
                          "(§2.4); "
                          "label the sample afresh")
     old = Path(spec["audit"]) / LABELS_FILE
-    with labels_mod.LabelStore(old, create=False) as src:
+    with labels_mod.LabelStore(old, readonly=True) as src:
         if src.get_meta("audit_id") != spec["audit_id"]:
             raise ValueError(f"{old} holds the labels of audit {str(src.get_meta('audit_id'))[:12]}, not of "
                              f"audit {spec['audit_id'][:12]} named at freeze")
@@ -249,9 +249,9 @@ def labels_hash(labels: Mapping[Item, int]) -> str:
 
 
 def has_reused_labels(store: labels_mod.LabelStore) -> bool:
-    """Whether the store holds labels copied from another audit: its ``reused_from`` note, or a
-    label whose source says so (a store written before both went in one transaction)."""
-    return store.get_meta("reused_from") is not None or any(s.startswith(REUSED) for s in store.sources())
+    """Whether the store holds labels copied from another audit: its ``reused_from`` note (written
+    in the transaction that copies them, :func:`reuse_into`)."""
+    return store.get_meta("reused_from") is not None
 
 
 def check_reuse(audit: Audit, store: labels_mod.LabelStore) -> list[Source]:
@@ -319,9 +319,8 @@ def check_opening(audit: Audit, store: labels_mod.LabelStore, record: Mapping[st
     if opened_at is None:
         return {"opened_at": now(), "opened_sample_hash": str(info["sample_hash"]),
                 "opened_labels_hash": digest}
-    if held is None:
-        # an older rankcut wrote the opening one value at a time and was stopped after the first:
-        # no label could be recorded since (label refuses after opened_at), so these are the labels
-        # that were opened
-        return {"opened_sample_hash": str(info["sample_hash"]), "opened_labels_hash": digest}
+    if held is None:  # the opening is written in one transaction (opened_at with its hashes)
+        raise ValueError(f"{store.path} records an opening at {opened_at} without its labels hash: it was "
+                         "not written by this rankcut, and nothing shows which labels were seen — refused; "
+                         "freeze a new audit")
     return {}

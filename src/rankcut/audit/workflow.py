@@ -160,16 +160,22 @@ class LabelResult:
     labelled: int
     total: int
     progress: str | None = None  # the sequential design: the cut and the labelled start of the audit order
+    unjudged: int | None = None  # the qrels oracle: labels recorded as 0 for want of a judgement
 
     @property
     def missing(self) -> int:
         return self.total - self.labelled
 
     def render(self) -> str:
-        if self.progress is not None:
-            return f"recorded {self.recorded} labels ({self.source}); {self.progress}"
-        return (f"recorded {self.recorded} labels ({self.source}); {self.labelled} of {self.total} sampled "
-                f"items labelled, {self.missing} to go")
+        where = (self.progress if self.progress is not None else
+                 f"{self.labelled} of {self.total} sampled items labelled, {self.missing} to go")
+        text = f"recorded {self.recorded} labels ({self.source}); {where}"
+        if self.unjudged == 0:
+            text += "\nthe qrels judge every item given to the qrels oracle"
+        elif self.unjudged is not None:
+            text += (f"\n{self.unjudged} of the items given to the qrels oracle have no judgement in the "
+                     "qrels and were labelled not relevant")
+        return text
 
 
 @dataclass(frozen=True)
@@ -466,6 +472,13 @@ def _texts(audit: Audit) -> dict[Any, str] | None:
     return None if entry is None else read_texts_jsonl(entry["path"], by="pair")
 
 
+def _query_texts(audit: Audit) -> dict[str, str] | None:
+    from rankcut.data.texts import read_query_texts
+
+    entry = audit.manifest["inputs"].get("texts")
+    return None if entry is None else read_query_texts(entry["path"])
+
+
 def _write_to_label(audit: Audit, order: list[Item], fmt: str) -> Path:
     import csv
     import io
@@ -558,6 +571,7 @@ def label(
     from_file: str | Path | None = None,
     qrels: str | Path | None = None,
     threshold: float = 1,
+    unjudged_nonrelevant: bool = False,
     interactive: bool = False,
     reuse: bool = False,
     overwrite: bool = False,
@@ -567,20 +581,31 @@ def label(
 ) -> LabelResult:
     """Record labels for the sampled items (step 4), from exactly one source.
 
+    The label store ``labels.sqlite`` is made by the first call that records a label: a refused
+    call, or one that records nothing, leaves no store behind.
+
     :param from_file: a CSV/TSV/JSONL label file (``query_id, doc_id, label``); every row must be
         a sampled item (a label for another item is refused, naming it); a row whose label cell is
         blank leaves its item unlabelled.
-    :param qrels: TREC qrels as the oracle, for simulation (``--oracle qrels``): unjudged = 0.
+    :param qrels: TREC qrels as the oracle, for simulation (``--oracle qrels``): an unjudged item is
+        labelled 0, and the result counts them (:attr:`LabelResult.unjudged`). A sampled query none
+        of whose listed documents the qrels judge is named in a warning; when such queries hold most
+        of the sampled items, the call is refused (qrels of another topic set or collection would
+        label everything 0: a falsely tight certificate), unless ``unjudged_nonrelevant``.
     :param threshold: relevance grade at or above which a qrels judgement counts as relevant.
-    :param interactive: ask in the terminal, item by item, in the blinded order of ``to_label``;
-        resumable (labelled items are not asked again).
+    :param unjudged_nonrelevant: with ``qrels``: label the items of such queries 0 all the same,
+        without the check (e.g. positives-only qrels of queries without relevant documents).
+    :param interactive: ask in the terminal, item by item, in the order of ``to_label``, showing the
+        query and document texts frozen with ``texts``; resumable (labelled items are not asked
+        again); ``u`` undoes the last answer (see :func:`~rankcut.audit.labels.label_interactively`).
     :param reuse: copy the labels of sampled items from the audit named by ``reuse_labels`` at freeze.
     :param overwrite: replace a different earlier label (kept in the store's history).
     :param limit: with ``qrels``: label only the first ``limit`` unlabelled items of the to-label
         order (a simulated reviewer labelling in batches, for the sequential design).
-    :raises AuditStepError: without a sample, or after the labels were opened by :func:`certify`
-        (recorded in the store or in ``opened.json``). The sequential design takes new labels after
-        an opening — its certificate holds wherever the audit stops — but never changes one.
+    :raises AuditStepError: without a sample, in a read-only audit folder, or after the labels were
+        opened by :func:`certify` (recorded in the store or in ``opened.json``). The sequential
+        design takes new labels after an opening — its certificate holds wherever the audit stops —
+        but never changes one.
     """
     sources = [n for n, v in (("from_file", from_file), ("qrels", qrels), ("interactive", interactive),
                               ("reuse", reuse)) if v]
@@ -593,52 +618,126 @@ def label(
             raise ValueError(f"{_o('limit')} is for {_o('qrels')}: it labels the next items of the to-label "
                              "order from the qrels")
         check_count(limit, "limit", 1)
+    if unjudged_nonrelevant and qrels is None:
+        raise ValueError(f"{_o('unjudged_nonrelevant')} is for {_o('qrels')}: it says how the qrels oracle "
+                         "labels items it has no judgement for")
     audit = load_audit(audit_dir)
     spec = design_of(audit)
     info, rows = load_sample(audit)
     record = opened_record(audit)
     spec.guard_labelling(audit, record)
+    store_path = audit.folder / LABELS_FILE
+    if not labels_mod.writable(store_path):
+        folder_ro = not labels_mod.writable(audit.folder / "_")  # a name not there: the folder's own right
+        what = (f"the audit folder {audit.folder} is read-only" if folder_ro
+                else f"the label store {store_path} is read-only")
+        raise AuditStepError(f"{what}: labels are recorded in {store_path}, which cannot be written; label a "
+                             f"writable copy of the folder ({_o('certify')}, {_o('report')} and "
+                             f"{_o('status')} work on a read-only one)")
     order = spec.label_order(audit, rows)
-    sampled = set(order)
-    with open_store(audit, info, create=True) as store:
-        spec.guard_store(store, record, overwrite)
-        seen = store.get_meta("seen_at")
-        if overwrite and seen is not None:
-            raise AuditStepError(
-                f"changing labels ({_o('overwrite')}) is refused: the labels of this audit were seen at "
-                f"{seen} through audit {str(store.get_meta('seen_by'))[:12]}, which reused them (or took "
-                "them as design data), and a label changed now would let a certificate depend on what was "
-                f"seen (Assumption 1, §2.4); record only missing labels (without {_o('overwrite')}), or "
-                "freeze a new audit")
-        if from_file is not None:
-            file_rows = labels_mod.read_label_file(from_file)
-            outside = [(q, d) for q, d, _ in file_rows if (q, d) not in sampled]
-            if outside:
-                q, d = outside[0]
-                more = f" (and {len(outside) - 1} more)" if len(outside) > 1 else ""
-                raise ValueError(f"{from_file}: query {q!r}, document {d!r} is not in the sample of this "
-                                 f"audit{more}; only sampled items are labelled — nothing was recorded")
-            source = f"file {Path(from_file).name} sha256:{sha256_file(from_file)[:12]}"
-            recorded = store.record([(q, d) for q, d, _ in file_rows], [y for _, _, y in file_rows], source,
-                                    overwrite=overwrite, refusal_hint=spec.refusal_hint(store))
-        elif qrels is not None:
-            from rankcut.data.trec import read_qrels
+    created = not store_path.exists()
+    store = open_store(audit, info, create=True)
+    try:
+        result = _record_labels(audit, store, order, rows, from_file=from_file, qrels=qrels,
+                                threshold=threshold, unjudged_nonrelevant=unjudged_nonrelevant,
+                                interactive=interactive, overwrite=overwrite, limit=limit, record=record,
+                                input=input, output=output)
+    finally:
+        empty = created and store.count() == 0
+        store.close()
+        if empty:  # this call made the store and recorded nothing: leave none behind
+            labels_mod.remove_store(store_path)
+    return result
 
-            judged = read_qrels(qrels)
-            todo = order if overwrite else store.missing(order)
-            todo = todo if limit is None else todo[:limit]
-            source = f"qrels {Path(qrels).name} sha256:{sha256_file(qrels)[:12]}"
-            recorded = store.record(todo, labels_mod.qrels_oracle(judged, todo, threshold), source,
-                                    overwrite=overwrite, refusal_hint=spec.refusal_hint(store))
-        elif interactive:
-            summary = labels_mod.label_interactively(store, order, texts=_texts(audit), input=input,
-                                                     output=output, place=spec.place(audit, order))
-            source, recorded = "interactive", summary.labelled
-        else:
-            source, recorded = provenance.reuse_into(audit, store, order, overwrite)
-        labelled = len(order) - len(store.missing(order))
-        progress = spec.progress(rows, store)
-    return LabelResult(source, recorded, labelled, len(order), progress)
+
+def _record_labels(audit: Audit, store: labels_mod.LabelStore, order: list[Item],
+                   rows: Sequence[Mapping[str, Any]], *, from_file: str | Path | None,
+                   qrels: str | Path | None, threshold: float, unjudged_nonrelevant: bool,
+                   interactive: bool, overwrite: bool, limit: int | None, record: Mapping[str, Any] | None,
+                   input: Callable[[str], str], output: Callable[[str], Any]) -> LabelResult:
+    """The body of :func:`label`, on the opened store."""
+    spec = design_of(audit)
+    sampled = set(order)
+    spec.guard_store(store, record, overwrite)
+    seen = store.get_meta("seen_at")
+    if overwrite and seen is not None:
+        raise AuditStepError(
+            f"changing labels ({_o('overwrite')}) is refused: the labels of this audit were seen at "
+            f"{seen} through audit {str(store.get_meta('seen_by'))[:12]}, which reused them (or took "
+            "them as design data), and a label changed now would let a certificate depend on what was "
+            f"seen (Assumption 1, §2.4); record only missing labels (without {_o('overwrite')}), or "
+            "freeze a new audit")
+    unjudged: int | None = None
+    if from_file is not None:
+        file_rows = labels_mod.read_label_file(from_file)
+        outside = [(q, d) for q, d, _ in file_rows if (q, d) not in sampled]
+        if outside:
+            q, d = outside[0]
+            more = f" (and {len(outside) - 1} more)" if len(outside) > 1 else ""
+            raise ValueError(f"{from_file}: query {q!r}, document {d!r} is not in the sample of this "
+                             f"audit{more}; only sampled items are labelled — nothing was recorded")
+        source = f"file {Path(from_file).name} sha256:{sha256_file(from_file)[:12]}"
+        recorded = store.record([(q, d) for q, d, _ in file_rows], [y for _, _, y in file_rows], source,
+                                overwrite=overwrite, refusal_hint=spec.refusal_hint(store))
+    elif qrels is not None:
+        from rankcut.data.trec import read_qrels
+
+        judged = read_qrels(qrels)
+        if not unjudged_nonrelevant:
+            _check_qrels_cover(audit, judged, order, qrels)
+        todo = order if overwrite else store.missing(order)
+        todo = todo if limit is None else todo[:limit]
+        source = f"qrels {Path(qrels).name} sha256:{sha256_file(qrels)[:12]}"
+        recorded = store.record(todo, labels_mod.qrels_oracle(judged, todo, threshold), source,
+                                overwrite=overwrite, refusal_hint=spec.refusal_hint(store))
+        unjudged = len(labels_mod.unjudged(judged, todo))
+    elif interactive:
+        texts, queries = _texts(audit), _query_texts(audit)
+        if texts is None:
+            output(f"this audit was frozen without {_o('texts')}: only query and document ids are shown "
+                   f"(freeze with {_o('texts')} FILE to see the query and document texts)")
+        summary = labels_mod.label_interactively(store, order, texts=texts, queries=queries, input=input,
+                                                 output=output, place=spec.place(audit, order))
+        source, recorded = "interactive", summary.labelled
+    else:
+        source, recorded = provenance.reuse_into(audit, store, order, overwrite)
+    labelled = len(order) - len(store.missing(order))
+    progress = spec.progress(rows, store)
+    return LabelResult(source, recorded, labelled, len(order), progress, unjudged)
+
+
+def _check_qrels_cover(audit: Audit, judged: Mapping[str, Mapping[str, int]], order: Sequence[Item],
+                       qrels: str | Path) -> None:
+    """The qrels oracle's guard. A sampled query none of whose documents (those the run lists for
+    it, and those sampled for it) the qrels judge is uncovered: the qrels may be another topic
+    set's or collection's, or the query may have no relevant document in positives-only qrels —
+    the file cannot tell. Refused when most sampled items belong to uncovered queries (nearly
+    every label would be a guess of 0), a warning naming them otherwise."""
+    lists = audit.lists
+    row = {q: i for i, q in enumerate(lists.qids)}
+    listed: dict[str, set[str]] = {}
+    for q, d in order:
+        if q not in listed:
+            i = row.get(q)
+            listed[q] = set() if i is None else set(lists.doc_ids[i, : lists.lengths[i]].tolist())
+        listed[q].add(d)
+    uncovered = labels_mod.uncovered_queries(judged, listed)
+    if not uncovered:
+        return
+    gone = set(uncovered)
+    n_items = sum(q in gone for q, _ in order)
+    names = ", ".join(repr(q) for q in uncovered[:3])
+    if len(uncovered) > 3:
+        names += f" and {len(uncovered) - 3} more"
+    what = (f"{qrels} judges none of the documents listed for {len(uncovered)} of the {len(listed)} sampled "
+            f"queries ({names}), which hold {n_items} of the {len(order)} sampled items")
+    if 2 * n_items > len(order):
+        raise ValueError(f"{what}: they may be the qrels of another topic set or collection, and labelling "
+                         "their items not relevant would give a falsely tight certificate — refused, nothing "
+                         f"was recorded; give the qrels of these queries, or {_o('unjudged_nonrelevant')} to "
+                         "label unjudged items not relevant all the same")
+    warnings.warn(f"{what}; their items are labelled not relevant (right if these queries have no relevant "
+                  "document, wrong if the qrels are another topic set's)", AuditWarning, stacklevel=4)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -666,8 +765,17 @@ def certify(audit_dir: str | Path) -> CertifyResult:
     audit = load_audit(audit_dir)
     spec = design_of(audit)
     info, rows = load_sample(audit, redraw=lambda sizes, streams: spec.draw(audit, sizes, streams))
-    opened = spec.open(audit, info, rows, opened_record(audit))
-    if opened.record is not None:
+    try:
+        opened = spec.open(audit, info, rows, opened_record(audit))
+    except labels_mod.ReadOnlyStoreError:
+        if labels_mod.writable(audit.folder / CERTIFICATE_FILE):
+            raise  # another store (its own file, or that of an audit whose labels it reused): it names it
+        raise AuditStepError(f"the audit folder {audit.folder} is read-only, and this certify has to record "
+                             "in it the labels it opens (the first certify, or new labels of a sequential "
+                             "audit): certify a writable copy; a read-only copy can be certified again, "
+                             "unchanged, once it was certified") from None
+    readonly = not labels_mod.writable(audit.folder / CERTIFICATE_FILE)
+    if opened.record is not None and not readonly:
         write_json_atomic(audit.folder / OPENED_FILE, opened.record)
     content = {
         "schema": "rankcut.audit_certificate", "schema_version": 1,
@@ -680,7 +788,11 @@ def certify(audit_dir: str | Path) -> CertifyResult:
     }
     if opened.curve is not None:
         content["curve"] = opened.curve
-    write_json_atomic(audit.folder / CERTIFICATE_FILE, content)
+    if readonly:  # the labels were opened before: the certificates are those already written
+        content["notes"] = [*content.get("notes", []), f"the audit folder {audit.folder} is read-only: "
+                            f"{CERTIFICATE_FILE} was checked and recomputed, not rewritten"]
+    else:
+        write_json_atomic(audit.folder / CERTIFICATE_FILE, content)
     return CertifyResult(opened.report, content)
 
 
@@ -710,7 +822,7 @@ def status(audit_dir: str | Path) -> dict[str, Any]:
         info = read_json(folder / SAMPLE_FILE, "written by sample")
         out["sample"] = {"sizes": info["sizes"], "items": info["items"], "hash": info["sample_hash"]}
         if (folder / LABELS_FILE).exists():
-            with labels_mod.LabelStore(folder / LABELS_FILE, create=False) as store:
+            with labels_mod.LabelStore(folder / LABELS_FILE, readonly=True) as store:
                 out["labelled"] = store.count()
                 out["opened_at"] = store.get_meta("opened_at")
             steps["label"] = out["labelled"] >= info["items"] or bool(manifest["allow_incomplete"])

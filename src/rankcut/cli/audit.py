@@ -50,6 +50,8 @@ _OPTIONS = {
     "included": "--included", "label_format": "--format", "from_file": "--from", "qrels": "--oracle qrels",
     "threshold": "--threshold", "interactive": "--interactive", "reuse": "--reuse",
     "overwrite": "--overwrite", "limit": "--next", "prior_scale": "--prior-scale",
+    "unjudged_nonrelevant": "--unjudged-nonrelevant",
+    "report": "rankcut audit report", "status": "rankcut audit status",
     "plan": "rankcut audit plan", "sample": "rankcut audit sample", "label": "rankcut audit label",
     "certify": "rankcut audit certify", "freeze": "rankcut audit freeze",
 }
@@ -328,11 +330,17 @@ def label(
     from_file: Path | None = typer.Option(None, "--from", help="A CSV/TSV/JSONL file: query_id, doc_id, "
                                           "label (0/1, yes/no)."),
     oracle: str | None = typer.Option(None, "--oracle", help="Simulation: 'qrels' takes labels from --qrels "
-                                      "(unjudged = not relevant)."),
+                                      "(unjudged = not relevant; the count is shown)."),
     qrels: Path | None = typer.Option(None, "--qrels", help="TREC qrels for --oracle qrels."),
     threshold: float = typer.Option(1, "--threshold", help="--oracle qrels: grade counted as relevant."),
-    interactive: bool = typer.Option(False, "--interactive", help="Ask in the terminal, item by item "
-                                     "(resumable)."),
+    unjudged_nonrelevant: bool = typer.Option(
+        False, "--unjudged-nonrelevant",
+        help="--oracle qrels: label unjudged items not relevant even when the qrels judge none of the "
+             "documents listed for the queries holding most of the sample (refused otherwise: they may be "
+             "another topic set's or collection's)."),
+    interactive: bool = typer.Option(False, "--interactive", help="Ask in the terminal, item by item, with "
+                                     "the query and document texts of freeze --texts (resumable; u undoes "
+                                     "the last answer)."),
     reuse: bool = typer.Option(False, "--reuse", help="Copy labels of sampled items from --reuse-labels."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace a different earlier label (kept in "
                                    "the store's history)."),
@@ -348,11 +356,11 @@ def label(
     if (oracle is None) != (qrels is None):
         raise ValueError("--oracle qrels and --qrels go together")
     result = workflow.label(audit, from_file=from_file, qrels=qrels, threshold=threshold,
-                            interactive=interactive, reuse=reuse, overwrite=overwrite, limit=next_n,
-                            output=typer.echo)
+                            unjudged_nonrelevant=unjudged_nonrelevant, interactive=interactive, reuse=reuse,
+                            overwrite=overwrite, limit=next_n, output=typer.echo)
     if as_json:
         _echo_json({"source": result.source, "recorded": result.recorded, "labelled": result.labelled,
-                    "total": result.total})
+                    "total": result.total, "unjudged": result.unjudged})
     else:
         typer.echo(result.render())
         if result.missing == 0 or workflow.status(audit)["next"] == "certify":

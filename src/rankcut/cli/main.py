@@ -14,6 +14,7 @@ from rankcut.cli.certify import app as certify_app
 from rankcut.cli.cut import cut
 from rankcut.cli.demo import demo
 from rankcut.cli.evaluate import evaluate
+from rankcut.cli.serve import serve
 from rankcut.cli.train import train
 
 app = typer.Typer(
@@ -28,6 +29,7 @@ app.command("demo")(demo)
 app.command("cut")(cut)
 app.command("evaluate")(evaluate)
 app.command("train")(train)
+app.command("serve")(serve)
 
 
 def _version(value: bool) -> None:

@@ -1,18 +1,21 @@
-"""Document texts from JSON-lines files, for text features of ranked lists.
+"""Document and query texts from JSON-lines files, for text features and for labelling.
 
 One JSON object a line, as in ``../shared/datasets/trec-dl/texts/*.jsonl``::
 
     {"query_id": "264014", "query": "how long is ...", "doc_id": "5611210", "text": "..."}
+
+:func:`read_texts_jsonl` reads the documents' ``text``, :func:`read_query_texts` the ``query``.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from rankcut.data.io import Source, open_text
 
-__all__ = ["read_texts_jsonl"]
+__all__ = ["read_query_texts", "read_texts_jsonl"]
 
 _BY = ("pair", "doc")
 
@@ -22,6 +25,52 @@ def _id(obj: dict[str, Any], key: str, where: str) -> str:
     if isinstance(value, bool) or not isinstance(value, str | int) or value == "":
         raise ValueError(f"{where}: {key!r} must be a non-empty string or integer, got {value!r}")
     return str(value)
+
+
+def _objects(source: Source, name: str | None) -> Iterator[tuple[str, int, dict[str, Any]]]:
+    """``(where, line number, object)`` for each non-blank line of a JSON-lines file."""
+    with open_text(source, name) as (label, f):
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            where = f"{label}, line {lineno}"
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{where}: not valid JSON ({exc.msg})") from None
+            if not isinstance(obj, dict):
+                raise ValueError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+            yield where, lineno, obj
+
+
+def read_query_texts(source: Source, *, name: str | None = None) -> dict[str, str]:
+    """Read the ``query`` text per query id from a JSON-lines texts file.
+
+    Lines without a ``query`` key are skipped (a file of document texts only gives ``{}``); every
+    line of a query that has one must give the same text.
+
+    :param source: path (``.gz`` allowed) or open text file.
+    :param name: how to call the source in error messages.
+    :raises ValueError: naming file and line, for a line that is not a JSON object, a ``query`` that
+        is not a string, a missing or empty ``query_id``, or a query whose texts differ (both lines
+        named).
+    """
+    queries: dict[str, str] = {}
+    first: dict[str, int] = {}
+    for where, lineno, obj in _objects(source, name):
+        if "query" not in obj:
+            continue
+        text = obj["query"]
+        if not isinstance(text, str):
+            raise ValueError(f"{where}: 'query' must be a string, got {text!r}")
+        qid = _id(obj, "query_id", where)
+        if qid in queries:
+            if queries[qid] != text:
+                raise ValueError(f"{where}: query {qid!r} has a different text than on line {first[qid]}")
+            continue
+        queries[qid] = text
+        first[qid] = lineno
+    return queries
 
 
 def read_texts_jsonl(source: Source, *, by: str = "pair",
@@ -40,30 +89,20 @@ def read_texts_jsonl(source: Source, *, by: str = "pair",
         raise ValueError(f"by must be one of {_BY}, got {by!r}")
     texts: dict[Any, str] = {}
     first: dict[Any, int] = {}
-    with open_text(source, name) as (label, f):
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"{label}, line {lineno}"
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: not valid JSON ({exc.msg})") from None
-            if not isinstance(obj, dict):
-                raise ValueError(f"{where}: expected a JSON object, got {type(obj).__name__}")
-            text = obj.get("text")
-            if not isinstance(text, str):
-                raise ValueError(f"{where}: 'text' must be a string, got {text!r}")
-            doc = _id(obj, "doc_id", where)
-            key: Any = (_id(obj, "query_id", where), doc) if by == "pair" else doc
-            if key in texts:
-                if by == "pair":
-                    raise ValueError(f"{where}: query {key[0]!r}, document {doc!r} is given twice "
-                                     f"(lines {first[key]} and {lineno})")
-                if texts[key] != text:
-                    raise ValueError(f"{where}: document {doc!r} has a different text than on "
-                                     f"line {first[key]}")
-                continue
-            texts[key] = text
-            first[key] = lineno
+    for where, lineno, obj in _objects(source, name):
+        text = obj.get("text")
+        if not isinstance(text, str):
+            raise ValueError(f"{where}: 'text' must be a string, got {text!r}")
+        doc = _id(obj, "doc_id", where)
+        key: Any = (_id(obj, "query_id", where), doc) if by == "pair" else doc
+        if key in texts:
+            if by == "pair":
+                raise ValueError(f"{where}: query {key[0]!r}, document {doc!r} is given twice "
+                                 f"(lines {first[key]} and {lineno})")
+            if texts[key] != text:
+                raise ValueError(f"{where}: document {doc!r} has a different text than on "
+                                 f"line {first[key]}")
+            continue
+        texts[key] = text
+        first[key] = lineno
     return texts

@@ -325,8 +325,10 @@ class Sequential(FixedSampleDesign):
             curve = sequential_curve(found, y, bound)
             now_digest = digest(t)
             opened_at = str(store.get_meta("opened_at") or now())
-            store.set_meta_many({"opened_at": opened_at, "opened_sample_hash": str(info["sample_hash"]),
-                                 "opened_labels_hash": now_digest, "opened_prefix": str(t)})
+            opening = {"opened_at": opened_at, "opened_sample_hash": str(info["sample_hash"]),
+                       "opened_labels_hash": now_digest, "opened_prefix": str(t)}
+            if any(store.get_meta(k) != v for k, v in opening.items()):  # a repeat writes nothing
+                store.set_meta_many(opening)
         new = {"audit_id": audit.manifest.audit_id, "opened_at": opened_at,
                "sample_hash": info["sample_hash"], "labels_hash": now_digest, "prefix": t}
         spent = {"draws": len(rows), "items": len(sampled), "labelled": len(cut) + t,
@@ -390,7 +392,7 @@ class Sequential(FixedSampleDesign):
         cut, order = parts(read_rows(folder / SAMPLE_ITEMS))
         steps["label"], prefix = False, 0
         if (folder / LABELS_FILE).exists():
-            with labels_mod.LabelStore(folder / LABELS_FILE, create=False) as store:
+            with labels_mod.LabelStore(folder / LABELS_FILE, readonly=True) as store:
                 steps["label"] = not store.missing(cut)
                 prefix = labelled_prefix(order, store.get(order))
         out["audit_labels"] = prefix   # the labelled start of the audit order

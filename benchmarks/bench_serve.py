@@ -1,0 +1,101 @@
+"""Latency of the labelling page (``rankcut serve``): from an answer to the next page, on a large audit.
+
+Builds a synthetic audit of ``--queries`` lists of ``--depth`` documents (100 x 1000 = 100,000 items by
+default), cut at ``--cut``, freezes, plans and samples it (the sequential design lists the whole
+excluded pool; ``--design excluded`` draws ``--excluded`` items), labels the cut from its qrels, then
+answers ``--answers`` items through the ASGI test client and times each answer: the POST of the form
+and the GET of the next page it redirects to (what a reviewer waits for after a key press). The time
+of the sequential design's header (the recall bound, computed by the design's certificate after every
+answer) is timed on its own too.
+
+    .venv/bin/python benchmarks/bench_serve.py                      # sequential, 100,000 items
+    .venv/bin/python benchmarks/bench_serve.py --design excluded    # a fixed-size sample of 1,000
+
+The issue's bar: under 100 ms. Results are in docs/serve.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+from rankcut.audit import workflow as wf
+from rankcut.serve.app import create_app
+from rankcut.serve.desk import Desk
+
+TOKEN = "bench"
+ORIGIN = {"origin": "http://testserver"}
+
+
+def build(folder: Path, queries: int, depth: int, cut: int, design: str, excluded: int) -> Path:
+    run, cut_run, qrels = folder / "run.txt", folder / "cut.run", folder / "qrels.txt"
+    with open(run, "w") as f, open(cut_run, "w") as c, open(qrels, "w") as g:
+        for q in range(queries):
+            for r in range(depth):
+                line = f"q{q} Q0 d{q}-{r} {r + 1} {depth - r} t\n"
+                f.write(line)
+                if r < cut:
+                    c.write(line)
+                    if r < cut // 2:
+                        g.write(f"q{q} 0 d{q}-{r} 1\n")
+    audit = folder / "audit"
+    if design == "sequential":
+        wf.freeze(audit, run=run, cut=cut_run, design="sequential", target_recall=0.9, seed=1)
+        wf.plan(audit)
+        wf.sample(audit)
+        wf.label(audit, qrels=qrels, limit=queries * cut)   # the cut, as a review would have read it
+    else:
+        wf.freeze(audit, run=run, cut=cut_run, design=design, max_missed=50, seed=1)
+        wf.plan(audit)
+        wf.sample(audit, excluded=excluded)
+    return audit
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--depth", type=int, default=1000)
+    parser.add_argument("--cut", type=int, default=10)
+    parser.add_argument("--design", default="sequential")
+    parser.add_argument("--excluded", type=int, default=1000)
+    parser.add_argument("--answers", type=int, default=20)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        audit = build(Path(tmp), args.queries, args.depth, args.cut, args.design, args.excluded)
+        built = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        client = TestClient(create_app(audit, TOKEN))
+        client.get(f"/?token={TOKEN}")
+        csrf = re.search(r'name="csrf" value="([^"]*)"', client.get("/").text)
+        assert csrf is not None
+        client.post("/reviewer", data={"name": "bench", "csrf": csrf[1]}, headers=ORIGIN)
+        started = time.perf_counter() - t0
+        page = client.get("/").text
+        times = []
+        for _ in range(args.answers):
+            fields = dict(re.findall(r'<input type="hidden" name="([a-z_]+)" value="([^"]*)">', page))
+            t0 = time.perf_counter()
+            response = client.post("/answer", data={**fields, "label": "0"}, headers=ORIGIN)
+            times.append(time.perf_counter() - t0)
+            assert response.status_code == 200, response.text[-500:]
+            page = response.text
+        desk = Desk(audit)
+        t0 = time.perf_counter()
+        standing = desk.standing()
+        header = time.perf_counter() - t0
+    print(f"{args.design} design, {args.queries * args.depth:,} items ({standing.total:,} to label): "
+          f"audit built in {built:.1f} s, page up in {started:.1f} s")
+    print(f"answer -> next page over {len(times)} answers: median {1000 * statistics.median(times):.0f} ms, "
+          f"max {1000 * max(times):.0f} ms (bar: 100 ms)")
+    print(f"the page's state alone (Desk.standing, bound included: {standing.bound}): {1000 * header:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,365 @@
+"""The labelling desk: what the page shows and records, without any web framework.
+
+A :class:`Desk` holds one audit folder as ``rankcut audit label`` reads it (the frozen audit, its
+checked sample, the design's label order) and records one answer at a time through the same guards
+as the label step of :mod:`rankcut.audit.workflow`: the design's ``guard_labelling`` and
+``guard_store`` and the store's own refusal of a label that differs from the recorded one; an answer
+is taken back (:meth:`~rankcut.audit.labels.LabelStore.undo`) only while nothing may have seen it,
+as in ``rankcut audit label --interactive``. Each answer is one transaction of the SQLite label
+store, so the command line and the page can label the same folder at once.
+
+The page asks for the items in the design's label order, one at a time: an answer is taken only
+for the item the page asked that reviewer (the first unlabelled one that no other reviewer is being
+asked), so a stale or tampered form records nothing. For the sequential design the recall bound
+after every answer is computed in memory by the design's own certificate (``Design.certify`` on the
+counts certify would take); nothing is written and no opening is recorded — only ``certify``
+records one.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rankcut.audit import workflow
+from rankcut.audit.designs import certificates, design_of
+from rankcut.audit.designs.sequential import engine, labelled_prefix, parts
+from rankcut.audit.folder import (
+    CERTIFICATE_FILE,
+    LABELS_FILE,
+    SAMPLE_FILE,
+    load_audit,
+    load_sample,
+    open_store,
+    opened_record,
+)
+from rankcut.audit.labels import LabelStore
+from rankcut.audit.manifest import load_manifest, read_json
+from rankcut.audit.pools import Item
+
+__all__ = ["HOLD_S", "Answer", "Desk", "Given", "Refused", "Standing"]
+
+#: an item asked of one reviewer is not asked of another for this long (seconds)
+HOLD_S = 600.0
+
+
+class Refused(ValueError):
+    """A submission the desk refuses; nothing was recorded."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One submitted answer, as the form sends it back."""
+
+    audit_id: str
+    sample_hash: str
+    position: str
+    query_id: str
+    doc_id: str
+    label: str
+
+
+@dataclass(frozen=True)
+class Given:
+    """An answer recorded: the item, its label and source, and what the store said about openings
+    then (an answer may be taken back only while that is unchanged)."""
+
+    item: Item
+    label: int
+    source: str
+    seen: tuple[str | None, ...]
+
+
+# what shows that labels may have been seen — certify opened them, another audit took them — as the
+# undo of `rankcut audit label --interactive` reads it (labels.label_interactively)
+_SEEN_META = ("opened_at", "opened_labels_hash", "opened_prefix", "seen_at")
+
+
+def _seen(store: LabelStore) -> tuple[str | None, ...]:
+    return tuple(store.get_meta(key) for key in _SEEN_META)
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Where the labelling stands: the item asked now and the header's counts."""
+
+    labelled: int
+    total: int
+    item: Item | None  # the item asked now (None: every item is labelled)
+    position: int | None  # its 0-based place in the label order
+    place: str | None  # "audit order 12 of 4,670", "cut 3 of 550", "item 7 of 40"
+    progress: str | None  # sequential: the cut, and the labelled start of the audit order
+    bound: str | None  # the current recall bound (sequential, once the cut is labelled)
+    met: bool | None
+    verdict: str | None
+    can_certify: bool
+    certified: bool
+
+
+class Desk:
+    """One audit folder being labelled through the page.
+
+    :param folder: an audit folder whose sample is drawn.
+    :param hold_s: how long an item asked of one reviewer is not asked of another (seconds).
+    :raises AuditStepError: before ``sample``.
+    :raises ValueError: as ``rankcut audit label``, for a changed manifest, input file or sample.
+    """
+
+    def __init__(self, folder: str | Path, *, hold_s: float = HOLD_S) -> None:
+        from rankcut.data.texts import read_query_texts, read_texts_jsonl
+
+        self.audit = load_audit(folder)
+        self.folder = self.audit.folder
+        self.spec = design_of(self.audit)
+        self.info, self.rows = load_sample(self.audit)
+        self.order = self.spec.label_order(self.audit, self.rows)
+        self.index = {item: i for i, item in enumerate(self.order)}
+        self._place = self.spec.place(self.audit, self.order)
+        entry = self.audit.manifest["inputs"].get("texts")
+        self.texts = None if entry is None else read_texts_jsonl(entry["path"], by="pair")
+        self.queries = {} if entry is None else read_query_texts(entry["path"])
+        self.sequential = self.spec.name == "sequential"
+        # the sequential audit's two parts: the cut (rank order), then the audit order
+        self.cut, self.audit_order = parts(self.rows) if self.sequential else ([], [])
+        self._lock = threading.Lock()  # one answer at a time from this server
+        self._hold_s = hold_s
+        self._asked: dict[str, tuple[Item, float]] = {}  # reviewer session -> (item asked, when)
+        self._asking = threading.Lock()
+
+    # -- reading
+
+    @property
+    def audit_id(self) -> str:
+        return self.audit.manifest.audit_id
+
+    @property
+    def sample_hash(self) -> str:
+        return str(self.info["sample_hash"])
+
+    def text(self, item: Item) -> str | None:
+        return None if self.texts is None else self.texts.get(item)
+
+    def query_text(self, query_id: str) -> str | None:
+        return self.queries.get(query_id)
+
+    def place(self, position: int) -> str:
+        """``audit order 12 of 4,670`` (the design's place, numbers grouped), or ``item 7 of 40``."""
+        shown = f"item {position + 1}/{len(self.order)}" if self._place is None else self._place(position + 1)
+        return re.sub(r"(\d+)/(\d+)", lambda m: f"{int(m[1]):,} of {int(m[2]):,}", shown)
+
+    def _labels(self) -> dict[Item, int]:
+        if not (self.folder / LABELS_FILE).exists():
+            return {}
+        with open_store(self.audit, self.info, create=False) as store:
+            return self._held(store)
+
+    def _held(self, store: LabelStore) -> dict[Item, int]:
+        """The labels of the sampled items, read in one query (not one per item)."""
+        return {(q, d): y for q, d, y in store.items() if (q, d) in self.index}
+
+    def _opened(self) -> bool:
+        if opened_record(self.audit) is not None:
+            return True
+        if not (self.folder / LABELS_FILE).exists():
+            return False
+        with LabelStore(self.folder / LABELS_FILE, create=False) as store:
+            return store.get_meta("opened_at") is not None
+
+    def ask(self, free: Callable[[Item], bool], who: str | None) -> Item | None:
+        """The item to ask reviewer session ``who``: the one it was asked already while still
+        ``free`` (to answer), else the first free one in the label order that no other reviewer was
+        asked in the last ``hold_s`` seconds (so that two reviewers are not asked the same item).
+        ``who`` None: the first free one, nothing held."""
+        if who is None:
+            return next((i for i in self.order if free(i)), None)
+        with self._asking:
+            now = time.monotonic()
+            held = {i for key, (i, at) in self._asked.items() if key != who and now - at < self._hold_s}
+            mine = self._asked.get(who)
+            item = (mine[0] if mine is not None and free(mine[0]) and mine[0] not in held
+                    else next((i for i in self.order if free(i) and i not in held), None))
+            if item is None:
+                self._asked.pop(who, None)
+            else:
+                self._asked[who] = (item, now)
+            return item
+
+    def was_asked(self, who: str, item: Item) -> bool:
+        """Whether ``item`` is the one reviewer session ``who`` was asked last."""
+        with self._asking:
+            return self._asked.get(who, (None, 0.0))[0] == item
+
+    def answered(self, who: str) -> None:
+        """``who`` answered the item it was asked: the item is no longer held for it."""
+        with self._asking:
+            self._asked.pop(who, None)
+
+    def standing(self, who: str | None = None) -> Standing:
+        """The item to ask reviewer session ``who`` now, and the header."""
+        self.check_current()
+        labels = self._labels()
+        item = self.ask(lambda i: i not in labels, who)
+        position = None if item is None else self.index[item]
+        bound = met = verdict = None
+        progress = None
+        cut_done = True
+        if self.sequential:
+            cut, order = self.cut, self.audit_order
+            cut_done = all(i in labels for i in cut)
+            t = labelled_prefix(order, labels)
+            progress = (f"cut: {sum(i in labels for i in cut)} of {len(cut)} labelled; audit order: "
+                        f"positions 1–{t} of {len(order)} labelled")
+            if cut_done:
+                bound, met, verdict = self._preview(labels, cut, order, t)
+        can_certify = cut_done if self.sequential else len(labels) == len(self.order) and not self._opened()
+        return Standing(len(labels), len(self.order), item, position,
+                        None if position is None else self.place(position),
+                        progress, bound, met, verdict,
+                        can_certify, (self.folder / CERTIFICATE_FILE).exists())
+
+    def _preview(self, labels: Mapping[Item, int], cut: list[Item], order: list[Item], t: int
+                 ) -> tuple[str, bool, str]:
+        """The sequential certificate at the labelled prefix ``t``, in memory (as ``Sequential.open``
+        counts it; nothing written)."""
+        found = int(sum(labels[i] for i in cut))
+        y = np.array([labels[i] for i in order[:t]], dtype=np.int64)
+        _, reached = engine(self.audit, found).running_upper(y)
+        stats = {"draws": len(self.rows), "unlabelled": 0,
+                 "included": {"draws": len(cut), "relevant": found},
+                 "excluded": {"draws": len(order), "labelled": t, "relevant": int(y.sum()),
+                              "best_prefix": int(reached[t]), "best_prefix_hits": int(y[:reached[t]].sum())}}
+        _, findings = certificates(self.audit, stats)
+        recall = float(findings.members[0]["recall"])
+        assert findings.verdict is not None  # the sequential design always has its target
+        # a lower bound, shown rounded down (docs/architecture.md, conventions)
+        return f"recall ≥ {np.floor(recall * 1000) / 1000:.3f}", findings.verdict.met, findings.verdict.text
+
+    def check_current(self) -> None:
+        """Refuse when the folder was re-frozen or resampled since the desk read it."""
+        manifest = load_manifest(self.folder)
+        if manifest.audit_id != self.audit_id:
+            raise Refused(f"{self.folder} was frozen again (now audit {manifest.short_id}, this page labels "
+                          f"audit {self.audit_id[:12]}): nothing was recorded — restart rankcut serve")
+        info = read_json(self.folder / SAMPLE_FILE, "written by sample")
+        if info.get("sample_hash") != self.sample_hash:
+            raise Refused(f"the sample of {self.folder} changed since this page read it: nothing was "
+                          "recorded — restart rankcut serve")
+
+    # -- recording
+
+    def record(self, answer: Answer, reviewer: str, who: str) -> Given:
+        """Record one answer (one transaction), after every check; returns what was given.
+
+        :param reviewer: the reviewer's name, recorded in the label's source.
+        :param who: the reviewer's session: a label is taken only for the item it was asked.
+        :raises Refused: for a form of another audit or sample, an item not in the sample, another
+            item than the one asked, a label already recorded, a tampered field, or a store that
+            cannot be written.
+        :raises ValueError: as the label step refuses (after an opening of a fixed-size design).
+        """
+        if answer.audit_id != self.audit_id or answer.sample_hash != self.sample_hash:
+            raise Refused("this form was made for another audit or sample of this folder (it was frozen or "
+                          "sampled again): nothing was recorded — reload the page")
+        item = (answer.query_id, answer.doc_id)
+        if item not in self.index:
+            raise Refused(f"query {answer.query_id!r}, document {answer.doc_id!r} is not in the sample of "
+                          f"audit {self.audit_id[:12]}: nothing was recorded")
+        if answer.position != str(self.index[item]) or answer.label not in ("0", "1"):
+            raise Refused("the form was altered (its position or label is not one the page sent): nothing "
+                          "was recorded — reload the page")
+        label, source = int(answer.label), f"serve reviewer {reviewer}"
+        with self._lock:
+            self.check_current()
+            record = opened_record(self.audit)
+            self.spec.guard_labelling(self.audit, record)
+            with open_store(self.audit, self.info, create=True) as store:
+                self.spec.guard_store(store, record, False)
+                held = store.get([item])
+                if item in held:
+                    raise Refused(f"{self.place(self.index[item])} (query {item[0]!r}, document {item[1]!r}) "
+                                  f"is already labelled {held[item]}: nothing was recorded (a second submit "
+                                  "of the same answer, or labelled elsewhere)")
+                if not self.was_asked(who, item):
+                    raise Refused(f"this page is stale: the item to label now is not "
+                                  f"{self.place(self.index[item])}; nothing was recorded — reload the page")
+                try:
+                    store.record([item], [label], source, refusal_hint=self.spec.refusal_hint(store))
+                except (sqlite3.Error, OSError) as err:   # read-only folder, full disk, a lock held long
+                    raise Refused(f"{store.path} could not be written ({err}): nothing was "
+                                  "recorded") from None
+                given = Given(item, label, source, _seen(store))
+        self.answered(who)
+        return given
+
+    def can_undo(self, given: Given | None) -> bool:
+        """Whether an answer may be taken back now: while nothing may have seen it, as
+        ``rankcut audit label --interactive`` allows (no opening by certify, no reuse by another
+        audit since it was given), and it is still the label it gave."""
+        if given is None or not (self.folder / LABELS_FILE).exists():
+            return False
+        with open_store(self.audit, self.info, create=False) as store:
+            return _seen(store) == given.seen and store.get([given.item]).get(given.item) == given.label
+
+    def undo(self, given: Given, who: str) -> None:
+        """Take back an answer (the label removed, kept in the store's history) and ask its item of
+        ``who`` again.
+
+        :raises Refused: when it may have been seen since it was given, or changed since.
+        """
+        with self._lock:
+            self.check_current()
+            with open_store(self.audit, self.info, create=False) as store:
+                if _seen(store) != given.seen:
+                    raise Refused(f"{self.place(self.index[given.item])} cannot be taken back: the labels "
+                                  "were opened for certification (or taken by another audit) since it was "
+                                  "given, and a label that may have been seen is never taken back")
+                store.undo(given.item, given.label, given.source)
+        with self._asking:
+            self._asked[who] = (given.item, time.monotonic())
+
+    # -- certify and report
+
+    def certify(self) -> dict[str, Any]:
+        """Run the certify step (``rankcut audit certify``): the labels are opened and
+        ``certificate.json`` written. A fixed-size design is certified only once every sampled item is
+        labelled: the page never opens its labels before that (nor twice).
+
+        :raises Refused: when the page does not offer certify now (a sequential audit whose cut is not
+            labelled, a fixed-size one not fully labelled or already opened).
+        """
+        with self._lock:
+            if not self.standing().can_certify:
+                raise Refused("certify is not offered now: " + (
+                    "every item of the cut must be labelled first" if self.sequential else
+                    "every sampled item must be labelled first, and the labels are opened once")
+                    + "; nothing was certified")
+            return workflow.certify(self.folder).content
+
+    def certificate(self) -> dict[str, Any] | None:
+        path = self.folder / CERTIFICATE_FILE
+        return read_json(path, "written by certify") if path.exists() else None
+
+    def report_html(self) -> str:
+        """The HTML report of ``rankcut audit report`` (the plot embedded), made in a scratch folder."""
+        from rankcut.audit.report import write_report
+
+        with tempfile.TemporaryDirectory() as tmp:
+            files = write_report(self.folder, Path(tmp) / "report.html")
+            return files.report.read_text(encoding="utf-8")
+
+    def plot_png(self) -> bytes | None:
+        """The report's plot (None when the report has none, e.g. without matplotlib)."""
+        from rankcut.audit.report import write_report
+
+        with tempfile.TemporaryDirectory() as tmp:
+            files = write_report(self.folder, Path(tmp) / "report.md")
+            return None if files.plot is None else files.plot.read_bytes()

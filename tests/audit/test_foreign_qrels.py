@@ -1,0 +1,102 @@
+"""Qrels that are not the audit's (another topic set, another collection) as the ``--oracle qrels``
+reviewer: every unjudged item would be labelled not relevant and the certificate come out falsely
+tight. The oracle counts what it has no judgement for, and refuses when that is most of the sample."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rankcut.audit import workflow as wf
+from rankcut.audit.labels import uncovered_queries, unjudged
+from rankcut.cli.audit import app
+
+
+def _sampled(folder: Path) -> tuple[Path, Path]:
+    """An excluded-pool audit of 4 queries × 20 documents, sampled, and its qrels (every 4th
+    document judged relevant, every other one judged not relevant)."""
+    folder.mkdir()
+    run, cut, qrels = folder / "run.txt", folder / "cut.run", folder / "qrels.txt"
+    with open(run, "w") as r, open(cut, "w") as c, open(qrels, "w") as j:
+        for q in range(4):
+            for rank in range(20):
+                line = f"q{q} Q0 d{q}-{rank} {rank + 1} {50 - rank}.5 t\n"
+                r.write(line)
+                if rank < 5:
+                    c.write(line)
+                if rank % 2 == 0:
+                    j.write(f"q{q} 0 d{q}-{rank} {int(rank % 4 == 0)}\n")
+    audit = folder / "A"
+    wf.freeze(audit, run=run, cut=cut, design="excluded", seed=3)
+    wf.plan(audit)
+    wf.sample(audit, excluded=30)
+    return audit, qrels
+
+
+def test_helpers_name_unjudged_items_and_uncovered_queries() -> None:
+    qrels = {"q1": {"a": 1, "b": 0}}
+    assert unjudged(qrels, [("q1", "a"), ("q1", "c"), ("q2", "a")]) == [("q1", "c"), ("q2", "a")]
+    assert uncovered_queries(qrels, {"q1": ["c", "b"], "q2": ["a"], "q3": []}) == ["q2", "q3"]
+
+
+def test_qrels_of_another_topic_set_are_refused_naming_the_option(tmp_path: Path) -> None:
+    audit, _ = _sampled(tmp_path / "x")
+    other = tmp_path / "other-topics.txt"
+    other.write_text("".join(f"t{q} 0 d{q}-{r} 1\n" for q in range(4) for r in range(20)))
+    code, out, err = _cli("label", "--audit", audit, "--oracle", "qrels", "--qrels", other)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "judges none of the documents listed for 4 of the 4 sampled queries" in err
+    assert "falsely tight" in err and "--unjudged-nonrelevant" in err
+    assert not (audit / "labels.sqlite").exists()  # nothing recorded, no store left behind
+    # the option says the zeros are meant: the count of unjudged items is shown
+    code, out, err = _cli("label", "--audit", audit, "--oracle", "qrels", "--qrels", other,
+                          "--unjudged-nonrelevant")
+    assert code == 0, err
+    assert "30 of the items given to the qrels oracle have no judgement in the qrels" in out
+
+
+def test_qrels_of_another_collection_with_the_same_topics_are_refused(tmp_path: Path) -> None:
+    audit, _ = _sampled(tmp_path / "x")
+    other = tmp_path / "other-docs.txt"
+    other.write_text("".join(f"q{q} 0 D{q}-{r} 1\n" for q in range(4) for r in range(20)))
+    with pytest.raises(ValueError, match="unjudged_nonrelevant"):
+        wf.label(audit, qrels=other)
+    assert not (audit / "labels.sqlite").exists()
+
+
+def test_the_count_of_unjudged_items_is_always_given(tmp_path: Path) -> None:
+    audit, qrels = _sampled(tmp_path / "x")
+    rows = [json.loads(line) for line in (audit / "sample.jsonl").read_text().splitlines()]
+    odd = sum(int(r["doc_id"].split("-")[1]) % 2 for r in rows)  # odd ranks are not judged
+    res = wf.label(audit, qrels=qrels)
+    assert res.unjudged == odd > 0
+    assert f"{odd} of the items given to the qrels oracle have no judgement" in res.render()
+    code, out, _ = _cli("status", "--audit", audit)
+    assert code == 0
+
+
+def test_a_few_uncovered_queries_are_named_in_a_warning(tmp_path: Path) -> None:
+    """Positives-only qrels of a query without relevant documents look like another topic set's:
+    the file cannot tell, so a minority of such items is labelled 0 with a warning naming them."""
+    audit, qrels = _sampled(tmp_path / "x")
+    kept = [line for line in qrels.read_text().splitlines() if not line.startswith("q3 ")]
+    qrels.write_text("\n".join(kept) + "\n")
+    with pytest.warns(wf.AuditWarning, match=r"1 of the 4 sampled queries \('q3'\)"):
+        res = wf.label(audit, qrels=qrels)
+    assert res.missing == 0
+
+
+def _cli(*args: object) -> tuple[int, str, str]:
+    res = CliRunner().invoke(app, [str(a) for a in args])
+    return res.exit_code, res.stdout, res.stderr
+
+
+def test_qrels_that_judge_every_item_say_so(tmp_path: Path) -> None:
+    audit, _ = _sampled(tmp_path / "x")
+    full = tmp_path / "full.txt"
+    full.write_text("".join(f"q{q} 0 d{q}-{r} {int(r < 3)}\n" for q in range(4) for r in range(20)))
+    res = wf.label(audit, qrels=full)
+    assert res.unjudged == 0 and "the qrels judge every item given to the qrels oracle" in res.render()

@@ -1,0 +1,144 @@
+"""End to end in a real headless Chromium (Selenium): a reviewer labels a small sequential audit to
+its certificate with the keyboard, reloads mid-way and resumes; the store holds exactly the labels
+given, and a request without the token is refused.
+
+Skips, with its reason, only when no Chromium or chromedriver can be found (``.ci/run`` installs
+Debian's ``chromium`` and ``chromium-driver``). With ``RANKCUT_SCREENSHOTS=docs/img`` it saves the
+labelling and result pages as ``serve-label.png`` and ``serve-result.png`` there (docs/serve.md).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi")
+webdriver = pytest.importorskip("selenium.webdriver")
+
+from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support import expected_conditions as ec  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+from conftest import SmallAudit  # noqa: E402
+from rankcut.audit.labels import LabelStore  # noqa: E402
+from rankcut.serve.app import create_app  # noqa: E402
+
+TOKEN = "browser-test-token"
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+
+
+def _executables() -> tuple[str, str]:
+    browser = next((p for p in map(shutil.which, BROWSERS) if p), None)
+    driver = shutil.which("chromedriver") or next(
+        (p for p in ("/usr/lib/chromium/chromedriver", "/usr/bin/chromedriver") if os.path.exists(p)), None)
+    if browser is None or driver is None:
+        missing = "chromium" if browser is None else "chromedriver"
+        pytest.skip(f"no headless browser here: {missing} not found "
+                    "(apt-get install chromium chromium-driver)")
+    return browser, driver
+
+
+@pytest.fixture
+def server(small: SmallAudit) -> Iterator[str]:
+    """``rankcut serve`` on a free port of 127.0.0.1, in a thread; its base URL."""
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    app = create_app(small.folder, TOKEN)
+    srv = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not srv.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    srv.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture
+def browser() -> Iterator[webdriver.Chrome]:
+    binary, driver_path = _executables()
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--window-size=1000,820"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=driver_path))
+    driver.set_page_load_timeout(20)
+    yield driver
+    driver.quit()
+
+
+def _press(driver: webdriver.Chrome, key: str) -> None:
+    """Press ``key`` on the page and wait for the next page."""
+    old = driver.find_element(By.TAG_NAME, "body")
+    ActionChains(driver).send_keys(key).perform()
+    WebDriverWait(driver, 10).until(ec.staleness_of(old))
+
+
+def _shot(driver: webdriver.Chrome, name: str) -> None:
+    folder = os.environ.get("RANKCUT_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(Path(folder) / name))
+
+
+def test_a_reviewer_labels_a_sequential_audit_to_its_certificate_with_the_keyboard(
+        small: SmallAudit, server: str, browser: webdriver.Chrome) -> None:
+    # without the token: refused, in the browser and to a bare request
+    browser.get(f"{server}/")
+    assert "access refused" in browser.find_element(By.TAG_NAME, "body").text
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(f"{server}/result")
+    assert refused.value.code == 403
+
+    browser.get(f"{server}/?token={TOKEN}")
+    assert "token" not in browser.current_url   # the token left the address bar
+    browser.find_element(By.ID, "name").send_keys("Ada\n")
+    WebDriverWait(browser, 10).until(ec.presence_of_element_located((By.ID, "counts")))
+
+    given: dict[tuple[str, str], int] = {}
+    while "met after" not in browser.find_element(By.TAG_NAME, "header").text:
+        item = (browser.find_element(By.CSS_SELECTOR, "#query code").text,
+                browser.find_element(By.ID, "doc-id").text)
+        assert browser.find_element(By.ID, "doc").text.startswith("Document ")
+        label = int(item in small.relevant)
+        _press(browser, "j" if label else "k")
+        given[item] = label
+        if len(given) == 5:   # reload mid-way: the page resumes where the store stands
+            browser.refresh()
+            assert browser.find_element(By.ID, "counts").text.startswith("5 labelled")
+        if len(given) == 10:
+            _shot(browser, "serve-label.png")
+    assert len(given) == 12
+    assert "target recall ≥ 0.5: met" in browser.find_element(By.ID, "bound").text
+    _press(browser, "c")
+    assert browser.current_url.endswith("/result")
+    assert "met after 4 of 16 audit labels" in browser.find_element(By.ID, "verdict").text
+    assert browser.find_element(By.ID, "certificate").get_attribute("href").endswith("/certificate.json")
+    browser.set_window_size(1000, 1200)   # the whole result page, plot included
+    _shot(browser, "serve-result.png")
+
+    with LabelStore(small.folder / "labels.sqlite", create=False) as store:
+        assert {(q, d): y for q, d, y in store.items()} == given
+        assert len(store.history()) == len(given) and store.sources() == ["serve reviewer Ada"]
+
+
+def test_it_skips_only_when_no_browser_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setattr(os.path, "exists", lambda path: False)
+    with pytest.raises(pytest.skip.Exception, match="chromium not found"):
+        _executables()
