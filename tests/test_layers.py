@@ -16,7 +16,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "rankcut"
 #: lowest first: a unit imports only units of lower layers (certify: none at all)
 LAYERS: list[set[str]] = [
     {"rankcut", "errors"},
-    {"_util"},
+    {"_util", "_progress"},
     {"data"},
     {"metrics", "significance"},
     {"nn"},

@@ -10,8 +10,10 @@ the labels of the screened prefix only, so the cut is fixed before any audit lab
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,14 +48,17 @@ class QueryStop:
                 f"found; audit the {self.length - self.stop} below")
 
 
-def screening_stops(lists: RankedLists, labels: Mapping[tuple[str, str], int], rule: ReviewRule | None = None
-                    ) -> list[QueryStop]:
+def screening_stops(lists: RankedLists, labels: Mapping[tuple[str, str], int], rule: ReviewRule | None = None,
+                    *, progress: bool = False) -> list[QueryStop]:
     """Per query of ``lists``, the rule's stop from the labels of its screened prefix.
 
     :param labels: ``{(query_id, doc_id): 0/1}`` — the screening labels recorded so far; a label
         of a document the query's list does not hold is refused, naming it.
     :param rule: a :class:`~rankcut.certify.review.ReviewRule` (default ``ReviewRule()``).
+    :param progress: show a tqdm bar on stderr over the screened ranks checked.
     """
+    from tqdm import tqdm
+
     from rankcut.certify.review import ReviewRule, screening_stop
 
     rule = ReviewRule() if rule is None else rule
@@ -64,6 +69,7 @@ def screening_stops(lists: RankedLists, labels: Mapping[tuple[str, str], int], r
         raise ValueError(f"a label for query {outside[0]!r}, document {outside[1]!r}, which that query's "
                          "list in the run does not hold")
     out = []
+    screened = []
     for i, q in enumerate(lists.qids):
         docs = lists.doc_ids[i, : lists.lengths[i]].tolist()
         y = []
@@ -71,10 +77,19 @@ def screening_stops(lists: RankedLists, labels: Mapping[tuple[str, str], int], r
             if (q, d) not in labels:
                 break
             y.append(int(labels[q, d]))
-        ahead = sum((q, d) in labels for d in docs[len(y):])
-        stop = screening_stop(y, len(docs), rule)
-        found = sum(y[: len(y) if stop is None else stop])
-        out.append(QueryStop(q, len(docs), len(y), stop, found, ahead))
+        screened.append((q, docs, y))
+    with tqdm(total=sum(len(y) for _, _, y in screened), desc="stop", unit="rank", disable=not progress,
+              file=sys.stderr, dynamic_ncols=True) as bar:
+        def tick(k: int, at: int) -> None:   # boundary k of the list whose first rank is at + 1
+            bar.update(at + k - bar.n)
+
+        for q, docs, y in screened:
+            start = bar.n
+            ahead = sum((q, d) in labels for d in docs[len(y):])
+            stop = screening_stop(y, len(docs), rule, on_check=partial(tick, at=start))
+            bar.update(start + len(y) - bar.n)
+            found = sum(y[: len(y) if stop is None else stop])
+            out.append(QueryStop(q, len(docs), len(y), stop, found, ahead))
     return out
 
 

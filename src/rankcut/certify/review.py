@@ -24,6 +24,7 @@ a person reads: ``k`` + audit labels) depends on the ranking; it is measured by
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -188,7 +189,8 @@ def _stop_now_is_cheaper(y: NDArray[np.int64], k: int, total: int, rule: ReviewR
     return now <= later
 
 
-def screening_stop(screened: ArrayLike, total: int, rule: ReviewRule = ReviewRule()) -> int | None:
+def screening_stop(screened: ArrayLike, total: int, rule: ReviewRule = ReviewRule(), *,
+                   on_check: Callable[[int], None] | None = None) -> int | None:
     """Where screening stops, given the labels of the first ``len(screened)`` of ``total`` ranks.
 
     The first batch boundary ``k`` where the projected unfound relevant items
@@ -198,7 +200,9 @@ def screening_stop(screened: ArrayLike, total: int, rule: ReviewRule = ReviewRul
     (the projected audit of :func:`projected_audit_labels`, with the batch's projected finds);
     the decision at ``k`` reads ``screened[:k]`` only. ``None`` while the screened prefix holds
     no such boundary (screen on); ``total`` when the whole list is screened without one. Nothing
-    stops before the first relevant item is found.
+    stops before the first relevant item is found. ``on_check(k)``, if given, is called before
+    the check at each boundary ``k`` (a progress hook: the lookahead takes seconds a boundary on
+    long lists, and certify draws no bar itself).
     """
     y = _labels(screened)
     big = check_count(total, "total")
@@ -206,6 +210,8 @@ def screening_stop(screened: ArrayLike, total: int, rule: ReviewRule = ReviewRul
         raise ValueError(f"{y.size} screened labels exceed the list's {big} ranks")
     seen = np.concatenate(([0], np.cumsum(y)))
     for k in range(rule.batch, min(big, y.size + 1), rule.batch):
+        if on_check is not None:
+            on_check(k)
         found = int(seen[k])
         if found == 0 or k + _audit_cost(rule, big - k, found) >= big:
             continue

@@ -231,6 +231,7 @@ def stop(
     as_json: bool = JSON,
 ) -> None:
     """Where screening stops, per query, by the pre-registered rule; then write the cut run to audit."""
+    from rankcut._progress import show_progress
     from rankcut.audit.labels import qrels_oracle, read_label_file
     from rankcut.audit.screening import screening_stops, write_cut
     from rankcut.certify.review import ReviewRule
@@ -238,6 +239,7 @@ def stop(
 
     if (labels is None) == (qrels is None):
         raise ValueError("give the screening labels: --labels FILE, or --qrels Q to simulate a reviewer")
+    progress = show_progress(as_json=as_json)
     lists = load_trec(run, ordering=ordering)
     if labels is not None:
         given = {(q, d): int(y) for q, d, y in read_label_file(labels)}
@@ -255,7 +257,7 @@ def stop(
                 "window": "--window", "prior_scale": "--prior-scale"}.get(field)
         raise ValueError(f"{flag} {rest}" if flag else str(err)) from None
     try:
-        stops = screening_stops(lists, given, rule)
+        stops = screening_stops(lists, given, rule, progress=progress)
     except ValueError as err:
         raise ValueError(f"{labels or qrels}: {err}") from None
     screening = [s for s in stops if s.stop is None]
@@ -388,9 +390,11 @@ def label(
 @_fail_cleanly
 def certify(audit: Path = AUDIT, as_json: bool = JSON) -> None:
     """Compute the certificates; refuses when anything frozen changed or the labels do not fit."""
+    from rankcut._progress import bars, show_progress
     from rankcut.audit import workflow
 
-    result = workflow.certify(audit)
+    with bars(show_progress(as_json=as_json)):
+        result = workflow.certify(audit)
     typer.echo(result.to_json() if as_json else result.render())
 
 

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import math
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 import typer
 
+from rankcut._progress import show_progress
 from rankcut.certify.report import JointReport
 from rankcut.cli._errors import fail
 
@@ -32,6 +32,11 @@ N_QUERIES, DEPTH, N_TRAIN = 200, 100, 150
 #: the demo's AttnCut: the paper's network and RAML loss, fewer epochs than the default 60, and
 #: bfloat16 where the CPU has AMX (about twice as fast; "auto" is float32 elsewhere)
 ATTNCUT_EPOCHS, ATTNCUT_PATIENCE, ATTNCUT_PRECISION = 30, 8, "auto"
+#: how long that training takes (README.md's quickstart says the same): about 7 CPU-minutes
+#: (15 epochs took 205 s of CPU on an AMD EPYC); the whole demo was measured at 5.5 minutes wall
+#: time on two busy cores (issue 15). 15 epochs would halve it but cost test F1 (0.467 against
+#: 0.482 with 30, where epoch 25 is chosen: the model still learns), so the demo keeps 30.
+ATTNCUT_MINUTES = "about 5 minutes on two cores"
 #: audit sample sizes (excluded pool, included pool) and the joint error probability
 AUDIT_SIZES, AUDIT_DELTA = (400, 200), 0.05
 
@@ -68,6 +73,10 @@ def demo(
     # check the options before printing anything: a bad one gives one line and status 2
     if seed < 0:
         fail(f"--seed must be >= 0, got {seed}")
+    try:
+        progress = show_progress()
+    except ValueError as exc:
+        fail(str(exc))
     if out is not None:
         if out.exists() and not out.is_dir():
             fail(f"--out {out} is a file; give a folder (it is created if missing)")
@@ -81,16 +90,16 @@ def demo(
     typer.echo(section8_report().render())
     if out is None:
         with tempfile.TemporaryDirectory(prefix="rankcut-demo-") as tmp:
-            _cut_and_audit(Path(tmp), seed=seed, kept=False)
+            _cut_and_audit(Path(tmp), seed=seed, kept=False, progress=progress)
     else:
         try:
-            _cut_and_audit(out, seed=seed, kept=True)
+            _cut_and_audit(out, seed=seed, kept=True, progress=progress)
         except OSError as exc:  # e.g. a folder that exists but cannot be written
             fail(f"--out {out}: {exc.strerror or exc}")
 
 
-def _cut_and_audit(folder: Path, *, seed: int, kept: bool) -> None:
-    cut = _truncation_demo(folder, seed=seed, kept=kept)
+def _cut_and_audit(folder: Path, *, seed: int, kept: bool, progress: bool) -> None:
+    cut = _truncation_demo(folder, seed=seed, kept=kept, progress=progress)
     _audit_demo(folder, cut, seed=seed, kept=kept)
     typer.echo(
         "\n== Your own data ==\n"
@@ -117,7 +126,7 @@ class _Cut:
     name: str
 
 
-def _truncation_demo(folder: Path, *, seed: int, kept: bool) -> _Cut:
+def _truncation_demo(folder: Path, *, seed: int, kept: bool, progress: bool) -> _Cut:
     """Part 2: evaluate the cutters; write the test lists and the cut of the learned cutter."""
     from rankcut.cutters import AttnCut, GreedyK
     from rankcut.data.synthetic import write_synthetic
@@ -133,8 +142,9 @@ def _truncation_demo(folder: Path, *, seed: int, kept: bool) -> _Cut:
     train_ids, test_ids = lists.qids[:N_TRAIN], lists.qids[N_TRAIN:]
     train, test = lists.subset(train_ids), lists.subset(test_ids)
     specs = ["oracle", "fixed-k:5", "fixed-k:10", "fixed-k:50", "greedy-k", "distribution", "surprise"]
+    typer.echo(f"Fitting the classical cutters ({', '.join(specs)}) on the first {N_TRAIN} queries and "
+               f"testing them on the other {len(test_ids)} (seconds) ...")
     ev = evaluate_cutters(specs, lists, train=train_ids, baseline="greedy-k")
-    typer.echo(f"Trained on the first {N_TRAIN} queries, tested on the other {len(test_ids)}:\n")
 
     try:
         import safetensors  # noqa: F401  (checkpoints)
@@ -146,7 +156,10 @@ def _truncation_demo(folder: Path, *, seed: int, kept: bool) -> _Cut:
     if neural:
         torch.set_num_threads(min(2, torch.get_num_threads()))
         cutter: Any = AttnCut(loss="raml", epochs=ATTNCUT_EPOCHS, patience=ATTNCUT_PATIENCE,
-                              precision=ATTNCUT_PRECISION, seed=seed, progress=sys.stderr.isatty())
+                              precision=ATTNCUT_PRECISION, seed=seed, progress=progress)
+        typer.echo(f"Training AttnCut on the same {N_TRAIN} queries, at most {ATTNCUT_EPOCHS} epochs "
+                   f"({ATTNCUT_MINUTES}, the slow part of the demo; in a terminal a bar on stderr shows "
+                   "each epoch's loss and validation F1) ...")
         start = time.perf_counter()
         cutter.fit(train)
         seconds = time.perf_counter() - start
@@ -157,6 +170,7 @@ def _truncation_demo(folder: Path, *, seed: int, kept: bool) -> _Cut:
         cutter = GreedyK().fit(train)
         cuts = cutter.predict(test)
         name = "greedy-k"
+    typer.echo(f"\nTrained on the first {N_TRAIN} queries, tested on the other {len(test_ids)}:\n")
     typer.echo(format_table(ev))
     if neural:
         typer.echo(

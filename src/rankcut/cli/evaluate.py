@@ -9,12 +9,12 @@ help of ``--cutters`` lists the registered cutters; the evaluation
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from rankcut._progress import show_progress
 from rankcut.cli._common import (
     MAX_IDS_SHOWN,
     MISSING,
@@ -219,7 +219,8 @@ def evaluate(
         result = evaluate_cutters(
             specs, lists, train=train, test_queries=chosen,
             folds=folds, seed=seed, fit_metric=fit_metric, recall_base=recall_base,
-            baseline=None if trained else baseline, test=test, alpha=alpha, progress=sys.stderr.isatty(),
+            baseline=None if trained else baseline, test=test, alpha=alpha,
+            progress=show_progress(as_json=as_json),
         )
         if trained:
             fitted_for = ", ".join(f"{label}: {method.metric}" for label, method in trained.items())

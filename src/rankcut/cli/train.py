@@ -7,12 +7,12 @@ Every option is checked before any file is read; torch is imported inside the co
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from rankcut._progress import show_progress
 from rankcut.cli._common import (
     MISSING,
     ORDERING,
@@ -136,7 +136,7 @@ def train(
                                  "lr": lr, "patience": patience, "val_fraction": val_fraction}
         params = {k: v for k, v in given.items() if v is not None}
         params.update(metric=metric, recall_base=recall_base, seed=seed, precision=precision,
-                      progress=sys.stderr.isatty())
+                      progress=show_progress())
         from rankcut.cutters.base import cutter_class
         from rankcut.cutters.neural import NeuralCutter
 

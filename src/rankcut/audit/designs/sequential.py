@@ -12,6 +12,7 @@ an opening (never changed ones): the claim holds wherever the audit stops (Ville
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -268,6 +269,9 @@ class Sequential(FixedSampleDesign):
         the confidence sequence holds at every prefix at once (Ville's inequality), so the claim is
         valid wherever the audit stops, even after looking at it many times.
         """
+        from tqdm import tqdm
+
+        from rankcut._progress import BARS
         from rankcut.audit.designs import certificates
         from rankcut.certify.curves import sequential_curve
 
@@ -303,7 +307,10 @@ class Sequential(FixedSampleDesign):
             found = int(sum(in_cut.values()))
             y = np.array([audited[item] for item in order[:t]], dtype=np.int64)
             hits = int(y.sum())
-            bound, reached = engine(audit, found).running_upper(y)
+            with tqdm(total=t + 1, desc="certify", unit="prefix", disable=not BARS.get(), file=sys.stderr,
+                      dynamic_ncols=True) as bar:
+                bound, reached = engine(audit, found).running_upper(
+                    y, on_progress=lambda done, _: bar.update(done - bar.n))
             stats = {"draws": len(rows), "unlabelled": 0,
                      "included": {"draws": len(cut), "relevant": found},
                      "excluded": {"draws": len(order), "labelled": t, "relevant": hits,
