@@ -14,7 +14,7 @@ from rankcut.certify import (  # noqa: F401  (imported to register their certifi
     planning,
     prefixes,
     recall,
-    review,
+    screening,
     sequential,
     stratified,
     stress,
@@ -72,7 +72,7 @@ from rankcut.certify.recall import (
 )
 from rankcut.certify.report import JointReport
 from rankcut.certify.result import Certificate, recompute, verify
-from rankcut.certify.review import ReviewRule
+from rankcut.certify.screening import ReviewRule
 from rankcut.certify.sequential import SequentialAudit, sequential_recall_certificate
 from rankcut.certify.stratified import stratified_binomial_certificate, stratified_hypergeometric_certificate
 from rankcut.certify.stress import stress_test_certificate

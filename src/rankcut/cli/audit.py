@@ -225,7 +225,7 @@ def stop(
     """Where screening stops, per query, by the pre-registered rule; then write the cut run to audit."""
     from rankcut.audit.labels import qrels_oracle, read_label_file
     from rankcut.audit.screening import screening_stops, write_cut
-    from rankcut.certify.review import ReviewRule
+    from rankcut.certify.screening import ReviewRule
     from rankcut.data.trec import load_trec, read_qrels
 
     if (labels is None) == (qrels is None):
