@@ -35,8 +35,8 @@ from numpy.typing import NDArray
 from rankcut.certify.interleaved import InterleavedRule
 from rankcut.certify.policies import PrecisionPolicy, ProjectedCostPolicy
 from rankcut.certify.screening import ReviewRule, cost_floor, plan_review
-from rankcut.certify.simulate import simulate_interleaved
 from rankcut.certify.sequential import operating_characteristics
+from rankcut.certify.simulate import simulate_interleaved
 
 POLICIES = {"precision": PrecisionPolicy(), "projected": ProjectedCostPolicy()}
 DELTA = 0.05

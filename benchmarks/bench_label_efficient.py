@@ -52,8 +52,8 @@ from scipy import stats
 
 from rankcut.certify.bounds import hypergeom_upper
 from rankcut.certify.screening import ReviewRule, cost_floor, plan_review
-from rankcut.certify.simulate import simulate_review
 from rankcut.certify.sequential import allowed_misses, operating_characteristics
+from rankcut.certify.simulate import simulate_review
 
 DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
 TARGET, DELTA = 0.8, 0.05

@@ -3,9 +3,10 @@
 A reviewer screens each ranked list from the top and records labels as they go. From the run and
 the labels recorded so far, :func:`screening_stops` says, per query, whether the pre-registered
 rule of :mod:`rankcut.certify.screening` (:func:`~rankcut.certify.screening.screening_stop`; the
-rule's one home, this module only feeds it each list's labelled prefix) has stopped, and where; :func:`write_cut` writes the cut run (ranks 1..k of every list) that the
-sequential audit (``rankcut audit freeze``, the default design) then certifies. The rule reads
-the labels of the screened prefix only, so the cut is fixed before any audit label exists.
+rule's one home, this module only feeds it each list's labelled prefix) has stopped, and where;
+:func:`write_cut` writes the cut run (ranks 1..k of every list) that the sequential audit
+(``rankcut audit freeze``, the default design) then certifies. The rule reads the labels of the
+screened prefix only, so the cut is fixed before any audit label exists.
 """
 
 from __future__ import annotations
