@@ -227,7 +227,7 @@ def plan_recall(audit: Audit, rho: float, precision: float, tolerated: int
         return None, ["the cut keeps no item (N1 = 0): its recall is 0, no sample can certify a target"], []
 
     best = two_pool_recall_sizes(rho, precision, tolerated, excluded_size=big0, included_size=big1,
-                                 corpus_size=big_n, delta0=d0, delta1=d1, finite=audit.finite)
+                                 corpus_size=big_n, delta0=d0, delta1=d1, finite=audit.finite).value
     if best is None:
         return None, [f"no sample size within the pools reaches recall ≥ {rho:g} at expected precision "
                       f"{precision:g}: lower the target or set {_o('expected_precision')}"], []
