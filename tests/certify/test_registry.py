@@ -8,7 +8,8 @@ from rankcut.certify.result import _REGISTRY
 
 
 def test_every_registered_function_is_exported() -> None:
-    missing = sorted(fn.__name__ for fn in _REGISTRY.values() if getattr(certify, fn.__name__, None) is not fn)
+    missing = sorted(fn.__name__ for fn in _REGISTRY.values()
+                     if getattr(certify, fn.__name__, None) is not fn)
     assert missing == []
     assert {fn.__name__ for fn in _REGISTRY.values()} <= set(certify.__all__)
 
@@ -20,7 +21,8 @@ def test_the_default_design_and_the_review_rule_are_exported() -> None:
 
 def test_shared_reference_size_is_a_registered_plan() -> None:
     cert = shared_reference_size(30, 500, 2000, True)
-    assert (cert.side, cert.quantity, cert.value, cert.function) == ("size", "Q", 152, "shared_reference_size")
+    assert (cert.side, cert.quantity, cert.value) == ("size", "Q", 152)
+    assert cert.function == "shared_reference_size"
     assert certify.verify(cert.to_dict()).value == 152
     assert shared_reference_size(0, 500, 2000, False).value == 0
 

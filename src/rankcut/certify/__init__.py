@@ -84,7 +84,11 @@ from rankcut.certify.result import Certificate, recompute, verify
 from rankcut.certify.screening import ReviewRule
 from rankcut.certify.sequential import SequentialAudit, sequential_recall_certificate
 from rankcut.certify.stratified import stratified_binomial_certificate, stratified_hypergeometric_certificate
-from rankcut.certify.stress import average_variant_certificate, stress_test_certificate, worst_cluster_certificate
+from rankcut.certify.stress import (
+    average_variant_certificate,
+    stress_test_certificate,
+    worst_cluster_certificate,
+)
 from rankcut.certify.whole import whole_population_certificate
 
 __all__ = [
