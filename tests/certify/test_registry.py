@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import rankcut.certify as certify
 from rankcut.certify.planning import shared_reference_size, two_pool_recall_sizes
 from rankcut.certify.result import _REGISTRY
@@ -36,3 +38,27 @@ def test_two_pool_recall_sizes_is_a_registered_plan() -> None:
     none = two_pool_recall_sizes(0.999, 0.001, 0, finite=False, **{**kw, "included_size": 30})
     assert none.value is None
     assert "no sizes within the pools do" in none.statement
+
+
+def test_each_function_names_its_theorem_once_at_registration() -> None:
+    from rankcut.certify.result import _THEOREMS, theorem_of
+
+    assert set(_THEOREMS) == set(_REGISTRY)
+    assert theorem_of("excluded_pool_finite") == "Theorem 8"
+    assert certify.excluded_pool_certificate(0, 300).theorem == theorem_of("excluded_pool") == "Theorem 7"
+    with pytest.raises(ValueError, match="unknown certificate function 'nope'"):
+        theorem_of("nope")
+
+
+def test_certificates_and_designs_read_the_registered_label(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rankcut.audit.designs import DESIGNS
+    from rankcut.certify.result import _THEOREMS
+
+    monkeypatch.setitem(_THEOREMS, "excluded_pool_finite", "Theorem 8*")
+    monkeypatch.setitem(_THEOREMS, "sequential_recall", "§9*")
+    assert DESIGNS["excluded"].theorem(None, True) == "Theorem 8*"
+    assert DESIGNS["two-pool"].theorem(None, True) == "Corollary 11 with Theorem 8*"
+    assert DESIGNS["fixed-sequence"].theorem(None, True) == "Theorem 19 (Theorem 8* tests)"
+    assert DESIGNS["stratified"].theorem(None, True) == "Section 9 (Theorem 8* per band)"
+    assert DESIGNS["sequential"].theorem(None, True).startswith("§9* (")
+    assert certify.sequential_recall_certificate(40, 500, 200, 0).theorem.startswith("§9* (")
