@@ -8,7 +8,7 @@ For each topic of a labelled ranking (the qrels play the reviewer), in one run o
   (``numpy.random.default_rng(seed)``); a review that never certifies reads everything;
 * **buscar** — ``buscarpy.calculate_h0`` checked every 50 screened documents at the same target
   (a heuristic: no guarantee for every labelling);
-* **floor** — :func:`rankcut.certify.review.cost_floor`, a lower bound for *any* valid review;
+* **floor** — :func:`rankcut.certify.screening.cost_floor`, a lower bound for *any* valid review;
 * with ``--today``, **screen-then-audit** — today's default (:class:`ReviewRule`, the lookahead
   rule), its exact expected cost (``operating_characteristics``; minutes per CLEF run).
 
@@ -33,9 +33,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rankcut.certify.interleaved import InterleavedRule
-from rankcut.certify.policies import PrecisionPolicy, ProjectedCostPolicy, simulate_interleaved
-from rankcut.certify.review import ReviewRule, cost_floor, plan_review
+from rankcut.certify.policies import PrecisionPolicy, ProjectedCostPolicy
+from rankcut.certify.screening import ReviewRule, cost_floor, plan_review
 from rankcut.certify.sequential import operating_characteristics
+from rankcut.certify.simulate import simulate_interleaved
 
 POLICIES = {"precision": PrecisionPolicy(), "projected": ProjectedCostPolicy()}
 DELTA = 0.05

@@ -16,9 +16,9 @@ Approaches, all run here in the same process on the same rankings:
 * **one-phase QBCB** (Lewis, Yang & Frieder, CIKM 2021) — a uniform sample of 20% of the topic
   labelled first; the review stops at the rank of the ``j``-th sampled relevant document, ``j``
   the quantile binomial bound for 0.8 at 95%; full review if the sample has too few relevant;
-* **screen-then-audit (ours)** — :mod:`rankcut.certify.review`: the pre-registered screening rule
+* **screen-then-audit (ours)** — :mod:`rankcut.certify.screening`: the pre-registered screening rule
   picks the cut, then the anytime-valid sequential audit (:mod:`rankcut.certify.sequential`);
-* **floor** — :func:`rankcut.certify.review.cost_floor`, a lower bound for *any* valid procedure.
+* **floor** — :func:`rankcut.certify.screening.cost_floor`, a lower bound for *any* valid procedure.
 
 Randomised approaches run ``--seeds`` seeds per topic (``numpy.random.default_rng(seed)``); the
 table shows the mean cost, the worst topic's rate of false claims ("certified, true recall <
@@ -51,8 +51,9 @@ from numpy.typing import NDArray
 from scipy import stats
 
 from rankcut.certify.bounds import hypergeom_upper
-from rankcut.certify.review import ReviewRule, cost_floor, plan_review, simulate_review
+from rankcut.certify.screening import ReviewRule, cost_floor, plan_review
 from rankcut.certify.sequential import allowed_misses, operating_characteristics
+from rankcut.certify.simulate import simulate_review
 
 DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
 TARGET, DELTA = 0.8, 0.05

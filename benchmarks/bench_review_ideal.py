@@ -25,7 +25,7 @@ The model fixes the band rates in advance; for designs that adapt where they rea
 * **bands of w ranks** — the ranking cut in bands of ``w``; the bands richest in relevant items
   (known from the qrels) read in full, the rest at ``p``: a stratified design with a perfect
   allocation, or an interleaved screening that knew where to look; ``w = 1`` knows every label;
-* **floor** — :func:`rankcut.certify.review.cost_floor`, a proven lower bound for *any* valid
+* **floor** — :func:`rankcut.certify.screening.cost_floor`, a proven lower bound for *any* valid
   review, whatever its ranking.
 
 With ``bench_review_stops.py``'s cache present it also takes run A's measured hindsight cuts apart
@@ -47,7 +47,7 @@ from bench_label_efficient import DELTA, TARGET, clef, screening_sets
 from bench_review_stops import curve_path, curves
 from numpy.typing import NDArray
 
-from rankcut.certify.review import cost_floor
+from rankcut.certify.screening import cost_floor
 from rankcut.certify.sequential import SequentialAudit, default_prior_mean
 
 WIDTHS = (250, 100, 50, 10, 5, 3, 1)

@@ -1,7 +1,7 @@
 """What the screening stop costs a screen-then-audit review, exactly, per cut (issue 6).
 
 For every topic of a CLEF TAR 2017 run and every batch boundary ``k`` (multiples of 50) at which
-:func:`rankcut.certify.review.stop_depth` could stop, the exact expected number of documents read
+:func:`rankcut.certify.screening.stop_depth` could stop, the exact expected number of documents read
 when screening stops at ``k`` and the sequential audit of :mod:`rankcut.certify.sequential` runs
 on the rest — ``k + E[audit labels]`` and ``P(false claim)`` from
 :func:`~rankcut.certify.sequential.operating_characteristics` (the labels play the reviewer; a
@@ -10,7 +10,7 @@ of the audit (``ReviewRule.prior_scale``; every one keeps the guarantee). From t
 
 * **best cut in hindsight** — per topic the ``k`` (and prior) of least expected cost (not
   deployable: it reads the qrels); what a perfect stopping rule would reach with this audit;
-* **lookahead rule, defaults** — :class:`~rankcut.certify.review.ReviewRule()`: the margin test
+* **lookahead rule, defaults** — :class:`~rankcut.certify.screening.ReviewRule()`: the margin test
   gates the stop, and a one-batch lookahead on projected costs decides it;
 * **margin rule, defaults** — ``ReviewRule(lookahead=False)``: stop at the first boundary that
   passes the margin test (the grid below is of this rule: the lookahead's projected costs are
@@ -45,7 +45,7 @@ import numpy as np
 from bench_label_efficient import clef, screening_sets
 from numpy.typing import NDArray
 
-from rankcut.certify.review import ReviewRule, cost_floor, stop_depth
+from rankcut.certify.screening import ReviewRule, cost_floor, stop_depth
 from rankcut.certify.sequential import operating_characteristics
 
 MARGINS = (1 / 64, 1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0)

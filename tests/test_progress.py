@@ -144,7 +144,7 @@ def test_the_demo_says_what_it_does_and_shows_the_training_bar(tmp_path: Path,
 def test_certify_reports_through_hooks_and_answers_the_same() -> None:
     from scipy.special import gammaln
 
-    from rankcut.certify.review import ReviewRule, screening_stop
+    from rankcut.certify.screening import ReviewRule, screening_stop
     from rankcut.certify.sequential import SequentialAudit, _log_factorials
 
     # the table certify looks log-factorials up in holds gammaln's very values

@@ -30,10 +30,9 @@ from rankcut.certify.policies import (
     PrecisionPolicy,
     ProjectedCostPolicy,
     ScreenThenAudit,
-    play,
-    simulate_interleaved,
 )
 from rankcut.certify.sequential import PRIOR_TAIL, SequentialAudit, default_prior_mean
+from rankcut.certify.simulate import play, simulate_interleaved
 
 # A policy of the enumeration: (review, read mask, labelling, step) -> (move, document to screen)
 Chooser = Callable[[InterleavedReview, np.ndarray, np.ndarray, list], tuple[str, int]]

@@ -1,4 +1,4 @@
-"""Screen-then-audit review (rankcut.certify.review): the cut reads screened labels only, the
+"""Screen-then-audit review (rankcut.certify.screening): the cut reads screened labels only, the
 whole review keeps its guarantee (exactly, on real CLEF TAR 2017 topics), and the cost floor is
 the linear programme it claims to solve."""
 
@@ -12,17 +12,17 @@ from scipy.optimize import linprog
 from scipy.special import comb
 from scipy.stats import poisson
 
-from rankcut.certify.review import (
+from rankcut.certify.screening import (
     ReviewRule,
     cost_floor,
     plan_review,
     projected_audit_labels,
     screening_stop,
-    simulate_review,
     stop_depth,
     tail_estimate,
 )
 from rankcut.certify.sequential import operating_characteristics
+from rankcut.certify.simulate import simulate_review
 
 CLEF = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "clef-tar-2017"
 

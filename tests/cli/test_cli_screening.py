@@ -10,7 +10,7 @@ from audit_cli import run
 
 
 def test_stop_is_the_rule_on_the_screened_prefix_and_writes_the_cut(review: dict[str, Path]) -> None:
-    from rankcut.certify.review import ReviewRule, screening_stop, stop_depth
+    from rankcut.certify.screening import ReviewRule, screening_stop, stop_depth
 
     relevant = {tuple(line.split()[::2]) for line in review["qrels"].read_text().splitlines()}
     labels = {q: np.array([(q, f"{q}-{r}") in relevant for r in range(600)], dtype=int)
@@ -63,7 +63,7 @@ def test_stop_refusals(review: dict[str, Path]) -> None:
 def test_stop_defaults_are_the_rules() -> None:
     import inspect
 
-    from rankcut.certify.review import ReviewRule
+    from rankcut.certify.screening import ReviewRule
     from rankcut.cli.audit import stop
 
     params = inspect.signature(stop).parameters

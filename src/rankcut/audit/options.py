@@ -2,7 +2,10 @@
 
 Python names by default; the command line installs its option names (``--max-missed``) and
 commands (``rankcut audit plan``) in :data:`OPTION_NAMES` while a command runs, so one message
-reads right from Python and from the shell.
+reads right from Python and from the shell. The table is built by
+:func:`rankcut.cli._errors.option_names`, with the flag rule that also names a
+:class:`~rankcut.errors.ParamError`'s parameter; it is a table, not that error, because these
+messages name arguments and steps anywhere in a sentence, not only at its start.
 """
 
 from __future__ import annotations

@@ -2,10 +2,11 @@
 
 A reviewer screens each ranked list from the top and records labels as they go. From the run and
 the labels recorded so far, :func:`screening_stops` says, per query, whether the pre-registered
-rule of :mod:`rankcut.certify.review` (:func:`~rankcut.certify.review.screening_stop`) has
-stopped, and where; :func:`write_cut` writes the cut run (ranks 1..k of every list) that the
-sequential audit (``rankcut audit freeze``, the default design) then certifies. The rule reads
-the labels of the screened prefix only, so the cut is fixed before any audit label exists.
+rule of :mod:`rankcut.certify.screening` (:func:`~rankcut.certify.screening.screening_stop`; the
+rule's one home, this module only feeds it each list's labelled prefix) has stopped, and where;
+:func:`write_cut` writes the cut run (ranks 1..k of every list) that the sequential audit
+(``rankcut audit freeze``, the default design) then certifies. The rule reads the labels of the
+screened prefix only, so the cut is fixed before any audit label exists.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING
 from rankcut.data.lists import RankedLists
 
 if TYPE_CHECKING:  # rankcut.certify loads scipy: imported where it is used
-    from rankcut.certify.review import ReviewRule
+    from rankcut.certify.screening import ReviewRule
 
 __all__ = ["QueryStop", "screening_stops", "write_cut"]
 
@@ -54,12 +55,12 @@ def screening_stops(lists: RankedLists, labels: Mapping[tuple[str, str], int], r
 
     :param labels: ``{(query_id, doc_id): 0/1}`` — the screening labels recorded so far; a label
         of a document the query's list does not hold is refused, naming it.
-    :param rule: a :class:`~rankcut.certify.review.ReviewRule` (default ``ReviewRule()``).
+    :param rule: a :class:`~rankcut.certify.screening.ReviewRule` (default ``ReviewRule()``).
     :param progress: show a tqdm bar on stderr over the screened ranks checked.
     """
     from tqdm import tqdm
 
-    from rankcut.certify.review import ReviewRule, screening_stop
+    from rankcut.certify.screening import ReviewRule, screening_stop
 
     rule = ReviewRule() if rule is None else rule
     listed = {(q, d) for i, q in enumerate(lists.qids)

@@ -2,7 +2,7 @@
 
 Pure statistics, no I/O: counts and sizes in, a frozen :class:`Certificate` out. Importing this
 package registers every certificate function, so :func:`recompute` can rebuild any certificate
-from its JSON.
+from its JSON; every registered function is exported here.
 """
 
 from rankcut.certify import (  # noqa: F401  (imported to register their certificate functions)
@@ -14,7 +14,7 @@ from rankcut.certify import (  # noqa: F401  (imported to register their certifi
     planning,
     prefixes,
     recall,
-    review,
+    screening,
     sequential,
     stratified,
     stress,
@@ -42,8 +42,17 @@ from rankcut.certify.excluded import (
     p0_upper_hoeffding,
 )
 from rankcut.certify.interleaved import InterleavedReview, InterleavedRule, interleaved_recall_certificate
-from rankcut.certify.learning import neyman_pearson_select
-from rankcut.certify.noise import noisy_label_certificate
+from rankcut.certify.learning import (
+    agnostic_finite_class_design_bound,
+    agnostic_vc_design_bound,
+    finite_class_design_bound,
+    neyman_pearson_select,
+    neyman_pearson_slack,
+    prevalence_design_size,
+    sparse_union_design_bound,
+    vc_design_bound,
+)
+from rankcut.certify.noise import noisy_excluded_pool_certificate, noisy_label_certificate
 from rankcut.certify.planning import (
     plan_binomial,
     plan_hypergeometric,
@@ -72,10 +81,14 @@ from rankcut.certify.recall import (
 )
 from rankcut.certify.report import JointReport
 from rankcut.certify.result import Certificate, recompute, verify
-from rankcut.certify.review import ReviewRule
+from rankcut.certify.screening import ReviewRule
 from rankcut.certify.sequential import SequentialAudit, sequential_recall_certificate
 from rankcut.certify.stratified import stratified_binomial_certificate, stratified_hypergeometric_certificate
-from rankcut.certify.stress import stress_test_certificate
+from rankcut.certify.stress import (
+    average_variant_certificate,
+    stress_test_certificate,
+    worst_cluster_certificate,
+)
 from rankcut.certify.whole import whole_population_certificate
 
 __all__ = [
@@ -85,7 +98,10 @@ __all__ = [
     "JointReport",
     "ReviewRule",
     "SequentialAudit",
+    "agnostic_finite_class_design_bound",
+    "agnostic_vc_design_bound",
     "amplification_diagnostics",
+    "average_variant_certificate",
     "choose_prefix",
     "clopper_pearson_interval",
     "cp_lower",
@@ -96,6 +112,7 @@ __all__ = [
     "excluded_pool_certificate",
     "excluded_pool_finite_certificate",
     "excluded_pool_hoeffding_certificate",
+    "finite_class_design_bound",
     "fixed_sequence",
     "fixed_sequence_bound",
     "fixed_sequence_finite",
@@ -105,12 +122,15 @@ __all__ = [
     "incremental_coverage_certificate",
     "interleaved_recall_certificate",
     "neyman_pearson_select",
+    "neyman_pearson_slack",
+    "noisy_excluded_pool_certificate",
     "noisy_label_certificate",
     "p0_upper_hoeffding",
     "plan_binomial",
     "plan_hypergeometric",
     "plan_missed_mass",
     "plan_rule_out",
+    "prevalence_design_size",
     "prefix_bounds",
     "prefix_bounds_separate",
     "prefix_bounds_separate_finite",
@@ -122,6 +142,7 @@ __all__ = [
     "sequential_recall_certificate",
     "shared_reference_size",
     "shared_reference_counts",
+    "sparse_union_design_bound",
     "stratified_binomial_certificate",
     "stratified_hypergeometric_certificate",
     "stress_test_certificate",
@@ -130,6 +151,8 @@ __all__ = [
     "two_pool_recall_certificate",
     "two_pool_recall_finite_certificate",
     "two_pool_recall_sizes",
+    "vc_design_bound",
     "verify",
     "whole_population_certificate",
+    "worst_cluster_certificate",
 ]

@@ -29,7 +29,7 @@ from numpy.typing import ArrayLike
 
 from rankcut.certify._validate import allocation, as_sequence, check_count, check_delta
 from rankcut.certify.bounds import cp_lower, cp_upper
-from rankcut.certify.result import Certificate, certificate_function
+from rankcut.certify.result import Certificate, certificate_function, theorem_of
 
 __all__ = [
     "amplification_counts",
@@ -91,7 +91,7 @@ def _gamma_lower(h: list[int], residual: list[int], ds: list[float]) -> list[flo
     return [float(v) for v in np.atleast_1d(cp_lower(h, residual, ds))]
 
 
-@certificate_function("direct_miss_rate")
+@certificate_function("direct_miss_rate", theorem="Proposition 26")
 def direct_miss_rate_certificate(positives: int, missed: int, delta: float) -> Certificate:
     """Proposition 26: ``L(g_J) ≤ U_Q(C_J, δ)``, the direct conditional miss-rate certificate.
 
@@ -113,7 +113,7 @@ def direct_miss_rate_certificate(positives: int, missed: int, delta: float) -> C
         quantity="L",
         side="upper",
         value=bound,
-        theorem="Proposition 26",
+        theorem=theorem_of("direct_miss_rate"),
         function="direct_miss_rate",
         inputs={"positives": q, "missed": c, "delta": d},
         allocation={"L": d},
@@ -126,7 +126,7 @@ def direct_miss_rate_certificate(positives: int, missed: int, delta: float) -> C
     )
 
 
-@certificate_function("incremental_coverage")
+@certificate_function("incremental_coverage", theorem="Theorem 24")
 def incremental_coverage_certificate(
     positives: int,
     caught: Sequence[int],
@@ -156,7 +156,7 @@ def incremental_coverage_certificate(
         quantity="gamma",
         side="lower",
         value=tuple(lower),
-        theorem="Theorem 24",
+        theorem=theorem_of("incremental_coverage"),
         function="incremental_coverage",
         inputs={"positives": q, "caught": h, "delta": d,
                 "deltas": None if deltas is None else ds},
@@ -177,7 +177,10 @@ def incremental_coverage_certificate(
     )
 
 
-@certificate_function("amplification_diagnostics")
+@certificate_function(
+    "amplification_diagnostics",
+    theorem="Proposition 26 (reported); Theorem 24 (diagnostic)",
+)
 def amplification_diagnostics(
     positives: int,
     caught: Sequence[int],
@@ -209,7 +212,7 @@ def amplification_diagnostics(
         quantity="L",
         side="upper",
         value=direct,
-        theorem="Proposition 26 (reported); Theorem 24 (diagnostic)",
+        theorem=theorem_of("amplification_diagnostics"),
         function="amplification_diagnostics",
         inputs={"positives": q, "caught": h, "delta": d,
                 "deltas": None if deltas is None else ds},

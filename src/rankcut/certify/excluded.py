@@ -45,7 +45,13 @@ from rankcut.certify._validate import (
     shown,
 )
 from rankcut.certify.bounds import cp_upper, hypergeom_upper
-from rankcut.certify.result import Certificate, certificate_function, confidence_text, format_bound
+from rankcut.certify.result import (
+    Certificate,
+    certificate_function,
+    confidence_text,
+    format_bound,
+    theorem_of,
+)
 
 __all__ = [
     "excluded_pool_certificate",
@@ -60,7 +66,7 @@ __all__ = [
 # Theorem 7 (binomial, i.i.d. draws from the excluded pool)
 
 
-@certificate_function("excluded_pool")
+@certificate_function("excluded_pool", theorem="Theorem 7")
 def excluded_pool_certificate(
     counts: ArrayLike,
     sizes: ArrayLike,
@@ -135,7 +141,7 @@ def excluded_pool_certificate(
         quantity=quantity,
         side="upper",
         value=value,
-        theorem="Theorem 7",
+        theorem=theorem_of("excluded_pool"),
         function="excluded_pool",
         inputs={"counts": plain(counts, int), "sizes": plain(sizes, int), "delta": d, "p0": plain(p0),
                 "deltas": plain(deltas), "names": None if names is None else labels},
@@ -150,7 +156,7 @@ def excluded_pool_certificate(
     )
 
 
-@certificate_function("p0_hoeffding")
+@certificate_function("p0_hoeffding", theorem="Section 4.1 (Hoeffding bound on p0)")
 def p0_upper_hoeffding(
     excluded: ArrayLike,
     sample_size: int,
@@ -188,7 +194,7 @@ def p0_upper_hoeffding(
         quantity="p0",
         side="upper",
         value=value,
-        theorem="Section 4.1 (Hoeffding bound on p0)",
+        theorem=theorem_of("p0_hoeffding"),
         function="p0_hoeffding",
         inputs={"excluded": plain(excluded, int), "sample_size": mm, "delta": d,
                 "names": None if names is None else labels},
@@ -204,7 +210,10 @@ def p0_upper_hoeffding(
     )
 
 
-@certificate_function("excluded_pool_hoeffding")
+@certificate_function(
+    "excluded_pool_hoeffding",
+    theorem="Theorem 7 with the Hoeffding bound on p0 (Section 4.1)",
+)
 def excluded_pool_hoeffding_certificate(
     counts: ArrayLike,
     sizes: ArrayLike,
@@ -241,7 +250,7 @@ def excluded_pool_hoeffding_certificate(
         quantity="r",
         side="upper",
         value=audit.value,
-        theorem="Theorem 7 with the Hoeffding bound on p0 (Section 4.1)",
+        theorem=theorem_of("excluded_pool_hoeffding"),
         function="excluded_pool_hoeffding",
         inputs={"counts": plain(counts, int), "sizes": plain(sizes, int), "excluded": plain(excluded, int),
                 "sample_size": mass.inputs["sample_size"], "delta": d, "deltas": plain(deltas),
@@ -282,7 +291,7 @@ def _finite_inputs(
     return big, d, alloc, labels, mu, scalar and n_scalar and big_scalar
 
 
-@certificate_function("excluded_pool_finite")
+@certificate_function("excluded_pool_finite", theorem="Theorem 8")
 def excluded_pool_finite_certificate(
     counts: ArrayLike,
     sizes: ArrayLike,
@@ -325,7 +334,7 @@ def excluded_pool_finite_certificate(
         quantity="M0",
         side="upper",
         value=value,
-        theorem="Theorem 8",
+        theorem=theorem_of("excluded_pool_finite"),
         function="excluded_pool_finite",
         inputs={"counts": plain(counts, int), "sizes": plain(sizes, int),
                 "excluded_sizes": plain(excluded_sizes, int), "delta": d, "deltas": plain(deltas),
@@ -343,7 +352,7 @@ def excluded_pool_finite_certificate(
     )
 
 
-@certificate_function("full_review_recall")
+@certificate_function("full_review_recall", theorem="Theorem 8 (included pool fully reviewed)")
 def full_review_recall_certificate(
     counts: ArrayLike,
     sizes: ArrayLike,
@@ -381,7 +390,7 @@ def full_review_recall_certificate(
         quantity="recall",
         side="lower",
         value=value,
-        theorem="Theorem 8 (included pool fully reviewed)",
+        theorem=theorem_of("full_review_recall"),
         function="full_review_recall",
         inputs={"counts": plain(counts, int), "sizes": plain(sizes, int),
                 "excluded_sizes": plain(excluded_sizes, int),

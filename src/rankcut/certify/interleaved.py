@@ -69,7 +69,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rankcut.certify._validate import check_count, check_delta, check_fraction, check_positive
-from rankcut.certify.result import Certificate, certificate_function, confidence_text
+from rankcut.certify.result import Certificate, certificate_function, confidence_text, theorem_of
 from rankcut.certify.sequential import PRIOR_SCALE, PRIOR_TAIL, default_prior_mean
 
 __all__ = ["AUDIT", "SCREEN", "InterleavedReview", "InterleavedRule", "audit_order_draw",
@@ -277,7 +277,10 @@ def replay(total: int, moves: str, labels: str, rule: InterleavedRule) -> Interl
     return review
 
 
-@certificate_function("interleaved_recall")
+@certificate_function(
+    "interleaved_recall",
+    theorem="interleaved review (predictable mixture confidence sequence for R, Ville's inequality)",
+)
 def interleaved_recall_certificate(total: int, moves: str, labels: str, target: float = 0.8,
                                    delta: float = 0.05, prior_scale: float = PRIOR_SCALE,
                                    prior_mean: float | None = None) -> Certificate:
@@ -298,7 +301,7 @@ def interleaved_recall_certificate(total: int, moves: str, labels: str, target: 
         quantity="recall",
         side="lower",
         value=review.recall_lower,
-        theorem="interleaved review (predictable mixture confidence sequence for R, Ville's inequality)",
+        theorem=theorem_of("interleaved_recall"),
         function="interleaved_recall",
         inputs={"total": total, "moves": moves, "labels": labels, "target": target, "delta": delta,
                 "prior_scale": prior_scale, "prior_mean": prior_mean},

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from rankcut.certify._validate import as_sequence, check_count, check_delta, check_number, member_names
-from rankcut.certify.result import Certificate, certificate_function
+from rankcut.certify.result import Certificate, certificate_function, theorem_of
 
 __all__ = [
     "agnostic_finite_class_design_bound",
@@ -71,7 +71,7 @@ def _vc_args(vc_dim: Any, n: Any) -> tuple[int, int]:
     return d, m
 
 
-@certificate_function("finite_class_design")
+@certificate_function("finite_class_design", theorem="Theorem 32")
 def finite_class_design_bound(class_size: int, n: int, delta: float) -> Certificate:
     """Theorem 32: ``r(ĝ) ≤ log(|H|/δ)/n`` with probability at least ``1 − δ`` over the design sample.
 
@@ -90,7 +90,7 @@ def finite_class_design_bound(class_size: int, n: int, delta: float) -> Certific
         quantity="r(g_hat)",
         side="upper",
         value=value,
-        theorem="Theorem 32",
+        theorem=theorem_of("finite_class_design"),
         function="finite_class_design",
         inputs={"class_size": h, "n": m, "delta": d},
         allocation={"design": d},
@@ -103,7 +103,7 @@ def finite_class_design_bound(class_size: int, n: int, delta: float) -> Certific
     )
 
 
-@certificate_function("prevalence_design_size")
+@certificate_function("prevalence_design_size", theorem="Corollary 33")
 def prevalence_design_size(
     class_size: int,
     prevalence: float,
@@ -143,7 +143,7 @@ def prevalence_design_size(
         quantity="n",
         side="size",
         value=value,
-        theorem="Corollary 33",
+        theorem=theorem_of("prevalence_design_size"),
         function="prevalence_design_size",
         inputs={"class_size": h, "prevalence": pi, "epsilon": eps, "delta": d, "form": form},
         allocation={"design": d},
@@ -157,7 +157,7 @@ def prevalence_design_size(
     )
 
 
-@certificate_function("vc_design")
+@certificate_function("vc_design", theorem="Theorem 34")
 def vc_design_bound(vc_dim: int, n: int, delta: float, constant: float) -> Certificate:
     """Theorem 34: ``r(ĝ) ≤ C (d log(en/d) + log(1/δ))/n`` for a realisable VC class.
 
@@ -177,7 +177,7 @@ def vc_design_bound(vc_dim: int, n: int, delta: float, constant: float) -> Certi
         quantity="r(g_hat)",
         side="upper",
         value=value,
-        theorem="Theorem 34",
+        theorem=theorem_of("vc_design"),
         function="vc_design",
         inputs={"vc_dim": dim, "n": m, "delta": d, "constant": c},
         allocation={"design": d},
@@ -191,7 +191,7 @@ def vc_design_bound(vc_dim: int, n: int, delta: float, constant: float) -> Certi
     )
 
 
-@certificate_function("agnostic_finite_class_design")
+@certificate_function("agnostic_finite_class_design", theorem="Theorem 35")
 def agnostic_finite_class_design_bound(class_size: int, n: int, delta: float) -> Certificate:
     """Theorem 35: ``r(ĝ) ≤ inf_H r + 2 √(log(2|H|/δ)/(2n))`` for ``ĝ ∈ argmin_H r̂_n``.
 
@@ -209,7 +209,7 @@ def agnostic_finite_class_design_bound(class_size: int, n: int, delta: float) ->
         quantity="r(g_hat) - inf_H r",
         side="upper",
         value=value,
-        theorem="Theorem 35",
+        theorem=theorem_of("agnostic_finite_class_design"),
         function="agnostic_finite_class_design",
         inputs={"class_size": h, "n": m, "delta": d},
         allocation={"design": d},
@@ -221,7 +221,7 @@ def agnostic_finite_class_design_bound(class_size: int, n: int, delta: float) ->
     )
 
 
-@certificate_function("agnostic_vc_design")
+@certificate_function("agnostic_vc_design", theorem="Theorem 36")
 def agnostic_vc_design_bound(vc_dim: int, n: int, delta: float, constant: float) -> Certificate:
     """Theorem 36: ``r(ĝ) ≤ inf_H r + C √((d log(en/d) + log(1/δ))/n)`` for ``ĝ ∈ argmin r̂_n``.
 
@@ -240,7 +240,7 @@ def agnostic_vc_design_bound(vc_dim: int, n: int, delta: float, constant: float)
         quantity="r(g_hat) - inf_H r",
         side="upper",
         value=value,
-        theorem="Theorem 36",
+        theorem=theorem_of("agnostic_vc_design"),
         function="agnostic_vc_design",
         inputs={"vc_dim": dim, "n": m, "delta": d, "constant": c},
         allocation={"design": d},
@@ -254,7 +254,7 @@ def agnostic_vc_design_bound(vc_dim: int, n: int, delta: float, constant: float)
     )
 
 
-@certificate_function("neyman_pearson_slack")
+@certificate_function("neyman_pearson_slack", theorem="Theorem 37")
 def neyman_pearson_slack(vc_dim: int, n: int, delta: float, constant: float) -> Certificate:
     """Theorem 37's uniform-convergence slack ``τ_n = C √((d log(en/d) + log(2/δ))/n)``.
 
@@ -274,7 +274,7 @@ def neyman_pearson_slack(vc_dim: int, n: int, delta: float, constant: float) -> 
         quantity="tau_n",
         side="upper",
         value=value,
-        theorem="Theorem 37",
+        theorem=theorem_of("neyman_pearson_slack"),
         function="neyman_pearson_slack",
         inputs={"vc_dim": dim, "n": m, "delta": d, "constant": c},
         allocation={"design": d},
@@ -288,7 +288,7 @@ def neyman_pearson_slack(vc_dim: int, n: int, delta: float, constant: float) -> 
     )
 
 
-@certificate_function("sparse_union_design")
+@certificate_function("sparse_union_design", theorem="Theorem 38")
 def sparse_union_design_bound(
     base_vc_dim: int, k: int, n: int, delta: float, constant: float
 ) -> Certificate:
@@ -318,7 +318,7 @@ def sparse_union_design_bound(
         quantity="r(g_hat)",
         side="upper",
         value=value,
-        theorem="Theorem 38",
+        theorem=theorem_of("sparse_union_design"),
         function="sparse_union_design",
         inputs={"base_vc_dim": dc, "k": kk, "n": m, "delta": d, "constant": c},
         allocation={"design": d},
@@ -333,7 +333,7 @@ def sparse_union_design_bound(
     )
 
 
-@certificate_function("neyman_pearson_select")
+@certificate_function("neyman_pearson_select", theorem="Eq. (6) / Theorem 37")
 def neyman_pearson_select(
     missed: Sequence[int],
     flagged: Sequence[int],
@@ -414,7 +414,7 @@ def neyman_pearson_select(
         quantity="g_hat",
         side="choice",
         value=choice,
-        theorem="Eq. (6) / Theorem 37",
+        theorem=theorem_of("neyman_pearson_select"),
         function="neyman_pearson_select",
         inputs={"missed": miss, "flagged": flag, "n": m, "epsilon": eps, "slack": tau,
                 "names": None if names is None else labels},

@@ -30,12 +30,15 @@ from typing import Any
 
 from rankcut.certify._validate import check_count, check_delta, check_fraction
 from rankcut.certify.bounds import cp_upper
-from rankcut.certify.result import Certificate, certificate_function
+from rankcut.certify.result import Certificate, certificate_function, theorem_of
 
 __all__ = ["NOISY_LABEL_DESIGNS", "noisy_excluded_pool_certificate", "noisy_label_certificate"]
 
 
-@certificate_function("noisy_excluded_pool")
+@certificate_function(
+    "noisy_excluded_pool",
+    theorem="Section 9 (label noise with a sensitivity floor; i.i.d. excluded pool)",
+)
 def noisy_excluded_pool_certificate(
     sampled: int,
     noisy_relevant: int,
@@ -72,7 +75,7 @@ def noisy_excluded_pool_certificate(
         quantity="eta" if p0 is None else "r",
         side="upper",
         value=value,
-        theorem="Section 9 (label noise with a sensitivity floor; i.i.d. excluded pool)",
+        theorem=theorem_of("noisy_excluded_pool"),
         function="noisy_excluded_pool",
         inputs={"sampled": n, "noisy_relevant": k, "delta": d, "sensitivity_floor": s,
                 "excluded_mass": p0},

@@ -33,7 +33,13 @@ from numpy.typing import ArrayLike, NDArray
 
 from rankcut.certify._validate import as_family, check_count, check_delta, check_number, out, plain, shown
 from rankcut.certify.bounds import cp_lower, cp_upper, hypergeom_lower, hypergeom_upper
-from rankcut.certify.result import Certificate, certificate_function, confidence_text, format_bound
+from rankcut.certify.result import (
+    Certificate,
+    certificate_function,
+    confidence_text,
+    format_bound,
+    theorem_of,
+)
 
 __all__ = [
     "REFERENCE_PROBABILITY",
@@ -178,7 +184,10 @@ def _remark14_size(excluded_size: int, m: int, delta: float) -> int:
 # planners
 
 
-@certificate_function("plan_binomial")
+@certificate_function(
+    "plan_binomial",
+    theorem="Section 4.6 (Theorem 7 zero-count identity; Corollary 16 for M pools)",
+)
 def plan_binomial(
     epsilon: ArrayLike, delta: float = 0.05, *, tolerated: ArrayLike = 0, n_prefixes: int = 1
 ) -> Certificate:
@@ -222,7 +231,7 @@ def plan_binomial(
         quantity="n0",
         side="size",
         value=value,
-        theorem="Section 4.6 (Theorem 7 zero-count identity; Corollary 16 for M pools)",
+        theorem=theorem_of("plan_binomial"),
         function="plan_binomial",
         inputs=inputs,
         allocation=_per_prefix_allocation(delta, n_prefixes),
@@ -237,7 +246,10 @@ def plan_binomial(
     )
 
 
-@certificate_function("plan_missed_mass")
+@certificate_function(
+    "plan_missed_mass",
+    theorem="Section 4.6 (Theorem 7 excluded pool vs Theorem 12 whole population)",
+)
 def plan_missed_mass(
     epsilon: ArrayLike,
     delta: float = 0.05,
@@ -296,7 +308,7 @@ def plan_missed_mass(
         quantity="n0",
         side="size",
         value=value,
-        theorem="Section 4.6 (Theorem 7 excluded pool vs Theorem 12 whole population)",
+        theorem=theorem_of("plan_missed_mass"),
         function="plan_missed_mass",
         inputs=inputs,
         allocation=_per_prefix_allocation(delta, n_prefixes),
@@ -317,7 +329,10 @@ def plan_missed_mass(
     )
 
 
-@certificate_function("plan_hypergeometric")
+@certificate_function(
+    "plan_hypergeometric",
+    theorem="Theorem 8 (exact hypergeometric inversion), Section 4.6",
+)
 def plan_hypergeometric(
     max_missed: ArrayLike,
     delta: float = 0.05,
@@ -376,7 +391,7 @@ def plan_hypergeometric(
         quantity="n0",
         side="size",
         value=value,
-        theorem="Theorem 8 (exact hypergeometric inversion), Section 4.6",
+        theorem=theorem_of("plan_hypergeometric"),
         function="plan_hypergeometric",
         inputs=inputs,
         allocation=_per_prefix_allocation(delta, n_prefixes),
@@ -391,7 +406,7 @@ def plan_hypergeometric(
     )
 
 
-@certificate_function("plan_rule_out")
+@certificate_function("plan_rule_out", theorem="Remark 14 and Corollary 15 (plan); Theorem 13 (lower bound)")
 def plan_rule_out(
     m: ArrayLike, delta: float = 0.05, *, excluded_size: int, beta: float = 0.5
 ) -> Certificate:
@@ -441,7 +456,7 @@ def plan_rule_out(
         quantity="n0",
         side="size",
         value=value,
-        theorem="Remark 14 and Corollary 15 (plan); Theorem 13 (lower bound)",
+        theorem=theorem_of("plan_rule_out"),
         function="plan_rule_out",
         inputs={
             "m": plain(m, int),
@@ -473,13 +488,39 @@ def plan_rule_out(
 REFERENCE_PROBABILITY = 0.95
 
 
+@certificate_function("shared_reference_size", theorem="Theorem 17 / Corollary 18 (effective size)")
 def shared_reference_size(need: int, pool: int, reference: int, finite: bool,
-                          probability: float = REFERENCE_PROBABILITY) -> int:
+                          probability: float = REFERENCE_PROBABILITY) -> Certificate:
     """Least shared-reference size ``Q`` whose effective size for a member with excluded pool
     ``pool ⊆ E_1`` (``|E_1| = reference``) reaches ``need`` with probability at least
     ``probability``: the effective size of Theorem 17 / Corollary 18 is
     ``n_eff ~ Hypergeometric(reference, pool, Q)`` without replacement, ``Binomial(Q, pool/reference)``
-    with it."""
+    with it.
+
+    :returns: ``Certificate`` with ``side="size"``, ``value`` the size ``Q`` (``0`` when
+        ``need ≤ 0``); ``delta`` is ``None``: ``probability`` is a planning aim, not an error
+        probability of the later certificate.
+    """
+    inputs: dict[str, Any] = {"need": int(need), "pool": int(pool), "reference": int(reference),
+                              "finite": bool(finite), "probability": float(probability)}
+    q = _shared_reference_size(**inputs)
+    law = f"Hypergeometric({reference}, {pool}, Q)" if finite else f"Binomial(Q, {pool}/{reference})"
+    return Certificate(
+        quantity="Q",
+        side="size",
+        value=q,
+        theorem=f"{theorem_of('prefix_bounds_shared' + ('_finite' if finite else ''))} (effective size)",
+        function="shared_reference_size",
+        inputs=inputs,
+        allocation={},
+        delta=None,
+        statement=(f"A shared reference sample of {q} draws from E_1 gives a member with {pool} of its "
+                   f"{reference} items an effective size n_eff ~ {law} of at least {need} with "
+                   f"probability ≥ {probability:g}."),
+    )
+
+
+def _shared_reference_size(need: int, pool: int, reference: int, finite: bool, probability: float) -> int:
     from scipy.stats import binom, hypergeom
 
     if need <= 0:
@@ -512,9 +553,10 @@ def shared_reference_size(need: int, pool: int, reference: int, finite: bool,
     return hi
 
 
+@certificate_function("two_pool_recall_sizes", theorem="Corollary 11 / Theorem 10")
 def two_pool_recall_sizes(rho: float, precision: float, tolerated: int, *, excluded_size: int,
                           included_size: int, corpus_size: int, delta0: float, delta1: float, finite: bool
-                          ) -> tuple[int, int] | None:
+                          ) -> Certificate:
     """Two-pool sample sizes ``(n0, n1)`` for ``Recall ≥ ρ`` (Corollary 11; Theorem 10 with
     ``finite`` False) with the fewest labels in total, or None when no sizes within the pools do.
 
@@ -524,7 +566,34 @@ def two_pool_recall_sizes(rho: float, precision: float, tolerated: int, *, exclu
     :func:`plan_hypergeometric` (Theorem 8; :func:`plan_missed_mass` binomially, §4.6). A coarse
     grid over ``n1``, then a fine one around its best point; the best few are sized exactly.
     The precision and ``tolerated`` are planning guesses: they move the sizes, never validity.
+
+    :returns: ``Certificate`` with ``side="size"``, ``value`` the pair ``(n0, n1)`` or ``None``;
+        ``δ0`` spent on the excluded audit, ``δ1`` on the included one.
     """
+    inputs: dict[str, Any] = {"rho": float(rho), "precision": float(precision), "tolerated": int(tolerated),
+              "excluded_size": int(excluded_size), "included_size": int(included_size),
+              "corpus_size": int(corpus_size), "delta0": float(delta0), "delta1": float(delta1),
+              "finite": bool(finite)}
+    sizes = _two_pool_recall_sizes(**inputs)
+    found = ("no sizes within the pools do" if sizes is None else
+             f"{sizes[0]} excluded-pool and {sizes[1]} included-pool draws do, with the fewest labels")
+    return Certificate(
+        quantity="(n0, n1)",
+        side="size",
+        value=sizes,
+        theorem=theorem_of("two_pool_recall_finite" if finite else "two_pool_recall"),
+        function="two_pool_recall_sizes",
+        inputs=inputs,
+        allocation={"excluded audit": float(delta0), "included audit": float(delta1)},
+        delta=float(delta0) + float(delta1),
+        statement=(f"For recall ≥ {rho:g} at the expected precision {precision:g}, finding at most "
+                   f"{tolerated} relevant in the excluded pool: {found}."),
+    )
+
+
+def _two_pool_recall_sizes(rho: float, precision: float, tolerated: int, *, excluded_size: int,
+                           included_size: int, corpus_size: int, delta0: float, delta1: float, finite: bool
+                           ) -> tuple[int, int] | None:
     big0, big1, big_n = excluded_size, included_size, corpus_size
     d0, d1 = delta0, delta1
     best: tuple[int, int, int] | None = None

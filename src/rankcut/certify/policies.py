@@ -1,4 +1,4 @@
-"""Policies of an interleaved review, and the simulator that plays one against known labels.
+"""Policies of an interleaved review (:func:`rankcut.certify.simulate.play` plays one against known labels).
 
 A policy chooses each move of :mod:`rankcut.certify.interleaved` — screen the top unread document
 of the ranking, or audit the next unread document of the frozen random order — from what has been
@@ -10,7 +10,7 @@ cost: its constants may be tuned freely on development data, and a ranker retrai
 documents still to read — audit from now on, or screen one more batch first — and takes the
 cheaper. The projection needs the unread relevant count ``M``; it is estimated from both
 sources the review has: the ranking (an exponential rate fitted to the screened labels at the
-frontier, :func:`~rankcut.certify.review.tail_estimate`) as a geometric prior, and the audit
+frontier, :func:`~rankcut.certify.screening.tail_estimate`) as a geometric prior, and the audit
 draws' likelihood (the engine's ``L_t``) as evidence. So an audit that finds relevant documents
 raises the estimate and sends the review back to screening: an early switch to the audit is never
 fatal. Its constants were chosen on the screening sets (development data), never on CLEF.
@@ -19,21 +19,19 @@ fatal. Its constants were chosen on the screening sets (development data), never
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 from scipy.special import gammaln, logsumexp
 
 from rankcut.certify._validate import check_count, check_positive
-from rankcut.certify.interleaved import AUDIT, SCREEN, InterleavedReview, InterleavedRule, audit_order_draw
-from rankcut.certify.review import tail_estimate, tail_fit, tail_sum
+from rankcut.certify.interleaved import AUDIT, SCREEN, InterleavedReview, InterleavedRule
+from rankcut.certify.screening import tail_estimate, tail_fit, tail_sum
 from rankcut.certify.sequential import default_prior_mean
 
-__all__ = ["InterleavedRuns", "Policy", "ProjectedCostPolicy", "ReviewState", "ScreenThenAudit",
-           "play", "simulate_interleaved"]
+__all__ = ["Policy", "PrecisionPolicy", "ProjectedCostPolicy", "ReviewState", "ScreenThenAudit"]
 
 
 class ReviewState:
@@ -177,78 +175,6 @@ def _forced_move(state: ReviewState, batch: int, chunk: int) -> str | None:
     if state.last == AUDIT and state.run % chunk:
         return AUDIT
     return None
-
-
-def _labels(labels: ArrayLike) -> NDArray[np.int64]:
-    y = np.asarray(labels)
-    if y.ndim != 1 or not np.isin(y, (0, 1)).all():
-        raise ValueError("labels must be a 1-D sequence of 0/1 relevance labels in rank order")
-    return y.astype(np.int64)
-
-
-@dataclass(frozen=True)
-class InterleavedRun:
-    """One interleaved review played to its end against known labels."""
-
-    read: int               # documents read when it stopped (all of them if never certified)
-    screened: int
-    certified: bool         # certified before everything was read
-    found: int
-    relevant: int
-    false_claim: bool       # certified while the recall was below the target
-    moves: str              # one character a step: s screened, a audited
-    labels: str             # the label read at each step, 0 or 1
-
-
-def play(labels: ArrayLike, order: ArrayLike, policy: Policy, rule: InterleavedRule | None = None
-         ) -> InterleavedRun:
-    """Play ``policy`` on a ranking's 0/1 ``labels`` with the frozen audit ``order`` (a permutation
-    of the ranks), stopping at the first certified step."""
-    y = _labels(labels)
-    perm = np.asarray(order, dtype=np.int64)
-    if perm.shape != y.shape or not np.array_equal(np.sort(perm), np.arange(y.size)):
-        raise ValueError(f"order must be a permutation of the {y.size} ranks")
-    rule = rule or InterleavedRule()
-    state = ReviewState(y.size, rule)
-    read = np.zeros(y.size, dtype=bool)
-    pointer = 0
-    rev = state.review
-    while rev.unread and not rev.certified:
-        move = policy(state)
-        if move == SCREEN:
-            doc = state.frontier
-        elif move == AUDIT:
-            doc, pointer = audit_order_draw(perm, pointer, read)
-        else:
-            raise ValueError(f"a policy returns {SCREEN!r} or {AUDIT!r}, got {move!r}")
-        read[doc] = True
-        state.record(move, doc, int(y[doc]))
-    relevant = int(y.sum())
-    cert = rev.certified and rev.unread > 0
-    return InterleavedRun(rev.read, state.screened, cert, rev.found, relevant,
-                          bool(rev.certified and relevant > rule.allowed_total(rev.found)),
-                          "".join(rev.moves), "".join(map(str, rev.labels)))
-
-
-@dataclass(frozen=True)
-class InterleavedRuns:
-    """Outcomes of :func:`play` over seeds (one frozen audit order each)."""
-
-    read: NDArray[np.int64]
-    screened: NDArray[np.int64]
-    certified: NDArray[np.bool_]
-    false_claims: NDArray[np.bool_]
-
-
-def simulate_interleaved(labels: ArrayLike, policy: Policy, rule: InterleavedRule | None = None,
-                         seeds: Sequence[int] | range = range(200)) -> InterleavedRuns:
-    """:func:`play` once per seed, the audit order drawn by ``numpy.random.default_rng(seed)``."""
-    y = _labels(labels)
-    runs = [play(y, np.random.default_rng(int(s)).permutation(y.size), policy, rule) for s in seeds]
-    return InterleavedRuns(np.array([r.read for r in runs], dtype=np.int64),
-                           np.array([r.screened for r in runs], dtype=np.int64),
-                           np.array([r.certified for r in runs], dtype=bool),
-                           np.array([r.false_claim for r in runs], dtype=bool))
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ from rankcut.certify.result import (
     confidence_text,
     format_bound,
     recompute,
+    theorem_of,
 )
 
 __all__ = [
@@ -62,14 +63,16 @@ __all__ = [
     "shared_reference_counts",
 ]
 
-# Registry names of the simultaneous family certificates that choose_prefix accepts, with the
-# result each implements.
-_SIMULTANEOUS = {
-    "prefix_bounds_separate": "Corollary 16",
-    "prefix_bounds_separate_finite": "Corollary 16 with Theorem 8 per prefix",
-    "prefix_bounds_shared": "Theorem 17",
-    "prefix_bounds_shared_finite": "Corollary 18",
-}
+# Registry names of the simultaneous family certificates that choose_prefix accepts.
+_SIMULTANEOUS = ("prefix_bounds_separate", "prefix_bounds_separate_finite", "prefix_bounds_shared",
+                 "prefix_bounds_shared_finite")
+
+
+def _simultaneous(function: str) -> str:
+    """The result a simultaneous family certificate implements, as ``choose_prefix`` cites it."""
+    if function == "prefix_bounds_separate_finite":
+        return f"{theorem_of('prefix_bounds_separate')} with {theorem_of('excluded_pool_finite')} per prefix"
+    return theorem_of(function)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -118,7 +121,7 @@ def _rounded(values: Sequence[Any], side: str) -> str:
 
 
 def _binomial_family(
-    *, function: str, theorem: str, counts: NDArray[np.int64], sizes: NDArray[np.int64],
+    *, function: str, counts: NDArray[np.int64], sizes: NDArray[np.int64],
     size_name: str, p0: NDArray[np.float64], alloc: NDArray[np.float64], delta: float,
     names: list[str], inputs: dict[str, Any], extra: dict[str, Any],
 ) -> Certificate:
@@ -129,7 +132,7 @@ def _binomial_family(
         quantity="r",
         side="upper",
         value=value,
-        theorem=theorem,
+        theorem=theorem_of(function),
         function=function,
         inputs=inputs,
         allocation={n: float(a) for n, a in zip(names, alloc, strict=True)},
@@ -150,7 +153,7 @@ def _binomial_family(
 
 
 def _finite_family(
-    *, function: str, theorem: str, counts: NDArray[np.int64], sizes: NDArray[np.int64],
+    *, function: str, counts: NDArray[np.int64], sizes: NDArray[np.int64],
     size_name: str, excluded: NDArray[np.int64], alloc: NDArray[np.float64], delta: float,
     names: list[str], corpus_size: int | None, inputs: dict[str, Any], extra: dict[str, Any],
 ) -> Certificate:
@@ -172,7 +175,7 @@ def _finite_family(
         quantity="M0",
         side="upper",
         value=value,
-        theorem=theorem,
+        theorem=theorem_of(function),
         function=function,
         inputs=inputs,
         allocation={n: float(a) for n, a in zip(names, alloc, strict=True)},
@@ -185,7 +188,7 @@ def _finite_family(
     )
 
 
-@certificate_function("prefix_bounds_separate")
+@certificate_function("prefix_bounds_separate", theorem="Corollary 16")
 def prefix_bounds_separate(
     counts: ArrayLike,
     sizes: ArrayLike,
@@ -233,12 +236,15 @@ def prefix_bounds_separate(
         "names": None if names is None else labels,
     }
     return _binomial_family(
-        function="prefix_bounds_separate", theorem="Corollary 16", counts=k, sizes=n,
+        function="prefix_bounds_separate", counts=k, sizes=n,
         size_name="sizes", p0=p, alloc=alloc, delta=delta, names=labels, inputs=inputs, extra={},
     )
 
 
-@certificate_function("prefix_bounds_separate_finite")
+@certificate_function(
+    "prefix_bounds_separate_finite",
+    theorem="Corollary 16 (finite corpus: Theorem 8 per prefix)",
+)
 def prefix_bounds_separate_finite(
     counts: ArrayLike,
     sizes: ArrayLike,
@@ -283,8 +289,7 @@ def prefix_bounds_separate_finite(
         "names": None if names is None else labels, "corpus_size": n_corpus,
     }
     return _finite_family(
-        function="prefix_bounds_separate_finite",
-        theorem="Corollary 16 (finite corpus: Theorem 8 per prefix)", counts=k, sizes=n,
+        function="prefix_bounds_separate_finite", counts=k, sizes=n,
         size_name="sizes", excluded=big, alloc=alloc, delta=delta, names=labels,
         corpus_size=n_corpus, inputs=inputs, extra={},
     )
@@ -315,7 +320,7 @@ def shared_reference_counts(
     return ex.sum(axis=0).astype(np.int64), (ex & rel[:, None]).sum(axis=0).astype(np.int64)
 
 
-@certificate_function("prefix_bounds_shared")
+@certificate_function("prefix_bounds_shared", theorem="Theorem 17")
 def prefix_bounds_shared(
     counts: ArrayLike,
     effective_sizes: ArrayLike,
@@ -384,7 +389,7 @@ def prefix_bounds_shared(
         "names": None if names is None else labels,
     }
     return _binomial_family(
-        function="prefix_bounds_shared", theorem="Theorem 17", counts=k, sizes=n,
+        function="prefix_bounds_shared", counts=k, sizes=n,
         size_name="effective_sizes", p0=p, alloc=alloc, delta=delta, names=labels,
         inputs=inputs,
         extra={"reference_size": q, "reference_mass": mass,
@@ -392,7 +397,7 @@ def prefix_bounds_shared(
     )
 
 
-@certificate_function("prefix_bounds_shared_finite")
+@certificate_function("prefix_bounds_shared_finite", theorem="Corollary 18")
 def prefix_bounds_shared_finite(
     counts: ArrayLike,
     effective_sizes: ArrayLike,
@@ -464,7 +469,7 @@ def prefix_bounds_shared_finite(
         "names": None if names is None else labels, "corpus_size": n_corpus,
     }
     return _finite_family(
-        function="prefix_bounds_shared_finite", theorem="Corollary 18", counts=k, sizes=n,
+        function="prefix_bounds_shared_finite", counts=k, sizes=n,
         size_name="effective_sizes", excluded=big, alloc=alloc, delta=delta, names=labels,
         corpus_size=n_corpus, inputs=inputs,
         extra={"reference_size": q, "reference_pool_size": pool,
@@ -476,7 +481,7 @@ def prefix_bounds_shared_finite(
 # bicriteria choice (Eq. 1)
 
 
-@certificate_function("choose_prefix")
+@certificate_function("choose_prefix", theorem="Eq. 1")
 def choose_prefix(
     certificate: Certificate | Mapping[str, Any], burdens: ArrayLike, target: float
 ) -> Certificate:
@@ -544,7 +549,7 @@ def choose_prefix(
         quantity="prefix",
         side="choice",
         value=value,
-        theorem=f"Eq. 1 (Section 3) with {_SIMULTANEOUS[cert.function]}",
+        theorem=f"{theorem_of('choose_prefix')} (Section 3) with {_simultaneous(cert.function)}",
         function="choose_prefix",
         inputs={"certificate": fresh.to_dict(), "burdens": b.tolist(), "target": eps},
         allocation=dict(fresh.allocation),
@@ -584,7 +589,7 @@ def _fixed_sequence_result(
         quantity="prefix",
         side="choice",
         value=chosen,
-        theorem="Theorem 19",
+        theorem=theorem_of(function),
         function=function,
         inputs=inputs,
         allocation={"each_test": delta},
@@ -594,7 +599,7 @@ def _fixed_sequence_result(
     )
 
 
-@certificate_function("fixed_sequence")
+@certificate_function("fixed_sequence", theorem="Theorem 19")
 def fixed_sequence(
     counts: ArrayLike,
     sizes: ArrayLike,
@@ -651,7 +656,7 @@ def fixed_sequence(
     )
 
 
-@certificate_function("fixed_sequence_finite")
+@certificate_function("fixed_sequence_finite", theorem="Theorem 19")
 def fixed_sequence_finite(
     counts: ArrayLike,
     sizes: ArrayLike,

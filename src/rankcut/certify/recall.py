@@ -26,7 +26,13 @@ import numpy as np
 
 from rankcut.certify._validate import SUM_RTOL, check_count, check_delta, check_fraction, check_number
 from rankcut.certify.bounds import cp_lower, cp_upper, hypergeom_lower, hypergeom_upper
-from rankcut.certify.result import Certificate, certificate_function, confidence_text, format_bound
+from rankcut.certify.result import (
+    Certificate,
+    certificate_function,
+    confidence_text,
+    format_bound,
+    theorem_of,
+)
 
 __all__ = [
     "recall_from_missed_mass",
@@ -56,7 +62,7 @@ def _pool_split(deltas: Sequence[float] | None, budget: float) -> tuple[float, f
     return d0, d1
 
 
-@certificate_function("recall_from_missed_mass")
+@certificate_function("recall_from_missed_mass", theorem="Remark 9")
 def recall_from_missed_mass(
     missed_upper: float,
     relevant_lower: float,
@@ -95,7 +101,7 @@ def recall_from_missed_mass(
         quantity="recall",
         side="lower",
         value=value,
-        theorem="Remark 9",
+        theorem=theorem_of("recall_from_missed_mass"),
         function="recall_from_missed_mass",
         inputs={"missed_upper": u, "relevant_lower": a, "missed_delta": dm, "relevant_delta": dr},
         allocation={"missed mass": dm, "relevant mass": dr},
@@ -108,7 +114,7 @@ def recall_from_missed_mass(
     )
 
 
-@certificate_function("two_pool_recall")
+@certificate_function("two_pool_recall", theorem="Theorem 10")
 def two_pool_recall_certificate(
     k0: int,
     n0: int,
@@ -172,7 +178,7 @@ def two_pool_recall_certificate(
         quantity="recall",
         side="lower",
         value=value,
-        theorem="Theorem 10",
+        theorem=theorem_of("two_pool_recall"),
         function="two_pool_recall",
         inputs={"k0": k0_, "n0": n0_, "k1": k1_, "n1": n1_, "p0": q0, "delta": d,
                 "p1": None if p1 is None else q1,
@@ -189,7 +195,7 @@ def two_pool_recall_certificate(
     )
 
 
-@certificate_function("two_pool_recall_finite")
+@certificate_function("two_pool_recall_finite", theorem="Corollary 11")
 def two_pool_recall_finite_certificate(
     k0: int,
     n0: int,
@@ -238,7 +244,7 @@ def two_pool_recall_finite_certificate(
         quantity="recall",
         side="lower",
         value=value,
-        theorem="Corollary 11",
+        theorem=theorem_of("two_pool_recall_finite"),
         function="two_pool_recall_finite",
         inputs={"k0": k0_, "n0": n0_, "pool0": big0, "k1": k1_, "n1": n1_, "pool1": big1,
                 "delta": d, "deltas": None if deltas is None else [d0, d1]},

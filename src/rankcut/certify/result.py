@@ -3,6 +3,10 @@
 A :class:`Certificate` holds what is bounded (``quantity``), in which direction (``side``), the
 value, the theorem of the audit paper it implements, the inputs and the error allocation, so
 that :func:`recompute` can rebuild it from its JSON alone.
+
+Each certificate function names its theorem once, where it is registered
+(``@certificate_function(name, theorem=...)``); its certificates, the audit designs, the reports
+and the command line read the label from there (:func:`theorem_of`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ __all__ = [
     "Certificate",
     "certificate_function",
     "recompute",
+    "theorem_of",
     "round_conservative",
     "format_bound",
     "confidence_text",
@@ -33,18 +38,34 @@ Side = Literal["upper", "lower", "choice", "size", "estimate"]
 
 # name -> pure function; filled by @certificate_function so a JSON certificate can be recomputed.
 _REGISTRY: dict[str, Callable[..., Certificate]] = {}
+# name -> the result of the audit paper that function implements
+_THEOREMS: dict[str, str] = {}
 
 
-def certificate_function(name: str) -> Callable[[Callable[..., Certificate]], Callable[..., Certificate]]:
-    """Register a pure certificate function under ``name`` (the ``function`` field of its result)."""
+def certificate_function(name: str, theorem: str
+                         ) -> Callable[[Callable[..., Certificate]], Callable[..., Certificate]]:
+    """Register a pure certificate function under ``name`` (the ``function`` field of its result)
+    as implementing ``theorem`` of the audit paper (read back with :func:`theorem_of`)."""
 
     def deco(fn: Callable[..., Certificate]) -> Callable[..., Certificate]:
         if name in _REGISTRY and _REGISTRY[name] is not fn:
             raise ValueError(f"certificate function {name!r} registered twice")
         _REGISTRY[name] = fn
+        _THEOREMS[name] = theorem
         return fn
 
     return deco
+
+
+def theorem_of(function: str) -> str:
+    """The theorem the certificate function registered as ``function`` implements, as registered:
+    the one place a label is written (``theorem_of("excluded_pool_finite")`` → ``"Theorem 8"``)."""
+    import rankcut.certify  # noqa: F401  (importing the package registers every certificate function)
+
+    try:
+        return _THEOREMS[function]
+    except KeyError:
+        raise ValueError(f"unknown certificate function {function!r}") from None
 
 
 def _plain(x: Any) -> Any:

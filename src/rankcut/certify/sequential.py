@@ -57,7 +57,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln, logsumexp
 
 from rankcut.certify._validate import check_count, check_delta, check_fraction, check_positive
-from rankcut.certify.result import Certificate, certificate_function, confidence_text
+from rankcut.certify.result import Certificate, certificate_function, confidence_text, theorem_of
 
 __all__ = ["PRIOR_SCALE", "SequentialAudit", "allowed_misses", "audit_checks", "default_prior_mean",
            "ml_count", "operating_characteristics", "sequential_recall_certificate"]
@@ -403,7 +403,7 @@ def _running_characteristics(audit: SequentialAudit, m_true: int, checks: NDArra
     return OperatingCharacteristics(m_true, false_claim, early, labels, stop_pmf, checks)
 
 
-@certificate_function("sequential_recall")
+@certificate_function("sequential_recall", theorem="§9 sequential audit")
 def sequential_recall_certificate(found: int, pool: int, labelled: int, hits: int, target: float = 0.8,
                                   delta: float = 0.05, prior_mean: float = 1.0,
                                   best_prefix: int | None = None, best_prefix_hits: int | None = None
@@ -451,7 +451,8 @@ def sequential_recall_certificate(found: int, pool: int, labelled: int, hits: in
         quantity="recall",
         side="lower",
         value=recall,
-        theorem="§9 sequential audit (mixture-likelihood-ratio confidence sequence, Ville's inequality)",
+        theorem=(f"{theorem_of('sequential_recall')} (mixture-likelihood-ratio confidence sequence, "
+                 "Ville's inequality)"),
         function="sequential_recall",
         inputs={"found": found, "pool": pool, "labelled": labelled, "hits": hits, "target": target,
                 "delta": delta, "prior_mean": prior_mean} | extra,

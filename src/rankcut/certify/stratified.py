@@ -36,7 +36,7 @@ from rankcut.certify._validate import (
     check_number,
 )
 from rankcut.certify.bounds import cp_upper, hypergeom_upper
-from rankcut.certify.result import Certificate, certificate_function
+from rankcut.certify.result import Certificate, certificate_function, theorem_of
 
 __all__ = ["stratified_binomial_certificate", "stratified_hypergeometric_certificate"]
 
@@ -64,7 +64,7 @@ def _split(delta: float, deltas: Any, strata: int) -> list[float]:
     return allocation(deltas, delta, strata, units="strata", scalar=False).tolist()
 
 
-@certificate_function("stratified_binomial")
+@certificate_function("stratified_binomial", theorem="Section 9")
 def stratified_binomial_certificate(
     weights: Sequence[float],
     sampled: Sequence[int],
@@ -119,7 +119,7 @@ def stratified_binomial_certificate(
         quantity=target,
         side="upper",
         value=value,
-        theorem="Section 9 (stratified excluded-pool audit, binomial)",
+        theorem=f"{theorem_of('stratified_binomial')} (stratified excluded-pool audit, binomial)",
         function="stratified_binomial",
         inputs={"weights": w, "sampled": n, "relevant": k, "delta": d,
                 "deltas": None if deltas is None else ds, "excluded_mass": p0},
@@ -136,7 +136,7 @@ def stratified_binomial_certificate(
     )
 
 
-@certificate_function("stratified_hypergeometric")
+@certificate_function("stratified_hypergeometric", theorem="Section 9")
 def stratified_hypergeometric_certificate(
     sizes: Sequence[int],
     sampled: Sequence[int],
@@ -172,7 +172,8 @@ def stratified_hypergeometric_certificate(
         quantity="M0",
         side="upper",
         value=value,
-        theorem="Section 9 (stratified excluded-pool audit, hypergeometric; Theorem 8 per stratum)",
+        theorem=(f"{theorem_of('stratified_hypergeometric')} (stratified excluded-pool audit, "
+                 f"hypergeometric; {theorem_of('excluded_pool_finite')} per stratum)"),
         function="stratified_hypergeometric",
         inputs={"sizes": big_n, "sampled": n, "relevant": k, "delta": d,
                 "deltas": None if deltas is None else ds},

@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike
 
 from rankcut.certify._validate import SUM_RTOL, check_count, check_delta, member_names
 from rankcut.certify.bounds import cp_upper
-from rankcut.certify.result import Certificate, certificate_function
+from rankcut.certify.result import Certificate, certificate_function, theorem_of
 
 __all__ = [
     "average_variant_certificate",
@@ -93,7 +93,7 @@ def _one_family(
         quantity=symbol,
         side="upper",
         value=bounds[0] if scalar else tuple(bounds),
-        theorem=f"Theorem 29 ({'worst-cluster' if kind == 'max' else 'average-variant'} part)",
+        theorem=theorem_of("worst_cluster" if kind == "max" else "average_variant"),
         function="worst_cluster" if kind == "max" else "average_variant",
         inputs={"positives": q, "escapes": counts[0] if scalar else counts, "delta": d,
                 "generators": names},
@@ -109,7 +109,7 @@ def _one_family(
     )
 
 
-@certificate_function("worst_cluster")
+@certificate_function("worst_cluster", theorem="Theorem 29 (worst-cluster part)")
 def worst_cluster_certificate(
     positives: int,
     escapes: int | Sequence[int],
@@ -129,7 +129,7 @@ def worst_cluster_certificate(
     return _one_family("max", positives, escapes, delta, generators)
 
 
-@certificate_function("average_variant")
+@certificate_function("average_variant", theorem="Theorem 29 (average-variant part)")
 def average_variant_certificate(
     positives: int,
     escapes: int | Sequence[int],
@@ -150,7 +150,7 @@ def average_variant_certificate(
     return _one_family("avg", positives, escapes, delta, generators)
 
 
-@certificate_function("stress_test")
+@certificate_function("stress_test", theorem="Theorem 29 (budget split of Remark 30)")
 def stress_test_certificate(
     positives: int,
     max_escapes: int | Sequence[int],
@@ -221,7 +221,7 @@ def stress_test_certificate(
         quantity="(rho_max, rho_avg)",
         side="upper",
         value=(cmax.value, cavg.value),
-        theorem="Theorem 29 (budget split of Remark 30)",
+        theorem=theorem_of("stress_test"),
         function="stress_test",
         inputs={
             "positives": q,

@@ -30,12 +30,18 @@ from rankcut.certify._validate import (
     plain,
 )
 from rankcut.certify.bounds import cp_upper
-from rankcut.certify.result import Certificate, certificate_function, confidence_text, format_bound
+from rankcut.certify.result import (
+    Certificate,
+    certificate_function,
+    confidence_text,
+    format_bound,
+    theorem_of,
+)
 
 __all__ = ["whole_population_certificate"]
 
 
-@certificate_function("whole_population")
+@certificate_function("whole_population", theorem="Theorem 12")
 def whole_population_certificate(
     counts: ArrayLike,
     sample_size: int,
@@ -70,7 +76,7 @@ def whole_population_certificate(
         quantity="r",
         side="upper",
         value=value,
-        theorem="Theorem 12",
+        theorem=theorem_of("whole_population"),
         function="whole_population",
         inputs={"counts": plain(counts, int), "sample_size": n, "delta": d, "deltas": plain(deltas),
                 "names": None if names is None else labels},

@@ -1,16 +1,19 @@
 """How every ``rankcut`` command reports bad input: one ``error: ...`` line, exit status 2, the
 library's parameters named by their flags.
 
-A :class:`rankcut.errors.ParamError` whose parameter is one of the command's ``flags`` is shown
-with the flag in its place (``batch_size must ...`` → ``--batch-size must ...``): the one way a
-library parameter becomes its flag.
+:func:`flag` is the one way a library parameter becomes its flag (``batch_size`` →
+``--batch-size``). Three places use it: a :class:`rankcut.errors.ParamError` whose parameter is
+one of the command's ``flags`` is shown with the flag in its place (``batch_size must ...`` →
+``--batch-size must ...``); :func:`cli_words` rewrites ``keyword='value'`` inside a message; and
+:func:`option_names` builds the table that ``rankcut audit`` installs for the audit's messages
+(:data:`rankcut.audit.options.OPTION_NAMES`), which name arguments anywhere in a sentence.
 """
 
 from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from typing import NoReturn
 
@@ -18,7 +21,7 @@ import typer
 
 from rankcut.errors import ParamError
 
-__all__ = ["cli_words", "fail", "flag", "input_errors", "user_errors"]
+__all__ = ["cli_words", "fail", "flag", "input_errors", "option_names", "user_errors"]
 
 #: library keywords that are options of cut, evaluate and train under the same name: a message that
 #: says ``missing='keep'`` is shown as ``--missing keep``
@@ -37,6 +40,12 @@ def flag(param: str) -> str:
     return f"--{param.replace('_', '-')}"
 
 
+def option_names(params: Iterable[str], **spelled: str) -> dict[str, str]:
+    """Library names as a command spells them: each of ``params`` by its :func:`flag`, the
+    keywords of ``spelled`` as given (an option named otherwise, a step named by its command)."""
+    return {**{p: flag(p) for p in params}, **spelled}
+
+
 def _message(exc: BaseException, flags: Collection[str]) -> str:
     """The message of ``exc``, a ParamError on one of ``flags`` naming the flag instead."""
     text = str(exc)
@@ -49,7 +58,7 @@ def cli_words(message: str) -> str:
     """A library message in the words of the command line: one line, ``keyword='value'`` shown as
     ``--keyword value``."""
     text = " ".join(str(message).split())
-    return _KEYWORD.sub(lambda m: f"--{m[1].replace('_', '-')} {m[2] if m[2] is not None else m[3]}", text)
+    return _KEYWORD.sub(lambda m: f"{flag(m[1])} {m[2] if m[2] is not None else m[3]}", text)
 
 
 @contextmanager

@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 
 import typer
 
-from rankcut.cli._errors import user_errors
+from rankcut.cli._errors import option_names, user_errors
 
 app = typer.Typer(help="Certify what a cut run leaves behind: freeze → plan → sample → label → certify → "
                        "report.", no_args_is_help=True)
@@ -39,24 +39,17 @@ app = typer.Typer(help="Certify what a cut run leaves behind: freeze → plan �
 F = TypeVar("F", bound=Callable[..., Any])
 
 # Python argument names and step names of rankcut.audit.workflow, as the command line spells them.
-_OPTIONS = {
-    "run": "--run", "cut": "--cut", "family": "--family", "offsets": "--offsets", "depths": "--depths",
-    "design": "--design", "delta": "--delta", "allocation": "--allocation",
-    "target_recall": "--target-recall",
-    "max_missed": "--max-missed", "seed": "--seed", "corpus_size": "--corpus-size",
-    "corpus_ids": "--corpus-ids", "ordering": "--ordering", "sampling": "--sampling",
-    "reference": "--reference", "bands": "--bands", "allow_incomplete": "--allow-incomplete",
-    "allow_missing_queries": "--allow-missing-queries",
-    "texts": "--texts", "reuse_labels": "--reuse-labels", "design_data": "--design-data",
-    "expected_precision": "--expected-precision", "tolerated": "--tolerated", "excluded": "--excluded",
-    "included": "--included", "label_format": "--format", "from_file": "--from", "qrels": "--oracle qrels",
-    "threshold": "--threshold", "interactive": "--interactive", "reuse": "--reuse",
-    "overwrite": "--overwrite", "allow_underpowered": "--allow-underpowered", "limit": "--next",
-    "prior_scale": "--prior-scale", "unjudged_nonrelevant": "--unjudged-nonrelevant",
-    "report": "rankcut audit report", "status": "rankcut audit status",
-    "plan": "rankcut audit plan", "sample": "rankcut audit sample", "label": "rankcut audit label",
-    "certify": "rankcut audit certify", "freeze": "rankcut audit freeze",
-}
+_OPTIONS = option_names(
+    ("run", "cut", "family", "offsets", "depths", "design", "delta", "allocation", "target_recall",
+     "max_missed", "seed", "corpus_size", "corpus_ids", "ordering", "sampling", "reference", "bands",
+     "allow_incomplete", "texts", "reuse_labels", "design_data", "expected_precision", "tolerated",
+     "excluded", "included", "threshold", "interactive", "reuse", "overwrite", "prior_scale",
+     "allow_missing_queries", "allow_underpowered", "unjudged_nonrelevant"),
+    label_format="--format", from_file="--from", qrels="--oracle qrels", limit="--next",
+    plan="rankcut audit plan", sample="rankcut audit sample", label="rankcut audit label",
+    certify="rankcut audit certify", freeze="rankcut audit freeze", report="rankcut audit report",
+    status="rankcut audit status",
+)
 
 AUDIT = typer.Option(..., "--audit", help="The audit folder (made by freeze).")
 JSON = typer.Option(False, "--json", help="Print the result as JSON.")
@@ -234,7 +227,7 @@ def stop(
     from rankcut._progress import show_progress
     from rankcut.audit.labels import qrels_oracle, read_label_file
     from rankcut.audit.screening import screening_stops, write_cut
-    from rankcut.certify.review import ReviewRule
+    from rankcut.certify.screening import ReviewRule
     from rankcut.data.trec import load_trec, read_qrels
 
     if (labels is None) == (qrels is None):

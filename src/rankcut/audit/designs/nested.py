@@ -62,9 +62,12 @@ class Prefixes(FixedSampleDesign):
     simultaneous = True  # δ/M per member (Corollary 16/18); fixed-sequence tests each at δ
 
     def theorem(self, reference: str | None, finite: bool) -> str:
+        from rankcut.certify.result import theorem_of as t
+
         if reference == "shared":
-            return "Corollary 18 and Eq. 1" if finite else "Theorem 17 and Eq. 1"
-        return "Corollary 16 with Theorem 8 per prefix, and Eq. 1" if finite else "Corollary 16 and Eq. 1"
+            return f"{t('prefix_bounds_shared' + ('_finite' if finite else ''))} and {t('choose_prefix')}"
+        per = f" with {t('excluded_pool_finite')} per prefix," if finite else ""
+        return f"{t('prefix_bounds_separate')}{per} and {t('choose_prefix')}"
 
     def family_spec(self, cut: Any, family: Any, offsets: Any, depths: Any) -> dict[str, Any] | None:
         given = family_options(family, offsets, depths)
@@ -109,6 +112,7 @@ class Prefixes(FixedSampleDesign):
         sample of the least size that gives each member its need with probability ≥ 0.95
         (:func:`~rankcut.certify.planning.shared_reference_size`), for each member separately."""
         from rankcut.certify.planning import REFERENCE_PROBABILITY, shared_reference_size
+        from rankcut.certify.result import theorem_of
 
         t = int(target["max_missed"])
         unit = "M0" if audit.finite else "r·N"
@@ -119,13 +123,14 @@ class Prefixes(FixedSampleDesign):
             n, cert = plan_missed(audit, t, audit.delta, p.n0, tolerated, m_count)
             needs.append(n)
             certs.extend(c for c in (cert,) if c is not None)
-        level = f"δ/{m_count} each (Corollary 16/18)" if self.simultaneous else "δ each (Theorem 19)"
+        level = f"δ/{m_count} each (Corollary 16/18)" if self.simultaneous else \
+            f"δ each ({theorem_of('fixed_sequence')})"
         lines = [f"{name}: {n} draws from its excluded pool of {p.n0} for {unit} ≤ {t} at {level}"
                  for name, p, n in zip(audit.names, audit.members, needs, strict=True)]
         if not self.shared(audit):
             sizes: dict[str, Any] = {"excluded": needs}
             return Plan(sizes, [*lines, sizes_line(sizes)], certs)
-        q = max((shared_reference_size(n, p.n0, audit.base.n0, audit.finite)
+        q = max((shared_reference_size(n, p.n0, audit.base.n0, audit.finite).value
                  for n, p in zip(needs, audit.members, strict=True) if n > 0), default=0)
         law = "hypergeometric" if audit.finite else "binomial"
         lines.append(f"shared reference from {audit.names[0]}'s excluded pool: {q} draws give each member "
@@ -233,7 +238,11 @@ class FixedSequence(Prefixes):
     simultaneous = False
 
     def theorem(self, reference: str | None, finite: bool) -> str:
-        return "Theorem 19 (Theorem 8 tests)" if finite else "Theorem 19 (Theorem 7 tests)"
+        from rankcut.certify.result import theorem_of as t
+
+        if finite:
+            return f"{t('fixed_sequence_finite')} ({t('excluded_pool_finite')} tests)"
+        return f"{t('fixed_sequence')} ({t('excluded_pool')} tests)"
 
     def certify(self, audit: FrozenAudit, stats: Mapping[str, Any]) -> tuple[JointReport, Findings]:
         from rankcut.certify.prefixes import fixed_sequence_bound

@@ -56,9 +56,8 @@ if TYPE_CHECKING:
     from rankcut.certify.report import JointReport
     from rankcut.certify.sequential import SequentialAudit
 
-__all__ = ["MAX_SEQUENTIAL_POOL", "SEQUENTIAL_THEOREM", "Sequential", "engine", "labelled_prefix", "parts"]
+__all__ = ["MAX_SEQUENTIAL_POOL", "Sequential", "engine", "labelled_prefix", "parts"]
 
-SEQUENTIAL_THEOREM = "§9 sequential audit (mixture confidence sequence, Ville's inequality)"
 # The sequential design lists its whole excluded pool in the audit order (sample.jsonl, to_label).
 MAX_SEQUENTIAL_POOL = 2_000_000
 
@@ -127,7 +126,9 @@ class Sequential(FixedSampleDesign):
     # -- freeze
 
     def theorem(self, reference: str | None, finite: bool) -> str:
-        return SEQUENTIAL_THEOREM
+        from rankcut.certify.result import theorem_of
+
+        return f"{theorem_of('sequential_recall')} (mixture confidence sequence, Ville's inequality)"
 
     def no_target(self) -> None:
         raise ValueError(f"the sequential design needs its recall target fixed before the audit (it "

@@ -68,7 +68,9 @@ class Excluded(FixedSampleDesign):
     event = "excluded audit"
 
     def theorem(self, reference: str | None, finite: bool) -> str:
-        return "Theorem 8" if finite else "Theorem 7"
+        from rankcut.certify.result import theorem_of
+
+        return theorem_of("excluded_pool_finite" if finite else "excluded_pool")
 
     def plan(self, audit: Audit, target: Mapping[str, Any], tolerated: int, precision: float,
              precision_given: bool) -> Plan:
@@ -128,7 +130,11 @@ class TwoPool(Excluded):
     plans_precision = True
 
     def theorem(self, reference: str | None, finite: bool) -> str:
-        return "Corollary 11 with Theorem 8" if finite else "Theorem 10 with Theorem 7"
+        from rankcut.certify.result import theorem_of as t
+
+        if finite:
+            return f"{t('two_pool_recall_finite')} with {t('excluded_pool_finite')}"
+        return f"{t('two_pool_recall')} with {t('excluded_pool')}"
 
     def events(self, delta: float, allocation: Mapping[str, float] | None) -> dict[str, float]:
         """``{"excluded audit": δ0, "included audit": δ1}``, ``δ0 + δ1 ≤ δ`` (default ``δ/2`` each)."""
@@ -218,6 +224,7 @@ def plan_recall(audit: Audit, rho: float, precision: float, tolerated: int
     """
     from rankcut.certify.bounds import cp_lower, hypergeom_lower
     from rankcut.certify.planning import two_pool_recall_sizes
+    from rankcut.certify.result import theorem_of
 
     p = audit.base
     d0, d1 = audit.budget["excluded audit"], audit.budget["included audit"]
@@ -226,7 +233,7 @@ def plan_recall(audit: Audit, rho: float, precision: float, tolerated: int
         return None, ["the cut keeps no item (N1 = 0): its recall is 0, no sample can certify a target"], []
 
     best = two_pool_recall_sizes(rho, precision, tolerated, excluded_size=big0, included_size=big1,
-                                 corpus_size=big_n, delta0=d0, delta1=d1, finite=audit.finite)
+                                 corpus_size=big_n, delta0=d0, delta1=d1, finite=audit.finite).value
     if best is None:
         return None, [f"no sample size within the pools reaches recall ≥ {rho:g} at expected precision "
                       f"{precision:g}: lower the target or set {_o('expected_precision')}"], []
@@ -234,10 +241,10 @@ def plan_recall(audit: Audit, rho: float, precision: float, tolerated: int
     k1 = math.floor(precision * n1)
     if audit.finite:
         ml: float = int(hypergeom_lower(k1, d1, population=big1, draws=n1))
-        shown, law = f"M1 ≥ ML = {int(ml)}", "Theorem 8"
+        shown, law = f"M1 ≥ ML = {int(ml)}", theorem_of("excluded_pool_finite")
     else:
         ml = float(cp_lower(k1, n1, d1)) * big1
-        shown, law = f"M1 ≥ N1·L = {ml:.1f} items", "Theorem 10"
+        shown, law = f"M1 ≥ N1·L = {ml:.1f} items", theorem_of("two_pool_recall")
     t = math.floor(ml * (1 - rho) / rho + 1e-9)
     cert = plan_count(t, d0, big0, tolerated)[1] if audit.finite else \
         plan_mass(t, d0, big0, big_n, tolerated)[1]

@@ -55,7 +55,11 @@ class Stratified(FixedSampleDesign):
     event = "strata"
 
     def theorem(self, reference: str | None, finite: bool) -> str:
-        return "Section 9 (Theorem 8 per band)" if finite else "Section 9 (binomial per band)"
+        from rankcut.certify.result import theorem_of as t
+
+        if finite:
+            return f"{t('stratified_hypergeometric')} ({t('excluded_pool_finite')} per band)"
+        return f"{t('stratified_binomial')} (binomial per band)"
 
     def freeze_bands(self, bands: Sequence[int] | None) -> list[int] | None:
         if bands is None:

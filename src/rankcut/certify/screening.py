@@ -1,4 +1,8 @@
-"""Screen-then-audit: a high-recall review that ends with an anytime-valid recall certificate.
+"""The screening rules: where a high-recall review stops screening, and the audit it leaves.
+
+The one home of the rule code. :mod:`rankcut.audit.screening` applies :func:`screening_stop` to
+the lists of a run; :mod:`rankcut.certify.policies` reuses the tail estimate;
+:mod:`rankcut.certify.simulate` plays the review against known labels for the benchmarks.
 
 A reviewer reads a ranking from the top. Under the pre-registered :class:`ReviewRule`:
 
@@ -18,7 +22,8 @@ Validity: conditional on the cut (a function of the screened labels only), the a
 uniform on the excluded pool, so the confidence sequence's guarantee holds given the cut, hence
 overall: ``P(certified and recall < ρ) ≤ δ`` for every ranking and labelling. The cost (documents
 a person reads: ``k`` + audit labels) depends on the ranking; it is measured by
-``benchmarks/bench_label_efficient.py``, never assumed.
+``benchmarks/bench_label_efficient.py`` (with :func:`~rankcut.certify.simulate.simulate_review`),
+never assumed.
 """
 
 from __future__ import annotations
@@ -43,9 +48,8 @@ from rankcut.certify.sequential import (
     operating_characteristics,
 )
 
-__all__ = ["ReviewRule", "ReviewPlan", "cost_floor", "plan_review", "projected_audit_labels",
-           "screening_stop", "simulate_review",
-           "stop_depth", "tail_estimate"]
+__all__ = ["ReviewPlan", "ReviewRule", "cost_floor", "plan_review", "projected_audit_labels",
+           "screening_stop", "stop_depth", "tail_estimate", "tail_fit", "tail_sum"]
 
 
 @dataclass(frozen=True)
@@ -252,58 +256,6 @@ def plan_review(labels: ArrayLike, rule: ReviewRule = ReviewRule()) -> ReviewPla
     k = stop_depth(y, rule)
     found = int(y[:k].sum())
     return ReviewPlan(k, found, rule.audit(y.size - k, found), rule.check_every)
-
-
-@dataclass(frozen=True)
-class ReviewRuns:
-    """Outcomes of repeated reviews of one ranking, one entry per seed."""
-
-    depth: int
-    found: int
-    audit_labels: NDArray[np.int64]   # audit labels read before the stop
-    hits: NDArray[np.int64]           # relevant among them
-    certified: NDArray[np.bool_]      # certified before the pool was exhausted
-    recall: NDArray[np.float64]       # the review's true recall (cut + audit finds)
-    cost: NDArray[np.int64]           # documents read: depth + audit labels
-    missed: int                       # relevant items below the cut
-    target: float
-
-    @property
-    def false_claims(self) -> NDArray[np.bool_]:
-        """Runs that certified recall ≥ ρ although the truth is below it (exact integer test)."""
-        return self.certified & (self.missed > allowed_misses(self.found, self.hits, self.target))
-
-
-def simulate_review(labels: ArrayLike, rule: ReviewRule = ReviewRule(), seeds: ArrayLike = range(200)
-                    ) -> ReviewRuns:
-    """Run the review on a labelled ranking once per seed (the labels play the reviewer).
-
-    The screening part is deterministic; each seed draws the audit order with
-    ``numpy.random.default_rng(seed)``.
-    """
-    y = _labels(labels)
-    plan = plan_review(y, rule)
-    pool = y[plan.depth:]
-    relevant = int(y.sum())
-    checks = plan.checks
-    stopsets = plan.audit.certified_counts(checks, x_max=int(pool.sum())) if pool.size else []
-    lookup = [set(s.tolist()) for s in stopsets]
-    rows = []
-    for seed in np.asarray(seeds, dtype=np.int64).ravel():
-        if not pool.size:       # screened to the end: the review is complete
-            rows.append((0, 0, False))
-            continue
-        order = np.random.default_rng(int(seed)).permutation(pool.size)
-        hits_at = np.cumsum(pool[order])[checks - 1]
-        stop = next((i for i, (x, ok) in enumerate(zip(hits_at, lookup, strict=True)) if int(x) in ok),
-                    len(checks) - 1)
-        rows.append((int(checks[stop]), int(hits_at[stop]), int(checks[stop]) < pool.size))
-    t_arr = np.array([r[0] for r in rows], dtype=np.int64)
-    x_arr = np.array([r[1] for r in rows], dtype=np.int64)
-    cert = np.array([r[2] for r in rows], dtype=bool)
-    recall = (plan.found + x_arr) / relevant if relevant else np.ones(t_arr.size)
-    return ReviewRuns(plan.depth, plan.found, t_arr, x_arr, cert, recall, plan.depth + t_arr,
-                      int(pool.sum()), rule.target)
 
 
 def cost_floor(total: int, relevant: int, target: float = 0.8, delta: float = 0.05) -> float:
