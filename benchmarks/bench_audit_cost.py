@@ -95,7 +95,7 @@ class Scenario:
     :param title: one line: data, ranker, cutter.
     :param lists: the full ranked lists, judged: ``lists.labels`` is what the oracle says.
     :param cuts: ``k_q`` per query, ``[Q]``.
-    :param qrels: the audit oracle (``rankcut.audit.labels.qrels_oracle``; unjudged = 0).
+    :param qrels: the audit oracle (``rankcut.audit.oracle.qrels_oracle``; unjudged = 0).
     :param run_path: the full lists as a run file, when one exists (the workflow reads files).
     :param offsets: a nested family around the cut (prefix designs), offsets in documents.
     :param bands: rank bands below the cut (stratified design), offsets starting at 0.

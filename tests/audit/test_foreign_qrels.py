@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from rankcut.audit import workflow as wf
-from rankcut.audit.labels import uncovered_queries, unjudged
+from rankcut.audit.oracle import uncovered_queries, unjudged_items
 from rankcut.cli.audit import app
 
 
@@ -38,7 +38,7 @@ def _sampled(folder: Path) -> tuple[Path, Path]:
 
 def test_helpers_name_unjudged_items_and_uncovered_queries() -> None:
     qrels = {"q1": {"a": 1, "b": 0}}
-    assert unjudged(qrels, [("q1", "a"), ("q1", "c"), ("q2", "a")]) == [("q1", "c"), ("q2", "a")]
+    assert unjudged_items(qrels, [("q1", "a"), ("q1", "c"), ("q2", "a")]) == [("q1", "c"), ("q2", "a")]
     assert uncovered_queries(qrels, {"q1": ["c", "b"], "q2": ["a"], "q3": []}) == ["q2", "q3"]
 
 

@@ -13,7 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from rankcut.audit import workflow as wf
-from rankcut.audit.labels import LabelStore, label_interactively
+from rankcut.audit.interactive import label_interactively
+from rankcut.audit.labels import LabelStore
 from rankcut.cli.audit import app
 from rankcut.data.texts import read_query_texts
 

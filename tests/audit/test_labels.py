@@ -16,16 +16,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rankcut.audit.interactive import LabellingSummary, label_interactively
 from rankcut.audit.labels import (
     SCHEMA_VERSION,
     LabelEvent,
-    LabellingSummary,
     LabelStore,
-    label_interactively,
-    qrels_oracle,
     read_label_file,
     write_label_file,
 )
+from rankcut.audit.oracle import qrels_oracle
 from rankcut.data.trec import read_qrels
 
 DATASETS = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets"

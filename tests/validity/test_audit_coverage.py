@@ -2,7 +2,7 @@
 
 Each simulated audit runs as `rankcut audit` runs it, minus the files: the sample is drawn by
 :mod:`rankcut.audit.sampling` with a fresh seed, labelled by
-:func:`rankcut.audit.labels.qrels_oracle` (what ``label --qrels`` records), and certified by
+:func:`rankcut.audit.oracle.qrels_oracle` (what ``label --qrels`` records), and certified by
 :func:`certify_sample`, which calls the :mod:`rankcut.certify` function of the workflow's certify
 step for that design with the same arguments. ``test_workflow_certifies_as_the_simulation``
 runs the real workflow (freeze → plan → sample → label → certify) and checks that its
@@ -57,7 +57,7 @@ import pytest
 from scipy import stats
 
 from rankcut.audit import workflow
-from rankcut.audit.labels import qrels_oracle
+from rankcut.audit.oracle import qrels_oracle
 from rankcut.audit.pools import Pools
 from rankcut.audit.sampling import (
     draw_excluded,

@@ -1,4 +1,4 @@
-"""Audit labels: a crash-safe store, label files in and out, a qrels oracle and a labelling prompt.
+"""Audit labels: a crash-safe store and label files in and out.
 
 An audit sends the sampled items ``(query_id, doc_id)`` to a labelling oracle and gets back their
 relevance ``y ∈ {0, 1}`` (§2.3 of the audit paper). Every certificate assumes those labels are the
@@ -13,11 +13,9 @@ true ones (Assumption 2) and that the thing certified was fixed before they were
   ``readonly=True`` it never writes, and reads a store in a read-only folder too (:func:`writable`).
 * :func:`read_label_file` / :func:`write_label_file` — CSV, TSV or JSON-lines label files
   (``query_id, doc_id, label``), errors naming file and line, written atomically.
-* :func:`qrels_oracle` — labels from TREC qrels, for simulated audits (Assumption 2 holds by
-  construction; unjudged documents count as not relevant); :func:`unjudged` and
-  :func:`uncovered_queries` say what the qrels have no judgement for.
-* :func:`label_interactively` — asks a person, item by item, records each answer at once, and
-  undoes the last answer while no certificate can have seen it.
+
+The qrels oracle is :mod:`rankcut.audit.oracle`; labelling at the terminal, with undo, is
+:mod:`rankcut.audit.interactive`.
 
 Items are pairs of non-empty strings without surrounding whitespace; labels are 0 or 1.
 """
@@ -31,9 +29,8 @@ import json
 import operator
 import os
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -41,21 +38,18 @@ from typing import IO, Any, NamedTuple, Self
 from urllib.parse import quote
 
 from rankcut.data.io import open_text, write_atomic
-from rankcut.data.lists import check_threshold
 
 __all__ = [
     "LABEL_FILE_KINDS",
     "SCHEMA_VERSION",
+    "SEEN_META",
     "LabelEvent",
     "LabelStore",
-    "LabellingSummary",
     "ReadOnlyStoreError",
+    "check_items",
     "remove_store",
-    "uncovered_queries",
-    "unjudged",
+    "unique_items",
     "writable",
-    "label_interactively",
-    "qrels_oracle",
     "read_label_file",
     "write_label_file",
 ]
@@ -110,7 +104,7 @@ def _check_id(value: Any, what: str) -> str:
     return value
 
 
-def _check_items(items: Iterable[Any], arg: str = "items") -> list[Item]:
+def check_items(items: Iterable[Any], arg: str = "items") -> list[Item]:
     if isinstance(items, str | bytes):
         raise ValueError(f"{arg} must be a sequence of (query_id, doc_id) pairs, got {items!r}")
     out: list[Item] = []
@@ -131,7 +125,7 @@ def _check_label(value: Any, what: str) -> int:
     return label
 
 
-def _unique(items: Iterable[Item]) -> list[Item]:
+def unique_items(items: Iterable[Item]) -> list[Item]:
     return list(dict.fromkeys(items))
 
 
@@ -307,7 +301,7 @@ class LabelStore:
             labels, or (unless ``overwrite``) an item whose stored label differs — naming query,
             document and both labels. Nothing of the call is recorded then.
         """
-        pairs = _check_items(items)
+        pairs = check_items(items)
         values = [_check_label(v, f"labels[{i}]") for i, v in enumerate(labels)]
         if len(values) != len(pairs):
             raise ValueError(f"items and labels must have the same length, "
@@ -353,7 +347,7 @@ class LabelStore:
 
         :raises ValueError: naming the item, when its label is not that first label any more.
         """
-        ((q, d),) = _check_items([item])
+        ((q, d),) = check_items([item])
         label = _check_label(label, "label")
         with self._transaction() as con:
             row = con.execute("SELECT label, source FROM labels WHERE query_id = ? AND doc_id = ?",
@@ -370,7 +364,7 @@ class LabelStore:
     def get(self, items: Iterable[Item]) -> dict[Item, int]:
         """``{item: label}`` for the labelled ones among ``items``."""
         out: dict[Item, int] = {}
-        for item in _unique(_check_items(items)):
+        for item in unique_items(check_items(items)):
             row = self._con.execute("SELECT label FROM labels WHERE query_id = ? AND doc_id = ?",
                                     item).fetchone()
             if row is not None:
@@ -379,7 +373,7 @@ class LabelStore:
 
     def missing(self, items: Iterable[Item]) -> list[Item]:
         """The items without a label, in the given order, each once."""
-        labelled = self.get(items := _unique(_check_items(items)))
+        labelled = self.get(items := unique_items(check_items(items)))
         return [item for item in items if item not in labelled]
 
     def count(self) -> int:
@@ -657,163 +651,6 @@ def write_label_file(path: str | os.PathLike[str], rows: Iterable[Sequence[Any]]
     write_atomic(out, data)
 
 
-# --- oracles -----------------------------------------------------------------------------------------
-
-def qrels_oracle(qrels: Mapping[str, Mapping[str, int]], items: Iterable[Item],
-                 threshold: float = 1) -> list[int]:
-    """Labels from qrels, for simulated audits: 1 when the grade is ``≥ threshold``, else 0.
-
-    A document the qrels do not judge gets 0, as in trec_eval. Real qrels judge only pooled
-    documents, so a simulation labels the excluded pool as the qrels see it; Assumption 2 (the
-    oracle is the truth) then holds with respect to the qrels, not to the unknown full truth.
-
-    :param qrels: ``{query_id: {doc_id: grade}}``, e.g. from :func:`rankcut.data.trec.read_qrels`.
-    :param items: ``(query_id, doc_id)`` pairs.
-    :param threshold: a finite number > 0.
-    :returns: one 0/1 label per item, in order (ready for :meth:`LabelStore.record`).
-    """
-    t = check_threshold(threshold)
-    return [int(qrels.get(q, {}).get(d, 0) >= t) for q, d in _check_items(items)]
-
-
-def unjudged(qrels: Mapping[str, Mapping[str, int]], items: Iterable[Item]) -> list[Item]:
-    """The items the qrels hold no judgement for (:func:`qrels_oracle` labels them 0)."""
-    return [(q, d) for q, d in _check_items(items) if d not in qrels.get(q, {})]
-
-
-def uncovered_queries(qrels: Mapping[str, Mapping[str, int]], listed: Mapping[str, Iterable[str]]
-                      ) -> list[str]:
-    """The queries of ``listed`` (``{query_id: its documents}``) none of whose documents the qrels
-    judge: qrels of another topic set (the query is not judged at all) or of another collection
-    (its judged documents are not these). Labelling them from the qrels would call every item not
-    relevant."""
-    return [q for q, docs in listed.items() if not any(d in qrels.get(q, {}) for d in docs)]
-
-
-@dataclass(frozen=True, slots=True)
-class LabellingSummary:
-    """What one :func:`label_interactively` session did."""
-
-    total: int
-    """distinct items asked for"""
-    labelled: int
-    """labels recorded in this session"""
-    skipped: int
-    """items skipped in this session (they stay unlabelled)"""
-    remaining: int
-    """items still without a label afterwards"""
-    stopped: bool
-    """whether the session ended by a quit (``q`` or end of input) before the last item"""
-
-
-_PROMPT = "relevant? [y]es / [n]o / [s]kip / [u]ndo the last answer / [q]uit: "
-_CHOICES = {"y": "y", "yes": "y", "n": "n", "no": "n", "s": "s", "skip": "s", "u": "u", "undo": "u",
-            "q": "q", "quit": "q"}
 # what shows that labels were seen (certify opened them, another audit took them): a label recorded
 # before one of these changed may have been seen and is never undone
-_SEEN_META = ("opened_at", "opened_labels_hash", "opened_prefix", "seen_at")
-
-
-def _seen_state(store: LabelStore) -> tuple[str | None, ...]:
-    return tuple(store.get_meta(key) for key in _SEEN_META)
-
-
-def label_interactively(store: LabelStore, items: Iterable[Item], *,
-                        texts: Mapping[Any, str] | None = None,
-                        queries: Mapping[str, str] | None = None,
-                        input: Callable[[str], str] = input,
-                        output: Callable[[str], Any] = print,
-                        source: str = "interactive",
-                        place: Callable[[int], str] | None = None) -> LabellingSummary:
-    """Ask for the label of each unlabelled item and record every answer at once.
-
-    Each question shows the progress (``[12/300]``: the item's place among the distinct
-    ``items``), the query id and its text from ``queries``, the document id and, when known, its
-    text. Answers (any case): ``y``/``yes`` relevant, ``n``/``no`` not relevant, ``s``/``skip``
-    leaves the item unlabelled, ``u``/``undo`` takes back the last answer of this session (its
-    label is removed, kept in the store's history, and its item asked again), ``q``/``quit`` (or
-    end of input) stops; anything else is asked again. Items already in the store are not asked,
-    so a stopped session resumes where it left off. The order of ``items`` is the audit rule's;
-    answers never change it (Assumption 1): an undo goes back to the item it undoes, so the next
-    item asked is still the next of that order.
-
-    An undo is refused once the label may have been seen: when the store records an opening for
-    certification, or a sight through another audit, that is newer than the answer (``certify`` ran
-    meanwhile). A label a certificate or a stop decision used is never taken back.
-
-    :param texts: document texts keyed by ``(query_id, doc_id)`` or by ``doc_id``, as
-        :func:`rankcut.data.texts.read_texts_jsonl` returns them with ``by="pair"`` / ``"doc"``.
-    :param queries: query texts keyed by query id (:func:`rankcut.data.texts.read_query_texts`).
-    :param input: reads one answer given a prompt (the builtin by default; tests pass a script).
-    :param output: shows one line of text.
-    :param source: recorded as the labels' source.
-    :param place: the progress shown for the item at 1-based position ``pos`` (default
-        ``"pos/total"``); a sequential audit says where in the cut or the audit order it stands.
-    """
-    todo = _unique(_check_items(items))
-    done = store.get(todo)
-    total = len(todo)
-    output(f"{len(done)} of {total} items already labelled, {total - len(done)} to go. "
-           f"Answer y (relevant), n (not relevant), s (skip), u (undo the last answer) or q (quit).")
-    pending = [(pos, item) for pos, item in enumerate(todo, 1) if item not in done]
-    # this session's answers, newest last: (index in pending, label or None for a skip, seen state)
-    answers: list[tuple[int, int | None, tuple[str | None, ...]]] = []
-    labelled = skipped = 0
-    stopped = False
-    i = 0
-    while i < len(pending):
-        pos, item = pending[i]
-        q, d = item
-        query_text = queries.get(q) if queries is not None else None
-        output("")
-        shown = f"{pos}/{total}" if place is None else place(pos)
-        output(f"[{shown}] query {q}" + (f": {query_text}" if query_text else ""))
-        output(f"document {d}")
-        text = None if texts is None else texts.get(item, texts.get(d))
-        if text is not None:
-            output(text)
-        while True:
-            try:
-                answer = input(_PROMPT)
-            except EOFError:
-                answer = "q"
-            choice = _CHOICES.get(answer.strip().lower())
-            if choice is not None:
-                break
-            output(f"please answer y, n, s, u or q (not {answer!r})")
-        if choice == "q":
-            stopped = True
-            break
-        if choice == "u":
-            if not answers:
-                output("nothing to undo: no answer was given in this session")
-                continue
-            j, label, seen = answers[-1]
-            back = pending[j][1]
-            if label is not None:
-                if _seen_state(store) != seen:
-                    output(f"cannot undo the label {label} of query {back[0]}, document {back[1]}: the "
-                           "labels were opened for certification (or taken by another audit) since it was "
-                           "given, and a label that may have been seen is never taken back")
-                    continue
-                store.undo(back, label, source)
-                labelled -= 1
-            else:
-                skipped -= 1
-            answers.pop()
-            output(f"undone: query {back[0]}, document {back[1]} is asked again")
-            i = j
-            continue
-        if choice == "s":
-            skipped += 1
-            answers.append((i, None, _seen_state(store)))
-        else:
-            label = int(choice == "y")
-            store.record([item], [label], source)
-            labelled += 1
-            answers.append((i, label, _seen_state(store)))
-        i += 1
-    remaining = len(store.missing(todo))
-    output(f"{labelled} labelled, {skipped} skipped; {remaining} of {total} items still unlabelled.")
-    return LabellingSummary(total=total, labelled=labelled, skipped=skipped, remaining=remaining,
-                            stopped=stopped)
+SEEN_META = ("opened_at", "opened_labels_hash", "opened_prefix", "seen_at")

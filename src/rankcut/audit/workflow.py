@@ -60,7 +60,6 @@ from rankcut.audit.folder import (
     PLAN_FILE,
     SAMPLE_FILE,
     SAMPLE_ITEMS,
-    TO_LABEL,
     Audit,
     AuditStepError,
     FrozenAudit,
@@ -73,6 +72,7 @@ from rankcut.audit.folder import (
     sample_text,
     sizes_text,
 )
+from rankcut.audit.interactive import label_interactively
 from rankcut.audit.manifest import (
     MANIFEST_FILE,
     SCHEMA,
@@ -92,8 +92,11 @@ from rankcut.audit.manifest import (
 )
 from rankcut.audit.options import check_count, check_delta
 from rankcut.audit.options import spelled as _o
+from rankcut.audit.oracle import check_qrels_cover, qrels_oracle, unjudged_items
 from rankcut.audit.pools import Item
+from rankcut.audit.power import check_power
 from rankcut.audit.provenance import AuditWarning
+from rankcut.audit.to_label import document_texts, query_texts, write_to_label
 from rankcut.data.lists import ORDERINGS
 
 if TYPE_CHECKING:  # rankcut.certify loads scipy: imported where it is used, so the audit package loads fast
@@ -480,87 +483,6 @@ def plan(audit_dir: str | Path, *, expected_precision: float | None = None, tole
 # sample
 
 
-def _texts(audit: Audit) -> dict[Any, str] | None:
-    from rankcut.data.texts import read_texts_jsonl
-
-    entry = audit.inputs.get("texts")
-    return None if entry is None else read_texts_jsonl(entry["path"], by="pair")
-
-
-def _query_texts(audit: Audit) -> dict[str, str] | None:
-    from rankcut.data.texts import read_query_texts
-
-    entry = audit.inputs.get("texts")
-    return None if entry is None else read_query_texts(entry["path"])
-
-
-def _write_to_label(audit: Audit, order: list[Item], fmt: str) -> Path:
-    import csv
-    import io
-
-    texts = _texts(audit)
-    path = audit.folder / f"{TO_LABEL}.{fmt}"
-    buf = io.StringIO(newline="")
-    # a design that counts labels in order says where each item stands (the sequential audit)
-    where = design_of(audit).positions(audit, len(order))
-    if fmt == "jsonl":
-        for i, (q, d) in enumerate(order):
-            row: dict[str, Any] = {"query_id": q, "doc_id": d, "label": None}  # null: to fill in
-            if where:
-                row["part"], row["position"] = where[i]
-            if texts is not None and (q, d) in texts:
-                row["text"] = texts[q, d]
-            buf.write(json.dumps(row, ensure_ascii=False) + "\n")
-    else:
-        writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(["query_id", "doc_id", "label"] + (["part", "position"] if where else [])
-                        + (["text"] if texts is not None else []))
-        for i, (q, d) in enumerate(order):
-            writer.writerow([q, d, ""] + (list(where[i]) if where else [])
-                            + ([texts.get((q, d), "")] if texts is not None else []))
-    write_text_atomic(path, buf.getvalue())
-    return path
-
-
-def _best_case(audit: Audit, sizes: Mapping[str, Any]) -> tuple[list[dict[str, Any]], Any]:
-    """The draws of ``sizes`` and the verdict the design's own certificates give them at best: no
-    excluded-side draw relevant, every included draw relevant (None without a target)."""
-    from rankcut.audit.designs import certificates
-
-    spec = design_of(audit)
-    rows = spec.draw(audit, sizes)
-    y = np.array([r["pool"] == "included" for r in rows], dtype=np.int64)
-    _, findings = certificates(audit, spec.counts(audit, rows, y, 0))
-    return rows, findings.verdict
-
-
-def _least_excluded(audit: Audit, given: int, included: int | None) -> int | None:
-    """The smallest one-number excluded size above ``given`` whose best case meets the frozen target
-    (doubling, then bisection: the draws grow with the size tried), or None when no size up to the
-    largest excluded pool does (without replacement) or up to 2^24 draws (with it)."""
-    spec = design_of(audit)
-    cap = max(m.n0 for m in audit.sizes) if audit.finite else 1 << 24
-
-    def meets(n: int) -> bool:
-        try:
-            verdict = _best_case(audit, spec.sizes(audit, n, included))[1]
-        except ValueError:   # a size the design refuses (beyond a pool)
-            return False
-        return bool(verdict is not None and verdict.met)
-
-    lo, hi = given, max(1, 2 * given)
-    while hi < cap and not meets(hi):
-        lo, hi = hi, 2 * hi
-    if hi >= cap:
-        hi = cap
-        if not meets(hi):
-            return None
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if meets(mid) else (mid, hi)
-    return hi
-
-
 def sample(audit_dir: str | Path, *, excluded: int | Sequence[int] | None = None,
            included: int | None = None, label_format: str = "csv",
            allow_underpowered: bool = False) -> SampleResult:
@@ -607,31 +529,11 @@ def sample(audit_dir: str | Path, *, excluded: int | Sequence[int] | None = None
     ex_given = defaults.get("excluded") if excluded is None else excluded
     in_given = defaults.get("included") if included is None else included
     sizes = spec.sizes(audit, ex_given, in_given)
-    if spec.anytime:   # its sample is the whole pool, in order
-        rows, verdict, underpowered = spec.draw(audit, sizes), None, False
-    else:
-        rows, verdict = _best_case(audit, sizes)
-        underpowered = (not verdict.met) if verdict is not None else \
-            max(m.n0 for m in audit.sizes) > 0 and all(r["pool"] == "included" for r in rows)
-    if underpowered and not allow_underpowered:
-        if verdict is None:
-            raise ValueError(f"sizes {sizes_text(sizes)} draw nothing from the excluded pool, so they "
-                             "certify nothing about what the cut left behind, and the audit has one sample: "
-                             f"give {_o('excluded')} > 0, or {_o('allow_underpowered')} to draw them anyway")
-        can = ""
-        if isinstance(ex_given, int) and isinstance(sizes["excluded"], int):   # one size: search it
-            least = _least_excluded(audit, ex_given, in_given)
-            along = "" if in_given is None else f" with {_o('included')} {in_given}"
-            can = (f"the least {_o('excluded')} that can is {least}; " if least is not None else
-                   f"no {_o('excluded')} can{along}; ")
-        raise ValueError(f"sizes {sizes_text(sizes)} cannot meet the frozen target even if no excluded-pool "
-                         f"draw is relevant ({verdict.text}), and the audit has one sample: {can}give "
-                         f"larger sizes (the plan's: {sizes_text(defaults) or 'none'}), or "
-                         f"{_o('allow_underpowered')} to draw these anyway")
+    rows, underpowered = check_power(audit, sizes, ex_given, in_given, defaults, allow_underpowered)
     text = sample_text(rows)
     write_text_atomic(folder / SAMPLE_ITEMS, text)
     order = spec.label_order(audit, rows)
-    to_label = _write_to_label(audit, order, label_format)
+    to_label = write_to_label(audit, order, label_format)
     sample_hash = sha256_file(folder / SAMPLE_ITEMS)
     info = {"schema": "rankcut.audit_sample", "schema_version": 1, "audit_id": audit.manifest.audit_id,
             "drawn_at": now(), "sizes": sizes, "planned": planned.get("sizes"), "draws": len(rows),
@@ -678,7 +580,7 @@ def label(
         without the check (e.g. positives-only qrels of queries without relevant documents).
     :param interactive: ask in the terminal, item by item, in the order of ``to_label``, showing the
         query and document texts frozen with ``texts``; resumable (labelled items are not asked
-        again); ``u`` undoes the last answer (see :func:`~rankcut.audit.labels.label_interactively`).
+        again); ``u`` undoes the last answer (see :func:`~rankcut.audit.interactive.label_interactively`).
     :param reuse: copy the labels of sampled items from the audit named by ``reuse_labels`` at freeze.
     :param overwrite: replace a different earlier label (kept in the store's history).
     :param limit: with ``qrels``: label only the first ``limit`` unlabelled items of the to-label
@@ -765,19 +667,19 @@ def _record_labels(audit: Audit, store: labels_mod.LabelStore, order: list[Item]
 
         judged = read_qrels(qrels)
         if not unjudged_nonrelevant:
-            _check_qrels_cover(audit, judged, order, qrels)
+            check_qrels_cover(audit, judged, order, qrels)
         todo = order if overwrite else store.missing(order)
         todo = todo if limit is None else todo[:limit]
         source = f"qrels {Path(qrels).name} sha256:{sha256_file(qrels)[:12]}"
-        recorded = store.record(todo, labels_mod.qrels_oracle(judged, todo, threshold), source,
+        recorded = store.record(todo, qrels_oracle(judged, todo, threshold), source,
                                 overwrite=overwrite, refusal_hint=spec.refusal_hint(store))
-        unjudged = len(labels_mod.unjudged(judged, todo))
+        unjudged = len(unjudged_items(judged, todo))
     elif interactive:
-        texts, queries = _texts(audit), _query_texts(audit)
+        texts, queries = document_texts(audit), query_texts(audit)
         if texts is None:
             output(f"this audit was frozen without {_o('texts')}: only query and document ids are shown "
                    f"(freeze with {_o('texts')} FILE to see the query and document texts)")
-        summary = labels_mod.label_interactively(store, order, texts=texts, queries=queries, input=input,
+        summary = label_interactively(store, order, texts=texts, queries=queries, input=input,
                                                  output=output, place=spec.place(audit, order))
         source, recorded = "interactive", summary.labelled
     else:
@@ -785,40 +687,6 @@ def _record_labels(audit: Audit, store: labels_mod.LabelStore, order: list[Item]
     labelled = len(order) - len(store.missing(order))
     progress = spec.progress(rows, store)
     return LabelResult(source, recorded, labelled, len(order), progress, unjudged)
-
-
-def _check_qrels_cover(audit: Audit, judged: Mapping[str, Mapping[str, int]], order: Sequence[Item],
-                       qrels: str | Path) -> None:
-    """The qrels oracle's guard. A sampled query none of whose documents (those the run lists for
-    it, and those sampled for it) the qrels judge is uncovered: the qrels may be another topic
-    set's or collection's, or the query may have no relevant document in positives-only qrels —
-    the file cannot tell. Refused when most sampled items belong to uncovered queries (nearly
-    every label would be a guess of 0), a warning naming them otherwise."""
-    lists = audit.lists
-    row = {q: i for i, q in enumerate(lists.qids)}
-    listed: dict[str, set[str]] = {}
-    for q, d in order:
-        if q not in listed:
-            i = row.get(q)
-            listed[q] = set() if i is None else set(lists.doc_ids[i, : lists.lengths[i]].tolist())
-        listed[q].add(d)
-    uncovered = labels_mod.uncovered_queries(judged, listed)
-    if not uncovered:
-        return
-    gone = set(uncovered)
-    n_items = sum(q in gone for q, _ in order)
-    names = ", ".join(repr(q) for q in uncovered[:3])
-    if len(uncovered) > 3:
-        names += f" and {len(uncovered) - 3} more"
-    what = (f"{qrels} judges none of the documents listed for {len(uncovered)} of the {len(listed)} sampled "
-            f"queries ({names}), which hold {n_items} of the {len(order)} sampled items")
-    if 2 * n_items > len(order):
-        raise ValueError(f"{what}: they may be the qrels of another topic set or collection, and labelling "
-                         "their items not relevant would give a falsely tight certificate — refused, nothing "
-                         f"was recorded; give the qrels of these queries, or {_o('unjudged_nonrelevant')} to "
-                         "label unjudged items not relevant all the same")
-    warnings.warn(f"{what}; their items are labelled not relevant (right if these queries have no relevant "
-                  "document, wrong if the qrels are another topic set's)", AuditWarning, stacklevel=4)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -225,7 +225,8 @@ def stop(
 ) -> None:
     """Where screening stops, per query, by the pre-registered rule; then write the cut run to audit."""
     from rankcut._progress import show_progress
-    from rankcut.audit.labels import qrels_oracle, read_label_file
+    from rankcut.audit.labels import read_label_file
+    from rankcut.audit.oracle import qrels_oracle
     from rankcut.audit.screening import screening_stops, write_cut
     from rankcut.certify.screening import ReviewRule
     from rankcut.data.trec import load_trec, read_qrels

@@ -105,7 +105,7 @@ class ScreeningSet:
         """The labels as TREC-style qrels of one query, :attr:`name`: ``{name: {record_id: 0/1}}``.
 
         Every record is judged (a screened set is fully labelled), so an audit oracle built on
-        these qrels (:func:`rankcut.audit.labels.qrels_oracle`) is the truth of §2.3 (Assumption 2).
+        these qrels (:func:`rankcut.audit.oracle.qrels_oracle`) is the truth of §2.3 (Assumption 2).
         """
         return {self.name: {r: int(y) for r, y in zip(self.record_ids, self.labels.tolist(), strict=True)}}
 

@@ -42,6 +42,7 @@ from rankcut.audit.folder import (
     open_store,
     opened_record,
 )
+from rankcut.audit.interactive import seen_state
 from rankcut.audit.labels import LabelStore
 from rankcut.audit.manifest import load_manifest, read_json
 from rankcut.audit.pools import Item
@@ -77,15 +78,6 @@ class Given:
     label: int
     source: str
     seen: tuple[str | None, ...]
-
-
-# what shows that labels may have been seen — certify opened them, another audit took them — as the
-# undo of `rankcut audit label --interactive` reads it (labels.label_interactively)
-_SEEN_META = ("opened_at", "opened_labels_hash", "opened_prefix", "seen_at")
-
-
-def _seen(store: LabelStore) -> tuple[str | None, ...]:
-    return tuple(store.get_meta(key) for key in _SEEN_META)
 
 
 @dataclass(frozen=True)
@@ -296,7 +288,7 @@ class Desk:
                 except (sqlite3.Error, OSError) as err:   # read-only folder, full disk, a lock held long
                     raise Refused(f"{store.path} could not be written ({err}): nothing was "
                                   "recorded") from None
-                given = Given(item, label, source, _seen(store))
+                given = Given(item, label, source, seen_state(store))
         self.answered(who)
         return given
 
@@ -307,7 +299,7 @@ class Desk:
         if given is None or not (self.folder / LABELS_FILE).exists():
             return False
         with open_store(self.audit, self.info, create=False) as store:
-            return _seen(store) == given.seen and store.get([given.item]).get(given.item) == given.label
+            return seen_state(store) == given.seen and store.get([given.item]).get(given.item) == given.label
 
     def undo(self, given: Given, who: str) -> None:
         """Take back an answer (the label removed, kept in the store's history) and ask its item of
@@ -318,7 +310,7 @@ class Desk:
         with self._lock:
             self.check_current()
             with open_store(self.audit, self.info, create=False) as store:
-                if _seen(store) != given.seen:
+                if seen_state(store) != given.seen:
                     raise Refused(f"{self.place(self.index[given.item])} cannot be taken back: the labels "
                                   "were opened for certification (or taken by another audit) since it was "
                                   "given, and a label that may have been seen is never taken back")

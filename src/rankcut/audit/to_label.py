@@ -1,0 +1,57 @@
+"""The list to label that ``sample`` writes (``to_label.csv`` or ``.jsonl``), and the frozen texts
+the reviewer is shown (``--texts``: document and query texts, :mod:`rankcut.data.texts`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rankcut.audit.designs import design_of
+from rankcut.audit.folder import TO_LABEL, Audit
+from rankcut.audit.manifest import write_text_atomic
+from rankcut.audit.pools import Item
+
+__all__ = ["document_texts", "query_texts", "write_to_label"]
+
+
+def document_texts(audit: Audit) -> dict[Any, str] | None:
+    from rankcut.data.texts import read_texts_jsonl
+
+    entry = audit.inputs.get("texts")
+    return None if entry is None else read_texts_jsonl(entry["path"], by="pair")
+
+
+def query_texts(audit: Audit) -> dict[str, str] | None:
+    from rankcut.data.texts import read_query_texts
+
+    entry = audit.inputs.get("texts")
+    return None if entry is None else read_query_texts(entry["path"])
+
+
+def write_to_label(audit: Audit, order: list[Item], fmt: str) -> Path:
+    import csv
+    import io
+
+    texts = document_texts(audit)
+    path = audit.folder / f"{TO_LABEL}.{fmt}"
+    buf = io.StringIO(newline="")
+    # a design that counts labels in order says where each item stands (the sequential audit)
+    where = design_of(audit).positions(audit, len(order))
+    if fmt == "jsonl":
+        for i, (q, d) in enumerate(order):
+            row: dict[str, Any] = {"query_id": q, "doc_id": d, "label": None}  # null: to fill in
+            if where:
+                row["part"], row["position"] = where[i]
+            if texts is not None and (q, d) in texts:
+                row["text"] = texts[q, d]
+            buf.write(json.dumps(row, ensure_ascii=False) + "\n")
+    else:
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(["query_id", "doc_id", "label"] + (["part", "position"] if where else [])
+                        + (["text"] if texts is not None else []))
+        for i, (q, d) in enumerate(order):
+            writer.writerow([q, d, ""] + (list(where[i]) if where else [])
+                            + ([texts.get((q, d), "")] if texts is not None else []))
+    write_text_atomic(path, buf.getvalue())
+    return path
