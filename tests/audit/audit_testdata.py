@@ -4,6 +4,7 @@ and the steps the tests repeat; the ``data`` fixture of conftest.py builds a ``D
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -68,3 +69,21 @@ def _run_all(audit: Path, data: Data, **sample_sizes: Any) -> wf.CertifyResult:
 
 def _y(data: Data, rows: list[dict[str, Any]]) -> np.ndarray:
     return np.array([(r["query_id"], r["doc_id"]) in data.relevant for r in rows], dtype=np.int64)
+
+
+def write_lists(folder: Path, *, queries: int = 3, depth: int = 15, cut: int = 4,
+                grade: Callable[[int], int | None] = lambda rank: int(rank % 5 == 0)
+                ) -> tuple[Path, Path, Path]:
+    """``run.txt`` (``queries`` lists of ``depth`` documents ``d{q}-{rank}``), ``cut.run`` (the top
+    ``cut`` of each) and ``qrels.txt`` (the grade of each rank; None: unjudged) in ``folder``."""
+    run, cut_run, qrels = folder / "run.txt", folder / "cut.run", folder / "qrels.txt"
+    with open(run, "w") as r, open(cut_run, "w") as c, open(qrels, "w") as j:
+        for q in range(queries):
+            for rank in range(depth):
+                line = f"q{q} Q0 d{q}-{rank} {rank + 1} {50 - rank}.5 t\n"
+                r.write(line)
+                if rank < cut:
+                    c.write(line)
+                if (g := grade(rank)) is not None:
+                    j.write(f"q{q} 0 d{q}-{rank} {g}\n")
+    return run, cut_run, qrels

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from audit_testdata import write_lists
 from typer.testing import CliRunner
 
 from rankcut.audit import workflow as wf
@@ -13,15 +14,7 @@ from rankcut.cli.audit import app
 
 
 def _certified(folder: Path, design: str) -> tuple[Path, Path]:
-    run, cut, qrels = folder / "run.txt", folder / "cut.run", folder / "qrels.txt"
-    with open(run, "w") as r, open(cut, "w") as c, open(qrels, "w") as j:
-        for q in range(3):
-            for rank in range(15):
-                line = f"q{q} Q0 d{q}-{rank} {rank + 1} {50 - rank}.5 t\n"
-                r.write(line)
-                if rank < 4:
-                    c.write(line)
-                j.write(f"q{q} 0 d{q}-{rank} {int(rank % 5 == 0)}\n")
+    run, cut, qrels = write_lists(folder)
     audit = folder / "A"
     extra = {"target_recall": 0.5} if design == "sequential" else {}
     wf.freeze(audit, run=run, cut=cut, design=design, seed=3, **extra)

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from audit_testdata import write_lists
 from typer.testing import CliRunner
 
 from rankcut.audit import workflow as wf
@@ -19,16 +20,8 @@ def _sampled(folder: Path) -> tuple[Path, Path]:
     """An excluded-pool audit of 4 queries × 20 documents, sampled, and its qrels (every 4th
     document judged relevant, every other one judged not relevant)."""
     folder.mkdir()
-    run, cut, qrels = folder / "run.txt", folder / "cut.run", folder / "qrels.txt"
-    with open(run, "w") as r, open(cut, "w") as c, open(qrels, "w") as j:
-        for q in range(4):
-            for rank in range(20):
-                line = f"q{q} Q0 d{q}-{rank} {rank + 1} {50 - rank}.5 t\n"
-                r.write(line)
-                if rank < 5:
-                    c.write(line)
-                if rank % 2 == 0:
-                    j.write(f"q{q} 0 d{q}-{rank} {int(rank % 4 == 0)}\n")
+    run, cut, qrels = write_lists(folder, queries=4, depth=20, cut=5,
+                                  grade=lambda rank: int(rank % 4 == 0) if rank % 2 == 0 else None)
     audit = folder / "A"
     wf.freeze(audit, run=run, cut=cut, design="excluded", seed=3)
     wf.plan(audit)

@@ -6,28 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from audit_testdata import write_lists
 
 from rankcut.audit import workflow as wf
 from rankcut.audit.labels import LabelStore
 
 
-def _write_lists(folder: Path) -> tuple[Path, Path, Path]:
-    run, cut, qrels = folder / "run.txt", folder / "cut.run", folder / "qrels.txt"
-    with open(run, "w") as r, open(cut, "w") as c, open(qrels, "w") as j:
-        for q in range(4):
-            for rank in range(20):
-                line = f"q{q} Q0 d{q}-{rank} {rank + 1} {50 - rank}.5 t\n"
-                r.write(line)
-                if rank < 5:
-                    c.write(line)
-                if rank % 4 == 0:
-                    j.write(f"q{q} 0 d{q}-{rank} 1\n")
-    return run, cut, qrels
-
-
 @pytest.fixture
 def sampled(tmp_path: Path) -> tuple[Path, Path]:
-    run, cut, qrels = _write_lists(tmp_path)
+    run, cut, qrels = write_lists(tmp_path, queries=4, depth=20, cut=5,
+                                  grade=lambda rank: 1 if rank % 4 == 0 else None)
     audit = tmp_path / "A"
     wf.freeze(audit, run=run, cut=cut, design="excluded", seed=3)
     wf.plan(audit)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from audit_testdata import write_lists
 from typer.testing import CliRunner
 
 from rankcut.audit import labels as labels_mod
@@ -26,21 +27,8 @@ from rankcut.cli.audit import app
 ROOT = os.geteuid() == 0
 
 
-def _inputs(folder: Path) -> tuple[Path, Path, Path]:
-    run, cut, qrels = folder / "run.txt", folder / "cut.run", folder / "qrels.txt"
-    with open(run, "w") as r, open(cut, "w") as c, open(qrels, "w") as j:
-        for q in range(3):
-            for rank in range(15):
-                line = f"q{q} Q0 d{q}-{rank} {rank + 1} {50 - rank}.5 t\n"
-                r.write(line)
-                if rank < 4:
-                    c.write(line)
-                j.write(f"q{q} 0 d{q}-{rank} {int(rank % 5 == 0)}\n")
-    return run, cut, qrels
-
-
 def _audit(folder: Path, design: str, certified: bool = True) -> Path:
-    run, cut, qrels = _inputs(folder)
+    run, cut, qrels = write_lists(folder)
     audit = folder / "A"
     if design == "sequential":
         wf.freeze(audit, run=run, cut=cut, design="sequential", target_recall=0.5, seed=3)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from audit_testdata import write_lists
 
 from rankcut.audit import workflow as wf
 from rankcut.audit.labels import LabelStore
@@ -13,15 +14,7 @@ from rankcut.audit.labels import LabelStore
 
 @pytest.fixture
 def sampled(tmp_path: Path) -> tuple[Path, Path]:
-    run, cut, qrels = tmp_path / "run.txt", tmp_path / "cut.run", tmp_path / "qrels.txt"
-    with open(run, "w") as r, open(cut, "w") as c, open(qrels, "w") as j:
-        for q in range(3):
-            for rank in range(15):
-                line = f"q{q} Q0 d{q}-{rank} {rank + 1} {50 - rank}.5 t\n"
-                r.write(line)
-                if rank < 4:
-                    c.write(line)
-                j.write(f"q{q} 0 d{q}-{rank} {int(rank % 3 == 0)}\n")
+    run, cut, qrels = write_lists(tmp_path, grade=lambda rank: int(rank % 3 == 0))
     audit = tmp_path / "A"
     wf.freeze(audit, run=run, cut=cut, design="excluded", seed=3)
     wf.plan(audit)

@@ -37,7 +37,7 @@ from types import TracebackType
 from typing import IO, Any, NamedTuple, Self
 from urllib.parse import quote
 
-from rankcut.data.io import open_text, write_atomic
+from rankcut.data.io import json_objects, open_text, write_atomic
 
 __all__ = [
     "LABEL_FILE_KINDS",
@@ -564,16 +564,7 @@ def _read_delimited(lines: Iterator[str], label: str, delimiter: str) -> list[Ro
 
 def _read_jsonl(lines: Iterator[str], label: str) -> list[Row]:
     out = _Collector()
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        where = f"{label}, line {lineno}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{where}: not valid JSON ({exc.msg})") from None
-        if not isinstance(obj, dict):
-            raise ValueError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    for where, lineno, obj in json_objects(lines, label):
         roles = _roles(obj, where, "key")
         value = obj[roles["label"]]
         if value is None or (isinstance(value, str) and not value.strip()):

@@ -15,14 +15,15 @@ from __future__ import annotations
 import codecs
 import gzip
 import io
+import json
 import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, BinaryIO
+from typing import IO, Any, BinaryIO
 
-__all__ = ["Source", "open_text", "write_atomic"]
+__all__ = ["Source", "json_objects", "open_text", "write_atomic"]
 
 Source = str | os.PathLike[str] | IO[str]
 
@@ -146,3 +147,19 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def json_objects(lines: Iterator[str], label: str) -> Iterator[tuple[str, int, dict[str, Any]]]:
+    """``(where, line number, object)`` for each non-blank line of a JSON-lines text, ``where``
+    naming ``label`` and the line; a line that is not a JSON object is refused, naming it."""
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{label}, line {lineno}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{where}: not valid JSON ({exc.msg})") from None
+        if not isinstance(obj, dict):
+            raise ValueError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+        yield where, lineno, obj

@@ -9,11 +9,10 @@ One JSON object a line, as in ``../shared/datasets/trec-dl/texts/*.jsonl``::
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
-from rankcut.data.io import Source, open_text
+from rankcut.data.io import Source, json_objects, open_text
 
 __all__ = ["read_query_texts", "read_texts_jsonl"]
 
@@ -30,17 +29,7 @@ def _id(obj: dict[str, Any], key: str, where: str) -> str:
 def _objects(source: Source, name: str | None) -> Iterator[tuple[str, int, dict[str, Any]]]:
     """``(where, line number, object)`` for each non-blank line of a JSON-lines file."""
     with open_text(source, name) as (label, f):
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"{label}, line {lineno}"
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: not valid JSON ({exc.msg})") from None
-            if not isinstance(obj, dict):
-                raise ValueError(f"{where}: expected a JSON object, got {type(obj).__name__}")
-            yield where, lineno, obj
+        yield from json_objects(f, label)
 
 
 def read_query_texts(source: Source, *, name: str | None = None) -> dict[str, str]:
