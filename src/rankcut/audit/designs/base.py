@@ -347,8 +347,10 @@ class FixedSampleDesign:
     def no_target(self) -> None:
         """Refuse a freeze without a target when the design needs one."""
         if self.needs_target:
-            raise ValueError(f"the {self.name} design needs a target fixed before the audit (Theorem 19): "
-                             f"give {_o('max_missed')}")
+            from rankcut.certify.result import theorem_of
+
+            raise ValueError(f"the {self.name} design needs a target fixed before the audit "
+                             f"({theorem_of('fixed_sequence')}): give {_o('max_missed')}")
 
     def events(self, delta: float, allocation: Mapping[str, float] | None) -> dict[str, float]:
         """The δ events of the design (the joint report's budget), summing to at most ``delta``."""
