@@ -121,7 +121,7 @@ def test_allocations_summing_past_delta_are_refused(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """One demo run (it trains a small AttnCut: a minute), read by the tests below."""
+    """One demo run (it trains a small AttnCut: under a minute on idle cores), read by the tests below."""
     folder = tmp_path_factory.mktemp("demo")
     code, out, _ = run("demo", "--out", str(folder))
     assert code == 0, out

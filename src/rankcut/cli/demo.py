@@ -32,11 +32,12 @@ N_QUERIES, DEPTH, N_TRAIN = 200, 100, 150
 #: the demo's AttnCut: the paper's network and RAML loss, fewer epochs than the default 60, and
 #: bfloat16 where the CPU has AMX (about twice as fast; "auto" is float32 elsewhere)
 ATTNCUT_EPOCHS, ATTNCUT_PATIENCE, ATTNCUT_PRECISION = 30, 8, "auto"
-#: how long that training takes (README.md's quickstart says the same): about 7 CPU-minutes
-#: (15 epochs took 205 s of CPU on an AMD EPYC); the whole demo was measured at 5.5 minutes wall
-#: time on two busy cores (issue 15). 15 epochs would halve it but cost test F1 (0.467 against
-#: 0.482 with 30, where epoch 25 is chosen: the model still learns), so the demo keeps 30.
-ATTNCUT_MINUTES = "about 5 minutes on two cores"
+#: how long that training takes (README.md's quickstart says the same): the whole demo took 29 s and
+#: 39 s wall (49–56 s of CPU) from a fresh clone on two idle cores (`/usr/bin/time rankcut demo`,
+#: 2026-12-02), most of it this training; on two busy cores it was measured at 5.5 minutes
+#: (issue 15). 15 epochs would shorten it but cost test F1 (0.467 against 0.482 with 30, where
+#: epoch 25 is chosen: the model still learns), so the demo keeps 30.
+ATTNCUT_MINUTES = "well under a minute on two idle cores, minutes on busy ones"
 #: audit sample sizes (excluded pool, included pool) and the joint error probability
 AUDIT_SIZES, AUDIT_DELTA = (400, 200), 0.05
 
