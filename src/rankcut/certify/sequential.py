@@ -46,6 +46,7 @@ stopping time for a given true ``M`` by dynamic programming over ``(t, x)``.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -59,8 +60,8 @@ from scipy.special import gammaln, logsumexp
 from rankcut.certify._validate import check_count, check_delta, check_fraction, check_positive
 from rankcut.certify.result import Certificate, certificate_function, confidence_text, theorem_of
 
-__all__ = ["PRIOR_SCALE", "SequentialAudit", "allowed_misses", "audit_checks", "default_prior_mean",
-           "ml_count", "operating_characteristics", "sequential_recall_certificate"]
+__all__ = ["PRIOR_SCALE", "RunningState", "SequentialAudit", "allowed_misses", "audit_checks",
+           "default_prior_mean", "ml_count", "operating_characteristics", "sequential_recall_certificate"]
 
 #: the geometric prior is cut where its tail mass falls below this (conservative, see above)
 PRIOR_TAIL = 1e-12
@@ -220,15 +221,37 @@ class SequentialAudit:
         :returns: for ``t = 0 … len(labels)``, the bound (at least ``x_t``, the count already seen)
             and the prefix ``s ≤ t`` where it was reached (the latest such ``s``).
         """
+        return self.running_state(labels, on_progress=on_progress).running()
+
+    def running_state(self, labels: ArrayLike, previous: RunningState | None = None, *,
+                      on_progress: Progress | None = None) -> RunningState:
+        """``max C_s`` at every prefix ``s`` of an audit's labels, reusing ``previous`` where it agrees.
+
+        ``max C_s`` depends on the prefix ``s`` alone (its size and its count ``x_s``), so the values
+        ``previous`` holds for the prefixes its labels share with ``labels`` are kept and only the
+        later prefixes are evaluated: one more audit label costs one :meth:`missed_upper`, not
+        ``t + 1``. The result is the one a fresh call gives, value for value (§9: the running
+        intersection is then a running minimum, :meth:`RunningState.running`).
+
+        :param labels: as for :meth:`running_upper`.
+        :param previous: a state this audit (the same rule) returned before, for any labels — an
+            earlier prefix, or labels since taken back or changed: it is used up to where they differ.
+        :param on_progress: as for :meth:`log_mixture`, over the prefixes evaluated.
+        """
         y = np.asarray(labels, dtype=np.int64)
         if y.ndim != 1 or y.size > self.pool or np.any((y != 0) & (y != 1)):
             raise ValueError(f"labels must be a 0/1 sequence of at most N0 = {self.pool} audit labels")
-        t = np.arange(y.size + 1, dtype=np.int64)
-        x = np.concatenate(([0], np.cumsum(y)))
-        upper = self.missed_upper(t, x, on_progress=on_progress)
-        best = np.minimum.accumulate(upper)
-        where = np.maximum.accumulate(np.where(upper == best, t, 0))
-        return np.maximum(best, x), where
+        kept = 0   # prefixes 0 … kept - 1 are taken from previous
+        if previous is not None:
+            shared = min(previous.labels.size, y.size)
+            differ = np.flatnonzero(previous.labels[:shared] != y[:shared])
+            kept = (int(differ[0]) if differ.size else shared) + 1
+        t = np.arange(kept, y.size + 1, dtype=np.int64)
+        x = np.concatenate(([0], np.cumsum(y)))[kept:]
+        fresh = self.missed_upper(t, x, on_progress=on_progress)
+        upper = fresh if previous is None else np.concatenate((previous.upper[:kept], fresh))
+        y.flags.writeable = upper.flags.writeable = False
+        return RunningState(y, upper)
 
     def certified(self, t: int, x: int) -> bool:
         """Whether ``(t, x)`` certifies the review's recall ``≥ ρ`` (``max C_t ≤ m(x)``)."""
@@ -254,9 +277,27 @@ class SequentialAudit:
 
         At most ``N0``: with the whole pool labelled ``C_t = {x}`` and the claim is exact. Scanned
         in blocks of doubling length (no monotonicity in ``t'`` is assumed).
+
+        A scan is remembered per rule and ``x`` (the last :data:`_SCANS_KEPT`): when the scan from
+        ``t0`` gave ``t*``, no size in ``t0 … t* − 1`` certifies with ``x`` and ``t*`` does, so for
+        every ``t`` with ``t0 ≤ t ≤ t*`` the answer is ``t*`` again — an audit labelling on without a
+        find asks this after every label (``rankcut serve``'s header), and scans once.
         """
         if not 0 <= check_count(x, "x") <= check_count(t, "t") <= self.pool:
             raise ValueError(f"need 0 ≤ x ≤ t ≤ N0 = {self.pool}, got t = {t}, x = {x}")
+        with _SCANS_LOCK:
+            scanned = _SCANS.get((self, x))
+        if scanned is not None and scanned[0] <= t <= scanned[1]:
+            return scanned[1]
+        stop = self._scan_zero_find(t, x)
+        with _SCANS_LOCK:
+            _SCANS.pop((self, x), None)
+            _SCANS[self, x] = (t, stop)
+            while len(_SCANS) > _SCANS_KEPT:
+                del _SCANS[next(iter(_SCANS))]
+        return stop
+
+    def _scan_zero_find(self, t: int, x: int) -> int:
         lo, width, allowed = t, 64, self.allowed_misses(x)
         while lo <= self.pool:
             ts = np.arange(lo, min(lo + width, self.pool + 1), dtype=np.int64)
@@ -287,6 +328,30 @@ class SequentialAudit:
             self.pool - alt >= steps, _log_choose(np.asarray(self.pool - alt), steps), -np.inf)
         hit = log_ratio >= -math.log(self.delta)
         return int(steps[np.argmax(hit)]) if hit.any() else self.pool
+
+
+#: how many :meth:`SequentialAudit.zero_find_stop` scans are remembered, ``(rule, x) → (t0, t*)``
+_SCANS_KEPT = 64
+_SCANS: dict[tuple[SequentialAudit, int], tuple[int, int]] = {}
+_SCANS_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class RunningState:
+    """An audit's labels and ``max C_s`` at each of their prefixes ``s = 0 … len(labels)``
+    (:meth:`SequentialAudit.running_state`; pass it back to evaluate only the prefixes added since)."""
+
+    labels: NDArray[np.int64]
+    upper: NDArray[np.int64]
+
+    def running(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """:meth:`SequentialAudit.running_upper` of these labels: the running intersection
+        ``min_{s ≤ t} max C_s`` (at least ``x_t``) and the latest prefix where it was reached."""
+        t = np.arange(self.upper.size, dtype=np.int64)
+        x = np.concatenate(([0], np.cumsum(self.labels)))
+        best = np.minimum.accumulate(self.upper)
+        where = np.maximum.accumulate(np.where(self.upper == best, t, 0))
+        return np.maximum(best, x), where
 
 
 #: the default prior mean, as a share of the misses the target allows (fixed by reasoning, not tuned)

@@ -13,7 +13,9 @@ for the item the page asked that reviewer (the first unlabelled one that no othe
 asked), so a stale or tampered form records nothing. For the sequential design the recall bound
 after every answer is computed in memory by the design's own certificate (``Design.certify`` on the
 counts certify would take); nothing is written and no opening is recorded — only ``certify``
-records one.
+records one. The confidence sequence's value at each prefix is kept between answers
+(:meth:`~rankcut.certify.sequential.SequentialAudit.running_state`), so an answer evaluates only the
+prefix it adds.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from rankcut.audit.interactive import seen_state
 from rankcut.audit.labels import LabelStore
 from rankcut.audit.manifest import load_manifest, read_json
 from rankcut.audit.pools import Item
+from rankcut.certify.sequential import RunningState, SequentialAudit
 
 __all__ = ["HOLD_S", "Answer", "Desk", "Given", "Refused", "Standing"]
 
@@ -126,6 +129,8 @@ class Desk:
         self._hold_s = hold_s
         self._asked: dict[str, tuple[Item, float]] = {}  # reviewer session -> (item asked, when)
         self._asking = threading.Lock()
+        # the sequential bound's max C_s per prefix, for the rule it was computed under
+        self._running: tuple[SequentialAudit, RunningState] | None = None
 
     # -- reading
 
@@ -224,7 +229,11 @@ class Desk:
         counts it; nothing written)."""
         found = int(sum(labels[i] for i in cut))
         y = np.array([labels[i] for i in order[:t]], dtype=np.int64)
-        _, reached = engine(self.audit, found).running_upper(y)
+        rule = engine(self.audit, found)
+        previous = self._running
+        state = rule.running_state(y, previous[1] if previous is not None and previous[0] == rule else None)
+        self._running = (rule, state)   # the next answer evaluates only the prefixes it adds
+        _, reached = state.running()
         stats = {"draws": len(self.rows), "unlabelled": 0,
                  "included": {"draws": len(cut), "relevant": found},
                  "excluded": {"draws": len(order), "labelled": t, "relevant": int(y.sum()),

@@ -1,0 +1,58 @@
+"""The sequential bound in the page's header is kept between answers (issue 18's latency bar): an
+answer evaluates the confidence sequence at the prefix it adds only, and the header stays the one a
+fresh desk — and certify — gives, whatever the labels did in between (more, taken back, changed
+before an opening, labelled from the command line)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from serve_testdata import SmallAudit
+
+from rankcut.audit import workflow as wf
+from rankcut.audit.labels import LabelStore
+from rankcut.certify.sequential import SequentialAudit
+from rankcut.serve.desk import Desk
+
+
+def _label(folder: Path, item: tuple[str, str], label: int, overwrite: bool = False) -> None:
+    with LabelStore(folder / "labels.sqlite") as store:   # as the command line records it
+        store.record([item], [label], "cli", overwrite=overwrite)
+
+
+def test_each_answer_evaluates_only_its_prefix_and_the_header_is_a_fresh_desks(
+        small: SmallAudit, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    desk = Desk(small.folder)
+    for item in desk.cut:
+        _label(small.folder, item, int(item in small.relevant))
+    evaluated: list[tuple[int, int | None]] = []   # (labels, prefixes reused from the last answer)
+    running_state = SequentialAudit.running_state
+
+    def spy(self: SequentialAudit, labels: Any, previous: Any = None, **kw: Any) -> Any:
+        evaluated.append((len(labels), None if previous is None else previous.upper.size))
+        return running_state(self, labels, previous, **kw)
+
+    monkeypatch.setattr(SequentialAudit, "running_state", spy)
+    order = desk.audit_order
+    steps = [("label", 0, 0), ("label", 1, 0), ("label", 2, 1), ("label", 3, 0), ("undo", 3, 0),
+             ("change", 2, 0), ("label", 3, 0), ("label", 4, 0)]
+    for step, (what, i, y) in enumerate(steps):
+        if what == "undo":
+            with LabelStore(small.folder / "labels.sqlite") as store:
+                store.undo(order[i], y, "cli")
+        else:
+            _label(small.folder, order[i], y, overwrite=what == "change")
+        shown = desk.standing()
+        assert shown.bound == Desk(small.folder).standing().bound and shown.verdict is not None
+        copy = tmp_path / f"copy{step}"
+        shutil.copytree(small.folder, copy)
+        assert shown.verdict == wf.certify(copy).content["verdict"]["text"], step
+    # the first header computed all prefixes; each later one reused the last answer's state
+    mine = evaluated[::3]   # each step: this desk's call, then the fresh desk's and certify's
+    assert [n for n, _ in mine] == [1, 2, 3, 4, 3, 3, 4, 5]
+    assert [kept for _, kept in mine] == [None, 2, 3, 4, 5, 4, 4, 5]
+    assert len(evaluated) == 3 * len(steps)
+    assert all(kept is None for _, kept in evaluated[1::3] + evaluated[2::3])
