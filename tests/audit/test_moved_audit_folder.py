@@ -57,3 +57,46 @@ def test_an_input_found_but_changed_is_refused(tmp_path: Path) -> None:
     p["run"].write_text(p["run"].read_text() + "q9 Q0 x 1 1.0 t\n")
     with pytest.raises(ValueError, match=r"--run .*data/run\.txt changed after the audit was frozen"):
         workflow.plan(p["audit"])
+
+
+def _reusing(root: Path) -> tuple[Path, Path, Path]:
+    """Audit A labelled (not opened), and audit B frozen to reuse A's labels for certification."""
+    p = _project(root)
+    kwargs = {"run": p["run"], "cut": p["cut"], "design": "excluded", "max_missed": 20}
+    workflow.freeze(p["audit"], seed=1, **kwargs)
+    workflow.plan(p["audit"])
+    workflow.sample(p["audit"], allow_underpowered=True)
+    workflow.label(p["audit"], qrels=p["qrels"])
+    later = root / "audits" / "B"
+    m = workflow.freeze(later, reuse_labels=p["audit"], seed=1, **kwargs)   # the same draws
+    assert m["reuse_labels"]["audit"] == "../A"   # the link, relative to the audit holding it
+    workflow.plan(later)
+    workflow.sample(later, allow_underpowered=True)
+    return p["audit"], later, p["qrels"]
+
+
+def test_audits_that_reuse_labels_move_together(tmp_path: Path) -> None:
+    _, later, _ = _reusing(tmp_path / "before")
+    shutil.move(tmp_path / "before", tmp_path / "after")
+    moved = tmp_path / "after" / "audits" / "B"
+    reused = workflow.label(moved, reuse=True)   # reads the earlier audit's store where it moved
+    assert reused.recorded > 0
+    assert workflow.certify(moved).content["audit_id"] == workflow.status(moved)["audit_id"]
+
+
+def test_a_reusing_audit_moved_alone_finds_the_earlier_one_where_it_was(tmp_path: Path) -> None:
+    first, later, _ = _reusing(tmp_path)
+    moved = tmp_path / "elsewhere" / "B"
+    moved.parent.mkdir()
+    shutil.move(later, moved)
+    assert workflow.label(moved, reuse=True).recorded > 0
+    workflow.certify(moved)
+
+
+def test_a_broken_reuse_link_names_both_places(tmp_path: Path) -> None:
+    first, later, _ = _reusing(tmp_path / "before")
+    shutil.move(tmp_path / "before", tmp_path / "after")
+    shutil.rmtree(tmp_path / "after" / "audits" / "A")
+    with pytest.raises(ValueError, match=r"chain of reused labels is broken at .*after/audits/A/manifest"
+                                         r".*nor does .*before/audits/A, where it was frozen"):
+        workflow.label(tmp_path / "after" / "audits" / "B", reuse=True)

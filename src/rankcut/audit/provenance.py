@@ -13,6 +13,7 @@ was seen before the freeze (:func:`check_reuse`) or changed since its own openin
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import warnings
 from collections.abc import Mapping, Sequence
@@ -22,7 +23,7 @@ from typing import Any
 
 from rankcut.audit import labels as labels_mod
 from rankcut.audit.folder import CERTIFICATE_FILE, LABELS_FILE, OPENED_FILE, Audit
-from rankcut.audit.manifest import MANIFEST_FILE, canonical_json, load_manifest, now
+from rankcut.audit.manifest import MANIFEST_FILE, Manifest, canonical_json, load_manifest, now
 from rankcut.audit.options import spelled as _o
 from rankcut.audit.pools import Item
 
@@ -92,7 +93,32 @@ def _source_store(folder: Path, audit_id: str, needed: bool) -> Path | None:
     return path
 
 
-def reuse_chain(spec: Mapping[str, Any] | None, reused: bool = False) -> list[Source]:
+def _link(spec: Mapping[str, Any], base: Path) -> tuple[Path, Manifest]:
+    """The folder and manifest of the audit a ``reuse_labels`` entry names: its path relative to
+    ``base`` (the folder of the audit holding the entry), then its path as given at freeze — the
+    first holding the named audit (its id is its identity), so audits moved together keep their
+    chain.
+
+    :raises ValueError: naming the folder looked at when neither holds it.
+    """
+    audit_id = str(spec["audit_id"])
+    places = list(dict.fromkeys([Path(os.path.normpath(base.resolve() / str(spec["audit"]))),
+                                 Path(str(spec["given"]))]))
+    problems = []
+    for folder in places:
+        try:
+            old = load_manifest(folder)
+        except (OSError, ValueError) as exc:
+            problems.append(f"its manifest cannot be read ({exc})")
+            continue
+        if old.audit_id == audit_id:
+            return folder, old
+        problems.append(f"the folder holds audit {old.short_id} now")
+    raise _broken_link(places[0] / MANIFEST_FILE, audit_id, problems[0]
+                       + ("" if len(places) == 1 else f"; nor does {places[1]}, where it was frozen"))
+
+
+def reuse_chain(spec: Mapping[str, Any] | None, base: Path, reused: bool = False) -> list[Source]:
     """The audits whose labels ``spec`` (a manifest's ``reuse_labels``) reaches: the audit it
     names and, as long as each of them reused labels for certification in turn, the audit that
     one names, and so on — labels copied from audit to audit are still the labels first drawn.
@@ -101,19 +127,15 @@ def reuse_chain(spec: Mapping[str, Any] | None, reused: bool = False) -> list[So
     folder whose manifest is gone or holds another audit, or a label store that is replaced, or
     missing where the audit had labels, is refused, naming the path.
 
+    :param base: the folder of the audit holding ``spec`` (links are recorded relative to it).
     :param reused: the audit holding ``spec`` holds labels copied from the first link (so the
         first link's store must exist).
     """
     out: list[Source] = []
     while spec is not None and all(s.audit_id != spec["audit_id"] for s in out):
-        folder, audit_id = Path(spec["audit"]), str(spec["audit_id"])
-        try:
-            old = load_manifest(folder)
-        except (OSError, ValueError) as exc:
-            raise _broken_link(folder / MANIFEST_FILE, audit_id,
-                               f"its manifest cannot be read ({exc})") from None
-        if old.audit_id != audit_id:
-            raise _broken_link(folder / MANIFEST_FILE, audit_id, f"the folder holds audit {old.short_id} now")
+        audit_id = str(spec["audit_id"])
+        folder, old = _link(spec, base)
+        base = folder
         store = _source_store(folder, audit_id, reused)
         out.append(Source(audit_id, folder, int(old["seed"]), store))
         nxt = old.get("reuse_labels")
@@ -173,16 +195,24 @@ def mark_seen(chain: Sequence[Source], at: str, by: str) -> None:
                 store.set_meta_many({"seen_at": at, "seen_by": by})
 
 
-def reuse_spec(reuse_labels: Any, design_data: bool) -> tuple[dict[str, Any] | None, list[Source]]:
+def reuse_spec(reuse_labels: Any, design_data: bool, folder: Path
+               ) -> tuple[dict[str, Any] | None, list[Source]]:
+    """The ``reuse_labels`` entry of a new audit in ``folder``: the earlier audit's folder relative
+    to it (and as given), its id and the labels' role; and the chain of audits it reaches."""
     if reuse_labels is None:
         if design_data:
             raise ValueError(f"{_o('design_data')} says how reused labels may serve; give "
                              f"{_o('reuse_labels')} (the earlier audit folder) with it")
         return None, []
     old = load_manifest(reuse_labels)
-    spec: dict[str, Any] = {"audit": str(old.folder.resolve()), "audit_id": old.audit_id,
+    given = old.folder.resolve()
+    try:
+        recorded = os.path.relpath(given, folder.resolve())
+    except ValueError:  # no relative path between them (Windows drives)
+        recorded = str(given)
+    spec: dict[str, Any] = {"audit": recorded, "given": str(given), "audit_id": old.audit_id,
                             "role": "design-data" if design_data else "certification"}
-    chain = reuse_chain(spec)
+    chain = reuse_chain(spec, folder)
     spec["opened_before_freeze"] = first_opening(chain)
     return spec, chain
 
@@ -221,7 +251,7 @@ def reuse_into(audit: Audit, store: labels_mod.LabelStore, order: list[Item], ov
                          f"(frozen with {_o('design_data')}): they informed the cut and are never counted "
                          "(§2.4); "
                          "label the sample afresh")
-    old = Path(spec["audit"]) / LABELS_FILE
+    old = _link(spec, audit.folder)[0] / LABELS_FILE
     with labels_mod.LabelStore(old, readonly=True) as src:
         if src.get_meta("audit_id") != spec["audit_id"]:
             raise ValueError(f"{old} holds the labels of audit {str(src.get_meta('audit_id'))[:12]}, not of "
@@ -263,7 +293,7 @@ def check_reuse(audit: Audit, store: labels_mod.LabelStore) -> list[Source]:
         return []
     frozen_at = str(audit.manifest["frozen_at"])
     reused = spec["role"] == "certification" and has_reused_labels(store)
-    chain = reuse_chain(spec, reused)
+    chain = reuse_chain(spec, audit.folder, reused)
     first = spec["opened_before_freeze"]
     later = first_opening(chain)  # an opening recorded after this freeze may be dated before it
     if later is not None and later["at"] < frozen_at and (first is None or later["at"] < first["at"]):

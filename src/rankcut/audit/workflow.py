@@ -314,7 +314,7 @@ def freeze(
                  if (folder / n).exists()]
     if leftovers:
         raise ValueError(f"{folder} holds {', '.join(leftovers)} but no manifest: freeze into a new folder")
-    reuse, chain = provenance.reuse_spec(reuse_labels, design_data)
+    reuse, chain = provenance.reuse_spec(reuse_labels, design_data, folder)
     seed = provenance.reuse_seed(given_seed, reuse, chain)
 
     inputs: dict[str, Any] = {"run": describe_file(run, "--run", folder)}
