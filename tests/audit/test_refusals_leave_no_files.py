@@ -66,3 +66,14 @@ def test_a_refused_report_plot_leaves_no_hidden_temporary_file(audit: tuple[Path
     with pytest.raises(OSError):
         write_report(folder, out / "report.md")
     assert [n for n in listing(out) if n.startswith(".")] == [] and "report.png" in before
+
+
+def test_an_empty_label_store_is_no_labels_and_is_left_empty(audit: tuple[Path, Path]) -> None:
+    """A label call killed before its first label can leave an empty labels.sqlite; certify says
+    there are no labels yet and does not write a schema into it."""
+    folder, _ = audit
+    (folder / "labels.sqlite").touch()
+    before = listing(folder)
+    with pytest.raises(workflow.AuditStepError, match=r"no labels yet \(.*labels.sqlite empty\): run label"):
+        workflow.certify(folder)
+    assert listing(folder) == before and (folder / "labels.sqlite").stat().st_size == 0

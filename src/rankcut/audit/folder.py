@@ -323,11 +323,13 @@ def open_store(audit: Audit, info: Mapping[str, Any], *, create: bool) -> labels
     """The audit's label store, checked to hold this audit's sample. Without ``create`` (certify)
     it is opened read-only where the folder cannot be written (an audit shipped to be checked)."""
     path = audit.folder / LABELS_FILE
-    if not create and not path.exists():
+    # an empty file is a store that a stopped label call created and never wrote: no labels either
+    if not create and (not path.exists() or path.stat().st_size == 0):
         record = opened_record(audit)
         if record is not None:
             raise AuditStepError(deleted_store_text(audit, record))
-        raise AuditStepError(f"no labels yet ({path} missing): run {_o('label')} first")
+        state = "empty" if path.exists() else "missing"
+        raise AuditStepError(f"no labels yet ({path} {state}): run {_o('label')} first")
     readonly = not create and not labels_mod.writable(path)
     store = labels_mod.LabelStore(path, create=create, readonly=readonly)
     try:
