@@ -42,15 +42,6 @@ POLICIES = {"precision": PrecisionPolicy(), "projected": ProjectedCostPolicy()}
 DELTA = 0.05
 
 
-def trec_topics(run: Path, qrels: Path, threshold: float = 1) -> dict[str, NDArray[np.int64]]:
-    """0/1 labels in rank order per query of a TREC run, from TREC qrels (one topic per query)."""
-    from rankcut.data.trec import load_trec
-
-    lists = load_trec(run, qrels, threshold=threshold, missing="error")
-    return {q: (lists.gains[i, :n] >= threshold).astype(np.int64)
-            for i, (q, n) in enumerate(zip(lists.qids, lists.lengths.tolist(), strict=True))}
-
-
 def buscar_depth(y: NDArray[np.int64], target: float, step: int = 50) -> int:
     from buscarpy import calculate_h0
 
@@ -132,11 +123,12 @@ def main() -> None:
         ap.error("--run and --qrels go together")
     targets = args.target or [0.8, 0.95]
     policies = tuple(args.policy or sorted(POLICIES))
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_label_efficient import clef, screening_sets, trec_topics
+
     if args.run:
         sets = {args.run.name: lambda: trec_topics(args.run, args.qrels, args.threshold)}
     else:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from bench_label_efficient import clef, screening_sets
 
         every = {"A": ("CLEF TAR 2017, Waterloo run A", lambda: clef("A")),
                  "B": ("CLEF TAR 2017, Waterloo run B", lambda: clef("B")),

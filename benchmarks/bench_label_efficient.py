@@ -32,6 +32,7 @@ screening sets (ASReview / Cohen 2006, ranked by a TF-IDF classifier on a random
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_label_efficient.py              # CLEF A, B, screening
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_label_efficient.py --dev      # margin sweep
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_label_efficient.py --sweep A  # the same on run A
+    .venv/bin/python benchmarks/bench_label_efficient.py --run my.run --qrels my.qrels --json  # your ranking
 
 What every stopping rule of a grid (and the best cut in hindsight) costs, exactly:
 ``benchmarks/bench_review_stops.py``.
@@ -40,6 +41,7 @@ What every stopping rule of a grid (and the best cut in hindsight) costs, exactl
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import time
 from collections import defaultdict
@@ -73,6 +75,15 @@ def clef(run: str) -> dict[str, NDArray[np.int64]]:
         ranked[q].append((int(rank), d))
     return {q: np.array([d in relevant[q] for _, d in sorted(docs)], dtype=np.int64)
             for q, docs in sorted(ranked.items())}
+
+
+def trec_topics(run: Path, qrels: Path, threshold: float = 1) -> dict[str, NDArray[np.int64]]:
+    """0/1 labels in rank order per query of any TREC run, from TREC qrels (one topic per query)."""
+    from rankcut.data.trec import load_trec
+
+    lists = load_trec(run, qrels, threshold=threshold, missing="error")
+    return {q: (lists.gains[i, :n] >= threshold).astype(np.int64)
+            for i, (q, n) in enumerate(zip(lists.qids, lists.lengths.tolist(), strict=True))}
 
 
 def screening_sets() -> dict[str, NDArray[np.int64]]:
@@ -225,6 +236,17 @@ def markdown(title: str, summary: Mapping[str, Mapping[str, float]], rows: list[
     return "\n".join(lines) + "\n"
 
 
+def _plain(x: object) -> object:
+    """JSON-ready: numpy numbers as Python ones, NaN (no false-claim rate: the oracle, the floor) as null."""
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_plain(v) for v in x]
+    if isinstance(x, np.generic):
+        x = x.item()
+    return None if isinstance(x, float) and math.isnan(x) else x
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seeds", type=int, default=200)
@@ -234,7 +256,14 @@ def main() -> None:
                     "run (50 seeds; shows what the dev choice costs, not used to choose)")
     ap.add_argument("--margin", type=float, default=ReviewRule().margin)
     ap.add_argument("--markdown", type=Path, help="write the tables here")
+    ap.add_argument("--run", type=Path, help="any TREC run, one topic per query (with --qrels)")
+    ap.add_argument("--qrels", type=Path)
+    ap.add_argument("--threshold", type=float, default=1, help="the least relevant grade of --qrels")
+    ap.add_argument("--json", action="store_true", help="print each approach's share read and worst "
+                    "false-claim rate, and the per-topic rows, as JSON")
     args = ap.parse_args()
+    if (args.run is None) != (args.qrels is None):
+        ap.error("--run and --qrels go together")
     if args.dev or args.sweep:
         data = screening_sets() if args.dev else clef(args.sweep)
         for margin in (0.0625, 0.125, 0.25, 0.5):
@@ -245,16 +274,24 @@ def main() -> None:
                   f"floor {s['floor']['share']:.1%}", flush=True)
         return
     rule = ReviewRule(margin=args.margin)
-    parts = []
-    for title, load in (("CLEF TAR 2017, Waterloo run A (30 topics)", lambda: clef("A")),
-                        ("CLEF TAR 2017, Waterloo run B (30 topics)", lambda: clef("B")),
-                        ("Screening sets (TF-IDF ranking trained on a 200-record seed set, not counted)",
-                         screening_sets)):
+    mine = (f"{args.run.name} with {args.qrels.name}" if args.run else "",
+            lambda: trec_topics(args.run, args.qrels, args.threshold))
+    sets = (mine,) if args.run else (
+        ("CLEF TAR 2017, Waterloo run A (30 topics)", lambda: clef("A")),
+        ("CLEF TAR 2017, Waterloo run B (30 topics)", lambda: clef("B")),
+        ("Screening sets (TF-IDF ranking trained on a 200-record seed set, not counted)", screening_sets))
+    parts, out = [], {}
+    for title, load in sets:
         start = time.perf_counter()
         summary, rows = evaluate(load(), rule, args.seeds)
         text = markdown(title, summary, rows, args.seeds)
-        print(text, f"({time.perf_counter() - start:.0f} s)\n", flush=True)
+        out[title] = {"target": TARGET, "delta": DELTA, "seeds": args.seeds,
+                      "summary": summary, "topics": rows, "seconds": round(time.perf_counter() - start, 1)}
+        if not args.json:
+            print(text, f"({out[title]['seconds']:.0f} s)\n", flush=True)
         parts.append(text)
+    if args.json:
+        print(json.dumps(_plain(out), indent=1))
     if args.markdown:
         args.markdown.write_text("\n".join(parts))
 
