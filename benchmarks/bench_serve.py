@@ -12,6 +12,7 @@ own too, on a fresh desk (every prefix evaluated, as when the page starts) and a
 
     .venv/bin/python benchmarks/bench_serve.py                      # sequential, 100,000 items
     .venv/bin/python benchmarks/bench_serve.py --audited 20000 --find-every 5   # deep, with finds
+    .venv/bin/python benchmarks/bench_serve.py --audited 80000 --find-every 5   # deeper
     .venv/bin/python benchmarks/bench_serve.py --design excluded    # a fixed-size sample of 1,000
 
 The issue's bar: under 100 ms. Results are in docs/serve.md.

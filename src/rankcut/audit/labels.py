@@ -43,7 +43,9 @@ __all__ = [
     "LABEL_FILE_KINDS",
     "SCHEMA_VERSION",
     "SEEN_META",
+    "LabelChanges",
     "LabelEvent",
+    "StoreMark",
     "LabelStore",
     "ReadOnlyStoreError",
     "check_items",
@@ -94,6 +96,25 @@ class LabelEvent(NamedTuple):
     new_label: int | None
     source: str
     recorded_at: str
+
+
+class StoreMark(NamedTuple):
+    """How far :meth:`LabelStore.changes_since` read a store: its last event (``seq`` 0 and
+    ``recorded_at`` "" for a store without any)."""
+
+    seq: int
+    recorded_at: str
+
+
+class LabelChanges(NamedTuple):
+    """What :meth:`LabelStore.changes_since` read: the labels to apply, in order, as
+    ``(query_id, doc_id, label)`` with ``label`` None for a label taken back; ``full`` when they are
+    every current label instead (no mark given, or the store is not the one the mark was read from),
+    to apply to nothing; ``mark`` is for the next call."""
+
+    mark: StoreMark
+    full: bool
+    labels: list[tuple[str, str, int | None]]
 
 
 # --- checks shared by the store and the files ------------------------------------------------------
@@ -387,6 +408,29 @@ class LabelStore:
         """
         return [(q, d, int(y)) for q, d, y in
                 self._con.execute("SELECT query_id, doc_id, label FROM labels ORDER BY query_id, doc_id")]
+
+    def changes_since(self, mark: StoreMark | None) -> LabelChanges:
+        """The labels written since ``mark`` (what an earlier call returned), read in one snapshot.
+
+        Every write of a label (a first label, an overwrite, an undo) is one row of the history, so
+        applying them in order to the labels read up to ``mark`` gives the store's labels now. When
+        ``mark`` is None, or its last event is not in this store any more (the store was removed and
+        written afresh), every current label is returned with ``full`` set.
+        """
+        with self._transaction(read=True) as con:
+            last = con.execute("SELECT seq, recorded_at FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+            now = StoreMark(0, "") if last is None else StoreMark(int(last[0]), str(last[1]))
+            if mark is not None and mark.seq > 0:
+                row = con.execute("SELECT recorded_at FROM events WHERE seq = ?", (mark.seq,)).fetchone()
+                if row is None or row[0] != mark.recorded_at:
+                    mark = None
+            # (a mark of an empty store stays: every event since is new)
+            if mark is None:
+                rows = con.execute("SELECT query_id, doc_id, label FROM labels").fetchall()
+                return LabelChanges(now, True, [(q, d, int(y)) for q, d, y in rows])
+            rows = con.execute("SELECT query_id, doc_id, new_label FROM events WHERE seq > ? ORDER BY seq",
+                               (mark.seq,)).fetchall()
+        return LabelChanges(now, False, [(q, d, None if y is None else int(y)) for q, d, y in rows])
 
     def history(self) -> list[LabelEvent]:
         """Every label ever written, oldest first, including overwritten ones."""

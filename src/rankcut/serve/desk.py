@@ -15,7 +15,10 @@ after every answer is computed in memory by the design's own certificate (``Desi
 counts certify would take); nothing is written and no opening is recorded — only ``certify``
 records one. The confidence sequence's value at each prefix is kept between answers
 (:meth:`~rankcut.certify.sequential.SequentialAudit.running_state`), so an answer evaluates only the
-prefix it adds.
+prefix it adds. So are the labels, the first unlabelled item and the labelled start of the audit
+order: each page reads only the labels written since the last one
+(:meth:`~rankcut.audit.labels.LabelStore.changes_since`, whoever wrote them — this page, another
+reviewer, the command line), so an answer costs the same deep into a long audit as at its start.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ import numpy as np
 
 from rankcut.audit import workflow
 from rankcut.audit.designs import certificates, design_of
-from rankcut.audit.designs.sequential import engine, labelled_prefix, parts
+from rankcut.audit.designs.sequential import engine, parts
 from rankcut.audit.folder import (
     CERTIFICATE_FILE,
     LABELS_FILE,
@@ -45,7 +48,7 @@ from rankcut.audit.folder import (
     opened_record,
 )
 from rankcut.audit.interactive import seen_state
-from rankcut.audit.labels import LabelStore
+from rankcut.audit.labels import LabelStore, StoreMark
 from rankcut.audit.manifest import load_manifest, read_json
 from rankcut.audit.pools import Item
 from rankcut.certify.sequential import RunningState, SequentialAudit
@@ -131,6 +134,14 @@ class Desk:
         self._asking = threading.Lock()
         # the sequential bound's max C_s per prefix, for the rule it was computed under
         self._running: tuple[SequentialAudit, RunningState] | None = None
+        # the labels as last read, kept up to date from the store's changes (_read)
+        self._reading = threading.Lock()
+        self._mark: StoreMark | None = None
+        self._held: dict[Item, int] = {}
+        self._free = 0   # the first unlabelled item of the label order
+        self._audit_index = {item: k for k, item in enumerate(self.audit_order)}
+        self._y = np.full(len(self.audit_order), -1, dtype=np.int64)   # audit order labels (-1: none)
+        self._prefix = 0   # how many items at the start of the audit order are labelled
 
     # -- reading
 
@@ -153,15 +164,45 @@ class Desk:
         shown = f"item {position + 1}/{len(self.order)}" if self._place is None else self._place(position + 1)
         return re.sub(r"(\d+)/(\d+)", lambda m: f"{int(m[1]):,} of {int(m[2]):,}", shown)
 
-    def _labels(self) -> dict[Item, int]:
+    def _read(self) -> None:
+        """Bring the labels of the sampled items up to date: only what the store recorded since the
+        last read is read and applied (call with ``_reading`` held)."""
         if not (self.folder / LABELS_FILE).exists():
-            return {}
+            self._mark = None
+            self._forget()
+            return
         with open_store(self.audit, self.info, create=False) as store:
-            return self._held(store)
+            changes = store.changes_since(self._mark)
+        if changes.full:
+            self._forget()
+        for q, d, label in changes.labels:
+            self._apply((q, d), label)
+        self._mark = changes.mark
+        while self._free < len(self.order) and self.order[self._free] in self._held:
+            self._free += 1
+        while self._prefix < len(self.audit_order) and self._y[self._prefix] >= 0:
+            self._prefix += 1
 
-    def _held(self, store: LabelStore) -> dict[Item, int]:
-        """The labels of the sampled items, read in one query (not one per item)."""
-        return {(q, d): y for q, d, y in store.items() if (q, d) in self.index}
+    def _forget(self) -> None:
+        self._held.clear()
+        self._free = self._prefix = 0
+        self._y[:] = -1
+
+    def _apply(self, item: Item, label: int | None) -> None:
+        """One label written (None: taken back), for a sampled item."""
+        at = self.index.get(item)
+        if at is None:
+            return
+        k = self._audit_index.get(item)
+        if label is None:
+            self._held.pop(item, None)
+            self._free = min(self._free, at)
+        else:
+            self._held[item] = label
+        if k is not None:
+            self._y[k] = -1 if label is None else label
+            if label is None:
+                self._prefix = min(self._prefix, k)
 
     def _opened(self) -> bool:
         if opened_record(self.audit) is not None:
@@ -171,19 +212,21 @@ class Desk:
         with LabelStore(self.folder / LABELS_FILE, create=False) as store:
             return store.get_meta("opened_at") is not None
 
-    def ask(self, free: Callable[[Item], bool], who: str | None) -> Item | None:
+    def ask(self, free: Callable[[Item], bool], who: str | None, start: int = 0) -> Item | None:
         """The item to ask reviewer session ``who``: the one it was asked already while still
         ``free`` (to answer), else the first free one in the label order that no other reviewer was
         asked in the last ``hold_s`` seconds (so that two reviewers are not asked the same item).
-        ``who`` None: the first free one, nothing held."""
+        ``who`` None: the first free one, nothing held. ``start``: no item before this place in the
+        label order is free."""
+        order = (self.order[k] for k in range(start, len(self.order)))
         if who is None:
-            return next((i for i in self.order if free(i)), None)
+            return next((i for i in order if free(i)), None)
         with self._asking:
             now = time.monotonic()
             held = {i for key, (i, at) in self._asked.items() if key != who and now - at < self._hold_s}
             mine = self._asked.get(who)
             item = (mine[0] if mine is not None and free(mine[0]) and mine[0] not in held
-                    else next((i for i in self.order if free(i) and i not in held), None))
+                    else next((i for i in order if free(i) and i not in held), None))
             if item is None:
                 self._asked.pop(who, None)
             else:
@@ -203,21 +246,23 @@ class Desk:
     def standing(self, who: str | None = None) -> Standing:
         """The item to ask reviewer session ``who`` now, and the header."""
         self.check_current()
-        labels = self._labels()
-        item = self.ask(lambda i: i not in labels, who)
-        position = None if item is None else self.index[item]
-        bound = met = verdict = None
-        progress = None
-        cut_done = True
-        if self.sequential:
-            cut, order = self.cut, self.audit_order
-            cut_done = all(i in labels for i in cut)
-            t = labelled_prefix(order, labels)
-            progress = (f"cut: {sum(i in labels for i in cut)} of {len(cut)} labelled; audit order: "
-                        f"positions 1–{t} of {len(order)} labelled")
-            if cut_done:
-                bound, met, verdict = self._preview(labels, cut, order, t)
-        can_certify = cut_done if self.sequential else len(labels) == len(self.order) and not self._opened()
+        with self._reading:   # the labels read, the bound's state and the pointers change together
+            self._read()
+            labels = self._held
+            item = self.ask(lambda i: i not in labels, who, self._free)
+            position = None if item is None else self.index[item]
+            bound = met = verdict = None
+            progress = None
+            cut_done = True
+            if self.sequential:
+                cut, order, t = self.cut, self.audit_order, self._prefix
+                cut_done = all(i in labels for i in cut)
+                progress = (f"cut: {sum(i in labels for i in cut)} of {len(cut)} labelled; audit order: "
+                            f"positions 1–{t} of {len(order)} labelled")
+                if cut_done:
+                    bound, met, verdict = self._preview(labels, cut, order, t)
+            done = len(labels) == len(self.order)
+        can_certify = cut_done if self.sequential else done and not self._opened()
         return Standing(len(labels), len(self.order), item, position,
                         None if position is None else self.place(position),
                         progress, bound, met, verdict,
@@ -228,7 +273,7 @@ class Desk:
         """The sequential certificate at the labelled prefix ``t``, in memory (as ``Sequential.open``
         counts it; nothing written)."""
         found = int(sum(labels[i] for i in cut))
-        y = np.array([labels[i] for i in order[:t]], dtype=np.int64)
+        y = self._y[:t].copy()   # the labelled prefix (the state keeps it: a copy, not a view)
         rule = engine(self.audit, found)
         previous = self._running
         state = rule.running_state(y, previous[1] if previous is not None and previous[0] == rule else None)
