@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from rankcut.certify._validate import as_sequence, check_count, check_delta, check_number, member_names
-from rankcut.certify.result import Certificate, certificate_function, theorem_of
+from rankcut.certify.result import Certificate, Side, certificate_function, theorem_of
 
 __all__ = [
     "agnostic_finite_class_design_bound",
@@ -71,6 +71,20 @@ def _vc_args(vc_dim: Any, n: Any) -> tuple[int, int]:
     return d, m
 
 
+def _design_certificate(function: str, quantity: str, value: float, inputs: dict[str, Any], d: float,
+                        statement: str, *, side: Side = "upper", details: dict[str, Any] | None = None
+                        ) -> Certificate:
+    """A §7 design bound registered as ``function``: the whole ``δ`` is spent on the design sample."""
+    return Certificate(quantity=quantity, side=side, value=value, theorem=theorem_of(function),
+                       function=function, inputs=inputs, allocation={"design": d}, delta=d,
+                       statement=statement, details={} if details is None else details)
+
+
+def _constant_details(c: float) -> dict[str, Any]:
+    """The universal constant the caller supplied (the paper leaves it unspecified)."""
+    return {"constant": c, "constant_source": "caller (unspecified in the paper)"}
+
+
 @certificate_function("finite_class_design", theorem="Theorem 32")
 def finite_class_design_bound(class_size: int, n: int, delta: float) -> Certificate:
     """Theorem 32: ``r(ĝ) ≤ log(|H|/δ)/n`` with probability at least ``1 − δ`` over the design sample.
@@ -86,16 +100,9 @@ def finite_class_design_bound(class_size: int, n: int, delta: float) -> Certific
     m = check_count(n, "n", 1)
     d = check_delta(delta)
     value = math.log(h / d) / m
-    return Certificate(
-        quantity="r(g_hat)",
-        side="upper",
-        value=value,
-        theorem=theorem_of("finite_class_design"),
-        function="finite_class_design",
-        inputs={"class_size": h, "n": m, "delta": d},
-        allocation={"design": d},
-        delta=d,
-        statement=(
+    return _design_certificate(
+        "finite_class_design", "r(g_hat)", value, {"class_size": h, "n": m, "delta": d}, d,
+        (
             f"With probability at least 1 - {d:g} over a whole-population design sample of {m}, "
             f"every positive-consistent generator in a realisable class of {h} has missed mass "
             f"at most log(|H|/delta)/n = {value:.6g}."
@@ -139,20 +146,15 @@ def prevalence_design_size(
     n_log = math.ceil(numerator / target)
     n_exact = math.ceil(numerator / -math.log1p(-target))
     value = n_exact if form == "exact" else n_log
-    return Certificate(
-        quantity="n",
-        side="size",
-        value=value,
-        theorem=theorem_of("prevalence_design_size"),
-        function="prevalence_design_size",
-        inputs={"class_size": h, "prevalence": pi, "epsilon": eps, "delta": d, "form": form},
-        allocation={"design": d},
-        delta=d,
-        statement=(
+    return _design_certificate(
+        "prevalence_design_size", "n", value,
+        {"class_size": h, "prevalence": pi, "epsilon": eps, "delta": d, "form": form}, d,
+        (
             f"A whole-population design sample of n >= {value} gives, with probability at least "
             f"1 - {d:g}, L(g_hat) <= {eps:g} for every positive-consistent g_hat in a realisable "
             f"class of {h} at prevalence {pi:g} ({form} form)."
         ),
+        side="size",
         details={"n_log_form": n_log, "n_exact_form": n_exact, "prevalence_times_epsilon": target},
     )
 
@@ -173,21 +175,14 @@ def vc_design_bound(vc_dim: int, n: int, delta: float, constant: float) -> Certi
     d = check_delta(delta)
     c = _check_constant(constant)
     value = c * (_vc_term(dim, m) + math.log(1.0 / d)) / m
-    return Certificate(
-        quantity="r(g_hat)",
-        side="upper",
-        value=value,
-        theorem=theorem_of("vc_design"),
-        function="vc_design",
-        inputs={"vc_dim": dim, "n": m, "delta": d, "constant": c},
-        allocation={"design": d},
-        delta=d,
-        statement=(
+    return _design_certificate(
+        "vc_design", "r(g_hat)", value, {"vc_dim": dim, "n": m, "delta": d, "constant": c}, d,
+        (
             f"With probability at least 1 - {d:g}, a positive-consistent generator from a "
             f"realisable class of VC dimension {dim} has missed mass at most {value:.6g} "
             f"(n = {m}, C = {c:g}). " + _CONSTANT_NOTE
         ),
-        details={"constant": c, "constant_source": "caller (unspecified in the paper)"},
+        details=_constant_details(c),
     )
 
 
@@ -205,16 +200,9 @@ def agnostic_finite_class_design_bound(class_size: int, n: int, delta: float) ->
     m = check_count(n, "n", 1)
     d = check_delta(delta)
     value = 2.0 * math.sqrt(math.log(2.0 * h / d) / (2.0 * m))
-    return Certificate(
-        quantity="r(g_hat) - inf_H r",
-        side="upper",
-        value=value,
-        theorem=theorem_of("agnostic_finite_class_design"),
-        function="agnostic_finite_class_design",
-        inputs={"class_size": h, "n": m, "delta": d},
-        allocation={"design": d},
-        delta=d,
-        statement=(
+    return _design_certificate(
+        "agnostic_finite_class_design", "r(g_hat) - inf_H r", value, {"class_size": h, "n": m, "delta": d}, d,
+        (
             f"With probability at least 1 - {d:g}, an empirical missed-mass minimiser over a "
             f"class of {h} has missed mass within {value:.6g} of the best in the class (n = {m})."
         ),
@@ -236,21 +224,15 @@ def agnostic_vc_design_bound(vc_dim: int, n: int, delta: float, constant: float)
     d = check_delta(delta)
     c = _check_constant(constant)
     value = c * math.sqrt((_vc_term(dim, m) + math.log(1.0 / d)) / m)
-    return Certificate(
-        quantity="r(g_hat) - inf_H r",
-        side="upper",
-        value=value,
-        theorem=theorem_of("agnostic_vc_design"),
-        function="agnostic_vc_design",
-        inputs={"vc_dim": dim, "n": m, "delta": d, "constant": c},
-        allocation={"design": d},
-        delta=d,
-        statement=(
+    return _design_certificate(
+        "agnostic_vc_design", "r(g_hat) - inf_H r", value,
+        {"vc_dim": dim, "n": m, "delta": d, "constant": c}, d,
+        (
             f"With probability at least 1 - {d:g}, an empirical missed-mass minimiser over a "
             f"class of VC dimension {dim} has missed mass within {value:.6g} of the best in the "
             f"class (n = {m}, C = {c:g}). " + _CONSTANT_NOTE
         ),
-        details={"constant": c, "constant_source": "caller (unspecified in the paper)"},
+        details=_constant_details(c),
     )
 
 
@@ -270,21 +252,14 @@ def neyman_pearson_slack(vc_dim: int, n: int, delta: float, constant: float) -> 
     d = check_delta(delta)
     c = _check_constant(constant)
     value = c * math.sqrt((_vc_term(dim, m) + math.log(2.0 / d)) / m)
-    return Certificate(
-        quantity="tau_n",
-        side="upper",
-        value=value,
-        theorem=theorem_of("neyman_pearson_slack"),
-        function="neyman_pearson_slack",
-        inputs={"vc_dim": dim, "n": m, "delta": d, "constant": c},
-        allocation={"design": d},
-        delta=d,
-        statement=(
+    return _design_certificate(
+        "neyman_pearson_slack", "tau_n", value, {"vc_dim": dim, "n": m, "delta": d, "constant": c}, d,
+        (
             f"With probability at least 1 - {d:g}, the empirical missed mass and burden of every "
             f"generator in a class of VC dimension {dim} are within tau_n = {value:.6g} of their "
             f"population values (n = {m}, C = {c:g}). " + _CONSTANT_NOTE
         ),
-        details={"constant": c, "constant_source": "caller (unspecified in the paper)"},
+        details=_constant_details(c),
     )
 
 
@@ -314,22 +289,15 @@ def sparse_union_design_bound(
     if m < big_d:
         raise ValueError(f"n={m} must be at least D = 2 d_C k log2(3k) = {big_d:.6g} (Theorem 38)")
     value = c * (dc * kk * math.log(3.0 * kk) * math.log(m) + math.log(1.0 / d)) / m
-    return Certificate(
-        quantity="r(g_hat)",
-        side="upper",
-        value=value,
-        theorem=theorem_of("sparse_union_design"),
-        function="sparse_union_design",
-        inputs={"base_vc_dim": dc, "k": kk, "n": m, "delta": d, "constant": c},
-        allocation={"design": d},
-        delta=d,
-        statement=(
+    return _design_certificate(
+        "sparse_union_design", "r(g_hat)", value,
+        {"base_vc_dim": dc, "k": kk, "n": m, "delta": d, "constant": c}, d,
+        (
             f"With probability at least 1 - {d:g}, a positive-consistent union of {kk} base "
             f"detectors (base VC dimension {dc}) has missed mass at most {value:.6g} (n = {m}, "
             f"C = {c:g}). " + _CONSTANT_NOTE
         ),
-        details={"vc_dim_bound": big_d, "constant": c,
-                 "constant_source": "caller (unspecified in the paper)"},
+        details={"vc_dim_bound": big_d, **_constant_details(c)},
     )
 
 
