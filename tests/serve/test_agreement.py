@@ -12,8 +12,8 @@ pytest.importorskip("fastapi")
 
 from fastapi import FastAPI  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
+from serve_client import ORIGIN, TOKEN, answer, fields_of, open_client, stored_labels  # noqa: E402
 from serve_testdata import SmallAudit  # noqa: E402
-from test_app import ORIGIN, TOKEN, _answer, _client, _fields, _labels  # noqa: E402
 
 from rankcut.audit.labels import LabelStore  # noqa: E402
 from rankcut.serve.agreement import cohen_kappa  # noqa: E402
@@ -35,26 +35,26 @@ def test_cohen_kappa_by_hand_and_against_scikit_learn() -> None:
 
 
 def _second(small: SmallAudit, name: str, app: FastAPI) -> TestClient:
-    client = _client(small.folder, name=None, app=app)
+    client = open_client(small.folder, name=None, app=app)
     page = client.get("/").text
-    client.post("/reviewer", data={"name": name, "second": "1", "csrf": _fields(page)["csrf"]},
+    client.post("/reviewer", data={"name": name, "second": "1", "csrf": fields_of(page)["csrf"]},
                 headers=ORIGIN)
     return client
 
 
 def test_a_second_reader_labels_blind_into_its_own_store_and_sees_kappa(small: SmallAudit) -> None:
     app = create_app(small.folder, TOKEN)
-    ada = _client(small.folder, "Ada", app)
+    ada = open_client(small.folder, "Ada", app)
     for _ in range(6):
-        assert _answer(ada, small)[0] == 200
-    first = _labels(small.folder)
+        assert answer(ada, small)[0] == 200
+    first = stored_labels(small.folder)
     bob = _second(small, "Bob", app)
     page = bob.get("/").text
     assert "second reading" in page and "no item read twice yet" in page
     assert "recorded answer" not in page and 'action="/second"' in page
     pairs = []
     for step in range(4):
-        fields = _fields(bob.get("/").text)
+        fields = fields_of(bob.get("/").text)
         item = (fields["query_id"], fields["doc_id"])
         label = first[item] if step != 2 else 1 - first[item]   # one disagreement
         response = bob.post("/second", data={**fields, "label": str(label)}, headers=ORIGIN)
@@ -63,7 +63,7 @@ def test_a_second_reader_labels_blind_into_its_own_store_and_sees_kappa(small: S
     kappa = cohen_kappa(pairs)
     shown = f"Cohen's κ {kappa:.2f}" if kappa is not None else "κ undefined"
     assert f"3 of 4 items read twice agree; {shown}" in html.unescape(bob.get("/").text)
-    assert _labels(small.folder) == first   # the audit's labels are untouched
+    assert stored_labels(small.folder) == first   # the audit's labels are untouched
     with LabelStore(small.folder / "labels.sqlite", create=False) as store:
         assert len(store.history()) == 6
     with LabelStore(small.folder / "agreement.sqlite", create=False) as store:
@@ -71,18 +71,18 @@ def test_a_second_reader_labels_blind_into_its_own_store_and_sees_kappa(small: S
     # the same answer again is refused; a first-reading session cannot post a second label
     again = bob.post("/second", data={**fields, "label": str(label)}, headers=ORIGIN)
     assert again.status_code == 409 and "read twice already" in again.text
-    own = {**fields, "label": "1", "csrf": _fields(ada.get("/").text)["csrf"]}
+    own = {**fields, "label": "1", "csrf": fields_of(ada.get("/").text)["csrf"]}
     assert "not a second reading" in ada.post("/second", data=own, headers=ORIGIN).text
     # certify counts the audit's labels only
     for _ in range(2):
-        _answer(ada, small)
+        answer(ada, small)
     page = ada.get("/").text
-    assert ada.post("/certify", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN).status_code == 200
+    assert ada.post("/certify", data={"csrf": fields_of(page)["csrf"]}, headers=ORIGIN).status_code == 200
 
 
 def test_a_reviewer_is_not_asked_to_read_their_own_labels_again(small: SmallAudit) -> None:
     app = create_app(small.folder, TOKEN)
-    ada = _client(small.folder, "Ada", app)
-    _answer(ada, small)
+    ada = open_client(small.folder, "Ada", app)
+    answer(ada, small)
     again = _second(small, "Ada", app)
     assert "No item waits for a second reading" in again.get("/").text

@@ -15,8 +15,8 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
 
-from fastapi import FastAPI  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
+from serve_client import ORIGIN, TOKEN, answer, fields_of, open_client, stored_labels  # noqa: E402
 from serve_testdata import SmallAudit, make_audit  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
@@ -24,42 +24,6 @@ from rankcut.audit import workflow as wf  # noqa: E402
 from rankcut.audit.folder import AuditStepError  # noqa: E402
 from rankcut.audit.labels import LabelStore  # noqa: E402
 from rankcut.serve.app import create_app  # noqa: E402
-
-TOKEN = "t0ken-for-tests"
-ORIGIN = {"origin": "http://testserver"}
-
-
-def _client(folder: Path, name: str | None = "Ada", app: FastAPI | None = None) -> TestClient:
-    """A browser with the token and (unless ``name`` is None) a reviewer name, on its own server or
-    on ``app``."""
-    client = TestClient(create_app(folder, TOKEN) if app is None else app)
-    assert client.get(f"/?token={TOKEN}").status_code == 200
-    if name is not None:
-        page = client.get("/").text
-        client.post("/reviewer", data={"name": name, "csrf": _fields(page)["csrf"]}, headers=ORIGIN)
-    return client
-
-
-def _fields(page: str) -> dict[str, str]:
-    """The hidden fields of the page's forms (the answer form's, and the CSRF token)."""
-    return dict(re.findall(r'<input type="hidden" name="([a-z_]+)" value="([^"]*)">', page))
-
-
-def _labels(folder: Path) -> dict[tuple[str, str], int]:
-    if not (folder / "labels.sqlite").exists():
-        return {}
-    with LabelStore(folder / "labels.sqlite", create=False) as store:
-        return {(q, d): y for q, d, y in store.items()}
-
-
-def _answer(client: TestClient, small: SmallAudit, **change: str) -> tuple[int, str, dict[str, str]]:
-    """Answer the item the page asks for truthfully (``change`` alters form fields)."""
-    fields = _fields(client.get("/").text)
-    fields["label"] = str(int((fields["query_id"], fields["doc_id"]) in small.relevant))
-    fields.update(change)
-    response = client.post("/answer", data=fields, headers=ORIGIN)
-    return response.status_code, response.text, fields
-
 
 # --- the token and the origin ------------------------------------------------------------------------
 
@@ -82,8 +46,8 @@ def test_every_request_without_the_token_is_refused(small: SmallAudit) -> None:
 
 
 def test_a_post_without_the_session_token_or_from_another_origin_records_nothing(small: SmallAudit) -> None:
-    client = _client(small.folder)
-    fields = _fields(client.get("/").text)
+    client = open_client(small.folder)
+    fields = fields_of(client.get("/").text)
     answer = {**fields, "label": "1"}
     assert client.post("/answer", data={**answer, "csrf": "forged"}, headers=ORIGIN).status_code == 403
     assert client.post("/answer", data={**answer, "csrf": "förged"}, headers=ORIGIN).status_code == 403
@@ -94,15 +58,15 @@ def test_a_post_without_the_session_token_or_from_another_origin_records_nothing
     assert client.post("/answer", data=answer,
                        headers={"referer": "http://evil.example/x"}).status_code == 403
     assert client.post("/answer", data=answer).status_code == 403   # neither Origin nor Referer
-    assert _labels(small.folder) == {}
+    assert stored_labels(small.folder) == {}
     ok = client.post("/answer", data=answer, headers={"referer": "http://testserver/"},
                      follow_redirects=False)
     assert ok.status_code == 303 and ok.headers["location"] == "/"
-    assert len(_labels(small.folder)) == 1
+    assert len(stored_labels(small.folder)) == 1
 
 
 def test_the_page_shows_query_document_and_place_and_no_url_holds_document_text(small: SmallAudit) -> None:
-    client = _client(small.folder)
+    client = open_client(small.folder)
     page = client.get("/").text
     assert "what is topic 0?" in page and "Document 0 of topic 0." in page
     assert "cut 1 of 8" in page and "0 labelled · 24 to go" in page
@@ -112,17 +76,17 @@ def test_the_page_shows_query_document_and_place_and_no_url_holds_document_text(
     assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in page and "<script>alert" not in page
     headers = client.get("/").headers
     assert headers["x-frame-options"] == "DENY" and headers["cache-control"] == "no-store"
-    _, _, _ = _answer(client, small)
+    _, _, _ = answer(client, small)
     assert "1 labelled · 23 to go" in client.get("/").text
 
 
 def test_without_a_name_nothing_is_recorded_and_a_blank_name_is_refused(small: SmallAudit) -> None:
-    client = _client(small.folder, name=None)
+    client = open_client(small.folder, name=None)
     page = client.get("/").text
     assert 'name="name"' in page
-    csrf = _fields(page)["csrf"]
+    csrf = fields_of(page)["csrf"]
     response = client.post("/answer", data={"csrf": csrf, "label": "1"}, headers=ORIGIN)
-    assert "give your name before labelling" in response.text and _labels(small.folder) == {}
+    assert "give your name before labelling" in response.text and stored_labels(small.folder) == {}
     response = client.post("/reviewer", data={"name": "   ", "csrf": csrf}, headers=ORIGIN)
     assert "a reviewer name is 1 to 60 printable characters" in response.text
 
@@ -131,15 +95,15 @@ def test_without_a_name_nothing_is_recorded_and_a_blank_name_is_refused(small: S
 
 
 def test_an_item_not_in_the_sample_is_refused(small: SmallAudit) -> None:
-    client = _client(small.folder)
-    status, text, _ = _answer(client, small, doc_id="not-sampled")
+    client = open_client(small.folder)
+    status, text, _ = answer(client, small, doc_id="not-sampled")
     assert status == 409 and "is not in the sample" in text
-    assert _labels(small.folder) == {}
+    assert stored_labels(small.folder) == {}
 
 
 def test_a_double_submit_records_one_label(small: SmallAudit) -> None:
-    client = _client(small.folder)
-    fields = _fields(client.get("/").text) | {"label": "1"}
+    client = open_client(small.folder)
+    fields = fields_of(client.get("/").text) | {"label": "1"}
     assert client.post("/answer", data=fields, headers=ORIGIN).status_code == 200
     again = client.post("/answer", data=fields, headers=ORIGIN)
     assert again.status_code == 409 and "already labelled 1: nothing was recorded" in again.text
@@ -148,31 +112,31 @@ def test_a_double_submit_records_one_label(small: SmallAudit) -> None:
 
 
 def test_a_stale_page_for_a_later_item_is_refused(small: SmallAudit) -> None:
-    client = _client(small.folder)
-    first = _fields(client.get("/").text)
-    _answer(client, small)
-    _answer(client, small)
+    client = open_client(small.folder)
+    first = fields_of(client.get("/").text)
+    answer(client, small)
+    answer(client, small)
     # the first page, sent again with another label: already labelled; a later item's form, early: stale
-    status, text, _ = _answer(client, small, **{k: first[k] for k in ("position", "query_id", "doc_id")},
+    status, text, _ = answer(client, small, **{k: first[k] for k in ("position", "query_id", "doc_id")},
                               label="0")
     assert status == 409 and "already labelled" in text
-    status, text, _ = _answer(client, small, position="5", query_id="q1", doc_id="d1-1")
+    status, text, _ = answer(client, small, position="5", query_id="q1", doc_id="d1-1")
     assert status == 409 and "this page is stale" in text
-    assert len(_labels(small.folder)) == 2
+    assert len(stored_labels(small.folder)) == 2
 
 
 @pytest.mark.parametrize("change", [{"label": "2"}, {"label": ""}, {"position": "7"},
                                     {"audit_id": "0" * 64}, {"sample_hash": "f" * 64}])
 def test_a_tampered_form_records_nothing(small: SmallAudit, change: dict[str, str]) -> None:
-    client = _client(small.folder)
-    status, text, _ = _answer(client, small, **change)
+    client = open_client(small.folder)
+    status, text, _ = answer(client, small, **change)
     assert status == 409 and "nothing was recorded" in text
-    assert _labels(small.folder) == {}
+    assert stored_labels(small.folder) == {}
 
 
 def test_a_label_after_the_folder_was_frozen_again_is_refused(small: SmallAudit, tmp_path: Path) -> None:
-    client = _client(small.folder)
-    fields = _fields(client.get("/").text) | {"label": "1"}
+    client = open_client(small.folder)
+    fields = fields_of(client.get("/").text) | {"label": "1"}
     for name in ("manifest.json", "plan.json", "sample.json", "sample.jsonl", "to_label.csv"):
         (small.folder / name).unlink()
     wf.freeze(small.folder, run=tmp_path / "run.txt", cut=tmp_path / "cut.run", design="sequential",
@@ -182,28 +146,28 @@ def test_a_label_after_the_folder_was_frozen_again_is_refused(small: SmallAudit,
     response = client.post("/answer", data=fields, headers=ORIGIN)
     assert response.status_code == 409 and "was frozen again" in response.text
     assert "was frozen again" in client.get("/").text
-    assert _labels(small.folder) == {}
+    assert stored_labels(small.folder) == {}
 
 
 # --- labelling to the certificate --------------------------------------------------------------------------
 
 
 def test_a_sequential_audit_is_labelled_to_its_certificate(small: SmallAudit) -> None:
-    client = _client(small.folder)
+    client = open_client(small.folder)
     given: dict[tuple[str, str], int] = {}
     bounds = []
     while True:
         page = client.get("/").text
         if "target recall ≥ 0.5: met" in page:
             break
-        status, _, fields = _answer(client, small)
+        status, _, fields = answer(client, small)
         assert status == 200
         given[fields["query_id"], fields["doc_id"]] = int(fields["label"])
         bounds += re.findall(r"recall ≥ (0\.\d+) —", client.get("/").text)
     assert len(given) == 12 and bounds == sorted(bounds) and bounds[-1] == "0.500"
     assert 'id="certify"' in page
     assert client.get("/result").status_code == 404   # not certified yet
-    response = client.post("/certify", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
+    response = client.post("/certify", data={"csrf": fields_of(page)["csrf"]}, headers=ORIGIN)
     assert response.status_code == 200
     assert "target recall ≥ 0.5: met after 4 of 16 audit labels" in response.text
     assert "In plain words" in response.text
@@ -222,63 +186,63 @@ def test_a_sequential_audit_is_labelled_to_its_certificate(small: SmallAudit) ->
 
 
 def test_undo_takes_the_last_answer_back_while_nothing_may_have_seen_it(small: SmallAudit) -> None:
-    client = _client(small.folder)
-    _, _, first = _answer(client, small)
+    client = open_client(small.folder)
+    _, _, first = answer(client, small)
     item = (first["query_id"], first["doc_id"])
     page = client.get("/").text
     assert 'id="undo"' in page
-    response = client.post("/undo", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
+    response = client.post("/undo", data={"csrf": fields_of(page)["csrf"]}, headers=ORIGIN)
     assert "undone: the item is asked again" in response.text and "cut 1 of 8" in response.text
     assert 'id="undo"' not in response.text   # one answer back
-    assert _labels(small.folder) == {}
-    status, _, _ = _answer(client, small, label="0")
-    assert status == 200 and _labels(small.folder) == {item: 0}
+    assert stored_labels(small.folder) == {}
+    status, _, _ = answer(client, small, label="0")
+    assert status == 200 and stored_labels(small.folder) == {item: 0}
     with LabelStore(small.folder / "labels.sqlite", create=False) as store:
         assert [(e.old_label, e.new_label, e.source) for e in store.history()] == [
             (None, 1, "serve reviewer Ada"), (1, None, "serve reviewer Ada"), (None, 0, "serve reviewer Ada")]
     # certify opens the labels: an answer given before that is never taken back
-    while len(_labels(small.folder)) < 8:   # the cut: certify may run
-        _answer(client, small)
+    while len(stored_labels(small.folder)) < 8:   # the cut: certify may run
+        answer(client, small)
     page = client.get("/").text
-    client.post("/certify", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
+    client.post("/certify", data={"csrf": fields_of(page)["csrf"]}, headers=ORIGIN)
     assert 'id="undo"' not in client.get("/").text
-    response = client.post("/undo", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
-    assert "no answer of yours that can be undone" in response.text and len(_labels(small.folder)) == 8
+    response = client.post("/undo", data={"csrf": fields_of(page)["csrf"]}, headers=ORIGIN)
+    assert "no answer of yours that can be undone" in response.text and len(stored_labels(small.folder)) == 8
     # the sequential design takes new labels after an opening; one given since may be taken back
-    _answer(client, small)
+    answer(client, small)
     page = client.get("/").text
     assert 'id="undo"' in page
-    client.post("/undo", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
-    assert len(_labels(small.folder)) == 8
+    client.post("/undo", data={"csrf": fields_of(page)["csrf"]}, headers=ORIGIN)
+    assert len(stored_labels(small.folder)) == 8
 
 
 def test_an_answer_is_not_taken_back_once_certify_opened_the_labels_in_between(small: SmallAudit) -> None:
-    client = _client(small.folder)
+    client = open_client(small.folder)
     for _ in range(8):
-        _answer(client, small)
+        answer(client, small)
     page = client.get("/").text
     assert 'id="undo"' in page
     wf.certify(small.folder)   # rankcut audit certify, from the command line, meanwhile
-    response = client.post("/undo", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
-    assert "no answer of yours that can be undone" in response.text and len(_labels(small.folder)) == 8
+    response = client.post("/undo", data={"csrf": fields_of(page)["csrf"]}, headers=ORIGIN)
+    assert "no answer of yours that can be undone" in response.text and len(stored_labels(small.folder)) == 8
 
 
 def test_a_fixed_size_design_shows_no_bound_and_certifies_once_every_item_is_labelled(tmp_path: Path) -> None:
     small = make_audit(tmp_path, design="excluded")
-    client = _client(small.folder)
+    client = open_client(small.folder)
     page = client.get("/").text
     assert "item 1 of 4" in page and "current bound" not in page and 'id="certify"' not in page
-    early = client.post("/certify", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
+    early = client.post("/certify", data={"csrf": fields_of(page)["csrf"]}, headers=ORIGIN)
     assert early.status_code == 409 and "every sampled item must be labelled first" in early.text
     assert not (small.folder / "opened.json").exists()
     for _ in range(4):
-        assert _answer(client, small)[0] == 200
+        assert answer(client, small)[0] == 200
     page = client.get("/").text
     assert "Every item of the sample is labelled" in page and 'id="certify"' in page
-    response = client.post("/certify", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
+    response = client.post("/certify", data={"csrf": fields_of(page)["csrf"]}, headers=ORIGIN)
     assert response.status_code == 200 and "target" in response.text
     assert 'id="certify"' not in client.get("/").text
-    again = client.post("/certify", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
+    again = client.post("/certify", data={"csrf": fields_of(page)["csrf"]}, headers=ORIGIN)
     assert again.status_code == 409 and "nothing was certified" in again.text
 
 
@@ -320,13 +284,13 @@ def test_the_command_line_and_the_page_label_the_same_folder_at_once(small: Smal
                                                                      tmp_path: Path) -> None:
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("".join(f"{q} 0 {d} 1\n" for q, d in sorted(small.relevant)))
-    client = _client(small.folder)
-    stale = _fields(client.get("/").text) | {"label": "1"}
+    client = open_client(small.folder)
+    stale = fields_of(client.get("/").text) | {"label": "1"}
     wf.label(small.folder, qrels=qrels, limit=3)   # rankcut audit label --oracle qrels --next 3
     response = client.post("/answer", data=stale, headers=ORIGIN)
     assert response.status_code == 409 and "already labelled 1" in response.text
     assert "cut 4 of 8" in client.get("/").text and "3 labelled" in client.get("/").text
-    assert _answer(client, small)[0] == 200
+    assert answer(client, small)[0] == 200
     with LabelStore(small.folder / "labels.sqlite", create=False) as store:
         assert sorted(e.source.split()[0] for e in store.history()) == ["qrels"] * 3 + ["serve"]
 
@@ -336,26 +300,26 @@ def test_the_place_groups_the_digits_of_a_long_audit_order(tmp_path: Path) -> No
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("".join(f"{q} 0 {d} 1\n" for q, d in sorted(small.relevant)))
     wf.label(small.folder, qrels=qrels, limit=8)   # the cut
-    assert "audit order 1 of 1,192" in _client(small.folder).get("/").text
+    assert "audit order 1 of 1,192" in open_client(small.folder).get("/").text
 
 
 def test_a_store_that_cannot_be_written_is_a_message_not_a_crash(small: SmallAudit,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    client = _client(small.folder)
-    _answer(client, small)
+    client = open_client(small.folder)
+    answer(client, small)
 
     def read_only(*args: object, **kwargs: object) -> int:
         raise sqlite3.OperationalError("attempt to write a readonly database")
 
     monkeypatch.setattr(LabelStore, "record", read_only)
-    status, text, _ = _answer(client, small)
+    status, text, _ = answer(client, small)
     assert status == 409 and "could not be written (attempt to write a readonly database)" in text
-    assert len(_labels(small.folder)) == 1
+    assert len(stored_labels(small.folder)) == 1
 
 
 def test_the_bound_shown_after_each_answer_is_the_one_certify_writes(small: SmallAudit,
                                                                       tmp_path: Path) -> None:
-    client = _client(small.folder)
+    client = open_client(small.folder)
     for step in range(14):
         page = client.get("/").text
         if step >= 8:   # the cut is labelled: the header shows the bound at the labelled prefix
@@ -366,34 +330,34 @@ def test_the_bound_shown_after_each_answer_is_the_one_certify_writes(small: Smal
             assert shown and shown.group(1) == written["verdict"]["text"]
             recall = written["members"][0]["recall"]
             assert f"recall ≥ {int(recall * 1000) / 1000:.3f} —" in page
-        assert _answer(client, small)[0] == 200
+        assert answer(client, small)[0] == 200
     assert not (small.folder / "opened.json").exists()   # showing the bound opened nothing
 
 
 def test_two_reviewers_are_asked_different_items_and_each_answer_carries_its_name(
         small: SmallAudit) -> None:
     app = create_app(small.folder, TOKEN)
-    ada, bob = _client(small.folder, "Ada", app), _client(small.folder, "Bob", app)
-    first, second = _fields(ada.get("/").text), _fields(bob.get("/").text)
+    ada, bob = open_client(small.folder, "Ada", app), open_client(small.folder, "Bob", app)
+    first, second = fields_of(ada.get("/").text), fields_of(bob.get("/").text)
     assert (first["position"], second["position"]) == ("0", "1")
-    assert _fields(ada.get("/").text)["position"] == "0"   # a reload asks the same item again
+    assert fields_of(ada.get("/").text)["position"] == "0"   # a reload asks the same item again
     # Ada may not answer the item Bob was asked
-    status, text, _ = _answer(ada, small, **{k: second[k] for k in ("position", "query_id", "doc_id")})
+    status, text, _ = answer(ada, small, **{k: second[k] for k in ("position", "query_id", "doc_id")})
     assert status == 409 and "this page is stale" in text
-    assert _answer(bob, small)[0] == 200 and _answer(ada, small)[0] == 200
+    assert answer(bob, small)[0] == 200 and answer(ada, small)[0] == 200
     with LabelStore(small.folder / "labels.sqlite", create=False) as store:
         sources = {(e.query_id, e.doc_id): e.source for e in store.history()}
     assert sources == {(first["query_id"], first["doc_id"]): "serve reviewer Ada",
                        (second["query_id"], second["doc_id"]): "serve reviewer Bob"}
     # Bob answered first and was asked the next free item (2), so Ada is asked the one after it
-    assert _fields(bob.get("/").text)["position"] == "2" and _fields(ada.get("/").text)["position"] == "3"
+    assert fields_of(bob.get("/").text)["position"] == "2" and fields_of(ada.get("/").text)["position"] == "3"
 
 
 def test_an_item_asked_of_a_reviewer_who_left_is_asked_again_after_the_hold(small: SmallAudit) -> None:
     app = create_app(small.folder, TOKEN, hold_s=0.0)
-    ada, bob = _client(small.folder, "Ada", app), _client(small.folder, "Bob", app)
-    assert _fields(ada.get("/").text)["position"] == "0"
-    assert _fields(bob.get("/").text)["position"] == "0"   # Ada's hold is over
+    ada, bob = open_client(small.folder, "Ada", app), open_client(small.folder, "Bob", app)
+    assert fields_of(ada.get("/").text)["position"] == "0"
+    assert fields_of(bob.get("/").text)["position"] == "0"   # Ada's hold is over
 
 
 def test_two_servers_on_one_machine_keep_their_own_cookies(small: SmallAudit) -> None:
@@ -407,10 +371,10 @@ def test_two_servers_on_one_machine_keep_their_own_cookies(small: SmallAudit) ->
 def test_a_label_after_an_opening_recorded_in_the_store_only_is_refused(tmp_path: Path) -> None:
     # as `rankcut audit label` refuses it: the store's meta records an opening (opened.json not yet)
     small = make_audit(tmp_path, design="excluded")
-    client = _client(small.folder)
-    _answer(client, small)
+    client = open_client(small.folder)
+    answer(client, small)
     with LabelStore(small.folder / "labels.sqlite", create=False) as store:
         store.set_meta("opened_at", "2026-01-01T00:00:00+00:00")
-    status, text, _ = _answer(client, small)
+    status, text, _ = answer(client, small)
     assert status == 409 and "recording labels is refused" in text
-    assert len(_labels(small.folder)) == 1
+    assert len(stored_labels(small.folder)) == 1
