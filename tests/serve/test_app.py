@@ -280,6 +280,14 @@ def test_the_command_names_a_folder_that_is_not_an_audit(tmp_path: Path) -> None
     assert result.exit_code == 2 and result.output.startswith("error: ")
 
 
+def test_the_command_names_the_audit_step_to_run(small: SmallAudit) -> None:
+    from rankcut.cli.main import app
+
+    (small.folder / "sample.json").unlink()
+    result = CliRunner().invoke(app, ["serve", str(small.folder), "--port", "0"])
+    assert result.exit_code == 2 and "run rankcut audit sample first" in result.output, result.output
+
+
 def test_the_command_line_and_the_page_label_the_same_folder_at_once(small: SmallAudit,
                                                                      tmp_path: Path) -> None:
     qrels = tmp_path / "qrels.txt"

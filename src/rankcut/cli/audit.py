@@ -56,7 +56,7 @@ JSON = typer.Option(False, "--json", help="Print the result as JSON.")
 
 
 @contextmanager
-def _options() -> Iterator[None]:
+def spoken_as_options() -> Iterator[None]:
     """Messages of the workflow speak in option names while a command runs; its warnings go to
     stderr as ``warning: ...`` lines."""
     from rankcut.audit.options import OPTION_NAMES
@@ -78,7 +78,7 @@ def _fail_cleanly(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with user_errors(), _options():
+        with user_errors(), spoken_as_options():
             return fn(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]

@@ -43,8 +43,10 @@ def serve(
         from rankcut.serve.app import create_app
     except ImportError as err:
         fail(f"rankcut serve needs the extra 'serve' (pip install 'rankcut[serve]'): {err}")
+    from rankcut.cli.audit import spoken_as_options
+
     token = secrets.token_urlsafe(32)
-    with user_errors():
+    with user_errors(), spoken_as_options():   # the folder's refusals name rankcut audit's steps
         app = create_app(folder, token)
         sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
