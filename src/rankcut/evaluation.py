@@ -37,7 +37,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -48,7 +48,9 @@ from rankcut.cutters import Cutter, clone, cutter_class, make_cutter
 from rankcut.data.io import open_text
 from rankcut.data.lists import RankedLists
 from rankcut.data.trec import MissingQueriesWarning
-from rankcut.significance import TESTS, PairedTest, paired_tests
+
+if TYPE_CHECKING:  # rankcut.significance loads scipy, which `rankcut cut` does not need
+    from rankcut.significance import PairedTest
 
 __all__ = [
     "DEFAULT_METRICS",
@@ -386,6 +388,8 @@ def evaluate_cutters(
     :raises ValueError: for a bad argument, a cutter that must be fitted without training data,
         lists without judgements, or training and test queries that overlap.
     """
+    from rankcut.significance import TESTS, paired_tests
+
     if not isinstance(lists, RankedLists):
         raise ValueError(f"lists must be a RankedLists, got {type(lists).__name__}")
     if lists.gains is None:
@@ -507,6 +511,8 @@ def with_trained(evaluation: Evaluation, lists: RankedLists, trained: Mapping[st
     :param lists: the lists of the evaluation (the evaluated queries are taken from them).
     :param note: appended to the protocol's description.
     """
+    from rankcut.significance import paired_tests
+
     scored = lists.subset(evaluation.qids)
     blind = replace(scored, gains=None, n_relevant=None)
     methods = dict(evaluation.methods)

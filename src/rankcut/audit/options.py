@@ -16,8 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from rankcut.certify._validate import check_delta as _check_delta
-
 __all__ = ["OPTION_NAMES", "check_count", "check_delta", "check_int_list", "spelled"]
 
 OPTION_NAMES: ContextVar[Mapping[str, str] | None] = ContextVar("OPTION_NAMES", default=None)
@@ -32,6 +30,8 @@ def spelled(name: str) -> str:
 def check_delta(x: Any, name: str) -> float:
     """``x`` as an error probability in (0, 1): the certificates' own check, the name spelled as
     the caller spells it."""
+    from rankcut.certify._validate import check_delta as _check_delta  # rankcut.certify loads scipy
+
     return _check_delta(x, spelled(name))
 
 

@@ -65,7 +65,6 @@ def cut(
     The output is a TREC run holding, per query, the documents kept."""
     with input_errors(FLAGS):
         from rankcut.cutters import make_cutter
-        from rankcut.cutters.checkpoint import load_checkpoint
         from rankcut.data.lists import check_threshold
         from rankcut.data.trec import write_run
 
@@ -83,6 +82,8 @@ def cut(
                 raise ValueError(f"--model {model} is trained already: --train-run and --qrels go with "
                                  "--cutter")
             check_output(out, "--out", inputs)
+            from rankcut.cutters.checkpoint import load_checkpoint  # torch: only for --model
+
             method = load_checkpoint(model)
             lists = _model_features(method, load_runs([run], None, threshold=threshold, ordering=ordering,
                                                        missing=missing), features, model)

@@ -1,35 +1,93 @@
 """Entry point of the ``rankcut`` command.
 
-Subcommand groups live in their own modules and import heavy dependencies only inside the
-commands, so ``rankcut certify`` starts fast.
+Each subcommand lives in its own module, imported only when that command runs (or ``--help``
+lists it): the certify commands load scipy, the neural ones torch, and ``rankcut --version``,
+``rankcut cut`` or ``rankcut audit status`` should pay for neither.
 """
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, MutableMapping
+from typing import TYPE_CHECKING, Any
+
 import typer
+from typer.core import TyperGroup
 
 from rankcut import __version__
-from rankcut.cli.audit import app as audit_app
-from rankcut.cli.certify import app as certify_app
-from rankcut.cli.cut import cut
-from rankcut.cli.demo import demo
-from rankcut.cli.evaluate import evaluate
-from rankcut.cli.serve import serve
-from rankcut.cli.train import train
+
+if TYPE_CHECKING:  # typer carries its own copy of click; its commands are of that copy's classes
+    from typer._click import Command
+
+#: every subcommand, in the order ``--help`` lists them: the module that defines it and the name
+#: there of its Typer app (a group of commands) or its function (one command)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("rankcut.cli.demo", "demo"),
+    "cut": ("rankcut.cli.cut", "cut"),
+    "evaluate": ("rankcut.cli.evaluate", "evaluate"),
+    "train": ("rankcut.cli.train", "train"),
+    "serve": ("rankcut.cli.serve", "serve"),
+    "certify": ("rankcut.cli.certify", "app"),
+    "audit": ("rankcut.cli.audit", "app"),
+}
+
+
+def _load(name: str) -> Command:
+    """The click command of subcommand ``name``, its module imported now."""
+    module, attr = COMMANDS[name]
+    target = getattr(importlib.import_module(module), attr)
+    if isinstance(target, typer.Typer):
+        command: Command = typer.main.get_group(target)
+    else:
+        single = typer.Typer(add_completion=False)
+        single.command(name)(target)
+        command = typer.main.get_command(single)
+    command.name = name
+    return command
+
+
+class _Commands(MutableMapping[str, Command]):
+    """The subcommands by name, each loaded on first look-up; its keys are known without loading
+    any, so that click's "Did you mean 'cut'?" still works."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, Command] = {}
+
+    def __getitem__(self, name: str) -> Command:
+        if name not in self._loaded:
+            if name not in COMMANDS:
+                raise KeyError(name)
+            self._loaded[name] = _load(name)
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, command: Command) -> None:
+        self._loaded[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        raise TypeError("rankcut's commands are fixed")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter({**dict.fromkeys(COMMANDS), **self._loaded})
+
+    def __len__(self) -> int:
+        return len({**dict.fromkeys(COMMANDS), **self._loaded})
+
+
+class _LazyGroup(TyperGroup):
+    """The ``rankcut`` group: its subcommands are loaded by name, on first use."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.commands = _Commands()
+
 
 app = typer.Typer(
     name="rankcut",
+    cls=_LazyGroup,
     help="Learn where to cut ranked lists and certify what the cut leaves behind.",
     no_args_is_help=True,
     add_completion=False,
 )
-app.add_typer(certify_app, name="certify")
-app.add_typer(audit_app, name="audit")
-app.command("demo")(demo)
-app.command("cut")(cut)
-app.command("evaluate")(evaluate)
-app.command("train")(train)
-app.command("serve")(serve)
 
 
 def _version(value: bool) -> None:

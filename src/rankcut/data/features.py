@@ -49,16 +49,18 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 from tqdm.auto import tqdm
 
 from rankcut.data.io import open_text
 from rankcut.data.lists import RankedLists
 from rankcut.errors import ParamError
+
+if TYPE_CHECKING:  # scipy is imported where tf-idf is built: `rankcut cut` loads this module
+    import scipy.sparse as sp
 
 __all__ = [
     "DOC2VEC_PARAMS",
@@ -120,6 +122,8 @@ def _adjacent_cosines(x: sp.csr_matrix | NDArray[np.float64]) -> NDArray[np.floa
 
 def _tfidf(token_ids: Sequence[NDArray[np.int64]]) -> sp.csr_matrix:
     """tf-idf matrix ``[n_docs, n_terms]`` of one list (idf from the list; module docstring)."""
+    import scipy.sparse as sp
+
     n = len(token_ids)
     rows = np.repeat(np.arange(n), [len(t) for t in token_ids])
     flat = np.concatenate(token_ids) if n else np.zeros(0, dtype=np.int64)
