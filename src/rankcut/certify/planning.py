@@ -132,19 +132,58 @@ def _binomial_sizes(eps: NDArray[np.float64], c: NDArray[np.int64], alpha: float
     return n
 
 
+def _hypergeom_bracket(
+    max_missed: NDArray[np.int64], c: NDArray[np.int64], alpha: float, population: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """An analytic bracket ``(lo, hi]`` of the smallest ``n`` with ``MU(c, alpha; N, n) ≤ t``:
+    ``lo`` fails, ``hi`` meets the target, for ``c ≤ t < N``.
+
+    ``MU ≤ t`` holds exactly when ``m = K = t + 1`` fails the tail test of
+    :func:`~rankcut.certify.bounds.hypergeom_upper`, ``P(H ≤ c) ≥ α(1 − s)`` with
+    ``H ~ Hypergeom(N, K, n)`` and ``s ≤ 4·10⁻⁵`` the bound's relative slack.
+
+    * ``hi = ⌈N·x/K⌉ + 1`` (at most ``N``), ``x = c + L + √(L² + 2cL)``, ``L = log(2/α)``.
+      Hoeffding (1963, Theorem 4) bounds the moment generating function of ``H`` by that of
+      ``B ~ Bin(n, K/N)``, so the Chernoff lower tail of ``B`` holds for ``H``:
+      ``P(H ≤ c) ≤ exp(−(μ − c)²/(2μ))`` with ``μ = nK/N > c``. At ``n = hi``, ``μ > x``, and
+      ``(μ − c)²/(2μ)`` increases for ``μ > c`` and equals ``L`` at ``μ = x`` (the larger root
+      of ``μ² − 2(c + L)μ + c² = 0``); so ``P(H ≤ c) < α/2 < α(1 − s)``: the target is met. At
+      ``n = N`` it is met too (``H = K > c``).
+    * ``lo = max(c, ⌊(1 − α)(N + 1)/(K + 1 − α)⌋)``. At ``n = c``, ``MU = N > t``. For the other
+      value, ``nK ≤ (1 − α)(N − n + 1)``, and by the Weierstrass product inequality
+      ``P(H ≤ c) ≥ P(H = 0) = ∏_{i<n} (1 − K/(N − i)) ≥ 1 − nK/(N − n + 1) ≥ α``: the tail test
+      passes at ``K``, so ``MU ≥ K > t``.
+
+    The bisection then runs between the two ends, near the answer, where the tail is cheap; from
+    ``(c, N]`` its first steps evaluated it at ``n ≈ N/2``, seconds a call for ``N = 10^10``.
+    """
+    n_f, k = population.astype(float), (max_missed + 1).astype(float)
+    big_l = math.log(2.0 / alpha)
+    x = c + big_l + np.sqrt(big_l**2 + 2.0 * c * big_l)
+    # + 1 beyond the ceiling: the float product may round below N·x/K
+    hi = np.minimum(population, np.ceil(n_f * x / k).astype(np.int64) + 1)
+    lo = np.maximum(c, np.floor((1.0 - alpha) * (n_f + 1.0) / (k + 1.0 - alpha)).astype(np.int64))
+    return np.minimum(lo, hi - 1), hi
+
+
 def _hypergeom_sizes(
     max_missed: NDArray[np.int64], c: NDArray[np.int64], alpha: float, population: NDArray[np.int64]
 ) -> NDArray[np.int64]:
     """Smallest ``n`` with ``MU(c, alpha; N, n) ≤ t`` elementwise, for ``c ≤ t < N``.
 
-    ``MU`` is non-increasing in ``n`` (a larger sample can only see more successes); it equals
-    ``N > t`` at ``n = c`` and ``c ≤ t`` at ``n = N``, so bisection on ``(c, N]`` applies.
+    ``MU`` is non-increasing in ``n`` (a larger sample can only see more successes), so bisection
+    applies on any bracket whose lower end fails and upper end meets the target: the analytic one
+    of :func:`_hypergeom_bracket`, whose ends are checked with the bound itself (where rounding
+    defeated an end, the support's own end is used: ``MU = N > t`` at ``n = c``, ``MU = c ≤ t`` at
+    ``n = N``).
     """
 
     def mu(n: NDArray[np.int64]) -> NDArray[np.int64]:
         return np.atleast_1d(hypergeom_upper(c, alpha, population=population, draws=n))
 
-    lo, hi = c.copy(), population.copy()
+    lo, hi = _hypergeom_bracket(max_missed, c, alpha, population)
+    lo = np.where(mu(lo) > max_missed, lo, c)
+    hi = np.where(mu(hi) <= max_missed, hi, population)
     while True:
         active = hi - lo > 1
         if not np.any(active):
