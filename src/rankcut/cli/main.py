@@ -46,7 +46,7 @@ def _load(name: str) -> Command:
     return command
 
 
-class _Commands(MutableMapping[str, Command]):
+class _Commands(MutableMapping[str, "Command"]):
     """The subcommands by name, each loaded on first look-up; its keys are known without loading
     any, so that click's "Did you mean 'cut'?" still works."""
 
