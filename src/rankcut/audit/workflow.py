@@ -53,6 +53,7 @@ import numpy as np
 from rankcut.audit import labels as labels_mod
 from rankcut.audit import provenance
 from rankcut.audit.designs import DESIGNS, design_of
+from rankcut.audit.designs.base import beyond_labelling
 from rankcut.audit.folder import (
     CERTIFICATE_FILE,
     LABELS_FILE,
@@ -463,9 +464,11 @@ def plan(audit_dir: str | Path, *, expected_precision: float | None = None, tole
         sizes, plans = planned.sizes, planned.certificates
         assumptions.update(planned.assumptions)
         lines.extend(planned.lines)
+    too_many = beyond_labelling(audit, sizes)
+    lines += [too_many] if too_many else []
     content = {"schema": "rankcut.audit_plan", "schema_version": 1, "audit_id": audit.manifest.audit_id,
                "planned_at": now(), "sizes": sizes, "assumptions": assumptions, "lines": lines,
-               "planners": [c.to_dict() for c in plans]}
+               "beyond_labelling": too_many, "planners": [c.to_dict() for c in plans]}
     path = audit.folder / PLAN_FILE
     if (audit.folder / SAMPLE_FILE).exists():
         old = read_json(path, "written by plan") if path.exists() else None
@@ -770,6 +773,8 @@ def status(audit_dir: str | Path) -> dict[str, Any]:
                            "frozen_at": manifest["frozen_at"]}
     steps = {"freeze": True, "plan": (folder / PLAN_FILE).exists(), "sample": (folder / SAMPLE_FILE).exists(),
              "label": False, "certify": (folder / CERTIFICATE_FILE).exists()}
+    if steps["plan"] and not steps["sample"]:  # the plan's warning, while its sizes are still to draw
+        out["beyond_labelling"] = read_json(folder / PLAN_FILE, "written by plan").get("beyond_labelling")
     if steps["sample"]:
         info = read_json(folder / SAMPLE_FILE, "written by sample")
         out["sample"] = {"sizes": info["sizes"], "items": info["items"], "hash": info["sample_hash"],

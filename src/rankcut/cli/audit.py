@@ -419,6 +419,8 @@ def status(audit: Path = AUDIT, as_json: bool = JSON) -> None:
     typer.echo(f"audit {info['audit_id']} ({info['design']}), frozen at {info['frozen_at']}")
     for step, done in info["steps"].items():
         typer.echo(f"  {'[x]' if done else '[ ]'} {step}{_counts(info) if step == 'label' else ''}")
+    if info.get("beyond_labelling"):
+        typer.echo(f"  {info['beyond_labelling']}")
     if info.get("opened_at"):
         typer.echo(f"  labels opened for certification at {info['opened_at']}")
     if info.get("verdict"):

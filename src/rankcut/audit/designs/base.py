@@ -40,6 +40,9 @@ Row = dict[str, Any]
 STREAM_EXCLUDED, STREAM_INCLUDED, STREAM_ORDER, STREAM_MEMBER = 0, 1, 3, 100
 STREAM_BAND = 200
 
+#: the most draws a plan may ask for before it says plainly that no one will label them: 10^5
+#: labels keep a reviewer busy for months at a few hundred an hour
+MAX_LABELS = 10**5
 
 
 # ---------------------------------------------------------------------------------------------
@@ -296,6 +299,35 @@ def plan_missed(audit: Audit, t: float, delta: float, pool: int, tolerated: int,
     if audit.finite:
         return plan_count(math.floor(t), delta, pool, tolerated, n_prefixes)
     return plan_mass(t, delta, pool, audit.n_items, tolerated, n_prefixes)
+
+
+def planned_draws(sizes: Mapping[str, Any]) -> int:
+    """The draws that ``sizes`` ask for in all (a size per pool, member or band, or a list of them)."""
+    return sum(sum(v) if isinstance(v, list | tuple) else int(v) for v in sizes.values() if v is not None)
+
+
+def beyond_labelling(audit: Audit, sizes: Mapping[str, Any] | None) -> str | None:
+    """A plain line when ``sizes`` ask for more than :data:`MAX_LABELS` draws, naming what would
+    shrink them: a smaller corpus claim, a laxer target, the sequential design (which stops as
+    soon as the labels found suffice); None otherwise."""
+    total = 0 if sizes is None else planned_draws(sizes)
+    if total <= MAX_LABELS:
+        return None
+    ways = []
+    corpus = audit.manifest.get("corpus")
+    if corpus:
+        claim = f"{_o('corpus_size')} {corpus['documents']}" if corpus["kind"] == "size" else _o("corpus_ids")
+        ways.append(f"a smaller corpus claim ({claim} puts every unretrieved document in the excluded "
+                    f"pool: N0 = {audit.base.n0:,})")
+    target = audit.target or {}
+    if "recall" in target:
+        ways.append(f"a lower {_o('target_recall')} than {target['recall']:g}")
+    if "max_missed" in target:
+        ways.append(f"a larger {_o('max_missed')} than {target['max_missed']}")
+    if audit.design != "sequential":
+        ways.append(f"{_o('design')} sequential, which stops as soon as the labels found suffice")
+    return (f"this plan asks for {total:,} labels, more than people can label (over {MAX_LABELS:,}); "
+            f"to shrink it, freeze a new audit with {'; or '.join(ways)}")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,69 @@
+"""A plan that asks for more labels than people can give (over ``MAX_LABELS``) says so, in the
+plan's output and in ``status`` until the sample is drawn, and names what would shrink it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from rankcut.audit.designs.base import MAX_LABELS
+from rankcut.cli.audit import app
+
+runner = CliRunner()
+
+
+def run(*args: object) -> tuple[int, str, str]:
+    res = runner.invoke(app, [str(a) for a in args])
+    return res.exit_code, res.stdout, res.stderr
+
+
+def freeze(tmp_path: Path, *options: object) -> Path:
+    run_, cut = tmp_path / "run.txt", tmp_path / "cut.txt"
+    run_.write_text("".join(f"q{q} Q0 d{q}-{r} {r + 1} {50 - r} t\n" for q in range(3) for r in range(30)))
+    cut.write_text("".join(f"q{q} Q0 d{q}-{r} {r + 1} {50 - r} t\n" for q in range(3) for r in range(5)))
+    audit = tmp_path / "audit"
+    code, _, err = run("freeze", "--run", run_, "--cut", cut, "--seed", "1", "--out", audit, *options)
+    assert code == 0, err
+    return audit
+
+
+def test_a_plan_beyond_labelling_says_so_and_how_to_shrink_it(tmp_path: Path) -> None:
+    audit = freeze(tmp_path, "--design", "excluded", "--max-missed", "10", "--corpus-size", "10000000")
+    code, out, err = run("plan", "--audit", audit)
+    assert code == 0, err
+    (line,) = [x for x in out.splitlines() if "more than people can label" in x]
+    planned = json.loads((audit / "plan.json").read_text())
+    n = planned["sizes"]["excluded"]
+    assert n > MAX_LABELS
+    assert line.startswith(f"this plan asks for {n:,} labels, more than people can label "
+                           f"(over {MAX_LABELS:,})")
+    for way in ("a smaller corpus claim (--corpus-size 10000000", "a larger --max-missed than 10",
+                "--design sequential"):
+        assert way in line, line
+    assert planned["beyond_labelling"] == line
+    code, out, _ = run("status", "--audit", audit)
+    assert code == 0 and f"  {line}" in out.splitlines()
+    # once drawn (here with sizes given), status no longer speaks of the plan's
+    code, _, err = run("sample", "--audit", audit, "--excluded", "300", "--allow-underpowered")
+    assert code == 0, err
+    code, out, _ = run("status", "--audit", audit)
+    assert code == 0 and "more than people can label" not in out
+
+
+def test_a_recall_target_is_named_as_the_thing_to_lower(tmp_path: Path) -> None:
+    audit = freeze(tmp_path, "--design", "two-pool", "--target-recall", "0.8", "--corpus-size", "10000000")
+    code, out, err = run("plan", "--audit", audit)
+    assert code == 0, err
+    assert "a lower --target-recall than 0.8" in out and "--max-missed" not in out
+
+
+def test_a_plan_people_can_label_says_nothing_of_it(tmp_path: Path) -> None:
+    audit = freeze(tmp_path, "--design", "excluded", "--max-missed", "20")
+    code, out, err = run("plan", "--audit", audit)
+    assert code == 0, err
+    assert "more than people can label" not in out
+    assert json.loads((audit / "plan.json").read_text())["beyond_labelling"] is None
+    code, out, _ = run("status", "--audit", audit)
+    assert "more than people can label" not in out
