@@ -34,6 +34,7 @@ import json
 import os
 import sys
 import warnings
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -127,6 +128,11 @@ def read_query_ids(path: str | os.PathLike[str], *, key: str | None = None) -> t
     return tuple(ids)
 
 
+def _repeated(ids: Sequence[str]) -> list[str]:
+    """The ids listed more than once, sorted (one pass: ``ids.count`` per id was O(Q²))."""
+    return sorted(q for q, n in Counter(ids).items() if n > 1)
+
+
 def _ids_from_json(p: Path, key: str | None) -> tuple[str, ...]:
     with open_text(p) as (_, f):
         try:
@@ -155,7 +161,7 @@ def _ids_from_json(p: Path, key: str | None) -> tuple[str, ...]:
         ids.append(qid)
     if not ids:
         raise ValueError(f"{where}: no query id")
-    twice = sorted({q for q in ids if ids.count(q) > 1})
+    twice = _repeated(ids)
     if twice:
         raise ValueError(f"{where}: query ids listed twice: {', '.join(map(repr, twice))}")
     return tuple(ids)
@@ -494,7 +500,8 @@ def seen_queries(cutter: Cutter, lists: RankedLists, *, train: Sequence[str] | N
     :param test_queries: the evaluated query ids (default: all of ``lists`` not trained on).
     """
     held = set(train or ())
-    evaluated = {q for q in lists.qids if (test_queries is None or q in test_queries) and q not in held}
+    chosen = None if test_queries is None else set(test_queries)
+    evaluated = {q for q in lists.qids if (chosen is None or q in chosen) and q not in held}
     fitted = set(getattr(cutter, "train_qids_", ())) | set(getattr(cutter, "val_qids_", ()))
     return sorted(evaluated & fitted)
 
@@ -582,7 +589,7 @@ def _present(lists: RankedLists, ids: Sequence[str], what: str) -> list[str]:
     if isinstance(ids, str):
         raise ValueError(f"{what} must be a sequence of query ids, not one string")
     ids = [str(q) for q in ids]
-    twice = sorted({q for q in ids if ids.count(q) > 1})
+    twice = _repeated(ids)
     if twice:
         raise ValueError(f"{what}: query ids listed twice: {', '.join(map(repr, twice))}")
     have = set(lists.qids)
