@@ -104,11 +104,32 @@ def _read_runs(paths: list[Path]) -> dict[str, Any]:
     merged: dict[str, Any] = {}
     origin: dict[str, Path] = {}
     for path in paths:
-        for qid, postings in read_run(path).items():
+        try:
+            run = read_run(path)
+        except MemoryError:
+            run = None  # measured below, once the partial run is freed
+        if run is None:
+            raise MemoryError(f"ran out of memory reading {_lines(path)} of {path}")
+        for qid, postings in run.items():
             if qid in merged:
                 raise ValueError(f"query {qid!r} is in both {origin[qid]} and {path}")
             merged[qid], origin[qid] = postings, path
     return merged
+
+
+def _lines(path: Path) -> str:
+    """``"100,000,000 lines, 4.1 GB"``: the size of a file, counted in one streaming pass (what a
+    reader that ran out of memory could not hold)."""
+    import gzip
+
+    lines = 0
+    with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            lines += block.count(b"\n")
+    size = path.stat().st_size
+    shown = f"{size / 1e9:.1f} GB" if size >= 10**8 else f"{size / 1e6:.1f} MB" if size >= 10**5 \
+        else f"{size:,} bytes"
+    return f"{lines:,} lines, {shown}"
 
 
 def load_runs(paths: list[Path], judged: dict[str, Any] | None, *, threshold: float, ordering: str,
@@ -124,6 +145,11 @@ def load_runs(paths: list[Path], judged: dict[str, Any] | None, *, threshold: fl
             return load_trec(run, qrels, threshold=threshold, ordering=ordering, missing=missing)
         except ValueError as exc:
             raise ValueError(f"{files(paths)}: {exc}") from None
+        except MemoryError as exc:
+            size = (f"{count(len(run), 'query', 'queries')}, "
+                    f"{count(sum(map(len, run.values())), 'document', 'documents')}")
+            raise MemoryError(f"ran out of memory building the ranked lists of {files(paths)} ({size})"
+                              + (f": {exc}" if str(exc) else "")) from None
 
 
 def warn_unranked(qrels: Path, judged: dict[str, Any], loaded: list[Any], runs: list[Path]) -> None:

@@ -11,6 +11,8 @@ one of the command's ``flags`` is shown with the flag in its place (``batch_size
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 import warnings
 from collections.abc import Collection, Iterable, Iterator
@@ -21,12 +23,34 @@ import typer
 
 from rankcut.errors import ParamError
 
-__all__ = ["cli_words", "fail", "flag", "input_errors", "option_names", "user_errors"]
+__all__ = ["cli_words", "fail", "flag", "input_errors", "option_names", "resource_message", "user_errors"]
 
 #: library keywords that are options of cut, evaluate and train under the same name: a message that
 #: says ``missing='keep'`` is shown as ``--missing keep``
 _KEYWORD = re.compile(r"(?<![\w-])(missing|threshold|ordering|folds|seed|fit_metric|recall_base|"
                       r"baseline|test|alpha|score_feature)=(?:'([^']*)'|([^\s,;:)]+))")
+
+
+#: the errno values of a resource failure: a full disk or quota, a file too large, no memory
+_RESOURCE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.ENOMEM})
+
+
+def resource_message(exc: BaseException) -> str | None:
+    """One line for a resource failure, None for any other error. A MemoryError's message names
+    the size that ran out where the code knew it (``ran out of memory reading 100,000,000 lines
+    of run.txt``, numpy's ``Unable to allocate 7.45 GiB for an array with shape ...``); an OSError
+    of :data:`_RESOURCE_ERRNOS` names the file written. rankcut writes its files atomically, so
+    the failure leaves none half-written."""
+    if isinstance(exc, MemoryError):
+        text = " ".join(str(exc).split())
+        if not text.startswith("ran out of memory"):
+            text = "ran out of memory" + (f" ({text})" if text else "")
+        return f"{text}; free memory, or run it on part of the input (fewer queries)"
+    if isinstance(exc, OSError) and exc.errno in _RESOURCE_ERRNOS:
+        where = f" writing {exc.filename}" if exc.filename else ""
+        return (f"{exc.strerror or os.strerror(exc.errno)}{where}; nothing was left half-written: free "
+                "space and run it again")
+    return None
 
 
 def fail(message: str) -> NoReturn:
@@ -63,15 +87,16 @@ def cli_words(message: str) -> str:
 
 @contextmanager
 def user_errors(flags: Collection[str] = ()) -> Iterator[None]:
-    """A ValueError (bad input, a refused step) or OSError (a missing or unreadable file) raised
-    inside ends the command through :func:`fail`. A BrokenPipeError — stdout closed by its reader,
-    as in ``| head`` — is no input error: it is left to click, which ends quietly."""
+    """A ValueError (bad input, a refused step), OSError (a missing or unreadable file) or resource
+    failure (:func:`resource_message`) raised inside ends the command through :func:`fail`. A
+    BrokenPipeError — stdout closed by its reader, as in ``| head`` — is no input error: it is left
+    to click, which ends quietly."""
     try:
         yield
     except BrokenPipeError:
         raise
-    except (ValueError, OSError) as exc:
-        fail(_message(exc, flags))
+    except (ValueError, OSError, MemoryError) as exc:
+        fail(resource_message(exc) or _message(exc, flags))
 
 
 @contextmanager
@@ -86,8 +111,8 @@ def input_errors(flags: Collection[str] = ()) -> Iterator[None]:
             yield
         except BrokenPipeError:
             raise  # stdout closed by the reader (`| head`): click ends quietly, not an input error
-        except (ValueError, OSError, ImportError) as exc:
-            error = _message(exc, flags) or type(exc).__name__
+        except (ValueError, OSError, ImportError, MemoryError) as exc:
+            error = resource_message(exc) or _message(exc, flags) or type(exc).__name__
     for w in caught:
         typer.echo(f"warning: {cli_words(str(w.message))}", err=True)
     if error is not None:

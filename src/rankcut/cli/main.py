@@ -15,9 +15,10 @@ import typer
 from typer.core import TyperGroup
 
 from rankcut import __version__
+from rankcut.cli._errors import fail, resource_message
 
 if TYPE_CHECKING:  # typer carries its own copy of click; its commands are of that copy's classes
-    from typer._click import Command
+    from typer._click import Command, Context
 
 #: every subcommand, in the order ``--help`` lists them: the module that defines it and the name
 #: there of its Typer app (a group of commands) or its function (one command)
@@ -74,11 +75,22 @@ class _Commands(MutableMapping[str, "Command"]):
 
 
 class _LazyGroup(TyperGroup):
-    """The ``rankcut`` group: its subcommands are loaded by name, on first use."""
+    """The ``rankcut`` group: its subcommands are loaded by name, on first use; a resource failure
+    in any of them (out of memory, a full disk) ends it with one ``error: ...`` line, not a
+    traceback."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.commands = _Commands()
+
+    def invoke(self, ctx: Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (MemoryError, OSError) as exc:
+            message = resource_message(exc)
+            if message is None:
+                raise
+        fail(message)
 
 
 app = typer.Typer(

@@ -144,6 +144,11 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)  # mkstemp creates 0600; rankcut's outputs are not secret
         os.replace(tmp, out)
+    except OSError as exc:  # e.g. a full disk: the message names the file written, not the temporary one
+        Path(tmp).unlink(missing_ok=True)
+        if exc.errno is None:
+            raise
+        raise type(exc)(exc.errno, exc.strerror, str(out)) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
