@@ -8,7 +8,7 @@ up for nothing. The best case is certified with the design's own certificates
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,7 @@ __all__ = ["best_case", "check_power", "least_excluded"]
 
 
 def check_power(audit: Audit, sizes: Mapping[str, Any], ex_given: Any, in_given: Any,
-                defaults: Mapping[str, Any], allow: bool) -> tuple[list[dict[str, Any]], bool]:
+                defaults: Mapping[str, Any], allow: bool) -> tuple[Sequence[dict[str, Any]], bool]:
     """The draws of ``sizes`` and whether they are underpowered: at best (no excluded-side draw
     relevant, every included draw relevant) they cannot meet the frozen target, or without a target
     they draw nothing from the excluded pool. Underpowered sizes are refused unless ``allow``
@@ -53,7 +53,7 @@ def check_power(audit: Audit, sizes: Mapping[str, Any], ex_given: Any, in_given:
     return rows, underpowered
 
 
-def best_case(audit: Audit, sizes: Mapping[str, Any]) -> tuple[list[dict[str, Any]], Any]:
+def best_case(audit: Audit, sizes: Mapping[str, Any]) -> tuple[Sequence[dict[str, Any]], Any]:
     """The draws of ``sizes`` and the verdict the design's own certificates give them at best: no
     excluded-side draw relevant, every included draw relevant (None without a target)."""
     from rankcut.audit.designs import certificates

@@ -20,8 +20,12 @@ sample sizes and the seed are fixed before any label is seen (Assumption 1).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -29,11 +33,16 @@ from numpy.typing import ArrayLike, NDArray
 from rankcut.audit.pools import Item, Pools, check_nested
 
 __all__ = [
+    "DrawPart",
+    "Draws",
     "draw_excluded",
     "draw_included",
     "draw_shared_reference",
     "draw_stratified",
+    "excluded_part",
+    "included_part",
     "reference_membership",
+    "write_draws",
 ]
 
 Seed = int | np.random.Generator
@@ -95,6 +104,21 @@ def draw_excluded(pools: Pools, n: int, seed_or_rng: Seed, *, replace: bool = Fa
     p = _pools(pools)
     idx = _indices(p.n0, _size(n), _generator(seed_or_rng), replace, "excluded pool")
     return p.excluded_items(idx)
+
+
+def excluded_part(pools: Pools, n: int, seed_or_rng: Seed, *, replace: bool = False) -> DrawPart:
+    """The draws of :func:`draw_excluded` (the same for the same generator) as indices, the
+    items not built: a part of a :class:`Draws`."""
+    p = _pools(pools)
+    idx = _indices(p.n0, _size(n), _generator(seed_or_rng), replace, "excluded pool")
+    return DrawPart("excluded", None, None, idx, p.excluded_items)
+
+
+def included_part(pools: Pools, n: int, seed_or_rng: Seed, *, replace: bool = False) -> DrawPart:
+    """The draws of :func:`draw_included` as indices (see :func:`excluded_part`)."""
+    p = _pools(pools)
+    idx = _indices(p.n1, _size(n), _generator(seed_or_rng), replace, "included pool")
+    return DrawPart("included", None, None, idx, p.included_items)
 
 
 def draw_included(pools: Pools, n: int, seed_or_rng: Seed, *, replace: bool = False) -> list[Item]:
@@ -194,3 +218,115 @@ def reference_membership(pools_family: Sequence[Pools], items: Sequence[Item]) -
     # the members cut the same lists: locate each item once, compare with every member's cuts
     rows, pos = members[0].item_positions(items)
     return np.stack([pos >= p.cuts[rows] for p in members], axis=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# a drawn sample, kept as indices and written a chunk at a time
+
+#: draws turned into items (and lines of ``sample.jsonl``) at a time: a sample of millions of
+#: draws never exists as millions of Python objects
+CHUNK = 1 << 16
+
+
+@dataclass(frozen=True)
+class DrawPart:
+    """The draws from one pool (a member's or a band's): its global indices ``[n]`` and the map
+    from indices to items (:meth:`Pools.excluded_items`, :meth:`Pools.included_items`)."""
+
+    pool: str
+    member: int | None
+    stratum: int | None
+    indices: NDArray[np.int64]
+    items: Callable[[NDArray[np.int64]], list[Item]]
+
+
+class Draws(Sequence[dict[str, Any]]):
+    """A drawn sample as index arrays, part after part: a sequence of the rows of ``sample.jsonl``
+    (``pool``, ``member``, ``stratum``, ``query_id``, ``doc_id``, ``draw``, numbered in order),
+    each built when it is read. :meth:`chunks`, :meth:`items` and :func:`write_draws` go through
+    the sample :data:`CHUNK` draws at a time."""
+
+    def __init__(self, parts: Sequence[DrawPart]) -> None:
+        self.parts = tuple(parts)
+        self._starts = np.cumsum([0, *(len(p.indices) for p in self.parts)])
+
+    def __len__(self) -> int:
+        return int(self._starts[-1])
+
+    @overload
+    def __getitem__(self, i: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        j = i + len(self) if i < 0 else i
+        if not 0 <= j < len(self):
+            raise IndexError(f"draw {i} of a sample of {len(self)}")
+        k = int(np.searchsorted(self._starts, j, side="right")) - 1
+        part = self.parts[k]
+        ((q, d),) = part.items(part.indices[j - self._starts[k]:j - self._starts[k] + 1])
+        return _row(part, q, d, j)
+
+    def chunks(self) -> Iterator[tuple[DrawPart, int, list[Item]]]:
+        """``(part, number of its first draw, items)`` for each run of up to :data:`CHUNK` draws."""
+        for part, start in zip(self.parts, self._starts.tolist(), strict=False):
+            for lo in range(0, len(part.indices), CHUNK):
+                yield part, start + lo, part.items(part.indices[lo:lo + CHUNK])
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for part, first, items in self.chunks():
+            for j, (q, d) in enumerate(items, first):
+                yield _row(part, q, d, j)
+
+    def items(self) -> Iterator[Item]:
+        """The ``(query_id, doc_id)`` of every draw, in draw order."""
+        for _, _, items in self.chunks():
+            yield from items
+
+    def is_included(self) -> NDArray[np.bool_]:
+        """``[n]``: whether each draw is from the included pool."""
+        return np.concatenate([np.full(len(p.indices), p.pool == "included") for p in self.parts]
+                              or [np.zeros(0, dtype=bool)])
+
+    def lines(self) -> Iterator[str]:
+        """The lines of ``sample.jsonl``: each row's canonical JSON (sorted keys, no spaces, UTF-8 as
+        is; :func:`rankcut.audit.manifest.canonical_json`), written out field by field."""
+        dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+        for part, first, items in self.chunks():
+            pool = dumps(part.pool)
+            member = "null" if part.member is None else str(int(part.member))
+            stratum = "null" if part.stratum is None else str(int(part.stratum))
+            yield "".join(f'{{"doc_id":{dumps(d)},"draw":{j},"member":{member},"pool":{pool},'
+                          f'"query_id":{dumps(q)},"stratum":{stratum}}}\n'
+                          for j, (q, d) in enumerate(items, first))
+
+
+def _row(part: DrawPart, q: str, d: str, draw: int) -> dict[str, Any]:
+    return {"pool": part.pool, "member": part.member, "stratum": part.stratum, "query_id": q,
+            "doc_id": d, "draw": draw}
+
+
+def write_draws(path: str | os.PathLike[str], rows: Sequence[dict[str, Any]]) -> str:
+    """Write ``sample.jsonl`` — one draw a line, canonical JSON — atomically, a chunk of draws at a
+    time, and return its sha256 (hex): a sample of :class:`Draws` is never held as text or rows."""
+    from rankcut.audit.manifest import canonical_json
+    from rankcut.data.io import write_atomic
+
+    digest = hashlib.sha256()
+
+    def blocks() -> Iterator[bytes]:
+        if isinstance(rows, Draws):
+            texts: Iterator[str] = rows.lines()
+        else:
+            texts = ("".join(canonical_json(dict(r)).decode("utf-8") + "\n" for r in rows[lo:lo + CHUNK])
+                     for lo in range(0, len(rows), CHUNK))
+        for text in texts:
+            block = text.encode("utf-8")
+            digest.update(block)
+            yield block
+
+    write_atomic(path, blocks())
+    return digest.hexdigest()

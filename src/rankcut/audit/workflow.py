@@ -70,7 +70,6 @@ from rankcut.audit.folder import (
     open_store,
     opened_record,
     refuse_if_opened_file,
-    sample_text,
     sizes_text,
 )
 from rankcut.audit.interactive import label_interactively
@@ -97,6 +96,7 @@ from rankcut.audit.oracle import check_qrels_cover, qrels_oracle, unjudged_items
 from rankcut.audit.pools import Item
 from rankcut.audit.power import check_power
 from rankcut.audit.provenance import AuditWarning
+from rankcut.audit.sampling import write_draws
 from rankcut.audit.to_label import document_texts, query_texts, write_to_label
 from rankcut.data.lists import ORDERINGS
 
@@ -533,11 +533,9 @@ def sample(audit_dir: str | Path, *, excluded: int | Sequence[int] | None = None
     in_given = defaults.get("included") if included is None else included
     sizes = spec.sizes(audit, ex_given, in_given)
     rows, underpowered = check_power(audit, sizes, ex_given, in_given, defaults, allow_underpowered)
-    text = sample_text(rows)
-    write_text_atomic(folder / SAMPLE_ITEMS, text)
+    sample_hash = write_draws(folder / SAMPLE_ITEMS, rows)  # a chunk of draws at a time
     order = spec.label_order(audit, rows)
     to_label = write_to_label(audit, order, label_format)
-    sample_hash = sha256_file(folder / SAMPLE_ITEMS)
     info = {"schema": "rankcut.audit_sample", "schema_version": 1, "audit_id": audit.manifest.audit_id,
             "drawn_at": now(), "sizes": sizes, "planned": planned.get("sizes"), "draws": len(rows),
             "items": len(order), "sample_hash": sample_hash, "to_label": to_label.name,

@@ -18,7 +18,7 @@ import io
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, BinaryIO
@@ -122,8 +122,9 @@ def open_text(source: Source, name: str | None = None, *,
         yield name or str(getattr(source, "name", "<stream>")), _BomDropped(source)
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically, readable by all (mode 0644).
+def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes]) -> None:
+    """Write ``data`` (bytes, or blocks of bytes written as they come) to ``path`` atomically,
+    readable by all (mode 0644).
 
     :raises FileNotFoundError: when the folder of ``path`` does not exist (it is not created).
     :raises OSError: when the folder cannot be written; the message names ``path``, not the
@@ -139,7 +140,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
         raise type(exc)(exc.errno, exc.strerror, str(out)) from None
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            for block in [data] if isinstance(data, bytes) else data:
+                f.write(block)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)  # mkstemp creates 0600; rankcut's outputs are not secret

@@ -26,6 +26,7 @@ from rankcut.audit.folder import Audit, FrozenAudit, MemberSize, distinct_items,
 from rankcut.audit.options import check_count, check_int_list
 from rankcut.audit.options import spelled as _o
 from rankcut.audit.pools import Item, Pools
+from rankcut.audit.sampling import Draws
 
 if TYPE_CHECKING:  # rankcut.certify loads scipy: imported where it is used, so the audit package loads fast
     from rankcut.certify.report import JointReport
@@ -149,7 +150,7 @@ class Design(Protocol):
     def plan(self, audit: Audit, target: Mapping[str, Any], tolerated: int, precision: float,
              precision_given: bool) -> Plan: ...
     def sizes(self, audit: Audit, excluded: Any, included: Any) -> dict[str, Any]: ...
-    def draw(self, audit: Audit, sizes: Mapping[str, Any]) -> list[Row]: ...
+    def draw(self, audit: Audit, sizes: Mapping[str, Any]) -> Sequence[Row]: ...
     def label_order(self, audit: Audit, rows: Sequence[Mapping[str, Any]]) -> list[Item]: ...
     def positions(self, audit: Audit, n: int) -> list[tuple[str, int]]: ...
     def guard_labelling(self, audit: Audit, record: Mapping[str, Any] | None) -> None: ...
@@ -458,12 +459,12 @@ class FixedSampleDesign:
                              "the excluded pool")
         return {"excluded": ex}
 
-    def draw(self, audit: Audit, sizes: Mapping[str, Any]) -> list[Row]:
+    def draw(self, audit: Audit, sizes: Mapping[str, Any]) -> Sequence[Row]:
         raise NotImplementedError
 
     def label_order(self, audit: Audit, rows: Sequence[Mapping[str, Any]]) -> list[Item]:
         """The distinct sampled items in a shuffled order that hides the pool each came from."""
-        items = distinct_items(rows)
+        items = list(dict.fromkeys(rows.items())) if isinstance(rows, Draws) else distinct_items(rows)
         perm = rng(int(audit.manifest["seed"]), STREAM_ORDER).permutation(len(items))
         return [items[i] for i in perm]
 

@@ -23,14 +23,11 @@ from rankcut.audit.designs.base import (
     Findings,
     FixedSampleDesign,
     Plan,
-    Row,
     Verdict,
     check_size,
-    draw_rows,
     joint,
     member_row,
     method,
-    numbered,
     plan_count,
     plan_mass,
     plan_missed,
@@ -41,7 +38,7 @@ from rankcut.audit.designs.base import (
 from rankcut.audit.folder import Audit, FrozenAudit
 from rankcut.audit.options import check_count, check_delta
 from rankcut.audit.options import spelled as _o
-from rankcut.audit.sampling import draw_excluded, draw_included
+from rankcut.audit.sampling import Draws, excluded_part, included_part
 
 if TYPE_CHECKING:
     from rankcut.certify.report import JointReport
@@ -82,16 +79,17 @@ class Excluded(FixedSampleDesign):
                  sizes_line(sizes)]
         return Plan(sizes, lines, [c for c in (cert,) if c is not None])
 
-    def draw(self, audit: Audit, sizes: Mapping[str, Any]) -> list[Row]:
+    def draw(self, audit: Audit, sizes: Mapping[str, Any]) -> Draws:
+        """The excluded draws, then the included ones, as indices (:class:`Draws`): millions of
+        draws are written to ``sample.jsonl`` a chunk at a time, never built as rows."""
         seed, replace = int(audit.manifest["seed"]), not audit.finite
         check_size(sizes["excluded"], audit.base.n0, "excluded", audit.finite)
-        rows = draw_rows(draw_excluded(audit.base, sizes["excluded"], rng(seed, STREAM_EXCLUDED),
-                                       replace=replace), "excluded")
+        parts = [excluded_part(audit.base, sizes["excluded"], rng(seed, STREAM_EXCLUDED), replace=replace)]
         if "included" in sizes:
             check_size(sizes["included"], audit.base.n1, "included", audit.finite)
-            rows += draw_rows(draw_included(audit.base, sizes["included"], rng(seed, STREAM_INCLUDED),
-                                            replace=replace), "included")
-        return numbered(rows)
+            parts.append(included_part(audit.base, sizes["included"], rng(seed, STREAM_INCLUDED),
+                                       replace=replace))
+        return Draws(parts)
 
     def counts(self, audit: Audit, rows: Sequence[Mapping[str, Any]], y: np.ndarray,
                unlabelled: int) -> dict[str, Any]:
