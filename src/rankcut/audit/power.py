@@ -16,6 +16,7 @@ import numpy as np
 from rankcut.audit.designs import design_of
 from rankcut.audit.folder import Audit, sizes_text
 from rankcut.audit.options import spelled as _o
+from rankcut.audit.sampling import Draws
 
 __all__ = ["best_case", "check_power", "least_excluded"]
 
@@ -60,7 +61,9 @@ def best_case(audit: Audit, sizes: Mapping[str, Any]) -> tuple[Sequence[dict[str
 
     spec = design_of(audit)
     rows = spec.draw(audit, sizes)
-    y = np.array([r["pool"] == "included" for r in rows], dtype=np.int64)
+    # a sample kept as indices says where each draw is from without building its rows
+    y = (rows.is_included() if isinstance(rows, Draws) else
+         np.array([r["pool"] == "included" for r in rows])).astype(np.int64)
     _, findings = certificates(audit, spec.counts(audit, rows, y, 0))
     return rows, findings.verdict
 

@@ -95,7 +95,8 @@ class Excluded(FixedSampleDesign):
                unlabelled: int) -> dict[str, Any]:
         """Draws and relevant draws per pool (``counts`` in ``certificate.json``)."""
         out: dict[str, Any] = {"draws": len(rows), "unlabelled": int(unlabelled)}
-        is_in = np.array([r["pool"] == "included" for r in rows], dtype=bool)
+        is_in = rows.is_included() if isinstance(rows, Draws) else \
+            np.array([r["pool"] == "included" for r in rows], dtype=bool)
         out["excluded"] = {"draws": int((~is_in).sum()), "relevant": int(y[~is_in].sum())}
         if self.name == TwoPool.name:
             out["included"] = {"draws": int(is_in.sum()), "relevant": int(y[is_in].sum())}
