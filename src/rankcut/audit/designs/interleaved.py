@@ -61,6 +61,7 @@ from rankcut.audit.designs.sequential import _openings
 from rankcut.audit.folder import (
     CERTIFICATE_FILE,
     LABELS_FILE,
+    OPENED_FILE,
     SAMPLE_ITEMS,
     Audit,
     AuditStepError,
@@ -426,6 +427,14 @@ class Interleaved(FixedSampleDesign):
         return review_of(audit, rows, labels, str(path)).next()
 
     # -- label
+
+    def guard_labelling(self, audit: Audit, record: Mapping[str, Any] | None) -> None:
+        """New steps are taken after an opening (anytime-valid), but not into a new store."""
+        if record is not None and not (audit.folder / LABELS_FILE).exists():
+            raise AuditStepError(f"{audit.folder / LABELS_FILE} is missing, but the labels of this audit "
+                                 f"were opened for certification at {record.get('opened_at')} "
+                                 f"({OPENED_FILE}): a new label store would not hold the steps that were "
+                                 "seen (Assumption 1) — refused; restore it, or freeze a new audit")
 
     def guard_store(self, store: labels_mod.LabelStore, record: Mapping[str, Any] | None,
                     overwrite: bool) -> None:
