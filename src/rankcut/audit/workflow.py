@@ -32,11 +32,14 @@ request, the draws are i.i.d. with replacement and the binomial versions apply):
 ``excluded`` and ``two-pool`` in :mod:`rankcut.audit.designs.single` (Theorem 8, Corollary 11),
 ``prefixes`` and ``fixed-sequence`` in :mod:`rankcut.audit.designs.nested` (Corollary 16/18,
 Theorem 17, Eq. 1, Theorem 19), ``stratified`` in :mod:`rankcut.audit.designs.stratified` (§9) and
-``sequential`` in :mod:`rankcut.audit.designs.sequential` (§9, anytime-valid; the default).
+``sequential`` in :mod:`rankcut.audit.designs.sequential` (§9, anytime-valid; the default) and
+``interleaved`` in :mod:`rankcut.audit.designs.interleaved` (issue 16: no cut, each step screened or
+audited as a frozen policy chooses; the label step asks for one item at a time).
 
 How ``δ`` is spent is declared in the manifest as named events, the budget of the joint report:
 ``{"excluded audit": δ}``, ``{"excluded audit": δ0, "included audit": δ1}``, ``{"prefixes": δ}``,
-``{"fixed-sequence": δ}``, ``{"strata": δ}`` or ``{"sequential audit": δ}``.
+``{"fixed-sequence": δ}``, ``{"strata": δ}``, ``{"sequential audit": δ}`` or
+``{"interleaved review": δ}``.
 """
 
 from __future__ import annotations
@@ -596,7 +599,8 @@ def label(
     :raises AuditStepError: without a sample, in a read-only audit folder, or after the labels were
         opened by :func:`certify` (recorded in the store or in ``opened.json``). The sequential
         design takes new labels after an opening — its certificate holds wherever the audit stops —
-        but never changes one.
+        but never changes one. The interleaved design asks for the items one at a time, in the order
+        its frozen policy chooses them from the labels so far (:func:`_record_steps`).
     """
     sources = [n for n, v in (("from_file", from_file), ("qrels", qrels), ("interactive", interactive),
                               ("reuse", reuse)) if v]

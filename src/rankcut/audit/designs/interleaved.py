@@ -255,9 +255,9 @@ class Review:
         if move == SCREEN and st.screened < batch:
             return f"the first screening batch of {batch} is not read yet ({st.screened} screened)"
         if move == SCREEN and st.last == SCREEN and st.run % batch:
-            return f"finishing the screening batch under way ({st.run % batch} of {batch})"
+            return f"finishing the screening batch under way ({st.run % batch} of {batch} read)"
         if move != SCREEN and st.last != SCREEN and st.run % chunk:
-            return f"finishing the run of audit draws under way ({st.run % chunk} of {chunk})"
+            return f"finishing the run of audit draws under way ({st.run % chunk} of {chunk} read)"
         if name == "ProjectedCostPolicy":
             return ("screening another batch first is projected to leave fewer documents to read than "
                     "auditing from now on" if move == SCREEN else
@@ -301,8 +301,8 @@ def write_review(folder: Path, review: Review) -> None:
 def next_text(step: Step | None, review: Review) -> str:
     if step is None:
         rev = review.state.review
-        return ("certified: the review may stop — run certify" if rev.certified else
-                "every document is read: run certify")
+        return ("the target is certified: the review asks for no further document" if rev.certified else
+                "every document is read: the review asks for no further document")
     q, d = step.item
     return f"next: {step.move} query {q}, document {d} ({step.where}) — {step.why}"
 
