@@ -76,8 +76,19 @@ def test_full_review_is_the_engine_played_on_the_same_order(topic: Data, tmp_pat
     info = wf.status(audit)
     assert info["next"] is None and info["next_item"] is None
     assert "In plain words" in " ".join(result.content["notes"])
+    # the curve: the bound after each step read, ending at the certificate, never falling
+    curve = result.content["curve"]
+    assert curve["labels"][-1] == len(steps) and curve["bound"][-1] == pytest.approx(cert.value)
+    assert np.all(np.diff(curve["bound"]) >= 0)
     files = write_report(audit, tmp_path / "report.md")
     assert "interleaved" in files.report.read_text()
+
+
+def test_serve_refuses_the_interleaved_design(topic: Data, tmp_path: Path) -> None:
+    from rankcut.serve.desk import Desk
+
+    with pytest.raises(ValueError, match="rankcut serve does not label the interleaved design"):
+        Desk(_frozen(tmp_path, topic))
 
 
 def test_report_refuses_an_edited_record_of_moves(topic: Data, tmp_path: Path) -> None:

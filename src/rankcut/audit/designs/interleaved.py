@@ -196,6 +196,7 @@ class Review:
         self.read = np.zeros(len(self.items), dtype=bool)
         self.pointer = 0
         self.steps: list[Step] = []
+        self.bounds: list[float] = []   # the certified recall bound after each step
 
     @property
     def done(self) -> bool:
@@ -235,6 +236,15 @@ class Review:
         self.read[rank] = True
         self.state.record(move, rank, int(label))
         self.steps.append(dataclasses.replace(step, label=int(label)))
+        self.bounds.append(self.state.review.recall_lower)
+
+    def curve(self) -> dict[str, Any]:
+        """The recall bound after the first ``j`` steps: each point a valid certificate (the
+        confidence sequence holds at every step at once), never falling."""
+        from rankcut.certify.curves import curve_points
+
+        j = curve_points(len(self.steps))
+        return {"quantity": "recall", "labels": j.tolist(), "bound": [self.bounds[i - 1] for i in j]}
 
     def _why(self, move: str) -> str:
         """Why the policy chose ``move``, in words (the policy's rule, not a new decision)."""
@@ -511,7 +521,7 @@ class Interleaved(FixedSampleDesign):
         new = {"audit_id": audit.manifest.audit_id, "opened_at": opened_at,
                "sample_hash": info["sample_hash"], "labels_hash": now_digest, "prefix": t}
         spent = {"draws": len(rows), "items": len(rows), "labelled": t, "relevant": rev.found}
-        return Opened(stats, now_digest, opened_at, spent, new, report, findings, None)
+        return Opened(stats, now_digest, opened_at, spent, new, report, findings, review.curve())
 
     def certify(self, audit: FrozenAudit, stats: Mapping[str, Any]) -> tuple[JointReport, Findings]:
         from rankcut.certify.interleaved import interleaved_recall_certificate
