@@ -284,6 +284,37 @@ def test_cli_status_says_the_next_move_and_why(topic: Data, tmp_path: Path) -> N
     out = runner.invoke(app, ["status", "--audit", str(audit)])
     assert "5 of 240 documents read" in out.output
     assert "next: audit query q0" in out.output and "only audit draws from now on" in out.output
+    assert ("guarantee: the chance that this review ever says 'met' while its recall is below 0.8 is at "
+            "most 0.05") in out.output
     out = runner.invoke(app, ["freeze", "--run", str(topic.run), "--design", "interleaved",
                               "--target-recall", "0.8", "--out", str(tmp_path / "B"), "--policy", "x"])
     assert out.exit_code == 2 and "error: --policy must be one of" in out.output
+
+
+def test_the_screener_is_frozen_by_name_and_plugs_in_there(topic: Data, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from rankcut.audit.designs import interleaved
+
+    audit = _frozen(tmp_path, topic, policy="screen-then-audit:depth=3")
+    manifest = json.loads((audit / "manifest.json").read_text())
+    assert manifest["screener"] == {"name": "frontier", "config": {}}
+    assert manifest["policy"] == {"name": "screen-then-audit", "config": {"depth": 3}}
+    # a screener that reads the ranking from the bottom, registered under the frozen name
+    monkeypatch.setitem(interleaved.SCREENERS, "frontier",
+                        lambda: lambda state: int(np.flatnonzero(state.rank_labels < 0)[-1]))
+    wf.label(audit, qrels=topic.qrels, limit=3)
+    assert [s["rank"] for s in _steps(audit)] == [240, 239, 238]
+
+
+def test_an_edited_audit_order_is_refused(topic: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, topic)
+    wf.label(audit, qrels=topic.qrels, limit=5)
+    lines = (audit / "sample.jsonl").read_text().splitlines()
+    a, b = json.loads(lines[100]), json.loads(lines[200])
+    a["audit"], b["audit"] = b["audit"], a["audit"]
+    lines[100], lines[200] = json.dumps(a), json.dumps(b)
+    (audit / "sample.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match="changed after sampling"):
+        wf.label(audit, qrels=topic.qrels, limit=5)
+    with pytest.raises(ValueError, match="changed after sampling"):
+        wf.certify(audit)

@@ -441,6 +441,7 @@ def status(audit: Path = AUDIT, as_json: bool = JSON) -> None:
         typer.echo(f"  {info['verdict']}")
     if info.get("next_move"):   # the interleaved review: the document asked for next, and why
         typer.echo(f"  {info['next_move']}")
+        typer.echo(f"  guarantee: {info['guarantee']}")
     typer.echo(_next_line(info, audit))
 
 

@@ -104,10 +104,12 @@ def frontier(state: ReviewState) -> int:
     return state.frontier
 
 
-# Which document a screening step reads, by the name frozen in the manifest: a function of what
-# the policy sees (its config frozen beside the name). A ranker retrained on the labels
-# (continuous active learning) is one more entry; the audit order never depends on it.
-SCREENERS: dict[str, Callable[[ReviewState], int]] = {"frontier": frontier}
+# Which document a screening step reads, by the name frozen in the manifest: each entry builds,
+# from the config frozen beside the name, a function of what the policy sees that names an unread
+# rank. A ranker retrained on the labels (continuous active learning: a ``Screener``'s
+# ``next_screen``) is one more entry; it is rebuilt and replayed from the recorded labels at every
+# call, so it must be deterministic. The audit order never depends on it.
+SCREENERS: dict[str, Callable[..., Callable[[ReviewState], int]]] = {"frontier": lambda: frontier}
 
 
 def policy_spec(text: str | None) -> dict[str, Any]:
@@ -192,7 +194,9 @@ class Review:
         self.position = {int(rank): j for j, rank in enumerate(self.order)}
         self.state = ReviewState(len(self.items), review_rule(audit))
         self.policy = _policy(audit)
-        self.screener = SCREENERS[audit.manifest["screener"]["name"]]
+        screener = audit.manifest["screener"]
+        self.screener = SCREENERS[screener["name"]](**screener["config"])
+        self.screener_name = str(screener["name"])
         self.read = np.zeros(len(self.items), dtype=bool)
         self.pointer = 0
         self.steps: list[Step] = []
@@ -213,7 +217,7 @@ class Review:
         if move == SCREEN:
             rank = self.screener(self.state)
             if self.read[rank]:
-                raise ValueError(f"the screener {self.screener.__name__} named rank {rank + 1}, which is "
+                raise ValueError(f"the screener {self.screener_name} named rank {rank + 1}, which is "
                                  "already read")
             position = None
         else:
@@ -579,6 +583,9 @@ class Interleaved(FixedSampleDesign):
         review = review_of(audit, rows, labels, str(folder / LABELS_FILE))
         step = review.next()
         out["review_steps"] = len(review.steps)
+        out["guarantee"] = (f"the chance that this review ever says 'met' while its recall is below "
+                            f"{audit.target['recall']:g} is at most {audit.delta:g}, however each move was "
+                            "chosen and wherever it stops")
         out["next_item"] = None if step is None else step.to_dict()
         out["next_move"] = next_text(step, review)
         steps["label"] = step is None
