@@ -65,6 +65,8 @@ def test_full_review_is_the_engine_played_on_the_same_order(topic: Data, tmp_pat
     assert "".join(s["move"][0] for s in steps) == played.moves
     assert "".join(str(s["label"]) for s in steps) == played.labels
     assert played.certified and result.content["verdict"]["met"]
+    assert all(s["why"] for s in steps) and {s["move"] for s in steps} == {"screen", "audit"}
+    assert all((s["audit_position"] is None) == (s["move"] == "screen") for s in steps)
     # the certificate is recomputed from the folder alone: review.jsonl's moves and labels
     cert = Certificate.from_dict(result.content["report"]["certificates"][0]["certificate"])
     again = interleaved_recall_certificate(len(rows), "".join(s["move"][0] for s in steps),

@@ -282,9 +282,14 @@ class Review:
             return ("the ranking's projected unfound relevant documents are still above the margin"
                     if move == SCREEN else "the ranking's projected unfound relevant documents fell to the "
                     "margin the target allows: the audit starts")
-        return ("the last batch's precision is above the unread prevalence the audit shows, or the audit "
-                "found relevant documents" if move == SCREEN else
-                "the ranking's recent precision fell to the unread prevalence the audit shows")
+        if st.last != SCREEN:
+            return ("the last run of audit draws found a relevant document: back to screening"
+                    if move == SCREEN else "the last run of audit draws found none: auditing on")
+        ratio = p.ratio  # type: ignore[attr-defined]
+        return (f"the last screening batch's precision is above {ratio:g} times the unread prevalence "
+                "the audit shows: screening on" if move == SCREEN else
+                f"the last screening batch's precision fell to {ratio:g} times the unread prevalence the "
+                "audit shows: back to the audit")
 
 
 def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Mapping[Item, int],
