@@ -89,14 +89,16 @@ DEFAULT_POLICY = "projected-cost"
 MOVES = {"s": "screen", "a": "audit"}
 
 
-def _policies() -> dict[str, type]:
-    from rankcut.certify.policies import PrecisionPolicy, ProjectedCostPolicy, ScreenThenAudit
+# The policies ``--policy`` names, and their classes in rankcut.certify.policies (imported when
+# used: it loads scipy).
+POLICIES = {"projected-cost": "ProjectedCostPolicy", "precision": "PrecisionPolicy",
+            "screen-then-audit": "ScreenThenAudit"}
 
-    return {"projected-cost": ProjectedCostPolicy, "precision": PrecisionPolicy,
-            "screen-then-audit": ScreenThenAudit}
 
+def _policy_class(name: str) -> type:
+    from rankcut.certify import policies
 
-POLICIES = ("projected-cost", "precision", "screen-then-audit")
+    return getattr(policies, POLICIES[name])  # type: ignore[no-any-return]
 
 
 def frontier(state: ReviewState) -> int:
@@ -115,11 +117,10 @@ SCREENERS: dict[str, Callable[..., Callable[[ReviewState], int]]] = {"frontier":
 def policy_spec(text: str | None) -> dict[str, Any]:
     """``--policy NAME[:key=value,...]`` as frozen: the name and every constant of the policy."""
     name, _, given = (text or DEFAULT_POLICY).partition(":")
-    classes = _policies()
-    if name not in classes:
+    if name not in POLICIES:
         raise ValueError(f"{_o('policy')} must be one of {', '.join(POLICIES)} (constants as "
                          f"NAME:key=value,...), got {name!r}")
-    cls = classes[name]
+    cls = _policy_class(name)
     fields = [f.name for f in dataclasses.fields(cls)]
     config: dict[str, Any] = {}
     for part in filter(None, given.split(",")):
@@ -149,7 +150,7 @@ def policy_spec(text: str | None) -> dict[str, Any]:
 
 def _policy(audit: FrozenAudit) -> Policy:
     spec = audit.manifest["policy"]
-    return _policies()[spec["name"]](**spec["config"])  # type: ignore[no-any-return]
+    return _policy_class(spec["name"])(**spec["config"])  # type: ignore[no-any-return]
 
 
 def review_rule(audit: FrozenAudit) -> InterleavedRule:
