@@ -190,9 +190,7 @@ class Review:
         from rankcut.certify.policies import ReviewState
 
         self.items: list[Item] = [(r["query_id"], r["doc_id"]) for r in rows]
-        self.rank_of = {item: i for i, item in enumerate(self.items)}
         self.order = np.argsort(np.array([r["audit"] for r in rows], dtype=np.int64))  # position → rank
-        self.position = {int(rank): j for j, rank in enumerate(self.order)}
         self.state = ReviewState(len(self.items), review_rule(audit))
         self.policy = _policy(audit)
         screener = audit.manifest["screener"]
@@ -210,7 +208,7 @@ class Review:
 
     def next(self) -> Step | None:
         """The step the policy asks for now (None once certified or everything is read)."""
-        from rankcut.certify.interleaved import SCREEN
+        from rankcut.certify.interleaved import SCREEN, audit_order_draw
 
         if self.done:
             return None
@@ -221,11 +219,8 @@ class Review:
                 raise ValueError(f"the screener {self.screener_name} named rank {rank + 1}, which is "
                                  "already read")
             position = None
-        else:
-            j = self.pointer
-            while self.read[self.order[j]]:
-                j += 1
-            rank, position = int(self.order[j]), j + 1
+        else:   # the next unread document of the audit order; its 1-based place is the new pointer
+            rank, position = audit_order_draw(self.order, self.pointer, self.read)
         return Step(len(self.steps) + 1, MOVES[move], rank + 1, position, self.items[rank],
                     self._why(move))
 
