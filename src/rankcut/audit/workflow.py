@@ -629,7 +629,7 @@ def label(
         raise AuditStepError(f"{what}: labels are recorded in {store_path}, which cannot be written; label a "
                              f"writable copy of the folder ({_o('certify')}, {_o('report')} and "
                              f"{_o('status')} work on a read-only one)")
-    order = spec.label_order(audit, rows)
+    order = [] if spec.adaptive else spec.label_order(audit, rows)   # adaptive: chosen step by step
     created = not store_path.exists()
     store = open_store(audit, info, create=True)
     try:
