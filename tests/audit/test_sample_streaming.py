@@ -45,6 +45,9 @@ def test_the_parts_draw_what_the_item_draws_draw(replace: bool) -> None:
     expected = draw_excluded(p, 40, 7, replace=replace) + draw_included(p, 3, 8, replace=replace)
     assert list(d.items()) == expected
     assert d.is_included().tolist() == [False] * 40 + [True] * 3
+    assert d.n_distinct() == len(set(expected))
+    twice = Draws([excluded_part(p, 30, 7, replace=True), excluded_part(p, 30, 8, replace=True)])
+    assert twice.n_distinct() == len(set(twice.items()))
 
 
 def test_rows_are_numbered_and_read_alike_by_index_slice_and_iteration() -> None:

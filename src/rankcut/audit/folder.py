@@ -193,8 +193,9 @@ def build_pools(inputs: Mapping[str, Any], ordering: str, family_spec: Mapping[s
         except ValueError as err:
             raise ValueError(f"{entry.get('option', '--cut')} {entry['path']}: {err}") from None
 
-    if family_spec is None:
-        return lists, [Pools.from_lists(lists, cut_of(inputs["cut"]), corpus)], ["cut"]
+    if family_spec is None:   # no cut (the interleaved review): every item is in the one pool
+        cuts = cut_of(inputs["cut"]) if "cut" in inputs else np.zeros(len(lists.qids), dtype=np.int64)
+        return lists, [Pools.from_lists(lists, cuts, corpus)], ["cut"]
     kind = family_spec["kind"]
     if kind == "runs":
         paths = [f["path"] for f in inputs["family"]]

@@ -199,7 +199,8 @@ def _check_curve(curve: Mapping[str, Any], report: JointReport, counts: Mapping[
         raise refuse(f"its curve is of {curve.get('quantity')!r}, which this design does not "
                      "certify") from None
     labels, bound = list(curve.get("labels") or []), list(curve.get("bound") or [])
-    end = counts["excluded"]["labelled"] if "labelled" in (counts.get("excluded") or {}) else counts["draws"]
+    end = counts["excluded"]["labelled"] if "labelled" in (counts.get("excluded") or {}) else \
+        counts.get("steps", counts["draws"])   # the interleaved review: the steps read
     off = bool(labels) and (labels[-1] != end
                             or abs(float(bound[-1]) - value) > 1e-9 * max(1.0, abs(value)))
     if len(labels) != len(bound) or off:
@@ -358,7 +359,8 @@ def _plot_png(content: Mapping[str, Any]) -> bytes | None:
             if rho is not None:
                 ax.axhline(rho, color="tab:green", ls=":", lw=1, label="target")
                 ax.legend(loc="lower right", fontsize=8)
-            ax.set_xlabel("audit labels (the audit order, after the cut)")
+            ax.set_xlabel("documents read (screened or audited)" if DESIGNS[content["design"]].adaptive
+                          else "audit labels (the audit order, after the cut)")
             ax.set_title("Recall bound as the audit goes (anytime-valid: every point holds)")
         else:
             ax.set_xlabel("labels spent (first j draws of the frozen sample)")

@@ -286,6 +286,16 @@ class Draws(Sequence[dict[str, Any]]):
         for _, _, items in self.chunks():
             yield from items
 
+    def n_distinct(self) -> int:
+        """The distinct items drawn. The excluded and included pools are disjoint and each maps its
+        indices one to one onto its items, so one part per pool is counted from its indices; parts
+        of members or bands (whose pools may overlap) are counted by their items."""
+        pools = [p.pool for p in self.parts]
+        if len(set(pools)) < len(pools) or any(p.member is not None or p.stratum is not None
+                                               for p in self.parts):
+            return len(set(self.items()))
+        return sum(int(np.unique(p.indices).size) for p in self.parts)
+
     def is_included(self) -> NDArray[np.bool_]:
         """``[n]``: whether each draw is from the included pool."""
         return np.concatenate([np.full(len(p.indices), p.pool == "included") for p in self.parts]

@@ -36,19 +36,21 @@ def write_to_label(audit: Audit, order: list[Item], fmt: str) -> Path:
     texts = document_texts(audit)
     path = audit.folder / f"{TO_LABEL}.{fmt}"
     buf = io.StringIO(newline="")
-    # a design that counts labels in order says where each item stands (the sequential audit)
+    # a design that counts labels in order says where each item stands (the sequential audit), and
+    # one that chooses each item from the labels says also why (the interleaved review's next item)
     where = design_of(audit).positions(audit, len(order))
+    columns = ["part", "position", "why"][:len(where[0])] if where else []
     if fmt == "jsonl":
         for i, (q, d) in enumerate(order):
             row: dict[str, Any] = {"query_id": q, "doc_id": d, "label": None}  # null: to fill in
             if where:
-                row["part"], row["position"] = where[i]
+                row.update(zip(columns, where[i], strict=True))
             if texts is not None and (q, d) in texts:
                 row["text"] = texts[q, d]
             buf.write(json.dumps(row, ensure_ascii=False) + "\n")
     else:
         writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(["query_id", "doc_id", "label"] + (["part", "position"] if where else [])
+        writer.writerow(["query_id", "doc_id", "label"] + columns
                         + (["text"] if texts is not None else []))
         for i, (q, d) in enumerate(order):
             writer.writerow([q, d, ""] + (list(where[i]) if where else [])

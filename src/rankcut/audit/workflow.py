@@ -32,11 +32,14 @@ request, the draws are i.i.d. with replacement and the binomial versions apply):
 ``excluded`` and ``two-pool`` in :mod:`rankcut.audit.designs.single` (Theorem 8, Corollary 11),
 ``prefixes`` and ``fixed-sequence`` in :mod:`rankcut.audit.designs.nested` (Corollary 16/18,
 Theorem 17, Eq. 1, Theorem 19), ``stratified`` in :mod:`rankcut.audit.designs.stratified` (§9) and
-``sequential`` in :mod:`rankcut.audit.designs.sequential` (§9, anytime-valid; the default).
+``sequential`` in :mod:`rankcut.audit.designs.sequential` (§9, anytime-valid; the default) and
+``interleaved`` in :mod:`rankcut.audit.designs.interleaved` (issue 16: no cut, each step screened or
+audited as a frozen policy chooses; the label step asks for one item at a time).
 
 How ``δ`` is spent is declared in the manifest as named events, the budget of the joint report:
 ``{"excluded audit": δ}``, ``{"excluded audit": δ0, "included audit": δ1}``, ``{"prefixes": δ}``,
-``{"fixed-sequence": δ}``, ``{"strata": δ}`` or ``{"sequential audit": δ}``.
+``{"fixed-sequence": δ}``, ``{"strata": δ}``, ``{"sequential audit": δ}`` or
+``{"interleaved review": δ}``.
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ from rankcut.audit.folder import (
     AuditStepError,
     FrozenAudit,
     build_pools,
+    distinct_items,
     load_audit,
     load_sample,
     open_store,
@@ -96,7 +100,7 @@ from rankcut.audit.oracle import check_qrels_cover, qrels_oracle, unjudged_items
 from rankcut.audit.pools import Item
 from rankcut.audit.power import check_power
 from rankcut.audit.provenance import AuditWarning
-from rankcut.audit.sampling import write_draws
+from rankcut.audit.sampling import Draws, write_draws
 from rankcut.audit.to_label import document_texts, query_texts, write_to_label
 from rankcut.data.lists import ORDERINGS
 
@@ -240,6 +244,7 @@ def freeze(
     reuse_labels: str | Path | None = None,
     design_data: bool = False,
     prior_scale: float | None = None,
+    policy: str | None = None,
 ) -> Manifest:
     """Freeze an audit: write ``audit_dir/manifest.json`` (step 1; Assumption 1).
 
@@ -284,6 +289,9 @@ def freeze(
         misses the target allows (default
         :data:`~rankcut.certify.sequential.PRIOR_SCALE`); any positive value keeps the guarantee,
         it moves only the labels needed (``benchmarks/bench_review_stops.py``).
+    :param policy: interleaved design: the policy that chooses each move, ``NAME[:key=value,...]``
+        (:data:`~rankcut.audit.designs.interleaved.POLICIES`; default ``projected-cost``), frozen
+        with every constant.
     :returns: the frozen :class:`~rankcut.audit.manifest.Manifest` (``audit_id`` is its hash).
     :raises ValueError: for options the design does not take or cannot use, and bad input files.
     :raises FileExistsError: when ``audit_dir`` already holds a frozen audit.
@@ -302,6 +310,7 @@ def freeze(
     reference = spec.freeze_reference(reference)
     band_offsets = spec.freeze_bands(bands)
     spec.freeze_review(sampling, allow_incomplete, reuse_labels, prior_scale)
+    policy_extras = spec.freeze_policy(policy)
     if corpus_size is not None and corpus_ids is not None:
         raise ValueError(f"give the corpus once: {_o('corpus_size')} or {_o('corpus_ids')}")
     given_seed = None if seed is None else check_count(seed, "seed")
@@ -389,6 +398,7 @@ def freeze(
                               for n, p in zip(names, members, strict=True)],
                   **base.to_dict()},
         **spec.frozen_extras(prior_scale),
+        **policy_extras,
     }
     folder.mkdir(parents=True, exist_ok=True)
     if reuse is not None and reuse["role"] == "design-data":
@@ -534,15 +544,16 @@ def sample(audit_dir: str | Path, *, excluded: int | Sequence[int] | None = None
     sizes = spec.sizes(audit, ex_given, in_given)
     rows, underpowered = check_power(audit, sizes, ex_given, in_given, defaults, allow_underpowered)
     sample_hash = write_draws(folder / SAMPLE_ITEMS, rows)  # a chunk of draws at a time
-    order = spec.label_order(audit, rows)
+    n_items = rows.n_distinct() if isinstance(rows, Draws) else len(distinct_items(rows))
+    order = spec.label_order(audit, rows)   # all of them, or (an adaptive design) the first asked for
     to_label = write_to_label(audit, order, label_format)
     info = {"schema": "rankcut.audit_sample", "schema_version": 1, "audit_id": audit.manifest.audit_id,
             "drawn_at": now(), "sizes": sizes, "planned": planned.get("sizes"), "draws": len(rows),
-            "items": len(order), "sample_hash": sample_hash, "to_label": to_label.name,
+            "items": n_items, "sample_hash": sample_hash, "to_label": to_label.name,
             "numpy": np.__version__, "underpowered": bool(underpowered)}
     # sample.json last: it is what marks the sample as drawn
     write_json_atomic(folder / SAMPLE_FILE, info)
-    return SampleResult(sizes, len(rows), len(order), sample_hash, to_label)
+    return SampleResult(sizes, len(rows), n_items, sample_hash, to_label)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -589,7 +600,8 @@ def label(
     :raises AuditStepError: without a sample, in a read-only audit folder, or after the labels were
         opened by :func:`certify` (recorded in the store or in ``opened.json``). The sequential
         design takes new labels after an opening — its certificate holds wherever the audit stops —
-        but never changes one.
+        but never changes one. The interleaved design asks for the items one at a time, in the order
+        its frozen policy chooses them from the labels so far (:func:`_record_steps`).
     """
     sources = [n for n, v in (("from_file", from_file), ("qrels", qrels), ("interactive", interactive),
                               ("reuse", reuse)) if v]
@@ -618,7 +630,7 @@ def label(
         raise AuditStepError(f"{what}: labels are recorded in {store_path}, which cannot be written; label a "
                              f"writable copy of the folder ({_o('certify')}, {_o('report')} and "
                              f"{_o('status')} work on a read-only one)")
-    order = spec.label_order(audit, rows)
+    order = [] if spec.adaptive else spec.label_order(audit, rows)   # adaptive: chosen step by step
     created = not store_path.exists()
     store = open_store(audit, info, create=True)
     try:
@@ -643,6 +655,10 @@ def _record_labels(audit: Audit, store: labels_mod.LabelStore, order: list[Item]
     spec = design_of(audit)
     sampled = set(order)
     spec.guard_store(store, record, overwrite)
+    if spec.adaptive:
+        return _record_steps(audit, store, rows, from_file=from_file, qrels=qrels, threshold=threshold,
+                             unjudged_nonrelevant=unjudged_nonrelevant, interactive=interactive, limit=limit,
+                             input=input, output=output)
     seen = store.get_meta("seen_at")
     if overwrite and seen is not None:
         raise AuditStepError(
@@ -688,6 +704,89 @@ def _record_labels(audit: Audit, store: labels_mod.LabelStore, order: list[Item]
     labelled = len(order) - len(store.missing(order))
     progress = spec.progress(rows, store)
     return LabelResult(source, recorded, labelled, len(order), progress, unjudged)
+
+
+def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Mapping[str, Any]], *,
+                  from_file: str | Path | None, qrels: str | Path | None, threshold: float,
+                  unjudged_nonrelevant: bool, interactive: bool, limit: int | None,
+                  input: Callable[[str], str], output: Callable[[str], Any]) -> LabelResult:
+    """The label step of an adaptive design (the interleaved review): each label decides the next
+    item, so the items are asked for one at a time, in the order the review chooses them, and each
+    is recorded at once. From a file: the labels it holds for the items asked for, as far as it
+    holds them (labels of items not asked for yet are left for a later call); from qrels: the
+    next ``limit`` steps, or until certified; interactively: until quit or certified."""
+    from rankcut.audit.designs.interleaved import next_text
+
+    spec = design_of(audit)
+    collection = {(r["query_id"], r["doc_id"]) for r in rows}
+    unjudged: int | None = None
+    asked: list[Item] = []
+    answer: Callable[[Any], int | None]
+    if from_file is not None:
+        file_rows = labels_mod.read_label_file(from_file)
+        outside = [(q, d) for q, d, _ in file_rows if (q, d) not in collection]
+        if outside:
+            q, d = outside[0]
+            more = f" (and {len(outside) - 1} more)" if len(outside) > 1 else ""
+            raise ValueError(f"{from_file}: query {q!r}, document {d!r} is not in the collection of this "
+                             f"audit{more}; only its documents are labelled — nothing was recorded")
+        given = {(q, d): y for q, d, y in file_rows}
+        held = store.get(list(given))
+        changed = next((item for item, y in held.items() if y != given[item]), None)
+        if changed is not None:
+            raise ValueError(f"{from_file}: query {changed[0]!r}, document {changed[1]!r} is labelled "
+                             f"{given[changed]}, but the review recorded {held[changed]} for it: "
+                             f"{spec.refusal_hint(store)} — nothing was recorded")
+        source = f"file {Path(from_file).name} sha256:{sha256_file(from_file)[:12]}"
+        answer = lambda step: given.get(step.item)  # noqa: E731
+    elif qrels is not None:
+        from rankcut.data.trec import read_qrels
+
+        judged = read_qrels(qrels)
+        if not unjudged_nonrelevant:
+            check_qrels_cover(audit, judged, sorted(collection), qrels)
+        source = f"qrels {Path(qrels).name} sha256:{sha256_file(qrels)[:12]}"
+
+        def answer(step: Any) -> int | None:
+            asked.append(step.item)
+            return int(qrels_oracle(judged, [step.item], threshold)[0])
+    elif interactive:
+        texts, queries = document_texts(audit), query_texts(audit)
+        source = "interactive"
+
+        def answer(step: Any) -> int | None:
+            q, d = step.item
+            output("")
+            output(f"[step {step.number}: {step.move}, {step.where}] {step.why}")
+            output(f"query {q}" + (f": {queries[q]}" if queries and queries.get(q) else ""))
+            output(f"document {d}")
+            text = None if texts is None else texts.get(step.item, texts.get(d))
+            if text is not None:
+                output(text)
+            while True:
+                try:
+                    reply = input("relevant? [y]es / [n]o / [q]uit: ").strip().lower()
+                except EOFError:
+                    return None
+                if reply in ("y", "yes", "n", "no"):
+                    return int(reply[0] == "y")
+                if reply in ("q", "quit"):
+                    return None
+                output(f"please answer y, n or q (not {reply!r})")
+    else:
+        raise ValueError(f"{_o('reuse')} is not offered for the {audit.design} design: its steps are chosen "
+                         "from its own labels")
+    recorded, review = spec.label_steps(audit, store, rows, answer, source, limit)
+    if qrels is not None:
+        unjudged = len(unjudged_items(judged, asked))
+    step = review.next()
+    rev = review.state.review
+    progress = (f"{len(review.steps)} of {len(rows)} documents read ({review.state.screened} screened, "
+                f"{rev.audit_labels} audited, {rev.found} relevant); {next_text(step, review)}")
+    fmt = Path(str(read_json(audit.folder / SAMPLE_FILE, "written by sample")["to_label"])).suffix[1:]
+    write_to_label(audit, [] if step is None else [step.item], fmt)   # the item asked for next
+    return LabelResult(source, recorded, len(review.steps) if step is not None else len(rows), len(rows),
+                       progress, unjudged)
 
 
 # ---------------------------------------------------------------------------------------------

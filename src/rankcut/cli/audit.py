@@ -44,7 +44,7 @@ _OPTIONS = option_names(
      "max_missed", "seed", "corpus_size", "corpus_ids", "ordering", "sampling", "reference", "bands",
      "allow_incomplete", "texts", "reuse_labels", "design_data", "expected_precision", "tolerated",
      "excluded", "included", "threshold", "interactive", "reuse", "overwrite", "prior_scale",
-     "allow_missing_queries", "allow_underpowered", "unjudged_nonrelevant"),
+     "allow_missing_queries", "allow_underpowered", "unjudged_nonrelevant", "policy"),
     label_format="--format", from_file="--from", qrels="--oracle qrels", limit="--next",
     plan="rankcut audit plan", sample="rankcut audit sample", label="rankcut audit label",
     certify="rankcut audit certify", freeze="rankcut audit freeze", report="rankcut audit report",
@@ -124,7 +124,9 @@ def freeze(
              "of the rest, in a random order until certified, finds; anytime-valid, §9) | excluded "
              "(missed count, Thm 8) | two-pool (recall, Cor 11) | prefixes (nested family, Cor 16/18 + "
              "Eq. 1) | fixed-sequence (nested family against a target, Thm 19) | stratified (rank bands "
-             "below the cut, §9)."),
+             "below the cut, §9) | interleaved (high-recall review of one topic without a cut: at every "
+             "step a frozen --policy screens the ranking or audits a frozen random order, until "
+             "certified; anytime-valid for any policy)."),
     out: Path = typer.Option(..., "--out", help="The audit folder to create (must not hold an audit)."),
     cut: Path | None = typer.Option(None, "--cut", help="The cut run: a prefix of every list of --run "
                                     "(with --offsets: the model's cut the offsets are added to)."),
@@ -168,6 +170,9 @@ def freeze(
     prior_scale: float | None = typer.Option(None, "--prior-scale", help="sequential: the audit's prior "
                                              "mean as a share of the misses allowed (default 0.5; labels "
                                              "only, never validity)."),
+    policy: str | None = typer.Option(
+        None, "--policy", help="interleaved: the policy that chooses each move, NAME[:key=value,...]: "
+        "projected-cost (default), precision, or screen-then-audit:depth=K (labels only, never validity)."),
     as_json: bool = JSON,
 ) -> None:
     """Freeze the cut (or nested family) and the audit rule before any label is seen."""
@@ -181,7 +186,7 @@ def freeze(
         corpus_size=corpus_size, corpus_ids=corpus_ids, ordering=ordering, sampling=sampling,
         reference=reference, bands=_ints(bands, "--bands"), allow_incomplete=allow_incomplete,
         allow_missing_queries=allow_missing_queries, texts=texts,
-        reuse_labels=reuse_labels, design_data=design_data, prior_scale=prior_scale,
+        reuse_labels=reuse_labels, design_data=design_data, prior_scale=prior_scale, policy=policy,
     )
     if as_json:
         _echo_json(manifest.to_dict())
@@ -192,7 +197,12 @@ def freeze(
     typer.echo(f"  {manifest['theorem']}, δ = {manifest['delta']:g} "
                f"({', '.join(f'{k} {v:g}' for k, v in manifest['allocation'].items())}), "
                f"{manifest['sampling']}, seed {manifest['seed']}")
-    for m in members:
+    if workflow.DESIGNS[manifest["design"]].adaptive:
+        chosen = manifest["policy"]
+        typer.echo(f"  the collection: {manifest['pools']['items']} documents; policy {chosen['name']} "
+                   f"({', '.join(f'{k}={v}' for k, v in chosen['config'].items())}), screener "
+                   f"{manifest['screener']['name']}")
+    for m in members if not workflow.DESIGNS[manifest["design"]].adaptive else []:
         typer.echo(f"  {m['name']}: burden N1 = {m['n1']}, excluded pool N0 = {m['n0']} "
                    f"(N = {manifest['pools']['items']})")
     typer.echo(f"next: rankcut audit plan --audit {_q(manifest.folder)}")
@@ -329,7 +339,13 @@ def sample(
                     "sample_hash": result.sample_hash, "to_label": str(result.to_label)})
     else:
         typer.echo(result.render())
-        if workflow.DESIGNS[workflow.status(audit)["design"]].anytime:
+        info = workflow.status(audit)
+        if workflow.DESIGNS[info["design"]].adaptive:
+            typer.echo(f"{result.to_label} holds the one document the review asks for first; each label "
+                       "decides the next, so label one step at a time (--interactive, or --oracle qrels "
+                       "[--next N] to simulate)")
+            typer.echo(info["next_move"])
+        elif workflow.DESIGNS[info["design"]].anytime:
             typer.echo(f"label {result.to_label} from the top: the cut's {result.sizes['included']} items, "
                        "then the excluded pool in the audit order, as far as needed; certify whenever "
                        "you like")
@@ -425,6 +441,9 @@ def status(audit: Path = AUDIT, as_json: bool = JSON) -> None:
         typer.echo(f"  labels opened for certification at {info['opened_at']}")
     if info.get("verdict"):
         typer.echo(f"  {info['verdict']}")
+    if info.get("next_move"):   # the interleaved review: the document asked for next, and why
+        typer.echo(f"  {info['next_move']}")
+        typer.echo(f"  guarantee: {info['guarantee']}")
     typer.echo(_next_line(info, audit))
 
 
@@ -444,6 +463,8 @@ def _counts(info: dict[str, Any]) -> str:
     if "sample" not in info:
         return ""
     text = f": {info.get('labelled', 0)} of {info['sample']['items']} sampled items labelled"
+    if "review_steps" in info:   # the interleaved design: the steps read
+        return f": {info['review_steps']} of {info['sample']['items']} documents read"
     if "audit_labels" in info:   # the sequential design: the labelled start of the audit order
         text += f" (audit order: positions 1–{info['audit_labels']} labelled)"
     return text

@@ -118,6 +118,9 @@ class Desk:
         self.audit = load_audit(folder)
         self.folder = self.audit.folder
         self.spec = design_of(self.audit)
+        if self.spec.adaptive:   # each answer decides the next item: not the page's fixed order
+            raise ValueError(f"rankcut serve does not label the {self.spec.name} design: its items are "
+                             "chosen one at a time from the answers; use rankcut audit label --interactive")
         self.info, self.rows = load_sample(self.audit)
         self.order = self.spec.label_order(self.audit, self.rows)
         self.index = {item: i for i, item in enumerate(self.order)}

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rankcut.audit.designs.base import Design, Findings
+from rankcut.audit.designs.interleaved import Interleaved
 from rankcut.audit.designs.nested import FixedSequence, Prefixes
 from rankcut.audit.designs.sequential import Sequential
 from rankcut.audit.designs.single import Excluded, TwoPool
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
 __all__ = ["DESIGNS", "Design", "Findings", "certificates", "design_of"]
 
 DESIGNS: dict[str, Design] = {
-    d.name: d for d in (Excluded(), TwoPool(), Prefixes(), FixedSequence(), Stratified(), Sequential())
+    d.name: d for d in (Excluded(), TwoPool(), Prefixes(), FixedSequence(), Stratified(), Sequential(),
+                        Interleaved())
 }
 
 

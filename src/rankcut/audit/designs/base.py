@@ -133,6 +133,7 @@ class Design(Protocol):
     needs_target: bool
     summary: str
     anytime: bool  # certify may run after any number of labels (the sequential audit)
+    adaptive: bool  # the label step asks for the item the review chooses next (the interleaved review)
     plans_precision: bool  # the plan takes an expected precision of the included pool (two-pool)
 
     def theorem(self, reference: str | None, finite: bool) -> str: ...
@@ -147,16 +148,20 @@ class Design(Protocol):
                      ) -> list[int] | None: ...
     def largest_pool(self, base: Pools) -> int: ...
     def frozen_extras(self, prior_scale: float | None) -> dict[str, Any]: ...
+    def freeze_policy(self, policy: str | None) -> dict[str, Any]: ...
     def plan(self, audit: Audit, target: Mapping[str, Any], tolerated: int, precision: float,
              precision_given: bool) -> Plan: ...
     def sizes(self, audit: Audit, excluded: Any, included: Any) -> dict[str, Any]: ...
     def draw(self, audit: Audit, sizes: Mapping[str, Any]) -> Sequence[Row]: ...
     def label_order(self, audit: Audit, rows: Sequence[Mapping[str, Any]]) -> list[Item]: ...
-    def positions(self, audit: Audit, n: int) -> list[tuple[str, int]]: ...
+    def positions(self, audit: Audit, n: int) -> list[tuple[Any, ...]]: ...
     def guard_labelling(self, audit: Audit, record: Mapping[str, Any] | None) -> None: ...
     def guard_store(self, store: labels_mod.LabelStore, record: Mapping[str, Any] | None,
                     overwrite: bool) -> None: ...
     def refusal_hint(self, store: labels_mod.LabelStore) -> str: ...
+    def label_steps(self, audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Mapping[str, Any]],
+                    answer: Callable[[Any], int | None], source: str, limit: int | None
+                    ) -> tuple[int, Any]: ...
     def place(self, audit: Audit, order: Sequence[Item]) -> Callable[[int], str] | None: ...
     def progress(self, rows: Sequence[Mapping[str, Any]], store: labels_mod.LabelStore) -> str | None: ...
     def open(self, audit: Audit, info: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
@@ -345,6 +350,7 @@ class FixedSampleDesign:
     needs_target = False
     summary = ""
     anytime = False
+    adaptive = False
     plans_precision = False  # the plan takes an expected precision of the included pool
     event = ""  # the one δ event of the design
 
@@ -429,6 +435,11 @@ class FixedSampleDesign:
     def frozen_extras(self, prior_scale: float | None) -> dict[str, Any]:
         return {}
 
+    def freeze_policy(self, policy: str | None) -> dict[str, Any]:
+        if policy is not None:
+            raise ValueError(f"{_o('policy')} is for the interleaved design, not {self.name}")
+        return {}
+
     # -- plan and sample
 
     def plan(self, audit: Audit, target: Mapping[str, Any], tolerated: int, precision: float,
@@ -468,7 +479,7 @@ class FixedSampleDesign:
         perm = rng(int(audit.manifest["seed"]), STREAM_ORDER).permutation(len(items))
         return [items[i] for i in perm]
 
-    def positions(self, audit: Audit, n: int) -> list[tuple[str, int]]:
+    def positions(self, audit: Audit, n: int) -> list[tuple[Any, ...]]:
         """Where each item of the list to label stands (none: the list is blinded)."""
         return []
 
@@ -489,6 +500,12 @@ class FixedSampleDesign:
 
     def place(self, audit: Audit, order: Sequence[Item]) -> Callable[[int], str] | None:
         return None
+
+    def label_steps(self, audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Mapping[str, Any]],
+                    answer: Callable[[Any], int | None], source: str, limit: int | None
+                    ) -> tuple[int, Any]:
+        """An adaptive design's label step (a fixed sample's order is labelled as it is)."""
+        raise NotImplementedError
 
     def progress(self, rows: Sequence[Mapping[str, Any]], store: labels_mod.LabelStore) -> str | None:
         return None

@@ -1,0 +1,603 @@
+"""The ``interleaved`` design (issue 16; :mod:`rankcut.certify.interleaved`): screening and auditing
+under one anytime-valid bound on the collection's relevant count ``R``.
+
+**The collection.** One topic's ranked list (a run of one query; several are refused: one audit
+per topic), followed, with ``--corpus-size`` or ``--corpus-ids``, by the documents the list does
+not hold, in the corpus' own fixed order. There is no cut: the review decides as it goes what it
+reads. ``sample`` writes the whole collection in ranking order, each document with its place in
+one frozen uniformly random *audit order* (seeded by the frozen seed; redrawn and compared at
+every certify).
+
+**The label step.** At every step the frozen policy (``--policy``, by name and constants, in the
+manifest) chooses a move from the labels recorded so far, and the label step asks for that one
+document:
+
+* **screen** — the document the frozen screener names: today ``frontier``, the top unread
+  document of the ranking (:data:`SCREENERS`; a screener retrained on the labels plugs in there,
+  by name and config);
+* **audit** — the next still-unread document of the frozen audit order.
+
+The policy and the screener are deterministic functions of the recorded history, so the review is
+replayed from the label store at every call: a killed session resumes at the same next item, and
+the moves are recomputable from the folder. Each step is written to ``review.jsonl`` (move,
+document, label, why), and certify puts the moves and labels into the certificate's inputs
+(``interleaved_recall_certificate``), which the report recomputes. A recorded step is never
+changed (the moves after it were chosen from it), and the review stops asking once certified.
+
+**The guarantee** (the theorem of :mod:`rankcut.certify.interleaved`: the next unread document of a
+frozen permutation is uniform on the unread set; the predictable mixture of the audit likelihoods
+is a nonnegative martingale under ``R = r`` for *any* predictable policy; Ville's inequality):
+``R ≤ min_{s ≤ t} max C_s`` at every step at once with probability ``≥ 1 − δ``, so
+``Recall ≥ F_t / min_s max C_s`` however the moves were chosen and wherever the review stops, and a
+"met" stays met. The prior is fixed at the first audit step from the labels before it
+(``default_prior_mean`` with the frozen ``--prior-scale``), as the theorem allows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from rankcut.audit import labels as labels_mod
+from rankcut.audit.designs.base import (
+    STREAM_ORDER,
+    Findings,
+    FixedSampleDesign,
+    Opened,
+    Plan,
+    Row,
+    Verdict,
+    draw_rows,
+    numbered,
+    rng,
+)
+from rankcut.audit.designs.sequential import _openings
+from rankcut.audit.folder import (
+    CERTIFICATE_FILE,
+    LABELS_FILE,
+    OPENED_FILE,
+    SAMPLE_ITEMS,
+    Audit,
+    AuditStepError,
+    FrozenAudit,
+    open_store,
+    read_rows,
+)
+from rankcut.audit.manifest import load_manifest, now, read_json, write_text_atomic
+from rankcut.audit.options import spelled as _o
+from rankcut.audit.pools import Item, Pools
+from rankcut.audit.provenance import labels_hash
+
+if TYPE_CHECKING:
+    from rankcut.certify.interleaved import InterleavedRule
+    from rankcut.certify.policies import Policy, ReviewState
+    from rankcut.certify.report import JointReport
+
+__all__ = ["MAX_COLLECTION", "POLICIES", "REVIEW_FILE", "SCREENERS", "Interleaved", "Review", "Step",
+           "policy_spec", "review_of"]
+
+# The design lists its whole collection in sample.jsonl, and the engine keeps one number per R.
+MAX_COLLECTION = 2_000_000
+REVIEW_FILE = "review.jsonl"   # one line a step: move, document, label, why
+DEFAULT_POLICY = "projected-cost"
+MOVES = {"s": "screen", "a": "audit"}
+
+
+# The policies ``--policy`` names, and their classes in rankcut.certify.policies (imported when
+# used: it loads scipy).
+POLICIES = {"projected-cost": "ProjectedCostPolicy", "precision": "PrecisionPolicy",
+            "screen-then-audit": "ScreenThenAudit"}
+
+
+def _policy_class(name: str) -> type:
+    from rankcut.certify import policies
+
+    return getattr(policies, POLICIES[name])  # type: ignore[no-any-return]
+
+
+def frontier(state: ReviewState) -> int:
+    """The top unread document of the ranking (the default screener)."""
+    return state.frontier
+
+
+# Which document a screening step reads, by the name frozen in the manifest: each entry builds,
+# from the config frozen beside the name, a function of what the policy sees that names an unread
+# rank. A ranker retrained on the labels (continuous active learning: a ``Screener``'s
+# ``next_screen``) is one more entry; it is rebuilt and replayed from the recorded labels at every
+# call, so it must be deterministic. The audit order never depends on it.
+SCREENERS: dict[str, Callable[..., Callable[[ReviewState], int]]] = {"frontier": lambda: frontier}
+
+
+def policy_spec(text: str | None) -> dict[str, Any]:
+    """``--policy NAME[:key=value,...]`` as frozen: the name and every constant of the policy."""
+    name, _, given = (text or DEFAULT_POLICY).partition(":")
+    if name not in POLICIES:
+        raise ValueError(f"{_o('policy')} must be one of {', '.join(POLICIES)} (constants as "
+                         f"NAME:key=value,...), got {name!r}")
+    cls = _policy_class(name)
+    fields = [f.name for f in dataclasses.fields(cls)]
+    config: dict[str, Any] = {}
+    for part in filter(None, given.split(",")):
+        key, sep, value = part.partition("=")
+        key = key.strip()
+        if not sep or key not in fields:
+            raise ValueError(f"{_o('policy')} {name} takes {', '.join(fields)} as key=value, got {part!r}")
+        try:
+            config[key] = int(value) if value.strip().lstrip("-").isdigit() else float(value)
+        except ValueError:
+            raise ValueError(f"{_o('policy')} {name}: {key} must be a number, got {value!r}") from None
+    try:
+        policy = cls(**config)
+    except TypeError:
+        missing = [f.name for f in dataclasses.fields(cls)
+                   if f.default is dataclasses.MISSING and f.name not in config]
+        raise ValueError(f"{_o('policy')} {name} needs {', '.join(missing)}, e.g. "
+                         f"{name}:{missing[0]}=100") from None
+    except ValueError as err:
+        raise ValueError(f"{_o('policy')} {name}: {err}") from None
+    if name == "screen-then-audit":
+        from rankcut.certify._validate import check_count
+
+        check_count(policy.depth, f"{_o('policy')} screen-then-audit depth")
+    return {"name": name, "config": dataclasses.asdict(policy)}
+
+
+def _policy(audit: FrozenAudit) -> Policy:
+    spec = audit.manifest["policy"]
+    return _policy_class(spec["name"])(**spec["config"])  # type: ignore[no-any-return]
+
+
+def review_rule(audit: FrozenAudit) -> InterleavedRule:
+    from rankcut.certify.interleaved import InterleavedRule
+
+    return InterleavedRule(float(audit.target["recall"]), audit.delta, float(audit.manifest["prior_scale"]))
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the review: the move, the document (its rank, and its place in the audit order
+    for an audit move), why the policy chose it, and its label once read."""
+
+    number: int
+    move: str            # "screen" or "audit"
+    rank: int            # 1-based place in the ranking
+    position: int | None  # 1-based place in the audit order (audit moves)
+    item: Item
+    why: str
+    label: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"step": self.number, "move": self.move, "query_id": self.item[0], "doc_id": self.item[1],
+                "rank": self.rank, "audit_position": self.position, "label": self.label, "why": self.why}
+
+    @property
+    def where(self) -> str:
+        return (f"rank {self.rank} of the ranking" if self.move == "screen" else
+                f"audit order position {self.position}, rank {self.rank}")
+
+
+class Review:
+    """An interleaved review replayed from the frozen sample: the policy's state, the audit order's
+    pointer and the steps so far. Pure replay: reads and writes no file."""
+
+    def __init__(self, audit: FrozenAudit, rows: Sequence[Mapping[str, Any]]) -> None:
+        from rankcut.certify.policies import ReviewState
+
+        self.items: list[Item] = [(r["query_id"], r["doc_id"]) for r in rows]
+        self.order = np.argsort(np.array([r["audit"] for r in rows], dtype=np.int64))  # position → rank
+        self.state = ReviewState(len(self.items), review_rule(audit))
+        self.policy = _policy(audit)
+        screener = audit.manifest["screener"]
+        self.screener = SCREENERS[screener["name"]](**screener["config"])
+        self.screener_name = str(screener["name"])
+        self.read = np.zeros(len(self.items), dtype=bool)
+        self.pointer = 0
+        self.steps: list[Step] = []
+        self.bounds: list[float] = []   # the certified recall bound after each step
+
+    @property
+    def done(self) -> bool:
+        rev = self.state.review
+        return bool(rev.certified or rev.unread == 0)
+
+    def next(self) -> Step | None:
+        """The step the policy asks for now (None once certified or everything is read)."""
+        from rankcut.certify.interleaved import SCREEN, audit_order_draw
+
+        if self.done:
+            return None
+        move = self.policy(self.state)
+        if move == SCREEN:
+            rank = self.screener(self.state)
+            if self.read[rank]:
+                raise ValueError(f"the screener {self.screener_name} named rank {rank + 1}, which is "
+                                 "already read")
+            position = None
+        else:   # the next unread document of the audit order; its 1-based place is the new pointer
+            rank, position = audit_order_draw(self.order, self.pointer, self.read)
+        return Step(len(self.steps) + 1, MOVES[move], rank + 1, position, self.items[rank],
+                    self._why(move))
+
+    def take(self, step: Step, label: int) -> None:
+        """Record that ``step`` was read with ``label``."""
+        from rankcut.certify.interleaved import AUDIT, SCREEN
+
+        rank = step.rank - 1
+        move = SCREEN if step.move == "screen" else AUDIT
+        if move == AUDIT:
+            assert step.position is not None
+            self.pointer = step.position
+        self.read[rank] = True
+        self.state.record(move, rank, int(label))
+        self.steps.append(dataclasses.replace(step, label=int(label)))
+        self.bounds.append(self.state.review.recall_lower)
+
+    def curve(self) -> dict[str, Any]:
+        """The recall bound after the first ``j`` steps: each point a valid certificate (the
+        confidence sequence holds at every step at once), never falling."""
+        from rankcut.certify.curves import curve_points
+
+        j = curve_points(len(self.steps))
+        return {"quantity": "recall", "labels": j.tolist(), "bound": [self.bounds[i - 1] for i in j]}
+
+    def _why(self, move: str) -> str:
+        """Why the policy chose ``move``, in words (the policy's rule, not a new decision)."""
+        from rankcut.certify.interleaved import SCREEN
+
+        st, rev, p = self.state, self.state.review, self.policy
+        name = type(p).__name__
+        if name == "ScreenThenAudit":
+            depth = p.depth  # type: ignore[attr-defined]
+            return (f"screen-then-audit: {st.screened} of the first {depth} ranks screened"
+                    if move == SCREEN else f"screen-then-audit: the first {depth} ranks are screened; "
+                    "only audit draws from now on")
+        batch, chunk = p.batch, p.chunk  # type: ignore[attr-defined]
+        if st.frontier >= st.rank_labels.size:
+            return "every ranked document is read: only the audit order is left"
+        if move == SCREEN and rev.found == 0:
+            return "no relevant document found yet: screening goes on"
+        if move == SCREEN and st.screened < batch:
+            return f"the first screening batch of {batch} is not read yet ({st.screened} screened)"
+        if move == SCREEN and st.last == SCREEN and st.run % batch:
+            return f"finishing the screening batch under way ({st.run % batch} of {batch} read)"
+        if move != SCREEN and st.last != SCREEN and st.run % chunk:
+            return f"finishing the run of audit draws under way ({st.run % chunk} of {chunk} read)"
+        if name == "ProjectedCostPolicy":
+            return ("screening another batch first is projected to leave fewer documents to read than "
+                    "auditing from now on" if move == SCREEN else
+                    "auditing from now on is projected to read fewer documents than screening another "
+                    f"batch (the unread documents' relevant count is estimated from the ranking's tail and "
+                    f"{rev.audit_labels} audit draws)")
+        if not rev.started:
+            return ("the ranking's projected unfound relevant documents are still above the margin"
+                    if move == SCREEN else "the ranking's projected unfound relevant documents fell to the "
+                    "margin the target allows: the audit starts")
+        if st.last != SCREEN:
+            return ("the last run of audit draws found a relevant document: back to screening"
+                    if move == SCREEN else "the last run of audit draws found none: auditing on")
+        ratio = p.ratio  # type: ignore[attr-defined]
+        return (f"the last screening batch's precision is above {ratio:g} times the unread prevalence "
+                "the audit shows: screening on" if move == SCREEN else
+                f"the last screening batch's precision fell to {ratio:g} times the unread prevalence the "
+                "audit shows: back to the audit")
+
+
+def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Mapping[Item, int],
+              where: str) -> Review:
+    """The review replayed from the recorded ``labels``: step after step while the item asked for
+    has a label. A label of an item the review never asked for is refused (the store was edited,
+    or is not this review's)."""
+    review = Review(audit, rows)
+    while (step := review.next()) is not None and step.item in labels:
+        review.take(step, labels[step.item])
+    taken = {s.item for s in review.steps}
+    stray = [item for item in labels if item not in taken]
+    if stray:
+        q, d = stray[0]
+        more = f" (and {len(stray) - 1} more)" if len(stray) > 1 else ""
+        raise ValueError(f"{where} holds a label for query {q!r}, document {d!r} that the review never asked "
+                         f"for{more}: its labels are not the steps of this review (it was edited) — refused; "
+                         "restore it, or freeze a new audit")
+    return review
+
+
+def write_review(folder: Path, review: Review) -> None:
+    """``review.jsonl``: every step so far (move, document, label, why), rewritten whole."""
+    write_text_atomic(folder / REVIEW_FILE,
+                      "".join(json.dumps(s.to_dict(), ensure_ascii=False) + "\n" for s in review.steps))
+
+
+def next_text(step: Step | None, review: Review) -> str:
+    if step is None:
+        rev = review.state.review
+        return ("the target is certified: the review asks for no further document" if rev.certified else
+                "every document is read: the review asks for no further document")
+    q, d = step.item
+    return f"next: {step.move} query {q}, document {d} ({step.where}) — {step.why}"
+
+
+class Interleaved(FixedSampleDesign):
+    """Recall of an interleaved review: screen or audit at every step, chosen by a frozen policy,
+    under one anytime-valid bound on ``R`` (issue 16)."""
+
+    name = "interleaved"
+    targets: tuple[str, ...] = ("recall",)
+    needs_target = True
+    summary = ("recall of an interleaved review — at every step a frozen policy screens the ranking's top "
+               "unread document or audits the next unread one of a frozen random order, until the target "
+               "is certified (anytime-valid for any policy)")
+    anytime = True
+    adaptive = True
+    event = "interleaved review"
+
+    # -- freeze
+
+    def theorem(self, reference: str | None, finite: bool) -> str:
+        from rankcut.certify.result import theorem_of
+
+        return theorem_of("interleaved_recall")
+
+    def no_target(self) -> None:
+        raise ValueError(f"the interleaved design needs its recall target fixed before the review (it "
+                         f"decides when the review may stop): give {_o('target_recall')}")
+
+    def family_spec(self, cut: Any, family: Any, offsets: Any, depths: Any) -> dict[str, Any] | None:
+        for given, value in (("cut", cut), ("family", family), ("offsets", offsets), ("depths", depths)):
+            if value is not None:
+                raise ValueError(f"{_o(given)} is not for the interleaved design: it has no cut — the review "
+                                 f"decides as it goes what it reads (give {_o('run')} and, for the "
+                                 f"unretrieved documents, {_o('corpus_size')} or {_o('corpus_ids')})")
+        return None
+
+    def freeze_review(self, sampling: str, allow_incomplete: bool, reuse_labels: Any,
+                      prior_scale: float | None) -> None:
+        if sampling == "with-replacement":
+            raise ValueError(f"the interleaved design reads each document once: {_o('sampling')} "
+                             "with-replacement is not for it")
+        if allow_incomplete:
+            raise ValueError(f"{_o('allow_incomplete')} is not for the interleaved design: it certifies the "
+                             "steps read, however many")
+        if reuse_labels is not None:
+            raise ValueError(f"{_o('reuse_labels')} is not offered for the interleaved design: its steps are "
+                             "chosen from its own labels, so label it afresh")
+        if prior_scale is not None:
+            from rankcut.certify._validate import check_positive
+
+            check_positive(prior_scale, _o("prior_scale"))
+
+    def freeze_policy(self, policy: str | None) -> dict[str, Any]:
+        return {"policy": policy_spec(policy), "screener": {"name": "frontier", "config": {}}}
+
+    def freeze_pools(self, base: Pools, names: Sequence[str], bands: Sequence[int] | None
+                     ) -> list[int] | None:
+        if len(base.qids) != 1:
+            raise ValueError(f"the interleaved design reviews one topic's ranking, but {_o('run')} holds "
+                             f"{len(base.qids)} queries ({', '.join(base.qids[:3])}"
+                             f"{', ...' if len(base.qids) > 3 else ''}): give a run of one query (one audit "
+                             "per topic)")
+        if base.n0 > MAX_COLLECTION:
+            raise ValueError(f"the collection holds {base.n0} documents: the interleaved design lists it "
+                             f"whole, at most {MAX_COLLECTION}")
+        return None
+
+    def frozen_extras(self, prior_scale: float | None) -> dict[str, Any]:
+        from rankcut.certify.sequential import PRIOR_SCALE
+
+        return {"prior_scale": PRIOR_SCALE if prior_scale is None else float(prior_scale)}
+
+    # -- plan and sample
+
+    def plan(self, audit: Audit, target: Mapping[str, Any], tolerated: int, precision: float,
+             precision_given: bool) -> Plan:
+        n, rho = audit.base.n0, float(audit.target["recall"])
+        spec = audit.manifest["policy"]
+        config = ", ".join(f"{k}={v}" for k, v in spec["config"].items())
+        lines = [f"nothing to size: the collection's {n} documents are listed in ranking order and in one "
+                 f"frozen random audit order; at every step the frozen policy {spec['name']} ({config}) "
+                 "chooses to screen the top unread document of the ranking or to audit the next unread one "
+                 f"of the audit order, until recall ≥ {rho:g} is certified (anytime-valid for any policy)",
+                 f"{_o('label')} asks for the document each step chooses, one at a time; {_o('status')} says "
+                 "which comes next and why"]
+        return Plan({"excluded": n, "included": 0}, lines)
+
+    def sizes(self, audit: Audit, excluded: Any, included: Any) -> dict[str, Any]:
+        full = {"excluded": audit.base.n0, "included": 0}
+        for name, given in (("excluded", excluded), ("included", included)):
+            if given is not None and given != full[name]:
+                raise ValueError(f"the interleaved design lists its whole collection ({audit.base.n0} "
+                                 f"documents): {_o(name)} {given!r} is not for it")
+        return full
+
+    def draw(self, audit: Audit, sizes: Mapping[str, Any]) -> list[Row]:
+        """The collection in ranking order, each document with its 1-based place in the audit order."""
+        base = audit.base
+        rows = draw_rows(base.excluded_items(np.arange(base.n0)), "excluded")
+        perm = rng(int(audit.manifest["seed"]), STREAM_ORDER).permutation(base.n0)
+        for j, rank in enumerate(perm):
+            rows[int(rank)]["audit"] = j + 1
+        return numbered(rows)
+
+    def label_order(self, audit: Audit, rows: Sequence[Mapping[str, Any]]) -> list[Item]:
+        """The one item the review asks for next (none once it is certified)."""
+        step = self._next(audit, rows)
+        return [] if step is None else [step.item]
+
+    def positions(self, audit: Audit, n: int) -> list[tuple[Any, ...]]:
+        """The next item's move, place and why (``to_label`` holds that one item)."""
+        step = self._next(audit, read_rows(audit.folder / SAMPLE_ITEMS))
+        return [] if step is None or n == 0 else [(step.move, step.where, step.why)]
+
+    def _next(self, audit: Audit, rows: Sequence[Mapping[str, Any]]) -> Step | None:
+        path = audit.folder / LABELS_FILE
+        labels: dict[Item, int] = {}
+        if path.exists() and path.stat().st_size:
+            with labels_mod.LabelStore(path, readonly=True) as store:
+                labels = {(q, d): y for q, d, y in store.items()}
+        return review_of(audit, rows, labels, str(path)).next()
+
+    # -- label
+
+    def guard_labelling(self, audit: Audit, record: Mapping[str, Any] | None) -> None:
+        """New steps are taken after an opening (anytime-valid), but not into a new store."""
+        if record is not None and not (audit.folder / LABELS_FILE).exists():
+            raise AuditStepError(f"{audit.folder / LABELS_FILE} is missing, but the labels of this audit "
+                                 f"were opened for certification at {record.get('opened_at')} "
+                                 f"({OPENED_FILE}): a new label store would not hold the steps that were "
+                                 "seen (Assumption 1) — refused; restore it, or freeze a new audit")
+
+    def guard_store(self, store: labels_mod.LabelStore, record: Mapping[str, Any] | None,
+                    overwrite: bool) -> None:
+        if overwrite:
+            raise AuditStepError(f"changing labels ({_o('overwrite')}) is refused for the interleaved "
+                                 "design: every move after a step was chosen from its label, so a recorded "
+                                 "step is never changed — freeze a new audit to review again")
+
+    def refusal_hint(self, store: labels_mod.LabelStore) -> str:
+        return "a recorded step is never changed (the moves after it were chosen from it)"
+
+    def label_steps(self, audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Mapping[str, Any]],
+                    answer: Callable[[Step], int | None], source: str, limit: int | None
+                    ) -> tuple[int, Review]:
+        """Ask ``answer`` for each step the review chooses, recording each label at once (so a killed
+        session loses nothing and resumes at the same item), until it has no answer, ``limit`` steps
+        were taken, or the review is certified. Writes ``review.jsonl``."""
+        review = review_of(audit, rows, {(q, d): y for q, d, y in store.items()}, str(store.path))
+        recorded = 0
+        try:
+            while (limit is None or recorded < limit) and (step := review.next()) is not None:
+                y = answer(step)
+                if y is None:
+                    break
+                store.record([step.item], [y], source, refusal_hint=self.refusal_hint(store))
+                review.take(step, y)
+                recorded += 1
+        finally:
+            write_review(audit.folder, review)
+        return recorded, review
+
+    def progress(self, rows: Sequence[Mapping[str, Any]], store: labels_mod.LabelStore) -> str | None:
+        return None
+
+    # -- certify
+
+    def open(self, audit: Audit, info: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
+             record: Mapping[str, Any] | None) -> Opened:
+        """Certify the steps read so far. The review is replayed from the label store; each certify
+        records how many steps it opened and the hash of their labels (store meta, then
+        ``opened.json``), and a later certify refuses when any of them changed or their number
+        shrank. New steps after an opening are taken: the bound holds at every step at once."""
+        from rankcut.audit.designs import certificates
+
+        with open_store(audit, info, create=False) as store:
+            labels = {(q, d): y for q, d, y in store.items()}
+            review = review_of(audit, rows, labels, str(store.path))
+            t = len(review.steps)
+
+            def digest(prefix: int) -> str:
+                return labels_hash({s.item: int(s.label or 0) for s in review.steps[:prefix]})
+
+            for where, prefix, held in _openings(store, record):
+                if prefix > t or digest(prefix) != held:
+                    raise ValueError(
+                        f"certifying is refused: the labels opened for certification ({where}: the first "
+                        f"{prefix} steps of the review) changed or were removed since, and a certificate "
+                        "cannot follow labels edited after being seen (Assumption 1); restore them, or "
+                        "freeze a new audit")
+            rev = review.state.review
+            stats = {"draws": len(rows), "unlabelled": 0, "collection": len(rows),
+                     "moves": "".join(rev.moves), "labels": "".join(map(str, rev.labels)),
+                     "steps": t, "screened": review.state.screened, "audited": rev.audit_labels,
+                     "relevant": rev.found}
+            report, findings = certificates(audit, stats)   # in memory first: a failure records nothing
+            now_digest = digest(t)
+            opened_at = str(store.get_meta("opened_at") or now())
+            opening = {"opened_at": opened_at, "opened_sample_hash": str(info["sample_hash"]),
+                       "opened_labels_hash": now_digest, "opened_prefix": str(t)}
+            if any(store.get_meta(k) != v for k, v in opening.items()):
+                store.set_meta_many(opening)
+        if (audit.folder / LABELS_FILE).exists() and labels_mod.writable(audit.folder / REVIEW_FILE):
+            write_review(audit.folder, review)
+        new = {"audit_id": audit.manifest.audit_id, "opened_at": opened_at,
+               "sample_hash": info["sample_hash"], "labels_hash": now_digest, "prefix": t}
+        spent = {"draws": len(rows), "items": len(rows), "labelled": t, "relevant": rev.found}
+        return Opened(stats, now_digest, opened_at, spent, new, report, findings, review.curve())
+
+    def certify(self, audit: FrozenAudit, stats: Mapping[str, Any]) -> tuple[JointReport, Findings]:
+        from rankcut.certify.interleaved import interleaved_recall_certificate
+        from rankcut.certify.report import JointReport
+
+        n, d, rho = int(stats["collection"]), audit.delta, float(audit.target["recall"])
+        cert = interleaved_recall_certificate(n, str(stats["moves"]), str(stats["labels"]), rho, d,
+                                              float(audit.manifest["prior_scale"]))
+        run = Path(audit.manifest["inputs"]["run"]["path"]).name
+        title = (f"Audit {audit.manifest.short_id} of {run} (interleaved design, "
+                 f"{audit.manifest['theorem']})")
+        fact = {"queries": audit.queries, "collection N": n}
+        report = JointReport(delta=d, budget=audit.budget, title=title, facts=fact).attach(
+            "recall", cert, charge={"audit": self.event})
+        met = bool(cert.details["certified"])
+        t, found = int(stats["steps"]), int(stats["relevant"])
+        unfound = int(cert.details["relevant_upper"]) - found
+        text = (f"target recall ≥ {rho:g}: {'met' if met else 'NOT met yet'} after {t} of {n} documents read "
+                f"({stats['screened']} screened, {stats['audited']} audited; {found} relevant found, at most "
+                f"{unfound} unfound)")
+        notes = [f"In plain words: whatever the ranking, whichever documents are truly relevant, and however "
+                 f"each move was chosen, the chance that this review ever says 'met' while its recall is "
+                 f"below {rho:g} is at most {d:g} — however often certify is run and wherever the review "
+                 "stops (anytime-valid; the bound is the tightest of the review so far, so a 'met' stays "
+                 "met). Recall counts the relevant documents read, by either move, out of all relevant "
+                 "documents of the collection (the topic's ranked list, and the corpus when one was given). "
+                 "It assumes the labels are right and that audit moves read the listed audit order."]
+        if not met and t < n:
+            notes.append(f"next: label on ({_o('label')}); {_o('status')} names the next document and why")
+        row = {"name": "review", "collection": n, "read": t, "screened": int(stats["screened"]),
+               "audited": int(stats["audited"]), "relevant": found,
+               "relevant_upper": int(cert.details["relevant_upper"]), "recall": float(cert.value)}
+        return report, Findings(Verdict(met, text), [row], notes)
+
+    # -- report and status
+
+    def draw_counts(self, counts: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
+                    folder: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+        return {"collection": counts.get("collection")}, {"collection": len(rows)}
+
+    def spent_text(self, counts: Mapping[str, Any]) -> str | None:
+        return (f"Labels spent: {counts['steps']} of the collection's {counts['collection']} documents — "
+                f"{counts['screened']} screened down the ranking, {counts['audited']} in the frozen audit "
+                f"order; {counts['relevant']} relevant.")
+
+    def status(self, folder: Path, out: dict[str, Any], steps: dict[str, bool]) -> None:
+        """The steps read, the next one and why; labelled once certified (or everything read);
+        certify is done when the certificate covers every step read and says met (or all is read)."""
+        audit = FrozenAudit(load_manifest(folder))
+        rows = read_rows(folder / SAMPLE_ITEMS)
+        labels: dict[Item, int] = {}
+        if (folder / LABELS_FILE).exists() and (folder / LABELS_FILE).stat().st_size:
+            with labels_mod.LabelStore(folder / LABELS_FILE, readonly=True) as store:
+                labels = {(q, d): y for q, d, y in store.items()}
+        review = review_of(audit, rows, labels, str(folder / LABELS_FILE))
+        step = review.next()
+        out["review_steps"] = len(review.steps)
+        out["guarantee"] = (f"the chance that this review ever says 'met' while its recall is below "
+                            f"{audit.target['recall']:g} is at most {audit.delta:g}, however each move was "
+                            "chosen and wherever it stops")
+        out["next_item"] = None if step is None else step.to_dict()
+        out["next_move"] = next_text(step, review)
+        steps["label"] = step is None
+        if steps["certify"]:
+            content = read_json(folder / CERTIFICATE_FILE, "written by certify")
+            verdict = content.get("verdict") or {}
+            seen = int((content.get("counts") or {}).get("steps", 0))
+            out["verdict"] = verdict.get("text")
+            if len(review.steps) > seen:
+                since = len(review.steps) - seen
+                out["verdict"] = f"{verdict.get('text')}; {since} steps since, not certified yet"
+                steps["certify"] = False
+            else:
+                steps["certify"] = bool(verdict.get("met")) or seen == len(rows)

@@ -1,0 +1,335 @@
+"""The interleaved design of the audit workflow (issue 16): one topic's collection, a frozen audit
+order, each step chosen by the frozen policy from the labels recorded so far — checked against the
+engine (rankcut.certify.interleaved, simulate.play) run by hand on the same labels, and every
+refusal that keeps the guarantee."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from audit_testdata import Data, _rows
+from typer.testing import CliRunner
+
+from rankcut.audit import workflow as wf
+from rankcut.audit.designs.interleaved import REVIEW_FILE
+from rankcut.audit.report import write_report
+from rankcut.certify.interleaved import InterleavedRule, interleaved_recall_certificate
+from rankcut.certify.policies import ProjectedCostPolicy, ScreenThenAudit
+from rankcut.certify.result import Certificate, verify
+from rankcut.certify.sequential import SequentialAudit, default_prior_mean, sequential_recall_certificate
+from rankcut.certify.simulate import play
+from rankcut.cli.audit import app
+
+
+@pytest.fixture
+def topic(tmp_path: Path) -> Data:
+    """One query's ranking of 240 documents, relevant mostly near the top."""
+    return Data(tmp_path, queries=1, depth=240, seed=3)
+
+
+def _frozen(tmp_path: Path, data: Data, name: str = "A", **kw: Any) -> Path:
+    audit = tmp_path / name
+    wf.freeze(audit, run=data.run, design="interleaved", target_recall=0.8, seed=7, **kw)
+    wf.plan(audit)
+    wf.sample(audit)
+    return audit
+
+
+def _truth(data: Data, audit: Path) -> tuple[np.ndarray, np.ndarray]:
+    """The ranking's 0/1 labels and the frozen audit order (ranks, from 0), from sample.jsonl."""
+    rows = _rows(audit)
+    y = np.array([(r["query_id"], r["doc_id"]) in data.relevant for r in rows], dtype=np.int64)
+    order = np.argsort([r["audit"] for r in rows])
+    return y, order
+
+
+def _steps(audit: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (audit / REVIEW_FILE).read_text().splitlines()]
+
+
+def test_full_review_is_the_engine_played_on_the_same_order(topic: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, topic)
+    rows = _rows(audit)
+    assert [(r["query_id"], r["doc_id"]) for r in rows] == [("q0", d) for d in topic.lists["q0"]]
+    assert sorted(r["audit"] for r in rows) == list(range(1, len(rows) + 1))   # a permutation
+    wf.label(audit, qrels=topic.qrels)
+    result = wf.certify(audit)
+    y, order = _truth(topic, audit)
+    played = play(y, order, ProjectedCostPolicy(), InterleavedRule(0.8, 0.05))
+    steps = _steps(audit)
+    assert "".join(s["move"][0] for s in steps) == played.moves
+    assert "".join(str(s["label"]) for s in steps) == played.labels
+    assert played.certified and result.content["verdict"]["met"]
+    assert all(s["why"] for s in steps) and {s["move"] for s in steps} == {"screen", "audit"}
+    assert all((s["audit_position"] is None) == (s["move"] == "screen") for s in steps)
+    # the certificate is recomputed from the folder alone: review.jsonl's moves and labels
+    cert = Certificate.from_dict(result.content["report"]["certificates"][0]["certificate"])
+    again = interleaved_recall_certificate(len(rows), "".join(s["move"][0] for s in steps),
+                                           "".join(str(s["label"]) for s in steps), 0.8, 0.05, 0.5)
+    assert cert.value == again.value and cert.details == again.details
+    verify(cert)
+    # the review stops asking once certified; status says so
+    assert wf.label(audit, qrels=topic.qrels).recorded == 0
+    info = wf.status(audit)
+    assert info["next"] is None and info["next_item"] is None
+    assert "In plain words" in " ".join(result.content["notes"])
+    # the curve: the bound after each step read, ending at the certificate, never falling
+    curve = result.content["curve"]
+    assert curve["labels"][-1] == len(steps) and curve["bound"][-1] == pytest.approx(cert.value)
+    assert np.all(np.diff(curve["bound"]) >= 0)
+    files = write_report(audit, tmp_path / "report.md")
+    assert "interleaved" in files.report.read_text()
+
+
+def test_serve_refuses_the_interleaved_design(topic: Data, tmp_path: Path) -> None:
+    from rankcut.serve.desk import Desk
+
+    with pytest.raises(ValueError, match="rankcut serve does not label the interleaved design"):
+        Desk(_frozen(tmp_path, topic))
+
+
+def test_report_refuses_an_edited_record_of_moves(topic: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, topic)
+    wf.label(audit, qrels=topic.qrels)
+    wf.certify(audit)
+    path = audit / "certificate.json"
+    content = json.loads(path.read_text())
+    moves = content["counts"]["moves"]
+    content["counts"]["moves"] = moves[:-1] + ("a" if moves[-1] == "s" else "s")
+    path.write_text(json.dumps(content))
+    with pytest.raises(ValueError, match="certificate"):
+        write_report(audit, tmp_path / "report.md")
+
+
+def test_an_interrupted_session_resumes_at_the_same_item(topic: Data, tmp_path: Path) -> None:
+    whole = _frozen(tmp_path, topic, "whole")
+    wf.label(whole, qrels=topic.qrels, limit=80)
+    steps = _steps(whole)
+    parts = _frozen(tmp_path, topic, "parts")
+    truth = {(s["query_id"], s["doc_id"]): s["label"] for s in steps}
+    asked: list[str] = []
+
+    def reviewer(prompt: str) -> str:   # answers 23 steps, then the session is killed
+        if len(asked) == 23:
+            raise KeyboardInterrupt
+        asked.append(prompt)
+        return "y" if truth[_asked_item(parts)] else "n"
+
+    with pytest.raises(KeyboardInterrupt):
+        wf.label(parts, interactive=True, input=reviewer, output=lambda _: None)
+    info = wf.status(parts)
+    assert info["review_steps"] == 23
+    assert info["next_item"] == {**steps[23], "label": None}
+    wf.label(parts, qrels=topic.qrels, limit=57)
+    assert _steps(parts) == steps
+
+
+def _asked_item(audit: Path) -> tuple[str, str]:
+    return wf.status(audit)["next_item"]["query_id"], wf.status(audit)["next_item"]["doc_id"]
+
+
+def test_labels_from_the_to_label_file_one_step_at_a_time(topic: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, topic)
+    header, line = (audit / "to_label.csv").read_text().splitlines()
+    assert header == "query_id,doc_id,label,part,position,why"
+    assert line.startswith("q0,d0-0,,screen,rank 1 of the ranking,")
+    for _ in range(3):
+        q, d = (audit / "to_label.csv").read_text().splitlines()[1].split(",")[:2]
+        filled = tmp_path / "filled.csv"
+        filled.write_text(f"query_id,doc_id,label\n{q},{d},{int((q, d) in topic.relevant)}\n")
+        assert wf.label(audit, from_file=filled).recorded == 1
+    assert [s["doc_id"] for s in _steps(audit)] == ["d0-0", "d0-1", "d0-2"]
+    # labels of documents not asked for yet are left for later, not recorded
+    ahead = tmp_path / "ahead.csv"
+    ahead.write_text("query_id,doc_id,label\nq0,d0-200,0\n")
+    assert wf.label(audit, from_file=ahead).recorded == 0
+    assert wf.status(audit)["review_steps"] == 3
+
+
+def test_screen_then_audit_is_the_sequential_certificate(topic: Data, tmp_path: Path) -> None:
+    k = 40
+    audit = _frozen(tmp_path, topic, policy=f"screen-then-audit:depth={k}")
+    wf.label(audit, qrels=topic.qrels)
+    result = wf.certify(audit)
+    steps = _steps(audit)
+    assert [s["move"] for s in steps[:k]] == ["screen"] * k
+    assert [s["rank"] for s in steps[:k]] == list(range(1, k + 1))
+    assert {s["move"] for s in steps[k:]} == {"audit"}
+    found = sum(s["label"] for s in steps[:k])
+    y = np.array([s["label"] for s in steps[k:]], dtype=np.int64)
+    n0, t = len(topic.lists["q0"]) - k, len(y)
+    prior = default_prior_mean(found, 0.8, 0.5)
+    _, reached = SequentialAudit(n0, found, 0.8, 0.05, prior).running_upper(y)
+    seq = sequential_recall_certificate(found, n0, t, int(y.sum()), 0.8, 0.05, prior, int(reached[t]),
+                                        int(y[:reached[t]].sum()))
+    cert = Certificate.from_dict(result.content["report"]["certificates"][0]["certificate"])
+    assert cert.value == pytest.approx(seq.value, abs=1e-12)
+    assert cert.details["certified"] == seq.details["certified"]
+    assert cert.details["relevant_upper"] == found + seq.details["missed_upper"]
+    y_all, order = _truth(topic, audit)
+    assert play(y_all, order, ScreenThenAudit(k), InterleavedRule()).moves == "".join(
+        s["move"][0] for s in steps)
+
+
+def test_a_changed_frozen_input_is_refused(topic: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, topic)
+    wf.label(audit, qrels=topic.qrels, limit=10)
+    with open(topic.run, "a") as f:
+        f.write("q0 Q0 extra 241 0.1 t\n")
+    with pytest.raises(ValueError, match="run"):
+        wf.label(audit, qrels=topic.qrels, limit=10)
+    with pytest.raises(ValueError, match="run"):
+        wf.certify(audit)
+
+
+def test_a_store_label_the_review_never_asked_for_is_refused(topic: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, topic)
+    wf.label(audit, qrels=topic.qrels, limit=10)
+    con = sqlite3.connect(audit / "labels.sqlite")
+    columns = [r[1] for r in con.execute("PRAGMA table_info(labels)")]
+    row = con.execute("SELECT * FROM labels LIMIT 1").fetchone()
+    edited = dict(zip(columns, row, strict=True)) | {"doc_id": "d0-230"}
+    con.execute(f"INSERT INTO labels ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                list(edited.values()))
+    con.commit()
+    con.close()
+    with pytest.raises(ValueError, match="never asked for"):
+        wf.certify(audit)
+
+
+def test_recorded_steps_are_never_changed(topic: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, topic)
+    wf.label(audit, qrels=topic.qrels, limit=5)
+    first = _steps(audit)[0]
+    wrong = tmp_path / "wrong.csv"
+    wrong.write_text(f"query_id,doc_id,label\nq0,{first['doc_id']},{1 - first['label']}\n")
+    with pytest.raises(ValueError, match="never changed"):
+        wf.label(audit, from_file=wrong)
+    with pytest.raises(wf.AuditStepError, match="never changed"):
+        wf.label(audit, qrels=topic.qrels, overwrite=True)
+    assert len(_steps(audit)) == 5
+
+
+def test_certify_midway_then_label_on(topic: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, topic)
+    wf.label(audit, qrels=topic.qrels, limit=20)
+    early = wf.certify(audit)
+    assert not early.content["verdict"]["met"] and early.content["counts"]["steps"] == 20
+    assert wf.status(audit)["next"] == "label"
+    wf.label(audit, qrels=topic.qrels)   # anytime-valid: new steps after an opening are taken
+    assert wf.status(audit)["next"] == "certify"
+    assert wf.certify(audit).content["verdict"]["met"]
+
+
+@pytest.mark.parametrize(("kw", "match"), [
+    ({"cut": "CUT"}, "cut is not for the interleaved design"),
+    ({"policy": "bogus"}, "policy must be one of"),
+    ({"policy": "screen-then-audit"}, "needs depth"),
+    ({"policy": "precision:ratio=x"}, "ratio must be a number"),
+    ({"policy": "projected-cost:batch=0"}, "batch"),
+    ({"sampling": "with-replacement"}, "with-replacement is not for it"),
+    ({"allow_incomplete": True}, "allow_incomplete"),
+    ({"target_recall": None}, "needs its recall target"),
+])
+def test_bad_freeze_options_are_refused(topic: Data, tmp_path: Path, kw: dict[str, Any], match: str) -> None:
+    args: dict[str, Any] = {"run": topic.run, "design": "interleaved", "target_recall": 0.8} | kw
+    if args.get("cut") == "CUT":
+        args["cut"] = topic.write_cut("cut.run", 10)
+    with pytest.raises(ValueError, match=match):
+        wf.freeze(tmp_path / "A", **args)
+    assert not (tmp_path / "A" / "manifest.json").exists()
+
+
+def test_several_queries_and_a_policy_elsewhere_are_refused(tmp_path: Path) -> None:
+    many = Data(tmp_path, queries=3, depth=20)
+    with pytest.raises(ValueError, match="one topic's ranking.*3 queries"):
+        wf.freeze(tmp_path / "A", run=many.run, design="interleaved", target_recall=0.8)
+    with pytest.raises(ValueError, match="policy is for the interleaved design"):
+        wf.freeze(tmp_path / "B", run=many.run, cut=many.cut, design="sequential", target_recall=0.8,
+                  policy="precision")
+
+
+def test_a_label_outside_the_collection_is_refused(topic: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, topic)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("query_id,doc_id,label\nq0,d0-0,1\nq0,nowhere,1\n")
+    with pytest.raises(ValueError, match="'nowhere' is not in the collection"):
+        wf.label(audit, from_file=bad)
+    assert not (audit / "labels.sqlite").exists()
+
+
+def test_a_corpus_adds_the_unretrieved_documents_after_the_ranking(tmp_path: Path) -> None:
+    topic = Data(tmp_path, queries=1, depth=30)
+    audit = _frozen(tmp_path, topic, corpus_size=50)
+    rows = _rows(audit)
+    assert len(rows) == 50 and [r["doc_id"] for r in rows[30:]] == [f"#{u}" for u in range(20)]
+
+
+def test_cli_status_says_the_next_move_and_why(topic: Data, tmp_path: Path) -> None:
+    runner = CliRunner()
+    audit = tmp_path / "A"
+    out = runner.invoke(app, ["freeze", "--run", str(topic.run), "--design", "interleaved",
+                              "--target-recall", "0.8", "--seed", "7", "--out", str(audit),
+                              "--policy", "screen-then-audit:depth=5"])
+    assert out.exit_code == 0, out.output
+    assert "policy screen-then-audit (depth=5)" in out.output
+    for step in ("plan", "sample"):
+        assert runner.invoke(app, [step, "--audit", str(audit)]).exit_code == 0
+    out = runner.invoke(app, ["label", "--audit", str(audit), "--oracle", "qrels", "--qrels",
+                              str(topic.qrels), "--next", "5"])
+    assert out.exit_code == 0, out.output
+    out = runner.invoke(app, ["status", "--audit", str(audit)])
+    assert "5 of 240 documents read" in out.output
+    assert "next: audit query q0" in out.output and "only audit draws from now on" in out.output
+    assert ("guarantee: the chance that this review ever says 'met' while its recall is below 0.8 is at "
+            "most 0.05") in out.output
+    out = runner.invoke(app, ["freeze", "--run", str(topic.run), "--design", "interleaved",
+                              "--target-recall", "0.8", "--out", str(tmp_path / "B"), "--policy", "x"])
+    assert out.exit_code == 2 and "error: --policy must be one of" in out.output
+
+
+def test_the_screener_is_frozen_by_name_and_plugs_in_there(topic: Data, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from rankcut.audit.designs import interleaved
+
+    audit = _frozen(tmp_path, topic, policy="screen-then-audit:depth=3")
+    manifest = json.loads((audit / "manifest.json").read_text())
+    assert manifest["screener"] == {"name": "frontier", "config": {}}
+    assert manifest["policy"] == {"name": "screen-then-audit", "config": {"depth": 3}}
+    # a screener that reads the ranking from the bottom, registered under the frozen name
+    monkeypatch.setitem(interleaved.SCREENERS, "frontier",
+                        lambda: lambda state: int(np.flatnonzero(state.rank_labels < 0)[-1]))
+    wf.label(audit, qrels=topic.qrels, limit=3)
+    assert [s["rank"] for s in _steps(audit)] == [240, 239, 238]
+
+
+def test_an_edited_audit_order_is_refused(topic: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, topic)
+    wf.label(audit, qrels=topic.qrels, limit=5)
+    lines = (audit / "sample.jsonl").read_text().splitlines()
+    a, b = json.loads(lines[100]), json.loads(lines[200])
+    a["audit"], b["audit"] = b["audit"], a["audit"]
+    lines[100], lines[200] = json.dumps(a), json.dumps(b)
+    (audit / "sample.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match="changed after sampling"):
+        wf.label(audit, qrels=topic.qrels, limit=5)
+    with pytest.raises(ValueError, match="changed after sampling"):
+        wf.certify(audit)
+
+
+def test_interactive_labelling_asks_step_by_step_until_quit(topic: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, topic)
+    answers = iter(["maybe", "n", "y", "q"])
+    shown: list[str] = []
+    result = wf.label(audit, interactive=True, input=lambda _: next(answers), output=shown.append)
+    assert result.recorded == 2 and [s["label"] for s in _steps(audit)] == [0, 1]
+    assert any(line.startswith("[step 1: screen, rank 1 of the ranking]") for line in shown)
+    assert any("please answer y, n or q (not 'maybe')" in line for line in shown)
+    # an unfilled list to label records nothing and leaves the next item where it was
+    assert wf.label(audit, from_file=audit / "to_label.csv").recorded == 0
+    assert wf.status(audit)["next_item"]["rank"] == 3
