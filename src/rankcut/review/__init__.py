@@ -1,0 +1,10 @@
+"""Screening reviews: records in, a continuous-active-learning ranker, seeded simulation.
+
+Built on the interleaved review of :mod:`rankcut.certify.interleaved`: the ranker is a
+:class:`~rankcut.certify.policies.Screener`, so the certificate holds whatever it learns.
+Imports :mod:`rankcut.certify` and :mod:`rankcut.data`, never the command line.
+"""
+
+from rankcut.review.records import Records, load_records, load_trec_records
+
+__all__ = ["Records", "load_records", "load_trec_records"]
