@@ -5,6 +5,9 @@ Built on the interleaved review of :mod:`rankcut.certify.interleaved`: the ranke
 Imports :mod:`rankcut.certify` and :mod:`rankcut.data`, never the command line.
 """
 
+from rankcut.review.cal import CALConfig, CALScreener
 from rankcut.review.records import Records, load_records, load_trec_records
+from rankcut.review.simulate import Simulation, simulate_review
 
-__all__ = ["Records", "load_records", "load_trec_records"]
+__all__ = ["CALConfig", "CALScreener", "Records", "Simulation", "load_records", "load_trec_records",
+           "simulate_review"]
