@@ -24,7 +24,7 @@ LAYERS: list[set[str]] = [
     {"evaluation"},
     {"plots"},
     {"certify"},
-    {"audit"},
+    {"audit", "review"},
     {"serve"},
     {"cli"},
 ]
