@@ -24,7 +24,8 @@ LAYERS: list[set[str]] = [
     {"evaluation"},
     {"plots"},
     {"certify"},
-    {"audit", "review"},
+    {"audit"},
+    {"review"},   # rankcut.review.session drives the audit workflow and registers its screener there
     {"serve"},
     {"cli"},
 ]
