@@ -14,6 +14,7 @@ from rankcut.cli.certify import app as certify_app
 from rankcut.cli.cut import cut
 from rankcut.cli.demo import demo
 from rankcut.cli.evaluate import evaluate
+from rankcut.cli.review import app as review_app
 from rankcut.cli.serve import serve
 from rankcut.cli.train import train
 
@@ -25,6 +26,7 @@ app = typer.Typer(
 )
 app.add_typer(certify_app, name="certify")
 app.add_typer(audit_app, name="audit")
+app.add_typer(review_app, name="review")
 app.command("demo")(demo)
 app.command("cut")(cut)
 app.command("evaluate")(evaluate)
