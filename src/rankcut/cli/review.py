@@ -225,7 +225,8 @@ def _known(folder: Path, records: Path | None, qrels: Path | None, fmt: str | No
         return session.known_from_qrels(qrels, folder)
     recs = _records(records, fmt, texts, label_column, qrels, query)
     if recs.labels is None:
-        raise ValueError(f"--simulate: {records} does not label every record (give --label-column, or --qrels)")
+        raise ValueError(f"--simulate: {records} does not label every record (give --label-column, or "
+                         "--qrels)")
     return dict(zip(recs.ids, recs.labels.tolist(), strict=True))
 
 
@@ -294,8 +295,8 @@ def label(
         raise ValueError("--records, --qrels and --next are for --simulate")
     with bars(show_progress(as_json=as_json) and simulate):
         if simulate:
-            result = session.label(folder, known=_known(folder, records, qrels, fmt, texts, label_column, query),
-                                   limit=next_n)
+            known = _known(folder, records, qrels, fmt, texts, label_column, query)
+            result = session.label(folder, known=known, limit=next_n)
         elif interactive:
             result = session.label(folder, interactive=True, output=typer.echo)
         else:
@@ -388,4 +389,5 @@ def simulate(
                        prior_relevant)
     options = {"target_recall": target_recall, "delta": delta, "seed": seed, "policy": policy,
                "config": _config(model, None)}
-    _simulated(recs, folder, None if fmt == "trec" else qrels, options, show_progress(as_json=as_json), as_json)
+    _simulated(recs, folder, None if fmt == "trec" else qrels, options, show_progress(as_json=as_json),
+               as_json)

@@ -145,8 +145,8 @@ def start(records: Records, folder: str | os.PathLike[str], *, target_recall: fl
                               "once — resume it (rankcut review next), or start into a new folder")
     spaced = next((i for i, rid in enumerate(records.ids) if not rid or re.search(r"\s", rid)), None)
     if spaced is not None:
-        raise ValueError(f"{records.name}: record {spaced + 1} has the id {records.ids[spaced]!r}, which holds "
-                         "white space: give record ids without spaces (a record_id column)")
+        raise ValueError(f"{records.name}: record {spaced + 1} has the id {records.ids[spaced]!r}, which "
+                         "holds white space: give record ids without spaces (a record_id column)")
     seed = secrets.randbelow(2**31) if seed is None else check_count(seed, "seed")
     cal = CALConfig.from_json({**(config or CALConfig()).to_json(), "seed": seed})
     prior = {rid: int(y) for rid, y in zip(records.ids, records.prior.tolist(), strict=True) if y >= 0}
@@ -248,7 +248,8 @@ def read_labels(source: str | os.PathLike[str], ids: Sequence[str]) -> dict[str,
             if not row or (len(row) == 1 and not row[0].strip()):
                 continue
             if len(row) != len(header):
-                raise ValueError(f"{where}, line {line}: the row has {len(row)} fields, the header {len(header)}")
+                raise ValueError(f"{where}, line {line}: the row has {len(row)} fields, the header "
+                                 f"{len(header)}")
             rid, value = row[id_col].strip(), row[label_col].strip()
             if rid not in known:
                 raise ValueError(f"{where}, line {line}: record {rid!r} is not a record of this review")
@@ -301,8 +302,8 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     if known is not None:
         clash = next((rid for rid, y in prior.items() if known.get(rid, 0) != y), None)
         if clash is not None:
-            raise ValueError(f"the prior knowledge of record {clash!r} ({prior[clash]}) contradicts its known "
-                             f"label ({known.get(clash, 0)})")
+            raise ValueError(f"the prior knowledge of record {clash!r} ({prior[clash]}) contradicts its "
+                             f"known label ({known.get(clash, 0)})")
         qid, ids = _items(out)
         with tempfile.TemporaryDirectory() as tmp:
             qrels = Path(tmp) / "known-labels.qrels"
@@ -375,8 +376,9 @@ def simulate(records: Records, folder: str | os.PathLike[str], *, known: Mapping
     clash = next((rid for rid, y in zip(records.ids, records.prior.tolist(), strict=True)
                   if y >= 0 and int(known.get(rid, 0)) != y), None)
     if clash is not None:   # before anything is frozen
-        raise ValueError(f"{records.name}: the prior knowledge of record {clash!r} contradicts its known label")
+        raise ValueError(f"{records.name}: the prior knowledge of record {clash!r} contradicts its known "
+                         "label")
     start(records, folder, **options)
     with bars(progress):
         label(folder, known=known)
-        return workflow.certify(folder)
+        return workflow.certify(Path(folder))
