@@ -163,3 +163,22 @@ def test_refusals_are_one_line(tmp_path: Path) -> None:
                         "--prior-relevant", "nope")
     assert code == 2 and "--prior-relevant names record 'nope'" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_rankcut_audit_reads_a_review_folder(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    _records(tmp_path / "records.csv")
+    folder = tmp_path / "R"
+    assert _run("review", "simulate", tmp_path / "records.csv", "--folder", folder, "--seed", 2,
+                "--target-recall", 0.8, "--policy", POLICY)[0] == 0
+    # a fresh process, as from the shell: rankcut audit registers the review's screener itself
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    for step, said in (("status", "the target is certified"), ("certify", "target recall ≥ 0.8: met")):
+        done = subprocess.run([sys.executable, "-c", "from rankcut.cli.main import app; app()", "audit", step,
+                               "--audit", str(folder)], capture_output=True, text=True, env=env)
+        assert done.returncode == 0, done.stderr
+        assert said in done.stdout

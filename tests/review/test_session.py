@@ -206,3 +206,13 @@ def test_start_refusals(records: Records, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="one source of labels"):
         session.label(tmp_path / "R")
     assert np.isclose(session.status(tmp_path / "R")["target"], 0.95)
+
+
+def test_a_folder_whose_screener_is_not_registered_is_refused_by_name(
+        records: Records, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rankcut.audit.designs import interleaved
+
+    session.start(records, tmp_path / "R", seed=1, policy=POLICY)
+    monkeypatch.delitem(interleaved.SCREENERS, "cal")
+    with pytest.raises(ValueError, match="its screener 'cal' is not registered in this process"):
+        workflow.status(tmp_path / "R")
