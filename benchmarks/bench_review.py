@@ -276,6 +276,8 @@ def main() -> None:
                     help="also today's one-shot ranking with screen-then-audit")
     ap.add_argument("--only", action="append", help="a set's file stem (repeat; default all 14)")
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--combine", type=Path, nargs="+", help="no new runs: the tables of the sets in "
+                    "these --json outputs (e.g. one run per set, in parallel)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--markdown", type=Path)
     args = ap.parse_args()
@@ -285,7 +287,13 @@ def main() -> None:
     start = time.perf_counter()
     asr = args.asreview_seeds if args.asreview_python else 0
     work = [(p, args.seeds, min(asr, args.seeds), args.asreview_python) for p in paths]
-    if args.jobs > 1:
+    if args.combine:
+        parts = [json.loads(f.read_text()) for f in args.combine]
+        if len({(p["seeds"], p["asreview_seeds"]) for p in parts}) != 1:
+            ap.error("--combine takes outputs run with the same --seeds and --asreview-seeds")
+        rows = sorted((r for p in parts for r in p["sets"]), key=lambda r: r["set"])
+        args.seeds, asr = parts[0]["seeds"], parts[0]["asreview_seeds"]
+    elif args.jobs > 1:
         with Pool(args.jobs) as pool:
             rows = pool.map(set_row, work)
     else:
