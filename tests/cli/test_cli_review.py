@@ -182,3 +182,21 @@ def test_rankcut_audit_reads_a_review_folder(tmp_path: Path) -> None:
                                "--audit", str(folder)], capture_output=True, text=True, env=env)
         assert done.returncode == 0, done.stderr
         assert said in done.stdout
+
+
+def test_a_trec_run_with_texts_and_qrels(tmp_path: Path) -> None:
+    truth = _records(tmp_path / "records.csv", n=60, relevant=6)
+    rows = list(csv.DictReader(open(tmp_path / "records.csv", encoding="utf-8")))
+    (tmp_path / "t.run").write_text("".join(f"T1 Q0 {r['record_id']} {i + 1} {100 - i} bm25\n"
+                                            for i, r in enumerate(rows)))
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps({"doc_id": r["record_id"], "text": r["abstract"]})
+                                              + "\n" for r in rows))
+    (tmp_path / "t.qrels").write_text("".join(f"T1 0 {r} 1\n" for r, y in truth.items() if y))
+    code, out, err = _run("review", "simulate", tmp_path / "t.run", "--format", "trec", "--texts",
+                          tmp_path / "t.jsonl", "--qrels", tmp_path / "t.qrels", "--folder", tmp_path / "R",
+                          "--seed", 1, "--target-recall", 0.8, "--json")
+    assert code == 0, err
+    cert = json.loads(out)
+    assert cert["verdict"]["met"] and cert["counts"]["relevant"] >= 5
+    code, _, err = _run("review", "start", tmp_path / "t.run", "--format", "trec", "--folder", tmp_path / "S")
+    assert code == 2 and "give its documents' texts with --texts" in err
