@@ -203,6 +203,11 @@ def test_start_refusals(records: Records, tmp_path: Path) -> None:
     session.start(records, tmp_path / "R", seed=1)
     with pytest.raises(FileExistsError, match="already holds a review"):
         session.start(records, tmp_path / "R", seed=1)
+    (tmp_path / "U").mkdir()
+    (tmp_path / "U" / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="is not empty"):
+        session.start(records, tmp_path / "U", seed=1)
+    assert (tmp_path / "U" / "notes.txt").read_text() == "mine"
     with pytest.raises(ValueError, match="one source of labels"):
         session.label(tmp_path / "R")
     assert np.isclose(session.status(tmp_path / "R")["target"], 0.95)

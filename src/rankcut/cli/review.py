@@ -125,8 +125,7 @@ def _next_lines(folder: Path, info: dict[str, Any]) -> list[str]:
     if nxt is None:
         return [info["next_move"], f"next: rankcut review certify --folder {folder}"
                 if info["next"] == "certify" else "done"]
-    where = (f"position {nxt['position']} of the records" if nxt["move"] == "screen" else
-             f"audit order position {nxt['audit_position']} (record {nxt['position']})")
+    where = _where(nxt)
     kind = ("a screening document (the ranker's pick)" if nxt["move"] == "screen" else
             "an audit document (the next of the frozen random order)")
     lines = [f"read record {nxt['record_id']}: {kind}, {where}", f"  why: {nxt['why']}"]
@@ -146,8 +145,15 @@ def _status_lines(info: dict[str, Any]) -> list[str]:
              f"guarantee: {info['guarantee']}"]
     if info.get("verdict"):
         lines.append(f"certificate: {info['verdict']}")
-    lines.append(info["next_move"])
+    nxt = info["next_record"]
+    lines.append(info["next_move"] if nxt is None else
+                 f"next: {nxt['move']} record {nxt['record_id']} ({_where(nxt)}) — {nxt['why']}")
     return lines
+
+
+def _where(nxt: dict[str, Any]) -> str:
+    return (f"position {nxt['position']} of the records" if nxt["move"] == "screen" else
+            f"audit order position {nxt['audit_position']}, record position {nxt['position']}")
 
 
 @app.command("start")

@@ -137,12 +137,15 @@ def start(records: Records, folder: str | os.PathLike[str], *, target_recall: fl
     :param config: the ranker's configuration (its seed is replaced by ``seed``).
     :raises ValueError: for a record id holding white space (a collection's ids are TREC ids), and
         whatever ``rankcut audit freeze`` refuses.
-    :raises FileExistsError: when ``folder`` already holds a review or an audit.
+    :raises FileExistsError: when ``folder`` already holds a review or an audit (any other file in
+        it is refused too: the review writes its frozen files there).
     """
     out = Path(folder)
     if (out / MANIFEST_FILE).exists():
         raise FileExistsError(f"{out} already holds a review ({out / MANIFEST_FILE}); a review is started "
                               "once — resume it (rankcut review next), or start into a new folder")
+    if out.is_dir() and any(out.iterdir()):
+        raise ValueError(f"{out} is not empty: start a review into a new or empty folder")
     spaced = next((i for i, rid in enumerate(records.ids) if not rid or re.search(r"\s", rid)), None)
     if spaced is not None:
         raise ValueError(f"{records.name}: record {spaced + 1} has the id {records.ids[spaced]!r}, which "
