@@ -200,3 +200,15 @@ def test_a_trec_run_with_texts_and_qrels(tmp_path: Path) -> None:
     assert cert["verdict"]["met"] and cert["counts"]["relevant"] >= 5
     code, _, err = _run("review", "start", tmp_path / "t.run", "--format", "trec", "--folder", tmp_path / "S")
     assert code == 2 and "give its documents' texts with --texts" in err
+
+
+def test_simulate_draws_a_progress_bar_on_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _records(tmp_path / "records.csv", n=40, relevant=4)
+    monkeypatch.setenv("RANKCUT_PROGRESS", "1")
+    code, out, err = _run("review", "simulate", tmp_path / "records.csv", "--folder", tmp_path / "A",
+                          "--seed", 1, "--target-recall", 0.8)
+    assert code == 0, err
+    assert "label:" in err and "doc" in err
+    code, out, err = _run("review", "simulate", tmp_path / "records.csv", "--folder", tmp_path / "B",
+                          "--seed", 1, "--target-recall", 0.8, "--json")
+    assert code == 0 and "label:" not in err and json.loads(out)["verdict"]
