@@ -12,9 +12,10 @@ every certify).
 manifest) chooses a move from the labels recorded so far, and the label step asks for that one
 document:
 
-* **screen** — the document the frozen screener names: today ``frontier``, the top unread
-  document of the ranking (:data:`SCREENERS`; a screener retrained on the labels plugs in there,
-  by name and config);
+* **screen** — the document the frozen screener names: ``frontier``, the top unread document of
+  the ranking (the default), or one registered by a package above this layer — ``cal``, the
+  continuous-active-learning ranker that :mod:`rankcut.review.session` registers for
+  ``rankcut review`` (:data:`SCREENERS`: by name and config);
 * **audit** — the next still-unread document of the frozen audit order.
 
 The policy and the screener are deterministic functions of the recorded history, so the review is
