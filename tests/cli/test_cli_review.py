@@ -212,3 +212,15 @@ def test_simulate_draws_a_progress_bar_on_request(tmp_path: Path, monkeypatch: p
     code, out, err = _run("review", "simulate", tmp_path / "records.csv", "--folder", tmp_path / "B",
                           "--seed", 1, "--target-recall", 0.8, "--json")
     assert code == 0 and "label:" not in err and json.loads(out)["verdict"]
+
+
+def test_interactive_labelling_from_the_terminal(tmp_path: Path) -> None:
+    _records(tmp_path / "records.csv")
+    folder = tmp_path / "R"
+    assert _run("review", "start", tmp_path / "records.csv", "--folder", folder, "--seed", 1)[0] == 0
+    first = json.loads(_run("review", "next", "--folder", folder, "--json")[1])
+    out = CliRunner().invoke(app, ["review", "label", "--folder", str(folder), "--interactive"],
+                             input="n\nmaybe\ny\nq\n")
+    assert out.exit_code == 0, out.stderr
+    assert f"document {first['record_id']}" in out.stdout and "please answer y, n or q" in out.stdout
+    assert "recorded 2 labels (interactive)" in out.stdout and "2 of 80 records read" in out.stdout
