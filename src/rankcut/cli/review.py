@@ -352,8 +352,7 @@ def report(
                              "Markdown plot) go beside it."),
     as_json: bool = JSON,
 ) -> None:
-    """Write a report in plain words with the plot of the recall bound and the relevant found against
-    the records read; --json prints the checked certificate."""
+    """Write the report: plain words, the recall bound and the relevant found against records read."""
     from rankcut.audit.report import write_report
     from rankcut.review import session
 
