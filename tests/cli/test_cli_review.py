@@ -224,3 +224,19 @@ def test_interactive_labelling_from_the_terminal(tmp_path: Path) -> None:
     assert out.exit_code == 0, out.stderr
     assert f"document {first['record_id']}" in out.stdout and "please answer y, n or q" in out.stdout
     assert "recorded 2 labels (interactive)" in out.stdout and "2 of 80 records read" in out.stdout
+
+
+def test_label_simulate_from_qrels(tmp_path: Path) -> None:
+    truth = _records(tmp_path / "records.csv")
+    folder = tmp_path / "R"
+    assert _run("review", "start", tmp_path / "records.csv", "--folder", folder, "--seed", 1,
+                "--target-recall", 0.8, "--policy", POLICY)[0] == 0
+    (tmp_path / "q.qrels").write_text("".join(f"topic7 0 {r} 1\n" for r, y in truth.items() if y))
+    code, out, err = _run("review", "label", "--folder", folder, "--simulate", "--qrels",
+                          tmp_path / "q.qrels")
+    assert code == 0, err
+    assert "recall ≥" in out and "the target is certified" in out
+    (tmp_path / "two.qrels").write_text("a 0 r1 1\nb 0 r2 1\n")
+    code, _, err = _run("review", "label", "--folder", folder, "--simulate", "--qrels",
+                        tmp_path / "two.qrels")
+    assert code == 2 and "two.qrels: the qrels hold 2 queries, none of them the review's 'records'" in err
