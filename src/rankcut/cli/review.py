@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import json
+import shlex
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -123,7 +124,7 @@ def _config(model: str, seed_query: str | None) -> Any:
 def _next_lines(folder: Path, info: dict[str, Any]) -> list[str]:
     nxt = info["next_record"]
     if nxt is None:
-        return [info["next_move"], f"next: rankcut review certify --folder {folder}"
+        return [info["next_move"], f"next: rankcut review certify --folder {shlex.quote(str(folder))}"
                 if info["next"] == "certify" else "done"]
     where = _where(nxt)
     kind = ("a screening document (the ranker's pick)" if nxt["move"] == "screen" else
@@ -133,7 +134,7 @@ def _next_lines(folder: Path, info: dict[str, Any]) -> list[str]:
         lines.append("  (prior knowledge: its frozen label is recorded at the next label call)")
     if nxt["text"]:
         lines.append("  " + nxt["text"].replace("\n", "\n  "))
-    lines.append(f"next: rankcut review label --folder {folder} --from labels.csv   "
+    lines.append(f"next: rankcut review label --folder {shlex.quote(str(folder))} --from labels.csv   "
                  "# record_id,label; or --interactive")
     return lines
 
@@ -253,7 +254,7 @@ def _simulated(recs: Any, folder: Path, qrels: Path | None, options: dict[str, A
         typer.echo(result.to_json())
         return
     typer.echo(result.render())
-    typer.echo(f"next: rankcut review report --folder {folder} --out report.html")
+    typer.echo(f"next: rankcut review report --folder {shlex.quote(str(folder))} --out report.html")
 
 
 @app.command("next")
