@@ -221,3 +221,27 @@ def test_a_folder_whose_screener_is_not_registered_is_refused_by_name(
     monkeypatch.delitem(interleaved.SCREENERS, "cal")
     with pytest.raises(ValueError, match="its screener 'cal' is not registered in this process"):
         workflow.status(tmp_path / "R")
+
+
+def test_interactive_labelling_answers_a_prior_record_from_the_prior(records: Records,
+                                                                    tmp_path: Path) -> None:
+    # a policy that audits from the start: the audit order reaches records of the prior knowledge
+    # before the ranker screens them, and the reviewer is never asked for one
+    truth = _truth(records)
+    prior = {rid: truth[rid] for rid in records.ids[::2]}
+    folder = tmp_path / "R"
+    session.start(records.with_prior(prior), folder, target_recall=0.8, seed=1,
+                  policy="screen-then-audit:depth=0")
+    shown: list[str] = []
+
+    def answer(prompt: str) -> str:
+        assert shown[-1] not in prior
+        return "q" if len(shown) > 6 else "y" if truth[shown[-1]] else "n"
+
+    result = session.label(folder, interactive=True, input=answer,
+                           output=lambda line: shown.append(line.split()[1]) if line.startswith("document ")
+                           else None)
+    steps = _steps(folder)
+    assert result.recorded == 6 and any(s["doc_id"] in prior for s in steps)
+    assert [s["doc_id"] for s in steps if s["doc_id"] not in prior] == shown[:6]
+    assert all(s["label"] == truth[s["doc_id"]] for s in steps)

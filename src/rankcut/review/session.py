@@ -25,6 +25,7 @@ Importing this module registers ``cal`` in the design's
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import os
 import re
@@ -40,8 +41,8 @@ import numpy as np
 
 from rankcut.audit import workflow
 from rankcut.audit.designs.interleaved import SCREENERS
-from rankcut.audit.folder import FrozenAudit
-from rankcut.audit.labels import write_label_file
+from rankcut.audit.folder import LABELS_FILE, FrozenAudit
+from rankcut.audit.labels import LabelStore, write_label_file
 from rankcut.audit.manifest import (
     MANIFEST_FILE,
     Manifest,
@@ -220,6 +221,57 @@ def _record_prior(folder: Path) -> None:
             workflow.label(folder, from_file=path)
 
 
+def _interactive(folder: Path, input: Callable[[str], str], output: Callable[[str], Any]
+                 ) -> workflow.LabelResult:
+    """The interactive label step. While a record of the prior knowledge is unread (a policy that
+    audits before the ranker has screened them all), one answer a call: the step after it is not
+    shown but answered from the prior if it asks for a prior record (each call starts with that)."""
+    recorded = 0
+    while True:
+        pending = _unread_prior(folder)
+        result = _ask(folder, input, output, once=pending)
+        recorded += result.recorded
+        if not pending or not result.recorded:
+            return dataclasses.replace(result, recorded=recorded)
+        _record_prior(folder)
+
+
+def _ask(folder: Path, input: Callable[[str], str], output: Callable[[str], Any], *, once: bool
+         ) -> workflow.LabelResult:
+    """One interactive call; with ``once``, it ends after one answer, the next step unshown."""
+    held: list[str] = []    # the lines of the step being shown, until it is asked
+    answered = False
+
+    def ask(prompt: str) -> str:
+        nonlocal answered
+        if once and answered:
+            held.clear()
+            return "q"
+        for line in held:
+            output(line)
+        held.clear()
+        reply = input(prompt)
+        answered = answered or reply.strip().lower() in ("y", "yes", "n", "no")
+        return reply
+
+    result = workflow.label(folder, interactive=True, input=ask, output=held.append)
+    for line in held:
+        output(line)
+    return result
+
+
+def _unread_prior(folder: Path) -> bool:
+    """Whether a record of the prior knowledge is not read yet."""
+    prior = _prior(_manifest(folder))
+    if not prior:
+        return False
+    qid, _ = _items(folder)
+    if not (folder / LABELS_FILE).exists():
+        return True
+    with LabelStore(folder / LABELS_FILE, readonly=True) as store:
+        return len(store.get([(qid, rid) for rid in prior])) < len(prior)
+
+
 def read_labels(source: str | os.PathLike[str], ids: Sequence[str]) -> dict[str, int]:
     """A reviewer's labels: a CSV (TSV for ``.tsv``/``.tab``) with a header naming ``record_id`` (or
     ``doc_id``, ``id``) and a label column (ASReview's names, ``label`` among them; any case); labels
@@ -313,7 +365,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
             write_text_atomic(qrels, "".join(f"{qid} 0 {rid} {int(known.get(rid, 0))}\n" for rid in ids))
             return workflow.label(out, qrels=qrels, limit=limit)
     if interactive:
-        return workflow.label(out, interactive=True, input=input, output=output)
+        return _interactive(out, input, output)
     assert from_file is not None
     given = read_labels(from_file, _items(out)[1])
     clash = next((rid for rid, y in given.items() if rid in prior and prior[rid] != y), None)
