@@ -66,7 +66,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
-from scipy import optimize, stats
+from scipy import stats
 
 from rankcut.audit import workflow
 from rankcut.audit.pools import Pools, offset_family
@@ -250,40 +250,26 @@ def clef(cutter: str = "fixed-k:1000", offsets: Sequence[int] | None = None) -> 
 
 
 def tfidf_matrix(texts: Sequence[str]) -> sp.csr_matrix:
-    """TF-IDF rows ``[n, V]``: sublinear tf ``1 + log tf``, smoothed idf over all ``texts`` (no
-    label is used), rows scaled to unit length."""
-    vocab: dict[str, int] = {}
-    ids = [np.array([vocab.setdefault(w, len(vocab)) for w in tokenize(t)], dtype=np.int64) for t in texts]
-    n = len(ids)
-    rows = np.repeat(np.arange(n), [len(i) for i in ids])
-    cols = np.concatenate(ids) if n else np.zeros(0, dtype=np.int64)
-    x = sp.csr_matrix((np.ones(cols.size), (rows, cols)), shape=(n, len(vocab)))
-    x.sum_duplicates()
-    df = np.bincount(x.indices, minlength=len(vocab))
-    x.data = 1.0 + np.log(x.data)
-    x = sp.csr_matrix(x.multiply((np.log((1.0 + n) / (1.0 + df)) + 1.0)[None, :]))
-    norm = np.sqrt(np.asarray(x.multiply(x).sum(axis=1)).ravel())
-    return sp.csr_matrix(x.multiply((1.0 / np.maximum(norm, 1e-300))[:, None]))
+    """TF-IDF rows ``[n, V]`` (scikit-learn's ``TfidfVectorizer`` on :func:`tokenize`'s tokens):
+    sublinear tf ``1 + log tf``, smoothed idf over all ``texts`` (no label is used), rows scaled
+    to unit length."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    return sp.csr_matrix(TfidfVectorizer(analyzer=tokenize, sublinear_tf=True).fit_transform(texts))
 
 
 def fit_logistic(x: sp.csr_matrix, y: NDArray[np.bool_], l2: float = 1.0
                  ) -> tuple[NDArray[np.float64], float]:
-    """L2-penalised logistic regression by L-BFGS: minimises
-    ``Σ_i log(1 + exp(z_i)) − y_i z_i + (l2/2)·|w|²`` with ``z = x·w + b`` (bias not penalised).
+    """L2-penalised logistic regression (scikit-learn's ``LogisticRegression``, L-BFGS): minimises
+    ``Σ_i log(1 + exp(z_i)) − y_i z_i + (l2/2)·|w|²`` with ``z = x·w + b`` (bias not penalised),
+    i.e. ``C = 1/l2``.
 
     :returns: ``(w [V], b)``.
     """
-    target = y.astype(float)
+    from sklearn.linear_model import LogisticRegression
 
-    def loss(theta: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
-        w, b = theta[:-1], theta[-1]
-        z = x @ w + b
-        g = 1.0 / (1.0 + np.exp(-z)) - target
-        value = float(np.sum(np.logaddexp(0.0, z) - target * z) + 0.5 * l2 * w @ w)
-        return value, np.concatenate([x.T @ g + l2 * w, [g.sum()]])
-
-    res = optimize.minimize(loss, np.zeros(x.shape[1] + 1), jac=True, method="L-BFGS-B")
-    return res.x[:-1], float(res.x[-1])
+    model = LogisticRegression(C=1.0 / l2, max_iter=10_000, tol=1e-8).fit(x, y)
+    return model.coef_.ravel(), float(model.intercept_[0])
 
 
 def rank_screening(data: ScreeningSet, *, seed_size: int = 200, seed: int = 0, l2: float = 1.0

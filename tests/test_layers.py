@@ -25,6 +25,7 @@ LAYERS: list[set[str]] = [
     {"plots"},
     {"certify"},
     {"audit"},
+    {"review"},   # rankcut.review.session drives the audit workflow and registers its screener there
     {"serve"},
     {"cli"},
 ]

@@ -361,6 +361,10 @@ def _plot_png(content: Mapping[str, Any]) -> bytes | None:
                 ax.legend(loc="lower right", fontsize=8)
             ax.set_xlabel("documents read (screened or audited)" if DESIGNS[content["design"]].adaptive
                           else "audit labels (the audit order, after the cut)")
+            if curve.get("found"):   # the interleaved review: the relevant documents found by then
+                twin = ax.twinx()
+                twin.plot(curve["labels"], curve["found"], "s--", color="tab:gray")
+                twin.set_ylabel("relevant documents found", color="tab:gray")
             ax.set_title("Recall bound as the audit goes (anytime-valid: every point holds)")
         else:
             ax.set_xlabel("labels spent (first j draws of the frozen sample)")

@@ -245,6 +245,7 @@ def freeze(
     design_data: bool = False,
     prior_scale: float | None = None,
     policy: str | None = None,
+    screener: Mapping[str, Any] | None = None,
 ) -> Manifest:
     """Freeze an audit: write ``audit_dir/manifest.json`` (step 1; Assumption 1).
 
@@ -292,6 +293,9 @@ def freeze(
     :param policy: interleaved design: the policy that chooses each move, ``NAME[:key=value,...]``
         (:data:`~rankcut.audit.designs.interleaved.POLICIES`; default ``projected-cost``), frozen
         with every constant.
+    :param screener: interleaved design: the screener of the screening moves, ``{"name", "config"}``
+        (a name of :data:`~rankcut.audit.designs.interleaved.SCREENERS`; default ``frontier``, the
+        ranking top down), frozen with its config.
     :returns: the frozen :class:`~rankcut.audit.manifest.Manifest` (``audit_id`` is its hash).
     :raises ValueError: for options the design does not take or cannot use, and bad input files.
     :raises FileExistsError: when ``audit_dir`` already holds a frozen audit.
@@ -310,7 +314,7 @@ def freeze(
     reference = spec.freeze_reference(reference)
     band_offsets = spec.freeze_bands(bands)
     spec.freeze_review(sampling, allow_incomplete, reuse_labels, prior_scale)
-    policy_extras = spec.freeze_policy(policy)
+    policy_extras = spec.freeze_policy(policy, screener)
     if corpus_size is not None and corpus_ids is not None:
         raise ValueError(f"give the corpus once: {_o('corpus_size')} or {_o('corpus_ids')}")
     given_seed = None if seed is None else check_count(seed, "seed")

@@ -1,10 +1,18 @@
 """Policies of an interleaved review (:func:`rankcut.certify.simulate.play` plays one against known labels).
 
-A policy chooses each move of :mod:`rankcut.certify.interleaved` — screen the top unread document
-of the ranking, or audit the next unread document of the frozen random order — from what has been
-read. The certificate is valid for *every* policy (the theorem there), so a policy only moves the
-cost: its constants may be tuned freely on development data, and a ranker retrained on the labels
-(continuous active learning) is just another policy.
+A policy chooses each move of :mod:`rankcut.certify.interleaved` — screen an unread document, or
+audit the next unread document of the frozen random order — from what has been read; a
+:class:`Screener` chooses *which* document a screening move reads: the top unread one of a fixed
+ranking (:class:`RankingScreener`, the default), or the one a ranker retrained on the labels
+ranks first (continuous active learning, :mod:`rankcut.review.cal`). The certificate is valid for
+*every* policy and screener (the theorem there: neither sees the unread part of the audit order),
+so they only move the cost: their constants may be tuned freely on development data.
+
+The policies read the screening *path* (:meth:`ReviewState.path`): the labels in the order the
+screener reached them. For a fixed ranking that is the ranking's prefix down to the frontier,
+audited documents above it in their rank place; for an adaptive screener, which has no fixed
+ranking to place them in, it is the screened documents in reading order. The tail rate the
+projections use is fitted to it.
 
 :class:`ProjectedCostPolicy` is the default. At each decision it compares two projections of the
 documents still to read — audit from now on, or screen one more batch first — and takes the
@@ -31,32 +39,65 @@ from rankcut.certify.interleaved import AUDIT, SCREEN, InterleavedReview, Interl
 from rankcut.certify.screening import tail_estimate, tail_fit, tail_sum
 from rankcut.certify.sequential import default_prior_mean
 
-__all__ = ["Policy", "PrecisionPolicy", "ProjectedCostPolicy", "ReviewState", "ScreenThenAudit"]
+__all__ = ["Policy", "PrecisionPolicy", "ProjectedCostPolicy", "RankingScreener", "ReviewState",
+           "ScreenThenAudit", "Screener"]
 
 
 class ReviewState:
-    """What a policy may see: the engine, and the labels of the ranks read so far (``-1`` unread).
+    """What a policy or screener may see: the engine, and the labels of the documents read so far
+    (``-1`` unread).
 
-    :param total: the collection's size; documents are named by their rank ``0 … N − 1``.
+    :param total: the collection's size; documents are named ``0 … N − 1`` (their rank, for a
+        ranking screened by :class:`RankingScreener`).
     """
 
     def __init__(self, total: int, rule: InterleavedRule) -> None:
         self.review = InterleavedReview(total, rule)
         self.rank_labels = np.full(total, -1, dtype=np.int64)
-        self.frontier = 0            # every rank above it is read
+        self.frontier = 0            # every document below this index is read
         self.screened = 0
+        self.screen_docs: list[int] = []   # the screened documents, in reading order
+        self.in_rank_order = True    # every screening move so far read the frontier
         self.run = 0                 # length of the current run of the last move
         self.last: str | None = None
 
-    def record(self, move: str, rank: int, label: int) -> None:
-        """Record that ``rank`` was read by ``move`` with ``label``."""
+    def record(self, move: str, doc: int, label: int) -> None:
+        """Record that document ``doc`` was read by ``move`` with ``label``."""
         (self.review.screen if move == SCREEN else self.review.audit)(label)
-        self.rank_labels[rank] = label
+        self.rank_labels[doc] = label
+        if move == SCREEN:
+            self.in_rank_order &= doc == self.frontier
+            self.screen_docs.append(doc)
         self.screened += move == SCREEN
         self.run = self.run + 1 if move == self.last else 1
         self.last = move
         while self.frontier < self.rank_labels.size and self.rank_labels[self.frontier] >= 0:
             self.frontier += 1
+
+    def path(self) -> NDArray[np.int64]:
+        """The labels along the screening path, in the screener's order (module docstring).
+
+        While every screening move read the frontier (a fixed ranking), the ranks above the
+        frontier; otherwise the screened documents in reading order.
+        """
+        if self.in_rank_order:
+            return self.rank_labels[:self.frontier]
+        return self.rank_labels[np.array(self.screen_docs, dtype=np.int64)]
+
+
+class Screener(Protocol):
+    """Chooses the document a screening move reads."""
+
+    def next_screen(self, state: ReviewState) -> int:
+        """The index of the unread document to screen next."""
+        ...
+
+
+class RankingScreener:
+    """Screen down a fixed ranking: the top unread rank (documents are named by their rank)."""
+
+    def next_screen(self, state: ReviewState) -> int:
+        return state.frontier
 
 
 class Policy(Protocol):
@@ -102,11 +143,11 @@ class ProjectedCostPolicy:
         forced = _forced_move(state, self.batch, self.chunk)
         if forced:
             return forced
-        k = state.frontier
-        prefix = np.maximum(state.rank_labels[:k], 0)
+        prefix = state.path()
+        k = prefix.size
         rate = tail_fit(prefix, k, self.window) or (math.log(0.5 / min(self.window, k)), 0.0)
         rest = total - k
-        beyond = int((state.rank_labels[k:] == 1).sum())          # audit finds below the frontier
+        beyond = rev.found - int(prefix.sum())                    # audit finds off the path
         unfound = self._posterior_mean(rev, max(tail_sum(rate, rest) - beyond, 0.5))
         steps = np.arange(1, -(-min(rest, rev.unread) // self.batch) + 1) * self.batch
         ahead = np.array([tail_sum(rate, int(d)) for d in np.minimum(steps, rest)])
@@ -167,7 +208,7 @@ def _log_hyp(x: NDArray[np.float64], n: NDArray[np.float64], k: NDArray[np.float
 
 def _forced_move(state: ReviewState, batch: int, chunk: int) -> str | None:
     """The move that needs no decision: finish the batch or chunk under way, screen until the first
-    batch is read and a relevant document found, audit once the ranking is read."""
+    batch is read and a relevant document found, audit once every document is read."""
     if state.frontier >= state.rank_labels.size:
         return AUDIT
     if state.review.found == 0 or state.screened < batch or (state.last == SCREEN and state.run % batch):
@@ -203,9 +244,9 @@ class PrecisionPolicy:
         if forced:
             return forced
         if not rev.started:
-            k = state.frontier
-            beyond = int((state.rank_labels[k:] == 1).sum())
-            tail = tail_estimate(np.maximum(state.rank_labels[:k], 0), k, total, self.window) - beyond
+            prefix = state.path()
+            beyond = rev.found - int(prefix.sum())
+            tail = tail_estimate(prefix, prefix.size, total, self.window) - beyond
             return AUDIT if tail <= self.margin * (rev.allowed_unfound() + 1) else SCREEN
         if state.last == AUDIT:
             return SCREEN if sum(rev.labels[-self.chunk:]) else AUDIT

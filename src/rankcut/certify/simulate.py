@@ -2,8 +2,9 @@
 
 The labels play the reviewer; each seed draws the audit order with
 ``numpy.random.default_rng(seed)``. :func:`simulate_review` runs the screen-then-audit rule of
-:mod:`rankcut.certify.screening`; :func:`play` and :func:`simulate_interleaved` run a policy of
-:mod:`rankcut.certify.policies` on the interleaved review of :mod:`rankcut.certify.interleaved`.
+:mod:`rankcut.certify.screening`; :func:`play` and :func:`simulate_interleaved` run a policy and a
+screener of :mod:`rankcut.certify.policies` on the interleaved review of
+:mod:`rankcut.certify.interleaved`.
 Measurement only: no certificate depends on them.
 """
 
@@ -16,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from rankcut.certify.interleaved import AUDIT, SCREEN, InterleavedRule, audit_order_draw
-from rankcut.certify.policies import Policy, ReviewState
+from rankcut.certify.policies import Policy, RankingScreener, ReviewState, Screener
 from rankcut.certify.screening import ReviewRule, _labels, plan_review
 from rankcut.certify.sequential import allowed_misses
 
@@ -91,15 +92,20 @@ class InterleavedRun:
     labels: str             # the label read at each step, 0 or 1
 
 
-def play(labels: ArrayLike, order: ArrayLike, policy: Policy, rule: InterleavedRule | None = None
-         ) -> InterleavedRun:
-    """Play ``policy`` on a ranking's 0/1 ``labels`` with the frozen audit ``order`` (a permutation
-    of the ranks), stopping at the first certified step."""
+def play(labels: ArrayLike, order: ArrayLike, policy: Policy, rule: InterleavedRule | None = None,
+         screener: Screener | None = None) -> InterleavedRun:
+    """Play ``policy`` on the 0/1 ``labels`` of documents ``0 … N − 1`` with the frozen audit
+    ``order`` (a permutation of them), stopping at the first certified step.
+
+    ``screener`` picks the document of each screening move (default :class:`RankingScreener`:
+    the labels are a ranking's, read top down). It sees the state, never ``order``.
+    """
     y = _labels(labels)
     perm = np.asarray(order, dtype=np.int64)
     if perm.shape != y.shape or not np.array_equal(np.sort(perm), np.arange(y.size)):
         raise ValueError(f"order must be a permutation of the {y.size} ranks")
     rule = rule or InterleavedRule()
+    screener = RankingScreener() if screener is None else screener
     state = ReviewState(y.size, rule)
     read = np.zeros(y.size, dtype=bool)
     pointer = 0
@@ -107,7 +113,9 @@ def play(labels: ArrayLike, order: ArrayLike, policy: Policy, rule: InterleavedR
     while rev.unread and not rev.certified:
         move = policy(state)
         if move == SCREEN:
-            doc = state.frontier
+            doc = screener.next_screen(state)
+            if not 0 <= doc < y.size or read[doc]:
+                raise ValueError(f"a screener returns an unread document of 0 … {y.size - 1}, got {doc!r}")
         elif move == AUDIT:
             doc, pointer = audit_order_draw(perm, pointer, read)
         else:
@@ -132,10 +140,16 @@ class InterleavedRuns:
 
 
 def simulate_interleaved(labels: ArrayLike, policy: Policy, rule: InterleavedRule | None = None,
-                         seeds: Sequence[int] | range = range(200)) -> InterleavedRuns:
-    """:func:`play` once per seed, the audit order drawn by ``numpy.random.default_rng(seed)``."""
+                         seeds: Sequence[int] | range = range(200), screener: Screener | None = None
+                         ) -> InterleavedRuns:
+    """:func:`play` once per seed, the audit order drawn by ``numpy.random.default_rng(seed)``.
+
+    The same ``screener`` serves every seed; one that learns must start afresh on a new
+    :class:`ReviewState` (:class:`rankcut.review.cal.CALScreener` does).
+    """
     y = _labels(labels)
-    runs = [play(y, np.random.default_rng(int(s)).permutation(y.size), policy, rule) for s in seeds]
+    runs = [play(y, np.random.default_rng(int(s)).permutation(y.size), policy, rule, screener)
+            for s in seeds]
     return InterleavedRuns(np.array([r.read for r in runs], dtype=np.int64),
                            np.array([r.screened for r in runs], dtype=np.int64),
                            np.array([r.certified for r in runs], dtype=bool),

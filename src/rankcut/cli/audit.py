@@ -78,6 +78,8 @@ def _fail_cleanly(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        import rankcut.review.session  # noqa: F401 -- registers the screener of rankcut review's folders
+
         with user_errors(), spoken_as_options():
             return fn(*args, **kwargs)
 

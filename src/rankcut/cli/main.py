@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("rankcut.cli.serve", "serve"),
     "certify": ("rankcut.cli.certify", "app"),
     "audit": ("rankcut.cli.audit", "app"),
+    "review": ("rankcut.cli.review", "app"),
 }
 
 

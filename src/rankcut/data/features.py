@@ -121,18 +121,27 @@ def _adjacent_cosines(x: sp.csr_matrix | NDArray[np.float64]) -> NDArray[np.floa
 
 
 def _tfidf(token_ids: Sequence[NDArray[np.int64]]) -> sp.csr_matrix:
-    """tf-idf matrix ``[n_docs, n_terms]`` of one list (idf from the list; module docstring)."""
+    """tf-idf matrix ``[n_docs, n_terms]`` of one list (idf from the list; module docstring).
+
+    scikit-learn's ``TfidfVectorizer`` with raw counts, smoothed idf and no normalisation is
+    exactly the formula of the module docstring (``tests/data/test_tfidf.py`` checks it).
+    """
     import scipy.sparse as sp
 
-    n = len(token_ids)
-    rows = np.repeat(np.arange(n), [len(t) for t in token_ids])
-    flat = np.concatenate(token_ids) if n else np.zeros(0, dtype=np.int64)
-    terms, cols = np.unique(flat, return_inverse=True)
-    counts = sp.csr_matrix((np.ones(flat.size), (rows, cols)), shape=(n, terms.size))
-    counts.sum_duplicates()
-    df = np.bincount(counts.indices, minlength=terms.size)
-    idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
-    return sp.csr_matrix(counts.multiply(idf[None, :]))
+    if not any(len(t) for t in token_ids):     # no term at all: scikit-learn refuses an empty vocabulary
+        return sp.csr_matrix((len(token_ids), 0))
+    try:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+    except ImportError as err:
+        raise ImportError("the tfidf_sim feature needs scikit-learn: pip install 'rankcut[text]'") from err
+    vectorizer = TfidfVectorizer(analyzer=_ids, norm=None, smooth_idf=True, sublinear_tf=False,
+                                 dtype=np.float64)
+    return sp.csr_matrix(vectorizer.fit_transform(token_ids))
+
+
+def _ids(token_ids: NDArray[np.int64]) -> list[int]:
+    """The analyzer of :func:`_tfidf`: a document is already its term ids."""
+    return token_ids.tolist()
 
 
 def _doc2vec_vectors(tokens: Sequence[Sequence[str]]) -> NDArray[np.float64]:

@@ -9,6 +9,11 @@ One record a row, with a header naming at least ``title``, ``abstract`` and the 
 
 Fields may hold quoted commas and line breaks (RFC 4180), so an error names the line where the
 record starts. ``record_id`` is optional: without it, records are numbered 1, 2, … in file order.
+Column names follow ASReview's conventions (``asreview.data.base.BaseReader``): matched without
+regard to case or surrounding spaces, with its alternatives (``primary_title`` for the title;
+``notes_abstract``, ``abstract note`` for the abstract; :data:`LABEL_COLUMNS` for the label),
+and a ``.tsv``/``.tab`` file is tab-separated. :func:`read_table` reads the columns;
+:func:`load_screening` and :func:`rankcut.review.records.load_records` give them meaning.
 
 A screening set becomes ranked lists once a model scores its records (:meth:`ScreeningSet.ranked`):
 one query, the records in score order, the labels as relevance — the setting of a high-recall
@@ -29,10 +34,15 @@ from numpy.typing import ArrayLike, NDArray
 from rankcut.data.io import Source, open_text
 from rankcut.data.lists import Posting, RankedLists
 
-__all__ = ["ScreeningSet", "load_screening"]
+__all__ = ["LABEL_COLUMNS", "ScreeningSet", "Table", "load_screening", "read_table"]
 
 
 _LABELS = {"0": False, "1": True}
+_TITLE = ("title", "primary_title")
+_ABSTRACT = ("abstract", "notes_abstract", "abstract note")
+#: ASReview's label column names, in its order of preference
+LABEL_COLUMNS = ("asreview_label", "included", "label", "final_included", "label_included",
+                 "included_label", "included_final", "included_flag", "include")
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,47 +142,82 @@ class ScreeningSet:
 def _stem(source: Source) -> str:
     if isinstance(source, str | os.PathLike):
         name = Path(source).name
-        for suffix in (".gz", ".csv"):
+        for suffix in (".gz", ".csv", ".tsv", ".tab"):
             name = name.removesuffix(suffix)
         return name
     return "screening"
 
 
-def load_screening(source: Source, *, label: str = "label_included", name: str | None = None
-                   ) -> ScreeningSet:
-    """Read an ASReview screening CSV (module docstring) into a :class:`ScreeningSet`.
+@dataclass(frozen=True)
+class Table:
+    """The columns of a screening table, as read (:func:`read_table`); one entry per record.
+
+    :param where: the file, as errors name it.
+    :param label_column: the label column's name as the header spells it (``None``: no label column).
+    :param labels: the label column's stripped values (empty without a label column).
+    :param lines: the line each record starts on.
+    """
+
+    where: str
+    record_ids: tuple[str, ...]
+    titles: tuple[str, ...]
+    abstracts: tuple[str, ...]
+    label_column: str | None
+    labels: tuple[str, ...]
+    lines: tuple[int, ...]
+
+
+def _column(columns: list[str], names: tuple[str, ...], where: str) -> int:
+    low = [c.lower() for c in columns]
+    for n in names:
+        if n in low:
+            return low.index(n)
+    others = f" (nor {', '.join(repr(n) for n in names[1:])})" if len(names) > 1 else ""
+    raise ValueError(f"{where}, line 1: the header names no {names[0]!r} column{others}; it names "
+                     f"{', '.join(repr(c) for c in columns)}")
+
+
+def read_table(source: Source, *, label: str | None, name: str | None = None,
+               delimiter: str | None = None) -> Table:
+    """Read the columns of a screening table (module docstring).
 
     :param source: a path (``.gz`` allowed) or an open text file (opened with ``newline=""``).
-    :param label: the label column: ``label_included`` (final inclusion) or, for the Cohen et al.
-        sets, ``label_abstract_screening``. Labels are ``0`` or ``1``.
-    :param name: the set's name (default: the file name without ``.csv``/``.gz``).
-    :raises ValueError: naming the file and line for an empty file, a header without ``title``,
-        ``abstract`` or the label column, a record with another number of fields than the
-        header, an empty or repeated ``record_id`` (both lines named), or a label other than 0/1.
+    :param label: the label column (case-insensitive); ``None`` takes the first of
+        :data:`LABEL_COLUMNS` the header names, or none.
+    :param delimiter: the field separator (default: a tab for ``.tsv``/``.tab`` paths, else a comma).
+    :raises ValueError: naming the file and line for an empty file, a header without a title,
+        abstract or the named label column, a record with another number of fields than the
+        header, or an empty or repeated ``record_id`` (both lines named).
     """
-    if not isinstance(label, str) or not label:
+    if label is not None and (not isinstance(label, str) or not label):
         raise ValueError(f"label must name a column, got {label!r}")
+    if delimiter is None:
+        stem = str(source).removesuffix(".gz") if isinstance(source, str | os.PathLike) else ""
+        delimiter = "\t" if stem.endswith((".tsv", ".tab")) else ","
     ids: list[str] = []
     titles: list[str] = []
     abstracts: list[str] = []
-    labels: list[bool] = []
+    labels: list[str] = []
+    lines: list[int] = []
     seen: dict[str, int] = {}
     with open_text(source, name, newline="") as (where, f):
-        reader = csv.reader(f)
+        reader = csv.reader(f, delimiter=delimiter)
         try:
             header = next(reader)
         except StopIteration:
             raise ValueError(f"{where}: the file is empty; expected a header line naming title, "
-                             f"abstract and {label}") from None
+                             f"abstract and {label or 'a label column'}") from None
         except csv.Error as exc:
             raise ValueError(f"{where}, line 1: not a CSV header ({exc})") from None
         columns = [c.strip() for c in header]
-        for need in ("title", "abstract", label):
-            if need not in columns:
-                raise ValueError(f"{where}, line 1: the header names no {need!r} column (it names "
-                                 f"{', '.join(repr(c) for c in columns)})")
-        col = {c: columns.index(c) for c in ("title", "abstract", label)}
-        id_col = columns.index("record_id") if "record_id" in columns else None
+        low = [c.lower() for c in columns]
+        t_col = _column(columns, _TITLE, where)
+        a_col = _column(columns, _ABSTRACT, where)
+        if label is not None:
+            l_col: int | None = _column(columns, (label.lower(),), where)
+        else:
+            l_col = next((low.index(n) for n in LABEL_COLUMNS if n in low), None)
+        id_col = low.index("record_id") if "record_id" in low else None
         start = reader.line_num + 1
         while True:
             try:
@@ -193,17 +238,36 @@ def load_screening(source: Source, *, label: str = "label_included", name: str |
             if rid in seen:
                 raise ValueError(f"{where}, line {line}: record_id {rid!r} repeats the record of line "
                                  f"{seen[rid]}")
-            value = row[col[label]].strip()
-            if value not in _LABELS:
-                raise ValueError(f"{where}, line {line}: {label} must be 0 or 1, got {value!r} "
-                                 f"(record {rid!r})")
             seen[rid] = line
             ids.append(rid)
-            titles.append(row[col["title"]].strip())
-            abstracts.append(row[col["abstract"]].strip())
-            labels.append(_LABELS[value])
+            titles.append(row[t_col].strip())
+            abstracts.append(row[a_col].strip())
+            if l_col is not None:
+                labels.append(row[l_col].strip())
+            lines.append(line)
     if not ids:
         raise ValueError(f"{where}: no record after the header")
-    return ScreeningSet(name or _stem(source), tuple(ids), tuple(titles), tuple(abstracts),
-                        np.array(labels, dtype=bool), label)
+    return Table(where, tuple(ids), tuple(titles), tuple(abstracts),
+                 columns[l_col] if l_col is not None else None, tuple(labels), tuple(lines))
 
+
+def load_screening(source: Source, *, label: str = "label_included", name: str | None = None
+                   ) -> ScreeningSet:
+    """Read an ASReview screening CSV (module docstring) into a fully labelled :class:`ScreeningSet`.
+
+    :param source: a path (``.gz`` allowed) or an open text file (opened with ``newline=""``).
+    :param label: the label column: ``label_included`` (final inclusion) or, for the Cohen et al.
+        sets, ``label_abstract_screening``. Labels are ``0`` or ``1``.
+    :param name: the set's name (default: the file name without ``.csv``/``.gz``).
+    :raises ValueError: as :func:`read_table`, and naming the file and line for a label other
+        than 0/1.
+    """
+    if not isinstance(label, str) or not label:
+        raise ValueError(f"label must name a column, got {label!r}")
+    table = read_table(source, label=label, name=name)
+    for value, line, rid in zip(table.labels, table.lines, table.record_ids, strict=True):
+        if value not in _LABELS:
+            raise ValueError(f"{table.where}, line {line}: {label} must be 0 or 1, got {value!r} "
+                             f"(record {rid!r})")
+    return ScreeningSet(name or _stem(source), table.record_ids, table.titles, table.abstracts,
+                        np.array([_LABELS[v] for v in table.labels], dtype=bool), label)

@@ -12,9 +12,10 @@ every certify).
 manifest) chooses a move from the labels recorded so far, and the label step asks for that one
 document:
 
-* **screen** — the document the frozen screener names: today ``frontier``, the top unread
-  document of the ranking (:data:`SCREENERS`; a screener retrained on the labels plugs in there,
-  by name and config);
+* **screen** — the document the frozen screener names: ``frontier``, the top unread document of
+  the ranking (the default), or one registered by a package above this layer — ``cal``, the
+  continuous-active-learning ranker that :mod:`rankcut.review.session` registers for
+  ``rankcut review`` (:data:`SCREENERS`: by name and config);
 * **audit** — the next still-unread document of the frozen audit order.
 
 The policy and the screener are deterministic functions of the recorded history, so the review is
@@ -80,7 +81,7 @@ if TYPE_CHECKING:
     from rankcut.certify.report import JointReport
 
 __all__ = ["MAX_COLLECTION", "POLICIES", "REVIEW_FILE", "SCREENERS", "Interleaved", "Review", "Step",
-           "policy_spec", "review_of"]
+           "policy_spec", "review_of", "screener_spec"]
 
 # The design lists its whole collection in sample.jsonl, and the engine keeps one number per R.
 MAX_COLLECTION = 2_000_000
@@ -106,12 +107,34 @@ def frontier(state: ReviewState) -> int:
     return state.frontier
 
 
-# Which document a screening step reads, by the name frozen in the manifest: each entry builds,
-# from the config frozen beside the name, a function of what the policy sees that names an unread
-# rank. A ranker retrained on the labels (continuous active learning: a ``Screener``'s
-# ``next_screen``) is one more entry; it is rebuilt and replayed from the recorded labels at every
-# call, so it must be deterministic. The audit order never depends on it.
-SCREENERS: dict[str, Callable[..., Callable[[ReviewState], int]]] = {"frontier": lambda: frontier}
+# Which document a screening step reads, by the name frozen in the manifest: each entry builds, from
+# the frozen audit, the collection's items in ranking order and the config frozen beside the name,
+# a function of what the policy sees that names an unread rank. A ranker retrained on the labels
+# (continuous active learning: a ``Screener``'s ``next_screen``) is one more entry; it is rebuilt and
+# replayed from the recorded labels at every call, so it must be deterministic, and it may be asked
+# twice for the same step (it must name the same document). The audit order never depends on it.
+# The audit layer imports no ranker: a package above it adds its entry when imported
+# (:mod:`rankcut.review.session` adds ``cal``), and a folder whose screener is not registered is
+# refused by name.
+ScreenerFactory = Callable[..., Callable[["ReviewState"], int]]
+SCREENERS: dict[str, ScreenerFactory] = {"frontier": lambda audit, items: frontier}
+
+
+def screener_spec(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    """A screener as frozen: its registered name and its config (plain JSON)."""
+    if name not in SCREENERS:
+        raise ValueError(f"the screener must be one of {', '.join(SCREENERS)}, got {name!r}")
+    return {"name": name, "config": json.loads(json.dumps(dict(config), allow_nan=False))}
+
+
+def _screener(audit: FrozenAudit, items: Sequence[Item]) -> Callable[[ReviewState], int]:
+    spec = audit.manifest["screener"]
+    factory = SCREENERS.get(spec["name"])
+    if factory is None:
+        raise ValueError(f"{audit.folder}: its screener {spec['name']!r} is not registered in this process "
+                         f"(registered: {', '.join(SCREENERS)}); a review folder of rankcut review is "
+                         "driven by rankcut review (in Python: import rankcut.review.session)")
+    return factory(audit, items, **spec["config"])
 
 
 def policy_spec(text: str | None) -> dict[str, Any]:
@@ -193,13 +216,13 @@ class Review:
         self.order = np.argsort(np.array([r["audit"] for r in rows], dtype=np.int64))  # position → rank
         self.state = ReviewState(len(self.items), review_rule(audit))
         self.policy = _policy(audit)
-        screener = audit.manifest["screener"]
-        self.screener = SCREENERS[screener["name"]](**screener["config"])
-        self.screener_name = str(screener["name"])
+        self.screener = _screener(audit, self.items)
+        self.screener_name = str(audit.manifest["screener"]["name"])
         self.read = np.zeros(len(self.items), dtype=bool)
         self.pointer = 0
         self.steps: list[Step] = []
         self.bounds: list[float] = []   # the certified recall bound after each step
+        self.found: list[int] = []      # the relevant documents read after each step
 
     @property
     def done(self) -> bool:
@@ -237,14 +260,17 @@ class Review:
         self.state.record(move, rank, int(label))
         self.steps.append(dataclasses.replace(step, label=int(label)))
         self.bounds.append(self.state.review.recall_lower)
+        self.found.append(self.state.review.found)
 
     def curve(self) -> dict[str, Any]:
         """The recall bound after the first ``j`` steps: each point a valid certificate (the
-        confidence sequence holds at every step at once), never falling."""
+        confidence sequence holds at every step at once), never falling; and the relevant
+        documents found by then."""
         from rankcut.certify.curves import curve_points
 
         j = curve_points(len(self.steps))
-        return {"quantity": "recall", "labels": j.tolist(), "bound": [self.bounds[i - 1] for i in j]}
+        return {"quantity": "recall", "labels": j.tolist(), "bound": [self.bounds[i - 1] for i in j],
+                "found": [self.found[i - 1] for i in j]}
 
     def _why(self, move: str) -> str:
         """Why the policy chose ``move``, in words (the policy's rule, not a new decision)."""
@@ -371,8 +397,10 @@ class Interleaved(FixedSampleDesign):
 
             check_positive(prior_scale, _o("prior_scale"))
 
-    def freeze_policy(self, policy: str | None) -> dict[str, Any]:
-        return {"policy": policy_spec(policy), "screener": {"name": "frontier", "config": {}}}
+    def freeze_policy(self, policy: str | None, screener: Mapping[str, Any] | None) -> dict[str, Any]:
+        return {"policy": policy_spec(policy),
+                "screener": screener_spec("frontier", {}) if screener is None else
+                screener_spec(str(screener["name"]), screener["config"])}
 
     def freeze_pools(self, base: Pools, names: Sequence[str], bands: Sequence[int] | None
                      ) -> list[int] | None:
@@ -467,8 +495,14 @@ class Interleaved(FixedSampleDesign):
         """Ask ``answer`` for each step the review chooses, recording each label at once (so a killed
         session loses nothing and resumes at the same item), until it has no answer, ``limit`` steps
         were taken, or the review is certified. Writes ``review.jsonl``."""
+        from tqdm.auto import tqdm
+
+        from rankcut._progress import BARS
+
         review = review_of(audit, rows, {(q, d): y for q, d, y in store.items()}, str(store.path))
         recorded = 0
+        # the unread documents are the most the review can still ask for (it stops once certified)
+        bar = tqdm(total=len(rows) - len(review.steps), desc="label", unit="doc", disable=not BARS.get())
         try:
             while (limit is None or recorded < limit) and (step := review.next()) is not None:
                 y = answer(step)
@@ -477,7 +511,9 @@ class Interleaved(FixedSampleDesign):
                 store.record([step.item], [y], source, refusal_hint=self.refusal_hint(store))
                 review.take(step, y)
                 recorded += 1
+                bar.update()
         finally:
+            bar.close()
             write_review(audit.folder, review)
         return recorded, review
 
@@ -584,6 +620,8 @@ class Interleaved(FixedSampleDesign):
         review = review_of(audit, rows, labels, str(folder / LABELS_FILE))
         step = review.next()
         out["review_steps"] = len(review.steps)
+        out["found"] = review.state.review.found
+        out["recall_bound"] = review.bounds[-1] if review.bounds else 0.0
         out["guarantee"] = (f"the chance that this review ever says 'met' while its recall is below "
                             f"{audit.target['recall']:g} is at most {audit.delta:g}, however each move was "
                             "chosen and wherever it stops")

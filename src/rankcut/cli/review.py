@@ -1,0 +1,399 @@
+"""``rankcut review``: screen records with active learning and stop with a certificate (issue 17).
+
+::
+
+    rankcut review start    records.csv --folder REVIEW [--target-recall 0.95] [--seed 7]
+                            [--prior-relevant ID,...]
+    rankcut review next     --folder REVIEW                  # the record to read now, and why
+    rankcut review label    --folder REVIEW (--from labels.csv | --interactive
+                                             | --simulate (--records records.csv | --qrels Q))
+    rankcut review status   --folder REVIEW
+    rankcut review certify  --folder REVIEW [--json]
+    rankcut review report   --folder REVIEW --out report.html [--json]
+    rankcut review simulate records.csv --folder REVIEW --seed 7
+
+A review is an audit folder of the ``interleaved`` design whose screener is the CAL ranker
+(:mod:`rankcut.review.session`); each command translates to ``rankcut audit``'s workflow. A
+refusal is one ``error: ...`` line naming the file, line or option, exit status 2.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import shlex
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import typer
+
+from rankcut.cli._errors import option_names, user_errors
+
+app = typer.Typer(help="Screen records with active learning and stop with a certificate: start → next → "
+                       "label → status → certify → report.", no_args_is_help=True)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_OPTIONS = option_names(
+    ("target_recall", "delta", "seed", "policy", "texts", "qrels", "interactive"),
+    from_file="--from", limit="--next", label="rankcut review label", status="rankcut review status",
+    certify="rankcut review certify", freeze="rankcut review start", report="rankcut review report",
+)
+FORMATS = ("csv", "tsv", "ris", "trec")
+
+FOLDER = typer.Option(..., "--folder", help="The review folder (made by start).")
+JSON = typer.Option(False, "--json", help="Print the result as JSON.")
+
+
+@contextmanager
+def _spoken() -> Iterator[None]:
+    """The workflow's messages in this command's words; its warnings as ``warning: ...`` lines."""
+    from rankcut.audit.options import OPTION_NAMES
+
+    token = OPTION_NAMES.set(_OPTIONS)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield
+        for w in caught:
+            typer.echo(f"warning: {w.message}", err=True)
+    finally:
+        OPTION_NAMES.reset(token)
+
+
+def _fail_cleanly(fn: F) -> F:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with user_errors(), _spoken():
+            return fn(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _echo_json(obj: Any) -> None:
+    typer.echo(json.dumps(obj, indent=2, ensure_ascii=False))
+
+
+def _records(path: Path, fmt: str | None, texts: Path | None, label_column: str | None,
+             qrels: Path | None = None, query: str | None = None) -> Any:
+    """The records of ``path`` in ``fmt`` (default: from its name; ``trec``: a run with ``--texts``)."""
+    from rankcut.review.records import load_records, load_trec_records
+
+    stem = path.name.removesuffix(".gz").lower()
+    guessed = ("ris" if stem.endswith((".ris", ".txt")) else "tsv" if stem.endswith((".tsv", ".tab"))
+               else "csv")
+    fmt = fmt or guessed
+    if fmt not in FORMATS:
+        raise ValueError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if fmt == "trec":
+        if texts is None:
+            raise ValueError(f"--format trec reads {path} as a TREC run: give its documents' texts with "
+                             "--texts FILE (JSON lines with doc_id and text)")
+        return load_trec_records(path, texts, qrels=qrels, query=query)
+    if texts is not None or query is not None:
+        raise ValueError(f"{'--texts' if texts is not None else '--query'} is for --format trec: {path} "
+                         "holds its records' texts")
+    if fmt != guessed:
+        raise ValueError(f"--format {fmt}: {path} is read by its name as {guessed}; name it *.{fmt}")
+    return load_records(path, label=label_column)
+
+
+def _with_prior(records: Any, prior_relevant: str | None) -> Any:
+    if prior_relevant is None:
+        return records
+    known = {rid: int(y) for rid, y in zip(records.ids, records.prior.tolist(), strict=True) if y >= 0}
+    ids = [p.strip() for p in prior_relevant.split(",") if p.strip()]
+    missing = next((p for p in ids if p not in records.ids), None)
+    if missing is not None:
+        raise ValueError(f"--prior-relevant names record {missing!r}, which {records.name} does not hold")
+    return records.with_prior({**known, **dict.fromkeys(ids, 1)})
+
+
+def _config(model: str, seed_query: str | None) -> Any:
+    from rankcut.review.cal import CALConfig
+
+    try:
+        return CALConfig(model=model, query=seed_query)
+    except ValueError as err:
+        raise ValueError(f"--model/--seed-query: {err}") from None
+
+
+def _next_lines(folder: Path, info: dict[str, Any]) -> list[str]:
+    nxt = info["next_record"]
+    if nxt is None:
+        return [info["next_move"], f"next: rankcut review certify --folder {shlex.quote(str(folder))}"
+                if info["next"] == "certify" else "done"]
+    where = _where(nxt)
+    kind = ("a screening document (the ranker's pick)" if nxt["move"] == "screen" else
+            "an audit document (the next of the frozen random order)")
+    lines = [f"read record {nxt['record_id']}: {kind}, {where}", f"  why: {nxt['why']}"]
+    if nxt["prior"]:
+        lines.append("  (prior knowledge: its frozen label is recorded at the next label call)")
+    if nxt["text"]:
+        lines.append("  " + nxt["text"].replace("\n", "\n  "))
+    lines.append(f"next: rankcut review label --folder {shlex.quote(str(folder))} --from labels.csv   "
+                 "# record_id,label; or --interactive")
+    return lines
+
+
+def _status_lines(info: dict[str, Any]) -> list[str]:
+    lines = [f"review {info['audit_id'][:12]}: {info['read']} of {info['collection']} records read, "
+             f"{info['found']} relevant found; recall ≥ {info['recall_bound']:.3f} certified now "
+             f"(target {info['target']:g} at {1 - info['delta']:.0%} confidence)",
+             f"guarantee: {info['guarantee']}"]
+    if info.get("verdict"):
+        lines.append(f"certificate: {info['verdict']}")
+    nxt = info["next_record"]
+    lines.append(info["next_move"] if nxt is None else
+                 f"next: {nxt['move']} record {nxt['record_id']} ({_where(nxt)}) — {nxt['why']}")
+    return lines
+
+
+def _where(nxt: dict[str, Any]) -> str:
+    return (f"position {nxt['position']} of the records" if nxt["move"] == "screen" else
+            f"audit order position {nxt['audit_position']}, record position {nxt['position']}")
+
+
+@app.command("start")
+@_fail_cleanly
+def start(
+    records: Path = typer.Argument(..., help="The records: CSV/TSV with title and abstract columns "
+                                   "(ASReview's names), RIS, or a TREC run (--format trec --texts)."),
+    folder: Path = typer.Option(..., "--folder", help="The review folder to create."),
+    fmt: str | None = typer.Option(None, "--format", help="csv, tsv, ris or trec (default: from the name)."),
+    texts: Path | None = typer.Option(None, "--texts", help="--format trec: the documents' texts (JSON "
+                                      "lines with doc_id and text)."),
+    query: str | None = typer.Option(None, "--query", help="--format trec: the query of the run to review."),
+    label_column: str | None = typer.Option(None, "--label-column", help="The label column (default: "
+                                            "ASReview's names); labelled on some records only, it is the "
+                                            "prior knowledge; labelled throughout, the truth --simulate "
+                                            "plays."),
+    target_recall: float = typer.Option(0.95, "--target-recall", help="The recall to certify."),
+    delta: float = typer.Option(0.05, "--delta", help="Error probability δ; confidence 1 − δ."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed of the audit order and the ranker (default: "
+                                    "a random one, recorded)."),
+    policy: str | None = typer.Option(None, "--policy", help="When to screen and when to audit, "
+                                      "NAME[:key=value,...]: projected-cost (default), precision, "
+                                      "screen-then-audit:depth=K (labels only, never validity)."),
+    prior_relevant: str | None = typer.Option(None, "--prior-relevant", help="Records known relevant "
+                                              "before the session, ID,ID,... (prior knowledge)."),
+    model: str = typer.Option("logistic", "--model", help="The ranker's classifier: logistic or svm."),
+    seed_query: str | None = typer.Option(None, "--seed-query", help="A text the ranker takes as a "
+                                          "relevant document before any is found (AutoTAR)."),
+    simulate: bool = typer.Option(False, "--simulate", help="Play the whole review with the label column "
+                                  "(or --qrels) as the reviewer, to the certificate."),
+    qrels: Path | None = typer.Option(None, "--qrels", help="--simulate: the known labels as TREC qrels."),
+    as_json: bool = JSON,
+) -> None:
+    """Freeze a review: the records in order, their texts, the ranker and its seed, the target."""
+    from rankcut._progress import show_progress
+    from rankcut.review import session
+
+    recs = _with_prior(_records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query),
+                       prior_relevant)
+    options = {"target_recall": target_recall, "delta": delta, "seed": seed, "policy": policy,
+               "config": _config(model, seed_query)}
+    if simulate:
+        _simulated(recs, folder, qrels, options, show_progress(as_json=as_json), as_json)
+        return
+    if qrels is not None and fmt != "trec":
+        raise ValueError("--qrels is for --simulate (or the labels of --format trec)")
+    manifest = session.start(recs, folder, **options)
+    info = session.status(folder)
+    if as_json:
+        _echo_json({"audit_id": manifest.audit_id, "folder": str(folder), **_json_status(info)})
+        return
+    typer.echo(f"started review {manifest.audit_id[:12]} of {len(recs)} records in {folder}: recall ≥ "
+               f"{target_recall:g} at {1 - delta:.0%} confidence, seed {manifest['seed']}, policy "
+               f"{manifest['policy']['name']}, ranker CAL ({manifest['screener']['config']['cal']['model']})")
+    if info["read"]:
+        typer.echo(f"recorded the prior knowledge: {info['read']} records")
+    for line in _next_lines(folder, info):
+        typer.echo(line)
+
+
+def _json_status(info: dict[str, Any]) -> dict[str, Any]:
+    keys = ("audit_id", "read", "collection", "found", "recall_bound", "target", "delta", "guarantee",
+            "verdict", "next_record", "next_move", "next")
+    return {k: info.get(k) for k in keys}
+
+
+def _known(folder: Path, records: Path | None, qrels: Path | None, fmt: str | None, texts: Path | None,
+           label_column: str | None, query: str | None) -> dict[str, int]:
+    from rankcut.review import session
+
+    if (records is None) == (qrels is None) and fmt != "trec":
+        raise ValueError("--simulate needs the known labels: --records FILE (its label column) or --qrels Q")
+    if records is None:
+        assert qrels is not None
+        return session.known_from_qrels(qrels, folder)
+    recs = _records(records, fmt, texts, label_column, qrels, query)
+    if recs.labels is None:
+        raise ValueError(f"--simulate: {records} does not label every record (give --label-column, or "
+                         "--qrels)")
+    return dict(zip(recs.ids, recs.labels.tolist(), strict=True))
+
+
+def _simulated(recs: Any, folder: Path, qrels: Path | None, options: dict[str, Any], progress: bool,
+               as_json: bool) -> None:
+    from rankcut.data.trec import read_qrels
+    from rankcut.review import session
+
+    known = None
+    if qrels is not None and recs.labels is None:
+        judged = read_qrels(qrels)
+        if len(judged) != 1:
+            raise ValueError(f"--qrels {qrels}: give qrels of one query (they hold {len(judged)})")
+        grades = next(iter(judged.values()))
+        known = {rid: int(grades.get(rid, 0) > 0) for rid in recs.ids}
+    result = session.simulate(recs, folder, known=known, progress=progress, **options)
+    if as_json:
+        typer.echo(result.to_json())
+        return
+    typer.echo(result.render())
+    typer.echo(f"next: rankcut review report --folder {shlex.quote(str(folder))} --out report.html")
+
+
+@app.command("next")
+@_fail_cleanly
+def next_(folder: Path = FOLDER, as_json: bool = JSON) -> None:
+    """The record to read now: a screening or an audit document, its position, and why."""
+    from rankcut.review import session
+
+    info = session.status(folder)
+    if as_json:
+        _echo_json(info["next_record"])
+        return
+    for line in _next_lines(folder, info):
+        typer.echo(line)
+
+
+@app.command("label")
+@_fail_cleanly
+def label(
+    folder: Path = FOLDER,
+    from_file: Path | None = typer.Option(None, "--from", help="A CSV/TSV: record_id, label (0/1, yes/no; "
+                                          "empty: not yet); the labels of the records the review asks "
+                                          "for, as far as it holds them."),
+    interactive: bool = typer.Option(False, "--interactive", help="Ask in the terminal, record by record, "
+                                     "until quit (q) or certified."),
+    simulate: bool = typer.Option(False, "--simulate", help="Known labels play the reviewer: --records "
+                                  "(its label column) or --qrels."),
+    records: Path | None = typer.Option(None, "--records", help="--simulate: the records file with a label "
+                                        "on every record."),
+    qrels: Path | None = typer.Option(None, "--qrels", help="--simulate: the known labels as TREC qrels."),
+    fmt: str | None = typer.Option(None, "--format", help="--records: csv, tsv, ris or trec."),
+    texts: Path | None = typer.Option(None, "--texts", help="--records with --format trec: the texts."),
+    query: str | None = typer.Option(None, "--query", help="--records with --format trec: the query."),
+    label_column: str | None = typer.Option(None, "--label-column", help="--records: the label column."),
+    next_n: int | None = typer.Option(None, "--next", help="--simulate: label only the next N steps."),
+    as_json: bool = JSON,
+) -> None:
+    """Record labels of the records the review asks for, one step at a time."""
+    from rankcut._progress import bars, show_progress
+    from rankcut.review import session
+
+    if sum((from_file is not None, interactive, simulate)) != 1:
+        raise ValueError("give one source of labels: --from FILE, --interactive or --simulate")
+    if not simulate and (records or qrels or next_n is not None):
+        raise ValueError("--records, --qrels and --next are for --simulate")
+    with bars(show_progress(as_json=as_json) and simulate):
+        if simulate:
+            known = _known(folder, records, qrels, fmt, texts, label_column, query)
+            result = session.label(folder, known=known, limit=next_n)
+        elif interactive:
+            result = session.label(folder, interactive=True, output=typer.echo)
+        else:
+            result = session.label(folder, from_file=from_file)
+    info = session.status(folder)
+    if as_json:
+        _echo_json({"source": result.source, "recorded": result.recorded, **_json_status(info)})
+        return
+    typer.echo(f"recorded {result.recorded} labels ({result.source})")
+    for line in _status_lines(info)[:1] + _next_lines(folder, info):
+        typer.echo(line)
+
+
+@app.command("status")
+@_fail_cleanly
+def status(folder: Path = FOLDER, as_json: bool = JSON) -> None:
+    """Found so far, read so far, the current recall bound, the next move and why."""
+    from rankcut.review import session
+
+    info = session.status(folder)
+    if as_json:
+        _echo_json(_json_status(info))
+        return
+    for line in _status_lines(info):
+        typer.echo(line)
+
+
+@app.command("certify")
+@_fail_cleanly
+def certify(folder: Path = FOLDER, as_json: bool = JSON) -> None:
+    """Certify the records read so far (recomputed from the folder; refused if anything frozen changed)."""
+    from rankcut._progress import bars, show_progress
+    from rankcut.audit import workflow
+    from rankcut.review import session
+
+    session.status(folder)   # a review folder (refused by name otherwise)
+    with bars(show_progress(as_json=as_json)):
+        result = workflow.certify(folder)
+    typer.echo(result.to_json() if as_json else result.render())
+
+
+@app.command("report")
+@_fail_cleanly
+def report(
+    folder: Path = FOLDER,
+    out: Path = typer.Option(..., "--out", help="report.html or report.md; the certificate JSON (and the "
+                             "Markdown plot) go beside it."),
+    as_json: bool = JSON,
+) -> None:
+    """Write the report: plain words, the recall bound and the relevant found against records read."""
+    from rankcut.audit.report import write_report
+    from rankcut.review import session
+
+    session.status(folder)
+    files = write_report(folder, out)
+    content = json.loads(files.certificate.read_text(encoding="utf-8"))
+    if as_json:
+        _echo_json(content)
+        return
+    typer.echo((content.get("verdict") or {}).get("text", ""))
+    for note in content.get("notes", [])[:1]:
+        typer.echo(note)
+    typer.echo(f"wrote {files.report} and {files.certificate}" + (f" and {files.plot}" if files.plot else ""))
+
+
+@app.command("simulate")
+@_fail_cleanly
+def simulate(
+    records: Path = typer.Argument(..., help="The records, with a label on every record (or --qrels)."),
+    folder: Path = typer.Option(..., "--folder", help="The review folder to create."),
+    label_column: str | None = typer.Option(None, "--label-column", help="The label column played as the "
+                                            "reviewer (default: ASReview's names)."),
+    seed: int = typer.Option(..., "--seed", help="Seed of the audit order and the ranker."),
+    fmt: str | None = typer.Option(None, "--format", help="csv, tsv, ris or trec (default: from the name)."),
+    texts: Path | None = typer.Option(None, "--texts", help="--format trec: the documents' texts."),
+    query: str | None = typer.Option(None, "--query", help="--format trec: the query of the run."),
+    qrels: Path | None = typer.Option(None, "--qrels", help="The known labels as TREC qrels."),
+    target_recall: float = typer.Option(0.95, "--target-recall", help="The recall to certify."),
+    delta: float = typer.Option(0.05, "--delta", help="Error probability δ."),
+    policy: str | None = typer.Option(None, "--policy", help="As for start."),
+    prior_relevant: str | None = typer.Option(None, "--prior-relevant", help="As for start."),
+    model: str = typer.Option("logistic", "--model", help="logistic or svm."),
+    as_json: bool = JSON,
+) -> None:
+    """A whole seeded review with known labels as the reviewer, to the certificate (progress bar)."""
+    from rankcut._progress import show_progress
+
+    recs = _with_prior(_records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query),
+                       prior_relevant)
+    options = {"target_recall": target_recall, "delta": delta, "seed": seed, "policy": policy,
+               "config": _config(model, None)}
+    _simulated(recs, folder, None if fmt == "trec" else qrels, options, show_progress(as_json=as_json),
+               as_json)

@@ -1,0 +1,191 @@
+"""Continuous active learning: Cormack & Grossman's BMI / AutoTAR baseline as a screener.
+
+The ranker of "Autonomy and reliability of continuous active learning for technology-assisted
+review" (Cormack & Grossman, 2015, §3, AutoTAR; the TREC Total Recall BMI baseline), on
+scikit-learn:
+
+* features: ``TfidfVectorizer`` over title and abstract, fitted once on every record (no label
+  is used): word tokens, ``1 + log tf`` (``sublinear_tf``), idf, L2-normalised rows;
+* classifier: ``LogisticRegression`` (L2), the objective of BMI's Sofia-ML ``logreg-pegasos``
+  with ``λ = l2``: ``C = 1 / (λ · n_train)`` at each fit;
+* training set at each fit: every document read so far with its label (screening and audit
+  reads alike), plus ``presumed`` unread documents drawn at random and *presumed* irrelevant for
+  this fit only, plus the seed query as a relevant document if there is one;
+* batches: the unread documents the fit scores highest, ``b = 1`` at first, then
+  ``b ← b + ⌈b/10⌉`` after each batch.
+
+Start (documented choice): records labelled before the session (prior knowledge) are screened
+first, in file order. The model then needs one relevant label; until there is one, and if no
+seed query is given (AutoTAR's synthetic document, :attr:`CALConfig.query`), the screener reads
+the records in the ranking's order when they come from a run (:attr:`Records.ranked
+<rankcut.review.records.Records.ranked>`), else in a seeded random order — the same
+random-reading start ASReview uses without prior knowledge.
+
+Everything random (the presumed-irrelevant draws and the random start) comes from
+``numpy.random.default_rng(config.seed)`` drawn afresh for each review, and the fits are
+deterministic, so the screen order is a function of the labels read and the seed. The screener
+sees the review state only (the labels read), never the frozen audit order, so the interleaved
+certificate (:mod:`rankcut.certify.interleaved`) holds whatever it learns.
+
+scikit-learn is imported here only (the ``review`` extra).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rankcut.certify.policies import ReviewState
+
+__all__ = ["CALConfig", "CALScreener"]
+
+MODELS = ("logistic", "svm")
+
+
+@dataclass(frozen=True)
+class CALConfig:
+    """The frozen configuration of a CAL ranker (written into a manifest by :meth:`to_json`).
+
+    :param model: ``logistic`` (BMI) or ``svm`` (``LinearSVC``, hinge loss, the same ``C``).
+    :param l2: the L2 weight ``λ`` of BMI's objective (Sofia-ML's default ``1e-4``).
+    :param presumed: unread documents drawn at random and presumed irrelevant at each fit (100).
+    :param first_batch: the first batch's size (1); each batch grows by ``⌈b/10⌉``.
+    :param seed: seeds the presumed-irrelevant draws and the random start.
+    :param query: the seed query, a synthetic relevant document (AutoTAR); ``None``: none.
+    """
+
+    model: str = "logistic"
+    l2: float = 1e-4
+    presumed: int = 100
+    first_batch: int = 1
+    seed: int = 0
+    query: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.model not in MODELS:
+            raise ValueError(f"model must be one of {', '.join(MODELS)}, got {self.model!r}")
+        if not (isinstance(self.l2, int | float) and math.isfinite(self.l2) and self.l2 > 0):
+            raise ValueError(f"l2 must be a positive number, got {self.l2!r}")
+        for name, least in (("presumed", 0), ("first_batch", 1), ("seed", 0)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"{name} must be an integer ≥ {least}, got {value!r}")
+        if self.query is not None and not (isinstance(self.query, str) and self.query.strip()):
+            raise ValueError(f"query must be a non-empty text or None, got {self.query!r}")
+
+    def to_json(self) -> dict[str, Any]:
+        """The configuration as a JSON object (every field)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CALConfig:
+        """Read :meth:`to_json`'s object back; an unknown or missing field is refused by name."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        if set(data) != names:
+            extra, missing = sorted(set(data) - names), sorted(names - set(data))
+            wrong = f"unknown: {', '.join(extra)}" if extra else f"missing: {', '.join(missing)}"
+            raise ValueError(f"a CAL configuration holds {', '.join(sorted(names))}; {wrong}")
+        return cls(**data)
+
+
+def tfidf_features(texts: Sequence[str]) -> Any:
+    """BMI's features (module docstring): the ``TfidfVectorizer`` fitted on ``texts``."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    return TfidfVectorizer(sublinear_tf=True, dtype=np.float64).fit(texts)
+
+
+class CALScreener:
+    """AutoTAR continuous active learning as a :class:`~rankcut.certify.policies.Screener`.
+
+    :param texts: ``[n]`` the records' texts (:attr:`Records.texts
+        <rankcut.review.records.Records.texts>`), document ``i`` the ``i``-th.
+    :param config: the frozen configuration.
+    :param prior: ``[n]`` records known before the session (``0``/``1``; ``-1`` elsewhere): screened
+        first, in file order.
+    :param ranked: the texts are in a ranking's order: until a relevant record is read, screen
+        them in that order rather than a random one.
+
+    It keeps what it learned for one review and starts afresh when it is handed another
+    :class:`~rankcut.certify.policies.ReviewState` (so one screener serves every seed of a
+    simulation). ``fits_`` counts the model fits of the current review.
+    """
+
+    def __init__(self, texts: Sequence[str], config: CALConfig | None = None, *,
+                 prior: NDArray[np.int8] | None = None, ranked: bool = False) -> None:
+        self.config = CALConfig() if config is None else config
+        vectorizer = tfidf_features(texts)
+        self.matrix_ = vectorizer.transform(texts).tocsr()
+        self._query = None if self.config.query is None else vectorizer.transform([self.config.query])
+        n = self.matrix_.shape[0]
+        known = np.full(n, -1, dtype=np.int8) if prior is None else np.asarray(prior, dtype=np.int8)
+        if known.shape != (n,):
+            raise ValueError(f"prior must have one entry per text ({n}), got shape {known.shape}")
+        self._prior = np.flatnonzero(known >= 0)
+        self._ranked = ranked
+        self._state: ReviewState | None = None
+
+    def _start(self, state: ReviewState) -> None:
+        n = self.matrix_.shape[0]
+        self._state = state
+        self._rng = np.random.default_rng(self.config.seed)
+        self._fallback = np.arange(n) if self._ranked else self._rng.permutation(n)
+        self._queue: deque[int] = deque(self._prior.tolist())
+        self._batch = self.config.first_batch
+        self.fits_ = 0
+
+    def next_screen(self, state: ReviewState) -> int:
+        """The next unread document: prior knowledge, then the current batch, then a new fit."""
+        if state is not self._state:
+            self._start(state)
+        labels = state.rank_labels
+        while self._queue:
+            doc = self._queue.popleft()
+            if labels[doc] < 0:
+                return doc
+        unread = np.flatnonzero(labels < 0)
+        if self._query is None and not (labels == 1).any():
+            return int(self._fallback[np.flatnonzero(labels[self._fallback] < 0)[0]])
+        scores = self._fit_scores(labels, unread)
+        top = unread[np.argsort(-scores, kind="stable")[:self._batch]]
+        self._batch += -(-self._batch // 10)
+        self._queue.extend(top[1:].tolist())
+        return int(top[0])
+
+    def _fit_scores(self, labels: NDArray[np.int64], unread: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Fit on the labels read (and the presumed irrelevant, and the query); score ``unread``."""
+        import scipy.sparse as sp
+
+        read = np.flatnonzero(labels >= 0)
+        presumed = self._rng.choice(unread, size=min(self.config.presumed, unread.size), replace=False)
+        x = self.matrix_[np.concatenate([read, presumed])]
+        y = np.concatenate([labels[read], np.zeros(presumed.size, dtype=np.int64)])
+        if self._query is not None:
+            x = sp.vstack([x, self._query]).tocsr()
+            y = np.append(y, 1)
+        if y.min() == y.max():      # one class only (everything presumed away): no model to fit
+            return -self._fallback_rank(unread)
+        self.fits_ += 1
+        return self._model(y.size).fit(x, y).decision_function(self.matrix_[unread])
+
+    def _fallback_rank(self, docs: NDArray[np.int64]) -> NDArray[np.float64]:
+        where = np.empty(self._fallback.size, dtype=np.float64)
+        where[self._fallback] = np.arange(self._fallback.size)
+        return where[docs]
+
+    def _model(self, n_train: int) -> Any:
+        c = 1.0 / (self.config.l2 * n_train)
+        if self.config.model == "svm":
+            from sklearn.svm import LinearSVC
+
+            return LinearSVC(C=c, dual="auto", random_state=self.config.seed)
+        from sklearn.linear_model import LogisticRegression
+
+        return LogisticRegression(C=c, max_iter=1000)

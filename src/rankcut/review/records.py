@@ -1,0 +1,242 @@
+"""The records of a screening review: ids, titles, abstracts, labels if known, prior knowledge.
+
+Three ways in, each refusing bad input in one line that names the file and the line or record:
+
+* :func:`load_records` — CSV/TSV in ASReview's column conventions (the reader of
+  :mod:`rankcut.data.screening`: ``title``/``primary_title``, ``abstract``/``notes_abstract``, the
+  first of its label columns, names matched without regard to case), RIS through ``rispy`` (a
+  record's label in its notes, ASReview's ``ASReview_relevant`` / ``ASReview_irrelevant``);
+* :func:`load_trec_records` — one query of a TREC run, the texts from a JSON-lines file
+  (:mod:`rankcut.data.texts`), the labels from qrels if given; the records keep the run's order,
+  which a ranker may start from (:attr:`Records.ranked`).
+
+Labels, as ASReview reads them (``1``/``0``, ``yes``/``no``, ``y``/``n``; an empty cell is
+unlabelled): a column labelled on every record is the truth a simulation plays
+(:attr:`Records.labels`); one labelled on some records only is *prior knowledge*, the records a
+reviewer labelled before the session (:attr:`Records.prior`), which the ranker starts from and
+the review counts as read before its first step (design data, §2.4 of the audit paper).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rankcut.data.io import Source, open_text
+from rankcut.data.lists import order_postings
+from rankcut.data.screening import read_table
+from rankcut.data.texts import read_texts_jsonl
+from rankcut.data.trec import read_qrels, read_run
+
+__all__ = ["Records", "load_records", "load_trec_records"]
+
+#: ASReview's label values (``asreview.data.utils.standardize_included_label``); "" is unlabelled
+_VALUES = {"0": 0, "1": 1, "no": 0, "yes": 1, "n": 0, "y": 1, "": -1}
+#: ASReview's RIS notes that carry a label (``asreview.data.ris.RIS_NOTE_LABEL_MAPPING``)
+_RIS_NOTES = {"ASReview_relevant": 1, "ASReview_irrelevant": 0, "ASReview_not_seen": -1}
+_RIS_START = re.compile(r"^TY  - ")
+_RIS_END = re.compile(r"^ER  -")
+
+
+@dataclass(frozen=True, eq=False)
+class Records:
+    """The records of one review, in file (or run) order; a record is named by its position.
+
+    :param name: what to call the review (the file stem by default).
+    :param ids: ``[n]`` distinct record ids.
+    :param titles: ``[n]`` titles (may be empty).
+    :param abstracts: ``[n]`` abstracts or document texts (may be empty).
+    :param labels: ``[n]`` 0/1, the truth for a simulation (``None``: not every record is labelled).
+    :param prior: ``[n]`` 0/1 for the records labelled before the session, ``-1`` elsewhere
+        (default: none).
+    :param ranked: the order is a ranking's (a TREC run's), best first.
+    """
+
+    name: str
+    ids: tuple[str, ...]
+    titles: tuple[str, ...]
+    abstracts: tuple[str, ...]
+    labels: NDArray[np.int8] | None = None
+    prior: NDArray[np.int8] = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
+    ranked: bool = False
+
+    def __post_init__(self) -> None:
+        n = len(self.ids)
+        if not n:
+            raise ValueError("a review needs at least one record")
+        if len(self.titles) != n or len(self.abstracts) != n:
+            raise ValueError(f"ids ({n}), titles ({len(self.titles)}) and abstracts "
+                             f"({len(self.abstracts)}) must have one entry per record")
+        if len(set(self.ids)) != n:
+            raise ValueError("record ids must be distinct")
+        if self.labels is not None:
+            lab = np.asarray(self.labels, dtype=np.int8)
+            if lab.shape != (n,) or not np.isin(lab, (0, 1)).all():
+                raise ValueError(f"labels must be 0 or 1, one per record ({n})")
+            object.__setattr__(self, "labels", lab)
+        prior = np.asarray(self.prior, dtype=np.int8)
+        if prior.size == 0:
+            prior = np.full(n, -1, dtype=np.int8)
+        if prior.shape != (n,) or not np.isin(prior, (-1, 0, 1)).all():
+            raise ValueError(f"prior must be -1 (not known), 0 or 1, one per record ({n})")
+        object.__setattr__(self, "prior", prior)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __repr__(self) -> str:
+        truth = "unlabelled" if self.labels is None else f"{int(self.labels.sum())} included"
+        return (f"Records({self.name!r}, {len(self)} records, {truth}, "
+                f"{int((self.prior >= 0).sum())} known before the session)")
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        """Title and abstract of each record, joined by a line break (either alone if the other is empty)."""
+        pairs = zip(self.titles, self.abstracts, strict=True)
+        return tuple("\n".join(p for p in pair if p) for pair in pairs)
+
+    def with_prior(self, known: Mapping[str, int]) -> Records:
+        """These records with ``known`` (record id → 0/1) as the prior knowledge instead.
+
+        :raises ValueError: for an id not among the records, or a label other than 0/1.
+        """
+        index = {r: i for i, r in enumerate(self.ids)}
+        prior = np.full(len(self), -1, dtype=np.int8)
+        for rid, y in known.items():
+            if rid not in index:
+                raise ValueError(f"prior knowledge names record {rid!r}, which {self.name} does not hold")
+            if y not in (0, 1):
+                raise ValueError(f"prior knowledge of record {rid!r} must be 0 or 1, got {y!r}")
+            prior[index[rid]] = y
+        return Records(self.name, self.ids, self.titles, self.abstracts, self.labels, prior, self.ranked)
+
+
+def _stem(source: Source) -> str:
+    if isinstance(source, str | os.PathLike):
+        name = Path(source).name.removesuffix(".gz")
+        return Path(name).stem
+    return "records"
+
+
+def _labels(values: list[int]) -> tuple[NDArray[np.int8] | None, NDArray[np.int8]]:
+    """Truth if every record is labelled, else prior knowledge (none for no values)."""
+    arr = np.array(values, dtype=np.int8)
+    if arr.size and (arr >= 0).all():
+        return arr, np.full(arr.size, -1, dtype=np.int8)
+    return None, arr
+
+
+def load_records(source: str | os.PathLike[str], *, label: str | None = None, name: str | None = None
+                 ) -> Records:
+    """Read records from a CSV, TSV (``.tsv``/``.tab``) or RIS (``.ris``, ``.txt``) file (module docstring).
+
+    :param label: the label column of a table (case-insensitive; default the first of ASReview's
+        label columns the header names, or none).
+    :param name: the review's name (default: the file name without its suffixes).
+    :raises ValueError: naming the file and the line for a malformed table (as
+        :func:`rankcut.data.screening.read_table`) or a label ASReview does not read, and for a RIS
+        record without its ``ER`` line or without title and abstract.
+    """
+    suffix = Path(str(source).removesuffix(".gz")).suffix.lower()
+    if suffix in (".ris", ".txt"):
+        if label is not None:
+            raise ValueError(f"{source}: a RIS file carries its labels in its notes; drop label={label!r}")
+        return _load_ris(source, name)
+    table = read_table(source, label=label, name=name)
+    values = []
+    for value, line, rid in zip(table.labels, table.lines, table.record_ids, strict=False):  # no labels: none
+        y = _VALUES.get(value.lower())
+        if y is None:
+            raise ValueError(f"{table.where}, line {line}: {table.label_column} must be 0/1, yes/no, "
+                             f"y/n or empty (unlabelled), got {value!r} (record {rid!r})")
+        values.append(y)
+    truth, prior = _labels(values)     # no label column: no values, no truth, no prior
+    return Records(name or _stem(source), table.record_ids, table.titles, table.abstracts, truth, prior)
+
+
+def _load_ris(source: Source, name: str | None) -> Records:
+    import rispy
+
+    with open_text(source, name) as (where, f):
+        text = f.read()
+    starts: list[int] = []
+    open_at = None
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if _RIS_START.match(line):
+            if open_at is not None:
+                raise ValueError(f"{where}, line {lineno}: a record starts before the record of line "
+                                 f"{open_at} ends (no 'ER  -' line)")
+            open_at = lineno
+            starts.append(lineno)
+        elif _RIS_END.match(line):
+            open_at = None
+    if open_at is not None:
+        raise ValueError(f"{where}, line {open_at}: the record has no 'ER  -' line")
+    entries = rispy.loads(text, skip_unknown_tags=True)
+    if not entries or len(entries) != len(starts):
+        raise ValueError(f"{where}: no RIS record (a record starts with 'TY  - ' and ends with 'ER  -')"
+                         if not entries else f"{where}: rispy read {len(entries)} records where "
+                         f"{len(starts)} start with 'TY  - '")
+    ids: list[str] = []
+    titles: list[str] = []
+    abstracts: list[str] = []
+    values: list[int] = []
+    seen: dict[str, int] = {}
+    for i, (entry, at) in enumerate(zip(entries, starts, strict=True)):
+        rid = str(entry.get("id", "")).strip() or str(i + 1)
+        if rid in seen:
+            raise ValueError(f"{where}, line {at}: record id {rid!r} repeats the record of line "
+                             f"{seen[rid]}")
+        seen[rid] = at
+        title = str(entry.get("title") or entry.get("primary_title") or "").strip()
+        abstract = str(entry.get("abstract") or entry.get("notes_abstract") or "").strip()
+        if not title and not abstract:
+            raise ValueError(f"{where}, line {at}: record {rid!r} has neither title (TI, T1) nor "
+                             "abstract (AB)")
+        notes = entry.get("notes") or []
+        values.append(next((v for note in notes for k, v in _RIS_NOTES.items() if k in note), -1))
+        ids.append(rid)
+        titles.append(title)
+        abstracts.append(abstract)
+    truth, prior = _labels(values)
+    return Records(name or _stem(source), tuple(ids), tuple(titles), tuple(abstracts), truth, prior)
+
+
+def load_trec_records(run: Source, texts: Source, *, qrels: Source | None = None, query: str | None = None,
+                      threshold: int = 1, name: str | None = None) -> Records:
+    """The documents of one query of a TREC run as records, in the run's order (best first).
+
+    :param texts: JSON-lines texts keyed by ``doc_id`` (:func:`rankcut.data.texts.read_texts_jsonl`).
+    :param qrels: if given, the labels: relevance ``≥ threshold`` is 1, anything else (unjudged
+        included, the TREC convention) 0.
+    :param query: the query to review (needed when the run holds several).
+    :raises ValueError: naming the file for a query the run does not hold, a run of several
+        queries without ``query``, or a document without a text.
+    """
+    postings = read_run(run)
+    where = str(getattr(run, "name", run))
+    if query is None:
+        if len(postings) != 1:
+            raise ValueError(f"{where}: the run holds {len(postings)} queries; choose one with query= "
+                             f"(--query), e.g. {next(iter(postings))!r}")
+        query = next(iter(postings))
+    if query not in postings:
+        raise ValueError(f"{where}: the run holds no query {query!r}")
+    docs = [p.doc_id for p in order_postings(postings[query])]
+    text = read_texts_jsonl(texts, by="doc")
+    missing = [d for d in docs if d not in text]
+    if missing:
+        raise ValueError(f"{getattr(texts, 'name', texts)}: no text for document {missing[0]!r} of query "
+                         f"{query!r} ({len(missing)} of the run's {len(docs)} documents have none)")
+    labels = None
+    if qrels is not None:
+        judged = read_qrels(qrels).get(query, {})
+        labels = np.array([judged.get(d, 0) >= threshold for d in docs], dtype=np.int8)
+    return Records(name or query, tuple(docs), ("",) * len(docs), tuple(text[d] for d in docs), labels,
+                   ranked=True)

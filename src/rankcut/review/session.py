@@ -1,0 +1,439 @@
+"""A screening review session: an audit folder of the ``interleaved`` design, the CAL ranker its
+screener (issue 17). No second engine: every step is :mod:`rankcut.audit.workflow`'s, and this
+module only translates records and record ids into the audit's collection and items.
+
+:func:`start` freezes the review into its folder:
+
+* ``records.run`` — the collection, one query (the review) holding the records in file (or run)
+  order, given to ``freeze`` as the run;
+* ``records.jsonl`` — each record's title and abstract, given to ``freeze`` as the texts: hashed in
+  the manifest, shown when labelling and read by the ranker, so the certificate and a resumed
+  session never depend on a file outside the folder;
+* the manifest's screener ``{"name": "cal", "config": {"cal": CALConfig, "prior": {id: 0/1},
+  "ranked": bool}}``: the ranker's configuration and seed (the review's seed), and the prior
+  knowledge — records labelled before the session, which the ranker screens first and which are
+  recorded as the review's first steps from the frozen prior (design data, never asked again).
+
+Then :func:`label`, :func:`status`, ``workflow.certify`` and ``audit.report.write_report`` run on
+the folder as on any interleaved audit. The review is replayed from the label store at every call
+(the ranker's fits are deterministic and seeded), so a killed session resumes at the same record.
+
+Importing this module registers ``cal`` in the design's
+:data:`~rankcut.audit.designs.interleaved.SCREENERS`: the audit layer imports no ranker.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import os
+import re
+import secrets
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from rankcut.audit import workflow
+from rankcut.audit.designs.interleaved import SCREENERS
+from rankcut.audit.folder import LABELS_FILE, FrozenAudit
+from rankcut.audit.labels import LabelStore, write_label_file
+from rankcut.audit.manifest import (
+    MANIFEST_FILE,
+    Manifest,
+    load_manifest,
+    locate_input,
+    sha256_file,
+    write_text_atomic,
+)
+from rankcut.audit.options import check_count
+from rankcut.audit.pools import Item
+from rankcut.data.io import open_text
+from rankcut.data.screening import LABEL_COLUMNS
+from rankcut.review.cal import CALConfig, CALScreener
+from rankcut.review.records import _VALUES, Records
+
+if TYPE_CHECKING:
+    from rankcut.certify.policies import ReviewState
+
+__all__ = ["CAL", "RUN_FILE", "TEXTS_FILE", "known_from_qrels", "label", "next_record", "read_labels",
+           "simulate", "start", "status"]
+
+CAL = "cal"
+RUN_FILE = "records.run"       # the collection: the records in order, one query
+TEXTS_FILE = "records.jsonl"   # their titles and abstracts, frozen
+_ID_COLUMNS = ("record_id", "doc_id", "id")
+
+
+# ---------------------------------------------------------------------------------------------
+# the screener
+
+
+@lru_cache(maxsize=4)
+def _cal(texts_path: str, texts_sha: str, items: tuple[Item, ...], config: str) -> CALScreener:
+    """One fitted vectorizer per frozen texts file and config in a process (a new review state
+    restarts what the screener learned, so one serves every replay)."""
+    from rankcut.data.texts import read_texts_jsonl
+
+    spec = json.loads(config)
+    texts = read_texts_jsonl(texts_path, by="pair")
+    missing = [item for item in items if item not in texts]
+    if missing:
+        raise ValueError(f"{texts_path}: no text for record {missing[0][1]!r} of the review")
+    index = {d: i for i, (_, d) in enumerate(items)}
+    prior = np.full(len(items), -1, dtype=np.int8)
+    for rid, y in spec["prior"].items():
+        prior[index[rid]] = y
+    return CALScreener([texts[item] for item in items], CALConfig.from_json(spec["cal"]), prior=prior,
+                       ranked=bool(spec["ranked"]))
+
+
+class _OncePerStep:
+    """The ranker asked once per step: the replay may ask for the same step twice (to show it, then
+    to take it), and a CAL screener moves on through its batch at every call."""
+
+    def __init__(self, screener: CALScreener) -> None:
+        self.screener = screener
+        self._at: tuple[ReviewState, int] | None = None
+        self._doc = -1
+
+    def __call__(self, state: ReviewState) -> int:
+        if self._at is None or self._at[0] is not state or self._at[1] != state.review.read:
+            self._at, self._doc = (state, state.review.read), self.screener.next_screen(state)
+        return self._doc
+
+
+def cal_screener(audit: FrozenAudit, items: Sequence[Item], *, cal: Mapping[str, Any],
+                 prior: Mapping[str, int], ranked: bool) -> Callable[[ReviewState], int]:
+    """The CAL ranker of a review folder, on its frozen texts (their hash checked)."""
+    path = locate_input(audit.folder, audit.manifest["inputs"]["texts"])
+    config = json.dumps({"cal": dict(cal), "prior": dict(prior), "ranked": ranked}, sort_keys=True)
+    return _OncePerStep(_cal(str(path), sha256_file(path), tuple(items), config))
+
+
+SCREENERS[CAL] = cal_screener
+
+
+# ---------------------------------------------------------------------------------------------
+# start
+
+
+def _query_id(name: str) -> str:
+    return re.sub(r"\s+", "_", name.strip()) or "review"
+
+
+def start(records: Records, folder: str | os.PathLike[str], *, target_recall: float = 0.95,
+          delta: float = 0.05, seed: int | None = None, policy: str | None = None,
+          config: CALConfig | None = None) -> Manifest:
+    """Freeze a review of ``records`` into ``folder`` (module docstring), draw its audit order and
+    record its prior knowledge as its first steps.
+
+    :param seed: the audit order's and the ranker's seed (default: a random one, recorded).
+    :param policy: the interleaved design's ``--policy`` (default ``projected-cost``).
+    :param config: the ranker's configuration (its seed is replaced by ``seed``).
+    :raises ValueError: for a record id holding white space (a collection's ids are TREC ids), and
+        whatever ``rankcut audit freeze`` refuses.
+    :raises FileExistsError: when ``folder`` already holds a review or an audit (any other file in
+        it is refused too: the review writes its frozen files there).
+    """
+    out = Path(folder)
+    if (out / MANIFEST_FILE).exists():
+        raise FileExistsError(f"{out} already holds a review ({out / MANIFEST_FILE}); a review is started "
+                              "once — resume it (rankcut review next), or start into a new folder")
+    if out.is_dir() and any(out.iterdir()):
+        raise ValueError(f"{out} is not empty: start a review into a new or empty folder")
+    spaced = next((i for i, rid in enumerate(records.ids) if not rid or re.search(r"\s", rid)), None)
+    if spaced is not None:
+        raise ValueError(f"{records.name}: record {spaced + 1} has the id {records.ids[spaced]!r}, which "
+                         "holds white space: give record ids without spaces (a record_id column)")
+    seed = secrets.randbelow(2**31) if seed is None else check_count(seed, "seed")
+    cal = CALConfig.from_json({**(config or CALConfig()).to_json(), "seed": seed})
+    prior = {rid: int(y) for rid, y in zip(records.ids, records.prior.tolist(), strict=True) if y >= 0}
+    qid = _query_id(records.name)
+    n = len(records)
+    made = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out / RUN_FILE, "".join(f"{qid} Q0 {rid} {r + 1} {n - r} rankcut-review\n"
+                                              for r, rid in enumerate(records.ids)))
+    write_text_atomic(out / TEXTS_FILE, "".join(
+        json.dumps({"query_id": qid, "doc_id": rid, "text": text}, ensure_ascii=False) + "\n"
+        for rid, text in zip(records.ids, records.texts, strict=True)))
+    try:
+        manifest = workflow.freeze(
+            out, run=out / RUN_FILE, design="interleaved", delta=delta, target_recall=target_recall,
+            seed=seed, texts=out / TEXTS_FILE, policy=policy,
+            screener={"name": CAL, "config": {"cal": cal.to_json(), "prior": prior,
+                                              "ranked": bool(records.ranked)}})
+    except BaseException:   # nothing frozen: leave no half-started review behind
+        for name in (RUN_FILE, TEXTS_FILE):
+            (out / name).unlink(missing_ok=True)
+        if made and not any(out.iterdir()):
+            out.rmdir()
+        raise
+    workflow.plan(out)
+    workflow.sample(out)
+    _record_prior(out)
+    return manifest
+
+
+# ---------------------------------------------------------------------------------------------
+# label
+
+
+def _manifest(folder: Path) -> Manifest:
+    manifest = load_manifest(folder)
+    if manifest.get("screener", {}).get("name") != CAL:
+        raise ValueError(f"{folder} is not a review folder of rankcut review (its screener is "
+                         f"{manifest.get('screener', {}).get('name')!r}): use rankcut audit on it")
+    return manifest
+
+
+def _prior(manifest: Manifest) -> dict[str, int]:
+    return {str(k): int(v) for k, v in manifest["screener"]["config"]["prior"].items()}
+
+
+def _items(folder: Path) -> tuple[str, list[str]]:
+    """The review's query id and its record ids, in order (from the frozen collection)."""
+    rows = [line.split() for line in (folder / RUN_FILE).read_text(encoding="utf-8").splitlines()]
+    return rows[0][0], [r[2] for r in rows]
+
+
+@contextmanager
+def _label_file(folder: Path, labels: Mapping[str, int], name: str) -> Iterator[Path]:
+    """``labels`` (record id → 0/1) as a label file of the audit, named ``name``, for the step."""
+    qid, _ = _items(folder)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / name
+        write_label_file(path, [(qid, rid, y) for rid, y in labels.items()], kind="csv")
+        yield path
+
+
+def _record_prior(folder: Path) -> None:
+    """Record the steps that ask for a record of the prior knowledge, from the frozen prior."""
+    prior = _prior(_manifest(folder))
+    if prior:
+        with _label_file(folder, prior, "prior-knowledge.csv") as path:
+            workflow.label(folder, from_file=path)
+
+
+def _interactive(folder: Path, input: Callable[[str], str], output: Callable[[str], Any]
+                 ) -> workflow.LabelResult:
+    """The interactive label step. While a record of the prior knowledge is unread (a policy that
+    audits before the ranker has screened them all), one answer a call: the step after it is not
+    shown but answered from the prior if it asks for a prior record (each call starts with that)."""
+    recorded = 0
+    while True:
+        pending = _unread_prior(folder)
+        result = _ask(folder, input, output, once=pending)
+        recorded += result.recorded
+        if not pending or not result.recorded:
+            return dataclasses.replace(result, recorded=recorded)
+        _record_prior(folder)
+
+
+def _ask(folder: Path, input: Callable[[str], str], output: Callable[[str], Any], *, once: bool
+         ) -> workflow.LabelResult:
+    """One interactive call; with ``once``, it ends after one answer, the next step unshown."""
+    held: list[str] = []    # the lines of the step being shown, until it is asked
+    answered = False
+
+    def ask(prompt: str) -> str:
+        nonlocal answered
+        if once and answered:
+            held.clear()
+            return "q"
+        for line in held:
+            output(line)
+        held.clear()
+        reply = input(prompt)
+        answered = answered or reply.strip().lower() in ("y", "yes", "n", "no")
+        return reply
+
+    result = workflow.label(folder, interactive=True, input=ask, output=held.append)
+    for line in held:
+        output(line)
+    return result
+
+
+def _unread_prior(folder: Path) -> bool:
+    """Whether a record of the prior knowledge is not read yet."""
+    prior = _prior(_manifest(folder))
+    if not prior:
+        return False
+    qid, _ = _items(folder)
+    if not (folder / LABELS_FILE).exists():
+        return True
+    with LabelStore(folder / LABELS_FILE, readonly=True) as store:
+        return len(store.get([(qid, rid) for rid in prior])) < len(prior)
+
+
+def read_labels(source: str | os.PathLike[str], ids: Sequence[str]) -> dict[str, int]:
+    """A reviewer's labels: a CSV (TSV for ``.tsv``/``.tab``) with a header naming ``record_id`` (or
+    ``doc_id``, ``id``) and a label column (ASReview's names, ``label`` among them; any case); labels
+    ``0``/``1``, ``yes``/``no``, ``y``/``n``, an empty cell not labelled yet.
+
+    :raises ValueError: naming the file and line for a missing column, a record id that is not one
+        of ``ids``, a label value it cannot read, or a record labelled twice with different labels.
+    """
+    known = set(ids)
+    stem = str(source).removesuffix(".gz")
+    delimiter = "\t" if stem.endswith((".tsv", ".tab")) else ","
+    out: dict[str, int] = {}
+    lines: dict[str, int] = {}
+    with open_text(source, None, newline="") as (where, f):
+        reader = csv.reader(f, delimiter=delimiter)
+        header = [c.strip().lower() for c in next(reader, [])]
+        if not header:
+            raise ValueError(f"{where}: the file is empty; expected a header naming record_id and label")
+        cols = []
+        for names in (_ID_COLUMNS, LABEL_COLUMNS):
+            col = next((header.index(n) for n in names if n in header), None)
+            if col is None:
+                raise ValueError(f"{where}, line 1: the header names no {names[0]!r} column (nor "
+                                 f"{', '.join(repr(n) for n in names[1:])}); it names {', '.join(header)}")
+            cols.append(col)
+        id_col, label_col = cols
+        for row in reader:
+            line = reader.line_num
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue
+            if len(row) != len(header):
+                raise ValueError(f"{where}, line {line}: the row has {len(row)} fields, the header "
+                                 f"{len(header)}")
+            rid, value = row[id_col].strip(), row[label_col].strip()
+            if rid not in known:
+                raise ValueError(f"{where}, line {line}: record {rid!r} is not a record of this review")
+            y = _VALUES.get(value.lower())
+            if y is None:
+                raise ValueError(f"{where}, line {line}: the label of record {rid!r} must be 0/1, yes/no, "
+                                 f"y/n or empty (not labelled yet), got {value!r}")
+            if y < 0:
+                continue
+            if rid in out and out[rid] != y:
+                raise ValueError(f"{where}, line {line}: record {rid!r} is labelled {y}, but {out[rid]} on "
+                                 f"line {lines[rid]}")
+            out.setdefault(rid, y)
+            lines.setdefault(rid, line)
+    return out
+
+
+def known_from_qrels(source: str | os.PathLike[str], folder: str | os.PathLike[str]) -> dict[str, int]:
+    """The relevance of every record from TREC qrels (unjudged: 0): of the review's query, or of the
+    one query the qrels hold."""
+    from rankcut.data.trec import read_qrels
+
+    qid, ids = _items(Path(folder))
+    judged = read_qrels(source)
+    if qid not in judged and len(judged) != 1:
+        raise ValueError(f"{source}: the qrels hold {len(judged)} queries, none of them the review's "
+                         f"{qid!r}: give qrels of one query, or of {qid!r}")
+    grades = judged.get(qid) or next(iter(judged.values()))
+    return {rid: int(grades.get(rid, 0) > 0) for rid in ids}
+
+
+def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] | None = None,
+          known: Mapping[str, int] | None = None, interactive: bool = False, limit: int | None = None,
+          input: Callable[[str], str] = input, output: Callable[[str], Any] = print
+          ) -> workflow.LabelResult:
+    """Record the review's next labels: from a reviewer's file (:func:`read_labels`; the labels of
+    the records it asks for, as far as the file holds them), from ``known`` labels (record id → 0/1:
+    a simulation; the next ``limit`` steps, or to the certificate) or interactively. Steps that ask
+    for a record of the prior knowledge are answered from it first.
+
+    :raises ValueError: for none or several sources, a label file :func:`read_labels` refuses, and
+        labels that contradict the prior knowledge or the review's recorded steps.
+    """
+    out = Path(folder)
+    manifest = _manifest(out)
+    if sum((from_file is not None, known is not None, bool(interactive))) != 1:
+        raise ValueError("give one source of labels: a label file, known labels (simulate), or interactive")
+    prior = _prior(manifest)
+    _record_prior(out)
+    if known is not None:
+        clash = next((rid for rid, y in prior.items() if known.get(rid, 0) != y), None)
+        if clash is not None:
+            raise ValueError(f"the prior knowledge of record {clash!r} ({prior[clash]}) contradicts its "
+                             f"known label ({known.get(clash, 0)})")
+        qid, ids = _items(out)
+        with tempfile.TemporaryDirectory() as tmp:
+            qrels = Path(tmp) / "known-labels.qrels"
+            write_text_atomic(qrels, "".join(f"{qid} 0 {rid} {int(known.get(rid, 0))}\n" for rid in ids))
+            return workflow.label(out, qrels=qrels, limit=limit)
+    if interactive:
+        return _interactive(out, input, output)
+    assert from_file is not None
+    given = read_labels(from_file, _items(out)[1])
+    clash = next((rid for rid, y in given.items() if rid in prior and prior[rid] != y), None)
+    if clash is not None:
+        raise ValueError(f"{from_file}: record {clash!r} is labelled {given[clash]}, but the prior knowledge "
+                         f"frozen at start says {prior[clash]}")
+    with _label_file(out, given, Path(from_file).name) as path:
+        try:
+            return workflow.label(out, from_file=path)
+        except ValueError as err:   # the translated file's errors name the reviewer's file
+            raise ValueError(str(err).replace(str(path), str(from_file))) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# next, status, simulate
+
+
+def _texts(manifest: Manifest) -> dict[Any, str]:
+    from rankcut.data.texts import read_texts_jsonl
+
+    return read_texts_jsonl(locate_input(manifest.folder, manifest["inputs"]["texts"]), by="pair")
+
+
+def status(folder: str | os.PathLike[str]) -> dict[str, Any]:
+    """The audit's status (``workflow.status``) with the review's words: ``read``, ``found``, the
+    current ``recall_bound`` (certified at every step), ``collection``, ``target``, ``delta`` and the
+    ``next`` record (``None`` once certified or all is read) with its move, place, why and text."""
+    out = Path(folder)
+    manifest = _manifest(out)
+    info = workflow.status(out)
+    item = info.get("next_item")
+    nxt = None
+    if item is not None:
+        text = _texts(manifest).get((item["query_id"], item["doc_id"]), "")
+        nxt = {"record_id": item["doc_id"], "move": item["move"], "position": item["rank"],
+               "audit_position": item["audit_position"], "why": item["why"], "text": text,
+               "prior": item["doc_id"] in _prior(manifest)}
+    return {**info, "read": info.get("review_steps", 0), "collection": manifest["pools"]["items"],
+            "target": manifest["target"]["recall"], "delta": manifest["delta"], "next_record": nxt}
+
+
+def next_record(folder: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The record to read now (:func:`status`'s ``next_record``)."""
+    return status(folder)["next_record"]  # type: ignore[no-any-return]
+
+
+def simulate(records: Records, folder: str | os.PathLike[str], *, known: Mapping[str, int] | None = None,
+             progress: bool = False, **options: Any) -> workflow.CertifyResult:
+    """A whole seeded review, known labels playing the reviewer: :func:`start` (``options``), every
+    step labelled from ``known`` (default the records' own labels) until certified or all is read,
+    then certify. A progress bar over the records read when ``progress``.
+
+    :raises ValueError: without a label for every record (a label column labelled throughout, or
+        qrels).
+    """
+    from rankcut._progress import bars
+
+    if known is None:
+        if records.labels is None:
+            raise ValueError(f"{records.name}: a simulation needs every record's label; give a label column "
+                             "labelled on every record, or qrels")
+        known = dict(zip(records.ids, records.labels.tolist(), strict=True))
+    clash = next((rid for rid, y in zip(records.ids, records.prior.tolist(), strict=True)
+                  if y >= 0 and int(known.get(rid, 0)) != y), None)
+    if clash is not None:   # before anything is frozen
+        raise ValueError(f"{records.name}: the prior knowledge of record {clash!r} contradicts its known "
+                         "label")
+    start(records, folder, **options)
+    with bars(progress):
+        label(folder, known=known)
+        return workflow.certify(Path(folder))

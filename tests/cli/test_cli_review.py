@@ -1,0 +1,242 @@
+"""`rankcut review` from the command line: the README's example as written, the session's steps,
+simulation, and one-line refusals naming the file, line or option."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shlex
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from rankcut.cli.main import app
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+TOPIC = ("migraine", "triptan", "headache", "serotonin", "aura")
+OTHER = ("kidney", "glucose", "transport", "cortex", "insulin", "rat", "membrane", "lithium", "calcium",
+         "plasma", "ovary", "steroid")
+POLICY = "projected-cost:batch=10,chunk=5"
+
+
+def _run(*args: object) -> tuple[int, str, str]:
+    out = CliRunner().invoke(app, [str(a) for a in args])
+    return out.exit_code, out.stdout, out.stderr
+
+
+def _records(path: Path, n: int = 80, relevant: int = 8, seed: int = 0) -> dict[str, int]:
+    """A CSV of ``n`` records (record_id, title, abstract, label_included); its labels."""
+    rng = np.random.default_rng(seed)
+    labels = np.zeros(n, dtype=int)
+    labels[rng.permutation(n)[:relevant]] = 1
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["record_id", "title", "abstract", "label_included"])
+        for i, y in enumerate(labels):
+            words = list(rng.choice(OTHER, size=8))
+            if y:
+                words[:3] = rng.choice(TOPIC, size=3, replace=False)
+            w.writerow([f"r{i}", f"Study {i}", " ".join(words), y])
+    return {f"r{i}": int(y) for i, y in enumerate(labels)}
+
+
+def test_the_readme_example_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    block = re.search(r"## Review records.*?```bash\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    assert block, "README has no Review records example"
+    lines = [ln.split("#")[0].strip() for ln in block.group(1).splitlines() if ln.strip()]
+    assert lines[0].startswith("rankcut review start") and lines[-1].startswith("rankcut review report")
+    monkeypatch.chdir(tmp_path)
+    truth = _records(tmp_path / "records.csv")
+    (tmp_path / "labels.csv").write_text("record_id,label\n"
+                                         + "".join(f"{r},{y}\n" for r, y in truth.items()))
+    outputs = []
+    for line in lines:
+        code, out, err = _run(*shlex.split(line)[1:])
+        assert code == 0, (line, err)
+        outputs.append(out)
+    assert "read record" in outputs[1] and "why:" in outputs[1]
+    assert "recall ≥" in outputs[3] and "target recall ≥ 0.95: met" in outputs[4]
+    assert (tmp_path / "report.html").exists() and (tmp_path / "report.json").exists()
+
+
+def test_start_next_label_status_certify_report(tmp_path: Path) -> None:
+    truth = _records(tmp_path / "records.csv")
+    folder = tmp_path / "R"
+    code, out, err = _run("review", "start", tmp_path / "records.csv", "--folder", folder, "--seed", 3,
+                          "--target-recall", 0.8, "--policy", POLICY)
+    assert code == 0, err
+    assert "started review" in out and "seed 3" in out and "a screening document" in out
+    code, out, _ = _run("review", "next", "--folder", folder, "--json")
+    first = json.loads(out)
+    assert first["move"] == "screen" and first["position"] >= 1 and first["why"]
+    (tmp_path / "mine.csv").write_text(f"record_id,label\n{first['record_id']},{truth[first['record_id']]}\n")
+    code, out, err = _run("review", "label", "--folder", folder, "--from", tmp_path / "mine.csv")
+    assert code == 0, err
+    assert "recorded 1 labels (file mine.csv" in out and "1 of 80 records read" in out
+    code, out, err = _run("review", "label", "--folder", folder, "--simulate", "--records",
+                          tmp_path / "records.csv", "--next", 5)
+    assert code == 0, err
+    assert "6 of 80 records read" in out
+    code, out, _ = _run("review", "status", "--folder", folder, "--json")
+    info = json.loads(out)
+    assert info["read"] == 6 and info["next_record"] is not None and info["recall_bound"] < 0.8
+    code, out, _ = _run("review", "certify", "--folder", folder)
+    assert code == 0 and "NOT met yet after 6 of 80" in out
+    code, out, err = _run("review", "label", "--folder", folder, "--simulate", "--records",
+                          tmp_path / "records.csv")
+    assert code == 0, err
+    code, out, _ = _run("review", "status", "--folder", folder)
+    assert "recall ≥" in out and "NOT met yet" in out     # the certificate is of the first 6 steps
+    code, out, _ = _run("review", "certify", "--folder", folder, "--json")
+    cert = json.loads(out)
+    assert cert["verdict"]["met"] and cert["design"] == "interleaved"
+    code, out, err = _run("review", "report", "--folder", folder, "--out", tmp_path / "report.md")
+    assert code == 0, err
+    assert "met after" in out and (tmp_path / "report.png").exists()
+    code, out, _ = _run("review", "report", "--folder", folder, "--out", tmp_path / "r2.html", "--json")
+    assert json.loads(out)["curve"]["found"][-1] == cert["counts"]["relevant"]
+
+
+def test_simulate_is_reproducible(tmp_path: Path) -> None:
+    _records(tmp_path / "records.csv")
+    outs = []
+    for name in ("A", "B"):
+        code, out, err = _run("review", "simulate", tmp_path / "records.csv", "--folder", tmp_path / name,
+                              "--seed", 9, "--target-recall", 0.8, "--policy", POLICY, "--json")
+        assert code == 0, err
+        outs.append(json.loads(out))
+    assert outs[0]["counts"] == outs[1]["counts"] and outs[0]["verdict"]["met"]
+    assert (tmp_path / "A" / "review.jsonl").read_text() == (tmp_path / "B" / "review.jsonl").read_text()
+    code, out, err = _run("review", "start", tmp_path / "records.csv", "--folder", tmp_path / "C",
+                          "--seed", 9, "--target-recall", 0.8, "--policy", POLICY, "--simulate", "--json")
+    assert code == 0, err
+    assert json.loads(out)["counts"] == outs[0]["counts"]
+
+
+def test_prior_relevant_and_ris(tmp_path: Path) -> None:
+    truth = _records(tmp_path / "records.csv")
+    known = [r for r, y in truth.items() if y][:2]
+    code, out, err = _run("review", "start", tmp_path / "records.csv", "--folder", tmp_path / "R",
+                          "--prior-relevant", ",".join(known), "--seed", 1)
+    assert code == 0, err
+    assert "recorded the prior knowledge: 2 records" in out
+    ris = tmp_path / "records.ris"
+    ris.write_text("TY  - JOUR\nID  - a1\nTI  - Migraine and triptans\nAB  - A trial.\nER  - \n\n"
+                   "TY  - JOUR\nID  - a2\nTI  - Kidney transport\nAB  - In rats.\nER  - \n")
+    code, out, err = _run("review", "start", ris, "--folder", tmp_path / "S", "--seed", 1)
+    assert code == 0, err
+    assert "of 2 records" in out and "read record a" in out
+
+
+def test_refusals_are_one_line(tmp_path: Path) -> None:
+    (tmp_path / "bad.csv").write_text("record_id,title,notes\n1,a,b\n")
+    code, _, err = _run("review", "start", tmp_path / "bad.csv", "--folder", tmp_path / "X")
+    assert code == 2 and err.startswith("error: ")
+    assert "bad.csv, line 1: the header names no 'abstract'" in err
+    (tmp_path / "bad.csv").write_text("record_id,abstract\n1,b\n")
+    code, _, err = _run("review", "start", tmp_path / "bad.csv", "--folder", tmp_path / "X")
+    assert code == 2 and "line 1: the header names no 'title'" in err
+    assert not (tmp_path / "X").exists()
+    _records(tmp_path / "records.csv")
+    folder = tmp_path / "R"
+    assert _run("review", "start", tmp_path / "records.csv", "--folder", folder, "--seed", 1)[0] == 0
+    (tmp_path / "l.csv").write_text("record_id,label\nr1,1\nzz,0\n")
+    code, _, err = _run("review", "label", "--folder", folder, "--from", tmp_path / "l.csv")
+    assert code == 2 and "l.csv, line 3: record 'zz' is not a record of this review" in err
+    (tmp_path / "l.csv").write_text("record_id,label\nr1,2\n")
+    code, _, err = _run("review", "label", "--folder", folder, "--from", tmp_path / "l.csv")
+    assert code == 2 and "l.csv, line 2: the label of record 'r1' must be 0/1" in err
+    code, _, err = _run("review", "label", "--folder", folder)
+    assert code == 2 and "--from FILE, --interactive or --simulate" in err
+    code, _, err = _run("review", "start", tmp_path / "records.csv", "--folder", tmp_path / "P",
+                        "--policy", "x")
+    assert code == 2 and "error: --policy must be one of" in err
+    code, _, err = _run("review", "start", tmp_path / "records.csv", "--folder", folder)
+    assert code == 2 and "already holds a review" in err
+    code, _, err = _run("review", "start", tmp_path / "records.csv", "--folder", tmp_path / "T",
+                        "--format", "ris")
+    assert code == 2 and "--format ris" in err
+    code, _, err = _run("review", "start", tmp_path / "records.csv", "--folder", tmp_path / "T",
+                        "--prior-relevant", "nope")
+    assert code == 2 and "--prior-relevant names record 'nope'" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_rankcut_audit_reads_a_review_folder(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    _records(tmp_path / "records.csv")
+    folder = tmp_path / "R"
+    assert _run("review", "simulate", tmp_path / "records.csv", "--folder", folder, "--seed", 2,
+                "--target-recall", 0.8, "--policy", POLICY)[0] == 0
+    # a fresh process, as from the shell: rankcut audit registers the review's screener itself
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    for step, said in (("status", "the target is certified"), ("certify", "target recall ≥ 0.8: met")):
+        done = subprocess.run([sys.executable, "-c", "from rankcut.cli.main import app; app()", "audit", step,
+                               "--audit", str(folder)], capture_output=True, text=True, env=env)
+        assert done.returncode == 0, done.stderr
+        assert said in done.stdout
+
+
+def test_a_trec_run_with_texts_and_qrels(tmp_path: Path) -> None:
+    truth = _records(tmp_path / "records.csv", n=60, relevant=6)
+    rows = list(csv.DictReader(open(tmp_path / "records.csv", encoding="utf-8")))
+    (tmp_path / "t.run").write_text("".join(f"T1 Q0 {r['record_id']} {i + 1} {100 - i} bm25\n"
+                                            for i, r in enumerate(rows)))
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps({"doc_id": r["record_id"], "text": r["abstract"]})
+                                              + "\n" for r in rows))
+    (tmp_path / "t.qrels").write_text("".join(f"T1 0 {r} 1\n" for r, y in truth.items() if y))
+    code, out, err = _run("review", "simulate", tmp_path / "t.run", "--format", "trec", "--texts",
+                          tmp_path / "t.jsonl", "--qrels", tmp_path / "t.qrels", "--folder", tmp_path / "R",
+                          "--seed", 1, "--target-recall", 0.8, "--json")
+    assert code == 0, err
+    cert = json.loads(out)
+    assert cert["verdict"]["met"] and cert["counts"]["relevant"] >= 5
+    code, _, err = _run("review", "start", tmp_path / "t.run", "--format", "trec", "--folder", tmp_path / "S")
+    assert code == 2 and "give its documents' texts with --texts" in err
+
+
+def test_simulate_draws_a_progress_bar_on_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _records(tmp_path / "records.csv", n=40, relevant=4)
+    monkeypatch.setenv("RANKCUT_PROGRESS", "1")
+    code, out, err = _run("review", "simulate", tmp_path / "records.csv", "--folder", tmp_path / "A",
+                          "--seed", 1, "--target-recall", 0.8)
+    assert code == 0, err
+    assert "label:" in err and "doc" in err
+    code, out, err = _run("review", "simulate", tmp_path / "records.csv", "--folder", tmp_path / "B",
+                          "--seed", 1, "--target-recall", 0.8, "--json")
+    assert code == 0 and "label:" not in err and json.loads(out)["verdict"]
+
+
+def test_interactive_labelling_from_the_terminal(tmp_path: Path) -> None:
+    _records(tmp_path / "records.csv")
+    folder = tmp_path / "R"
+    assert _run("review", "start", tmp_path / "records.csv", "--folder", folder, "--seed", 1)[0] == 0
+    first = json.loads(_run("review", "next", "--folder", folder, "--json")[1])
+    out = CliRunner().invoke(app, ["review", "label", "--folder", str(folder), "--interactive"],
+                             input="n\nmaybe\ny\nq\n")
+    assert out.exit_code == 0, out.stderr
+    assert f"document {first['record_id']}" in out.stdout and "please answer y, n or q" in out.stdout
+    assert "recorded 2 labels (interactive)" in out.stdout and "2 of 80 records read" in out.stdout
+
+
+def test_label_simulate_from_qrels(tmp_path: Path) -> None:
+    truth = _records(tmp_path / "records.csv")
+    folder = tmp_path / "R"
+    assert _run("review", "start", tmp_path / "records.csv", "--folder", folder, "--seed", 1,
+                "--target-recall", 0.8, "--policy", POLICY)[0] == 0
+    (tmp_path / "q.qrels").write_text("".join(f"topic7 0 {r} 1\n" for r, y in truth.items() if y))
+    code, out, err = _run("review", "label", "--folder", folder, "--simulate", "--qrels",
+                          tmp_path / "q.qrels")
+    assert code == 0, err
+    assert "recall ≥" in out and "the target is certified" in out
+    (tmp_path / "two.qrels").write_text("a 0 r1 1\nb 0 r2 1\n")
+    code, _, err = _run("review", "label", "--folder", folder, "--simulate", "--qrels",
+                        tmp_path / "two.qrels")
+    assert code == 2 and "two.qrels: the qrels hold 2 queries, none of them the review's 'records'" in err

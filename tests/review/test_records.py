@@ -1,0 +1,106 @@
+"""Records in (rankcut.review.records): CSV/TSV in ASReview's conventions, RIS, a TREC run with texts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rankcut.review.records import Records, load_records, load_trec_records
+
+SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "screening"
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_asreview_column_names_any_case_and_tsv(tmp_path: Path) -> None:
+    csv = _write(tmp_path, "r.csv", "Primary_Title,Abstract Note,Included\nA,x,yes\nB,,N\n")
+    r = load_records(csv)
+    assert r.titles == ("A", "B") and r.abstracts == ("x", "")
+    assert r.labels is not None and r.labels.tolist() == [1, 0] and (r.prior == -1).all()
+    assert r.texts == ("A\nx", "B") and r.name == "r"
+    tsv = _write(tmp_path, "r.tsv", "record_id\ttitle\tabstract\n7\tA\tx, y\n")
+    t = load_records(tsv)
+    assert t.ids == ("7",) and t.abstracts == ("x, y",) and t.labels is None
+
+
+def test_a_partly_labelled_column_is_prior_knowledge(tmp_path: Path) -> None:
+    r = load_records(_write(tmp_path, "r.csv", "title,abstract,label_included\nA,x,1\nB,y,\nC,z,0\n"))
+    assert r.labels is None and r.prior.tolist() == [1, -1, 0]
+    again = r.with_prior({"2": 1})
+    assert again.prior.tolist() == [-1, 1, -1]
+    with pytest.raises(ValueError, match="prior knowledge names record '9', which r does not hold"):
+        r.with_prior({"9": 1})
+
+
+def test_bad_tables_are_refused_by_file_and_line(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"r\.csv, line 3: label_included must be 0/1, yes/no, y/n or "
+                                         r"empty \(unlabelled\), got 'maybe' \(record '2'\)"):
+        load_records(_write(tmp_path, "r.csv", "title,abstract,label_included\nA,x,1\nB,y,maybe\n"))
+    with pytest.raises(ValueError, match=r"r\.csv, line 1: the header names no 'abstract' column "
+                                         r"\(nor 'notes_abstract', 'abstract note'\)"):
+        load_records(_write(tmp_path, "r.csv", "title,label\nA,1\n"))
+
+
+RIS = """TY  - JOUR
+ID  - 12
+TI  - A title
+AB  - An abstract
+N1  - ASReview_relevant
+ER  -
+
+TY  - JOUR
+T1  - Second
+N1  - ASReview_irrelevant
+ER  -
+"""
+
+
+def test_ris_with_asreview_labels_in_the_notes(tmp_path: Path) -> None:
+    r = load_records(_write(tmp_path, "r.ris", RIS))
+    assert r.ids == ("12", "2") and r.titles == ("A title", "Second") and r.abstracts == ("An abstract", "")
+    assert r.labels is not None and r.labels.tolist() == [1, 0]
+    partly = load_records(_write(tmp_path, "p.ris", RIS.replace("N1  - ASReview_irrelevant\n", "")))
+    assert partly.labels is None and partly.prior.tolist() == [1, -1]
+
+
+def test_bad_ris_names_the_line(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"r\.ris, line 8: the record has no 'ER  -' line"):
+        load_records(_write(tmp_path, "r.ris", RIS.rsplit("ER", 1)[0]))
+    with pytest.raises(ValueError, match=r"r\.ris, line 7: a record starts before the record of line 1 ends"):
+        load_records(_write(tmp_path, "r.ris", RIS.replace("ER  -\n\n", "\n", 1)))
+    with pytest.raises(ValueError, match=r"line 1: record '1' has neither title"):
+        load_records(_write(tmp_path, "r.ris", "TY  - JOUR\nPY  - 2001\nER  - \n"))
+
+
+def test_a_trec_run_with_texts_and_qrels(tmp_path: Path) -> None:
+    run = _write(tmp_path, "r.run", "q1 Q0 d1 2 0.5 t\nq1 Q0 d2 1 0.9 t\nq2 Q0 d1 1 1.0 t\n")
+    texts = _write(tmp_path, "t.jsonl", "\n".join(json.dumps({"doc_id": d, "text": f"text {d}"})
+                                                  for d in ("d1", "d2")) + "\n")
+    qrels = _write(tmp_path, "q.qrels", "q1 0 d1 1\n")
+    r = load_trec_records(run, texts, qrels=qrels, query="q1")
+    assert r.ids == ("d2", "d1") and r.abstracts == ("text d2", "text d1") and r.ranked
+    assert r.labels is not None and r.labels.tolist() == [0, 1]
+    with pytest.raises(ValueError, match=r"the run holds 2 queries; choose one with query= \(--query\)"):
+        load_trec_records(run, texts)
+    with pytest.raises(ValueError, match=r"t\.jsonl: no text for document 'd3' of query 'q3'"):
+        load_trec_records(_write(tmp_path, "s.run", "q3 Q0 d3 1 1 t\n"), texts)
+
+
+def test_records_check_their_fields() -> None:
+    with pytest.raises(ValueError, match="record ids must be distinct"):
+        Records("x", ("1", "1"), ("a", "b"), ("", ""))
+    with pytest.raises(ValueError, match="labels must be 0 or 1"):
+        Records("x", ("1",), ("a",), ("",), np.array([2]))
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/datasets/screening")
+def test_the_shared_screening_sets_read_as_records() -> None:
+    r = load_records(SHARED / "cohen2006-ADHD.csv")
+    assert len(r) == 851 and r.labels is not None and int(r.labels.sum()) == 20

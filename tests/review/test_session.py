@@ -1,0 +1,247 @@
+"""A review session (rankcut.review.session): an interleaved audit folder whose screener is the
+CAL ranker — start, next, label, status, certify, report, resume, refusals, simulation."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from review_testdata import toy_records
+
+from rankcut.audit import workflow
+from rankcut.audit.report import write_report
+from rankcut.certify.policies import ProjectedCostPolicy
+from rankcut.certify.result import verify
+from rankcut.review import session
+from rankcut.review.cal import CALConfig
+from rankcut.review.records import Records, load_records
+from rankcut.review.simulate import simulate_review
+
+POLICY = "projected-cost:batch=10,chunk=5"
+
+
+def _csv(path: Path, records: Records, labels: bool = True) -> Path:
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["record_id", "title", "abstract"] + (["label_included"] if labels else []))
+        for i, rid in enumerate(records.ids):
+            assert records.labels is not None
+            w.writerow([rid, records.titles[i], records.abstracts[i]]
+                       + ([int(records.labels[i])] if labels else []))
+    return path
+
+
+@pytest.fixture
+def records(tmp_path: Path) -> Records:
+    return load_records(_csv(tmp_path / "records.csv", toy_records(80, 8, seed=2)))
+
+
+def _truth(records: Records) -> dict[str, int]:
+    assert records.labels is not None
+    return dict(zip(records.ids, records.labels.tolist(), strict=True))
+
+
+def _steps(folder: Path) -> list[dict]:
+    return [json.loads(line) for line in (folder / "review.jsonl").read_text().splitlines()]
+
+
+def test_start_next_label_status_certify_report(records: Records, tmp_path: Path) -> None:
+    folder = tmp_path / "R"
+    manifest = session.start(records, folder, target_recall=0.8, seed=3, policy=POLICY)
+    assert manifest["design"] == "interleaved" and manifest["seed"] == 3
+    assert manifest["screener"]["name"] == "cal"
+    assert manifest["screener"]["config"]["cal"] == CALConfig(seed=3).to_json()
+    assert manifest["inputs"]["texts"]["path"] == session.TEXTS_FILE   # frozen in the folder
+    first = session.next_record(folder)
+    assert first is not None and first["move"] == "screen" and first["why"]
+    assert first["text"] == records.texts[records.ids.index(first["record_id"])]
+    # the reviewer labels the record asked for in a CSV of record ids
+    (tmp_path / "mine.csv").write_text(f"record_id,label\n{first['record_id']},no\n")
+    result = session.label(folder, from_file=tmp_path / "mine.csv")
+    assert result.recorded == 1 and _steps(folder)[0]["doc_id"] == first["record_id"]
+    info = session.status(folder)
+    assert info["read"] == 1 and info["found"] == 0 and info["recall_bound"] == 0.0
+    assert info["next_record"]["record_id"] != first["record_id"]
+    # known labels play the reviewer to the certificate
+    session.label(folder, known=_truth(records))
+    info = session.status(folder)
+    assert info["next_record"] is None and info["next"] == "certify"
+    cert = workflow.certify(folder)
+    assert cert.content["verdict"]["met"]
+    assert info["found"] == cert.content["counts"]["relevant"] and info["recall_bound"] >= 0.8
+    moves = {s["move"] for s in _steps(folder)}
+    assert moves == {"screen", "audit"}
+    files = write_report(folder, tmp_path / "report.md")
+    assert files.plot is not None and "met" in files.report.read_text()
+    curve = json.loads(files.certificate.read_text())["curve"]
+    assert curve["found"][-1] == info["found"] and len(curve["found"]) == len(curve["bound"])
+
+
+def test_the_certificate_recomputes_from_the_folder(records: Records, tmp_path: Path) -> None:
+    folder = tmp_path / "R"
+    first = session.simulate(records, folder, target_recall=0.8, seed=5, policy=POLICY)
+    content = json.loads((folder / "certificate.json").read_text())
+    for entry in content["report"]["certificates"]:
+        verify(entry["certificate"])
+    again = workflow.certify(folder)
+    assert again.content["report"] == first.content["report"]
+    assert again.content["counts"] == first.content["counts"]
+
+
+def test_a_killed_session_resumes_at_the_same_record(records: Records, tmp_path: Path) -> None:
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=1, policy=POLICY)
+    truth = _truth(records)
+    asked: list[str] = []
+
+    def answer(prompt: str) -> str:
+        if len(asked) == 5:
+            raise KeyboardInterrupt   # the session is killed while the fifth record is shown
+        return "y" if truth[asked[-1]] else "n"
+
+    def shown(line: str) -> None:
+        if line.startswith("document "):
+            asked.append(line.split()[1])
+
+    with pytest.raises(KeyboardInterrupt):
+        session.label(folder, interactive=True, input=answer, output=shown)
+    assert len(_steps(folder)) == 4
+    session._cal.cache_clear()   # as a new process: the ranker is rebuilt from the frozen folder
+    assert session.next_record(folder)["record_id"] == asked[4]  # type: ignore[index]
+    session.label(folder, known=truth, limit=1)
+    assert _steps(folder)[4]["doc_id"] == asked[4]
+
+
+def test_an_edited_frozen_input_is_refused(records: Records, tmp_path: Path) -> None:
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=1, policy=POLICY)
+    texts = folder / session.TEXTS_FILE
+    texts.write_text(texts.read_text().replace("title 1", "title one"))
+    session._cal.cache_clear()
+    with pytest.raises(ValueError, match="changed after the audit was frozen"):
+        session.next_record(folder)
+    with pytest.raises(ValueError, match="changed after the audit was frozen"):
+        session.label(folder, known=_truth(records))
+
+
+def test_prior_knowledge_is_read_first_from_the_frozen_prior(records: Records, tmp_path: Path) -> None:
+    relevant = [rid for rid, y in _truth(records).items() if y][:2]
+    known = records.with_prior({relevant[1]: 1, relevant[0]: 1, records.ids[0]: 0})
+    folder = tmp_path / "R"
+    manifest = session.start(known, folder, target_recall=0.8, seed=2, policy=POLICY)
+    assert manifest["screener"]["config"]["prior"] == {relevant[0]: 1, relevant[1]: 1, records.ids[0]: 0}
+    steps = _steps(folder)
+    in_file_order = [rid for rid in records.ids if rid in {*relevant, records.ids[0]}]
+    assert [s["doc_id"] for s in steps] == in_file_order and {s["move"] for s in steps} == {"screen"}
+    assert session.status(folder)["found"] == 2
+    with pytest.raises(ValueError, match="prior knowledge"):
+        session.label(folder, known={**_truth(records), relevant[0]: 0})
+
+
+def test_simulation_is_reproducible_and_matches_simulate_review(records: Records, tmp_path: Path) -> None:
+    a = session.simulate(records, tmp_path / "A", target_recall=0.8, seed=7, policy=POLICY)
+    b = session.simulate(records, tmp_path / "B", target_recall=0.8, seed=7, policy=POLICY)
+    assert _steps(tmp_path / "A") == _steps(tmp_path / "B")
+    assert a.content["counts"] == b.content["counts"]
+    assert a.content["report"]["certificates"] == b.content["report"]["certificates"]
+    # simulate_review draws its audit order from another stream: the reviews agree up to and
+    # including the first audit move (the ranker and the policy see the same labels until then)
+    sim = simulate_review(records, target=0.8, config=CALConfig(seed=7), seeds=[7],
+                          policy=ProjectedCostPolicy(batch=10, chunk=5)).runs[0]
+    moves = a.content["counts"]["moves"]
+    k = moves.index("a")
+    assert sim.moves[:k + 1] == moves[:k + 1]
+    assert sim.labels[:k] == a.content["counts"]["labels"][:k]
+    assert sim.certified and a.content["verdict"]["met"]
+
+
+def test_ris_records(tmp_path: Path) -> None:
+    toy = toy_records(40, 5, seed=4)
+    ris = tmp_path / "records.ris"
+    ris.write_text("".join(f"TY  - JOUR\nID  - r{i}\nTI  - {t}\nAB  - {a}\nER  - \n\n"
+                           for i, (t, a) in enumerate(zip(toy.titles, toy.abstracts, strict=True))))
+    recs = load_records(ris)
+    session.start(recs, tmp_path / "R", target_recall=0.8, seed=1)
+    nxt = session.next_record(tmp_path / "R")
+    assert nxt is not None and nxt["record_id"].startswith("r")
+
+
+def test_bad_label_files_name_the_file_and_line(records: Records, tmp_path: Path) -> None:
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=1, policy=POLICY)
+    bad = tmp_path / "bad.csv"
+    bad.write_text(f"record_id,label\n{records.ids[0]},1\nnope,0\n")
+    with pytest.raises(ValueError, match=r"bad.csv, line 3: record 'nope' is not a record of this review"):
+        session.label(folder, from_file=bad)
+    bad.write_text(f"record_id,label\n{records.ids[0]},maybe\n")
+    with pytest.raises(ValueError, match=r"bad.csv, line 2: the label of record '0' must be 0/1"):
+        session.label(folder, from_file=bad)
+    bad.write_text("id_of_record,label\n1,1\n")
+    with pytest.raises(ValueError, match=r"bad.csv, line 1: the header names no 'record_id' column"):
+        session.label(folder, from_file=bad)
+    # a label that contradicts a recorded step names the reviewer's file, not a translation of it
+    assert not (folder / "review.jsonl").exists()
+    nxt = session.next_record(folder)["record_id"]  # type: ignore[index]
+    (tmp_path / "ok.csv").write_text(f"record_id,label\n{nxt},0\n")
+    session.label(folder, from_file=tmp_path / "ok.csv")
+    (tmp_path / "ok.csv").write_text(f"record_id,label\n{nxt},1\n")
+    with pytest.raises(ValueError, match=rf"^{tmp_path / 'ok.csv'}: .*the review recorded 0"):
+        session.label(folder, from_file=tmp_path / "ok.csv")
+
+
+def test_start_refusals(records: Records, tmp_path: Path) -> None:
+    spaced = Records("x", ("a b", "c"), ("t1", "t2"), ("", ""))
+    with pytest.raises(ValueError, match="white space"):
+        session.start(spaced, tmp_path / "S")
+    assert not (tmp_path / "S").exists()
+    with pytest.raises(ValueError, match="policy must be one of"):
+        session.start(records, tmp_path / "P", policy="nope")
+    assert not (tmp_path / "P").exists()   # nothing half-started
+    session.start(records, tmp_path / "R", seed=1)
+    with pytest.raises(FileExistsError, match="already holds a review"):
+        session.start(records, tmp_path / "R", seed=1)
+    (tmp_path / "U").mkdir()
+    (tmp_path / "U" / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="is not empty"):
+        session.start(records, tmp_path / "U", seed=1)
+    assert (tmp_path / "U" / "notes.txt").read_text() == "mine"
+    with pytest.raises(ValueError, match="one source of labels"):
+        session.label(tmp_path / "R")
+    assert np.isclose(session.status(tmp_path / "R")["target"], 0.95)
+
+
+def test_a_folder_whose_screener_is_not_registered_is_refused_by_name(
+        records: Records, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rankcut.audit.designs import interleaved
+
+    session.start(records, tmp_path / "R", seed=1, policy=POLICY)
+    monkeypatch.delitem(interleaved.SCREENERS, "cal")
+    with pytest.raises(ValueError, match="its screener 'cal' is not registered in this process"):
+        workflow.status(tmp_path / "R")
+
+
+def test_interactive_labelling_answers_a_prior_record_from_the_prior(records: Records,
+                                                                    tmp_path: Path) -> None:
+    # a policy that audits from the start: the audit order reaches records of the prior knowledge
+    # before the ranker screens them, and the reviewer is never asked for one
+    truth = _truth(records)
+    prior = {rid: truth[rid] for rid in records.ids[::2]}
+    folder = tmp_path / "R"
+    session.start(records.with_prior(prior), folder, target_recall=0.8, seed=1,
+                  policy="screen-then-audit:depth=0")
+    shown: list[str] = []
+
+    def answer(prompt: str) -> str:
+        assert shown[-1] not in prior
+        return "q" if len(shown) > 6 else "y" if truth[shown[-1]] else "n"
+
+    result = session.label(folder, interactive=True, input=answer,
+                           output=lambda line: shown.append(line.split()[1]) if line.startswith("document ")
+                           else None)
+    steps = _steps(folder)
+    assert result.recorded == 6 and any(s["doc_id"] in prior for s in steps)
+    assert [s["doc_id"] for s in steps if s["doc_id"] not in prior] == shown[:6]
+    assert all(s["label"] == truth[s["doc_id"]] for s in steps)
