@@ -19,9 +19,12 @@ document:
 
 The policy and the screener are deterministic functions of the recorded history, so the review is
 replayed from the label store at every call: a killed session resumes at the same next item, and
-the moves are recomputable from the folder. Each step is written to ``review.jsonl`` (move,
-document, label, why), and certify puts the moves and labels into the certificate's inputs
-(``interleaved_recall_certificate``), which the report recomputes. A recorded step is never
+the moves are recomputable from the folder. Label and status take the steps ``review.jsonl``
+records as far as they match the store (the policy chose them on the same history, so its
+decisions, the replay's cost, are not made again); certify has the policy choose every move afresh.
+Each step is written to ``review.jsonl`` (move, document, label, why), and certify puts the moves
+and labels into the certificate's inputs (``interleaved_recall_certificate``), which the report
+recomputes. A recorded step is never
 changed (the moves after it were chosen from it), and the review stops asking once certified.
 
 **The guarantee** (the theorem of :mod:`rankcut.certify.interleaved`: the next unread document of a
@@ -224,6 +227,26 @@ class Review:
         return Step(len(self.steps) + 1, MOVES[move], rank + 1, position, self.items[rank],
                     self._why(move))
 
+    def resumed(self, entry: Mapping[str, Any], labels: Mapping[Item, int]) -> Step | None:
+        """The step a line of ``review.jsonl`` records, when it is the one its move reads now and
+        ``labels`` holds its recorded label (None otherwise, or once the review is done): the
+        policy chose that move on this same history, so it is not asked again."""
+        from rankcut.certify.interleaved import AUDIT, SCREEN, audit_order_draw
+
+        move = {"screen": SCREEN, "audit": AUDIT}.get(entry.get("move"))  # type: ignore[arg-type]
+        if move is None or self.done:
+            return None
+        if move == SCREEN:
+            rank, position = self.screener(self.state), None
+            if not 0 <= rank < len(self.items) or self.read[rank]:
+                return None
+        else:
+            rank, position = audit_order_draw(self.order, self.pointer, self.read)
+        item = self.items[rank]
+        if (entry.get("query_id"), entry.get("doc_id")) != item or entry.get("label") != labels.get(item):
+            return None
+        return Step(len(self.steps) + 1, MOVES[move], rank + 1, position, item, self._why(move))
+
     def take(self, step: Step, label: int) -> None:
         """Record that ``step`` was read with ``label``."""
         from rankcut.certify.interleaved import AUDIT, SCREEN
@@ -289,11 +312,21 @@ class Review:
 
 
 def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Mapping[Item, int],
-              where: str) -> Review:
+              where: str, recorded: Sequence[Mapping[str, Any]] = ()) -> Review:
     """The review replayed from the recorded ``labels``: step after step while the item asked for
     has a label. A label of an item the review never asked for is refused (the store was edited,
-    or is not this review's)."""
+    or is not this review's).
+
+    ``recorded``: the steps of ``review.jsonl`` (:func:`recorded_steps`), whose moves the policy
+    chose on this same history; while each names the document its move reads now and the store
+    holds its label, the review takes it without asking the policy again (the policy's decision is
+    the replay's cost). The first step that does not match ends their use: the policy decides from
+    there, so a stale or shortened ``review.jsonl`` costs time, never a different review."""
     review = Review(audit, rows)
+    for entry in recorded:
+        if (step := review.resumed(entry, labels)) is None:
+            break
+        review.take(step, labels[step.item])
     while (step := review.next()) is not None and step.item in labels:
         review.take(step, labels[step.item])
     taken = {s.item for s in review.steps}
@@ -305,6 +338,16 @@ def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Map
                          f"for{more}: its labels are not the steps of this review (it was edited) — refused; "
                          "restore it, or freeze a new audit")
     return review
+
+
+def recorded_steps(folder: Path) -> list[dict[str, Any]]:
+    """The steps ``review.jsonl`` holds (none when it is missing or unreadable: the review is then
+    replayed through the policy from the start)."""
+    path = folder / REVIEW_FILE
+    try:
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    except (OSError, ValueError):
+        return []
 
 
 def write_review(folder: Path, review: Review) -> None:
@@ -439,7 +482,7 @@ class Interleaved(FixedSampleDesign):
         if path.exists() and path.stat().st_size:
             with labels_mod.LabelStore(path, readonly=True) as store:
                 labels = {(q, d): y for q, d, y in store.items()}
-        return review_of(audit, rows, labels, str(path)).next()
+        return review_of(audit, rows, labels, str(path), recorded_steps(audit.folder)).next()
 
     # -- label
 
@@ -467,7 +510,8 @@ class Interleaved(FixedSampleDesign):
         """Ask ``answer`` for each step the review chooses, recording each label at once (so a killed
         session loses nothing and resumes at the same item), until it has no answer, ``limit`` steps
         were taken, or the review is certified. Writes ``review.jsonl``."""
-        review = review_of(audit, rows, {(q, d): y for q, d, y in store.items()}, str(store.path))
+        review = review_of(audit, rows, {(q, d): y for q, d, y in store.items()}, str(store.path),
+                           recorded_steps(audit.folder))
         recorded = 0
         try:
             while (limit is None or recorded < limit) and (step := review.next()) is not None:
@@ -491,7 +535,9 @@ class Interleaved(FixedSampleDesign):
         """Certify the steps read so far. The review is replayed from the label store; each certify
         records how many steps it opened and the hash of their labels (store meta, then
         ``opened.json``), and a later certify refuses when any of them changed or their number
-        shrank. New steps after an opening are taken: the bound holds at every step at once."""
+        shrank. New steps after an opening are taken: the bound holds at every step at once.
+        Every move is chosen by the policy afresh here (``review.jsonl`` is not taken as read, as
+        label and status take it): the certificate names no move the frozen policy did not choose."""
         from rankcut.audit.designs import certificates
 
         with open_store(audit, info, create=False) as store:
@@ -581,7 +627,7 @@ class Interleaved(FixedSampleDesign):
         if (folder / LABELS_FILE).exists() and (folder / LABELS_FILE).stat().st_size:
             with labels_mod.LabelStore(folder / LABELS_FILE, readonly=True) as store:
                 labels = {(q, d): y for q, d, y in store.items()}
-        review = review_of(audit, rows, labels, str(folder / LABELS_FILE))
+        review = review_of(audit, rows, labels, str(folder / LABELS_FILE), recorded_steps(folder))
         step = review.next()
         out["review_steps"] = len(review.steps)
         out["guarantee"] = (f"the chance that this review ever says 'met' while its recall is below "
