@@ -203,6 +203,7 @@ class Review:
         self.pointer = 0
         self.steps: list[Step] = []
         self.bounds: list[float] = []   # the certified recall bound after each step
+        self._asked: tuple[int, Step] | None = None   # the step next() gave, and after how many steps
 
     @property
     def done(self) -> bool:
@@ -213,6 +214,8 @@ class Review:
         """The step the policy asks for now (None once certified or everything is read)."""
         from rankcut.certify.interleaved import SCREEN, audit_order_draw
 
+        if self._asked is not None and self._asked[0] == len(self.steps):
+            return self._asked[1]   # asked already at this step: the policy decides once a step
         if self.done:
             return None
         move = self.policy(self.state)
@@ -224,8 +227,9 @@ class Review:
             position = None
         else:   # the next unread document of the audit order; its 1-based place is the new pointer
             rank, position = audit_order_draw(self.order, self.pointer, self.read)
-        return Step(len(self.steps) + 1, MOVES[move], rank + 1, position, self.items[rank],
-                    self._why(move))
+        step = Step(len(self.steps) + 1, MOVES[move], rank + 1, position, self.items[rank], self._why(move))
+        self._asked = (len(self.steps), step)
+        return step
 
     def resumed(self, entry: Mapping[str, Any], labels: Mapping[Item, int]) -> Step | None:
         """The step a line of ``review.jsonl`` records, when it is the one its move reads now and
@@ -354,6 +358,15 @@ def write_review(folder: Path, review: Review) -> None:
     """``review.jsonl``: every step so far (move, document, label, why), rewritten whole."""
     write_text_atomic(folder / REVIEW_FILE,
                       "".join(json.dumps(s.to_dict(), ensure_ascii=False) + "\n" for s in review.steps))
+
+
+def verdict_text(rho: float, met: bool, read: int, n: int, screened: int, audited: int, found: int,
+                 upper: int) -> str:
+    """The verdict in words: met or not after ``read`` of ``n`` documents, at most ``upper − found``
+    relevant unfound (``upper``: the certificate's bound on ``R``)."""
+    return (f"target recall ≥ {rho:g}: {'met' if met else 'NOT met yet'} after {read} of {n} documents read "
+            f"({screened} screened, {audited} audited; {found} relevant found, at most {upper - found} "
+            "unfound)")
 
 
 def next_text(step: Step | None, review: Review) -> str:
@@ -589,10 +602,8 @@ class Interleaved(FixedSampleDesign):
             "recall", cert, charge={"audit": self.event})
         met = bool(cert.details["certified"])
         t, found = int(stats["steps"]), int(stats["relevant"])
-        unfound = int(cert.details["relevant_upper"]) - found
-        text = (f"target recall ≥ {rho:g}: {'met' if met else 'NOT met yet'} after {t} of {n} documents read "
-                f"({stats['screened']} screened, {stats['audited']} audited; {found} relevant found, at most "
-                f"{unfound} unfound)")
+        text = verdict_text(rho, met, t, n, int(stats["screened"]), int(stats["audited"]), found,
+                            int(cert.details["relevant_upper"]))
         notes = [f"In plain words: whatever the ranking, whichever documents are truly relevant, and however "
                  f"each move was chosen, the chance that this review ever says 'met' while its recall is "
                  f"below {rho:g} is at most {d:g} — however often certify is run and wherever the review "
