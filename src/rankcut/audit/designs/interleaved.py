@@ -204,6 +204,7 @@ class Review:
         self.steps: list[Step] = []
         self.bounds: list[float] = []   # the certified recall bound after each step
         self._asked: tuple[int, Step] | None = None   # the step next() gave, and after how many steps
+        self.lines: list[str] = []   # review.jsonl's lines of the first steps, as last written
 
     @property
     def done(self) -> bool:
@@ -355,9 +356,11 @@ def recorded_steps(folder: Path) -> list[dict[str, Any]]:
 
 
 def write_review(folder: Path, review: Review) -> None:
-    """``review.jsonl``: every step so far (move, document, label, why), rewritten whole."""
-    write_text_atomic(folder / REVIEW_FILE,
-                      "".join(json.dumps(s.to_dict(), ensure_ascii=False) + "\n" for s in review.steps))
+    """``review.jsonl``: every step so far (move, document, label, why), rewritten whole (each step's
+    line made once per review: the page writes it after every answer)."""
+    review.lines.extend(json.dumps(s.to_dict(), ensure_ascii=False) + "\n"
+                        for s in review.steps[len(review.lines):])
+    write_text_atomic(folder / REVIEW_FILE, "".join(review.lines))
 
 
 def verdict_text(rho: float, met: bool, read: int, n: int, screened: int, audited: int, found: int,
