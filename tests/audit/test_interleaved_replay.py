@@ -6,6 +6,7 @@ as the policy's full replay — for several policies and seeds, and for a stale,
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -90,3 +91,38 @@ def test_an_unreadable_review_file_is_replayed_from_the_start(tmp_path: Path) ->
     wf.label(audit, qrels=data.qrels, limit=5)
     lines = [json.loads(x) for x in (audit / REVIEW_FILE).read_text().splitlines()]
     assert len(lines) == 65 and [x["step"] for x in lines] == list(range(1, 66))
+
+
+def test_certify_checks_with_the_policy_only_the_steps_since_the_last_certify(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = Data(tmp_path, queries=1, depth=240, seed=2)
+    audit = tmp_path / "A"
+    wf.freeze(audit, run=data.run, design="interleaved", target_recall=0.8, seed=2,
+              policy="projected-cost:batch=20,chunk=5")
+    wf.plan(audit)
+    wf.sample(audit)
+    wf.label(audit, qrels=data.qrels, limit=100)
+    cls = interleaved._policy_class("projected-cost")
+    decide, read = cls.__call__, []
+
+    def spy(self: Any, state: Any) -> str:
+        read.append(state.review.read)
+        return str(decide(self, state))
+
+    monkeypatch.setattr(cls, "__call__", spy)
+    wf.certify(audit)
+    assert read[:100] == list(range(100))                # the first certify: every step by the policy
+    wf.label(audit, qrels=data.qrels, limit=30)
+    copy = tmp_path / "B"
+    shutil.copytree(audit, copy)
+    read.clear()
+    again = wf.certify(audit).content
+    assert min(read) == 100                              # the 100 it verified are not decided again
+    lines = recorded_steps(copy)
+    lines[20]["move"] = "audit" if lines[20]["move"] == "screen" else "screen"
+    (copy / REVIEW_FILE).write_text("".join(json.dumps(x) + "\n" for x in lines))
+    read.clear()
+    edited = wf.certify(copy).content                    # an edited step 21: all decided again
+    assert read[:100] == list(range(100))
+    for key in ("report", "verdict", "counts", "members", "curve", "labels_hash"):
+        assert edited[key] == again[key], key

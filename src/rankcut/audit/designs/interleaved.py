@@ -21,7 +21,8 @@ The policy and the screener are deterministic functions of the recorded history,
 replayed from the label store at every call: a killed session resumes at the same next item, and
 the moves are recomputable from the folder. Label and status take the steps ``review.jsonl``
 records as far as they match the store (the policy chose them on the same history, so its
-decisions, the replay's cost, are not made again); certify has the policy choose every move afresh.
+decisions, the replay's cost, are not made again); certify takes only those the last certify had
+the policy choose (their hash is in the store's opening) and has the policy choose the rest.
 Each step is written to ``review.jsonl`` (move, document, label, why), and certify puts the moves
 and labels into the certificate's inputs (``interleaved_recall_certificate``), which the report
 recomputes. A recorded step is never
@@ -39,6 +40,7 @@ is a nonnegative martingale under ``R = r`` for *any* predictable policy; Ville'
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -72,7 +74,7 @@ from rankcut.audit.folder import (
     open_store,
     read_rows,
 )
-from rankcut.audit.manifest import load_manifest, now, read_json, write_text_atomic
+from rankcut.audit.manifest import canonical_json, load_manifest, now, read_json, write_text_atomic
 from rankcut.audit.options import spelled as _o
 from rankcut.audit.pools import Item, Pools
 from rankcut.audit.provenance import labels_hash
@@ -355,6 +357,25 @@ def recorded_steps(folder: Path) -> list[dict[str, Any]]:
         return []
 
 
+def moves_hash(steps: Sequence[Mapping[str, Any]]) -> str:
+    """The hash of steps' moves, documents and labels (``review.jsonl``'s lines, or ``Step.to_dict``)."""
+    rows = [[s.get("move"), s.get("query_id"), s.get("doc_id"), s.get("label")] for s in steps]
+    return hashlib.sha256(canonical_json(rows)).hexdigest()
+
+
+def verified_steps(store: labels_mod.LabelStore, recorded: Sequence[Mapping[str, Any]]
+                   ) -> Sequence[Mapping[str, Any]]:
+    """The first ``review.jsonl`` steps that the last certify had the policy choose: as many as its
+    opening counts (``opened_prefix``), when they hash to the moves it recorded
+    (``opened_moves_hash``); none otherwise. Each certify checks every step after them with the
+    policy, so by induction every step it takes as read was chosen by the policy."""
+    prefix, held = store.get_meta("opened_prefix"), store.get_meta("opened_moves_hash")
+    if prefix is None or held is None:
+        return []
+    head = recorded[:int(prefix)]
+    return head if len(head) == int(prefix) and moves_hash(head) == held else []
+
+
 def write_review(folder: Path, review: Review) -> None:
     """``review.jsonl``: every step so far (move, document, label, why), rewritten whole (each step's
     line made once per review: the page writes it after every answer)."""
@@ -552,13 +573,15 @@ class Interleaved(FixedSampleDesign):
         records how many steps it opened and the hash of their labels (store meta, then
         ``opened.json``), and a later certify refuses when any of them changed or their number
         shrank. New steps after an opening are taken: the bound holds at every step at once.
-        Every move is chosen by the policy afresh here (``review.jsonl`` is not taken as read, as
-        label and status take it): the certificate names no move the frozen policy did not choose."""
+        ``review.jsonl`` is taken as read only for the steps the last certify had the policy choose
+        (:func:`verified_steps`); the policy chooses every later one, so the certificate names no move
+        the frozen policy did not choose."""
         from rankcut.audit.designs import certificates
 
         with open_store(audit, info, create=False) as store:
             labels = {(q, d): y for q, d, y in store.items()}
-            review = review_of(audit, rows, labels, str(store.path))
+            review = review_of(audit, rows, labels, str(store.path),
+                               verified_steps(store, recorded_steps(audit.folder)))
             t = len(review.steps)
 
             def digest(prefix: int) -> str:
@@ -580,7 +603,8 @@ class Interleaved(FixedSampleDesign):
             now_digest = digest(t)
             opened_at = str(store.get_meta("opened_at") or now())
             opening = {"opened_at": opened_at, "opened_sample_hash": str(info["sample_hash"]),
-                       "opened_labels_hash": now_digest, "opened_prefix": str(t)}
+                       "opened_labels_hash": now_digest, "opened_prefix": str(t),
+                       "opened_moves_hash": moves_hash([s.to_dict() for s in review.steps])}
             if any(store.get_meta(k) != v for k, v in opening.items()):
                 store.set_meta_many(opening)
         if (audit.folder / LABELS_FILE).exists() and labels_mod.writable(audit.folder / REVIEW_FILE):
