@@ -68,7 +68,7 @@ def test_the_page_reviews_as_the_label_step_does(tmp_path: Path) -> None:
     client = open_client(page)
     first = client.get("/").text
     assert "screen · rank 1 of the ranking" in first and "no relevant document found yet" in first
-    assert "Document 0." in first
+    assert "Document 0." in first and "0 read · 240 unread" in first
     answered = 0
     while True:
         text = client.get("/").text
