@@ -87,6 +87,9 @@ def test_an_unreadable_review_file_is_replayed_from_the_start(tmp_path: Path) ->
     before = (audit / REVIEW_FILE).read_text()
     (audit / REVIEW_FILE).write_text(before[: len(before) // 2])   # cut mid-line
     assert recorded_steps(audit) == []
+    (audit / REVIEW_FILE).write_text("[1]\n2\n")            # JSON, but not steps
+    assert recorded_steps(audit) == []
+    (audit / REVIEW_FILE).write_text(before[: len(before) // 2])
     assert wf.status(audit)["review_steps"] == 60
     wf.label(audit, qrels=data.qrels, limit=5)
     lines = [json.loads(x) for x in (audit / REVIEW_FILE).read_text().splitlines()]

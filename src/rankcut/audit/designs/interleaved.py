@@ -25,8 +25,8 @@ decisions, the replay's cost, are not made again); certify takes only those the 
 the policy choose (their hash is in the store's opening) and has the policy choose the rest.
 Each step is written to ``review.jsonl`` (move, document, label, why), and certify puts the moves
 and labels into the certificate's inputs (``interleaved_recall_certificate``), which the report
-recomputes. A recorded step is never
-changed (the moves after it were chosen from it), and the review stops asking once certified.
+recomputes. A recorded step is never changed (the moves after it were chosen from it), and the
+review stops asking once certified.
 
 **The guarantee** (the theorem of :mod:`rankcut.certify.interleaved`: the next unread document of a
 frozen permutation is uniform on the unread set; the predictable mixture of the audit likelihoods
@@ -352,9 +352,10 @@ def recorded_steps(folder: Path) -> list[dict[str, Any]]:
     replayed through the policy from the start)."""
     path = folder / REVIEW_FILE
     try:
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        steps = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     except (OSError, ValueError):
         return []
+    return steps if all(isinstance(s, dict) for s in steps) else []
 
 
 def moves_hash(steps: Sequence[Mapping[str, Any]]) -> str:
