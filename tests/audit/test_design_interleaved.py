@@ -86,13 +86,6 @@ def test_full_review_is_the_engine_played_on_the_same_order(topic: Data, tmp_pat
     assert "interleaved" in files.report.read_text()
 
 
-def test_serve_refuses_the_interleaved_design(topic: Data, tmp_path: Path) -> None:
-    from rankcut.serve.desk import Desk
-
-    with pytest.raises(ValueError, match="rankcut serve does not label the interleaved design"):
-        Desk(_frozen(tmp_path, topic))
-
-
 def test_report_refuses_an_edited_record_of_moves(topic: Data, tmp_path: Path) -> None:
     audit = _frozen(tmp_path, topic)
     wf.label(audit, qrels=topic.qrels)

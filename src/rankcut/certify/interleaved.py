@@ -64,6 +64,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -102,9 +103,13 @@ class InterleavedRule:
         if self.prior_mean is not None:
             check_positive(self.prior_mean, "prior_mean")
 
+    @cached_property
+    def _rho(self) -> Fraction:
+        return Fraction(str(self.target))
+
     def allowed_total(self, found: int) -> int:
         """``⌊F/ρ⌋``: the most relevant documents the collection may hold for ``F/R ≥ ρ`` (exact)."""
-        rho = Fraction(str(self.target))
+        rho = self._rho   # made once: the policies ask at every step
         return found * rho.denominator // rho.numerator
 
 

@@ -19,6 +19,14 @@ prefix it adds. So are the labels, the first unlabelled item and the labelled st
 order: each page reads only the labels written since the last one
 (:meth:`~rankcut.audit.labels.LabelStore.changes_since`, whoever wrote them — this page, another
 reviewer, the command line), so an answer costs the same deep into a long audit as at its start.
+
+The interleaved design's review chooses each document from the answers: the page asks for the one
+step the review asks for (screen or audit, its place and why), and the review — the policy's view,
+the engine's confidence sequence, the audit order's pointer — is kept between answers: a label
+that is the step asked for is taken into it, and the policy decides the next step once. A label
+taken back or changed replays it (resumed from ``review.jsonl``'s steps, as the label step does).
+An answer is taken back only while it is the review's last step: once a step was chosen from it, a
+recorded step is never changed.
 """
 
 from __future__ import annotations
@@ -37,6 +45,14 @@ import numpy as np
 
 from rankcut.audit import workflow
 from rankcut.audit.designs import certificates, design_of
+from rankcut.audit.designs.interleaved import (
+    Review,
+    Step,
+    recorded_steps,
+    review_of,
+    verdict_text,
+    write_review,
+)
 from rankcut.audit.designs.sequential import engine, parts
 from rankcut.audit.folder import (
     CERTIFICATE_FILE,
@@ -95,12 +111,14 @@ class Standing:
     item: Item | None  # the item asked now (None: every item is labelled)
     position: int | None  # its 0-based place in the label order
     place: str | None  # "audit order 12 of 4,670", "cut 3 of 550", "item 7 of 40"
-    progress: str | None  # sequential: the cut, and the labelled start of the audit order
-    bound: str | None  # the current recall bound (sequential, once the cut is labelled)
+    progress: str | None  # sequential: the cut, and the labelled start of the audit order;
+    # interleaved: the documents read, and why the review asks for this one
+    bound: str | None  # the current recall bound (sequential, once the cut is labelled; interleaved)
     met: bool | None
     verdict: str | None
     can_certify: bool
     certified: bool
+    done: str | None = None  # interleaved: why the review asks for nothing more (None: it asks)
 
 
 class Desk:
@@ -118,13 +136,17 @@ class Desk:
         self.audit = load_audit(folder)
         self.folder = self.audit.folder
         self.spec = design_of(self.audit)
-        if self.spec.adaptive:   # each answer decides the next item: not the page's fixed order
+        self.interleaved = self.spec.name == "interleaved"
+        if self.spec.adaptive and not self.interleaved:   # each answer decides the next item
             raise ValueError(f"rankcut serve does not label the {self.spec.name} design: its items are "
                              "chosen one at a time from the answers; use rankcut audit label --interactive")
         self.info, self.rows = load_sample(self.audit)
-        self.order = self.spec.label_order(self.audit, self.rows)
+        # the interleaved review asks for one document at a time, chosen from the answers: the page's
+        # order is the collection's (the ranking), and the review says which one is asked (_review)
+        self.order = ([(r["query_id"], r["doc_id"]) for r in self.rows] if self.interleaved
+                      else self.spec.label_order(self.audit, self.rows))
         self.index = {item: i for i, item in enumerate(self.order)}
-        self._place = self.spec.place(self.audit, self.order)
+        self._place = None if self.interleaved else self.spec.place(self.audit, self.order)
         entry = self.audit.inputs.get("texts")   # the file found (its path is relative to the folder)
         self.texts = None if entry is None else read_texts_jsonl(entry["path"], by="pair")
         self.queries = {} if entry is None else read_query_texts(entry["path"])
@@ -145,6 +167,16 @@ class Desk:
         self._audit_index = {item: k for k, item in enumerate(self.audit_order)}
         self._y = np.full(len(self.audit_order), -1, dtype=np.int64)   # audit order labels (-1: none)
         self._prefix = 0   # how many items at the start of the audit order are labelled
+        # the interleaved review replayed from the labels, kept between answers: a new label that is
+        # the step asked for is taken into it (one policy decision), anything else replays it
+        self._review: Review | None = None
+        self._step: Step | None = None   # the step it asks for now
+        self._rewind = False   # a label was taken back or changed since the review was replayed
+
+    @property
+    def anytime(self) -> bool:
+        """Whether labelling may go on after certify (the bound holds at every step)."""
+        return self.sequential or self.interleaved
 
     # -- reading
 
@@ -163,8 +195,11 @@ class Desk:
         return self.queries.get(query_id)
 
     def place(self, position: int) -> str:
-        """``audit order 12 of 4,670`` (the design's place, numbers grouped), or ``item 7 of 40``."""
-        shown = f"item {position + 1}/{len(self.order)}" if self._place is None else self._place(position + 1)
+        """``audit order 12 of 4,670`` (the design's place, numbers grouped), or ``item 7 of 40``
+        (``rank 7 of 5,220`` for the interleaved review, whose order is the ranking)."""
+        kind = "rank" if self.interleaved else "item"   # the interleaved page's order is the ranking
+        n = len(self.order)
+        shown = f"{kind} {position + 1}/{n}" if self._place is None else self._place(position + 1)
         return re.sub(r"(\d+)/(\d+)", lambda m: f"{int(m[1]):,} of {int(m[2]):,}", shown)
 
     def _read(self) -> None:
@@ -173,6 +208,8 @@ class Desk:
         if not (self.folder / LABELS_FILE).exists():
             self._mark = None
             self._forget()
+            if self.interleaved:
+                self._advance()
             return
         with open_store(self.audit, self.info, create=False) as store:
             changes = store.changes_since(self._mark)
@@ -181,13 +218,33 @@ class Desk:
         for q, d, label in changes.labels:
             self._apply((q, d), label)
         self._mark = changes.mark
+        if self.interleaved and (changes.full or changes.labels or self._review is None):
+            self._advance()
         while self._free < len(self.order) and self.order[self._free] in self._held:
             self._free += 1
         while self._prefix < len(self.audit_order) and self._y[self._prefix] >= 0:
             self._prefix += 1
 
+    def _advance(self) -> None:
+        """Bring the interleaved review up to the labels held: take each step asked for while it
+        has a label; replay it (from ``review.jsonl``'s steps, then the policy) after a label was
+        taken back or changed, or when a label is left that the review never asked for (refused
+        there, as the label step refuses it)."""
+        review, step = self._review, self._step
+        if review is not None and not self._rewind:
+            while step is not None and step.item in self._held:
+                review.take(step, self._held[step.item])
+                step = review.next()
+        if review is None or self._rewind or len(review.steps) != len(self._held):
+            self._review = self._step = None   # a refusal below leaves none: the next read replays it
+            review = review_of(self.audit, self.rows, self._held, str(self.folder / LABELS_FILE),
+                               recorded_steps(self.folder))
+            step = review.next()
+        self._review, self._step, self._rewind = review, step, False
+
     def _forget(self) -> None:
         self._held.clear()
+        self._rewind = True
         self._free = self._prefix = 0
         self._y[:] = -1
 
@@ -197,6 +254,8 @@ class Desk:
         if at is None:
             return
         k = self._audit_index.get(item)
+        if label is None or self._held.get(item, label) != label:
+            self._rewind = True
         if label is None:
             self._held.pop(item, None)
             self._free = min(self._free, at)
@@ -249,6 +308,8 @@ class Desk:
     def standing(self, who: str | None = None) -> Standing:
         """The item to ask reviewer session ``who`` now, and the header."""
         self.check_current()
+        if self.interleaved:
+            return self._standing_interleaved(who)
         with self._reading:   # the labels read, the bound's state and the pointers change together
             self._read()
             labels = self._held
@@ -270,6 +331,39 @@ class Desk:
                         None if position is None else self.place(position),
                         progress, bound, met, verdict,
                         can_certify, (self.folder / CERTIFICATE_FILE).exists())
+
+    def _standing_interleaved(self, who: str | None) -> Standing:
+        """The step the interleaved review asks for now (move, place, why) and its running bound."""
+        with self._reading:
+            self._read()
+            review, step = self._review, self._step
+            assert review is not None   # _read replays it
+            rev, screened = review.state.review, review.state.screened
+            item = None if step is None else self.ask(lambda i: i == step.item, who, self.index[step.item])
+        n = len(self.order)
+        progress = (f"{rev.read:,} of {n:,} documents read ({screened:,} screened, "
+                    f"{rev.audit_labels:,} audited; {rev.found:,} relevant found)")
+        if step is not None and item is not None:
+            progress += f"; step {step.number:,}: {step.why}"
+        bound = met = verdict = None
+        if review.steps:   # a valid bound at every step (anytime), tightest so far
+            rho = float(self.audit.target["recall"])
+            bound = f"recall ≥ {np.floor(rev.recall_lower * 1000) / 1000:.3f}"
+            met = rev.certified
+            verdict = verdict_text(rho, met, rev.read, n, screened, rev.audit_labels, rev.found,
+                                   rev.running_upper)
+        place = done = None
+        if step is None:
+            done = ("The target is certified: the review asks for no further document." if rev.certified
+                    else "Every document is read: the review asks for no further document.")
+        elif item is None:
+            done = ("The document the review asks for now is being asked of another reviewer: reload "
+                    "in a while.")
+        else:   # "audit · audit order position 1,204, rank 4,011"
+            place = f"{step.move} · " + re.sub(r"\d+", lambda m: f"{int(m[0]):,}", step.where)
+        return Standing(len(review.steps), n, item, None if item is None else self.index[item], place,
+                        progress, bound, met, verdict, bool(review.steps),
+                        (self.folder / CERTIFICATE_FILE).exists(), done)
 
     def _preview(self, labels: Mapping[Item, int], cut: list[Item], order: list[Item], t: int
                  ) -> tuple[str, bool, str]:
@@ -337,7 +431,7 @@ class Desk:
                     raise Refused(f"{self.place(self.index[item])} (query {item[0]!r}, document {item[1]!r}) "
                                   f"is already labelled {held[item]}: nothing was recorded (a second submit "
                                   "of the same answer, or labelled elsewhere)")
-                if not self.was_asked(who, item):
+                if not self.was_asked(who, item) or (self.interleaved and self._asked_now() != item):
                     raise Refused(f"this page is stale: the item to label now is not "
                                   f"{self.place(self.index[item])}; nothing was recorded — reload the page")
                 try:
@@ -346,14 +440,39 @@ class Desk:
                     raise Refused(f"{store.path} could not be written ({err}): nothing was "
                                   "recorded") from None
                 given = Given(item, label, source, seen_state(store))
+            if self.interleaved:
+                self._write_review()
         self.answered(who)
         return given
+
+    def _asked_now(self) -> Item | None:
+        """The document the interleaved review asks for now (after the labels written since)."""
+        with self._reading:
+            self._read()
+            return None if self._step is None else self._step.item
+
+    def _last_step(self) -> Item | None:
+        """The document of the interleaved review's last step (None before the first)."""
+        with self._reading:
+            self._read()
+            assert self._review is not None
+            return self._review.steps[-1].item if self._review.steps else None
+
+    def _write_review(self) -> None:
+        """``review.jsonl`` as the label step writes it: every step so far (the review's record, and
+        where the next call resumes its replay)."""
+        with self._reading:
+            self._read()
+            assert self._review is not None
+            write_review(self.folder, self._review)
 
     def can_undo(self, given: Given | None) -> bool:
         """Whether an answer may be taken back now: while nothing may have seen it, as
         ``rankcut audit label --interactive`` allows (no opening by certify, no reuse by another
         audit since it was given), and it is still the label it gave."""
         if given is None or not (self.folder / LABELS_FILE).exists():
+            return False
+        if self.interleaved and self._last_step() != given.item:   # a later step was chosen from it
             return False
         with open_store(self.audit, self.info, create=False) as store:
             return seen_state(store) == given.seen and store.get([given.item]).get(given.item) == given.label
@@ -371,7 +490,13 @@ class Desk:
                     raise Refused(f"{self.place(self.index[given.item])} cannot be taken back: the labels "
                                   "were opened for certification (or taken by another audit) since it was "
                                   "given, and a label that may have been seen is never taken back")
+                if self.interleaved and self._last_step() != given.item:
+                    raise Refused(f"{self.place(self.index[given.item])} cannot be taken back: the review "
+                                  "took a step after it, chosen from its label, and a recorded step is never "
+                                  "changed")
                 store.undo(given.item, given.label, given.source)
+            if self.interleaved:
+                self._write_review()
         with self._asking:
             self._asked[who] = (given.item, time.monotonic())
 
@@ -389,6 +514,7 @@ class Desk:
             if not self.standing().can_certify:
                 raise Refused("certify is not offered now: " + (
                     "every item of the cut must be labelled first" if self.sequential else
+                    "the review has no step read yet" if self.interleaved else
                     "every sampled item must be labelled first, and the labels are opened once")
                     + "; nothing was certified")
             return workflow.certify(self.folder).content

@@ -20,10 +20,14 @@ document:
 
 The policy and the screener are deterministic functions of the recorded history, so the review is
 replayed from the label store at every call: a killed session resumes at the same next item, and
-the moves are recomputable from the folder. Each step is written to ``review.jsonl`` (move,
-document, label, why), and certify puts the moves and labels into the certificate's inputs
-(``interleaved_recall_certificate``), which the report recomputes. A recorded step is never
-changed (the moves after it were chosen from it), and the review stops asking once certified.
+the moves are recomputable from the folder. Label and status take the steps ``review.jsonl``
+records as far as they match the store (the policy chose them on the same history, so its
+decisions, the replay's cost, are not made again); certify takes only those the last certify had
+the policy choose (their hash is in the store's opening) and has the policy choose the rest.
+Each step is written to ``review.jsonl`` (move, document, label, why), and certify puts the moves
+and labels into the certificate's inputs (``interleaved_recall_certificate``), which the report
+recomputes. A recorded step is never changed (the moves after it were chosen from it), and the
+review stops asking once certified.
 
 **The guarantee** (the theorem of :mod:`rankcut.certify.interleaved`: the next unread document of a
 frozen permutation is uniform on the unread set; the predictable mixture of the audit likelihoods
@@ -37,6 +41,7 @@ is a nonnegative martingale under ``R = r`` for *any* predictable policy; Ville'
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -70,7 +75,7 @@ from rankcut.audit.folder import (
     open_store,
     read_rows,
 )
-from rankcut.audit.manifest import load_manifest, now, read_json, write_text_atomic
+from rankcut.audit.manifest import canonical_json, load_manifest, now, read_json, write_text_atomic
 from rankcut.audit.options import spelled as _o
 from rankcut.audit.pools import Item, Pools
 from rankcut.audit.provenance import labels_hash
@@ -223,6 +228,8 @@ class Review:
         self.steps: list[Step] = []
         self.bounds: list[float] = []   # the certified recall bound after each step
         self.found: list[int] = []      # the relevant documents read after each step
+        self._asked: tuple[int, Step] | None = None   # the step next() gave, and after how many steps
+        self.lines: list[str] = []   # review.jsonl's lines of the first steps, as last written
 
     @property
     def done(self) -> bool:
@@ -233,6 +240,8 @@ class Review:
         """The step the policy asks for now (None once certified or everything is read)."""
         from rankcut.certify.interleaved import SCREEN, audit_order_draw
 
+        if self._asked is not None and self._asked[0] == len(self.steps):
+            return self._asked[1]   # asked already at this step: the policy decides once a step
         if self.done:
             return None
         move = self.policy(self.state)
@@ -244,8 +253,29 @@ class Review:
             position = None
         else:   # the next unread document of the audit order; its 1-based place is the new pointer
             rank, position = audit_order_draw(self.order, self.pointer, self.read)
-        return Step(len(self.steps) + 1, MOVES[move], rank + 1, position, self.items[rank],
-                    self._why(move))
+        step = Step(len(self.steps) + 1, MOVES[move], rank + 1, position, self.items[rank], self._why(move))
+        self._asked = (len(self.steps), step)
+        return step
+
+    def resumed(self, entry: Mapping[str, Any], labels: Mapping[Item, int]) -> Step | None:
+        """The step a line of ``review.jsonl`` records, when it is the one its move reads now and
+        ``labels`` holds its recorded label (None otherwise, or once the review is done): the
+        policy chose that move on this same history, so it is not asked again."""
+        from rankcut.certify.interleaved import AUDIT, SCREEN, audit_order_draw
+
+        move = {"screen": SCREEN, "audit": AUDIT}.get(entry.get("move"))  # type: ignore[arg-type]
+        if move is None or self.done:
+            return None
+        if move == SCREEN:
+            rank, position = self.screener(self.state), None
+            if not 0 <= rank < len(self.items) or self.read[rank]:
+                return None
+        else:
+            rank, position = audit_order_draw(self.order, self.pointer, self.read)
+        item = self.items[rank]
+        if (entry.get("query_id"), entry.get("doc_id")) != item or entry.get("label") != labels.get(item):
+            return None
+        return Step(len(self.steps) + 1, MOVES[move], rank + 1, position, item, self._why(move))
 
     def take(self, step: Step, label: int) -> None:
         """Record that ``step`` was read with ``label``."""
@@ -315,11 +345,21 @@ class Review:
 
 
 def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Mapping[Item, int],
-              where: str) -> Review:
+              where: str, recorded: Sequence[Mapping[str, Any]] = ()) -> Review:
     """The review replayed from the recorded ``labels``: step after step while the item asked for
     has a label. A label of an item the review never asked for is refused (the store was edited,
-    or is not this review's)."""
+    or is not this review's).
+
+    ``recorded``: the steps of ``review.jsonl`` (:func:`recorded_steps`), whose moves the policy
+    chose on this same history; while each names the document its move reads now and the store
+    holds its label, the review takes it without asking the policy again (the policy's decision is
+    the replay's cost). The first step that does not match ends their use: the policy decides from
+    there, so a stale or shortened ``review.jsonl`` costs time, never a different review."""
     review = Review(audit, rows)
+    for entry in recorded:
+        if (step := review.resumed(entry, labels)) is None:
+            break
+        review.take(step, labels[step.item])
     while (step := review.next()) is not None and step.item in labels:
         review.take(step, labels[step.item])
     taken = {s.item for s in review.steps}
@@ -333,10 +373,51 @@ def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Map
     return review
 
 
+def recorded_steps(folder: Path) -> list[dict[str, Any]]:
+    """The steps ``review.jsonl`` holds (none when it is missing or unreadable: the review is then
+    replayed through the policy from the start)."""
+    path = folder / REVIEW_FILE
+    try:
+        steps = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    except (OSError, ValueError):
+        return []
+    return steps if all(isinstance(s, dict) for s in steps) else []
+
+
+def moves_hash(steps: Sequence[Mapping[str, Any]]) -> str:
+    """The hash of steps' moves, documents and labels (``review.jsonl``'s lines, or ``Step.to_dict``)."""
+    rows = [[s.get("move"), s.get("query_id"), s.get("doc_id"), s.get("label")] for s in steps]
+    return hashlib.sha256(canonical_json(rows)).hexdigest()
+
+
+def verified_steps(store: labels_mod.LabelStore, recorded: Sequence[Mapping[str, Any]]
+                   ) -> Sequence[Mapping[str, Any]]:
+    """The first ``review.jsonl`` steps that the last certify had the policy choose: as many as its
+    opening counts (``opened_prefix``), when they hash to the moves it recorded
+    (``opened_moves_hash``); none otherwise. Each certify checks every step after them with the
+    policy, so by induction every step it takes as read was chosen by the policy."""
+    prefix, held = store.get_meta("opened_prefix"), store.get_meta("opened_moves_hash")
+    if prefix is None or held is None:
+        return []
+    head = recorded[:int(prefix)]
+    return head if len(head) == int(prefix) and moves_hash(head) == held else []
+
+
 def write_review(folder: Path, review: Review) -> None:
-    """``review.jsonl``: every step so far (move, document, label, why), rewritten whole."""
-    write_text_atomic(folder / REVIEW_FILE,
-                      "".join(json.dumps(s.to_dict(), ensure_ascii=False) + "\n" for s in review.steps))
+    """``review.jsonl``: every step so far (move, document, label, why), rewritten whole (each step's
+    line made once per review: the page writes it after every answer)."""
+    review.lines.extend(json.dumps(s.to_dict(), ensure_ascii=False) + "\n"
+                        for s in review.steps[len(review.lines):])
+    write_text_atomic(folder / REVIEW_FILE, "".join(review.lines))
+
+
+def verdict_text(rho: float, met: bool, read: int, n: int, screened: int, audited: int, found: int,
+                 upper: int) -> str:
+    """The verdict in words: met or not after ``read`` of ``n`` documents, at most ``upper − found``
+    relevant unfound (``upper``: the certificate's bound on ``R``)."""
+    return (f"target recall ≥ {rho:g}: {'met' if met else 'NOT met yet'} after {read} of {n} documents read "
+            f"({screened} screened, {audited} audited; {found} relevant found, at most {upper - found} "
+            "unfound)")
 
 
 def next_text(step: Step | None, review: Review) -> str:
@@ -467,7 +548,7 @@ class Interleaved(FixedSampleDesign):
         if path.exists() and path.stat().st_size:
             with labels_mod.LabelStore(path, readonly=True) as store:
                 labels = {(q, d): y for q, d, y in store.items()}
-        return review_of(audit, rows, labels, str(path)).next()
+        return review_of(audit, rows, labels, str(path), recorded_steps(audit.folder)).next()
 
     # -- label
 
@@ -499,7 +580,8 @@ class Interleaved(FixedSampleDesign):
 
         from rankcut._progress import BARS
 
-        review = review_of(audit, rows, {(q, d): y for q, d, y in store.items()}, str(store.path))
+        review = review_of(audit, rows, {(q, d): y for q, d, y in store.items()}, str(store.path),
+                           recorded_steps(audit.folder))
         recorded = 0
         # the unread documents are the most the review can still ask for (it stops once certified)
         bar = tqdm(total=len(rows) - len(review.steps), desc="label", unit="doc", disable=not BARS.get())
@@ -527,12 +609,16 @@ class Interleaved(FixedSampleDesign):
         """Certify the steps read so far. The review is replayed from the label store; each certify
         records how many steps it opened and the hash of their labels (store meta, then
         ``opened.json``), and a later certify refuses when any of them changed or their number
-        shrank. New steps after an opening are taken: the bound holds at every step at once."""
+        shrank. New steps after an opening are taken: the bound holds at every step at once.
+        ``review.jsonl`` is taken as read only for the steps the last certify had the policy choose
+        (:func:`verified_steps`); the policy chooses every later one, so the certificate names no move
+        the frozen policy did not choose."""
         from rankcut.audit.designs import certificates
 
         with open_store(audit, info, create=False) as store:
             labels = {(q, d): y for q, d, y in store.items()}
-            review = review_of(audit, rows, labels, str(store.path))
+            review = review_of(audit, rows, labels, str(store.path),
+                               verified_steps(store, recorded_steps(audit.folder)))
             t = len(review.steps)
 
             def digest(prefix: int) -> str:
@@ -554,7 +640,8 @@ class Interleaved(FixedSampleDesign):
             now_digest = digest(t)
             opened_at = str(store.get_meta("opened_at") or now())
             opening = {"opened_at": opened_at, "opened_sample_hash": str(info["sample_hash"]),
-                       "opened_labels_hash": now_digest, "opened_prefix": str(t)}
+                       "opened_labels_hash": now_digest, "opened_prefix": str(t),
+                       "opened_moves_hash": moves_hash([s.to_dict() for s in review.steps])}
             if any(store.get_meta(k) != v for k, v in opening.items()):
                 store.set_meta_many(opening)
         if (audit.folder / LABELS_FILE).exists() and labels_mod.writable(audit.folder / REVIEW_FILE):
@@ -579,10 +666,8 @@ class Interleaved(FixedSampleDesign):
             "recall", cert, charge={"audit": self.event})
         met = bool(cert.details["certified"])
         t, found = int(stats["steps"]), int(stats["relevant"])
-        unfound = int(cert.details["relevant_upper"]) - found
-        text = (f"target recall ≥ {rho:g}: {'met' if met else 'NOT met yet'} after {t} of {n} documents read "
-                f"({stats['screened']} screened, {stats['audited']} audited; {found} relevant found, at most "
-                f"{unfound} unfound)")
+        text = verdict_text(rho, met, t, n, int(stats["screened"]), int(stats["audited"]), found,
+                            int(cert.details["relevant_upper"]))
         notes = [f"In plain words: whatever the ranking, whichever documents are truly relevant, and however "
                  f"each move was chosen, the chance that this review ever says 'met' while its recall is "
                  f"below {rho:g} is at most {d:g} — however often certify is run and wherever the review "
@@ -617,7 +702,7 @@ class Interleaved(FixedSampleDesign):
         if (folder / LABELS_FILE).exists() and (folder / LABELS_FILE).stat().st_size:
             with labels_mod.LabelStore(folder / LABELS_FILE, readonly=True) as store:
                 labels = {(q, d): y for q, d, y in store.items()}
-        review = review_of(audit, rows, labels, str(folder / LABELS_FILE))
+        review = review_of(audit, rows, labels, str(folder / LABELS_FILE), recorded_steps(folder))
         step = review.next()
         out["review_steps"] = len(review.steps)
         out["found"] = review.state.review.found

@@ -1,0 +1,182 @@
+"""The labelling page serves the interleaved review (issue 17): it asks for the one document the
+review's frozen policy chooses next (screen or audit, its place and why), records the answer through
+the label step's guards, keeps the review in memory between answers (one policy decision an answer,
+no replay), and shows the running recall bound — the same review, step for step, and the same
+certificate as ``rankcut audit label``."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from serve_client import ORIGIN, fields_of, open_client
+
+from rankcut.audit import workflow as wf
+from rankcut.audit.designs import interleaved
+from rankcut.audit.labels import LabelStore
+from rankcut.serve import desk as desk_mod
+from rankcut.serve.desk import Answer, Desk, Refused
+
+Item = tuple[str, str]
+POLICY = "precision:batch=20,chunk=5"
+
+
+def _topic(tmp_path: Path, name: str = "audit", policy: str = POLICY, depth: int = 240
+           ) -> tuple[Path, set[Item], Path]:
+    """One query's ranking of ``depth`` documents with texts, relevant mostly near the top; frozen,
+    planned and sampled as an interleaved review. Returns the folder, the truth and the qrels."""
+    rng = np.random.default_rng(5)
+    run, qrels, texts = tmp_path / "run.txt", tmp_path / "qrels.txt", tmp_path / "texts.jsonl"
+    relevant: set[Item] = set()
+    with open(run, "w") as f, open(qrels, "w") as g, open(texts, "w") as t:
+        for r in range(depth):
+            f.write(f"q0 Q0 d{r} {r + 1} {depth - r} t\n")
+            if rng.random() < (0.5 if r < 30 else 0.03):
+                relevant.add(("q0", f"d{r}"))
+                g.write(f"q0 0 d{r} 1\n")
+            t.write(json.dumps({"query_id": "q0", "query": "what?", "doc_id": f"d{r}",
+                                "text": f"Document {r}."}) + "\n")
+    folder = tmp_path / name
+    wf.freeze(folder, run=run, design="interleaved", target_recall=0.8, seed=11, policy=policy, texts=texts)
+    wf.plan(folder)
+    wf.sample(folder)
+    return folder, relevant, qrels
+
+
+def _steps(folder: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in (folder / interleaved.REVIEW_FILE).read_text().splitlines()]
+
+
+def _answer(desk: Desk, who: str, relevant: set[Item], reviewer: str = "Ada") -> Any:
+    shown = desk.standing(who)
+    assert shown.item is not None and shown.position is not None
+    label = str(int(shown.item in relevant))
+    return desk.record(Answer(desk.audit_id, desk.sample_hash, str(shown.position), *shown.item, label),
+                       reviewer, who)
+
+
+def test_the_page_reviews_as_the_label_step_does(tmp_path: Path) -> None:
+    page, relevant, qrels = _topic(tmp_path, "page")
+    cli = tmp_path / "cli"
+    shutil.copytree(page, cli)
+    wf.label(cli, qrels=qrels)                       # the command line, to the end
+    client = open_client(page)
+    first = client.get("/").text
+    assert "screen · rank 1 of the ranking" in first and "no relevant document found yet" in first
+    assert "Document 0." in first and "0 read · 240 unread" in first
+    answered = 0
+    while True:
+        text = client.get("/").text
+        fields = fields_of(text)
+        if "doc_id" not in fields:
+            break
+        item = (fields["query_id"], fields["doc_id"])
+        label = str(int(item in relevant))
+        response = client.post("/answer", data={**fields, "label": label}, headers=ORIGIN)
+        assert response.status_code == 200, response.text[-300:]
+        answered += 1
+    assert answered == len(_steps(cli)) < 240
+    assert _steps(page) == _steps(cli)               # every move, document, label and why
+    assert "The target is certified: the review asks for no further document." in text
+    assert re.search(r'id="bound">current bound: recall ≥ 0\.\d{3}', text)
+    assert 'class="met"' in text
+    desk = Desk(page)
+    verdict = desk.standing().verdict
+    assert client.post("/certify", data={"csrf": fields["csrf"]}, headers=ORIGIN).status_code == 200
+    assert verdict == json.loads((page / "certificate.json").read_text())["verdict"]["text"]
+    assert json.loads((page / "certificate.json").read_text())["verdict"] == \
+        wf.certify(cli).content["verdict"]
+
+
+def test_an_answer_is_one_policy_decision_not_a_replay(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    folder, relevant, qrels = _topic(tmp_path)
+    wf.label(folder, qrels=qrels, limit=40)
+    replays = 0
+    review_of = desk_mod.review_of
+
+    def counted(*args: Any, **kw: Any) -> Any:
+        nonlocal replays
+        replays += 1
+        return review_of(*args, **kw)
+
+    monkeypatch.setattr(desk_mod, "review_of", counted)
+    desk = Desk(folder)
+    cls = interleaved._policy_class("precision")
+    decide, decisions = cls.__call__, []
+
+    def spy(self: Any, state: Any) -> str:
+        decisions.append(state.review.read)
+        return str(decide(self, state))
+
+    monkeypatch.setattr(cls, "__call__", spy)
+    assert desk.standing("me").labelled == 40
+    assert replays == 1 and decisions == [40]        # resumed from review.jsonl: the next step only
+    for _ in range(12):
+        _answer(desk, "me", relevant)
+        desk.standing("me")
+    assert replays == 1                              # each answer took its step into the review
+    assert decisions == list(range(40, 53))          # and the policy decided each next step once
+    fresh = Desk(folder).standing()
+    assert (fresh.item, fresh.bound, fresh.verdict, fresh.progress) == \
+        (lambda s: (s.item, s.bound, s.verdict, s.progress))(desk.standing())
+    assert wf.status(folder)["review_steps"] == 52 == len(_steps(folder))
+
+
+def test_labels_from_the_command_line_are_taken_in(tmp_path: Path) -> None:
+    folder, relevant, qrels = _topic(tmp_path)
+    desk = Desk(folder)
+    _answer(desk, "me", relevant)
+    wf.label(folder, qrels=qrels, limit=30)          # another reviewer, at the terminal
+    shown = desk.standing("me")
+    assert shown.labelled == 31
+    status = wf.status(folder)["next_item"]
+    assert shown.item == (status["query_id"], status["doc_id"])
+    assert shown.progress is not None and f"step 32: {status['why']}" in shown.progress
+
+
+def test_undo_only_while_no_step_was_chosen_from_the_answer(tmp_path: Path) -> None:
+    folder, relevant, _ = _topic(tmp_path)
+    desk = Desk(folder)
+    given = _answer(desk, "me", relevant)
+    assert desk.can_undo(given)
+    desk.undo(given, "me")
+    assert desk.standing("me").item == given.item and desk.standing("me").labelled == 0
+    assert _steps(folder) == []
+    given = _answer(desk, "me", relevant)
+    later = _answer(desk, "me", relevant)
+    assert not desk.can_undo(given)                  # step 2 was chosen from its label
+    with pytest.raises(Refused, match="the review took a step after it"):
+        desk.undo(given, "me")
+    assert desk.can_undo(later)
+    wf.certify(folder)                               # an opening: nothing given before it is taken back
+    assert not desk.can_undo(later)
+
+
+def test_a_stale_or_altered_form_records_nothing(tmp_path: Path) -> None:
+    folder, relevant, _ = _topic(tmp_path)
+    desk = Desk(folder)
+    shown = desk.standing("me")
+    assert shown.item == ("q0", "d0") and shown.position == 0
+    with pytest.raises(Refused, match="stale"):      # a document the review does not ask for
+        desk.record(Answer(desk.audit_id, desk.sample_hash, "5", "q0", "d5", "1"), "Ada", "me")
+    with pytest.raises(Refused, match="altered"):
+        desk.record(Answer(desk.audit_id, desk.sample_hash, "3", "q0", "d0", "1"), "Ada", "me")
+    assert desk.standing("me").labelled == 0
+    other = desk.standing("you")                      # one document is asked at a time
+    assert other.item is None and other.done is not None and "another reviewer" in other.done
+
+
+def test_an_edited_store_is_refused_as_the_label_step_refuses_it(tmp_path: Path) -> None:
+    folder, relevant, _ = _topic(tmp_path)
+    desk = Desk(folder)
+    _answer(desk, "me", relevant)
+    with LabelStore(folder / "labels.sqlite") as store:   # a label the review never asked for
+        store.record([("q0", "d200")], [1], "cli")
+    with pytest.raises(ValueError, match="never asked"):
+        desk.standing("me")
