@@ -245,3 +245,26 @@ def test_interactive_labelling_answers_a_prior_record_from_the_prior(records: Re
     assert result.recorded == 6 and any(s["doc_id"] in prior for s in steps)
     assert [s["doc_id"] for s in steps if s["doc_id"] not in prior] == shown[:6]
     assert all(s["label"] == truth[s["doc_id"]] for s in steps)
+
+
+def test_two_reviews_in_one_process_do_not_restart_each_others_ranker(records: Records,
+                                                                      tmp_path: Path) -> None:
+    # the labelling page keeps a review in memory while a certify replays another in the same
+    # process: the CAL ranker of one must not restart the other's batch queue and draws
+    from rankcut.audit.designs.interleaved import Review
+    from rankcut.audit.folder import SAMPLE_ITEMS, FrozenAudit, read_rows
+    from rankcut.audit.manifest import load_manifest
+
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=3, policy=POLICY)
+    session.label(folder, known=_truth(records))
+    recorded = [(s["move"], s["doc_id"]) for s in _steps(folder)]
+    audit, rows = FrozenAudit(load_manifest(folder)), read_rows(folder / SAMPLE_ITEMS)
+    truth = _truth(records)
+    first, second = Review(audit, rows), Review(audit, rows)
+    for _ in range(len(recorded)):      # turn about: one step of each, as page and certify would
+        for review in (first, second):
+            if (step := review.next()) is not None:
+                review.take(step, truth[step.item[1]])
+    assert [(s.move, s.item[1]) for s in first.steps] == recorded
+    assert [(s.move, s.item[1]) for s in second.steps] == recorded

@@ -24,6 +24,7 @@ Importing this module registers ``cal`` in the design's
 
 from __future__ import annotations
 
+import copy
 import csv
 import dataclasses
 import json
@@ -76,8 +77,8 @@ _ID_COLUMNS = ("record_id", "doc_id", "id")
 
 @lru_cache(maxsize=4)
 def _cal(texts_path: str, texts_sha: str, items: tuple[Item, ...], config: str) -> CALScreener:
-    """One fitted vectorizer per frozen texts file and config in a process (a new review state
-    restarts what the screener learned, so one serves every replay)."""
+    """One fitted vectorizer per frozen texts file and config in a process: the template each
+    review's screener is copied from (:func:`cal_screener`)."""
     from rankcut.data.texts import read_texts_jsonl
 
     spec = json.loads(config)
@@ -113,7 +114,9 @@ def cal_screener(audit: FrozenAudit, items: Sequence[Item], *, cal: Mapping[str,
     """The CAL ranker of a review folder, on its frozen texts (their hash checked)."""
     path = locate_input(audit.folder, audit.manifest["inputs"]["texts"])
     config = json.dumps({"cal": dict(cal), "prior": dict(prior), "ranked": ranked}, sort_keys=True)
-    return _OncePerStep(_cal(str(path), sha256_file(path), tuple(items), config))
+    # a copy per review: the fitted features are shared, but what the ranker learned along one
+    # review (its batch queue, its draws) must not be restarted by another review in the process
+    return _OncePerStep(copy.copy(_cal(str(path), sha256_file(path), tuple(items), config)))
 
 
 SCREENERS[CAL] = cal_screener

@@ -68,6 +68,7 @@ from rankcut.audit.labels import LabelStore, StoreMark
 from rankcut.audit.manifest import load_manifest, read_json
 from rankcut.audit.pools import Item
 from rankcut.certify.sequential import RunningState, SequentialAudit
+from rankcut.review import session as _review_session  # noqa: F401 -- registers the screener of rankcut review's folders
 
 __all__ = ["HOLD_S", "Answer", "Desk", "Given", "Refused", "Standing"]
 
