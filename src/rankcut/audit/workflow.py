@@ -78,6 +78,7 @@ from rankcut.audit.manifest import (
     SCHEMA,
     SCHEMA_VERSION,
     Manifest,
+    check_unchanged,
     content_hash,
     describe_file,
     json_text,
@@ -96,6 +97,7 @@ from rankcut.audit.oracle import check_qrels_cover, qrels_oracle, unjudged_items
 from rankcut.audit.pools import Item
 from rankcut.audit.power import check_power
 from rankcut.audit.provenance import AuditWarning
+from rankcut.audit.snapshot import SNAPSHOT_FILE, snapshot_bytes, snapshot_entry, write_snapshot
 from rankcut.audit.to_label import document_texts, query_texts, write_to_label
 from rankcut.data.lists import ORDERINGS
 
@@ -310,7 +312,7 @@ def freeze(
                               "is frozen once — freeze into a new folder")
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"audit folder {folder} is a file")
-    leftovers = [n for n in (PLAN_FILE, SAMPLE_FILE, SAMPLE_ITEMS, LABELS_FILE, CERTIFICATE_FILE)
+    leftovers = [n for n in (SNAPSHOT_FILE, PLAN_FILE, SAMPLE_FILE, SAMPLE_ITEMS, LABELS_FILE, CERTIFICATE_FILE)
                  if (folder / n).exists()]
     if leftovers:
         raise ValueError(f"{folder} holds {', '.join(leftovers)} but no manifest: freeze into a new folder")
@@ -341,6 +343,7 @@ def freeze(
     # the files as given (the manifest's paths are relative to the folder, which may not exist yet)
     located = resolve_inputs(inputs, lambda e: Path(e["given"]))
     lists, members, names = build_pools(located, ordering, fam, corpus_spec, bool(allow_missing_queries))
+    resolve_inputs(inputs, check_unchanged)  # the pools are of the bytes hashed
     if corpus_spec is not None and corpus_spec["kind"] == "ids":
         corpus_spec["documents"] = members[0].corpus.n_documents if members[0].corpus else None
     base = members[0]
@@ -389,14 +392,22 @@ def freeze(
                   **base.to_dict()},
         **spec.frozen_extras(prior_scale),
     }
+    # what the later steps read instead of the inputs, hashed into the manifest
+    snapshot = snapshot_bytes(members)
+    content["snapshot"] = snapshot_entry(folder, snapshot)
     folder.mkdir(parents=True, exist_ok=True)
-    if reuse is not None and reuse["role"] == "design-data":
-        # taking labels as design data says they were seen (§2.4): no audit frozen after this one may
-        # count them. Marked before the manifest is written, so that a crash between the two leaves at
-        # worst labels marked seen by an audit that was never frozen (too cautious), never a frozen
-        # design-data audit whose sources are not marked.
-        provenance.mark_seen(chain, str(content["frozen_at"]), content_hash(content))
-    manifest = write_manifest(folder, content)
+    write_snapshot(folder, snapshot)
+    try:
+        if reuse is not None and reuse["role"] == "design-data":
+            # taking labels as design data says they were seen (§2.4): no audit frozen after this one may
+            # count them. Marked before the manifest is written, so that a crash between the two leaves at
+            # worst labels marked seen by an audit that was never frozen (too cautious), never a frozen
+            # design-data audit whose sources are not marked.
+            provenance.mark_seen(chain, str(content["frozen_at"]), content_hash(content))
+        manifest = write_manifest(folder, content)
+    except BaseException:
+        (folder / SNAPSHOT_FILE).unlink(missing_ok=True)  # written exclusively above: this freeze's own
+        raise
     if reuse is not None and reuse["role"] == "certification" and reuse["opened_before_freeze"]:
         first = reuse["opened_before_freeze"]
         whose = "" if first["audit_id"] == reuse["audit_id"] else \
