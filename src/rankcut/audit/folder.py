@@ -79,8 +79,8 @@ OPENED_FILE = "opened.json"
 CERTIFICATE_FILE = "certificate.json"
 TO_LABEL = "to_label"
 # every file an audit folder may hold (a report never writes over one of them)
-AUDIT_FILES = (MANIFEST_FILE, SNAPSHOT_FILE, PLAN_FILE, SAMPLE_FILE, SAMPLE_ITEMS, OPENED_FILE, CERTIFICATE_FILE,
-               f"{TO_LABEL}.csv", f"{TO_LABEL}.jsonl",
+AUDIT_FILES = (MANIFEST_FILE, SNAPSHOT_FILE, PLAN_FILE, SAMPLE_FILE, SAMPLE_ITEMS, OPENED_FILE,
+               CERTIFICATE_FILE, f"{TO_LABEL}.csv", f"{TO_LABEL}.jsonl",
                *(LABELS_FILE + end for end in ("", "-wal", "-shm", "-journal")))
 
 

@@ -156,9 +156,9 @@ def candidates(folder: Path, entry: Mapping[str, Any]) -> list[Path]:
 
 def locate_input(folder: str | os.PathLike[str], entry: Mapping[str, Any]) -> Path:
     """The file an input entry of the manifest names: its recorded path relative to the audit
-    folder, then its path as given at freeze — the one whose status is the frozen one
-    (:func:`file_status`, same file and untouched since freeze), else the first that holds the
-    frozen sha256 (hashed in full).
+    folder, then its path as given at freeze — the first whose status is the frozen one
+    (:func:`file_status`: the same file, untouched since freeze) or, hashed in full, that holds the
+    frozen sha256.
 
     :raises ValueError: naming the option, the file and its sha256 when it is missing or changed.
     """
@@ -167,10 +167,8 @@ def locate_input(folder: str | os.PathLike[str], entry: Mapping[str, Any]) -> Pa
     found = [c for c in places if c.is_file()]
     status = entry.get("status")
     for c in found:
-        if status is not None and file_status(c) == status:  # the very file hashed, untouched since
-            return c
-    for c in found:
-        if sha256_file(c) == frozen:
+        # the very file hashed and untouched since, or one with the same bytes
+        if (status is not None and file_status(c) == status) or sha256_file(c) == frozen:
             return c
     if not found:
         looked = " or ".join(str(c) for c in places)

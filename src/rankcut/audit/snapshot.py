@@ -64,7 +64,7 @@ def snapshot_bytes(members: Sequence[Pools]) -> bytes:
         arrays["corpus_sizes"] = _sizes(ids)
         arrays["gaps"] = gaps
     buf = io.BytesIO()
-    np.savez(buf, **arrays)
+    np.savez(buf, allow_pickle=False, **arrays)
     return buf.getvalue()
 
 
@@ -121,7 +121,8 @@ def load_snapshot(folder: Path, entry: Mapping[str, Any] | None, names: Sequence
     if arrays is None:
         if not found:
             raise ValueError(f"{places[0]} is missing (written by freeze: the pools of this audit, sha256 "
-                             f"{frozen[:12]}); restore it from a copy of the audit folder, or freeze a new audit")
+                             f"{frozen[:12]}); restore it from a copy of the audit folder, or freeze a new "
+                             "audit")
         raise ValueError(f"{found[0]} is not the snapshot frozen with this audit (its sha256 is not "
                          f"{frozen[:12]}): it was changed or only partly written — restore it from a copy of "
                          "the audit folder, or freeze a new audit")

@@ -312,8 +312,8 @@ def freeze(
                               "is frozen once — freeze into a new folder")
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"audit folder {folder} is a file")
-    leftovers = [n for n in (SNAPSHOT_FILE, PLAN_FILE, SAMPLE_FILE, SAMPLE_ITEMS, LABELS_FILE, CERTIFICATE_FILE)
-                 if (folder / n).exists()]
+    leftovers = [n for n in (SNAPSHOT_FILE, PLAN_FILE, SAMPLE_FILE, SAMPLE_ITEMS, LABELS_FILE,
+                             CERTIFICATE_FILE) if (folder / n).exists()]
     if leftovers:
         raise ValueError(f"{folder} holds {', '.join(leftovers)} but no manifest: freeze into a new folder")
     reuse, chain = provenance.reuse_spec(reuse_labels, design_data, folder)
