@@ -213,10 +213,15 @@ class IdColumn:
         self.offsets = offsets
 
     @classmethod
-    def encode(cls, ids: Sequence[str]) -> IdColumn:
-        coded = [i.encode("utf-8") for i in ids]
-        sizes = np.fromiter(map(len, coded), dtype=np.int64, count=len(coded))
-        return cls(b"".join(coded), np.concatenate(([0], np.cumsum(sizes))).astype(np.int64))
+    def encode(cls, ids: Sequence[str], chunk: int = 1 << 20) -> IdColumn:
+        """The column of ``ids``, encoded ``chunk`` ids at a time (never a bytes object per id for all)."""
+        parts, sizes = [], []
+        for start in range(0, len(ids), chunk):
+            coded = [i.encode("utf-8") for i in ids[start:start + chunk]]
+            sizes.append(np.fromiter(map(len, coded), dtype=np.int64, count=len(coded)))
+            parts.append(b"".join(coded))
+        ends = np.cumsum(np.concatenate([np.zeros(1, dtype=np.int64), *sizes]))
+        return cls(b"".join(parts), ends.astype(np.int64))
 
     def __len__(self) -> int:
         return int(self.offsets.size - 1)

@@ -10,7 +10,9 @@ depends on changed:
 
 1. :func:`freeze` writes ``manifest.json`` (see :mod:`rankcut.audit.manifest`): the cut or the
    family, the pools and their sizes, the design, ``δ`` and its allocation, the target, the seed,
-   and the sha256 of every input file. Its content hash is the audit id. An audit is frozen once.
+   and the sha256 of every input file and of ``snapshot.npz``, the pools as flat columns, which
+   every later step reads instead of the input files (:mod:`rankcut.audit.snapshot`; the inputs
+   are still checked). Its content hash is the audit id. An audit is frozen once.
 2. :func:`plan` turns the target into sample sizes with the engine's planners
    (:mod:`rankcut.certify.planning`) and writes ``plan.json``, before any labelling.
 3. :func:`sample` draws the audit items from the frozen manifest and seed (reproducibly; never a
@@ -242,7 +244,8 @@ def freeze(
     design_data: bool = False,
     prior_scale: float | None = None,
 ) -> Manifest:
-    """Freeze an audit: write ``audit_dir/manifest.json`` (step 1; Assumption 1).
+    """Freeze an audit: write ``audit_dir/snapshot.npz`` and ``audit_dir/manifest.json`` (step 1;
+    Assumption 1). The input files are read here, once.
 
     :param audit_dir: the audit folder; created when missing; must not hold a frozen audit.
     :param run: the full ranked lists (TREC run) the cut was taken from.
