@@ -230,3 +230,15 @@ def test_a_folder_copied_with_its_inputs_is_hashed_and_goes_on(data: Data, tmp_p
     wf.plan(copy / "audits" / "A")
     assert sorted(hashed) == ["cut.run", "run.txt"]
     assert load_audit(copy / "audits" / "A").inputs["run"]["path"] == str(copy / "run.txt")
+
+
+@pytest.mark.parametrize("ids", [[], ["a"], ["d1", "", "doc-22", "x"], ["é", "日本語", "ascii", "ß-2"]])
+def test_an_id_column_gives_back_its_ids(ids: list[str]) -> None:
+    from rankcut.audit.pools import IdColumn
+
+    for chunk in (1, 2, 1 << 20):
+        column = IdColumn.encode(ids, chunk=chunk)
+        assert len(column) == column.size == len(ids)
+        assert column[:].tolist() == ids and column[1:3].tolist() == ids[1:3]
+        picks = np.array([i % max(len(ids), 1) for i in (2, 0, 2)] if ids else [], dtype=np.int64)
+        assert column[picks].tolist() == [ids[i] for i in picks.tolist()]

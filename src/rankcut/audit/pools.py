@@ -214,7 +214,15 @@ class IdColumn:
 
     @classmethod
     def encode(cls, ids: Sequence[str], chunk: int = 1 << 20) -> IdColumn:
-        """The column of ``ids``, encoded ``chunk`` ids at a time (never a bytes object per id for all)."""
+        """The column of ``ids`` (ASCII ids in one join; others encoded ``chunk`` ids at a time, never
+        a bytes object per id for all of them)."""
+        text = "".join(ids)
+        if text.isascii():  # a byte per character: the sizes are the lengths
+            sizes_all = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+            offsets = np.zeros(len(ids) + 1, dtype=np.int64)
+            np.cumsum(sizes_all, out=offsets[1:])
+            return cls(text.encode("ascii"), offsets)
+        del text
         parts, sizes = [], []
         for start in range(0, len(ids), chunk):
             coded = [i.encode("utf-8") for i in ids[start:start + chunk]]

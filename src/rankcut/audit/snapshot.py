@@ -41,9 +41,13 @@ def _sizes(column: IdColumn) -> NDArray[np.unsignedinteger[Any]]:
     return sizes.astype(kind)
 
 
-def _column(arrays: Mapping[str, NDArray[Any]], name: str) -> IdColumn:
-    sizes = arrays[f"{name}_sizes"].astype(np.int64)
-    return IdColumn(arrays[name].tobytes(), np.concatenate(([0], np.cumsum(sizes))).astype(np.int64))
+def _column(arrays: dict[str, NDArray[Any]], name: str) -> IdColumn:
+    """The column ``name``, taken out of ``arrays`` (so that its buffer is freed once copied)."""
+    data = arrays.pop(name).tobytes()
+    sizes = arrays.pop(f"{name}_sizes")
+    offsets = np.zeros(sizes.size + 1, dtype=np.int64)
+    np.cumsum(sizes, dtype=np.int64, out=offsets[1:])
+    return IdColumn(data, offsets)
 
 
 def snapshot_bytes(members: Sequence[Pools]) -> bytes:
