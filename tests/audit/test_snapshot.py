@@ -240,5 +240,6 @@ def test_an_id_column_gives_back_its_ids(ids: list[str]) -> None:
         column = IdColumn.encode(ids, chunk=chunk)
         assert len(column) == column.size == len(ids)
         assert column[:].tolist() == ids and column[1:3].tolist() == ids[1:3]
+        assert column[::2].tolist() == ids[::2] and column[3:1].tolist() == []
         picks = np.array([i % max(len(ids), 1) for i in (2, 0, 2)] if ids else [], dtype=np.int64)
         assert column[picks].tolist() == [ids[i] for i in picks.tolist()]

@@ -239,6 +239,16 @@ class IdColumn:
         return len(self)
 
     def __getitem__(self, index: slice | NDArray[np.int64]) -> NDArray[np.object_]:
+        if isinstance(index, slice) and index.step in (None, 1):  # one run of ids: one decode
+            start, stop, _ = index.indices(len(self))
+            stop = max(start, stop)
+            first = int(self.offsets[start])
+            text = self.data[first:int(self.offsets[stop])].decode("utf-8")
+            if text.isascii():  # a character per byte: cut the text where the bytes are cut
+                ends = (self.offsets[start:stop + 1] - first).tolist()
+                out = np.empty(stop - start, dtype=object)
+                out[:] = [text[a:b] for a, b in zip(ends[:-1], ends[1:], strict=True)]
+                return out
         rows = (np.arange(*index.indices(len(self)), dtype=np.int64) if isinstance(index, slice)
                 else np.asarray(index, dtype=np.int64))
         out = np.empty(rows.size, dtype=object)
