@@ -92,7 +92,7 @@ def test_the_snapshot_gives_the_pools_of_the_input_files(kind: str, data: Data, 
         kwargs.update(cut=cut, allow_missing_queries=True)
     m = wf.freeze(tmp_path / "A", **kwargs)
     audit = load_audit(tmp_path / "A")
-    _, rebuilt, _ = build_pools(check_inputs(m), m["ordering"], m.get("family"), m.get("corpus"),
+    rebuilt, _ = build_pools(check_inputs(m), m["ordering"], m.get("family"), m.get("corpus"),
                                 bool(m["allow_missing_queries"]))
     assert len(audit.members) == len(rebuilt)
     for got, want in zip(audit.members, rebuilt, strict=True):

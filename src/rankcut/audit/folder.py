@@ -40,7 +40,6 @@ from rankcut.audit.manifest import (
 from rankcut.audit.options import spelled as _o
 from rankcut.audit.pools import Corpus, Item, Pools, cuts_from_run, depth_family, nested_family, offset_family
 from rankcut.audit.snapshot import SNAPSHOT_FILE, load_snapshot
-from rankcut.data.lists import RankedLists
 
 __all__ = [
     "AUDIT_FILES",
@@ -177,9 +176,10 @@ class Audit(FrozenAudit):
 
 def build_pools(inputs: Mapping[str, Any], ordering: str, family_spec: Mapping[str, Any] | None,
                 corpus_spec: Mapping[str, Any] | None, allow_missing_queries: bool
-                ) -> tuple[RankedLists, list[Pools], list[str]]:
-    """Lists and pools from the input files (read, not checked: hashes are checked elsewhere), at
-    freeze; ``allow_missing_queries`` as for :func:`~rankcut.audit.pools.cuts_from_run`."""
+                ) -> tuple[list[Pools], list[str]]:
+    """The pools of every member and their names, from the input files (read, not checked: hashes
+    are checked elsewhere), at freeze; ``allow_missing_queries`` as for
+    :func:`~rankcut.audit.pools.cuts_from_run`. The parsed lists are not kept."""
     from rankcut.data.trec import load_trec, read_run
 
     lists = load_trec(inputs["run"]["path"], ordering=ordering)
@@ -195,7 +195,7 @@ def build_pools(inputs: Mapping[str, Any], ordering: str, family_spec: Mapping[s
             raise ValueError(f"{entry.get('option', '--cut')} {entry['path']}: {err}") from None
 
     if family_spec is None:
-        return lists, [Pools.from_lists(lists, cut_of(inputs["cut"]), corpus)], ["cut"]
+        return [Pools.from_lists(lists, cut_of(inputs["cut"]), corpus)], ["cut"]
     kind = family_spec["kind"]
     if kind == "runs":
         paths = [f["path"] for f in inputs["family"]]
@@ -210,7 +210,7 @@ def build_pools(inputs: Mapping[str, Any], ordering: str, family_spec: Mapping[s
         names = member_names("depths", family_spec["depths"])
         family = depth_family(lists.lengths, family_spec["depths"])
     base = Pools.from_lists(lists, family[:, 0], corpus)
-    return lists, [base, *(base.with_cuts(family[:, m]) for m in range(1, family.shape[1]))], names
+    return [base, *(base.with_cuts(family[:, m]) for m in range(1, family.shape[1]))], names
 
 
 def check_pools(manifest: Manifest, members: Sequence[Pools], names: Sequence[str]) -> None:

@@ -345,7 +345,7 @@ def freeze(
         read_query_texts(texts, name=f"{_o('texts')} {texts}")
     # the files as given (the manifest's paths are relative to the folder, which may not exist yet)
     located = resolve_inputs(inputs, lambda e: Path(e["given"]))
-    _, members, names = build_pools(located, ordering, fam, corpus_spec, bool(allow_missing_queries))
+    members, names = build_pools(located, ordering, fam, corpus_spec, bool(allow_missing_queries))
     resolve_inputs(inputs, check_unchanged)  # the pools are of the bytes hashed
     if corpus_spec is not None and corpus_spec["kind"] == "ids":
         corpus_spec["documents"] = members[0].corpus.n_documents if members[0].corpus else None
