@@ -137,7 +137,7 @@ def test_a_tampered_form_records_nothing(small: SmallAudit, change: dict[str, st
 def test_a_label_after_the_folder_was_frozen_again_is_refused(small: SmallAudit, tmp_path: Path) -> None:
     client = open_client(small.folder)
     fields = fields_of(client.get("/").text) | {"label": "1"}
-    for name in ("manifest.json", "plan.json", "sample.json", "sample.jsonl", "to_label.csv"):
+    for name in ("manifest.json", "snapshot.npz", "plan.json", "sample.json", "sample.jsonl", "to_label.csv"):
         (small.folder / name).unlink()
     wf.freeze(small.folder, run=tmp_path / "run.txt", cut=tmp_path / "cut.run", design="sequential",
               target_recall=0.5, delta=0.2, seed=4, texts=tmp_path / "texts.jsonl")

@@ -5,10 +5,11 @@ Every step of :mod:`rankcut.audit.workflow`, and the report, reads an audit thro
 * the file names of the folder (``manifest.json`` is :data:`~rankcut.audit.manifest.MANIFEST_FILE`);
 * :class:`FrozenAudit`: what the manifest alone says (design, sampling, δ and its events, target,
   pool sizes per member) — enough to recompute the certificates from the sample's counts;
-* :class:`Audit` and :func:`load_audit`: the frozen audit with its lists and pools rebuilt from the
-  input files, after checking their hashes and that the pools are the frozen ones
+* :class:`Audit` and :func:`load_audit`: the frozen audit with its pools read from the folder's
+  snapshot (:mod:`rankcut.audit.snapshot`), after checking that the input files are unchanged,
+  that the snapshot is the frozen one and that its pools are the frozen ones
   (:func:`check_pools`; Assumption 1, §2.3 of the audit paper: the generator certified is the one
-  fixed at freeze);
+  fixed at freeze); :func:`build_pools` builds them from the input files, at freeze;
 * :func:`load_sample`: ``sample.json`` and ``sample.jsonl``, checked against the manifest (and
   against a fresh draw);
 * the label store of the audit (:func:`open_store`) and the record of the opening
@@ -38,7 +39,7 @@ from rankcut.audit.manifest import (
 )
 from rankcut.audit.options import spelled as _o
 from rankcut.audit.pools import Corpus, Item, Pools, cuts_from_run, depth_family, nested_family, offset_family
-from rankcut.data.lists import RankedLists
+from rankcut.audit.snapshot import SNAPSHOT_FILE, load_snapshot
 
 __all__ = [
     "AUDIT_FILES",
@@ -77,8 +78,8 @@ OPENED_FILE = "opened.json"
 CERTIFICATE_FILE = "certificate.json"
 TO_LABEL = "to_label"
 # every file an audit folder may hold (a report never writes over one of them)
-AUDIT_FILES = (MANIFEST_FILE, PLAN_FILE, SAMPLE_FILE, SAMPLE_ITEMS, OPENED_FILE, CERTIFICATE_FILE,
-               f"{TO_LABEL}.csv", f"{TO_LABEL}.jsonl",
+AUDIT_FILES = (MANIFEST_FILE, SNAPSHOT_FILE, PLAN_FILE, SAMPLE_FILE, SAMPLE_ITEMS, OPENED_FILE,
+               CERTIFICATE_FILE, f"{TO_LABEL}.csv", f"{TO_LABEL}.jsonl",
                *(LABELS_FILE + end for end in ("", "-wal", "-shm", "-journal")))
 
 
@@ -163,9 +164,8 @@ class FrozenAudit:
 
 @dataclass
 class Audit(FrozenAudit):
-    """A frozen audit with its lists and pools rebuilt from the (checked) input files."""
+    """A frozen audit with its pools, read from its (checked) snapshot."""
 
-    lists: RankedLists
     members: list[Pools]  # one per member; a single cut is a family of one
     inputs: dict[str, Any]  # the manifest's inputs, each path the file found (checked)
 
@@ -176,9 +176,10 @@ class Audit(FrozenAudit):
 
 def build_pools(inputs: Mapping[str, Any], ordering: str, family_spec: Mapping[str, Any] | None,
                 corpus_spec: Mapping[str, Any] | None, allow_missing_queries: bool
-                ) -> tuple[RankedLists, list[Pools], list[str]]:
-    """Lists and pools from the input files (read, not checked: hashes are checked elsewhere);
-    ``allow_missing_queries`` as for :func:`~rankcut.audit.pools.cuts_from_run`."""
+                ) -> tuple[list[Pools], list[str]]:
+    """The pools of every member and their names, from the input files (read, not checked: hashes
+    are checked elsewhere), at freeze; ``allow_missing_queries`` as for
+    :func:`~rankcut.audit.pools.cuts_from_run`. The parsed lists are not kept."""
     from rankcut.data.trec import load_trec, read_run
 
     lists = load_trec(inputs["run"]["path"], ordering=ordering)
@@ -195,7 +196,7 @@ def build_pools(inputs: Mapping[str, Any], ordering: str, family_spec: Mapping[s
 
     if family_spec is None:   # no cut (the interleaved review): every item is in the one pool
         cuts = cut_of(inputs["cut"]) if "cut" in inputs else np.zeros(len(lists.qids), dtype=np.int64)
-        return lists, [Pools.from_lists(lists, cuts, corpus)], ["cut"]
+        return [Pools.from_lists(lists, cuts, corpus)], ["cut"]
     kind = family_spec["kind"]
     if kind == "runs":
         paths = [f["path"] for f in inputs["family"]]
@@ -210,7 +211,7 @@ def build_pools(inputs: Mapping[str, Any], ordering: str, family_spec: Mapping[s
         names = member_names("depths", family_spec["depths"])
         family = depth_family(lists.lengths, family_spec["depths"])
     base = Pools.from_lists(lists, family[:, 0], corpus)
-    return lists, [base, *(base.with_cuts(family[:, m]) for m in range(1, family.shape[1]))], names
+    return [base, *(base.with_cuts(family[:, m]) for m in range(1, family.shape[1]))], names
 
 
 def check_pools(manifest: Manifest, members: Sequence[Pools], names: Sequence[str]) -> None:
@@ -251,13 +252,16 @@ def check_pools(manifest: Manifest, members: Sequence[Pools], names: Sequence[st
 def load_audit(audit_dir: str | Path) -> Audit:
     """The frozen audit, after finding every input file (relative to the audit folder, then as
     recorded: :func:`~rankcut.audit.manifest.locate_input`), checking that the manifest and every
-    input are unchanged and that the pools they give are the frozen ones (:func:`check_pools`)."""
+    input are unchanged (by file status, or hashed in full), reading the pools from the snapshot
+    (hashed in full: :func:`~rankcut.audit.snapshot.load_snapshot`) and checking that they are the
+    frozen ones (:func:`check_pools`). The input files themselves are not read."""
     manifest = load_manifest(audit_dir)
     inputs = check_inputs(manifest)
-    lists, members, names = build_pools(inputs, manifest["ordering"], manifest.get("family"),
-                                        manifest.get("corpus"), bool(manifest["allow_missing_queries"]))
+    family = manifest.get("family")
+    names = ["cut"] if family is None else [str(n) for n in family["names"]]
+    members = load_snapshot(manifest.folder, manifest.get("snapshot"), names, manifest.get("corpus"), inputs)
     check_pools(manifest, members, names)
-    return Audit(manifest, lists, members, inputs)
+    return Audit(manifest, members, inputs)
 
 def sample_text(rows: Sequence[Mapping[str, Any]]) -> str:
     """``sample.jsonl``'s text: one draw a line, canonical JSON."""

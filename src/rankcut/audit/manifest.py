@@ -7,11 +7,17 @@ certification labels are examined. ``freeze`` makes that fixing an artefact:
 
 * ``manifest.json`` holds the whole audit rule as plain JSON, together with the sha256 of every
   input file (the full run, the cut run or family, a corpus id list, texts), so that a later step
-  can tell whether any of them changed;
+  can tell whether any of them changed, and the sha256 of the folder's snapshot of the pools
+  (:mod:`rankcut.audit.snapshot`), which the later steps read instead of the inputs;
 * its **content hash** — the sha256 of the canonical JSON (sorted keys, no spaces, UTF-8) of
   everything but the hash itself — is the audit's id. The sample records the id it was drawn
   from, the label store records it, and every later step recomputes it, so an edited manifest is
   refused rather than silently certified.
+
+A later step checks an input by its file status first (:func:`file_status`: device, inode, size,
+modification and status-change times, recorded at freeze when they can vouch for the content) and
+hashes it in full whenever the status differs or was not recorded (:func:`locate_input`), as
+``git`` and ``make`` trust a file's status.
 
 Files are written atomically (temporary file in the same folder, ``fsync``, then
 ``os.replace``), and the manifest itself with an exclusive link, so that a second freeze into the
@@ -25,6 +31,7 @@ import json
 import math
 import os
 import tempfile
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -36,10 +43,13 @@ __all__ = [
     "SCHEMA",
     "SCHEMA_VERSION",
     "Manifest",
+    "candidates",
     "canonical_json",
     "check_inputs",
+    "check_unchanged",
     "content_hash",
     "describe_file",
+    "file_status",
     "json_text",
     "load_manifest",
     "locate_input",
@@ -49,6 +59,7 @@ __all__ = [
     "sha256_file",
     "write_json_atomic",
     "write_manifest",
+    "write_exclusive",
     "write_text_atomic",
 ]
 
@@ -57,6 +68,10 @@ SCHEMA_VERSION = 1
 MANIFEST_FILE = "manifest.json"
 _ID_KEY = "audit_id"
 _CHUNK = 1 << 20
+# A file's status vouches for its content only when its times are older, by more than the coarsest
+# timestamp a file system keeps (FAT: 2 s), than the moment the hash began: a change made later
+# then moves them, even when it keeps the size.
+SETTLED_NS = 2_000_000_000
 
 
 def now() -> str:
@@ -93,13 +108,15 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
 
 def describe_file(path: str | os.PathLike[str], option: str, folder: str | os.PathLike[str]
                   ) -> dict[str, Any]:
-    """``{"path", "given", "sha256", "bytes", "option"}`` of an input file, for the manifest of the
-    audit folder ``folder`` (which need not exist yet).
+    """``{"path", "given", "sha256", "bytes", "option", "status"}`` of an input file, for the
+    manifest of the audit folder ``folder`` (which need not exist yet).
 
     ``path`` is relative to ``folder`` wherever a relative path exists (absolute otherwise, e.g. on
     another drive), so that the folder can be moved or shipped together with its inputs; ``given``
     is the absolute path of the file as given, for a folder moved without them. The sha256 is the
-    file's identity (:func:`locate_input`).
+    file's identity (:func:`locate_input`). ``status`` is :func:`file_status` when it can vouch
+    for the bytes hashed (unchanged while they were read, and older than :data:`SETTLED_NS` when
+    the hash began), None otherwise (a file written just before the freeze: always hashed).
 
     :param option: how the user named the file (``"--run"``), used in later error messages.
     :raises FileNotFoundError: naming ``option`` when the file does not exist.
@@ -113,27 +130,45 @@ def describe_file(path: str | os.PathLike[str], option: str, folder: str | os.Pa
         recorded = os.path.relpath(given, Path(folder).resolve())
     except ValueError:  # no relative path between them (Windows drives)
         recorded = str(given)
-    return {"path": recorded, "given": str(given), "sha256": sha256_file(p), "bytes": p.stat().st_size,
-            "option": option}
+    began = time.time_ns()
+    before = file_status(p)
+    digest = sha256_file(p)
+    after = file_status(p)
+    settled = before == after and max(after["mtime_ns"], after["ctime_ns"]) < began - SETTLED_NS
+    return {"path": recorded, "given": str(given), "sha256": digest, "bytes": after["size"],
+            "option": option, "status": after if settled else None}
 
 
-def _candidates(folder: Path, entry: Mapping[str, Any]) -> list[Path]:
-    """Where an input may be: its path relative to the audit folder, then as given at freeze."""
+def file_status(path: str | os.PathLike[str]) -> dict[str, int]:
+    """What ``os.stat`` says of a file that any change to it moves: device, inode, size, and the
+    modification and status-change times (the latter no user can set back), in nanoseconds."""
+    st = os.stat(path)
+    return {"dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+            "ctime_ns": st.st_ctime_ns}
+
+
+def candidates(folder: Path, entry: Mapping[str, Any]) -> list[Path]:
+    """Where an input (or the snapshot) may be: its path relative to the audit folder, then as given
+    at freeze."""
     out = [Path(os.path.normpath(folder.resolve() / str(entry["path"]))), Path(str(entry["given"]))]
     return list(dict.fromkeys(out))
 
 
 def locate_input(folder: str | os.PathLike[str], entry: Mapping[str, Any]) -> Path:
     """The file an input entry of the manifest names: its recorded path relative to the audit
-    folder, then its path as given at freeze — the first that holds the frozen sha256.
+    folder, then its path as given at freeze — the first whose status is the frozen one
+    (:func:`file_status`: the same file, untouched since freeze) or, hashed in full, that holds the
+    frozen sha256.
 
     :raises ValueError: naming the option, the file and its sha256 when it is missing or changed.
     """
     recorded, option, frozen = str(entry["path"]), entry.get("option", "input"), str(entry["sha256"])
-    places = _candidates(Path(folder), entry)
+    places = candidates(Path(folder), entry)
     found = [c for c in places if c.is_file()]
+    status = entry.get("status")
     for c in found:
-        if sha256_file(c) == frozen:
+        # the very file hashed and untouched since, or one with the same bytes
+        if (status is not None and file_status(c) == status) or sha256_file(c) == frozen:
             return c
     if not found:
         looked = " or ".join(str(c) for c in places)
@@ -163,6 +198,24 @@ def _write_temp(folder: Path, name: str, data: bytes) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return Path(tmp)
+
+
+def write_exclusive(path: str | os.PathLike[str], data: bytes, taken: str) -> None:
+    """Write ``data`` to ``path`` atomically and only if no file is there, even when another writer
+    races for it (an exclusive link of a complete temporary file).
+
+    :param taken: the message of the :class:`FileExistsError` raised when ``path`` exists.
+    """
+    out = Path(path)
+    if out.exists():
+        raise FileExistsError(taken)
+    tmp = _write_temp(out.parent, out.name, data)
+    try:
+        os.link(tmp, out)  # fails if the target exists
+    except FileExistsError:
+        raise FileExistsError(taken) from None
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
@@ -261,18 +314,9 @@ def write_manifest(folder: str | os.PathLike[str], content: Mapping[str, Any]) -
     body.pop(_ID_KEY, None)
     audit_id = content_hash(body)
     target = out / MANIFEST_FILE
-    if target.exists():
-        raise FileExistsError(f"{out} already holds a frozen audit ({target}); an audit is frozen once — "
-                              "freeze into a new folder")
     text = json.dumps({**body, _ID_KEY: audit_id}, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
-    tmp = _write_temp(out, MANIFEST_FILE, text.encode("utf-8"))
-    try:
-        os.link(tmp, target)  # fails if the target exists: no freeze replaces another
-    except FileExistsError:
-        raise FileExistsError(f"{out} already holds a frozen audit ({target}); an audit is frozen once — "
-                              "freeze into a new folder") from None
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_exclusive(target, text.encode("utf-8"), f"{out} already holds a frozen audit ({target}); an "
+                    "audit is frozen once — freeze into a new folder")
     return Manifest(body, audit_id, out)
 
 
@@ -302,6 +346,21 @@ def load_manifest(folder: str | os.PathLike[str]) -> Manifest:
         )
     body = {k: v for k, v in data.items() if k != _ID_KEY}
     return Manifest(body, actual, out)
+
+
+def check_unchanged(entry: Mapping[str, Any]) -> Path:
+    """The file an input entry was just made from (:func:`describe_file`), checked to be the one it
+    hashed — by its status, or hashed again when the status could not vouch — so that what freeze
+    reads of it is what the manifest records.
+
+    :raises ValueError: naming the option and file when it changed while the audit was frozen.
+    """
+    p = Path(str(entry["given"]))
+    status = entry.get("status")
+    if (file_status(p) != status) if status is not None else (sha256_file(p) != entry["sha256"]):
+        raise ValueError(f"{entry.get('option', 'input')} {p} changed while the audit was being frozen: "
+                         "freeze again once it is written")
+    return p
 
 
 def check_inputs(manifest: Manifest) -> dict[str, Any]:

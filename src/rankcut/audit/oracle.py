@@ -57,13 +57,11 @@ def check_qrels_cover(audit: Audit, judged: Mapping[str, Mapping[str, int]], ord
     set's or collection's, or the query may have no relevant document in positives-only qrels —
     the file cannot tell. Refused when most sampled items belong to uncovered queries (nearly
     every label would be a guess of 0), a warning naming them otherwise."""
-    lists = audit.lists
-    row = {q: i for i, q in enumerate(lists.qids)}
+    known = set(audit.base.qids)
     listed: dict[str, set[str]] = {}
     for q, d in order:
         if q not in listed:
-            i = row.get(q)
-            listed[q] = set() if i is None else set(lists.doc_ids[i, : lists.lengths[i]].tolist())
+            listed[q] = set(audit.base.listed(q)) if q in known else set()
         listed[q].add(d)
     uncovered = uncovered_queries(judged, listed)
     if not uncovered:

@@ -47,6 +47,7 @@ from rankcut.data.lists import Posting, RankedLists, order_postings
 
 __all__ = [
     "Corpus",
+    "IdColumn",
     "Item",
     "Pools",
     "check_nested",
@@ -196,6 +197,68 @@ class Corpus:
 # the lists, shared by every cut of them
 
 
+class IdColumn:
+    """Many ids as one column: their UTF-8 bytes end to end and where each starts (the layout of an
+    Arrow string column), so that 10^7 ids are two buffers, not 10^7 Python objects.
+    ``column[index]``, for an integer array or a slice, decodes the ids there into an object array.
+
+    :param data: the ids' UTF-8 bytes, one after another.
+    :param offsets: where id ``i`` starts and ends: ``data[offsets[i]:offsets[i + 1]]``, ``[n + 1]``.
+    """
+
+    __slots__ = ("data", "offsets")
+
+    def __init__(self, data: bytes, offsets: NDArray[np.int64]) -> None:
+        self.data = data
+        self.offsets = offsets
+
+    @classmethod
+    def encode(cls, ids: Sequence[str], chunk: int = 1 << 20) -> IdColumn:
+        """The column of ``ids`` (ASCII ids in one join; others encoded ``chunk`` ids at a time, never
+        a bytes object per id for all of them)."""
+        text = "".join(ids)
+        if text.isascii():  # a byte per character: the sizes are the lengths
+            sizes_all = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+            offsets = np.zeros(len(ids) + 1, dtype=np.int64)
+            np.cumsum(sizes_all, out=offsets[1:])
+            return cls(text.encode("ascii"), offsets)
+        del text
+        parts, sizes = [], []
+        for start in range(0, len(ids), chunk):
+            coded = [i.encode("utf-8") for i in ids[start:start + chunk]]
+            sizes.append(np.fromiter(map(len, coded), dtype=np.int64, count=len(coded)))
+            parts.append(b"".join(coded))
+        ends = np.cumsum(np.concatenate([np.zeros(1, dtype=np.int64), *sizes]))
+        return cls(b"".join(parts), ends.astype(np.int64))
+
+    def __len__(self) -> int:
+        return int(self.offsets.size - 1)
+
+    @property
+    def size(self) -> int:
+        return len(self)
+
+    def __getitem__(self, index: slice | NDArray[np.int64]) -> NDArray[np.object_]:
+        if isinstance(index, slice) and index.step in (None, 1):  # one run of ids: one decode
+            start, stop, _ = index.indices(len(self))
+            stop = max(start, stop)
+            first = int(self.offsets[start])
+            text = self.data[first:int(self.offsets[stop])].decode("utf-8")
+            if text.isascii():  # a character per byte: cut the text where the bytes are cut
+                ends = (self.offsets[start:stop + 1] - first).tolist()
+                out = np.empty(stop - start, dtype=object)
+                out[:] = [text[a:b] for a, b in zip(ends[:-1], ends[1:], strict=True)]
+                return out
+        rows = (np.arange(*index.indices(len(self)), dtype=np.int64) if isinstance(index, slice)
+                else np.asarray(index, dtype=np.int64))
+        out = np.empty(rows.size, dtype=object)
+        data = self.data
+        out[:] = [data[a:b].decode("utf-8") for a, b in
+                  zip(self.offsets[rows].tolist(), self.offsets[rows + 1].tolist(), strict=True)]
+        return out
+
+
+
 @dataclass(frozen=True, eq=False)
 class _Layout:
     """Full lists of every query, flattened, and how the corpus extends them (no cuts)."""
@@ -203,7 +266,7 @@ class _Layout:
     qids: tuple[str, ...]
     lengths: NDArray[np.int64]  # L_q
     starts: NDArray[np.int64]  # where query q's documents start in ``flat``
-    flat: NDArray[np.object_]  # every listed document, query after query, in rank order
+    flat: NDArray[np.object_] | IdColumn  # every listed document, query after query, in rank order
     corpus: Corpus | None
     unlisted: NDArray[np.int64]  # U_q = C - L_q (0 without a corpus)
     # id corpus only: per listed document, grouped by query and sorted by corpus position p_t,
@@ -363,7 +426,7 @@ class _Layout:
             and self.corpus.n_documents == other.corpus.n_documents
             and self.corpus.doc_ids == other.corpus.doc_ids)
         return (self.qids == other.qids and np.array_equal(self.lengths, other.lengths)
-                and bool(np.all(self.flat == other.flat)) and same_corpus)
+                and bool(np.all(self.flat[:] == other.flat[:])) and same_corpus)
 
 
 def _locate(sizes: NDArray[np.int64], idx: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
@@ -419,6 +482,45 @@ class Pools:
         """Pools of ``full`` (the uncut lists, in their canonical order) cut at ``cuts``."""
         docs = [tuple(full.doc_ids[i, :n].tolist()) for i, n in enumerate(full.lengths.tolist())]
         return cls(full.qids, docs, cuts, corpus)
+
+    @classmethod
+    def from_columns(cls, qids: Sequence[str], lengths: NDArray[np.int64], docs: IdColumn, cuts: ArrayLike,
+                     corpus: Corpus | None = None, gaps: NDArray[np.int64] | None = None) -> Pools:
+        """Pools from the columns of pools built before (:meth:`columns`: the audit folder's snapshot,
+        :mod:`rankcut.audit.snapshot`), without checking the lists again (they were when built) and
+        without a Python object per document. The cuts are checked.
+
+        :param qids: query ids, ``[Q]``.
+        :param lengths: ``L_q``, ``[Q]``.
+        :param docs: every listed document, query after query, in rank order, ``[Σ L_q]``.
+        :param corpus: as for :class:`Pools`.
+        :param gaps: with an id-list corpus, :meth:`columns`'s ``gaps`` (None otherwise).
+        """
+        lengths = np.asarray(lengths, dtype=np.int64)
+        starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+        unlisted = np.zeros(lengths.size, dtype=np.int64) if corpus is None else corpus.n_documents - lengths
+        new = object.__new__(Pools)
+        new._layout = _Layout(tuple(qids), lengths, starts, docs, corpus, unlisted, gaps)
+        new._cuts = new._layout.check_cuts(cuts)
+        return new
+
+    def columns(self) -> tuple[tuple[str, ...], NDArray[np.int64], IdColumn, NDArray[np.int64] | None]:
+        """The lists as columns, what :meth:`from_columns` rebuilds them from: the query ids, the
+        depths ``[Q]``, every listed document query after query ``[Σ L_q]`` and, with an id-list
+        corpus, per listed document the count of unretrieved documents before it (None otherwise)."""
+        lay = self._layout
+        docs = lay.flat if isinstance(lay.flat, IdColumn) else IdColumn.encode(lay.flat.tolist())
+        return lay.qids, lay.lengths.copy(), docs, None if lay.gaps is None else lay.gaps.copy()
+
+    def listed(self, qid: str) -> list[str]:
+        """The documents of query ``qid``'s list, in rank order.
+
+        :raises ValueError: for a query that is not in the pools.
+        """
+        lay = self._layout
+        row = lay.row(qid)
+        s = int(lay.starts[row])
+        return list(lay.flat[s:s + int(lay.lengths[row])].tolist())
 
     def with_cuts(self, cuts: ArrayLike) -> Pools:
         """The same lists and corpus cut at other ``cuts`` (shares the lists; cheap)."""

@@ -10,7 +10,9 @@ depends on changed:
 
 1. :func:`freeze` writes ``manifest.json`` (see :mod:`rankcut.audit.manifest`): the cut or the
    family, the pools and their sizes, the design, ``δ`` and its allocation, the target, the seed,
-   and the sha256 of every input file. Its content hash is the audit id. An audit is frozen once.
+   and the sha256 of every input file and of ``snapshot.npz``, the pools as flat columns, which
+   every later step reads instead of the input files (:mod:`rankcut.audit.snapshot`; the inputs
+   are still checked). Its content hash is the audit id. An audit is frozen once.
 2. :func:`plan` turns the target into sample sizes with the engine's planners
    (:mod:`rankcut.certify.planning`) and writes ``plan.json``, before any labelling.
 3. :func:`sample` draws the audit items from the frozen manifest and seed (reproducibly; never a
@@ -82,6 +84,7 @@ from rankcut.audit.manifest import (
     SCHEMA,
     SCHEMA_VERSION,
     Manifest,
+    check_unchanged,
     content_hash,
     describe_file,
     json_text,
@@ -101,6 +104,7 @@ from rankcut.audit.pools import Item
 from rankcut.audit.power import check_power
 from rankcut.audit.provenance import AuditWarning
 from rankcut.audit.sampling import Draws, write_draws
+from rankcut.audit.snapshot import SNAPSHOT_FILE, snapshot_bytes, snapshot_entry, write_snapshot
 from rankcut.audit.to_label import document_texts, query_texts, write_to_label
 from rankcut.data.lists import ORDERINGS
 
@@ -247,7 +251,8 @@ def freeze(
     policy: str | None = None,
     screener: Mapping[str, Any] | None = None,
 ) -> Manifest:
-    """Freeze an audit: write ``audit_dir/manifest.json`` (step 1; Assumption 1).
+    """Freeze an audit: write ``audit_dir/snapshot.npz`` and ``audit_dir/manifest.json`` (step 1;
+    Assumption 1). The input files are read here, once.
 
     :param audit_dir: the audit folder; created when missing; must not hold a frozen audit.
     :param run: the full ranked lists (TREC run) the cut was taken from.
@@ -324,8 +329,8 @@ def freeze(
                               "is frozen once — freeze into a new folder")
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"audit folder {folder} is a file")
-    leftovers = [n for n in (PLAN_FILE, SAMPLE_FILE, SAMPLE_ITEMS, LABELS_FILE, CERTIFICATE_FILE)
-                 if (folder / n).exists()]
+    leftovers = [n for n in (SNAPSHOT_FILE, PLAN_FILE, SAMPLE_FILE, SAMPLE_ITEMS, LABELS_FILE,
+                             CERTIFICATE_FILE) if (folder / n).exists()]
     if leftovers:
         raise ValueError(f"{folder} holds {', '.join(leftovers)} but no manifest: freeze into a new folder")
     reuse, chain = provenance.reuse_spec(reuse_labels, design_data, folder)
@@ -354,7 +359,8 @@ def freeze(
         read_query_texts(texts, name=f"{_o('texts')} {texts}")
     # the files as given (the manifest's paths are relative to the folder, which may not exist yet)
     located = resolve_inputs(inputs, lambda e: Path(e["given"]))
-    lists, members, names = build_pools(located, ordering, fam, corpus_spec, bool(allow_missing_queries))
+    members, names = build_pools(located, ordering, fam, corpus_spec, bool(allow_missing_queries))
+    resolve_inputs(inputs, check_unchanged)  # the pools are of the bytes hashed
     if corpus_spec is not None and corpus_spec["kind"] == "ids":
         corpus_spec["documents"] = members[0].corpus.n_documents if members[0].corpus else None
     base = members[0]
@@ -404,14 +410,22 @@ def freeze(
         **spec.frozen_extras(prior_scale),
         **policy_extras,
     }
+    # what the later steps read instead of the inputs, hashed into the manifest
+    snapshot = snapshot_bytes(members)
+    content["snapshot"] = snapshot_entry(folder, snapshot)
     folder.mkdir(parents=True, exist_ok=True)
-    if reuse is not None and reuse["role"] == "design-data":
-        # taking labels as design data says they were seen (§2.4): no audit frozen after this one may
-        # count them. Marked before the manifest is written, so that a crash between the two leaves at
-        # worst labels marked seen by an audit that was never frozen (too cautious), never a frozen
-        # design-data audit whose sources are not marked.
-        provenance.mark_seen(chain, str(content["frozen_at"]), content_hash(content))
-    manifest = write_manifest(folder, content)
+    write_snapshot(folder, snapshot)
+    try:
+        if reuse is not None and reuse["role"] == "design-data":
+            # taking labels as design data says they were seen (§2.4): no audit frozen after this one may
+            # count them. Marked before the manifest is written, so that a crash between the two leaves at
+            # worst labels marked seen by an audit that was never frozen (too cautious), never a frozen
+            # design-data audit whose sources are not marked.
+            provenance.mark_seen(chain, str(content["frozen_at"]), content_hash(content))
+        manifest = write_manifest(folder, content)
+    except BaseException:
+        (folder / SNAPSHOT_FILE).unlink(missing_ok=True)  # written exclusively above: this freeze's own
+        raise
     if reuse is not None and reuse["role"] == "certification" and reuse["opened_before_freeze"]:
         first = reuse["opened_before_freeze"]
         whose = "" if first["audit_id"] == reuse["audit_id"] else \
