@@ -59,9 +59,11 @@ def test_shards_are_contiguous_near_equal_and_cover_every_query(n: int, shards: 
     assert len(bounds) == min(n, shards) and max(sizes) - min(sizes) <= 1
 
 
-def test_a_shard_count_below_one_is_refused() -> None:
+def test_a_shard_count_below_one_is_refused(lists: Any) -> None:
     with pytest.raises(ParamError, match="shards must be an integer ≥ 1, got 0"):
         shard_bounds(5, 0)
+    with pytest.raises(ParamError, match="shards must be an integer ≥ 1, got 0"):
+        evaluate_cutters(["fixed-k:5"], lists, shards=0)
 
 
 def test_shards_hold_the_queries_in_order(lists: Any) -> None:

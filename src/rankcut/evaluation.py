@@ -406,6 +406,7 @@ def evaluate_cutters(
         raise ValueError(f"recall_base must be one of {_metrics.RECALL_BASES}, got {recall_base!r}")
     if test not in TESTS:
         raise ValueError(f"test must be one of {tuple(TESTS)}, got {test!r}")
+    check_int(shards, "shards", low=1)
     names = check_specs(specs, baseline=baseline)
     variants = {s: _variants(s, metrics, fit_metric, recall_base=recall_base, allow_zero=allow_zero)
                 for s in names}
@@ -421,7 +422,6 @@ def evaluate_cutters(
         s: {key: [] for key in v} for s, v in variants.items()}
     from tqdm import tqdm  # lazy: only evaluation pays for it
 
-    check_int(shards, "shards", low=1)
     runner = runner if runner is not None else InProcess()
     any_reads = any(c.name in READS_TEST_LABELS for v in variants.values() for c in v.values())
     # per task, its test shards: (their rows among the evaluated queries, labels removed, labelled)
