@@ -8,7 +8,8 @@ the engine PyTerrier's ``.parallel()`` offers for more than one machine). Either
 result is the one a single call on all queries gives: a cut depends on its own list only, and the
 shards are contiguous runs of queries concatenated back in order. ``rankcut cut``, ``rankcut
 evaluate`` (:func:`rankcut.evaluation.evaluate_cutters`: one task per fold and cutter, its test
-queries sharded) and ``rankcut certify topics`` use it; docs/scaling.md has the measurements.
+queries sharded) and ``rankcut certify audits`` (one task per group of audit folders) use it;
+docs/scaling.md has the measurements.
 
 Ray is an optional extra (``pip install 'rankcut[ray]'``), imported only by :class:`OnRay`.
 """

@@ -1,5 +1,5 @@
-"""The ``--shards`` and ``--ray`` options of ``cut``, ``evaluate`` and ``certify topics``: the queries
-(or topics) split into shards, run one after another here or in parallel on Ray
+"""The ``--shards`` and ``--ray`` options of ``cut``, ``evaluate`` and ``certify audits``: the
+queries (or audit folders) split into shards, run one after another here or in parallel on Ray
 (:mod:`rankcut.parallel`). The output is the same either way."""
 
 from __future__ import annotations
