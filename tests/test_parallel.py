@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import pickle
 import sys
 import warnings
 from pathlib import Path
@@ -64,6 +65,11 @@ def test_a_shard_count_below_one_is_refused(lists: Any) -> None:
         shard_bounds(5, 0)
     with pytest.raises(ParamError, match="shards must be an integer ≥ 1, got 0"):
         evaluate_cutters(["fixed-k:5"], lists, shards=0)
+
+
+def test_a_parameter_error_crosses_to_a_worker_and_back_intact() -> None:
+    back = pickle.loads(pickle.dumps(ParamError("shards", "shards must be an integer ≥ 1, got 0")))
+    assert type(back) is ParamError and back.param == "shards" and str(back).startswith("shards must")
 
 
 def test_shards_hold_the_queries_in_order(lists: Any) -> None:
