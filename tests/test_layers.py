@@ -21,6 +21,7 @@ LAYERS: list[set[str]] = [
     {"metrics", "significance"},
     {"nn"},
     {"cutters"},
+    {"parallel"},
     {"evaluation"},
     {"plots"},
     {"certify"},

@@ -12,3 +12,7 @@ class ParamError(ValueError):
     def __init__(self, param: str, message: str) -> None:
         super().__init__(message)
         self.param = param
+
+    def __reduce__(self) -> tuple[type[ParamError], tuple[str, str]]:
+        # pickled with both arguments, so that it crosses to and from a Ray worker intact
+        return type(self), (self.param, str(self))

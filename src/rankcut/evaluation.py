@@ -49,6 +49,7 @@ from rankcut.cutters import Cutter, clone, cutter_class, make_cutter
 from rankcut.data.io import open_text
 from rankcut.data.lists import RankedLists
 from rankcut.data.trec import MissingQueriesWarning
+from rankcut.parallel import Executor, InProcess, cut_shard, shard_bounds, shard_lists
 
 if TYPE_CHECKING:  # rankcut.significance loads scipy, which `rankcut cut` does not need
     from rankcut.significance import PairedTest
@@ -366,6 +367,8 @@ def evaluate_cutters(
     test: str = "wilcoxon",
     alpha: float = 0.05,
     progress: bool = False,
+    shards: int = 1,
+    runner: Executor | None = None,
 ) -> Evaluation:
     """Fit and apply every cutter of ``specs``; score the cuts of the test queries.
 
@@ -391,6 +394,10 @@ def evaluate_cutters(
     :param test: ``"wilcoxon"`` or ``"ttest"`` (:func:`rankcut.significance.paired_tests`).
     :param alpha: level of the Holm-adjusted tests.
     :param progress: show a tqdm progress bar on stderr (only once the run takes over a second).
+    :param shards: cut the test queries of every fit in this many contiguous shards.
+    :param runner: where the fits (one task per fold and cutter) and the shards run
+        (:mod:`rankcut.parallel`; default: this process). The result is the same whatever the
+        shards and the runner: each cut reads its own list only.
     :raises ValueError: for a bad argument, a cutter that must be fitted without training data,
         lists without judgements, or training and test queries that overlap.
     """
@@ -409,6 +416,7 @@ def evaluate_cutters(
         raise ValueError(f"recall_base must be one of {_metrics.RECALL_BASES}, got {recall_base!r}")
     if test not in TESTS:
         raise ValueError(f"test must be one of {tuple(TESTS)}, got {test!r}")
+    check_int(shards, "shards", low=1)
     names = check_specs(specs, baseline=baseline)
     variants = {s: _variants(s, metrics, fit_metric, recall_base=recall_base, allow_zero=allow_zero)
                 for s in names}
@@ -424,22 +432,30 @@ def evaluate_cutters(
         s: {key: [] for key in v} for s, v in variants.items()}
     from tqdm import tqdm  # lazy: only evaluation pays for it
 
-    total = len(tasks) * sum(len(v) for v in variants.values())
-    with tqdm(total=total, desc="evaluate", unit="fit", disable=not progress, delay=1.0,
+    runner = runner if runner is not None else InProcess()
+    any_reads = any(c.name in READS_TEST_LABELS for v in variants.values() for c in v.values())
+    # per task, its test shards: (their rows among the evaluated queries, labels removed, labelled)
+    parts = []
+    for task in tasks:
+        pieces = zip(shard_bounds(len(task.test), shards), shard_lists(task.test, shards), strict=True)
+        parts.append([(task.rows[a:b], runner.put(replace(t, gains=None, n_relevant=None)),
+                       runner.put(t) if any_reads else None) for (a, b), t in pieces])
+    trains = [runner.put(task.train) for task in tasks]
+    units = [(i, s, key) for i in range(len(tasks)) for s, vs in variants.items() for key in vs]
+    fits = runner.map(_fit, [(variants[s][key], trains[i]) for i, s, key in units])
+    with tqdm(total=len(units), desc="evaluate", unit="fit", disable=not progress, delay=1.0,
               file=sys.stderr, leave=False) as bar:
-        for task in tasks:
-            blind = replace(task.test, gains=None, n_relevant=None)
-            for s, vs in variants.items():
-                for key, proto in vs.items():
-                    cutter = clone(proto)
-                    if task.train is not None:
-                        cutter.fit(task.train)
-                    reads_labels = cutter.name in READS_TEST_LABELS
-                    cuts[s][key][task.rows] = cutter.predict(task.test if reads_labels else blind)
-                    learned = _learned(cutter)
-                    if learned:
-                        fitted[s][key].append({"fold": task.fold, **learned})
-                    bar.update()
+        for (i, s, key), cutter in zip(units, fits, strict=True):
+            reads_labels = cutter.name in READS_TEST_LABELS
+            stored = runner.put(cutter)
+            got = runner.map(cut_shard, [(stored, full if reads_labels else blind)
+                                         for _, blind, full in parts[i]])
+            for (rows, _, _), part in zip(parts[i], got, strict=True):
+                cuts[s][key][rows] = part
+            learned = _learned(cutter)
+            if learned:
+                fitted[s][key].append({"fold": tasks[i].fold, **learned})
+            bar.update()
 
     scored = lists.subset(evaluated)
     results: dict[str, MethodResult] = {}
@@ -572,6 +588,12 @@ def _variants(spec: str, metrics: tuple[str, ...], fit_metric: str, *, recall_ba
     if fit_metric == "each":
         return {m: make_cutter(spec, metric=m, **options) for m in metrics}
     return {"*": make_cutter(spec, metric=fit_metric, **options)}
+
+
+def _fit(proto: Cutter, train: RankedLists | None) -> Cutter:
+    """A fresh copy of ``proto``, fitted on ``train`` (a task of the runner); unfitted without it."""
+    cutter = clone(proto)
+    return cutter if train is None else cutter.fit(train)
 
 
 def _learned(cutter: Cutter) -> dict[str, Any]:

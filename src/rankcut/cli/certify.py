@@ -19,7 +19,8 @@ import typer
 from rankcut.certify._validate import SUM_RTOL, check_delta
 from rankcut.certify.report import JointReport
 from rankcut.certify.result import Certificate
-from rankcut.cli._errors import user_errors
+from rankcut.cli import _shards
+from rankcut.cli._errors import fail, user_errors
 
 app = typer.Typer(help="Exact finite-sample audit certificates.", no_args_is_help=True)
 
@@ -685,3 +686,77 @@ def whole_population(
     _count(positives, "--positives")
     _within(positives, "--positives", sample_size, "--sample-size")
     _emit(whole.whole_population_certificate(positives, sample_size, delta), as_json)
+
+
+# ---------------------------------------------------------------------------------------------
+# audits: the certify step of many audit folders, one batch
+
+
+def _certify_audits(folders: list[str]) -> list[tuple[str, dict[str, Any] | None, str]]:
+    """``rankcut audit certify`` of each folder (a task of the runner): per folder its certificate
+    (None when refused) and its rendered text, or the one-line refusal."""
+    from rankcut.audit import workflow
+    from rankcut.audit.options import OPTION_NAMES
+    from rankcut.cli.audit import _OPTIONS
+
+    out: list[tuple[str, dict[str, Any] | None, str]] = []
+    token = OPTION_NAMES.set(_OPTIONS)  # the refusals name rankcut audit's options, as its certify does
+    try:
+        for folder in folders:
+            try:
+                result = workflow.certify(folder)
+            except (ValueError, OSError) as exc:
+                out.append((folder, None, str(exc)))
+            else:
+                out.append((folder, result.content, result.render()))
+    finally:
+        OPTION_NAMES.reset(token)
+    return out
+
+
+@app.command("audits")
+@_fail_cleanly
+def audits(
+    folders: list[Path] = typer.Argument(
+        ..., help="Audit folders made by 'rankcut audit freeze', each sampled and labelled.",
+        metavar="AUDIT...",
+    ),
+    as_json: bool = JSON,
+    shards: _shards.Shards = None,
+    ray: _shards.Ray = None,
+) -> None:
+    """Certify many audits in one batch, each as 'rankcut audit certify --audit AUDIT' does (its
+    certificate.json written in its folder); with --ray the audits are certified in parallel, in
+    --shards groups. The output is the same, in the order given. An audit refused is reported and
+    the others are certified; the exit status is then 2."""
+    import json
+    import warnings
+
+    from rankcut.parallel import shard_bounds
+
+    names = [str(f) for f in folders]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise ValueError(f"audit folder {name} is given twice")
+    try:
+        _shards.check(shards, ray)
+    except ImportError as exc:
+        fail(str(exc))
+    with warnings.catch_warnings(record=True) as caught, _shards.runner(shards, ray) as (where, n_shards):
+        warnings.simplefilter("always")
+        groups = [(names[a:b],) for a, b in shard_bounds(len(names), n_shards)]
+        results = [r for group in where.map(_certify_audits, groups) for r in group]
+    for w in caught:  # those of the workers too, shown here (rankcut.parallel)
+        typer.echo(f"warning: {w.message}", err=True)
+    refused = [(folder, text) for folder, content, text in results if content is None]
+    if as_json:
+        typer.echo(json.dumps([{"audit": folder, "certificate": content} if content is not None else
+                               {"audit": folder, "error": text} for folder, content, text in results],
+                              indent=2, ensure_ascii=False))
+    else:
+        typer.echo("\n\n".join(f"== {folder}\n{text}" for folder, content, text in results
+                               if content is not None))
+    for folder, text in refused:
+        typer.echo(f"error: {folder}: {text}", err=True)
+    if refused:
+        raise typer.Exit(2)

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
+from rankcut.cli import _shards
 from rankcut.cli._common import (
     MISSING,
     ORDERING,
@@ -59,19 +60,25 @@ def cut(
     ordering: Ordering = ORDERING,
     missing: Missing = MISSING,
     tag: Annotated[str, typer.Option("--tag", help="Run tag written in the sixth column.")] = "rankcut",
+    shards: _shards.Shards = None,
+    ray: _shards.Ray = None,
 ) -> None:
     """Cut every list of a run where a cutter (or a trained model) says; write the kept prefixes.
 
-    The output is a TREC run holding, per query, the documents kept."""
+    The output is a TREC run holding, per query, the documents kept. With --shards and --ray the
+    lists are cut in shards of queries on Ray workers (a learning cutter is fitted once, here);
+    the file written is the same."""
     with input_errors(FLAGS):
         from rankcut.cutters import make_cutter
         from rankcut.data.lists import check_threshold
         from rankcut.data.trec import write_run
+        from rankcut.parallel import predict_sharded
 
         train_run, features = train_run or [], features or []
         choice(ordering, "ordering")
         choice(missing, "missing")
         check_threshold(threshold)
+        _shards.check(shards, ray)
         if (cutter is None) == (model is None):
             raise ValueError("give either --cutter (a cutter spec) or --model (a trained model folder)")
         method: Any
@@ -93,7 +100,8 @@ def cut(
             check_output(out, "--out", inputs)
             lists = _fit_and_load(method, cutter, run, train_run, qrels, features, threshold=threshold,
                                   ordering=ordering, missing=missing)
-        cuts = method.predict(lists)
+        with _shards.runner(shards, ray) as (where, n_shards):
+            cuts = predict_sharded(method, lists, shards=n_shards, runner=where)
         write_run(out, lists, cuts, tag=tag)
         kept = int(cuts.sum())
         source = f", {method.name} from {model}" if model is not None else ""

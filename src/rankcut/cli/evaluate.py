@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from rankcut._progress import show_progress
+from rankcut.cli import _shards
 from rankcut.cli._common import (
     MAX_IDS_SHOWN,
     MISSING,
@@ -137,8 +138,13 @@ def evaluate(
     plot: Annotated[Path | None, typer.Option(
         "--plot", help="Write the distribution of cut-offs vs the oracle's (AttnCut's Figure 2) to "
         "this PNG (needs oracle among --cutters; its folder must exist).", dir_okay=False)] = None,
+    shards: _shards.Shards = None,
+    ray: _shards.Ray = None,
 ) -> None:
-    """Compare cutters on held-out queries: F1@k, DCG@k and mean k per method (AttnCut's Table 3)."""
+    """Compare cutters on held-out queries: F1@k, DCG@k and mean k per method (AttnCut's Table 3).
+
+    With --ray, every fit (one per fold and cutter) is a Ray task and the test queries of each are
+    cut in --shards shards; the table and the JSON are the same as in one process."""
     with input_errors(FLAGS):
         import json
 
@@ -154,6 +160,7 @@ def evaluate(
                             (fit_metric, "fit_metric"), (recall_base, "recall_base")]:
             choice(value, what)
         check_threshold(threshold)
+        _shards.check(shards, ray)
         if bool(run) == bool(letor):
             raise ValueError("give the lists to evaluate either as --run with --qrels or as --letor")
         if run and qrels is None:
@@ -216,12 +223,13 @@ def evaluate(
             if train_run:
                 train = attach_feature_tables(train, features)
         _check_models(trained, lists, chosen, train)
-        result = evaluate_cutters(
-            specs, lists, train=train, test_queries=chosen,
-            folds=folds, seed=seed, fit_metric=fit_metric, recall_base=recall_base,
-            baseline=None if trained else baseline, test=test, alpha=alpha,
-            progress=show_progress(as_json=as_json),
-        )
+        with _shards.runner(shards, ray) as (where, n_shards):
+            result = evaluate_cutters(
+                specs, lists, train=train, test_queries=chosen,
+                folds=folds, seed=seed, fit_metric=fit_metric, recall_base=recall_base,
+                baseline=None if trained else baseline, test=test, alpha=alpha,
+                progress=show_progress(as_json=as_json), shards=n_shards, runner=where,
+            )
         if trained:
             fitted_for = ", ".join(f"{label}: {method.metric}" for label, method in trained.items())
             note = (f"; {count(len(trained), 'trained model', 'trained models')} (--model) cut as saved, not "
