@@ -37,12 +37,13 @@ import math
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from rankcut.certify.policies import ReviewState
+if TYPE_CHECKING:  # rankcut.certify.policies loads scipy
+    from rankcut.certify.policies import ReviewState
 
 __all__ = ["CALConfig", "CALScreener"]
 
