@@ -97,18 +97,21 @@ def check_output(path: Path, option: str, inputs: dict[str, list[Path]]) -> None
                                  "would overwrite it; choose another file")
 
 
-def _read_runs(paths: list[Path]) -> dict[str, Any]:
-    """Read and merge run files; a query may appear in one file only."""
-    from rankcut.data.trec import read_run
+def _read_runs(paths: list[Path]) -> Any:
+    """Read and merge run files (as columns); a query may appear in one file only."""
+    from rankcut.data.lists import concat_columns
+    from rankcut.data.trec import read_run_columns
 
-    merged: dict[str, Any] = {}
+    parts = []
     origin: dict[str, Path] = {}
     for path in paths:
-        for qid, postings in read_run(path).items():
-            if qid in merged:
+        part = read_run_columns(path)
+        for qid in part.qids:
+            if qid in origin:
                 raise ValueError(f"query {qid!r} is in both {origin[qid]} and {path}")
-            merged[qid], origin[qid] = postings, path
-    return merged
+            origin[qid] = path
+        parts.append(part)
+    return concat_columns(parts)
 
 
 def load_runs(paths: list[Path], judged: dict[str, Any] | None, *, threshold: float, ordering: str,
@@ -118,7 +121,7 @@ def load_runs(paths: list[Path], judged: dict[str, Any] | None, *, threshold: fl
     from rankcut.data.trec import load_trec
 
     run = _read_runs(paths)  # its errors name file and line
-    qrels = None if judged is None else {q: judged[q] for q in run if q in judged}
+    qrels = None if judged is None else {q: judged[q] for q in run.qids if q in judged}
     with warnings_about(files(paths)):
         try:
             return load_trec(run, qrels, threshold=threshold, ordering=ordering, missing=missing)

@@ -322,7 +322,8 @@ class RankedLists:
         gains = n_rel = None
         if qrels is not None:
             gains, n_rel = _judge(qids, codes, mask, run.vocabulary, qrels, threshold)
-        return cls(qids, codes, run.vocabulary, scores, mask, gains, float(threshold), n_rel, ordering=ordering)
+        return cls(qids, codes, run.vocabulary, scores, mask, gains, float(threshold), n_rel,
+                   ordering=ordering)
 
     # ----------------------------------------------------------------- views
     def __len__(self) -> int:
@@ -412,9 +413,9 @@ class RankedLists:
         return k.astype(np.int64)
 
 
-def _judge(qids: Sequence[str], codes: NDArray[np.int32], mask: NDArray[np.bool_], vocabulary: NDArray[np.object_],
-           qrels: Mapping[str, Mapping[str, float]], threshold: float) -> tuple[NDArray[np.float64],
-                                                                               NDArray[np.int64]]:
+def _judge(qids: Sequence[str], codes: NDArray[np.int32], mask: NDArray[np.bool_],
+           vocabulary: NDArray[np.object_], qrels: Mapping[str, Mapping[str, float]],
+           threshold: float) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     """The gains ``[n_queries, width]`` of the listed documents and, per query, the number of
     judged relevant documents (listed or not). Judgements are matched by sorted ``(query, code)``
     keys, so the cost is one search per listed document, in numpy."""
