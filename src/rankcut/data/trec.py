@@ -143,6 +143,8 @@ def _read_run_arrow(path: Path) -> RunColumns | None:
         table = table.unify_dictionaries()
     except pa.ArrowException:
         return None
+    if table.num_columns != 6:
+        return None
     spaces = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in _WHITESPACE) + "]"
     for column in ("f0", "f1", "f2", "f5"):
         chunks = table.column(column).chunks
