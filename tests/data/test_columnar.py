@@ -270,3 +270,20 @@ def test_write_run_names_the_first_unwritable_id_in_writing_order(tmp_path):
     assert (tmp_path / "out.run").read_text() == "q1 Q0 ok 1 2.0 rankcut\n"
     with pytest.raises(ValueError, match=r"query id 'q 2' cannot be written"):
         write_run(tmp_path / "out.run", lists, [1, 1])
+
+
+@settings(max_examples=100, deadline=None)
+@given(runs(), st.sampled_from(["rank", "trec_eval"]))
+def test_rows_found_in_order_are_not_sorted_again(run, ordering):
+    from rankcut.data import lists as lists_module
+
+    ordered = {q: reference_order(p, ordering) for q, p in run.items()}
+    fast = RankedLists.from_postings(ordered, ordering=ordering)
+    assert lists_module._order(*_keys(RunColumns.from_postings(ordered)), ordering) is None
+    for i, q in enumerate(ordered):
+        assert fast.doc_ids[i, :len(ordered[q])].tolist() == [p.doc_id for p in ordered[q]]
+
+
+def _keys(columns):
+    group = np.repeat(np.arange(len(columns)), np.diff(columns.offsets))
+    return group, columns.doc_codes, columns.scores, columns.ranks

@@ -85,30 +85,53 @@ def order_postings(postings: Iterable[Posting], ordering: str = "rank") -> list[
     perm = _order(np.zeros(len(postings), dtype=np.int32), codes.astype(np.int64),
                   np.array([p.score for p in postings], dtype=float),
                   np.array([p.rank for p in postings], dtype=np.int64), ordering)
-    return [postings[i] for i in perm.tolist()]
+    return postings if perm is None else [postings[i] for i in perm.tolist()]
 
 
 def _order(group: NDArray[Any], codes: NDArray[Any], scores: NDArray[np.float64], ranks: NDArray[np.int64],
-           ordering: str) -> NDArray[np.intp]:
-    """The permutation that sorts rows by query ``group`` and, within each, by ``ordering``.
+           ordering: str) -> NDArray[np.intp] | None:
+    """The permutation that sorts rows by query ``group`` and, within each, by ``ordering``, or
+    None when the rows are in that order already (as a retriever usually writes them).
 
     ``codes`` follow doc-id order (a sorted vocabulary), so doc_id descending is ``-codes``. One
     stable lexsort; equal rows keep their order, as Python's stable sorts did.
     """
+    # trec_eval stores scores as C floats (32 bits) before sorting: scores that differ only
+    # beyond that precision are ties for it, broken by doc_id
+    s = scores if ordering == "rank" else scores.astype(np.float32)
+    if _in_order(group, codes, s, ranks if ordering == "rank" else None):
+        return None
     keys: tuple[NDArray[Any], ...]
     if ordering == "rank":
-        keys = (-codes, ranks, -scores, group)
+        keys = (-codes, ranks, -s, group)
     else:
-        # trec_eval stores scores as C floats (32 bits) before sorting: scores that differ only
-        # beyond that precision are ties for it, broken by doc_id
-        keys = (-codes, -scores.astype(np.float32), group)
+        keys = (-codes, -s, group)
     return np.lexsort(keys)
 
 
-def _sorted_vocabulary(vocabulary: NDArray[np.object_], codes: NDArray[Any]) -> tuple[NDArray[np.object_],
-                                                                                     NDArray[np.int32]]:
-    """``vocabulary`` sorted (code-point order, as Python compares str) and ``codes`` remapped to it."""
-    order = np.argsort(vocabulary, kind="stable")
+def _in_order(group: NDArray[Any], codes: NDArray[Any], scores: NDArray[Any],
+              ranks: NDArray[np.int64] | None) -> bool:
+    """Whether every row comes strictly before the next one of its query by the sort keys."""
+    if len(group) < 2:
+        return True
+    same = group[1:] == group[:-1]
+    if np.any(group[1:] < group[:-1]):
+        return False
+    ahead = scores[:-1] > scores[1:]
+    tie = scores[:-1] == scores[1:]
+    if ranks is not None:
+        ahead |= tie & (ranks[:-1] < ranks[1:])
+        tie &= ranks[:-1] == ranks[1:]
+    ahead |= tie & (codes[:-1] > codes[1:])
+    return bool(np.all(ahead | ~same))
+
+
+def _sorted_vocabulary(vocabulary: NDArray[np.object_], codes: NDArray[Any],
+                       order: NDArray[Any] | None = None) -> tuple[NDArray[np.object_], NDArray[np.int32]]:
+    """``vocabulary`` sorted (code-point order, as Python compares str) and ``codes`` remapped to it;
+    ``order``, when given, is that sorting permutation computed elsewhere (by pyarrow)."""
+    if order is None:
+        order = np.argsort(vocabulary, kind="stable")
     rank_of = np.empty(len(order), dtype=np.int32)
     rank_of[order] = np.arange(len(order), dtype=np.int32)
     return vocabulary[order], rank_of[codes]
@@ -145,10 +168,11 @@ class RunColumns:
     @classmethod
     def from_rows(cls, qcodes: NDArray[Any], qids: Sequence[str], doc_codes: NDArray[Any],
                   vocabulary: NDArray[np.object_], scores: NDArray[np.float64],
-                  ranks: NDArray[np.int64]) -> RunColumns:
+                  ranks: NDArray[np.int64], vocabulary_order: NDArray[Any] | None = None) -> RunColumns:
         """From one row per line in file order: ``qcodes`` index ``qids`` (first-appearance order),
-        ``doc_codes`` index an unsorted ``vocabulary``. Rows are grouped by query, stably."""
-        vocab, codes = _sorted_vocabulary(vocabulary, doc_codes)
+        ``doc_codes`` index an unsorted ``vocabulary`` (whose sorting permutation may be given as
+        ``vocabulary_order``). Rows are grouped by query, stably."""
+        vocab, codes = _sorted_vocabulary(vocabulary, doc_codes, vocabulary_order)
         qcodes = np.asarray(qcodes)
         if len(qcodes) > 1 and np.any(qcodes[1:] < qcodes[:-1]):  # queries interleaved in the file
             perm = np.argsort(qcodes, kind="stable")
@@ -308,17 +332,20 @@ class RankedLists:
         group = np.repeat(np.arange(n, dtype=np.int32), sizes)
         perm = _order(group, run.doc_codes, run.scores, run.ranks, ordering)
         del group
+        sorted_codes = run.doc_codes if perm is None else run.doc_codes[perm]
+        sorted_scores = run.scores if perm is None else run.scores[perm]
+        del perm
         if np.all(sizes == width):  # every list as long: the sorted rows are the padded matrix
             mask = np.ones((n, width), dtype=bool)
-            codes = run.doc_codes[perm].reshape(n, width)
-            scores = run.scores[perm].reshape(n, width)
+            codes = sorted_codes.reshape(n, width)
+            scores = sorted_scores.reshape(n, width)
         else:
             mask = np.arange(width)[None, :] < sizes[:, None]
             codes = np.full((n, width), PAD_CODE, dtype=np.int32)
             scores = np.full((n, width), np.nan)
-            codes[mask] = run.doc_codes[perm]  # row-major order of the mask is the sorted order
-            scores[mask] = run.scores[perm]
-        del perm
+            codes[mask] = sorted_codes  # row-major order of the mask is the sorted order
+            scores[mask] = sorted_scores
+        del sorted_codes, sorted_scores
         gains = n_rel = None
         if qrels is not None:
             gains, n_rel = _judge(qids, codes, mask, run.vocabulary, qrels, threshold)

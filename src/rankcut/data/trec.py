@@ -162,12 +162,13 @@ def _read_run_arrow(path: Path) -> RunColumns | None:
     dcodes = np.concatenate([c.indices.to_numpy() for c in dcol.chunks])
     ranks = table.column("f3").to_numpy()
     qids = qcol.chunks[0].dictionary.to_pylist()
-    vocabulary = np.empty(len(dcol.chunks[0].dictionary), dtype=object)
-    vocabulary[:] = dcol.chunks[0].dictionary.to_pylist()
-    del table, qcol, dcol
+    dictionary = dcol.chunks[0].dictionary
+    vocabulary = dictionary.to_numpy(zero_copy_only=False)
+    order = pc.sort_indices(dictionary).to_numpy()  # UTF-8 byte order is code-point order
+    del table, qcol, dcol, dictionary
     if _first_repeat(qcodes, dcodes, len(vocabulary)) is not None:
         return None  # the line reader names both lines
-    return RunColumns.from_rows(qcodes, qids, dcodes, vocabulary, scores, ranks)
+    return RunColumns.from_rows(qcodes, qids, dcodes, vocabulary, scores, ranks, vocabulary_order=order)
 
 
 def _first_repeat(qcodes: NDArray[Any], dcodes: NDArray[Any], n_docs: int) -> tuple[int, int] | None:
