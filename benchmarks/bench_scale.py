@@ -16,7 +16,8 @@ The table (Markdown) gives seconds, peak MB and bytes per line, the ratios the i
 (``cut`` against ``pandas.read_csv``, ``evaluate`` against ``ir_measures``), and the growth
 exponents (the least-squares slope of log time and log memory against log lines).
 
-    OMP_NUM_THREADS=1 nice -n 10 python benchmarks/bench_scale.py --sizes 1e5,1e6,1e7 --main /work/main/src
+    OMP_NUM_THREADS=1 nice -n 10 python benchmarks/bench_scale.py --sizes 1e5,1e6,1e7,2e7 \
+        --main /work/main/src --main-max 1e7
 
 ``--identity SRC`` instead runs ``cut`` (fixed-k, greedy-k, oracle; both orderings) and
 ``evaluate`` on the Robust04 runs of ``../shared/datasets`` with this checkout and with ``SRC`` and
@@ -100,7 +101,8 @@ def slope(xs: list[float], ys: list[float]) -> float:
     return float(np.polyfit(np.log(xs), np.log(ys), 1)[0]) if len(xs) > 1 else math.nan
 
 
-def bench(sizes: list[int], work: Path, main: Path | None) -> dict[str, dict[int, dict[str, float]]]:
+def bench(sizes: list[int], work: Path, main: Path | None,
+          main_max: int) -> dict[str, dict[int, dict[str, float]]]:
     tools: dict[str, tuple[str, Path | None]] = {
         "cut": (CUT, ROOT / "src"), "evaluate": (EVALUATE, ROOT / "src"),
         "pandas.read_csv": (PANDAS, None), "ir_measures P@10+nDCG@10": (IR_MEASURES, None)}
@@ -111,6 +113,8 @@ def bench(sizes: list[int], work: Path, main: Path | None) -> dict[str, dict[int
     for n in sizes:
         run, qrels = generate(n, work)
         for tool, (code, src) in tools.items():
+            if src == main and n > main_max:
+                continue
             results[tool][n] = measure(code, src, RUN=str(run), QRELS=str(qrels), OUT=str(work / "cut.run"))
             print(f"{n:>10} {tool:<28} {results[tool][n]['s']:8.2f} s {results[tool][n]['mb']:9.1f} MB",
                   file=sys.stderr, flush=True)
@@ -122,6 +126,8 @@ def table(results: dict[str, dict[int, dict[str, float]]]) -> str:
     out = ["| lines | tool | wall s | peak MB | bytes/line |", "|---:|---|---:|---:|---:|"]
     for n in sizes:
         for tool, by_size in results.items():
+            if n not in by_size:
+                continue
             r = by_size[n]
             out.append(f"| {n:.0e} | {tool} | {r['s']:.2f} | {r['mb']:.0f} | {r['mb'] * 2**20 / n:.0f} |")
     out += ["", "| lines | cut / pandas.read_csv (wall) | evaluate / ir_measures (wall) |",
@@ -132,9 +138,10 @@ def table(results: dict[str, dict[int, dict[str, float]]]) -> str:
         out.append(f"| {n:.0e} | {cut:.2f} | {ev:.2f} |")
     out += ["", "| tool | time exponent | memory exponent |", "|---|---:|---:|"]
     for tool, by_size in results.items():
-        xs = [float(n) for n in sizes]
-        out.append(f"| {tool} | {slope(xs, [by_size[n]['s'] for n in sizes]):.2f} | "
-                   f"{slope(xs, [by_size[n]['mb'] for n in sizes]):.2f} |")
+        have = [n for n in sizes if n in by_size]
+        xs = [float(n) for n in have]
+        out.append(f"| {tool} | {slope(xs, [by_size[n]['s'] for n in have]):.2f} | "
+                   f"{slope(xs, [by_size[n]['mb'] for n in have]):.2f} |")
     return "\n".join(out)
 
 
@@ -177,6 +184,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="1e5,1e6,1e7", help="comma-separated line counts")
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "rankcut-bench-scale")
     parser.add_argument("--main", type=Path, help="src folder of a baseline checkout, measured beside")
+    parser.add_argument("--main-max", type=float, default=1e7,
+                        help="the largest run the baseline is measured on (its memory grows fastest)")
     parser.add_argument("--identity", type=Path, metavar="SRC",
                         help="compare the outputs with those of the checkout SRC instead")
     parser.add_argument("--json", type=Path, help="also write the measurements here")
@@ -185,7 +194,7 @@ def main() -> None:
     if args.identity is not None:
         sys.exit(0 if identity(args.identity, args.work) else 1)
     sizes = [int(float(s)) for s in args.sizes.split(",")]
-    results = bench(sizes, args.work, args.main)
+    results = bench(sizes, args.work, args.main, int(args.main_max))
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=1))
     print(table(results))

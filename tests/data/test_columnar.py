@@ -287,3 +287,13 @@ def test_rows_found_in_order_are_not_sorted_again(run, ordering):
 def _keys(columns):
     group = np.repeat(np.arange(len(columns)), np.diff(columns.offsets))
     return group, columns.doc_codes, columns.scores, columns.ranks
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 1 << 20])
+def test_repeats_are_found_block_by_block(block):
+    q = np.array([0, 0, 0, 1, 1, 2, 2, 2], dtype=np.int32)
+    d = np.array([5, 6, 7, 5, 6, 1, 2, 3], dtype=np.int32)
+    assert not trec._has_repeat(q, d, 8, block)
+    d[7] = 1  # query 2 lists document 1 twice
+    assert trec._has_repeat(q, d, 8, block)
+    assert trec._has_repeat(q[::-1].copy(), d[::-1].copy(), 8, block)  # interleaved queries

@@ -134,7 +134,11 @@ def _sorted_vocabulary(vocabulary: NDArray[np.object_], codes: NDArray[Any],
         order = np.argsort(vocabulary, kind="stable")
     rank_of = np.empty(len(order), dtype=np.int32)
     rank_of[order] = np.arange(len(order), dtype=np.int32)
-    return vocabulary[order], rank_of[codes]
+    codes = np.require(codes, dtype=np.int32, requirements=["C", "W"])
+    for start in range(0, len(codes), 1 << 20):  # in place, a block at a time: no second copy
+        block = codes[start:start + (1 << 20)]
+        block[:] = rank_of[block]
+    return vocabulary[order], codes
 
 
 @dataclass(frozen=True, eq=False)
@@ -171,7 +175,8 @@ class RunColumns:
                   ranks: NDArray[np.int64], vocabulary_order: NDArray[Any] | None = None) -> RunColumns:
         """From one row per line in file order: ``qcodes`` index ``qids`` (first-appearance order),
         ``doc_codes`` index an unsorted ``vocabulary`` (whose sorting permutation may be given as
-        ``vocabulary_order``). Rows are grouped by query, stably."""
+        ``vocabulary_order``). Rows are grouped by query, stably; ``doc_codes`` is remapped in
+        place when it is a writable int32 array (a run is not held twice)."""
         vocab, codes = _sorted_vocabulary(vocabulary, doc_codes, vocabulary_order)
         qcodes = np.asarray(qcodes)
         if len(qcodes) > 1 and np.any(qcodes[1:] < qcodes[:-1]):  # queries interleaved in the file

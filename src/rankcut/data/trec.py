@@ -137,38 +137,77 @@ def _read_run_arrow(path: Path) -> RunColumns | None:
     convert = pcsv.ConvertOptions(
         column_types={"f0": text, "f1": text, "f2": text, "f3": pa.int64(), "f4": pa.float64(), "f5": text},
         null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False, check_utf8=True)
+    spaces = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in _WHITESPACE) + "]"
+    queries: dict[str, int] = {}
+    vocabulary = pa.array([], pa.string())  # the doc ids met so far, in order of first line
+    qcodes, dcodes, ranks, scores = [], [], [], []
     try:
         with pa.input_stream(str(path), compression="gzip" if path.suffix.lower() == ".gz" else None) as f:
-            table = pcsv.read_csv(f, pcsv.ReadOptions(autogenerate_column_names=True), parse, convert)
-        table = table.unify_dictionaries()
+            # streamed block by block: only the compact columns of the blocks read stay in memory
+            reader = pcsv.open_csv(f, pcsv.ReadOptions(autogenerate_column_names=True, block_size=1 << 24),
+                                   parse, convert)
+            if len(reader.schema) != 6:
+                return None
+            for batch in reader:
+                for i in (0, 1, 2, 5):
+                    values = batch.column(i).dictionary
+                    if pc.any(pc.equal(pc.binary_length(values), 0)).as_py() or \
+                            pc.any(pc.match_substring_regex(values, spaces)).as_py():
+                        return None  # an empty field or a whitespace the line reader splits on
+                score = batch.column(4).to_numpy()
+                if not np.all(np.isfinite(score)):
+                    return None
+                q, d = batch.column(0), batch.column(2)
+                local = np.array([queries.setdefault(x, len(queries)) for x in q.dictionary.to_pylist()],
+                                 dtype=np.int32)
+                qcodes.append(local[q.indices.to_numpy()])
+                found = pc.index_in(d.dictionary, value_set=vocabulary)
+                known = pc.fill_null(found, -1).to_numpy().astype(np.int32)
+                new = np.flatnonzero(known < 0)
+                known[new] = len(vocabulary) + np.arange(len(new), dtype=np.int32)
+                vocabulary = pa.concat_arrays([vocabulary, d.dictionary.take(pa.array(new))])
+                dcodes.append(known[d.indices.to_numpy()])
+                ranks.append(batch.column(3).to_numpy())
+                scores.append(score)
     except pa.ArrowException:
         return None
-    if table.num_columns != 6:
+    if not qcodes:
         return None
-    spaces = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in _WHITESPACE) + "]"
-    for column in ("f0", "f1", "f2", "f5"):
-        chunks = table.column(column).chunks
-        if not chunks:
-            return None
-        values = chunks[0].dictionary
-        if pc.any(pc.equal(pc.binary_length(values), 0)).as_py() or \
-                pc.any(pc.match_substring_regex(values, spaces)).as_py():
-            return None  # an empty field or a whitespace the line reader splits on
-    scores = table.column("f4").to_numpy()
-    if not np.all(np.isfinite(scores)):
-        return None
-    qcol, dcol = table.column("f0"), table.column("f2")
-    qcodes = np.concatenate([c.indices.to_numpy() for c in qcol.chunks])
-    dcodes = np.concatenate([c.indices.to_numpy() for c in dcol.chunks])
-    ranks = table.column("f3").to_numpy()
-    qids = qcol.chunks[0].dictionary.to_pylist()
-    dictionary = dcol.chunks[0].dictionary
-    vocabulary = dictionary.to_numpy(zero_copy_only=False)
-    order = pc.sort_indices(dictionary).to_numpy()  # UTF-8 byte order is code-point order
-    del table, qcol, dcol, dictionary
-    if _first_repeat(qcodes, dcodes, len(vocabulary)) is not None:
+    q_all, d_all, r_all, s_all = (_joined(parts) for parts in (qcodes, dcodes, ranks, scores))
+    if _has_repeat(q_all, d_all, len(vocabulary)):
         return None  # the line reader names both lines
-    return RunColumns.from_rows(qcodes, qids, dcodes, vocabulary, scores, ranks, vocabulary_order=order)
+    order = pc.sort_indices(vocabulary).to_numpy()  # UTF-8 byte order is code-point order
+    return RunColumns.from_rows(q_all, list(queries), d_all, vocabulary.to_numpy(zero_copy_only=False),
+                                s_all, r_all, vocabulary_order=order)
+
+
+def _joined(parts: list[NDArray[Any]]) -> NDArray[Any]:
+    """``parts`` concatenated, the list emptied first, so one column at a time is held twice."""
+    held = parts[:]
+    parts.clear()
+    return np.concatenate(held)
+
+
+def _has_repeat(qcodes: NDArray[Any], dcodes: NDArray[Any], n_docs: int, block: int = 1 << 20) -> bool:
+    """Whether some (query, document) pair is on two rows. Queries whose lines are contiguous (as
+    retrievers write them) are checked ``block`` rows at a time, so that the sort keys (8 bytes a
+    row) never cover the whole run."""
+    contiguous = len(qcodes) < 2 or not np.any(qcodes[1:] < qcodes[:-1])
+    start = 0
+    while start < len(qcodes):
+        stop = len(qcodes)
+        if contiguous and stop - start > block:  # end the block at a query boundary
+            stop = int(np.searchsorted(qcodes, qcodes[start + block], side="left"))
+            if stop == start:
+                stop = int(np.searchsorted(qcodes, qcodes[start], side="right"))
+        keys = qcodes[start:stop].astype(np.int64)
+        keys *= max(n_docs, 1)
+        keys += dcodes[start:stop]
+        keys.sort()
+        if np.any(keys[1:] == keys[:-1]):
+            return True
+        start = stop
+    return False
 
 
 def _first_repeat(qcodes: NDArray[Any], dcodes: NDArray[Any], n_docs: int) -> tuple[int, int] | None:
@@ -225,7 +264,8 @@ def _read_run_lines(source: Source, name: str | None) -> RunColumns:
     if not queries:
         raise ValueError(f"{label}: the run has no line (no query, no document)")
     q, d = np.frombuffer(qcodes, dtype=np.int32), np.frombuffer(dcodes, dtype=np.int32)
-    _raise_repeat(q, d, len(docs), np.frombuffer(lines, dtype=np.int64), queries, docs, label)
+    if _has_repeat(q, d, len(docs)):
+        _raise_repeat(q, d, len(docs), np.frombuffer(lines, dtype=np.int64), queries, docs, label)
     vocabulary = np.empty(len(docs), dtype=object)
     vocabulary[:] = list(docs)
     return RunColumns.from_rows(q, list(queries), d, vocabulary, np.frombuffer(scores, dtype=np.float64),
