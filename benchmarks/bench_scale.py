@@ -113,7 +113,7 @@ def bench(sizes: list[int], work: Path, main: Path | None,
     for n in sizes:
         run, qrels = generate(n, work)
         for tool, (code, src) in tools.items():
-            if src == main and n > main_max:
+            if main is not None and src == main and n > main_max:
                 continue
             results[tool][n] = measure(code, src, RUN=str(run), QRELS=str(qrels), OUT=str(work / "cut.run"))
             print(f"{n:>10} {tool:<28} {results[tool][n]['s']:8.2f} s {results[tool][n]['mb']:9.1f} MB",
