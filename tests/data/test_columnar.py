@@ -297,3 +297,20 @@ def test_repeats_are_found_block_by_block(block):
     d[7] = 1  # query 2 lists document 1 twice
     assert trec._has_repeat(q, d, 8, block)
     assert trec._has_repeat(q[::-1].copy(), d[::-1].copy(), 8, block)  # interleaved queries
+
+
+class _NoScan(tuple):
+    """Query ids whose linear search fails: lookups must go through the dict of rows."""
+
+    def index(self, *args, **kwargs):
+        raise AssertionError("tuple.index scans every query: a subset of Q queries took O(Q^2)")
+
+
+def test_subset_finds_queries_without_scanning():
+    from dataclasses import replace
+
+    run = {f"q{i}": [Posting("d", 1.0, 1)] for i in range(2000)}
+    lists = RankedLists.from_postings(run)
+    lists = replace(lists, qids=_NoScan(lists.qids))
+    picked = lists.subset([f"q{i}" for i in range(1999, -1, -2)])
+    assert picked.qids[:2] == ("q1999", "q1997") and len(picked) == 1000
