@@ -77,4 +77,5 @@ def test_trec_eval_rule_compares_scores_as_32_bit_floats() -> None:
 def test_repeated_query_ids_are_refused() -> None:
     docs = np.array([["a"], ["b"]], dtype=object)
     with pytest.raises(ValueError, match="'q' appears more than once"):
-        RankedLists(("q", "q"), docs, np.ones((2, 1)), np.ones((2, 1), dtype=bool))
+        RankedLists(("q", "q"), np.zeros((2, 1), dtype=np.int32), docs[:, 0], np.ones((2, 1)),
+                    np.ones((2, 1), dtype=bool))

@@ -97,24 +97,26 @@ def check_output(path: Path, option: str, inputs: dict[str, list[Path]]) -> None
                                  "would overwrite it; choose another file")
 
 
-def _read_runs(paths: list[Path]) -> dict[str, Any]:
-    """Read and merge run files; a query may appear in one file only."""
-    from rankcut.data.trec import read_run
+def _read_runs(paths: list[Path]) -> Any:
+    """Read and merge run files (as columns); a query may appear in one file only."""
+    from rankcut.data.lists import concat_columns
+    from rankcut.data.trec import read_run_columns
 
-    merged: dict[str, Any] = {}
+    parts = []
     origin: dict[str, Path] = {}
     for path in paths:
         try:
-            run = read_run(path)
+            part = read_run_columns(path)
         except MemoryError:
-            run = None  # measured below, once the partial run is freed
-        if run is None:
+            part = None  # measured below, once the partial run is freed
+        if part is None:
             raise MemoryError(f"ran out of memory reading {_lines(path)} of {path}")
-        for qid, postings in run.items():
-            if qid in merged:
+        for qid in part.qids:
+            if qid in origin:
                 raise ValueError(f"query {qid!r} is in both {origin[qid]} and {path}")
-            merged[qid], origin[qid] = postings, path
-    return merged
+            origin[qid] = path
+        parts.append(part)
+    return concat_columns(parts)
 
 
 def _lines(path: Path) -> str:
@@ -139,7 +141,7 @@ def load_runs(paths: list[Path], judged: dict[str, Any] | None, *, threshold: fl
     from rankcut.data.trec import load_trec
 
     run = _read_runs(paths)  # its errors name file and line
-    qrels = None if judged is None else {q: judged[q] for q in run if q in judged}
+    qrels = None if judged is None else {q: judged[q] for q in run.qids if q in judged}
     with warnings_about(files(paths)):
         try:
             return load_trec(run, qrels, threshold=threshold, ordering=ordering, missing=missing)

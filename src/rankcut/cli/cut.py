@@ -38,9 +38,11 @@ FLAGS = ("threshold", "features")
 
 
 def cut(
-    run: Annotated[Path, typer.Option("--run", help="TREC run to cut.", exists=True, dir_okay=False)],
-    out: Annotated[Path, typer.Option("--out", help="Where to write the cut run (TREC format); its "
-                                      "folder must exist, and it may not be an input file.",
+    run: Annotated[Path, typer.Option("--run", help="TREC run to cut (.gz read transparently; Parquet "
+                                      "when it ends in .parquet).", exists=True, dir_okay=False)],
+    out: Annotated[Path, typer.Option("--out", help="Where to write the cut run (TREC format, or Parquet "
+                                      "when it ends in .parquet); its folder must exist, and it may "
+                                      "not be an input file.",
                                       dir_okay=False)],
     cutter: Annotated[str | None, typer.Option("--cutter", help=f"Cutter spec NAME[:PARAM], e.g. greedy-k, "
                                                f"fixed-k:20; cutters: {_SPECS}.")] = None,

@@ -82,8 +82,9 @@ def _load_letor(paths: list[Path], *, score_feature: int, threshold: float, orde
 
 def evaluate(
     run: Annotated[list[Path] | None, typer.Option(
-        "--run", help="TREC run(s) to evaluate; repeat to merge files (e.g. a train and a test run "
-        "for --folds).", exists=True, dir_okay=False)] = None,
+        "--run", help="TREC run(s) to evaluate (.gz read transparently; Parquet when a name ends in "
+        ".parquet); repeat to merge files (e.g. a train and a test run for --folds).", exists=True,
+        dir_okay=False)] = None,
     qrels: Annotated[Path | None, typer.Option(
         "--qrels", help="TREC qrels for --run and --train-run.", exists=True, dir_okay=False)] = None,
     letor: Annotated[list[Path] | None, typer.Option(

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rankcut.data.lists import Posting, RankedLists
-from rankcut.data.trec import load_trec
+from rankcut.data.lists import RankedLists, RunColumns
+from rankcut.data.trec import _first_repeat, load_trec
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -82,9 +82,11 @@ def lists_from_frame(
     s_col = _require(df, ("score",), "score", "run frame")
     if len(df) == 0:
         raise ValueError("run frame: no row (no query, no document)")
+    import pandas as pd
+
     index = df.index.tolist()  # plain Python labels for messages
-    qids = [str(q) for q in df[q_col]]
-    docs = [str(d) for d in df[d_col]]
+    qcodes, qids = pd.factorize(df[q_col].map(str), sort=False)  # codes in order of first row
+    dcodes, docs = pd.factorize(df[d_col].map(str), sort=False)
     try:
         scores = np.asarray(df[s_col], dtype=float)
     except (TypeError, ValueError):
@@ -93,16 +95,19 @@ def lists_from_frame(
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"run frame, row {index[i]!r}: score must be finite, got {float(scores[i])!r}")
-    ranks = _integral(df["rank"], "rank", "run frame", index) if "rank" in df.columns else None
-    run: dict[str, list[Posting]] = {}
-    first: dict[tuple[str, str], int] = {}
-    for i, (q, d, s) in enumerate(zip(qids, docs, scores.tolist(), strict=True)):
-        j = first.setdefault((q, d), i)
-        if j != i:
-            raise ValueError(f"run frame: document {d!r} is listed twice for query {q!r} "
-                             f"(rows {index[j]!r} and {index[i]!r})")
-        postings = run.setdefault(q, [])
-        postings.append(Posting(d, s, ranks[i] if ranks is not None else len(postings) + 1))
+    if "rank" in df.columns:
+        ranks = np.array(_integral(df["rank"], "rank", "run frame", index), dtype=np.int64)
+    else:  # the row order within a query
+        ranks = pd.Series(qcodes).groupby(qcodes).cumcount().to_numpy(dtype=np.int64) + 1
+    repeat = _first_repeat(qcodes, dcodes, len(docs))
+    if repeat is not None:
+        j, i = repeat
+        raise ValueError(f"run frame: document {docs[dcodes[i]]!r} is listed twice for query "
+                         f"{qids[qcodes[i]]!r} (rows {index[j]!r} and {index[i]!r})")
+    vocabulary = np.empty(len(docs), dtype=object)
+    vocabulary[:] = list(docs)
+    run = RunColumns.from_rows(qcodes.astype(np.int32), list(qids), dcodes.astype(np.int32), vocabulary,
+                               scores, ranks)
     qrels = None if qrels_df is None else _qrels(qrels_df)
     return load_trec(run, qrels, threshold=threshold, ordering=ordering, missing=missing)
 

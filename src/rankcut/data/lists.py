@@ -1,6 +1,13 @@
-"""One in-memory form for many ranked lists of different lengths: padded arrays and a mask.
+"""Two in-memory forms for many ranked lists, neither holding a Python object per document.
 
-Every later part of rankcut (features, metrics, cutters, the audit pools) reads this form.
+* :class:`RunColumns`, the columnar form a run is read into: per-query offsets into flat arrays
+  of document codes (the doc-id column dictionary-encoded against a sorted vocabulary), scores and
+  ranks, in the run's order;
+* :class:`RankedLists`, the ordered lists as padded ``[n_queries, depth]`` arrays and a mask,
+  which every later part of rankcut (features, metrics, cutters, the audit pools) reads; document
+  ids are int32 codes into the same vocabulary, the strings are looked up only where a caller
+  names documents (:attr:`RankedLists.doc_ids`).
+
 Ordering is defined once, here:
 
 * ``ordering="rank"`` (default): score descending, ties kept in the run's own rank order (the
@@ -19,6 +26,7 @@ import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
@@ -26,12 +34,13 @@ from numpy.typing import NDArray
 
 from rankcut.errors import ParamError
 
-__all__ = ["ORDERINGS", "PAD_DOC", "NoRelevantWarning", "Posting", "RankedLists", "check_threshold",
-           "order_postings", "warn_if_nothing_relevant"]
+__all__ = ["ORDERINGS", "PAD_CODE", "PAD_DOC", "NoRelevantWarning", "Posting", "RankedLists", "RunColumns",
+           "check_threshold", "concat_columns", "order_postings", "warn_if_nothing_relevant"]
 
 Ordering = Literal["rank", "trec_eval"]
 ORDERINGS: tuple[str, ...] = ("rank", "trec_eval")
 PAD_DOC = ""  # doc id of padded positions (scores there are NaN, mask False)
+PAD_CODE = -1  # document code of padded positions
 
 
 class NoRelevantWarning(UserWarning):
@@ -67,16 +76,170 @@ def order_postings(postings: Iterable[Posting], ordering: str = "rank") -> list[
     """Sort one query's postings by the canonical rule (see module docstring)."""
     if ordering not in ORDERINGS:
         raise ValueError(f"ordering must be one of {ORDERINGS}, got {ordering!r}")
-    # doc_id descending as the last key: sort ascending on the other keys after a reverse sort
-    # by doc_id (Python's sort is stable).
-    out = sorted(postings, key=lambda p: p.doc_id, reverse=True)
+    postings = list(postings)
+    if not postings:
+        return []
+    docs = np.empty(len(postings), dtype=object)
+    docs[:] = [p.doc_id for p in postings]
+    _, codes = np.unique(docs, return_inverse=True)
+    perm = _order(np.zeros(len(postings), dtype=np.int32), codes.astype(np.int64),
+                  np.array([p.score for p in postings], dtype=float),
+                  np.array([p.rank for p in postings], dtype=np.int64), ordering)
+    return postings if perm is None else [postings[i] for i in perm.tolist()]
+
+
+def _order(group: NDArray[Any], codes: NDArray[Any], scores: NDArray[np.float64], ranks: NDArray[np.int64],
+           ordering: str) -> NDArray[np.intp] | None:
+    """The permutation that sorts rows by query ``group`` and, within each, by ``ordering``, or
+    None when the rows are in that order already (as a retriever usually writes them).
+
+    ``codes`` follow doc-id order (a sorted vocabulary), so doc_id descending is ``-codes``. One
+    stable lexsort; equal rows keep their order, as Python's stable sorts did.
+    """
+    # trec_eval stores scores as C floats (32 bits) before sorting: scores that differ only
+    # beyond that precision are ties for it, broken by doc_id
+    s = scores if ordering == "rank" else scores.astype(np.float32)
+    if _in_order(group, codes, s, ranks if ordering == "rank" else None):
+        return None
+    keys: tuple[NDArray[Any], ...]
     if ordering == "rank":
-        out.sort(key=lambda p: (-p.score, p.rank))
+        keys = (-codes, ranks, -s, group)
     else:
-        # trec_eval stores scores as C floats (32 bits) before sorting: scores that differ only
-        # beyond that precision are ties for it, broken by doc_id
-        out.sort(key=lambda p: -np.float32(p.score))
-    return out
+        keys = (-codes, -s, group)
+    return np.lexsort(keys)
+
+
+def _in_order(group: NDArray[Any], codes: NDArray[Any], scores: NDArray[Any],
+              ranks: NDArray[np.int64] | None) -> bool:
+    """Whether every row comes strictly before the next one of its query by the sort keys."""
+    if len(group) < 2:
+        return True
+    same = group[1:] == group[:-1]
+    if np.any(group[1:] < group[:-1]):
+        return False
+    ahead = scores[:-1] > scores[1:]
+    tie = scores[:-1] == scores[1:]
+    if ranks is not None:
+        ahead |= tie & (ranks[:-1] < ranks[1:])
+        tie &= ranks[:-1] == ranks[1:]
+    ahead |= tie & (codes[:-1] > codes[1:])
+    return bool(np.all(ahead | ~same))
+
+
+def _sorted_vocabulary(vocabulary: NDArray[np.object_], codes: NDArray[Any],
+                       order: NDArray[Any] | None = None) -> tuple[NDArray[np.object_], NDArray[np.int32]]:
+    """``vocabulary`` sorted (code-point order, as Python compares str) and ``codes`` remapped to it;
+    ``order``, when given, is that sorting permutation computed elsewhere (by pyarrow)."""
+    if order is None:
+        order = np.argsort(vocabulary, kind="stable")
+    rank_of = np.empty(len(order), dtype=np.int32)
+    rank_of[order] = np.arange(len(order), dtype=np.int32)
+    codes = np.require(codes, dtype=np.int32, requirements=["C", "W"])
+    for start in range(0, len(codes), 1 << 20):  # in place, a block at a time: no second copy
+        block = codes[start:start + (1 << 20)]
+        block[:] = rank_of[block]
+    return vocabulary[order], codes
+
+
+@dataclass(frozen=True, eq=False)
+class RunColumns:
+    """A run in columnar form: query ``i``'s postings are rows ``offsets[i]:offsets[i + 1]``.
+
+    :param qids: query ids in the order of their first line.
+    :param offsets: int64 ``[n_queries + 1]``, non-decreasing from 0.
+    :param doc_codes: int32 ``[n_rows]``, indices into ``vocabulary``.
+    :param scores: float64 ``[n_rows]``.
+    :param ranks: int64 ``[n_rows]``, the ranks the retriever gave.
+    :param vocabulary: the distinct document ids, sorted (so code order is doc-id order).
+
+    Within a query the rows keep the run's order; :meth:`RankedLists.from_columns` sorts them.
+    """
+
+    qids: tuple[str, ...]
+    offsets: NDArray[np.int64]
+    doc_codes: NDArray[np.int32]
+    scores: NDArray[np.float64]
+    ranks: NDArray[np.int64]
+    vocabulary: NDArray[np.object_]
+
+    def __len__(self) -> int:
+        return len(self.qids)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.offsets[-1])
+
+    @classmethod
+    def from_rows(cls, qcodes: NDArray[Any], qids: Sequence[str], doc_codes: NDArray[Any],
+                  vocabulary: NDArray[np.object_], scores: NDArray[np.float64],
+                  ranks: NDArray[np.int64], vocabulary_order: NDArray[Any] | None = None) -> RunColumns:
+        """From one row per line in file order: ``qcodes`` index ``qids`` (first-appearance order),
+        ``doc_codes`` index an unsorted ``vocabulary`` (whose sorting permutation may be given as
+        ``vocabulary_order``). Rows are grouped by query, stably; ``doc_codes`` is remapped in
+        place when it is a writable int32 array (a run is not held twice)."""
+        vocab, codes = _sorted_vocabulary(vocabulary, doc_codes, vocabulary_order)
+        qcodes = np.asarray(qcodes)
+        if len(qcodes) > 1 and np.any(qcodes[1:] < qcodes[:-1]):  # queries interleaved in the file
+            perm = np.argsort(qcodes, kind="stable")
+            qcodes, codes, scores, ranks = qcodes[perm], codes[perm], scores[perm], ranks[perm]
+        offsets = np.zeros(len(qids) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(qcodes, minlength=len(qids)), out=offsets[1:])
+        return cls(tuple(qids), offsets, codes, np.asarray(scores, dtype=np.float64),
+                   np.asarray(ranks, dtype=np.int64), vocab)
+
+    @classmethod
+    def from_postings(cls, run: Mapping[str, Sequence[Posting]]) -> RunColumns:
+        """From ``{qid: [Posting, ...]}`` (queries in the mapping's order)."""
+        qids = tuple(run)
+        sizes = [len(run[q]) for q in qids]
+        postings = [p for q in qids for p in run[q]]
+        docs = np.empty(len(postings), dtype=object)
+        docs[:] = [p.doc_id for p in postings]
+        vocab, codes = np.unique(docs, return_inverse=True)
+        offsets = np.zeros(len(qids) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        return cls(qids, offsets, codes.reshape(-1).astype(np.int32),
+                   np.array([p.score for p in postings], dtype=np.float64),
+                   np.array([p.rank for p in postings], dtype=np.int64), vocab)
+
+    def to_postings(self) -> dict[str, list[Posting]]:
+        """``{qid: [Posting, ...]}`` in the run's order (one Python object per line: small runs)."""
+        docs = self.vocabulary[self.doc_codes].tolist()
+        scores, ranks = self.scores.tolist(), self.ranks.tolist()
+        bounds = self.offsets.tolist()
+        return {q: [Posting(docs[j], scores[j], ranks[j]) for j in range(bounds[i], bounds[i + 1])]
+                for i, q in enumerate(self.qids)}
+
+    def select(self, qids: Sequence[str]) -> RunColumns:
+        """The postings of ``qids`` (in that order); the vocabulary is kept whole."""
+        where = {q: i for i, q in enumerate(self.qids)}
+        rows = [where[q] for q in qids]
+        starts, stops = self.offsets[:-1][rows], self.offsets[1:][rows]
+        sizes = stops - starts
+        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        take = np.repeat(starts - offsets[:-1], sizes) + np.arange(offsets[-1])
+        return RunColumns(tuple(qids), offsets, self.doc_codes[take], self.scores[take], self.ranks[take],
+                          self.vocabulary)
+
+
+def concat_columns(parts: Sequence[RunColumns]) -> RunColumns:
+    """The runs ``parts`` one after the other (their queries must differ), on one vocabulary."""
+    if len(parts) == 1:
+        return parts[0]
+    merged = np.concatenate([p.vocabulary for p in parts])
+    vocab, inverse = np.unique(merged, return_inverse=True)
+    inverse = inverse.reshape(-1).astype(np.int32)
+    codes, start = [], 0
+    for p in parts:
+        codes.append(inverse[start:start + len(p.vocabulary)][p.doc_codes])
+        start += len(p.vocabulary)
+    offsets = np.concatenate([[0]] + [p.offsets[1:] + before for p, before in
+                                      zip(parts, np.cumsum([0] + [p.n_rows for p in parts[:-1]]),
+                                          strict=True)]).astype(np.int64)
+    return RunColumns(tuple(q for p in parts for q in p.qids), offsets, np.concatenate(codes),
+                      np.concatenate([p.scores for p in parts]), np.concatenate([p.ranks for p in parts]),
+                      vocab)
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -84,7 +247,10 @@ class RankedLists:
     """Ranked lists of many queries as padded ``[n_queries, max_len]`` arrays.
 
     :param qids: query ids, one per row.
-    :param doc_ids: object array ``[n_queries, max_len]``; padding is ``PAD_DOC``.
+    :param doc_codes: int32 array ``[n_queries, max_len]`` of indices into ``vocabulary``; padding
+        is ``PAD_CODE``. :attr:`doc_ids` gives the ids themselves.
+    :param vocabulary: object array of the distinct document ids (sorted when the lists were
+        built from a run, which the doc-id tie rule relies on).
     :param scores: float array ``[n_queries, max_len]``; padding is NaN.
     :param mask: bool array ``[n_queries, max_len]``, True where a document is listed.
     :param gains: graded relevance ``[n_queries, max_len]`` from the qrels (0 for unjudged and
@@ -99,7 +265,8 @@ class RankedLists:
     """
 
     qids: tuple[str, ...]
-    doc_ids: NDArray[np.object_]
+    doc_codes: NDArray[np.int32]
+    vocabulary: NDArray[np.object_]
     scores: NDArray[np.float64]
     mask: NDArray[np.bool_]
     gains: NDArray[np.float64] | None = None
@@ -135,9 +302,24 @@ class RankedLists:
     ) -> RankedLists:
         """Build from ``{qid: [Posting, ...]}`` and optional ``{qid: {doc_id: relevance}}``.
 
-        Queries keep the order of ``run``. Postings are sorted by ``ordering``. Queries of the
-        run that are absent from the qrels get no relevant document (``n_relevant`` 0); use
-        :func:`rankcut.data.trec.align` to report or drop them first.
+        Queries keep the order of ``run``; the rest is :meth:`from_columns`.
+        """
+        return cls.from_columns(RunColumns.from_postings(run), qrels, threshold=threshold, ordering=ordering)
+
+    @classmethod
+    def from_columns(
+        cls,
+        run: RunColumns,
+        qrels: Mapping[str, Mapping[str, float]] | None = None,
+        *,
+        threshold: float = 1.0,
+        ordering: str = "rank",
+    ) -> RankedLists:
+        """Build from a columnar run and optional ``{qid: {doc_id: relevance}}``.
+
+        Queries keep the order of ``run``. Postings are sorted by ``ordering`` (one lexsort over
+        all rows). Queries of the run that are absent from the qrels get no relevant document
+        (``n_relevant`` 0); use :func:`rankcut.data.trec.align` to report or drop them first.
 
         :raises ValueError: for a threshold that is not finite and > 0, an unknown ordering, no
             query, or a query without documents.
@@ -145,31 +327,35 @@ class RankedLists:
         threshold = check_threshold(threshold)
         if ordering not in ORDERINGS:
             raise ValueError(f"ordering must be one of {ORDERINGS}, got {ordering!r}")
-        qids = tuple(run)
+        qids = run.qids
         if not qids:
             raise ValueError("no query in the run")
-        lists = [order_postings(run[q], ordering) for q in qids]
-        for q, lst in zip(qids, lists, strict=True):
-            if not lst:
-                raise ValueError(f"query {q!r} has no document")
-        width = max(len(lst) for lst in lists)
-        n = len(qids)
-        doc_ids = np.full((n, width), PAD_DOC, dtype=object)
-        scores = np.full((n, width), np.nan)
-        mask = np.zeros((n, width), dtype=bool)
-        for i, lst in enumerate(lists):
-            doc_ids[i, : len(lst)] = [p.doc_id for p in lst]
-            scores[i, : len(lst)] = [p.score for p in lst]
-            mask[i, : len(lst)] = True
+        sizes = np.diff(run.offsets)
+        if np.any(sizes == 0):
+            raise ValueError(f"query {qids[int(np.flatnonzero(sizes == 0)[0])]!r} has no document")
+        n, width = len(qids), int(sizes.max())
+        group = np.repeat(np.arange(n, dtype=np.int32), sizes)
+        perm = _order(group, run.doc_codes, run.scores, run.ranks, ordering)
+        del group
+        sorted_codes = run.doc_codes if perm is None else run.doc_codes[perm]
+        sorted_scores = run.scores if perm is None else run.scores[perm]
+        del perm
+        if np.all(sizes == width):  # every list as long: the sorted rows are the padded matrix
+            mask = np.ones((n, width), dtype=bool)
+            codes = sorted_codes.reshape(n, width)
+            scores = sorted_scores.reshape(n, width)
+        else:
+            mask = np.arange(width)[None, :] < sizes[:, None]
+            codes = np.full((n, width), PAD_CODE, dtype=np.int32)
+            scores = np.full((n, width), np.nan)
+            codes[mask] = sorted_codes  # row-major order of the mask is the sorted order
+            scores[mask] = sorted_scores
+        del sorted_codes, sorted_scores
         gains = n_rel = None
         if qrels is not None:
-            gains = np.zeros((n, width))
-            n_rel = np.zeros(n, dtype=np.int64)
-            for i, (q, lst) in enumerate(zip(qids, lists, strict=True)):
-                judged = qrels.get(q, {})
-                gains[i, : len(lst)] = [float(judged.get(p.doc_id, 0.0)) for p in lst]
-                n_rel[i] = sum(1 for r in judged.values() if r >= threshold)
-        return cls(qids, doc_ids, scores, mask, gains, float(threshold), n_rel, ordering=ordering)
+            gains, n_rel = _judge(qids, codes, mask, run.vocabulary, qrels, threshold)
+        return cls(qids, codes, run.vocabulary, scores, mask, gains, float(threshold), n_rel,
+                   ordering=ordering)
 
     # ----------------------------------------------------------------- views
     def __len__(self) -> int:
@@ -191,10 +377,25 @@ class RankedLists:
             raise ValueError("these ranked lists carry no relevance judgements (no qrels given)")
         return (self.gains >= self.threshold) & self.mask
 
+    @cached_property
+    def doc_ids(self) -> NDArray[np.object_]:
+        """Object array ``[n_queries, max_len]`` of the document ids; padding is ``PAD_DOC``.
+
+        Built on first use (one reference per position, the strings are the vocabulary's); the
+        metrics and cutters never need it.
+        """
+        out = np.full(self.mask.shape, PAD_DOC, dtype=object)
+        out[self.mask] = self.vocabulary[self.doc_codes[self.mask]]
+        return out
+
+    @cached_property
+    def _rows(self) -> dict[str, int]:
+        return {q: i for i, q in enumerate(self.qids)}
+
     def index(self, qid: str) -> int:
         try:
-            return self.qids.index(qid)
-        except ValueError:
+            return self._rows[qid]
+        except KeyError:
             raise KeyError(f"query {qid!r} is not in these ranked lists") from None
 
     def subset(self, qids: Iterable[str]) -> RankedLists:
@@ -210,7 +411,7 @@ class RankedLists:
         return replace(
             self,
             qids=tuple(self.qids[r] for r in rows),
-            doc_ids=take(self.doc_ids),
+            doc_codes=take(self.doc_codes),
             scores=take(self.scores),
             mask=take(self.mask),
             gains=take(self.gains),
@@ -242,6 +443,40 @@ class RankedLists:
                 f"cut {int(k[i])} for query {self.qids[i]!r} is outside [{low}, {self.lengths[i]}]"
             )
         return k.astype(np.int64)
+
+
+def _judge(qids: Sequence[str], codes: NDArray[np.int32], mask: NDArray[np.bool_],
+           vocabulary: NDArray[np.object_], qrels: Mapping[str, Mapping[str, float]],
+           threshold: float) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """The gains ``[n_queries, width]`` of the listed documents and, per query, the number of
+    judged relevant documents (listed or not). Judgements are matched by sorted ``(query, code)``
+    keys, so the cost is one search per listed document, in numpy."""
+    n_vocab = len(vocabulary)
+    n_rel = np.zeros(len(qids), dtype=np.int64)
+    rows: list[int] = []
+    docs: list[str] = []
+    grades: list[float] = []
+    for i, q in enumerate(qids):
+        judged = qrels.get(q, {})
+        n_rel[i] = sum(1 for r in judged.values() if r >= threshold)
+        rows.extend([i] * len(judged))
+        docs.extend(judged)
+        grades.extend(float(r) for r in judged.values())
+    judged_docs = np.empty(len(docs), dtype=object)
+    judged_docs[:] = docs
+    at = np.minimum(np.searchsorted(vocabulary, judged_docs), max(n_vocab - 1, 0))
+    listed = vocabulary[at] == judged_docs if n_vocab else np.zeros(len(docs), dtype=bool)
+    keys = (np.array(rows, dtype=np.int64) * n_vocab + at)[listed]
+    grades_listed = np.array(grades)[listed]
+    gains = np.zeros(codes.shape)
+    if len(keys):
+        order = np.argsort(keys)
+        sorted_keys, sorted_grades = keys[order], grades_listed[order]
+        cell = np.arange(len(qids), dtype=np.int64)[:, None] * n_vocab + codes
+        at_cell = np.minimum(np.searchsorted(sorted_keys, cell), len(sorted_keys) - 1)
+        hit = (sorted_keys[at_cell] == cell) & mask
+        gains[hit] = sorted_grades[at_cell[hit]]
+    return gains, n_rel
 
 
 def warn_if_nothing_relevant(lists: RankedLists, *, stacklevel: int = 2) -> None:

@@ -6,22 +6,39 @@ Formats (whitespace-separated, blank lines ignored, ``.gz`` paths read transpare
   text there);
 * qrels: ``query_id iteration doc_id relevance`` with integer, graded relevance.
 
+A run is read into columns (:class:`~rankcut.data.lists.RunColumns`), never one Python object per
+line. A run path is read by pyarrow's multi-threaded CSV reader when pyarrow is installed (the
+``columnar`` extra) and its lines are separated by single spaces; otherwise, and whenever that
+reader meets anything it does not accept exactly as the line reader would (a tab, two spaces, a
+bad value, a document listed twice), by the line reader, which gives the identical result or
+names the bad line. A path ending in ``.parquet`` is read as Parquet
+(:mod:`rankcut.data.parquet`).
+
 Bad input raises :class:`ValueError` naming the file and the line. A ``source`` is a path or an
 open text file; to parse text held in a string, wrap it in :class:`io.StringIO`.
 """
 
 from __future__ import annotations
 
-import io
 import math
 import os
 import warnings
+from array import array
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
 
 from rankcut.data.io import Source, open_text, write_atomic
-from rankcut.data.lists import Posting, RankedLists, check_threshold, warn_if_nothing_relevant
+from rankcut.data.lists import (
+    Posting,
+    RankedLists,
+    RunColumns,
+    check_threshold,
+    warn_if_nothing_relevant,
+)
 
 __all__ = [
     "MISSING_POLICIES",
@@ -30,6 +47,7 @@ __all__ = [
     "load_trec",
     "read_qrels",
     "read_run",
+    "read_run_columns",
     "write_run",
 ]
 
@@ -37,6 +55,10 @@ Run = dict[str, list[Posting]]
 Qrels = dict[str, dict[str, int]]
 MISSING_POLICIES: tuple[str, ...] = ("drop", "keep", "error")
 _MAX_IDS_SHOWN = 10
+#: the characters ``str.split()`` splits on (``str.isspace``): an id holding one is not one token
+_WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
+              "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+_R = TypeVar("_R", bound="Mapping[str, Sequence[Posting]] | RunColumns")
 
 
 class MissingQueriesWarning(UserWarning):
@@ -68,41 +90,198 @@ def read_run(source: Source, *, name: str | None = None) -> Run:
 
     Queries and postings keep the file's order (queries need not be contiguous); sort them with
     :func:`rankcut.data.lists.order_postings` or build :class:`RankedLists` via :func:`load_trec`.
+    One Python object per line: for large runs read :func:`read_run_columns` instead.
+
+    :raises ValueError: as :func:`read_run_columns`.
+    """
+    return read_run_columns(source, name=name).to_postings()
+
+
+def read_run_columns(source: Source, *, name: str | None = None) -> RunColumns:
+    """Read a TREC run (or a Parquet run, by the suffix ``.parquet``) into columns.
+
+    Queries keep the order of their first line, postings the file's order within a query.
 
     :param source: path (``.gz`` allowed) or open text file.
     :param name: how to call the source in error messages (default: its path or ``.name``).
     :raises ValueError: naming file and line, for a line without exactly 6 columns, a score that
-        is not a finite number, a rank that is not an integer, a document listed twice for one
-        query (both lines named), or a run with no line at all.
+        is not a finite number, a rank that is not a 64-bit integer, a document listed twice for
+        one query (both lines named), or a run with no line at all.
     """
-    run: Run = {}
-    seen: dict[str, dict[str, int]] = {}  # qid -> doc -> line number, for duplicate reports
+    if isinstance(source, str | os.PathLike):
+        path = Path(source)
+        if path.suffix.lower() == ".parquet":
+            from rankcut.data.parquet import read_parquet_run
+
+            return read_parquet_run(path, name=name)
+        fast = _read_run_arrow(path)
+        if fast is not None:
+            return fast
+    return _read_run_lines(source, name)
+
+
+def _read_run_arrow(path: Path) -> RunColumns | None:
+    """The run read by pyarrow's CSV reader, or None when pyarrow is absent or the file holds
+    anything the line reader would parse differently or refuse (it then says which line)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.csv as pcsv
+    except ImportError:
+        return None
+    text = pa.dictionary(pa.int32(), pa.string())
+    # single spaces, nothing quoted, nothing null: any other line makes pyarrow fail, and the
+    # line reader takes over
+    parse = pcsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False, escape_char=False,
+                              newlines_in_values=False, ignore_empty_lines=True)
+    convert = pcsv.ConvertOptions(
+        column_types={"f0": text, "f1": text, "f2": text, "f3": pa.int64(), "f4": pa.float64(), "f5": text},
+        null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False, check_utf8=True)
+    spaces = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in _WHITESPACE) + "]"
+    queries: dict[str, int] = {}
+    vocabulary = pa.array([], pa.string())  # the doc ids met so far, in order of first line
+    qcodes, dcodes, ranks, scores = [], [], [], []
+    try:
+        with pa.input_stream(str(path), compression="gzip" if path.suffix.lower() == ".gz" else None) as f:
+            # streamed block by block: only the compact columns of the blocks read stay in memory
+            reader = pcsv.open_csv(f, pcsv.ReadOptions(autogenerate_column_names=True, block_size=1 << 24),
+                                   parse, convert)
+            if len(reader.schema) != 6:
+                return None
+            for batch in reader:
+                for i in (0, 1, 2, 5):
+                    values = batch.column(i).dictionary
+                    if pc.any(pc.equal(pc.binary_length(values), 0)).as_py() or \
+                            pc.any(pc.match_substring_regex(values, spaces)).as_py():
+                        return None  # an empty field or a whitespace the line reader splits on
+                score = batch.column(4).to_numpy()
+                if not np.all(np.isfinite(score)):
+                    return None
+                q, d = batch.column(0), batch.column(2)
+                local = np.array([queries.setdefault(x, len(queries)) for x in q.dictionary.to_pylist()],
+                                 dtype=np.int32)
+                qcodes.append(local[q.indices.to_numpy()])
+                found = pc.index_in(d.dictionary, value_set=vocabulary)
+                known = pc.fill_null(found, -1).to_numpy().astype(np.int32)
+                new = np.flatnonzero(known < 0)
+                known[new] = len(vocabulary) + np.arange(len(new), dtype=np.int32)
+                vocabulary = pa.concat_arrays([vocabulary, d.dictionary.take(pa.array(new))])
+                dcodes.append(known[d.indices.to_numpy()])
+                ranks.append(batch.column(3).to_numpy())
+                scores.append(score)
+    except pa.ArrowException:
+        return None
+    if not qcodes:
+        return None
+    q_all, d_all, r_all, s_all = (_joined(parts) for parts in (qcodes, dcodes, ranks, scores))
+    if _has_repeat(q_all, d_all, len(vocabulary)):
+        return None  # the line reader names both lines
+    order = pc.sort_indices(vocabulary).to_numpy()  # UTF-8 byte order is code-point order
+    return RunColumns.from_rows(q_all, list(queries), d_all, vocabulary.to_numpy(zero_copy_only=False),
+                                s_all, r_all, vocabulary_order=order)
+
+
+def _joined(parts: list[NDArray[Any]]) -> NDArray[Any]:
+    """``parts`` concatenated, the list emptied first, so one column at a time is held twice."""
+    held = parts[:]
+    parts.clear()
+    return np.concatenate(held)
+
+
+def _has_repeat(qcodes: NDArray[Any], dcodes: NDArray[Any], n_docs: int, block: int = 1 << 20) -> bool:
+    """Whether some (query, document) pair is on two rows. Queries whose lines are contiguous (as
+    retrievers write them) are checked ``block`` rows at a time, so that the sort keys (8 bytes a
+    row) never cover the whole run."""
+    contiguous = len(qcodes) < 2 or not np.any(qcodes[1:] < qcodes[:-1])
+    start = 0
+    while start < len(qcodes):
+        stop = len(qcodes)
+        if contiguous and stop - start > block:  # end the block at a query boundary
+            stop = int(np.searchsorted(qcodes, qcodes[start + block], side="left"))
+            if stop == start:
+                stop = int(np.searchsorted(qcodes, qcodes[start], side="right"))
+        keys = qcodes[start:stop].astype(np.int64)
+        keys *= max(n_docs, 1)
+        keys += dcodes[start:stop]
+        keys.sort()
+        if np.any(keys[1:] == keys[:-1]):
+            return True
+        start = stop
+    return False
+
+
+def _first_repeat(qcodes: NDArray[Any], dcodes: NDArray[Any], n_docs: int) -> tuple[int, int] | None:
+    """``(first, repeat)`` rows of the earliest row whose (query, document) pair came before, or None."""
+    if len(qcodes) < 2:
+        return None
+    keys = qcodes.astype(np.int64) * max(n_docs, 1) + dcodes
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    again = ordered[1:] == ordered[:-1]
+    if not again.any():
+        return None
+    repeat = int(order[1:][again].min())
+    return int(np.flatnonzero(keys == keys[repeat])[0]), repeat
+
+
+def _read_run_lines(source: Source, name: str | None) -> RunColumns:
+    """The line reader: one line at a time into compact arrays (no object per line)."""
+    queries: dict[str, int] = {}
+    docs: dict[str, int] = {}
+    qcodes, dcodes, lines = array("i"), array("i"), array("q")
+    scores, ranks = array("d"), array("q")
+
+    def refuse(message: str) -> NoReturn:
+        """Raise ``message``, unless an earlier line already repeated a document (that comes first)."""
+        q, d = np.frombuffer(qcodes, dtype=np.int32), np.frombuffer(dcodes, dtype=np.int32)
+        _raise_repeat(q, d, len(docs), np.frombuffer(lines, dtype=np.int64), queries, docs, label)
+        raise ValueError(message)
+
     with open_text(source, name) as (label, f):
         for lineno, line in enumerate(f, 1):
             parts = line.split()
             if not parts:
                 continue
+            where = f"{label}, line {lineno}"
             try:
                 qid, _, doc, rank_s, score_s, _ = parts
                 score, rank = float(score_s), int(rank_s)
             except ValueError:
-                _bad_run_line(parts, line, f"{label}, line {lineno}")
+                try:
+                    _bad_run_line(parts, line, where)
+                except ValueError as exc:
+                    refuse(str(exc))
             if not math.isfinite(score):
-                raise ValueError(f"{label}, line {lineno}: score must be finite, got {score_s!r}")
-            docs = seen.get(qid)
-            if docs is None:
-                docs = seen[qid] = {}
-                run[qid] = []
-            first = docs.setdefault(doc, lineno)
-            if first != lineno:
-                raise ValueError(
-                    f"{label}, line {lineno}: document {doc!r} is listed twice for query {qid!r} "
-                    f"(lines {first} and {lineno})"
-                )
-            run[qid].append(Posting(doc, score, rank))
-    if not run:
+                refuse(f"{where}: score must be finite, got {score_s!r}")
+            try:
+                ranks.append(rank)
+            except OverflowError:
+                refuse(f"{where}: rank must be an integer within ±2^63, got {rank_s!r}")
+            qcodes.append(queries.setdefault(qid, len(queries)))
+            dcodes.append(docs.setdefault(doc, len(docs)))
+            scores.append(score)
+            lines.append(lineno)
+    if not queries:
         raise ValueError(f"{label}: the run has no line (no query, no document)")
-    return run
+    q, d = np.frombuffer(qcodes, dtype=np.int32), np.frombuffer(dcodes, dtype=np.int32)
+    if _has_repeat(q, d, len(docs)):
+        _raise_repeat(q, d, len(docs), np.frombuffer(lines, dtype=np.int64), queries, docs, label)
+    vocabulary = np.empty(len(docs), dtype=object)
+    vocabulary[:] = list(docs)
+    return RunColumns.from_rows(q, list(queries), d, vocabulary, np.frombuffer(scores, dtype=np.float64),
+                                np.frombuffer(ranks, dtype=np.int64))
+
+
+def _raise_repeat(qcodes: NDArray[Any], dcodes: NDArray[Any], n_docs: int, lines: NDArray[np.int64],
+                  queries: dict[str, int], docs: dict[str, int], label: str) -> None:
+    found = _first_repeat(qcodes, dcodes, n_docs)
+    if found is None:
+        return
+    first, repeat = found
+    qid = next(q for q, c in queries.items() if c == qcodes[repeat])
+    doc = next(d for d, c in docs.items() if c == dcodes[repeat])
+    raise ValueError(f"{label}, line {lines[repeat]}: document {doc!r} is listed twice for query {qid!r} "
+                     f"(lines {lines[first]} and {lines[repeat]})")
 
 
 def read_qrels(source: Source, *, name: str | None = None) -> Qrels:
@@ -151,9 +330,9 @@ def _id_list(ids: Sequence[str]) -> str:
     return shown + (f", ... ({len(ids)} in all)" if more > 0 else "")
 
 
-def align(run: Mapping[str, Sequence[Posting]], qrels: Mapping[str, Mapping[str, int]], *,
-          missing: str = "drop") -> dict[str, Sequence[Posting]]:
-    """Reconcile the queries of a run with those of its qrels.
+def align(run: _R, qrels: Mapping[str, Mapping[str, int]], *, missing: str = "drop") -> _R:
+    """Reconcile the queries of a run (``{qid: [Posting]}`` or :class:`RunColumns`) with those of
+    its qrels.
 
     Run queries absent from the qrels are handled by ``missing``:
 
@@ -166,12 +345,14 @@ def align(run: Mapping[str, Sequence[Posting]], qrels: Mapping[str, Mapping[str,
 
     Qrels queries absent from the run are reported with a :class:`MissingQueriesWarning` and
     ignored (their relevant documents count for no list). Returns the run's queries to keep,
-    in the run's order.
+    in the run's order, in the form given.
     """
     if missing not in MISSING_POLICIES:
         raise ValueError(f"missing must be one of {MISSING_POLICIES}, got {missing!r}")
-    unjudged = [q for q in run if q not in qrels]
-    unranked = [q for q in qrels if q not in run]
+    qids = run.qids if isinstance(run, RunColumns) else tuple(run)
+    ranked = set(qids)
+    unjudged = [q for q in qids if q not in qrels]
+    unranked = [q for q in qrels if q not in ranked]
     if unranked:
         warnings.warn(
             f"{_count(unranked, 'qrels query is', 'qrels queries are')} not in the run and "
@@ -189,15 +370,17 @@ def align(run: Mapping[str, Sequence[Posting]], qrels: Mapping[str, Mapping[str,
             f"no relevant document): {_id_list(unjudged)}",
             MissingQueriesWarning, stacklevel=3,
         )
-        kept = {q: p for q, p in run.items() if q in qrels}
+        kept = [q for q in qids if q in qrels]
         if not kept:
             raise ValueError("no query of the run is in the qrels")
-        return kept
-    return dict(run)
+        if isinstance(run, RunColumns):
+            return run.select(kept)  # type: ignore[return-value]
+        return {q: run[q] for q in kept}  # type: ignore[return-value]
+    return run if isinstance(run, RunColumns) else dict(run)  # type: ignore[return-value]
 
 
 def load_trec(
-    run: Source | Mapping[str, Sequence[Posting]],
+    run: Source | Mapping[str, Sequence[Posting]] | RunColumns,
     qrels: Source | Mapping[str, Mapping[str, int]] | None = None,
     *,
     threshold: float = 1,
@@ -206,7 +389,8 @@ def load_trec(
 ) -> RankedLists:
     """Read a run (and qrels) into :class:`RankedLists`.
 
-    :param run: a run file (see :func:`read_run`) or an already read ``{qid: [Posting]}``.
+    :param run: a run file (see :func:`read_run_columns`), or an already read run: columns or
+        ``{qid: [Posting]}``.
     :param qrels: a qrels file (see :func:`read_qrels`), an already read
         ``{qid: {doc_id: relevance}}``, or None for unjudged lists.
     :param threshold: relevance at or above which a document counts as relevant.
@@ -223,12 +407,13 @@ def load_trec(
         relevance 0), and the errors of :func:`read_run`, :func:`read_qrels` and :func:`align`.
     """
     threshold = check_threshold(threshold)
-    postings = run if isinstance(run, Mapping) else read_run(run)
+    columns = (run if isinstance(run, RunColumns) else RunColumns.from_postings(run)
+               if isinstance(run, Mapping) else read_run_columns(run))
     if qrels is None:
-        return RankedLists.from_postings(postings, None, threshold=threshold, ordering=ordering)
+        return RankedLists.from_columns(columns, None, threshold=threshold, ordering=ordering)
     judged = qrels if isinstance(qrels, Mapping) else read_qrels(qrels)
-    postings = align(postings, judged, missing=missing)
-    lists = RankedLists.from_postings(postings, judged, threshold=threshold, ordering=ordering)
+    columns = align(columns, judged, missing=missing)
+    lists = RankedLists.from_columns(columns, judged, threshold=threshold, ordering=ordering)
     warn_if_nothing_relevant(lists)
     return lists
 
@@ -240,11 +425,13 @@ def _check_token(value: str, what: str) -> None:
 
 def write_run(path: str | os.PathLike[str], lists: RankedLists, cuts: Any = None, *,
               tag: str = "rankcut") -> None:
-    """Write the kept prefix of every list as a TREC run, atomically.
+    """Write the kept prefix of every list as a TREC run (or Parquet, by the suffix ``.parquet``),
+    atomically.
 
     Each query's first ``cuts[i]`` documents are written in list order with ranks ``1..k``, the
     scores as stored (``repr`` of the float, so they read back exactly) and ``tag``. A cut of 0
-    writes no line for that query. ``cuts=None`` writes the whole lists.
+    writes no line for that query. ``cuts=None`` writes the whole lists. A ``.parquet`` path gets
+    the columns of :func:`rankcut.data.parquet.write_parquet_run` instead.
 
     The file is written to a temporary file in the same folder and moved over ``path`` with
     :func:`os.replace`, so an error never leaves a half-written run behind.
@@ -261,12 +448,41 @@ def write_run(path: str | os.PathLike[str], lists: RankedLists, cuts: Any = None
     if not out.parent.is_dir():
         what = "is not a folder" if out.parent.exists() else "does not exist"
         raise FileNotFoundError(f"cannot write {out}: output folder {out.parent} {what}")
-    buf = io.StringIO()
-    for i, qid in enumerate(lists.qids):
-        n = int(k[i])
-        if n:
-            _check_token(qid, "query id")
-        for j, (doc, score) in enumerate(zip(lists.doc_ids[i, :n], lists.scores[i, :n], strict=True)):
-            _check_token(doc, f"document id (query {qid!r})")
-            buf.write(f"{qid} Q0 {doc} {j + 1} {float(score)!r} {tag}\n")
-    write_atomic(out, buf.getvalue().encode("utf-8"))
+    kept = np.arange(lists.max_len)[None, :] < k[:, None]
+    _check_ids(lists, kept)
+    if out.suffix.lower() == ".parquet":
+        from rankcut.data.parquet import write_parquet_run
+
+        write_parquet_run(out, lists, kept, tag=tag)
+        return
+    rows = np.repeat(np.arange(len(lists)), k).tolist()
+    ranks = np.broadcast_to(np.arange(1, lists.max_len + 1), kept.shape)[kept].tolist()
+    docs = lists.vocabulary[lists.doc_codes[kept]].tolist()
+    scores = lists.scores[kept].tolist()
+    qids = lists.qids
+    text = "".join([f"{qids[r]} Q0 {d} {j} {s!r} {tag}\n"
+                    for r, d, j, s in zip(rows, docs, ranks, scores, strict=True)])
+    write_atomic(out, text.encode("utf-8"))
+
+
+def _bad_token(value: object) -> bool:
+    return not isinstance(value, str) or not value or any(c.isspace() for c in value)
+
+
+def _check_ids(lists: RankedLists, kept: NDArray[np.bool_]) -> None:
+    """The error :func:`_check_token` gives for the first id, in writing order, that cannot be
+    written; each distinct id is checked once."""
+    used = np.unique(lists.doc_codes[kept])
+    bad_code = np.zeros(len(lists.vocabulary), dtype=bool)
+    bad_code[used] = [_bad_token(d) for d in lists.vocabulary[used].tolist()]
+    bad_cell = bad_code[lists.doc_codes] & kept
+    bad_qid = np.array([_bad_token(q) for q in lists.qids]) & kept.any(axis=1)
+    bad_row = bad_qid | bad_cell.any(axis=1)
+    if not bad_row.any():
+        return
+    i = int(np.flatnonzero(bad_row)[0])
+    qid = lists.qids[i]
+    if bad_qid[i]:
+        _check_token(qid, "query id")
+    doc = lists.vocabulary[lists.doc_codes[i, int(np.flatnonzero(bad_cell[i])[0])]]
+    _check_token(doc, f"document id (query {qid!r})")
