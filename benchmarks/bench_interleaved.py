@@ -38,18 +38,12 @@ from rankcut.certify.screening import ReviewRule, cost_floor, plan_review
 from rankcut.certify.sequential import operating_characteristics
 from rankcut.certify.simulate import simulate_interleaved
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_label_efficient import buscar_depth  # noqa: E402 -- a script beside this one
+
 POLICIES = {"precision": PrecisionPolicy(), "projected": ProjectedCostPolicy()}
 DELTA = 0.05
 
-
-def buscar_depth(y: NDArray[np.int64], target: float, step: int = 50) -> int:
-    from buscarpy import calculate_h0
-
-    for k in range(step, y.size, step):
-        p = calculate_h0(y[:k], N=y.size, recall_target=target)
-        if p is not None and p < DELTA:
-            return k
-    return int(y.size)
 
 
 def topic_row(args: tuple[str, NDArray[np.int64], float, int, tuple[str, ...], bool]) -> dict:
@@ -123,7 +117,6 @@ def main() -> None:
         ap.error("--run and --qrels go together")
     targets = args.target or [0.8, 0.95]
     policies = tuple(args.policy or sorted(POLICIES))
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_label_efficient import clef, screening_sets, trec_topics
 
     if args.run:

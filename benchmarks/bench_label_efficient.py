@@ -109,11 +109,14 @@ def screening_sets() -> dict[str, NDArray[np.int64]]:
     return out
 
 
-def buscar_depth(y: NDArray[np.int64], step: int = 50) -> int:
+def buscar_depth(y: NDArray[np.int64], target: float = TARGET, step: int = 50) -> int:
+    """Where buscar (Callaghan & Müller-Hansen 2020) stops on the labels ``y`` in reading order: the
+    first multiple of ``step`` at which "recall < target" is rejected at ``DELTA`` (all if never);
+    the interleaved and review benchmarks use it too."""
     from buscarpy import calculate_h0
 
     for k in range(step, y.size, step):
-        p = calculate_h0(y[:k], N=y.size, recall_target=TARGET)
+        p = calculate_h0(y[:k], N=y.size, recall_target=target)
         if p is not None and p < DELTA:
             return k
     return int(y.size)

@@ -57,6 +57,9 @@ from rankcut.review.cal import CALScreener
 from rankcut.review.records import Records, load_records
 from rankcut.review.simulate import simulate_review
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_label_efficient import buscar_depth  # noqa: E402 -- a script beside this one
+
 DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
 DELTA = 0.05
 TARGETS = (0.8, 0.95)
@@ -117,15 +120,6 @@ def asreview_order(python: str, path: Path, records: Records, seed: int, prior: 
         raise RuntimeError(f"ASReview stopped on {path.name} before its last relevant record")
     return np.concatenate([order, np.setdiff1d(np.arange(len(records)), order)])
 
-
-def buscar_depth(y: NDArray[np.int64], target: float, step: int = 50) -> int:
-    from buscarpy import calculate_h0
-
-    for k in range(step, y.size, step):
-        p = calculate_h0(y[:k], N=y.size, recall_target=target)
-        if p is not None and p < DELTA:
-            return k
-    return int(y.size)
 
 
 def consecutive_depth(y: NDArray[np.int64], n: int) -> int:
