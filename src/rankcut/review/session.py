@@ -31,6 +31,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -172,15 +173,15 @@ def start(records: Records, folder: str | os.PathLike[str], *, target_recall: fl
             seed=seed, texts=out / TEXTS_FILE, policy=policy,
             screener={"name": CAL, "config": {"cal": cal.to_json(), "prior": prior,
                                               "ranked": bool(records.ranked)}})
-    except BaseException:   # nothing frozen: leave no half-started review behind
-        for name in (RUN_FILE, TEXTS_FILE):
-            (out / name).unlink(missing_ok=True)
-        if made and not any(out.iterdir()):
+        workflow.plan(out)
+        workflow.sample(out)
+        _record_prior(out)
+    except BaseException:   # the folder was empty: leave no half-started review behind
+        for child in out.iterdir():
+            shutil.rmtree(child) if child.is_dir() else child.unlink()
+        if made:
             out.rmdir()
         raise
-    workflow.plan(out)
-    workflow.sample(out)
-    _record_prior(out)
     return manifest
 
 
@@ -189,6 +190,10 @@ def start(records: Records, folder: str | os.PathLike[str], *, target_recall: fl
 
 
 def _manifest(folder: Path) -> Manifest:
+    if not (folder / MANIFEST_FILE).is_file():
+        what = "does not exist" if not folder.exists() else "holds no review"
+        raise FileNotFoundError(f"review folder {folder} {what} (start one with rankcut review start "
+                                f"RECORDS --folder {folder})")
     manifest = load_manifest(folder)
     if manifest.get("screener", {}).get("name") != CAL:
         raise ValueError(f"{folder} is not a review folder of rankcut review (its screener is "

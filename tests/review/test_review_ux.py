@@ -1,0 +1,35 @@
+"""A new user's mistakes with ``rankcut review``: one-line refusals, nothing half-written (ux22)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from rankcut.cli.main import app
+
+
+def _run(*args: object) -> tuple[int, str, str]:
+    out = CliRunner().invoke(app, [str(a) for a in args])
+    return out.exit_code, out.stdout, out.stderr
+
+
+def test_a_start_that_fails_after_the_freeze_leaves_no_folder(tmp_path: Path) -> None:
+    # one-letter words: the ranker's tf-idf has no vocabulary, which only the first step finds out
+    (tmp_path / "r.csv").write_text("record_id,title,abstract\n1,a,b\n2,c,d\n")
+    folder = tmp_path / "R"
+    code, _, err = _run("review", "start", tmp_path / "r.csv", "--folder", folder, "--seed", 1)
+    assert code == 2 and err.startswith("error: ") and len(err.strip().splitlines()) == 1
+    assert not folder.exists()
+    folder.mkdir()      # an empty folder given: it stays, empty
+    code, _, _ = _run("review", "start", tmp_path / "r.csv", "--folder", folder, "--seed", 1)
+    assert code == 2 and folder.is_dir() and not any(folder.iterdir())
+
+
+def test_a_step_before_start_names_rankcut_review_start(tmp_path: Path) -> None:
+    for folder in (tmp_path / "nope", tmp_path):
+        for command in ("next", "status", "certify"):
+            code, _, err = _run("review", command, "--folder", folder)
+            assert code == 2 and len(err.strip().splitlines()) == 1, err
+            assert f"review folder {folder}" in err and "rankcut review start" in err, err
+            assert "audit freeze" not in err
