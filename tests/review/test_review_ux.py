@@ -33,3 +33,31 @@ def test_a_step_before_start_names_rankcut_review_start(tmp_path: Path) -> None:
             assert code == 2 and len(err.strip().splitlines()) == 1, err
             assert f"review folder {folder}" in err and "rankcut review start" in err, err
             assert "audit freeze" not in err
+
+
+def _labelled(path: Path, n: int = 40) -> None:
+    """``n`` records about cats or dogs, every fourth one relevant (label_included)."""
+    rows = [f"r{i},Study {i},{'cats purr softly' if i % 4 == 0 else 'dogs bark loudly'} {i},{int(i % 4 == 0)}"
+            for i in range(n)]
+    path.write_text("record_id,title,abstract,label_included\n" + "\n".join(rows) + "\n")
+
+
+def test_ctrl_c_in_a_simulation_says_how_to_resume(tmp_path: Path, monkeypatch) -> None:
+    from rankcut.audit import workflow
+
+    _labelled(tmp_path / "r.csv")
+    folder = tmp_path / "S"
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(workflow, "certify", interrupted)   # after the labels, before the certificate
+        code, _, err = _run("review", "simulate", tmp_path / "r.csv", "--folder", folder, "--seed", 1)
+    assert code == 130 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("interrupted: ") and "records read are recorded in" in err
+    resume = err.split("resume with ", 1)[1].split()
+    assert resume[:6] == ["rankcut", "review", "label", "--folder", str(folder), "--simulate"]
+    code, out, err = _run(*resume[1:])
+    assert code == 0, err
+    assert _run("review", "certify", "--folder", folder)[0] == 0
