@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -61,3 +62,20 @@ def test_ctrl_c_in_a_simulation_says_how_to_resume(tmp_path: Path, monkeypatch) 
     code, out, err = _run(*resume[1:])
     assert code == 0, err
     assert _run("review", "certify", "--folder", folder)[0] == 0
+
+
+def test_labels_of_records_not_asked_for_yet_are_named_as_not_recorded(tmp_path: Path) -> None:
+    _labelled(tmp_path / "r.csv")
+    unlabelled = (tmp_path / "r.csv").read_text().replace(",1\n", ",\n").replace(",0\n", ",\n")
+    (tmp_path / "s.csv").write_text(unlabelled)
+    folder = tmp_path / "R"
+    code, out, err = _run("review", "start", tmp_path / "s.csv", "--folder", folder, "--seed", 1, "--json")
+    assert code == 0, err
+    asked = json.loads(out)["next_record"]["record_id"]
+    other = next(f"r{i}" for i in range(40) if f"r{i}" != asked)
+    (tmp_path / "l.csv").write_text(f"record_id,label\n{asked},no\n{other},yes\n")
+    code, out, err = _run("review", "label", "--folder", folder, "--from", tmp_path / "l.csv")
+    assert code == 0 and "recorded 1 labels" in out, err
+    assert err.strip().splitlines() == [
+        f"warning: {tmp_path / 'l.csv'}: 1 of its labels are not recorded: the review has not asked for "
+        f"those records yet (record {other}): give them again when rankcut review next names them"]

@@ -33,7 +33,8 @@ import re
 import secrets
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -270,14 +271,18 @@ def _ask(folder: Path, input: Callable[[str], str], output: Callable[[str], Any]
 
 def _unread_prior(folder: Path) -> bool:
     """Whether a record of the prior knowledge is not read yet."""
-    prior = _prior(_manifest(folder))
-    if not prior:
-        return False
+    return bool(_unread(folder, _prior(_manifest(folder))))
+
+
+def _unread(folder: Path, ids: Iterable[str]) -> list[str]:
+    """Those of ``ids`` that the review has not read (no label recorded), in the given order."""
+    ids = list(ids)
+    if not ids or not (folder / LABELS_FILE).exists():
+        return ids
     qid, _ = _items(folder)
-    if not (folder / LABELS_FILE).exists():
-        return True
     with LabelStore(folder / LABELS_FILE, readonly=True) as store:
-        return len(store.get([(qid, rid) for rid in prior])) < len(prior)
+        read = store.get([(qid, rid) for rid in ids])
+    return [rid for rid in ids if (qid, rid) not in read]
 
 
 def read_labels(source: str | os.PathLike[str], ids: Sequence[str]) -> dict[str, int]:
@@ -382,9 +387,16 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
                          f"frozen at start says {prior[clash]}")
     with _label_file(out, given, Path(from_file).name) as path:
         try:
-            return workflow.label(out, from_file=path)
+            result = workflow.label(out, from_file=path)
         except ValueError as err:   # the translated file's errors name the reviewer's file
             raise ValueError(str(err).replace(str(path), str(from_file))) from None
+    waiting = _unread(out, given)
+    if waiting:
+        shown = ", ".join(waiting[:5]) + (", ..." if len(waiting) > 5 else "")
+        warnings.warn(f"{from_file}: {len(waiting)} of its labels are not recorded: the review has not "
+                      f"asked for those records yet (record {shown}): give them again when rankcut review "
+                      "next names them", stacklevel=2)
+    return result
 
 
 # ---------------------------------------------------------------------------------------------
