@@ -79,3 +79,12 @@ def test_labels_of_records_not_asked_for_yet_are_named_as_not_recorded(tmp_path:
     assert err.strip().splitlines() == [
         f"warning: {tmp_path / 'l.csv'}: 1 of its labels are not recorded: the review has not asked for "
         f"those records yet (record {other}): give them again when rankcut review next names them"]
+
+
+def test_simulating_twice_into_one_folder_says_how_to_go_on(tmp_path: Path) -> None:
+    _labelled(tmp_path / "r.csv")
+    folder = tmp_path / "S"
+    assert _run("review", "simulate", tmp_path / "r.csv", "--folder", folder, "--seed", 1)[0] == 0
+    code, _, err = _run("review", "simulate", tmp_path / "r.csv", "--folder", folder, "--seed", 1)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "already holds a review" in err and "rankcut review label --simulate" in err

@@ -149,7 +149,8 @@ def start(records: Records, folder: str | os.PathLike[str], *, target_recall: fl
     out = Path(folder)
     if (out / MANIFEST_FILE).exists():
         raise FileExistsError(f"{out} already holds a review ({out / MANIFEST_FILE}); a review is started "
-                              "once — resume it (rankcut review next), or start into a new folder")
+                              "once — resume it (rankcut review next; a simulation: rankcut review label "
+                              "--simulate), or start into a new folder")
     if out.is_dir() and any(out.iterdir()):
         raise ValueError(f"{out} is not empty: start a review into a new or empty folder")
     spaced = next((i for i, rid in enumerate(records.ids) if not rid or re.search(r"\s", rid)), None)
