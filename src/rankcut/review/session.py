@@ -92,8 +92,12 @@ def _cal(texts_path: str, texts_sha: str, items: tuple[Item, ...], config: str) 
     prior = np.full(len(items), -1, dtype=np.int8)
     for rid, y in spec["prior"].items():
         prior[index[rid]] = y
-    return CALScreener([texts[item] for item in items], CALConfig.from_json(spec["cal"]), prior=prior,
-                       ranked=bool(spec["ranked"]))
+    try:
+        return CALScreener([texts[item] for item in items], CALConfig.from_json(spec["cal"]), prior=prior,
+                           ranked=bool(spec["ranked"]))
+    except ValueError as err:   # scikit-learn's words: name what the ranker could not read
+        raise ValueError(f"the ranker finds no word in the titles and abstracts of the {len(items)} records "
+                         f"to learn from ({err}; words of one letter are not read)") from None
 
 
 class _OncePerStep:
