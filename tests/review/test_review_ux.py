@@ -89,3 +89,11 @@ def test_simulating_twice_into_one_folder_says_how_to_go_on(tmp_path: Path) -> N
     code, _, err = _run("review", "simulate", tmp_path / "r.csv", "--folder", folder, "--seed", 1)
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert "already holds a review" in err and "rankcut review label --simulate" in err
+
+
+def test_a_semicolon_separated_csv_is_named_as_such(tmp_path: Path) -> None:
+    (tmp_path / "r.csv").write_text("record_id;title;abstract\n1;cats sleep;cats sleep well\n")
+    code, _, err = _run("review", "start", tmp_path / "r.csv", "--folder", tmp_path / "R")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "r.csv, line 1: the header names no 'title' column" in err
+    assert "the file looks separated by ';': save it with ',' (*.csv) or tabs (*.tsv)" in err
