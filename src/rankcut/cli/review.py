@@ -197,7 +197,9 @@ def start(
     options = {"target_recall": target_recall, "delta": delta, "seed": seed, "policy": policy,
                "config": _config(model, seed_query)}
     if simulate:
-        _simulated(recs, folder, qrels, options, show_progress(as_json=as_json), as_json)
+        again = _label_again(folder, records, format=fmt, texts=texts, query=query,
+                             label_column=label_column, qrels=qrels)
+        _simulated(recs, folder, qrels, options, show_progress(as_json=as_json), as_json, again)
         return
     if qrels is not None and fmt != "trec":
         raise ValueError("--qrels is for --simulate (or the labels of --format trec)")
@@ -237,8 +239,38 @@ def _known(folder: Path, records: Path | None, qrels: Path | None, fmt: str | No
     return dict(zip(recs.ids, recs.labels.tolist(), strict=True))
 
 
+def _label_again(folder: Path, records: Path | None, **options: Any) -> str:
+    """The ``rankcut review label --simulate`` command that goes on with the same known labels."""
+    words = ["rankcut", "review", "label", "--folder", str(folder), "--simulate"]
+    if records is not None:
+        words += ["--records", str(records)]
+    for name, value in options.items():
+        if value is not None:
+            words += [f"--{name.replace('_', '-')}", str(value)]
+    return shlex.join(words)
+
+
+@contextmanager
+def _interrupted(folder: Path, resume: str) -> Iterator[None]:
+    """Ctrl-C: one line saying what is recorded and the command that resumes, exit status 130 (every
+    answer is written at once, so nothing is lost but the step being taken)."""
+    from rankcut.audit.manifest import MANIFEST_FILE
+    from rankcut.review import session
+
+    try:
+        yield
+    except KeyboardInterrupt:
+        if not (folder / MANIFEST_FILE).is_file():   # start removes what it wrote
+            typer.echo(f"interrupted: nothing was started in {folder}", err=True)
+        else:
+            read = session.status(folder)["read"]
+            typer.echo(f"interrupted: {read} records read are recorded in {folder}; resume with {resume}",
+                       err=True)
+        raise typer.Exit(130) from None
+
+
 def _simulated(recs: Any, folder: Path, qrels: Path | None, options: dict[str, Any], progress: bool,
-               as_json: bool) -> None:
+               as_json: bool, resume: str) -> None:
     from rankcut.data.trec import read_qrels
     from rankcut.review import session
 
@@ -249,7 +281,8 @@ def _simulated(recs: Any, folder: Path, qrels: Path | None, options: dict[str, A
             raise ValueError(f"--qrels {qrels}: give qrels of one query (they hold {len(judged)})")
         grades = next(iter(judged.values()))
         known = {rid: int(grades.get(rid, 0) > 0) for rid in recs.ids}
-    result = session.simulate(recs, folder, known=known, progress=progress, **options)
+    with _interrupted(folder, resume):
+        result = session.simulate(recs, folder, known=known, progress=progress, **options)
     if as_json:
         typer.echo(result.to_json())
         return
@@ -300,7 +333,10 @@ def label(
         raise ValueError("give one source of labels: --from FILE, --interactive or --simulate")
     if not simulate and (records or qrels or next_n is not None):
         raise ValueError("--records, --qrels and --next are for --simulate")
-    with bars(show_progress(as_json=as_json) and simulate):
+    again = (_label_again(folder, records, format=fmt, texts=texts, query=query, label_column=label_column,
+                          qrels=qrels) if simulate else
+             shlex.join(["rankcut", "review", "next", "--folder", str(folder)]))
+    with bars(show_progress(as_json=as_json) and simulate), _interrupted(folder, again):
         if simulate:
             known = _known(folder, records, qrels, fmt, texts, label_column, query)
             result = session.label(folder, known=known, limit=next_n)
@@ -395,5 +431,8 @@ def simulate(
                        prior_relevant)
     options = {"target_recall": target_recall, "delta": delta, "seed": seed, "policy": policy,
                "config": _config(model, None)}
+    again = (_label_again(folder, None, qrels=qrels) if qrels is not None and fmt != "trec" else
+             _label_again(folder, records, format=fmt, texts=texts, query=query, label_column=label_column,
+                          qrels=qrels))
     _simulated(recs, folder, None if fmt == "trec" else qrels, options, show_progress(as_json=as_json),
-               as_json)
+               as_json, again)

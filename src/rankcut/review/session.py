@@ -31,8 +31,10 @@ import json
 import os
 import re
 import secrets
+import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -90,8 +92,12 @@ def _cal(texts_path: str, texts_sha: str, items: tuple[Item, ...], config: str) 
     prior = np.full(len(items), -1, dtype=np.int8)
     for rid, y in spec["prior"].items():
         prior[index[rid]] = y
-    return CALScreener([texts[item] for item in items], CALConfig.from_json(spec["cal"]), prior=prior,
-                       ranked=bool(spec["ranked"]))
+    try:
+        return CALScreener([texts[item] for item in items], CALConfig.from_json(spec["cal"]), prior=prior,
+                           ranked=bool(spec["ranked"]))
+    except ValueError as err:   # scikit-learn's words: name what the ranker could not read
+        raise ValueError(f"the ranker finds no word in the titles and abstracts of the {len(items)} records "
+                         f"to learn from ({err}; words of one letter are not read)") from None
 
 
 class _OncePerStep:
@@ -147,7 +153,8 @@ def start(records: Records, folder: str | os.PathLike[str], *, target_recall: fl
     out = Path(folder)
     if (out / MANIFEST_FILE).exists():
         raise FileExistsError(f"{out} already holds a review ({out / MANIFEST_FILE}); a review is started "
-                              "once — resume it (rankcut review next), or start into a new folder")
+                              "once — resume it (rankcut review next; a simulation: rankcut review label "
+                              "--simulate), or start into a new folder")
     if out.is_dir() and any(out.iterdir()):
         raise ValueError(f"{out} is not empty: start a review into a new or empty folder")
     spaced = next((i for i, rid in enumerate(records.ids) if not rid or re.search(r"\s", rid)), None)
@@ -172,15 +179,15 @@ def start(records: Records, folder: str | os.PathLike[str], *, target_recall: fl
             seed=seed, texts=out / TEXTS_FILE, policy=policy,
             screener={"name": CAL, "config": {"cal": cal.to_json(), "prior": prior,
                                               "ranked": bool(records.ranked)}})
-    except BaseException:   # nothing frozen: leave no half-started review behind
-        for name in (RUN_FILE, TEXTS_FILE):
-            (out / name).unlink(missing_ok=True)
-        if made and not any(out.iterdir()):
+        workflow.plan(out)
+        workflow.sample(out)
+        _record_prior(out)
+    except BaseException:   # the folder was empty: leave no half-started review behind
+        for child in out.iterdir():
+            shutil.rmtree(child) if child.is_dir() else child.unlink()
+        if made:
             out.rmdir()
         raise
-    workflow.plan(out)
-    workflow.sample(out)
-    _record_prior(out)
     return manifest
 
 
@@ -189,6 +196,10 @@ def start(records: Records, folder: str | os.PathLike[str], *, target_recall: fl
 
 
 def _manifest(folder: Path) -> Manifest:
+    if not (folder / MANIFEST_FILE).is_file():
+        what = "does not exist" if not folder.exists() else "holds no review"
+        raise FileNotFoundError(f"review folder {folder} {what} (start one with rankcut review start "
+                                f"RECORDS --folder {folder})")
     manifest = load_manifest(folder)
     if manifest.get("screener", {}).get("name") != CAL:
         raise ValueError(f"{folder} is not a review folder of rankcut review (its screener is "
@@ -265,14 +276,18 @@ def _ask(folder: Path, input: Callable[[str], str], output: Callable[[str], Any]
 
 def _unread_prior(folder: Path) -> bool:
     """Whether a record of the prior knowledge is not read yet."""
-    prior = _prior(_manifest(folder))
-    if not prior:
-        return False
+    return bool(_unread(folder, _prior(_manifest(folder))))
+
+
+def _unread(folder: Path, ids: Iterable[str]) -> list[str]:
+    """Those of ``ids`` that the review has not read (no label recorded), in the given order."""
+    ids = list(ids)
+    if not ids or not (folder / LABELS_FILE).exists():
+        return ids
     qid, _ = _items(folder)
-    if not (folder / LABELS_FILE).exists():
-        return True
     with LabelStore(folder / LABELS_FILE, readonly=True) as store:
-        return len(store.get([(qid, rid) for rid in prior])) < len(prior)
+        read = store.get([(qid, rid) for rid in ids])
+    return [rid for rid in ids if (qid, rid) not in read]
 
 
 def read_labels(source: str | os.PathLike[str], ids: Sequence[str]) -> dict[str, int]:
@@ -377,9 +392,16 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
                          f"frozen at start says {prior[clash]}")
     with _label_file(out, given, Path(from_file).name) as path:
         try:
-            return workflow.label(out, from_file=path)
+            result = workflow.label(out, from_file=path)
         except ValueError as err:   # the translated file's errors name the reviewer's file
             raise ValueError(str(err).replace(str(path), str(from_file))) from None
+    waiting = _unread(out, given)
+    if waiting:
+        shown = ", ".join(waiting[:5]) + (", ..." if len(waiting) > 5 else "")
+        warnings.warn(f"{from_file}: {len(waiting)} of its labels are not recorded: the review has not "
+                      f"asked for those records yet (record {shown}): give them again when rankcut review "
+                      "next names them", stacklevel=2)
+    return result
 
 
 # ---------------------------------------------------------------------------------------------

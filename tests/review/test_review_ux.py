@@ -1,0 +1,99 @@
+"""A new user's mistakes with ``rankcut review``: one-line refusals, nothing half-written (ux22)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from rankcut.cli.main import app
+
+
+def _run(*args: object) -> tuple[int, str, str]:
+    out = CliRunner().invoke(app, [str(a) for a in args])
+    return out.exit_code, out.stdout, out.stderr
+
+
+def test_a_start_that_fails_after_the_freeze_leaves_no_folder(tmp_path: Path) -> None:
+    # one-letter words: the ranker's tf-idf has no vocabulary, which only the first step finds out
+    (tmp_path / "r.csv").write_text("record_id,title,abstract\n1,a,b\n2,c,d\n")
+    folder = tmp_path / "R"
+    code, _, err = _run("review", "start", tmp_path / "r.csv", "--folder", folder, "--seed", 1)
+    assert code == 2 and err.startswith("error: ") and len(err.strip().splitlines()) == 1
+    assert "the ranker finds no word in the titles and abstracts of the 2 records" in err
+    assert not folder.exists()
+    folder.mkdir()      # an empty folder given: it stays, empty
+    code, _, _ = _run("review", "start", tmp_path / "r.csv", "--folder", folder, "--seed", 1)
+    assert code == 2 and folder.is_dir() and not any(folder.iterdir())
+
+
+def test_a_step_before_start_names_rankcut_review_start(tmp_path: Path) -> None:
+    for folder in (tmp_path / "nope", tmp_path):
+        for command in ("next", "status", "certify"):
+            code, _, err = _run("review", command, "--folder", folder)
+            assert code == 2 and len(err.strip().splitlines()) == 1, err
+            assert f"review folder {folder}" in err and "rankcut review start" in err, err
+            assert "audit freeze" not in err
+
+
+def _labelled(path: Path, n: int = 40) -> None:
+    """``n`` records about cats or dogs, every fourth one relevant (label_included)."""
+    rows = [f"r{i},Study {i},{'cats purr softly' if i % 4 == 0 else 'dogs bark loudly'} {i},{int(i % 4 == 0)}"
+            for i in range(n)]
+    path.write_text("record_id,title,abstract,label_included\n" + "\n".join(rows) + "\n")
+
+
+def test_ctrl_c_in_a_simulation_says_how_to_resume(tmp_path: Path, monkeypatch) -> None:
+    from rankcut.audit import workflow
+
+    _labelled(tmp_path / "r.csv")
+    folder = tmp_path / "S"
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(workflow, "certify", interrupted)   # after the labels, before the certificate
+        code, _, err = _run("review", "simulate", tmp_path / "r.csv", "--folder", folder, "--seed", 1)
+    assert code == 130 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("interrupted: ") and "records read are recorded in" in err
+    resume = err.split("resume with ", 1)[1].split()
+    assert resume[:6] == ["rankcut", "review", "label", "--folder", str(folder), "--simulate"]
+    code, out, err = _run(*resume[1:])
+    assert code == 0, err
+    assert _run("review", "certify", "--folder", folder)[0] == 0
+
+
+def test_labels_of_records_not_asked_for_yet_are_named_as_not_recorded(tmp_path: Path) -> None:
+    _labelled(tmp_path / "r.csv")
+    unlabelled = (tmp_path / "r.csv").read_text().replace(",1\n", ",\n").replace(",0\n", ",\n")
+    (tmp_path / "s.csv").write_text(unlabelled)
+    folder = tmp_path / "R"
+    code, out, err = _run("review", "start", tmp_path / "s.csv", "--folder", folder, "--seed", 1, "--json")
+    assert code == 0, err
+    asked = json.loads(out)["next_record"]["record_id"]
+    other = next(f"r{i}" for i in range(40) if f"r{i}" != asked)
+    (tmp_path / "l.csv").write_text(f"record_id,label\n{asked},no\n{other},yes\n")
+    code, out, err = _run("review", "label", "--folder", folder, "--from", tmp_path / "l.csv")
+    assert code == 0 and "recorded 1 labels" in out, err
+    assert err.strip().splitlines() == [
+        f"warning: {tmp_path / 'l.csv'}: 1 of its labels are not recorded: the review has not asked for "
+        f"those records yet (record {other}): give them again when rankcut review next names them"]
+
+
+def test_simulating_twice_into_one_folder_says_how_to_go_on(tmp_path: Path) -> None:
+    _labelled(tmp_path / "r.csv")
+    folder = tmp_path / "S"
+    assert _run("review", "simulate", tmp_path / "r.csv", "--folder", folder, "--seed", 1)[0] == 0
+    code, _, err = _run("review", "simulate", tmp_path / "r.csv", "--folder", folder, "--seed", 1)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "already holds a review" in err and "rankcut review label --simulate" in err
+
+
+def test_a_semicolon_separated_csv_is_named_as_such(tmp_path: Path) -> None:
+    (tmp_path / "r.csv").write_text("record_id;title;abstract\n1;cats sleep;cats sleep well\n")
+    code, _, err = _run("review", "start", tmp_path / "r.csv", "--folder", tmp_path / "R")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "r.csv, line 1: the header names no 'title' column" in err
+    assert "the file looks separated by ';': save it with ',' (*.csv) or tabs (*.tsv)" in err
