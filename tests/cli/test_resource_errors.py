@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import rankcut.cli.cut  # noqa: F401 -- loaded before a test patches what it reads at import
 from rankcut.cli.main import app
 
 runner = CliRunner()
@@ -36,7 +37,7 @@ def test_out_of_memory_reading_a_run_names_its_lines(run_file: Path, tmp_path: P
     def exhausted(path: object) -> None:
         raise MemoryError
 
-    monkeypatch.setattr("rankcut.data.trec.read_run", exhausted)
+    monkeypatch.setattr("rankcut.data.trec.read_run_columns", exhausted)
     out = tmp_path / "cut.run"
     line = one_error(["cut", "--run", run_file, "--cutter", "fixed-k:5", "--out", out])
     assert line.startswith(f"error: ran out of memory reading 90 lines, "

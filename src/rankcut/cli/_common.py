@@ -149,7 +149,7 @@ def load_runs(paths: list[Path], judged: dict[str, Any] | None, *, threshold: fl
             raise ValueError(f"{files(paths)}: {exc}") from None
         except MemoryError as exc:
             size = (f"{count(len(run), 'query', 'queries')}, "
-                    f"{count(sum(map(len, run.values())), 'document', 'documents')}")
+                    f"{count(run.n_rows, 'document', 'documents')}")
             raise MemoryError(f"ran out of memory building the ranked lists of {files(paths)} ({size})"
                               + (f": {exc}" if str(exc) else "")) from None
 

@@ -59,7 +59,10 @@ class _Commands(MutableMapping[str, "Command"]):
         if name not in self._loaded:
             if name not in COMMANDS:
                 raise KeyError(name)
-            self._loaded[name] = _load(name)
+            try:
+                self._loaded[name] = _load(name)
+            except KeyError as err:   # not "no such command": a look-up failed inside the module
+                raise RuntimeError(f"loading the {name!r} command failed: KeyError {err}") from err
         return self._loaded[name]
 
     def __setitem__(self, name: str, command: Command) -> None:
