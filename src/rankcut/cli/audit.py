@@ -24,7 +24,7 @@ import functools
 import json
 import shlex
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -56,12 +56,13 @@ JSON = typer.Option(False, "--json", help="Print the result as JSON.")
 
 
 @contextmanager
-def spoken_as_options() -> Iterator[None]:
-    """Messages of the workflow speak in option names while a command runs; its warnings go to
-    stderr as ``warning: ...`` lines."""
+def spoken_as_options(options: Mapping[str, str] | None = None) -> Iterator[None]:
+    """Messages of the workflow speak in option names while a command runs (``options``, by default
+    rankcut audit's; rankcut review passes its own); its warnings go to stderr as ``warning: ...``
+    lines."""
     from rankcut.audit.options import OPTION_NAMES
 
-    token = OPTION_NAMES.set(_OPTIONS)
+    token = OPTION_NAMES.set(_OPTIONS if options is None else options)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

@@ -22,7 +22,6 @@ from __future__ import annotations
 import functools
 import json
 import shlex
-import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,6 +30,7 @@ from typing import Any, TypeVar
 import typer
 
 from rankcut.cli._errors import option_names, user_errors
+from rankcut.cli.audit import spoken_as_options
 
 app = typer.Typer(help="Screen records with active learning and stop with a certificate: start → next → "
                        "label → status → certify → report.", no_args_is_help=True)
@@ -48,26 +48,10 @@ FOLDER = typer.Option(..., "--folder", help="The review folder (made by start)."
 JSON = typer.Option(False, "--json", help="Print the result as JSON.")
 
 
-@contextmanager
-def _spoken() -> Iterator[None]:
-    """The workflow's messages in this command's words; its warnings as ``warning: ...`` lines."""
-    from rankcut.audit.options import OPTION_NAMES
-
-    token = OPTION_NAMES.set(_OPTIONS)
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            yield
-        for w in caught:
-            typer.echo(f"warning: {w.message}", err=True)
-    finally:
-        OPTION_NAMES.reset(token)
-
-
 def _fail_cleanly(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with user_errors(), _spoken():
+        with user_errors(), spoken_as_options(_OPTIONS):
             return fn(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
