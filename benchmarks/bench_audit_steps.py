@@ -13,7 +13,10 @@ their file status (``docs/audit.md``, "Large runs"), so its cost should not grow
     OMP_NUM_THREADS=1 nice -n 10 python benchmarks/bench_audit_steps.py --lines 1000000 --hashed
 
 With ``--keep FOLDER`` the files are written (or, when there, reused) in FOLDER; a fresh audit is
-frozen each time. The rankcut measured is the one ``import rankcut`` finds (``PYTHONPATH``).
+frozen each time. ``--run RUN --cut CUT --qrels QRELS`` audit files written otherwise instead (the
+10^8-line chain of ``docs/benchmarks.md``: the run and qrels of ``bench_scale.py``, the cut its
+``rankcut cut`` wrote); the audit folder is then made under ``--keep`` or a temporary folder. The
+rankcut measured is the one ``import rankcut`` finds (``PYTHONPATH``).
 """
 
 from __future__ import annotations
@@ -28,13 +31,12 @@ import time
 from pathlib import Path
 
 STEPS = {
-    "freeze": "wf.freeze(audit, run=d / 'run.txt', cut=d / 'cut.run', design='two-pool', target_recall=0.8, "
-              "seed=1)",
+    "freeze": "wf.freeze(audit, run=run, cut=cut, design='two-pool', target_recall=0.8, seed=1)",
     "plan": "wf.plan(audit)",
     "sample": "wf.sample(audit)",
-    "label": "wf.label(audit, qrels=d / 'qrels.txt')",
+    "label": "wf.label(audit, qrels=qrels)",
     "certify": "wf.certify(audit)",
-    "report": "write_report(audit, d / 'report' / 'report.md')",
+    "report": "write_report(audit, audit.parent / 'report' / 'report.md')",
     "status": "wf.status(audit)",
 }
 
@@ -44,8 +46,8 @@ from pathlib import Path
 t0 = time.perf_counter()
 from rankcut.audit import workflow as wf
 from rankcut.audit.report import write_report
-d, audit = Path(sys.argv[1]), Path(sys.argv[2])
-if sys.argv[3] == "hashed":
+run, cut, qrels, audit = (Path(a) for a in sys.argv[1:5])
+if sys.argv[5] == "hashed":
     import rankcut.audit.manifest
     rankcut.audit.manifest.SETTLED_NS = 1 << 62   # no input is ever settled: no status is recorded
 t1, c1 = time.perf_counter(), time.process_time()
@@ -77,18 +79,28 @@ def main() -> None:
     ap.add_argument("--depth", type=int, default=1000, help="documents per query")
     ap.add_argument("--keep", type=Path, help="write (or reuse) the inputs in this folder")
     ap.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    ap.add_argument("--run", type=Path, help="audit this run (with --cut and --qrels) instead of writing one")
+    ap.add_argument("--cut", type=Path)
+    ap.add_argument("--qrels", type=Path)
     ap.add_argument("--hashed", action="store_true",
                     help="freeze records no file status, as for inputs written just before it, so every step "
                          "hashes them in full (by default the benchmark waits until they are 2.5 s old, as a "
                          "run written before its audit is, and the steps check their status)")
     args = ap.parse_args()
+    given = (args.run, args.cut, args.qrels)
+    if any(given) and not all(given):
+        ap.error("--run, --cut and --qrels go together")
     folder = args.keep or Path(tempfile.mkdtemp(prefix="bench_audit_steps_"))
     folder.mkdir(parents=True, exist_ok=True)
-    t = time.perf_counter()
-    write_inputs(folder, args.lines, args.depth)
-    print(f"inputs in {folder} ({time.perf_counter() - t:.1f} s): run.txt "
-          f"{(folder / 'run.txt').stat().st_size / 1e6:.0f} MB", flush=True)
-    newest = max((folder / n).stat().st_ctime for n in ("run.txt", "cut.run"))
+    if all(given):
+        run, cut, qrels = (p.resolve() for p in given)
+    else:
+        run, cut, qrels = folder / "run.txt", folder / "cut.run", folder / "qrels.txt"
+        t = time.perf_counter()
+        write_inputs(folder, args.lines, args.depth)
+        print(f"inputs in {folder} ({time.perf_counter() - t:.1f} s)", flush=True)
+    print(f"run {run} ({run.stat().st_size / 1e6:.0f} MB), cut {cut}, qrels {qrels}", flush=True)
+    newest = max(p.stat().st_ctime for p in (run, cut))
     if time.time() - newest < 2.5:
         time.sleep(2.5 - (time.time() - newest))
     audit = folder / "audit"
@@ -100,8 +112,10 @@ def main() -> None:
     for name, code in STEPS.items():
         t = time.perf_counter()
         how = "hashed" if args.hashed and name == "freeze" else "-"
-        out = subprocess.run([sys.executable, "-c", CHILD.format(step=code), str(folder), str(audit), how],
-                             check=True, capture_output=True, text=True)
+        out = subprocess.run([sys.executable, "-c", CHILD.format(step=code), str(run), str(cut), str(qrels),
+                              str(audit), how], capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit(f"{name} failed:\n{out.stderr[-3000:]}")
         wall = time.perf_counter() - t
         got = json.loads(out.stdout.strip().splitlines()[-1])
         rows.append({"step": name, **got, "process_s": wall})
@@ -113,7 +127,8 @@ def main() -> None:
                                 for k, v in frozen.items())
             print(f"         (later steps check {checked})", flush=True)
     if args.json:
-        args.json.write_text(json.dumps({"lines": args.lines, "depth": args.depth, "rows": rows}, indent=2))
+        args.json.write_text(json.dumps({"run": str(run), "lines": None if all(given) else args.lines,
+                                         "depth": args.depth, "rows": rows}, indent=2))
     if args.keep is None:
         shutil.rmtree(folder)
 

@@ -317,3 +317,45 @@ def test_robust04_bm25_known_figures(robust04_paths: tuple[Path, Path]) -> None:
 def test_robust04_drmm_known_oracle(robust04_paths: tuple[Path, Path]) -> None:
     lists = load_robust04("drmm", "rank")
     assert score_at(lists, oracle_cuts(lists, "f1"), "f1").mean() == pytest.approx(0.4398, abs=5e-5)
+
+
+def _ragged_lists(seed: int) -> RankedLists:
+    rng = np.random.default_rng(seed)
+    n, width = 57, 23
+    sizes = rng.integers(1, width + 1, n)
+    mask = np.arange(width)[None, :] < sizes[:, None]
+    gains = np.where(mask, (rng.random((n, width)) < 0.3) * rng.integers(1, 3, (n, width)), 0).astype(float)
+    return RankedLists(tuple(f"q{i}" for i in range(n)), np.where(mask, 0, -1).astype(np.int32),
+                       np.array(["d"], dtype=object), np.where(mask, 1.0, np.nan), mask, gains, 1.0,
+                       (gains >= 1).sum(axis=1) + rng.integers(0, 3, n))
+
+
+@pytest.mark.parametrize("positions", [1, 24, 100, 1000])
+@pytest.mark.parametrize("metric", METRICS)
+def test_block_by_block_gives_the_bits_of_one_block(monkeypatch, positions, metric) -> None:
+    """Curves are computed a block of rows at a time (bounded memory); per-query values and the
+    mean over queries (Fixed-k's curve) are bit for bit those of the whole matrix at once."""
+    import rankcut.metrics as m
+
+    lists = _ragged_lists(positions)
+    k = np.random.default_rng(1).integers(1, lists.lengths + 1)
+    for recall_base in ("list", "judged"):
+        for allow_zero in (False, True):
+            opts = {"recall_base": recall_base, "allow_zero": allow_zero}
+            monkeypatch.setattr(m, "BLOCK_POSITIONS", 1 << 40)
+            whole = (mean_curve(lists, metric, **opts), oracle_cuts(lists, metric, **opts),
+                     score_at(lists, k, metric, **opts))
+            monkeypatch.setattr(m, "BLOCK_POSITIONS", positions)
+            blocks = (mean_curve(lists, metric, **opts), oracle_cuts(lists, metric, **opts),
+                      score_at(lists, k, metric, **opts))
+            for a, b in zip(whole, blocks, strict=True):
+                assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def test_rows_are_views_of_full_width() -> None:
+    lists = _ragged_lists(0)
+    part = lists.rows(10, 20)
+    assert part.qids == lists.qids[10:20] and part.max_len == lists.max_len
+    for a, b in ((part.gains, lists.gains), (part.mask, lists.mask), (part.doc_codes, lists.doc_codes)):
+        assert np.shares_memory(a, b)
+    assert np.array_equal(part.lengths, lists.lengths[10:20])

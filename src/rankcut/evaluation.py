@@ -49,7 +49,7 @@ from rankcut.cutters import Cutter, clone, cutter_class, make_cutter
 from rankcut.data.io import open_text
 from rankcut.data.lists import RankedLists
 from rankcut.data.trec import MissingQueriesWarning
-from rankcut.parallel import Executor, InProcess, cut_shard, shard_bounds, shard_lists
+from rankcut.parallel import Executor, InProcess, cut_shard, shard_bounds
 
 if TYPE_CHECKING:  # rankcut.significance loads scipy, which `rankcut cut` does not need
     from rankcut.significance import PairedTest
@@ -343,11 +343,15 @@ def check_specs(specs: Sequence[str], *, baseline: str | None = None) -> list[st
 
 @dataclass(frozen=True)
 class _Task:
-    """One training / test pair: fit on ``train`` (None: nothing to fit on), cut ``test``."""
+    """One training / test pair, as rows rather than copies: fit on the ``train_rows`` of
+    ``train`` (None: nothing to fit on), cut the ``test_rows`` of the evaluated lists. Each fit and
+    cut takes its lists when it runs (:func:`_take`), so an evaluation in one process holds one
+    fold's training lists at a time, and Ray's object store one copy of the lists."""
 
     fold: int
     train: RankedLists | None
-    test: RankedLists
+    train_rows: NDArray[np.int64] | None  # rows of ``train`` (None: all of them)
+    test_rows: NDArray[np.int64]  # rows of the evaluated lists
     rows: NDArray[np.int64]  # positions of the test queries among the evaluated queries
 
 
@@ -433,31 +437,29 @@ def evaluate_cutters(
     from tqdm import tqdm  # lazy: only evaluation pays for it
 
     runner = runner if runner is not None else InProcess()
-    any_reads = any(c.name in READS_TEST_LABELS for v in variants.values() for c in v.values())
-    # per task, its test shards: (their rows among the evaluated queries, labels removed, labelled)
-    parts = []
-    for task in tasks:
-        pieces = zip(shard_bounds(len(task.test), shards), shard_lists(task.test, shards), strict=True)
-        parts.append([(task.rows[a:b], runner.put(replace(t, gains=None, n_relevant=None)),
-                       runner.put(t) if any_reads else None) for (a, b), t in pieces])
-    trains = [runner.put(task.train) for task in tasks]
+    stored_lists = runner.put(lists)
+    trains = [None if task.train is None else stored_lists if task.train is lists else runner.put(task.train)
+              for task in tasks]
+    # per task, its test shards: (their positions among the evaluated queries, their rows of lists)
+    parts = [[(task.rows[a:b], task.test_rows[a:b]) for a, b in shard_bounds(len(task.rows), shards)]
+             for task in tasks]
     units = [(i, s, key) for i in range(len(tasks)) for s, vs in variants.items() for key in vs]
-    fits = runner.map(_fit, [(variants[s][key], trains[i]) for i, s, key in units])
+    fits = runner.map(_fit, [(variants[s][key], trains[i], tasks[i].train_rows) for i, s, key in units])
     with tqdm(total=len(units), desc="evaluate", unit="fit", disable=not progress, delay=1.0,
               file=sys.stderr, leave=False) as bar:
         for (i, s, key), cutter in zip(units, fits, strict=True):
             reads_labels = cutter.name in READS_TEST_LABELS
             stored = runner.put(cutter)
-            got = runner.map(cut_shard, [(stored, full if reads_labels else blind)
-                                         for _, blind, full in parts[i]])
-            for (rows, _, _), part in zip(parts[i], got, strict=True):
+            got = runner.map(_cut, [(stored, stored_lists, test_rows, reads_labels)
+                                    for _, test_rows in parts[i]])
+            for (rows, _), part in zip(parts[i], got, strict=True):
                 cuts[s][key][rows] = part
             learned = _learned(cutter)
             if learned:
                 fitted[s][key].append({"fold": tasks[i].fold, **learned})
             bar.update()
 
-    scored = lists.subset(evaluated)
+    scored = _take(lists, np.array([lists.index(q) for q in evaluated], dtype=np.int64))
     results: dict[str, MethodResult] = {}
     for s, vs in variants.items():
         by_metric = {m: (m if m in vs else next(iter(vs))) for m in metrics}
@@ -590,10 +592,26 @@ def _variants(spec: str, metrics: tuple[str, ...], fit_metric: str, *, recall_ba
     return {"*": make_cutter(spec, metric=fit_metric, **options)}
 
 
-def _fit(proto: Cutter, train: RankedLists | None) -> Cutter:
-    """A fresh copy of ``proto``, fitted on ``train`` (a task of the runner); unfitted without it."""
+def _take(lists: RankedLists, rows: NDArray[np.int64] | None) -> RankedLists:
+    """The lists of ``rows`` (:meth:`RankedLists.subset`, trimmed to their own length); ``lists``
+    itself for None or every row in order, which a subset would only copy."""
+    if rows is None or (len(rows) == len(lists) and np.array_equal(rows, np.arange(len(lists)))):
+        return lists
+    return lists.subset([lists.qids[r] for r in rows])
+
+
+def _fit(proto: Cutter, train: RankedLists | None, rows: NDArray[np.int64] | None) -> Cutter:
+    """A fresh copy of ``proto``, fitted on the ``rows`` of ``train`` (a task of the runner);
+    unfitted without training lists."""
     cutter = clone(proto)
-    return cutter if train is None else cutter.fit(train)
+    return cutter if train is None else cutter.fit(_take(train, rows))
+
+
+def _cut(cutter: Cutter, lists: RankedLists, rows: NDArray[np.int64], labelled: bool) -> NDArray[np.int64]:
+    """The cuts of the ``rows`` of ``lists`` (a task of the runner); their judgements removed
+    unless the cutter reads test labels (``labelled``: the oracle)."""
+    part = _take(lists, rows)
+    return cut_shard(cutter, part if labelled else replace(part, gains=None, n_relevant=None))
 
 
 def _learned(cutter: Cutter) -> dict[str, Any]:
@@ -649,8 +667,7 @@ def _tasks(lists: RankedLists, train: RankedLists | Sequence[str] | None,
             held = np.zeros(len(lists), dtype=bool)
             held[part] = True
             rows = np.flatnonzero(held)
-            tasks.append(_Task(i, lists.subset([lists.qids[r] for r in np.flatnonzero(~held)]),
-                               lists.subset([lists.qids[r] for r in rows]), rows))
+            tasks.append(_Task(i, lists, np.flatnonzero(~held), rows, rows))
         return tasks, list(lists.qids), "cv", None
 
     if isinstance(train, RankedLists):
@@ -664,7 +681,7 @@ def _tasks(lists: RankedLists, train: RankedLists | Sequence[str] | None,
         if train.ordering != lists.ordering:
             raise ValueError(f"train lists are ordered by {train.ordering!r}, test lists by "
                              f"{lists.ordering!r}: load both with the same ordering")
-        mode, train_lists, n_train = "train", train, len(train)
+        mode, train_lists, train_rows, n_train = "train", train, None, len(train)
     elif train is not None:
         train_ids = _present(lists, train, "train")
         if test_queries is not None:
@@ -678,13 +695,15 @@ def _tasks(lists: RankedLists, train: RankedLists | Sequence[str] | None,
             if not test_ids:
                 raise ValueError("train holds every query of the lists: no test query is left")
         evaluated = [q for q in lists.qids if q in test_ids]
-        mode, train_lists, n_train = "split", lists.subset(train_ids), len(train_ids)
+        mode, train_lists, n_train = "split", lists, len(train_ids)
+        train_rows = np.array([lists.index(q) for q in train_ids], dtype=np.int64)
     else:
         chosen = set(_present(lists, test_queries, "test_queries")) if test_queries is not None else None
         evaluated = [q for q in lists.qids if chosen is None or q in chosen]
-        mode, train_lists, n_train = "none", None, None
-    test_lists = lists.subset(evaluated)
-    return [_Task(-1, train_lists, test_lists, np.arange(len(evaluated)))], evaluated, mode, n_train
+        mode, train_lists, train_rows, n_train = "none", None, None, None
+    test_rows = np.array([lists.index(q) for q in evaluated], dtype=np.int64)
+    task = _Task(-1, train_lists, train_rows, test_rows, np.arange(len(evaluated)))
+    return [task], evaluated, mode, n_train
 
 
 def _describe(p: dict[str, Any]) -> str:

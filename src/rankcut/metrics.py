@@ -60,6 +60,10 @@ RECALL_BASES: tuple[str, ...] = ("list", "judged")
 
 FloatArray = NDArray[np.float64]
 
+#: positions (query × rank) per block of the per-query computations (:func:`_blocks`): bounds the
+#: temporary curves to a few arrays of 32 MB, whatever the number of queries
+BLOCK_POSITIONS = 1 << 22
+
 
 def check_options(metric: Any, recall_base: Any, allow_zero: Any) -> None:
     """Validate the metric options that cutters and the training loop pass through to this
@@ -161,6 +165,19 @@ def curves(
     return out
 
 
+def _blocks(lists: RankedLists) -> Iterator[tuple[int, RankedLists]]:
+    """``(first row, rows)`` of contiguous blocks of about :data:`BLOCK_POSITIONS` positions
+    (:meth:`RankedLists.rows`: views, full width). Each query's curve depends on its own row only,
+    so a result assembled block by block is the whole-matrix result, while the temporary curves
+    (a few float arrays of the block's shape) stay small whatever the number of queries."""
+    step = max(1, BLOCK_POSITIONS // max(lists.max_len + 1, 1))
+    if step >= len(lists):
+        yield 0, lists
+        return
+    for start in range(0, len(lists), step):
+        yield start, lists.rows(start, start + step)
+
+
 def score_at(
     lists: RankedLists,
     cuts: Any,
@@ -175,16 +192,22 @@ def score_at(
     with ``allow_zero``).
     """
     k = lists.check_cuts(cuts, allow_zero=allow_zero)
-    values = curves(lists, metric, recall_base=recall_base, allow_zero=allow_zero)
-    return values[np.arange(len(lists)), k]
+    out = np.empty(len(lists))
+    for start, part in _blocks(lists):
+        values = curves(part, metric, recall_base=recall_base, allow_zero=allow_zero)
+        out[start:start + len(part)] = values[np.arange(len(part)), k[start:start + len(part)]]
+    return out
 
 
 def oracle_cuts(
     lists: RankedLists, metric: str, *, recall_base: str = "list", allow_zero: bool = False
 ) -> NDArray[np.int64]:
     """Per-query cut maximising ``metric`` (the "Oracle" of AttnCut, Table 3); ties → smallest k."""
-    values = curves(lists, metric, recall_base=recall_base, allow_zero=allow_zero)
-    return np.where(np.isnan(values), -np.inf, values).argmax(axis=1).astype(np.int64)
+    out = np.empty(len(lists), dtype=np.int64)
+    for start, part in _blocks(lists):
+        values = curves(part, metric, recall_base=recall_base, allow_zero=allow_zero)
+        out[start:start + len(part)] = np.where(np.isnan(values), -np.inf, values).argmax(axis=1)
+    return out
 
 
 def clip_cuts(lists: RankedLists, k: int) -> NDArray[np.int64]:
@@ -210,9 +233,16 @@ def mean_curve(
     (entry ``k`` is the Fixed-k baseline of AttnCut's Table 3). Entry 0 is NaN unless
     ``allow_zero``.
     """
-    values = curves(lists, metric, recall_base=recall_base, allow_zero=allow_zero)
-    k = np.minimum(np.arange(values.shape[1])[None, :], lists.lengths[:, None])
-    return np.take_along_axis(values, k, axis=1).mean(axis=0)
+    total: FloatArray | None = None
+    for _, part in _blocks(lists):
+        values = curves(part, metric, recall_base=recall_base, allow_zero=allow_zero)
+        k = np.minimum(np.arange(values.shape[1])[None, :], part.lengths[:, None])
+        taken = np.take_along_axis(values, k, axis=1)
+        # the running sum enters as the first row: numpy adds the rows of an axis-0 sum one after
+        # another, so the blocks give the bits of one sum over all rows
+        total = np.add.reduce(taken if total is None else np.vstack([total[None, :], taken]), axis=0)
+    assert total is not None  # RankedLists hold at least one query
+    return total / len(lists)
 
 
 def pm1_dcg_measure(cutoff: int | None = None, *, rel: int = 1) -> Any:

@@ -314,3 +314,38 @@ def test_subset_finds_queries_without_scanning():
     lists = replace(lists, qids=_NoScan(lists.qids))
     picked = lists.subset([f"q{i}" for i in range(1999, -1, -2)])
     assert picked.qids[:2] == ("q1999", "q1997") and len(picked) == 1000
+
+
+@pytest.mark.parametrize("settle", [1, 7, 1 << 20])
+def test_many_blocks_and_any_settling_point_give_the_same_columns(tmp_path, monkeypatch, settle):
+    """Small blocks (many of them, each with its own dictionary of ids) coded against the
+    vocabulary at different moments: the columns are those of one block and of the line reader."""
+    rng = np.random.default_rng(3)
+    lines = [f"q{q} Q0 D{d} {r + 1} {20 - r * 0.5} sys\n" for q in range(40)
+             for r, d in enumerate(rng.choice(300, 25, replace=False))]
+    path = tmp_path / "run.txt"
+    path.write_text("".join(lines))
+    whole = read_run_columns(path)
+    monkeypatch.setattr(trec, "_BLOCK_BYTES", 256)
+    monkeypatch.setattr(trec, "_SETTLE_IDS", settle)
+    blocks = trec._read_run_arrow(path)
+    assert blocks is not None
+    same(blocks, whole)
+    same(blocks, lines_read("".join(lines), str(path)))
+
+
+def test_judgements_looked_up_block_by_block_are_the_same(tmp_path, monkeypatch):
+    import rankcut.data.lists as lists_module
+
+    rng = np.random.default_rng(5)
+    run = tmp_path / "run.txt"
+    run.write_text("".join(f"q{q} Q0 D{d} {r + 1} {9 - r * 0.25} sys\n" for q in range(30)
+                           for r, d in enumerate(rng.choice(90, int(rng.integers(1, 30)), replace=False))))
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"q{q} 0 D{d} {int(rng.integers(0, 3))}\n" for q in range(0, 30, 2)
+                             for d in rng.choice(90, 20, replace=False)))
+    whole = load_trec(run, qrels, missing="keep")
+    monkeypatch.setattr(lists_module, "_JUDGE_BLOCK", 7)
+    blocks = load_trec(run, qrels, missing="keep")
+    assert whole.gains is not None and blocks.gains is not None and whole.gains.any()
+    assert np.array_equal(whole.gains, blocks.gains) and np.array_equal(whole.n_relevant, blocks.n_relevant)

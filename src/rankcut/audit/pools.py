@@ -716,7 +716,7 @@ def cuts_from_run(full: RankedLists, cut_run: Mapping[str, Sequence[Posting]], *
     cuts = np.zeros(len(full), dtype=np.int64)
     for i, q in enumerate(full.qids):
         postings = order_postings(cut_run.get(q, ()), full.ordering)
-        listed = full.doc_ids[i, :lengths[i]]
+        listed = full.vocabulary[full.doc_codes[i, :min(len(postings), lengths[i])]]  # the prefix only
         if len(postings) > lengths[i]:
             raise ValueError(f"query {q!r}: the cut run keeps {len(postings)} documents but the full list "
                              f"holds only {lengths[i]}")

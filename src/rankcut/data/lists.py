@@ -398,6 +398,18 @@ class RankedLists:
         except KeyError:
             raise KeyError(f"query {qid!r} is not in these ranked lists") from None
 
+    def rows(self, start: int, stop: int) -> RankedLists:
+        """Rows ``start:stop`` as views of these arrays: no copy, and the width is kept (so a
+        curve over the rows has the columns of a curve over all lists)."""
+        part = slice(start, stop)
+
+        def view(a: Any) -> Any:
+            return None if a is None else a[part]
+
+        return replace(self, qids=self.qids[part], doc_codes=self.doc_codes[part], scores=self.scores[part],
+                       mask=self.mask[part], gains=view(self.gains), n_relevant=view(self.n_relevant),
+                       features=view(self.features))
+
     def subset(self, qids: Iterable[str]) -> RankedLists:
         """The lists of ``qids`` (in that order), trimmed to their own maximum length."""
         rows = [self.index(q) for q in qids]
@@ -445,6 +457,9 @@ class RankedLists:
         return k.astype(np.int64)
 
 
+_JUDGE_BLOCK = 1 << 22  # positions whose judgements are looked up at once
+
+
 def _judge(qids: Sequence[str], codes: NDArray[np.int32], mask: NDArray[np.bool_],
            vocabulary: NDArray[np.object_], qrels: Mapping[str, Mapping[str, float]],
            threshold: float) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
@@ -472,10 +487,15 @@ def _judge(qids: Sequence[str], codes: NDArray[np.int32], mask: NDArray[np.bool_
     if len(keys):
         order = np.argsort(keys)
         sorted_keys, sorted_grades = keys[order], grades_listed[order]
-        cell = np.arange(len(qids), dtype=np.int64)[:, None] * n_vocab + codes
-        at_cell = np.minimum(np.searchsorted(sorted_keys, cell), len(sorted_keys) - 1)
-        hit = (sorted_keys[at_cell] == cell) & mask
-        gains[hit] = sorted_grades[at_cell[hit]]
+        # a block of rows at a time, so that the int64 keys are a block's, not the whole run's
+        step = max(1, _JUDGE_BLOCK // max(codes.shape[1], 1))
+        for start in range(0, len(qids), step):
+            rows_at = slice(start, start + step)
+            block = np.arange(start, min(start + step, len(qids)), dtype=np.int64)
+            cell = block[:, None] * n_vocab + codes[rows_at]
+            at_cell = np.minimum(np.searchsorted(sorted_keys, cell), len(sorted_keys) - 1)
+            hit = (sorted_keys[at_cell] == cell) & mask[rows_at]
+            gains[rows_at][hit] = sorted_grades[at_cell[hit]]
     return gains, n_rel
 
 

@@ -120,6 +120,10 @@ def read_run_columns(source: Source, *, name: str | None = None) -> RunColumns:
     return _read_run_lines(source, name)
 
 
+_BLOCK_BYTES = 1 << 24  # the pyarrow reader's blocks
+_SETTLE_IDS = 1 << 20  # the pyarrow reader codes doc ids once this many (or the vocabulary's size) wait
+
+
 def _read_run_arrow(path: Path) -> RunColumns | None:
     """The run read by pyarrow's CSV reader, or None when pyarrow is absent or the file holds
     anything the line reader would parse differently or refuse (it then says which line)."""
@@ -139,13 +143,33 @@ def _read_run_arrow(path: Path) -> RunColumns | None:
         null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False, check_utf8=True)
     spaces = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in _WHITESPACE) + "]"
     queries: dict[str, int] = {}
-    vocabulary = pa.array([], pa.string())  # the doc ids met so far, in order of first line
+    vocabulary = pa.array([], pa.string())  # the doc ids coded so far
     qcodes, dcodes, ranks, scores = [], [], [], []
+    pending: list[tuple[Any, NDArray[Any]]] = []  # blocks' (dictionary, indices) not coded yet
+
+    def settle() -> None:
+        """Code the pending blocks against the vocabulary, extended by their new ids. Done once the
+        pending dictionaries are as long as the vocabulary, so each id is hashed a bounded number
+        of times in all (coding every block against the whole vocabulary is quadratic in the
+        blocks when most ids are new, as in a run over a large corpus)."""
+        nonlocal vocabulary
+        words = pa.concat_arrays([w for w, _ in pending])
+        found = pc.index_in(words, value_set=vocabulary)
+        unknown = pc.filter(words, pc.is_null(found))
+        fresh = pc.unique(unknown)
+        codes = pc.fill_null(found, -1).to_numpy().astype(np.int32)
+        codes[codes < 0] = len(vocabulary) + pc.index_in(unknown, value_set=fresh).to_numpy()
+        vocabulary = pa.concat_arrays([vocabulary, fresh])
+        start = 0
+        for w, indices in pending:
+            dcodes.append(codes[start:start + len(w)][indices])
+            start += len(w)
+        pending.clear()
     try:
         with pa.input_stream(str(path), compression="gzip" if path.suffix.lower() == ".gz" else None) as f:
             # streamed block by block: only the compact columns of the blocks read stay in memory
-            reader = pcsv.open_csv(f, pcsv.ReadOptions(autogenerate_column_names=True, block_size=1 << 24),
-                                   parse, convert)
+            read = pcsv.ReadOptions(autogenerate_column_names=True, block_size=_BLOCK_BYTES)
+            reader = pcsv.open_csv(f, read, parse, convert)
             if len(reader.schema) != 6:
                 return None
             for batch in reader:
@@ -161,14 +185,13 @@ def _read_run_arrow(path: Path) -> RunColumns | None:
                 local = np.array([queries.setdefault(x, len(queries)) for x in q.dictionary.to_pylist()],
                                  dtype=np.int32)
                 qcodes.append(local[q.indices.to_numpy()])
-                found = pc.index_in(d.dictionary, value_set=vocabulary)
-                known = pc.fill_null(found, -1).to_numpy().astype(np.int32)
-                new = np.flatnonzero(known < 0)
-                known[new] = len(vocabulary) + np.arange(len(new), dtype=np.int32)
-                vocabulary = pa.concat_arrays([vocabulary, d.dictionary.take(pa.array(new))])
-                dcodes.append(known[d.indices.to_numpy()])
+                pending.append((d.dictionary, d.indices.to_numpy()))
+                if sum(len(w) for w, _ in pending) >= max(len(vocabulary), _SETTLE_IDS):
+                    settle()
                 ranks.append(batch.column(3).to_numpy())
                 scores.append(score)
+            if pending:
+                settle()
     except pa.ArrowException:
         return None
     if not qcodes:
