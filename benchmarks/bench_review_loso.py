@@ -112,7 +112,7 @@ def main() -> None:
                     help="a candidate (repeat; the default is always one)")
     ap.add_argument("--table", action="store_true", help="no new runs: the table of --jsonl")
     args = ap.parse_args()
-    names = args.only or list(CANDIDATES)
+    names = list(dict.fromkeys(["default", *(args.only or CANDIDATES)]))   # the table needs the default
     if not args.table:
         run_grid(args.jsonl, args.target, args.seeds, names)
     print(loso(read_rows(args.jsonl), args.target, args.seeds, names))
