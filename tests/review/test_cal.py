@@ -105,6 +105,25 @@ def test_config_round_trips_through_json_and_refuses_bad_values() -> None:
         CALConfig(first_batch=0)
     with pytest.raises(ValueError, match="l2 must be a positive number"):
         CALConfig(l2=0.0)
+    with pytest.raises(ValueError, match="ngrams must be 1 or 2, got 3"):
+        CALConfig(ngrams=3)
+    with pytest.raises(ValueError, match="balanced must be true or false, got 1"):
+        CALConfig(balanced=1)  # type: ignore[arg-type]
+    d = CALConfig(ngrams=2, balanced=True)
+    assert CALConfig.from_json(d.to_json()) == d and d.to_json()["ngrams"] == 2
+
+
+def test_bigrams_and_balanced_weights_change_the_ranker_and_stay_deterministic() -> None:
+    r = toy_records()
+    prior = np.full(len(r), -1, dtype=np.int8)
+    prior[int(np.flatnonzero(r.labels)[0])] = 1
+    words = CALScreener(r.texts, prior=prior)
+    pairs = CALScreener(r.texts, CALConfig(ngrams=2, balanced=True), prior=prior)
+    assert pairs.matrix_.shape[1] > words.matrix_.shape[1]          # the bigrams are features
+    a = _screen_all(pairs, r.labels, 40)
+    assert a == _screen_all(CALScreener(r.texts, CALConfig(ngrams=2, balanced=True), prior=prior),
+                            r.labels, 40)
+    assert r.labels[a].sum() >= 10                                   # of 12: it still learns
 
 
 def test_an_svm_ranker_also_learns() -> None:

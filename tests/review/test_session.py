@@ -91,6 +91,19 @@ def test_the_certificate_recomputes_from_the_folder(records: Records, tmp_path: 
     assert again.content["counts"] == first.content["counts"]
 
 
+def test_bigram_and_balanced_options_are_frozen_and_replayed(records: Records, tmp_path: Path) -> None:
+    config = CALConfig(ngrams=2, balanced=True)
+    folder = tmp_path / "R"
+    first = session.simulate(records, folder, target_recall=0.8, seed=5, policy=POLICY, config=config)
+    frozen = json.loads((folder / "manifest.json").read_text())["screener"]["config"]["cal"]
+    assert frozen["ngrams"] == 2 and frozen["balanced"] is True
+    again = workflow.certify(folder)                  # the ranker rebuilt from the manifest
+    assert again.content["counts"] == first.content["counts"]
+    plain = session.simulate(records, tmp_path / "P", target_recall=0.8, seed=5, policy=POLICY)
+    assert plain.content["counts"]["moves"] != first.content["counts"]["moves"] or \
+        _steps(tmp_path / "P") != _steps(folder)     # the options change what is read
+
+
 def test_a_killed_session_resumes_at_the_same_record(records: Records, tmp_path: Path) -> None:
     folder = tmp_path / "R"
     session.start(records, folder, target_recall=0.8, seed=1, policy=POLICY)

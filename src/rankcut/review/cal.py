@@ -5,9 +5,12 @@ review" (Cormack & Grossman, 2015, §3, AutoTAR; the TREC Total Recall BMI basel
 scikit-learn:
 
 * features: ``TfidfVectorizer`` over title and abstract, fitted once on every record (no label
-  is used): word tokens, ``1 + log tf`` (``sublinear_tf``), idf, L2-normalised rows;
+  is used): word tokens, ``1 + log tf`` (``sublinear_tf``), idf, L2-normalised rows; with
+  :attr:`CALConfig.ngrams` ``= 2`` word bigrams too (as ASReview's ELAS u4 model does);
 * classifier: ``LogisticRegression`` (L2), the objective of BMI's Sofia-ML ``logreg-pegasos``
-  with ``λ = l2``: ``C = 1 / (λ · n_train)`` at each fit;
+  with ``λ = l2``: ``C = 1 / (λ · n_train)`` at each fit; with :attr:`CALConfig.balanced`, each
+  class weighted by the inverse of its share of the training set (scikit-learn's
+  ``class_weight="balanced"``, as ELAS u4's SVM);
 * training set at each fit: every document read so far with its label (screening and audit
   reads alike), plus ``presumed`` unread documents drawn at random and *presumed* irrelevant for
   this fit only, plus the seed query as a relevant document if there is one;
@@ -60,6 +63,8 @@ class CALConfig:
     :param first_batch: the first batch's size (1); each batch grows by ``⌈b/10⌉``.
     :param seed: seeds the presumed-irrelevant draws and the random start.
     :param query: the seed query, a synthetic relevant document (AutoTAR); ``None``: none.
+    :param ngrams: word n-grams up to this length in the features: 1 (BMI's words) or 2 (bigrams too).
+    :param balanced: weight the two classes by the inverse of their training shares.
     """
 
     model: str = "logistic"
@@ -68,6 +73,8 @@ class CALConfig:
     first_batch: int = 1
     seed: int = 0
     query: str | None = None
+    ngrams: int = 1
+    balanced: bool = False
 
     def __post_init__(self) -> None:
         if self.model not in MODELS:
@@ -78,6 +85,10 @@ class CALConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
                 raise ValueError(f"{name} must be an integer ≥ {least}, got {value!r}")
+        if self.ngrams not in (1, 2) or isinstance(self.ngrams, bool):
+            raise ValueError(f"ngrams must be 1 or 2, got {self.ngrams!r}")
+        if not isinstance(self.balanced, bool):
+            raise ValueError(f"balanced must be true or false, got {self.balanced!r}")
         if self.query is not None and not (isinstance(self.query, str) and self.query.strip()):
             raise ValueError(f"query must be a non-empty text or None, got {self.query!r}")
 
@@ -96,11 +107,11 @@ class CALConfig:
         return cls(**data)
 
 
-def tfidf_features(texts: Sequence[str]) -> Any:
+def tfidf_features(texts: Sequence[str], ngrams: int = 1) -> Any:
     """BMI's features (module docstring): the ``TfidfVectorizer`` fitted on ``texts``."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    return TfidfVectorizer(sublinear_tf=True, dtype=np.float64).fit(texts)
+    return TfidfVectorizer(sublinear_tf=True, ngram_range=(1, ngrams), dtype=np.float64).fit(texts)
 
 
 class CALScreener:
@@ -122,7 +133,7 @@ class CALScreener:
     def __init__(self, texts: Sequence[str], config: CALConfig | None = None, *,
                  prior: NDArray[np.int8] | None = None, ranked: bool = False) -> None:
         self.config = CALConfig() if config is None else config
-        vectorizer = tfidf_features(texts)
+        vectorizer = tfidf_features(texts, self.config.ngrams)
         self.matrix_ = vectorizer.transform(texts).tocsr()
         self._query = None if self.config.query is None else vectorizer.transform([self.config.query])
         n = self.matrix_.shape[0]
@@ -183,10 +194,11 @@ class CALScreener:
 
     def _model(self, n_train: int) -> Any:
         c = 1.0 / (self.config.l2 * n_train)
+        weight = "balanced" if self.config.balanced else None
         if self.config.model == "svm":
             from sklearn.svm import LinearSVC
 
-            return LinearSVC(C=c, dual="auto", random_state=self.config.seed)
+            return LinearSVC(C=c, dual="auto", class_weight=weight, random_state=self.config.seed)
         from sklearn.linear_model import LogisticRegression
 
-        return LogisticRegression(C=c, max_iter=1000)
+        return LogisticRegression(C=c, class_weight=weight, max_iter=1000)
