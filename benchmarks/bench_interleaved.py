@@ -4,7 +4,8 @@ For each topic of a labelled ranking (the qrels play the reviewer), in one run o
 
 * **interleaved** — :mod:`rankcut.certify.interleaved` with a policy of
   :mod:`rankcut.certify.policies` (``precision``: :class:`PrecisionPolicy`; ``projected``:
-  :class:`ProjectedCostPolicy`), ``--seeds`` frozen audit orders per topic
+  :class:`ProjectedCostPolicy`; ``marginal``: :class:`MarginalCostPolicy`), ``--seeds`` frozen
+  audit orders per topic
   (``numpy.random.default_rng(seed)``); a review that never certifies reads everything;
 * **buscar** — ``buscarpy.calculate_h0`` checked every 50 screened documents at the same target
   (a heuristic: no guarantee for every labelling);
@@ -15,6 +16,15 @@ For each topic of a labelled ranking (the qrels play the reviewer), in one run o
 Shown: documents read as a share of all, and the worst topic's false-claim rate
 ("certified, true recall < ρ") over the seeds.
 
+With ``--loto key=v1,v2,...`` (repeat for a grid of several constants; one ``--policy``) the
+policy's constants are chosen **leave-one-topic-out** over every ranking of the invocation: each
+topic gets the grid point of least documents read summed over the *other* topics (a topic that
+several rankings share — CLEF runs A and B — is left out of all of them), and the figure is the
+sum of the held-out costs. Also shown: the grid point chosen on all topics, and its cost.
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_interleaved.py --only A --only B --policy marginal \
+        --loto need=2,3,4,5 --loto batch=50,100,200 --seeds 5 --target 0.8
+
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_interleaved.py --seeds 20 --jobs 2   # CLEF A, B, sets
     .venv/bin/python benchmarks/bench_interleaved.py --run my.run --qrels my.qrels --json    # your ranking
 """
@@ -22,10 +32,12 @@ Shown: documents read as a share of all, and the worst topic's false-claim rate
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import itertools
 import json
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from multiprocessing import Pool
 from pathlib import Path
 
@@ -33,7 +45,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rankcut.certify.interleaved import InterleavedRule
-from rankcut.certify.policies import PrecisionPolicy, ProjectedCostPolicy
+from rankcut.certify.policies import MarginalCostPolicy, PrecisionPolicy, ProjectedCostPolicy
 from rankcut.certify.screening import ReviewRule, cost_floor, plan_review
 from rankcut.certify.sequential import operating_characteristics
 from rankcut.certify.simulate import simulate_interleaved
@@ -41,7 +53,8 @@ from rankcut.certify.simulate import simulate_interleaved
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_label_efficient import buscar_depth  # noqa: E402 -- a script beside this one
 
-POLICIES = {"precision": PrecisionPolicy(), "projected": ProjectedCostPolicy()}
+POLICIES = {"marginal": MarginalCostPolicy(), "precision": PrecisionPolicy(),
+            "projected": ProjectedCostPolicy()}
 DELTA = 0.05
 
 
@@ -99,6 +112,71 @@ def markdown(title: str, result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def parse_grid(policy: str, specs: Sequence[str]) -> list[dict]:
+    """``key=v1,v2,...`` per constant of ``policy`` → every combination, as keyword arguments."""
+    base = POLICIES[policy]
+    axes = []
+    for spec in specs:
+        key, _, values = spec.partition("=")
+        if key not in {f.name for f in dataclasses.fields(base)}:
+            raise SystemExit(f"--loto: {policy} has no constant {key!r}")
+        kind = type(getattr(base, key))
+        axes.append([(key, kind(float(v))) for v in values.split(",")])
+    return [dict(combo) for combo in itertools.product(*axes)]
+
+
+def loto(collections: Mapping[str, Mapping[str, NDArray[np.int64]]], target: float, seeds: int, policy: str,
+         grid: list[dict]) -> dict:
+    """Leave-one-topic-out over ``grid`` (module docstring): per ranking, the held-out cost per topic."""
+    rule = InterleavedRule(target, DELTA)
+    cost: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for title, topics in collections.items():
+        for q, y in topics.items():
+            runs = [simulate_interleaved(y, dataclasses.replace(POLICIES[policy], **kw), rule, range(seeds))
+                    for kw in grid]
+            cost[title, q] = [(float(r.read.mean()), float(r.false_claims.mean())) for r in runs]
+    totals = np.array([[c[i][0] for c in cost.values()] for i in range(len(grid))]).sum(axis=1)
+    on_all = int(np.argmin(totals))
+    out = {}
+    for title, topics in collections.items():
+        rows = []
+        for q, y in topics.items():
+            others = [sum(c[i][0] for (_, q2), c in cost.items() if q2 != q) for i in range(len(grid))]
+            pick = int(np.argmin(others))
+            held, every = cost[title, q][pick], cost[title, q][on_all]
+            rows.append({"topic": q, "N": int(y.size), "R": int(y.sum()),
+                         "floor": cost_floor(y.size, int(y.sum()), target, DELTA),
+                         "buscar": buscar_depth(y, target), "chosen": grid[pick],
+                         "loto": held[0], "loto_false": held[1], "all": every[0], "all_false": every[1]})
+        total = sum(r["N"] for r in rows)
+        summary = {a: {"share": sum(r[a] for r in rows) / total,
+                       "worst_false": max(r[f"{a}_false"] for r in rows) if a in ("loto", "all") else None}
+                   for a in ("floor", "buscar", "loto", "all")}
+        out[title] = {"target": target, "delta": DELTA, "seeds": seeds, "policy": policy,
+                      "on_all": grid[on_all], "summary": summary, "topics": rows}
+    return out
+
+
+def loto_markdown(title: str, result: dict) -> str:
+    s, rows, name = result["summary"], result["topics"], result["policy"]
+    kw = ", ".join(f"{k}={v:g}" for k, v in result["on_all"].items())
+    labels = {"floor": "floor", "buscar": "buscar", "loto": f"{name}, leave-one-topic-out",
+              "all": f"{name}, chosen on all topics ({kw})"}
+    lines = [f"### {title} — recall ≥ {result['target']:g} at {1 - result['delta']:.0%}, "
+             f"{result['seeds']} seeds", "",
+             "| approach | documents read | worst topic: P(certified, recall < target) |", "|---|---|---|"]
+    for a, label in labels.items():
+        w = "—" if s[a]["worst_false"] is None else f"{s[a]['worst_false']:.3f}"
+        lines.append(f"| {label} | {s[a]['share']:.1%} | {w} |")
+    lines += ["", "| topic | N | R | floor | buscar | leave-one-topic-out | its constants | chosen on all |",
+              "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        chosen = ", ".join(f"{k}={v:g}" for k, v in r["chosen"].items())
+        lines.append(f"| {r['topic']} | {r['N']} | {r['R']} | {r['floor']:.0f} | {r['buscar']:.0f} | "
+                     f"{r['loto']:.0f} | {chosen} | {r['all']:.0f} |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--run", type=Path, help="a TREC run: one topic per query (with --qrels)")
@@ -110,6 +188,8 @@ def main() -> None:
     ap.add_argument("--today", action="store_true", help="also today's screen-then-audit, exactly (slow)")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--only", choices=("A", "B", "screening"), action="append")
+    ap.add_argument("--loto", action="append", metavar="KEY=V1,V2,...",
+                    help="choose the policy's constants leave-one-topic-out on this grid (module docstring)")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     ap.add_argument("--markdown", type=Path, help="write the tables here")
     args = ap.parse_args()
@@ -129,7 +209,22 @@ def main() -> None:
                                screening_sets)}
         sets = {every[k][0]: every[k][1] for k in (args.only or every)}
     out, parts = {}, []
-    for title, load in sets.items():
+    if args.loto:
+        if len(policies) != 1:
+            ap.error("--loto tunes one --policy")
+        grid = parse_grid(policies[0], args.loto)
+        collections = {title: load() for title, load in sets.items()}
+        for target in targets:
+            start = time.perf_counter()
+            result = loto(collections, target, args.seeds, policies[0], grid)
+            for title, r in result.items():
+                out[f"{title} @ {target:g}"] = r
+                parts.append(loto_markdown(title, r))
+                if not args.json:
+                    print(parts[-1], flush=True)
+            if not args.json:
+                print(f"({time.perf_counter() - start:.0f} s)\n", flush=True)
+    for title, load in ({} if args.loto else sets).items():
         topics = load()
         for target in targets:
             start = time.perf_counter()

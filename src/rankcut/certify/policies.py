@@ -22,6 +22,10 @@ frontier, :func:`~rankcut.certify.screening.tail_estimate`) as a geometric prior
 draws' likelihood (the engine's ``L_t``) as evidence. So an audit that finds relevant documents
 raises the estimate and sends the review back to screening: an early switch to the audit is never
 fatal. Its constants were chosen on the screening sets (development data), never on CLEF.
+
+:class:`MarginalCostPolicy` needs no tail fit: it screens while a batch, at the precision of the
+recent screened ranks, is projected to shorten the audit by more than the batch costs
+(``docs/interleaved.md``, where it reads less than the others on CLEF TAR 2017).
 """
 
 from __future__ import annotations
@@ -39,8 +43,8 @@ from rankcut.certify.interleaved import AUDIT, SCREEN, InterleavedReview, Interl
 from rankcut.certify.screening import tail_estimate, tail_fit, tail_sum
 from rankcut.certify.sequential import default_prior_mean
 
-__all__ = ["Policy", "PrecisionPolicy", "ProjectedCostPolicy", "RankingScreener", "ReviewState",
-           "ScreenThenAudit", "Screener"]
+__all__ = ["MarginalCostPolicy", "Policy", "PrecisionPolicy", "ProjectedCostPolicy", "RankingScreener",
+           "ReviewState", "ScreenThenAudit", "Screener"]
 
 
 class ReviewState:
@@ -252,3 +256,57 @@ class PrecisionPolicy:
             return SCREEN if sum(rev.labels[-self.chunk:]) else AUDIT
         prevalence = (rev.audit_hits + 0.5) / (rev.audit_labels + 1)
         return SCREEN if sum(rev.labels[-self.batch:]) / self.batch > self.ratio * prevalence else AUDIT
+
+
+@dataclass(frozen=True)
+class MarginalCostPolicy:
+    """Screen while one more batch saves more audit draws than it costs; audit on until a hit.
+
+    An audit that meets no relevant document certifies "recall ≥ ρ" after about
+    ``A(F, |U|) = |U| · need / (F(1 − ρ)/ρ + 1)`` draws: the evidence ``need`` (nats) against the
+    smallest refuting count, ``a + 1`` unread relevant with ``a = F/ρ − F`` (continuous), gathered at
+    ``(a + 1)/|U|`` a draw. A batch of ``b`` screened ranks at precision ``p`` (of the last
+    ``window`` ranks of the screening path, ``(hits + ½)/(ranks + 1)``) adds ``p·b`` to ``F`` and
+    takes ``b`` from ``|U|``. After each batch: screen another if ``b + A(F + p·b, |U| − b) <
+    A(F, |U|)``, else audit. After each run of ``chunk`` audit draws: back to screening if it found a
+    relevant document (the unread part is richer than the projection assumed), else audit on. The
+    projection ignores the relevant documents still unread; the return on audit hits pays for that.
+
+    Constants (defaults: the grid point of least documents read on CLEF TAR 2017 runs A and B
+    together at recall 0.8, 5 seeds; per-topic figures in ``docs/interleaved.md`` are
+    leave-one-topic-out, ``benchmarks/bench_interleaved.py --loto``):
+
+    :param batch: screening moves come in batches of this size.
+    :param chunk: audit moves come in runs of this size.
+    :param window: screened ranks whose precision stands for the next batch's.
+    :param need: the evidence, in nats, the projection charges the audit (``log(1/δ)`` ≈ 3 at
+        δ = 0.05, plus the prior's cost).
+    """
+
+    batch: int = 100
+    chunk: int = 10
+    window: int = 1000
+    need: float = 3.0
+
+    def __post_init__(self) -> None:
+        for name in ("batch", "chunk", "window"):
+            check_count(getattr(self, name), name, minimum=1)
+        check_positive(self.need, "need")
+
+    def __call__(self, state: ReviewState) -> str:
+        forced = _forced_move(state, self.batch, self.chunk)
+        if forced:
+            return forced
+        rev = state.review
+        if state.last == AUDIT:
+            return SCREEN if sum(rev.labels[-self.chunk:]) else AUDIT
+        recent = state.path()[-self.window:]
+        precision = (int(recent.sum()) + 0.5) / (recent.size + 1)
+        b = min(self.batch, rev.unread)
+        now = self._audit_draws(rev.found, rev.unread, rev.rule.target)
+        later = b + self._audit_draws(rev.found + precision * b, rev.unread - b, rev.rule.target)
+        return SCREEN if later < now else AUDIT
+
+    def _audit_draws(self, found: float, unread: int, target: float) -> float:
+        """``A(F, |U|)``: the draws of an audit that finds nothing (class docstring)."""
+        return unread * self.need / (found * (1 - target) / target + 1)

@@ -98,7 +98,7 @@ MOVES = {"s": "screen", "a": "audit"}
 # The policies ``--policy`` names, and their classes in rankcut.certify.policies (imported when
 # used: it loads scipy).
 POLICIES = {"projected-cost": "ProjectedCostPolicy", "precision": "PrecisionPolicy",
-            "screen-then-audit": "ScreenThenAudit"}
+            "marginal-cost": "MarginalCostPolicy", "screen-then-audit": "ScreenThenAudit"}
 
 
 def _policy_class(name: str) -> type:
@@ -330,6 +330,11 @@ class Review:
                     "auditing from now on is projected to read fewer documents than screening another "
                     f"batch (the unread documents' relevant count is estimated from the ranking's tail and "
                     f"{rev.audit_labels} audit draws)")
+        if name == "MarginalCostPolicy" and st.last == SCREEN:
+            return ("one more screening batch, at the recent screened ranks' precision, is projected to "
+                    "save more audit draws than it costs: screening on" if move == SCREEN else
+                    "one more screening batch is projected to cost more than the audit draws it saves: "
+                    "the audit goes on")
         if not rev.started:
             return ("the ranking's projected unfound relevant documents are still above the margin"
                     if move == SCREEN else "the ranking's projected unfound relevant documents fell to the "

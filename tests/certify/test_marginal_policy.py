@@ -1,0 +1,53 @@
+"""MarginalCostPolicy's decisions on hand-made label sequences: it screens while the recent
+screened ranks are rich, audits once they run dry, goes back to screening after an audit hit, and
+its constants are checked."""
+
+from __future__ import annotations
+
+import pytest
+
+from rankcut.certify.interleaved import AUDIT, SCREEN, InterleavedRule
+from rankcut.certify.policies import MarginalCostPolicy, ReviewState
+
+POLICY = MarginalCostPolicy(batch=2, chunk=1, window=4, need=3.0)
+
+
+def _state(total: int, screened: str, audited: str = "") -> ReviewState:
+    """A review of ``total`` ranks: ``screened`` read top down, then ``audited`` from the bottom up."""
+    state = ReviewState(total, InterleavedRule(0.8, 0.05))
+    for rank, label in enumerate(screened):
+        state.record(SCREEN, rank, int(label))
+    for i, label in enumerate(audited):
+        state.record(AUDIT, total - 1 - i, int(label))
+    return state
+
+
+def test_screens_while_the_recent_ranks_are_rich() -> None:
+    assert POLICY(_state(60, "1" * 20)) == SCREEN
+
+
+def test_audits_once_the_recent_ranks_run_dry() -> None:
+    assert POLICY(_state(60, "1" * 20 + "0000")) == AUDIT
+    # the window decides: the same dry batch after a rich window screens on
+    assert MarginalCostPolicy(batch=2, chunk=1, window=24, need=3.0)(_state(60, "1" * 20 + "0000")) == SCREEN
+
+
+def test_a_larger_audit_projection_keeps_it_screening() -> None:
+    assert MarginalCostPolicy(batch=2, chunk=1, window=4, need=30.0)(_state(60, "1" * 20 + "0000")) == SCREEN
+
+
+def test_returns_to_screening_after_an_audit_hit_and_audits_on_after_a_miss() -> None:
+    assert POLICY(_state(60, "1" * 20 + "0000", "1")) == SCREEN
+    assert POLICY(_state(60, "1" * 20 + "0000", "0")) == AUDIT
+
+
+def test_the_first_batch_and_a_batch_under_way_are_screened() -> None:
+    assert POLICY(_state(60, "1")) == SCREEN                       # first batch not read
+    assert POLICY(_state(60, "1" * 20 + "00000")) == SCREEN        # batch of 2 under way
+
+
+@pytest.mark.parametrize(("kw", "match"), [({"need": 0.0}, "need"), ({"window": 0}, "window"),
+                                          ({"batch": 0}, "batch"), ({"chunk": 0}, "chunk")])
+def test_constants_are_checked(kw: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        MarginalCostPolicy(**kw)
