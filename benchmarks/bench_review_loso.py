@@ -30,7 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_review import DATASETS, DELTA, prior_of, with_prior  # noqa: E402 -- a script beside this one
 
-from rankcut.certify.policies import Policy, PrecisionPolicy, ProjectedCostPolicy  # noqa: E402
+from rankcut.certify.policies import MarginalCostPolicy, Policy, PrecisionPolicy, ProjectedCostPolicy  # noqa: E402
 from rankcut.review.cal import CALConfig  # noqa: E402
 from rankcut.review.records import load_records  # noqa: E402
 from rankcut.review.simulate import simulate_review  # noqa: E402
@@ -46,6 +46,7 @@ CANDIDATES: dict[str, tuple[Policy, CALConfig]] = {
     "window1000": (ProjectedCostPolicy(window=1000), CALConfig()),
     "chunk25": (ProjectedCostPolicy(chunk=25), CALConfig()),
     "precision": (PrecisionPolicy(), CALConfig()),
+    "marginal": (MarginalCostPolicy(), CALConfig()),
     "bigrams": (ProjectedCostPolicy(), CALConfig(ngrams=2)),
     "balanced": (ProjectedCostPolicy(), CALConfig(balanced=True)),
     "bigrams+balanced": (ProjectedCostPolicy(), CALConfig(ngrams=2, balanced=True)),
