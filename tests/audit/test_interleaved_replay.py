@@ -20,7 +20,8 @@ from rankcut.audit.designs.interleaved import REVIEW_FILE, Review, recorded_step
 from rankcut.audit.folder import LABELS_FILE, SAMPLE_ITEMS, FrozenAudit, read_rows
 from rankcut.audit.manifest import load_manifest
 
-POLICIES = ["projected-cost:batch=20,chunk=5", "precision:batch=20,chunk=5", "screen-then-audit:depth=60"]
+POLICIES = ["projected-cost:batch=20,chunk=5", "precision:batch=20,chunk=5", "screen-then-audit:depth=60",
+            "marginal-cost:batch=20,chunk=5,window=60"]
 
 
 def _review(audit: Path, recorded: list[dict[str, Any]] | None) -> Review:
