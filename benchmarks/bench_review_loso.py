@@ -1,8 +1,8 @@
 """Leave-one-set-out choice of the CAL review's constants on the screening sets (issue 17).
 
 Each candidate (:data:`CANDIDATES`: the review's default; one ``ProjectedCostPolicy`` constant
-moved at a time; ``PrecisionPolicy``'s and ``MarginalCostPolicy``'s defaults; the ``CALConfig`` options that follow ASReview's
-ELAS u4 model, word bigrams and balanced class weights) runs
+moved at a time; ``PrecisionPolicy``'s and ``MarginalCostPolicy``'s defaults; the ``CALConfig``
+options that follow ASReview's ELAS u4 model, word bigrams and balanced class weights) runs
 :func:`rankcut.review.simulate.simulate_review` on the 14 sets of ``../shared/datasets/screening``
 with the prior knowledge of ``bench_review.py`` (seed ``s``: one included and one excluded record
 drawn by ``default_rng(s)``, and the audit order). Then, for each set ``s``, the candidate with the
