@@ -14,9 +14,16 @@ one line of JSON:
   audit, ``ScreenThenAudit(d)`` with the learning ranker reads exactly this order. The ``d`` is
   chosen with the labels, so it is a bound on what a better switching policy could reach with this
   ranker, not a review anyone can run.
+* with ``--orders K``, the **best fixed switch**: the ``d`` of the grid with the fewest documents
+  read on average over ``K`` *other* audit orders (``default_rng(ORDERS_SEED + 1000·seed + j)``),
+  and what that ``d`` reads on the review's own order. The hindsight-best ``d`` above also knows
+  the luck of the review's audit order; this one knows the labels but not the order, so its cost
+  on the review's order is an unbiased estimate of the best any single-switch policy can do with
+  this ranker (a bound that no rule deciding without the labels can beat on average).
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_review_hindsight.py \\
         --only cohen2006-Opiods --only cohen2006-BetaBlockers --seeds 2
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_review_hindsight.py --seeds 2 --orders 5 --table
 """
 
 from __future__ import annotations
@@ -37,8 +44,10 @@ from rankcut.certify.simulate import play  # noqa: E402
 from rankcut.review.records import load_records  # noqa: E402
 from rankcut.review.simulate import simulate_review  # noqa: E402
 
+ORDERS_SEED = 10_000
 
-def diagnose(path: Path, seed: int, target: float) -> dict:
+
+def diagnose(path: Path, seed: int, target: float, orders: int = 0) -> dict:
     records = load_records(path)
     y = records.labels
     assert y is not None
@@ -51,12 +60,20 @@ def diagnose(path: Path, seed: int, target: float) -> dict:
     audit = rank_of[np.random.default_rng(seed).permutation(y.size)]   # the same documents' order
     rule = InterleavedRule(target, DELTA)
     step = max(10, y.size // 50)
-    best = min((play(ranked, audit, ScreenThenAudit(d), rule).read, d)
-                for d in range(step, y.size + 1, step))
+    depths = range(step, y.size + 1, step)
+    best = min((play(ranked, audit, ScreenThenAudit(d), rule).read, d) for d in depths)
+    fixed = {}
+    if orders:
+        rngs = [np.random.default_rng(ORDERS_SEED + 1000 * seed + j) for j in range(orders)]
+        others = [rank_of[r.permutation(y.size)] for r in rngs]
+        mean, d = min((float(np.mean([play(ranked, o, ScreenThenAudit(d), rule).read for o in others])), d)
+                      for d in depths)
+        fixed = {"fixed_depth": d, "fixed_read_others": mean,
+                 "fixed_read": play(ranked, audit, ScreenThenAudit(d), rule).read}
     return {"set": records.name, "seed": seed, "target": target, "N": int(y.size), "R": int(y.sum()),
             "read": run.read, "screened": run.screened, "audited": run.read - run.screened,
             "first_audit": run.moves.find("a"), "hindsight_read": best[0], "hindsight_depth": best[1],
-            "recall_at_depth": float(ranked[:best[1]].sum() / y.sum())}
+            "recall_at_depth": float(ranked[:best[1]].sum() / y.sum())} | fixed
 
 
 def main() -> None:
@@ -64,12 +81,30 @@ def main() -> None:
     ap.add_argument("--only", action="append", help="a set's file stem (repeat; default all 14)")
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--target", type=float, default=0.8)
+    ap.add_argument("--orders", type=int, default=0, help="audit orders the best fixed switch is chosen on")
+    ap.add_argument("--table", action="store_true", help="end with the shares over all named sets")
     args = ap.parse_args()
     paths = sorted((DATASETS / "screening").glob("*.csv"))
+    rows = []
     for p in paths:
         if args.only is None or p.stem in args.only:
             for s in range(args.seeds):
-                print(json.dumps(diagnose(p, s, args.target)), flush=True)
+                rows.append(diagnose(p, s, args.target, args.orders))
+                print(json.dumps(rows[-1]), flush=True)
+    if args.table:
+        print(table(rows))
+
+
+def table(rows: list[dict]) -> str:
+    """Documents read as a share of all records, per column: means over seeds, summed over sets."""
+    sets: dict[str, list[dict]] = {}
+    for r in rows:
+        sets.setdefault(r["set"], []).append(r)
+    total = sum(rs[0]["N"] for rs in sets.values())
+    cols = [c for c in ("read", "hindsight_read", "fixed_read") if c in rows[0]]
+    share = {c: sum(np.mean([r[c] for r in rs]) for rs in sets.values()) / total for c in cols}
+    return "\n".join(["| " + " | ".join(cols) + " |", "|---" * len(cols) + "|",
+                      "| " + " | ".join(f"{100 * share[c]:.1f}%" for c in cols) + " |"])
 
 
 if __name__ == "__main__":
