@@ -18,6 +18,11 @@ Approaches, all run here in the same process on the same rankings:
   the quantile binomial bound for 0.8 at 95%; full review if the sample has too few relevant;
 * **screen-then-audit (ours)** — :mod:`rankcut.certify.screening`: the pre-registered screening rule
   picks the cut, then the anytime-valid sequential audit (:mod:`rankcut.certify.sequential`);
+* **interleaved, marginal-cost / projected-cost** — the interleaved review of
+  :mod:`rankcut.certify.interleaved` (issue 16: screening and auditing under one anytime-valid
+  bound on ``R``) with :class:`~rankcut.certify.policies.MarginalCostPolicy` or
+  :class:`~rankcut.certify.policies.ProjectedCostPolicy` at their defaults, one frozen audit order
+  per seed, stopped at the first certified step (``rankcut audit --design interleaved``);
 * **floor** — :func:`rankcut.certify.screening.cost_floor`, a lower bound for *any* valid procedure.
 
 Randomised approaches run ``--seeds`` seeds per topic (``numpy.random.default_rng(seed)``); the
@@ -53,11 +58,16 @@ from numpy.typing import NDArray
 from scipy import stats
 
 from rankcut.certify.bounds import hypergeom_upper
+from rankcut.certify.interleaved import InterleavedRule
+from rankcut.certify.policies import MarginalCostPolicy, Policy, ProjectedCostPolicy
 from rankcut.certify.screening import ReviewRule, cost_floor, plan_review
 from rankcut.certify.sequential import allowed_misses, operating_characteristics
-from rankcut.certify.simulate import simulate_review
+from rankcut.certify.simulate import simulate_interleaved, simulate_review
 
 DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
+#: approach name → policy of the interleaved review (their defaults)
+INTERLEAVED: dict[str, Policy] = {"interleaved, marginal-cost": MarginalCostPolicy(),
+                                  "interleaved, projected-cost": ProjectedCostPolicy()}
 TARGET, DELTA = 0.8, 0.05
 
 
@@ -209,13 +219,19 @@ def evaluate(topics: Mapping[str, NDArray[np.int64]], rule: ReviewRule, seeds: i
             cost["qbcb 20%"] += qc.mean()
             worst["qbcb 20%"] = max(worst["qbcb 20%"], qw.mean())
             row["qbcb"] = float(qc.mean())
+            for name, policy in INTERLEAVED.items():
+                runs_i = simulate_interleaved(y, policy, InterleavedRule(TARGET, DELTA), seeds_list)
+                cost[name] += runs_i.read.mean()
+                worst[name] = max(worst[name], runs_i.false_claims.mean())
+                row[name] = float(runs_i.read.mean())
         rows.append(row)
     summary = {a: {"share": c / total, "worst_false": worst.get(a, float("nan"))} for a, c in cost.items()}
     return summary, rows
 
 
 def markdown(title: str, summary: Mapping[str, Mapping[str, float]], rows: list[dict], seeds: int) -> str:
-    order = ["oracle-80", "floor", "buscar", "qbcb 20%", "uniform audit", "ours", "ours (exact)"]
+    order = ["oracle-80", "floor", "buscar", "qbcb 20%", "uniform audit", "ours", "ours (exact)",
+             *INTERLEAVED]
     head = "| approach | documents read (share of all) | worst topic: P(certified, recall < 0.8) |"
     lines = [f"### {title}", "", head,
              "|---|---|---|"]
@@ -227,15 +243,16 @@ def markdown(title: str, summary: Mapping[str, Mapping[str, float]], rows: list[
                           f"{w:.3f}" + ("" if a == "buscar" else f" ({seeds} seeds)"))
             lines.append(f"| {a} | {summary[a]['share']:.1%} | {wt} |")
     cols = ("| topic | N | R | cut | found | floor | buscar | qbcb 20% | uniform | ours | ours exact "
-            "| P(false) exact |")
+            "| P(false) exact | marginal-cost | projected-cost |")
     lines += ["", cols,
-              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         nan = float("nan")
         lines.append(f"| {r['topic']} | {r['N']} | {r['R']} | {r['depth']} | {r['found']} | "
                      f"{r['floor']:.0f} | "
                      f"{r.get('buscar', '')} | {r.get('qbcb', nan):.0f} | {r.get('uniform', nan):.0f} | "
-                     f"{r['ours']:.0f} | {r.get('ours_exact', nan):.0f} | {r.get('ours_p_false', nan):.4f} |")
+                     f"{r['ours']:.0f} | {r.get('ours_exact', nan):.0f} | {r.get('ours_p_false', nan):.4f} | "
+                     + " | ".join(f"{r.get(a, nan):.0f}" for a in INTERLEAVED) + " |")
     return "\n".join(lines) + "\n"
 
 
