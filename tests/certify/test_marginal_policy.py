@@ -1,10 +1,13 @@
 """MarginalCostPolicy's decisions on hand-made label sequences: it screens while the recent
-screened ranks are rich, audits once they run dry, goes back to screening after an audit hit, and
-its constants are checked."""
+screened ranks are rich, audits once they run dry, goes back to screening after an audit hit,
+projects an audit of fewer than the unread documents however few relevant were found, and its
+constants are checked."""
 
 from __future__ import annotations
 
 import pytest
+
+import math
 
 from rankcut.certify.interleaved import AUDIT, SCREEN, InterleavedRule
 from rankcut.certify.policies import MarginalCostPolicy, ReviewState
@@ -23,27 +26,37 @@ def _state(total: int, screened: str, audited: str = "") -> ReviewState:
 
 
 def test_screens_while_the_recent_ranks_are_rich() -> None:
-    assert POLICY(_state(60, "1" * 20)) == SCREEN
+    assert POLICY(_state(400, "1" * 20)) == SCREEN
 
 
 def test_audits_once_the_recent_ranks_run_dry() -> None:
-    assert POLICY(_state(60, "1" * 20 + "0000")) == AUDIT
+    assert POLICY(_state(400, "1" * 20 + "0000")) == AUDIT
     # the window decides: the same dry batch after a rich window screens on
-    assert MarginalCostPolicy(batch=2, chunk=1, window=24, need=3.0)(_state(60, "1" * 20 + "0000")) == SCREEN
+    assert MarginalCostPolicy(batch=2, chunk=1, window=24, need=3.0)(_state(400, "1" * 20 + "0000")) == SCREEN
 
 
 def test_a_larger_audit_projection_keeps_it_screening() -> None:
-    assert MarginalCostPolicy(batch=2, chunk=1, window=4, need=30.0)(_state(60, "1" * 20 + "0000")) == SCREEN
+    assert MarginalCostPolicy(batch=2, chunk=1, window=4, need=6.0)(_state(400, "1" * 20 + "0000")) == SCREEN
 
 
 def test_returns_to_screening_after_an_audit_hit_and_audits_on_after_a_miss() -> None:
-    assert POLICY(_state(60, "1" * 20 + "0000", "1")) == SCREEN
-    assert POLICY(_state(60, "1" * 20 + "0000", "0")) == AUDIT
+    assert POLICY(_state(400, "1" * 20 + "0000", "1")) == SCREEN
+    assert POLICY(_state(400, "1" * 20 + "0000", "0")) == AUDIT
 
 
 def test_the_first_batch_and_a_batch_under_way_are_screened() -> None:
-    assert POLICY(_state(60, "1")) == SCREEN                       # first batch not read
-    assert POLICY(_state(60, "1" * 20 + "00000")) == SCREEN        # batch of 2 under way
+    assert POLICY(_state(400, "1")) == SCREEN                       # first batch not read
+    assert POLICY(_state(400, "1" * 20 + "00000")) == SCREEN        # batch of 2 under way
+
+
+def test_an_audit_is_projected_under_the_unread_count_when_few_relevant_are_found() -> None:
+    # 4 found: the smallest refuting count is 2 unread relevant. Read as |U|·need/2 draws, the audit
+    # would cost more than reading everything, and the policy would screen to the end; drawn without
+    # replacement, n draws miss both with probability (1 − n/|U|)², e^{−3} at n ≈ 0.78·|U|.
+    policy = MarginalCostPolicy(batch=100, chunk=10, window=500, need=3.0)
+    state = _state(2000, "1" * 4 + "0" * 596)
+    assert policy._audit_draws(4, 1400, 0.8) == pytest.approx(1400 * (1 - math.exp(-1.5)))
+    assert policy(state) == AUDIT
 
 
 @pytest.mark.parametrize(("kw", "match"), [({"need": 0.0}, "need"), ({"window": 0}, "window"),

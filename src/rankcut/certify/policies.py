@@ -263,9 +263,11 @@ class MarginalCostPolicy:
     """Screen while one more batch saves more audit draws than it costs; audit on until a hit.
 
     An audit that meets no relevant document certifies "recall ≥ ρ" after about
-    ``A(F, |U|) = |U| · need / (F(1 − ρ)/ρ + 1)`` draws: the evidence ``need`` (nats) against the
-    smallest refuting count, ``a + 1`` unread relevant with ``a = F/ρ − F`` (continuous), gathered at
-    ``(a + 1)/|U|`` a draw. A batch of ``b`` screened ranks at precision ``p`` (of the last
+    ``A(F, |U|) = |U| · (1 − exp(−need / (F(1 − ρ)/ρ + 1)))`` draws: the smallest refuting count is
+    ``K = a + 1`` unread relevant with ``a = F/ρ − F`` (continuous), and ``n`` draws without
+    replacement meet none of them with probability about ``(1 − n/|U|)^K``, which is ``e^{−need}``
+    (the evidence ``need``, in nats) at ``n = A``. (For ``need ≪ K`` that is ``|U| · need / K``; for
+    few relevant documents the draws without replacement matter, and ``A < |U|`` always.) A batch of ``b`` screened ranks at precision ``p`` (of the last
     ``window`` ranks of the screening path, ``(hits + ½)/(ranks + 1)``) adds ``p·b`` to ``F`` and
     takes ``b`` from ``|U|``. After each batch: screen another if ``b + A(F + p·b, |U| − b) <
     A(F, |U|)``, else audit. After each run of ``chunk`` audit draws: back to screening if it found a
@@ -309,4 +311,4 @@ class MarginalCostPolicy:
 
     def _audit_draws(self, found: float, unread: int, target: float) -> float:
         """``A(F, |U|)``: the draws of an audit that finds nothing (class docstring)."""
-        return unread * self.need / (found * (1 - target) / target + 1)
+        return unread * -math.expm1(-self.need / (found * (1 - target) / target + 1))
