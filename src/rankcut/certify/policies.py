@@ -282,13 +282,13 @@ class MarginalCostPolicy:
     :param chunk: audit moves come in runs of this size.
     :param window: screened ranks whose precision stands for the next batch's.
     :param need: the evidence, in nats, the projection charges the audit (``log(1/δ)`` ≈ 3 at
-        δ = 0.05, plus the prior's cost).
+        δ = 0.05, plus the prior's cost: 4 by the grid).
     """
 
     batch: int = 100
     chunk: int = 10
     window: int = 1000
-    need: float = 3.0
+    need: float = 4.0
 
     def __post_init__(self) -> None:
         for name in ("batch", "chunk", "window"):
