@@ -193,6 +193,12 @@ def allocation(
     return d
 
 
+def member_allocation(labels: Sequence[str], alloc: NDArray[np.float64]) -> dict[str, float]:
+    """``Certificate.allocation`` of a family certified by a union bound: each member's share
+    ``δ_g`` from :func:`allocation`, under the member's name."""
+    return {g: float(a) for g, a in zip(labels, alloc, strict=True)}
+
+
 def check_within(
     small: NDArray[np.int64], big: NDArray[np.int64] | int, small_name: str, big_name: str,
     labels: Sequence[str] | None = None,

@@ -101,6 +101,19 @@ def _shape(*inputs: ArrayLike) -> tuple[int, ...]:
     return np.broadcast_shapes(*(np.shape(v) for v in inputs))
 
 
+def _binomial_inputs(
+    k: ArrayLike, n: ArrayLike, alpha: ArrayLike
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
+    """``k``, ``n`` and ``α`` of a Clopper–Pearson bound (Lemma 6), checked and broadcast together."""
+    k_a = _as_int_array(k, "k")
+    n_a = _as_int_array(n, "n")
+    a = _as_alpha(alpha)
+    k_a, n_a, a = np.broadcast_arrays(k_a, n_a, a)
+    _check_counts(k_a, n_a)
+    _check_alpha(a)
+    return k_a, n_a, a
+
+
 def cp_upper(k: ArrayLike, n: ArrayLike, alpha: ArrayLike) -> Any:
     """One-sided Clopper–Pearson upper bound ``U_n(k, α)`` (Section 4, Lemma 6).
 
@@ -108,12 +121,7 @@ def cp_upper(k: ArrayLike, n: ArrayLike, alpha: ArrayLike) -> Any:
     Conventions: ``U_0(0, α) = 1`` and ``U_n(n, α) = 1``; for ``k = 0``,
     ``U_n(0, α) = 1 − α^{1/n}``.
     """
-    k_a = _as_int_array(k, "k")
-    n_a = _as_int_array(n, "n")
-    a = _as_alpha(alpha)
-    k_a, n_a, a = np.broadcast_arrays(k_a, n_a, a)
-    _check_counts(k_a, n_a)
-    _check_alpha(a)
+    k_a, n_a, a = _binomial_inputs(k, n, alpha)
     out = np.ones(k_a.shape, dtype=float)
     inner = k_a < n_a
     if np.any(inner):
@@ -127,12 +135,7 @@ def cp_lower(k: ArrayLike, n: ArrayLike, alpha: ArrayLike) -> Any:
     With probability at least ``1 − α`` over ``K ~ Bin(n, p)``, ``p ≥ L_n(K, α)``.
     Conventions: ``L_0(0, α) = 0`` and ``L_n(0, α) = 0``; ``L_n(n, α) = α^{1/n}``.
     """
-    k_a = _as_int_array(k, "k")
-    n_a = _as_int_array(n, "n")
-    a = _as_alpha(alpha)
-    k_a, n_a, a = np.broadcast_arrays(k_a, n_a, a)
-    _check_counts(k_a, n_a)
-    _check_alpha(a)
+    k_a, n_a, a = _binomial_inputs(k, n, alpha)
     out = np.zeros(k_a.shape, dtype=float)
     inner = k_a > 0
     if np.any(inner):

@@ -38,6 +38,7 @@ from rankcut.certify._validate import (
     check_count,
     check_delta,
     check_within,
+    member_allocation,
     member_names,
     out,
     plain,
@@ -49,6 +50,7 @@ from rankcut.certify.result import (
     Certificate,
     certificate_function,
     confidence_text,
+    family_statement,
     format_bound,
     theorem_of,
 )
@@ -145,13 +147,11 @@ def excluded_pool_certificate(
         function="excluded_pool",
         inputs={"counts": plain(counts, int), "sizes": plain(sizes, int), "delta": d, "p0": plain(p0),
                 "deltas": plain(deltas), "names": None if names is None else labels},
-        allocation={g: float(a) for g, a in zip(labels, alloc, strict=True)},
+        allocation=member_allocation(labels, alloc),
         delta=d,
-        statement=(
-            f"With confidence {confidence_text(d)}, the {what}(g) of {', '.join(labels)} "
-            f"{'is' if m == 1 else 'are'} at most {format_bound(value, 'upper')} "
-            "(Clopper-Pearson on i.i.d. excluded-pool draws, union bound over the family)."
-        ),
+        statement=family_statement(d, f"{what}(g)", labels, value, "upper",
+                                   "Clopper-Pearson on i.i.d. excluded-pool draws, union bound over "
+                                   "the family"),
         details=details,
     )
 
@@ -200,11 +200,8 @@ def p0_upper_hoeffding(
                 "names": None if names is None else labels},
         allocation={"p0 (all members)": d},
         delta=d,
-        statement=(
-            f"With confidence {confidence_text(d)}, the excluded-pool mass p0(g) of {', '.join(labels)} "
-            f"{'is' if c.size == 1 else 'are'} at most {format_bound(value, 'upper')} "
-            f"(Hoeffding on {mm} unlabelled items, union bound over the family)."
-        ),
+        statement=family_statement(d, "excluded-pool mass p0(g)", labels, value, "upper",
+                                   f"Hoeffding on {mm} unlabelled items, union bound over the family"),
         details={"names": labels, "p0_hat": out(c / max(mm, 1), scalar, where=np.full(c.size, mm > 0)),
                  "slack": slack},
     )
@@ -258,11 +255,8 @@ def excluded_pool_hoeffding_certificate(
         allocation={"p0 (Hoeffding, all members)": d / 2,
                     **{f"audit {g}": a for g, a in audit.allocation.items()}},
         delta=d,
-        statement=(
-            f"With confidence {confidence_text(d)}, the missed relevant mass r(g) of {', '.join(labels)} "
-            f"{'is' if len(labels) == 1 else 'are'} at most {format_bound(audit.value, 'upper')} "
-            "(Hoeffding bound on p0 at delta/2, excluded-pool audit at delta/2)."
-        ),
+        statement=family_statement(d, "missed relevant mass r(g)", labels, audit.value, "upper",
+                                   "Hoeffding bound on p0 at delta/2, excluded-pool audit at delta/2"),
         details={"names": labels, "p0_upper": mass.value, "p0_hat": mass.details["p0_hat"],
                  "hoeffding_slack": mass.details["slack"], "eta_upper": audit.details["eta_upper"]},
     )
@@ -340,7 +334,7 @@ def excluded_pool_finite_certificate(
                 "excluded_sizes": plain(excluded_sizes, int), "delta": d, "deltas": plain(deltas),
                 "names": None if names is None else labels,
                 "corpus_size": None if corpus_size is None else big_n},
-        allocation={g: float(a) for g, a in zip(labels, alloc, strict=True)},
+        allocation=member_allocation(labels, alloc),
         delta=d,
         statement=(
             f"With confidence {confidence_text(d)}, the excluded pool{'' if len(labels) == 1 else 's'} of "
@@ -396,13 +390,11 @@ def full_review_recall_certificate(
                 "excluded_sizes": plain(excluded_sizes, int),
                 "included_relevant": plain(included_relevant, int), "delta": d,
                 "deltas": plain(deltas), "names": None if names is None else labels},
-        allocation={g: float(a) for g, a in zip(labels, alloc, strict=True)},
+        allocation=member_allocation(labels, alloc),
         delta=d,
-        statement=(
-            f"With confidence {confidence_text(d)}, the recall of {', '.join(labels)} "
-            f"{'is' if len(labels) == 1 else 'are'} at least {format_bound(value, 'lower')} "
-            "(included pool reviewed in full, hypergeometric bound on the excluded pool)."
-        ),
+        statement=family_statement(d, "recall", labels, value, "lower",
+                                   "included pool reviewed in full, hypergeometric bound on the "
+                                   "excluded pool"),
         details={"names": labels, "M0_upper": out(mu, scalar, int), "M1": out(m1, scalar, int)},
     )
 

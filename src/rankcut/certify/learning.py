@@ -63,12 +63,19 @@ def _vc_term(vc_dim: int, n: int) -> float:
     return vc_dim * (1.0 + math.log(n / vc_dim))
 
 
-def _vc_args(vc_dim: Any, n: Any) -> tuple[int, int]:
+def _vc_args(vc_dim: Any, n: Any, delta: Any, constant: Any) -> tuple[int, int, float, float]:
+    """Theorems 34, 36 and 37: the VC dimension ``d``, the design size ``n ≥ d``, ``δ`` and the
+    caller's constant ``C``, checked in that order."""
     d = check_count(vc_dim, "vc_dim", 1)
     m = check_count(n, "n", 1)
     if m < d:
         raise ValueError(f"n={m} must be at least vc_dim={d} (the theorem assumes n >= d)")
-    return d, m
+    return d, m, check_delta(delta), _check_constant(constant)
+
+
+def _finite_class_args(class_size: Any, n: Any, delta: Any) -> tuple[int, int, float]:
+    """Theorems 32 and 35: the class size ``|H| ≥ 1``, the design size ``n ≥ 1`` and ``δ``."""
+    return check_count(class_size, "class_size", 1), check_count(n, "n", 1), check_delta(delta)
 
 
 def _design_certificate(function: str, quantity: str, value: float, inputs: dict[str, Any], d: float,
@@ -85,6 +92,18 @@ def _constant_details(c: float) -> dict[str, Any]:
     return {"constant": c, "constant_source": "caller (unspecified in the paper)"}
 
 
+def _vc_certificate(function: str, quantity: str, value: float, dim: int, m: int, d: float, c: float,
+                    claim: str) -> Certificate:
+    """A bound of Theorems 34, 36 or 37, valid only for a valid universal constant ``C``: its
+    inputs, statement (``claim``, then ``n``, ``C`` and the note on ``C``) and details say which
+    ``C`` the caller supplied."""
+    return _design_certificate(
+        function, quantity, value, {"vc_dim": dim, "n": m, "delta": d, "constant": c}, d,
+        f"With probability at least 1 - {d:g}, {claim} (n = {m}, C = {c:g}). " + _CONSTANT_NOTE,
+        details=_constant_details(c),
+    )
+
+
 @certificate_function("finite_class_design", theorem="Theorem 32")
 def finite_class_design_bound(class_size: int, n: int, delta: float) -> Certificate:
     """Theorem 32: ``r(ĝ) ≤ log(|H|/δ)/n`` with probability at least ``1 − δ`` over the design sample.
@@ -96,9 +115,7 @@ def finite_class_design_bound(class_size: int, n: int, delta: float) -> Certific
     :param n: design-sample size ``n ≥ 1``.
     :param delta: error probability ``δ`` in (0, 1).
     """
-    h = check_count(class_size, "class_size", 1)
-    m = check_count(n, "n", 1)
-    d = check_delta(delta)
+    h, m, d = _finite_class_args(class_size, n, delta)
     value = math.log(h / d) / m
     return _design_certificate(
         "finite_class_design", "r(g_hat)", value, {"class_size": h, "n": m, "delta": d}, d,
@@ -171,18 +188,12 @@ def vc_design_bound(vc_dim: int, n: int, delta: float, constant: float) -> Certi
     :param delta: error probability ``δ`` in (0, 1).
     :param constant: the universal constant ``C > 0`` of the realisable VC inequality chosen.
     """
-    dim, m = _vc_args(vc_dim, n)
-    d = check_delta(delta)
-    c = _check_constant(constant)
+    dim, m, d, c = _vc_args(vc_dim, n, delta, constant)
     value = c * (_vc_term(dim, m) + math.log(1.0 / d)) / m
-    return _design_certificate(
-        "vc_design", "r(g_hat)", value, {"vc_dim": dim, "n": m, "delta": d, "constant": c}, d,
-        (
-            f"With probability at least 1 - {d:g}, a positive-consistent generator from a "
-            f"realisable class of VC dimension {dim} has missed mass at most {value:.6g} "
-            f"(n = {m}, C = {c:g}). " + _CONSTANT_NOTE
-        ),
-        details=_constant_details(c),
+    return _vc_certificate(
+        "vc_design", "r(g_hat)", value, dim, m, d, c,
+        f"a positive-consistent generator from a realisable class of VC dimension {dim} has missed "
+        f"mass at most {value:.6g}",
     )
 
 
@@ -196,9 +207,7 @@ def agnostic_finite_class_design_bound(class_size: int, n: int, delta: float) ->
     :param n: design-sample size ``n ≥ 1``.
     :param delta: error probability ``δ`` in (0, 1).
     """
-    h = check_count(class_size, "class_size", 1)
-    m = check_count(n, "n", 1)
-    d = check_delta(delta)
+    h, m, d = _finite_class_args(class_size, n, delta)
     value = 2.0 * math.sqrt(math.log(2.0 * h / d) / (2.0 * m))
     return _design_certificate(
         "agnostic_finite_class_design", "r(g_hat) - inf_H r", value, {"class_size": h, "n": m, "delta": d}, d,
@@ -220,19 +229,12 @@ def agnostic_vc_design_bound(vc_dim: int, n: int, delta: float, constant: float)
     :param delta: error probability ``δ`` in (0, 1).
     :param constant: the universal constant ``C > 0``.
     """
-    dim, m = _vc_args(vc_dim, n)
-    d = check_delta(delta)
-    c = _check_constant(constant)
+    dim, m, d, c = _vc_args(vc_dim, n, delta, constant)
     value = c * math.sqrt((_vc_term(dim, m) + math.log(1.0 / d)) / m)
-    return _design_certificate(
-        "agnostic_vc_design", "r(g_hat) - inf_H r", value,
-        {"vc_dim": dim, "n": m, "delta": d, "constant": c}, d,
-        (
-            f"With probability at least 1 - {d:g}, an empirical missed-mass minimiser over a "
-            f"class of VC dimension {dim} has missed mass within {value:.6g} of the best in the "
-            f"class (n = {m}, C = {c:g}). " + _CONSTANT_NOTE
-        ),
-        details=_constant_details(c),
+    return _vc_certificate(
+        "agnostic_vc_design", "r(g_hat) - inf_H r", value, dim, m, d, c,
+        f"an empirical missed-mass minimiser over a class of VC dimension {dim} has missed mass "
+        f"within {value:.6g} of the best in the class",
     )
 
 
@@ -248,18 +250,12 @@ def neyman_pearson_slack(vc_dim: int, n: int, delta: float, constant: float) -> 
     :param delta: error probability ``δ`` in (0, 1).
     :param constant: the universal constant ``C > 0``.
     """
-    dim, m = _vc_args(vc_dim, n)
-    d = check_delta(delta)
-    c = _check_constant(constant)
+    dim, m, d, c = _vc_args(vc_dim, n, delta, constant)
     value = c * math.sqrt((_vc_term(dim, m) + math.log(2.0 / d)) / m)
-    return _design_certificate(
-        "neyman_pearson_slack", "tau_n", value, {"vc_dim": dim, "n": m, "delta": d, "constant": c}, d,
-        (
-            f"With probability at least 1 - {d:g}, the empirical missed mass and burden of every "
-            f"generator in a class of VC dimension {dim} are within tau_n = {value:.6g} of their "
-            f"population values (n = {m}, C = {c:g}). " + _CONSTANT_NOTE
-        ),
-        details=_constant_details(c),
+    return _vc_certificate(
+        "neyman_pearson_slack", "tau_n", value, dim, m, d, c,
+        f"the empirical missed mass and burden of every generator in a class of VC dimension {dim} "
+        f"are within tau_n = {value:.6g} of their population values",
     )
 
 

@@ -78,6 +78,32 @@ def _per_prefix_allocation(delta: float, n_prefixes: int) -> dict[str, float]:
     return {f"g1..g{n_prefixes} (δ/{n_prefixes} each)": delta}
 
 
+def _check_rates(eps: NDArray[np.float64]) -> None:
+    """Targets on a rate (``η`` or ``r``) lie in (0, 1) (Section 4.6)."""
+    if np.any((eps <= 0) | (eps >= 1)):
+        raise ValueError(f"epsilon must lie in (0, 1), got {shown(eps[(eps <= 0) | (eps >= 1)][0])}")
+
+
+def _size_certificate(
+    function: str, value: Any, inputs: dict[str, Any], delta: float, n_prefixes: int, statement: str,
+    details: dict[str, Any],
+) -> Certificate:
+    """An audit size for ``M`` pools certified jointly at ``δ/M`` each (Section 4.6): the planners
+    of Theorems 7, 8 and 12 report it alike."""
+    return Certificate(
+        quantity="n0",
+        side="size",
+        value=value,
+        theorem=theorem_of(function),
+        function=function,
+        inputs=inputs,
+        allocation=_per_prefix_allocation(delta, n_prefixes),
+        delta=delta,
+        statement=statement,
+        details=details,
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # integer searches (exact: the returned n meets the target with the library's own bound, n − 1
 # does not)
@@ -252,8 +278,7 @@ def plan_binomial(
     c, c_scalar = as_family(tolerated, "tolerated", integer=True)
     delta = check_delta(delta)
     n_prefixes = check_count(n_prefixes, "n_prefixes", 1)
-    if np.any((eps <= 0) | (eps >= 1)):
-        raise ValueError(f"epsilon must lie in (0, 1), got {shown(eps[(eps <= 0) | (eps >= 1)][0])}")
+    _check_rates(eps)
     inputs = {
         "epsilon": plain(epsilon, float),
         "delta": delta,
@@ -266,16 +291,9 @@ def plan_binomial(
     scalar = eps_scalar and c_scalar
     value = out(n, scalar)
     pools = "the pool" if n_prefixes == 1 else f"each of {n_prefixes} pools (δ/M = {alpha:g} each)"
-    return Certificate(
-        quantity="n0",
-        side="size",
-        value=value,
-        theorem=theorem_of("plan_binomial"),
-        function="plan_binomial",
-        inputs=inputs,
-        allocation=_per_prefix_allocation(delta, n_prefixes),
-        delta=delta,
-        statement=(
+    return _size_certificate(
+        "plan_binomial", value, inputs, delta, n_prefixes,
+        (
             f"Drawing {format_bound(value, 'size')} items i.i.d. from {pools} and finding at "
             f"most {format_bound(inputs['tolerated'], 'size')} relevant certifies a relevance rate "
             f"≤ {format_bound(inputs['epsilon'], 'estimate', 6)} at confidence "
@@ -320,8 +338,7 @@ def plan_missed_mass(
     c, c_scalar = as_family(tolerated, "tolerated", integer=True)
     delta = check_delta(delta)
     n_prefixes = check_count(n_prefixes, "n_prefixes", 1)
-    if np.any((eps <= 0) | (eps >= 1)):
-        raise ValueError(f"epsilon must lie in (0, 1), got {shown(eps[(eps <= 0) | (eps >= 1)][0])}")
+    _check_rates(eps)
     if np.any((p <= 0) | (p > 1)):
         raise ValueError(f"p0 must lie in (0, 1], got {shown(p[(p <= 0) | (p > 1)][0])}")
     inputs = {
@@ -343,16 +360,9 @@ def plan_missed_mass(
         whole[needed] = _binomial_sizes(eps[needed], c[needed], alpha)
     value = out(n0, scalar)
     no_audit = "" if np.all(needed) else " (0 where ε ≥ p0: the target holds without an audit)"
-    return Certificate(
-        quantity="n0",
-        side="size",
-        value=value,
-        theorem=theorem_of("plan_missed_mass"),
-        function="plan_missed_mass",
-        inputs=inputs,
-        allocation=_per_prefix_allocation(delta, n_prefixes),
-        delta=delta,
-        statement=(
+    return _size_certificate(
+        "plan_missed_mass", value, inputs, delta, n_prefixes,
+        (
             f"To certify r ≤ {format_bound(inputs['epsilon'], 'estimate', 6)} at confidence "
             f"{confidence_text(delta)} with at most {format_bound(inputs['tolerated'], 'size')} "
             f"relevant found, "
@@ -426,16 +436,9 @@ def plan_hypergeometric(
     if np.any(needed):
         n[needed] = _hypergeom_sizes(t[needed], c[needed], alpha, np.full(int(needed.sum()), big_n))
     value = out(n, scalar)
-    return Certificate(
-        quantity="n0",
-        side="size",
-        value=value,
-        theorem=theorem_of("plan_hypergeometric"),
-        function="plan_hypergeometric",
-        inputs=inputs,
-        allocation=_per_prefix_allocation(delta, n_prefixes),
-        delta=delta,
-        statement=(
+    return _size_certificate(
+        "plan_hypergeometric", value, inputs, delta, n_prefixes,
+        (
             f"Drawing {format_bound(value, 'size')} of {big_n} items without replacement and "
             f"finding at most {format_bound(inputs['tolerated'], 'size')} relevant certifies at most "
             f"{format_bound(inputs['max_missed'], 'size')} relevant items in the pool at confidence "

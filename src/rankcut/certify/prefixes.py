@@ -38,6 +38,7 @@ from rankcut.certify._validate import (
     check_delta,
     check_number,
     check_within,
+    member_allocation,
     member_names,
     same_size,
     shown,
@@ -112,12 +113,66 @@ def _nested(values: NDArray[Any], name: str, labels: list[str], why: str = "") -
 _SHARED_WHY = "; a reference draw in E_m+1 also lies in E_m"
 
 
+def _family_inputs(
+    counts: ArrayLike, sizes: ArrayLike, size_name: str, pools: ArrayLike, pool_name: str,
+    delta: float, names: Sequence[str] | None,
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[Any], float, list[str]]:
+    """The opening every certificate of this module shares: counts ``K_m``, (effective) sizes and
+    the pools (masses ``p0``, or sizes ``N0`` when ``pool_name`` is ``"excluded_sizes"``) as 1-D
+    arrays with one entry per prefix, then the checked ``δ`` and the prefix names ``g1..gM``."""
+    k, _ = as_family(counts, "counts", integer=True, scalar=False)
+    n, _ = as_family(sizes, size_name, integer=True, scalar=False)
+    x, _ = as_family(pools, pool_name, integer=pool_name == "excluded_sizes", scalar=False)
+    same_size(k.size, "prefixes", **{size_name: n, pool_name: x})
+    return k, n, x, check_delta(delta), member_names(names, k.size, unit="prefix", numbered=True)
+
+
+def _check_separate(k: NDArray[np.int64], n: NDArray[np.int64], pools: NDArray[Any], pool_name: str,
+                    labels: list[str]) -> None:
+    """Per-prefix audits (Corollary 16, Theorem 19): ``K_m ≤ n_m``, then ``n_m ≤ N0(g_m)`` or the
+    checks on ``p0``, and pools non-increasing along the nested family."""
+    check_within(k, n, "counts", "sizes", labels)
+    if pool_name == "p0":
+        _check_p0(pools, n, "sizes", labels)
+    else:
+        check_within(n, pools, "sizes", pool_name, labels)
+    _nested(pools, pool_name, labels)
+
+
+def _nested_shared(k: NDArray[np.int64], n: NDArray[np.int64], labels: list[str]) -> None:
+    """One shared reference sample (Theorem 17, Corollary 18): a draw in ``E_{m+1}`` also lies in
+    ``E_m``, so effective sizes, counts and non-relevant draws all shrink along the family."""
+    _nested(n, "effective_sizes", labels, _SHARED_WHY)
+    _nested(k, "counts", labels, _SHARED_WHY)
+    _nested(n - k, "effective_sizes - counts", labels, _SHARED_WHY)
+
+
 def _rounded(values: Sequence[Any], side: str) -> str:
     return format_bound(tuple(values), side)
 
 
 # ---------------------------------------------------------------------------------------------
 # simultaneous bounds
+
+
+def _family_certificate(
+    *, function: str, quantity: str, value: tuple[Any, ...], alloc: NDArray[np.float64],
+    delta: float, names: list[str], inputs: dict[str, Any], claim: str, details: dict[str, Any],
+) -> Certificate:
+    """A simultaneous upper bound for every prefix at once (Corollaries 16 and 18, Theorem 17),
+    one error share per prefix; ``claim`` completes the statement."""
+    return Certificate(
+        quantity=quantity,
+        side="upper",
+        value=value,
+        theorem=theorem_of(function),
+        function=function,
+        inputs=inputs,
+        allocation=member_allocation(names, alloc),
+        delta=delta,
+        statement=f"With simultaneous confidence {confidence_text(delta)}, {claim}.",
+        details=details,
+    )
 
 
 def _binomial_family(
@@ -128,19 +183,10 @@ def _binomial_family(
     eta = np.atleast_1d(cp_upper(counts, sizes, alloc))
     r = p0 * eta
     value = tuple(float(v) for v in r)
-    return Certificate(
-        quantity="r",
-        side="upper",
-        value=value,
-        theorem=theorem_of(function),
-        function=function,
+    return _family_certificate(
+        function=function, quantity="r", value=value, alloc=alloc, delta=delta, names=names,
         inputs=inputs,
-        allocation={n: float(a) for n, a in zip(names, alloc, strict=True)},
-        delta=delta,
-        statement=(
-            f"With simultaneous confidence {confidence_text(delta)}, the missed relevant masses of "
-            f"{', '.join(names)} are at most {_rounded(value, 'upper')}."
-        ),
+        claim=f"the missed relevant masses of {', '.join(names)} are at most {_rounded(value, 'upper')}",
         details={
             "names": names,
             "eta_upper": tuple(float(v) for v in eta),
@@ -171,19 +217,11 @@ def _finite_family(
         details["r_upper"] = tuple(v / corpus_size for v in value)
         r_text = (f", missed masses r = M0/N (N = {corpus_size}) of at most "
                   f"{_rounded(details['r_upper'], 'upper')}")
-    return Certificate(
-        quantity="M0",
-        side="upper",
-        value=value,
-        theorem=theorem_of(function),
-        function=function,
+    return _family_certificate(
+        function=function, quantity="M0", value=value, alloc=alloc, delta=delta, names=names,
         inputs=inputs,
-        allocation={n: float(a) for n, a in zip(names, alloc, strict=True)},
-        delta=delta,
-        statement=(
-            f"With simultaneous confidence {confidence_text(delta)}, the excluded pools of "
-            f"{', '.join(names)} hold at most {_rounded(value, 'upper')} relevant items{r_text}."
-        ),
+        claim=(f"the excluded pools of {', '.join(names)} hold at most {_rounded(value, 'upper')} "
+               f"relevant items{r_text}"),
         details=details,
     )
 
@@ -219,17 +257,9 @@ def prefix_bounds_separate(
     :returns: ``quantity="r"``, ``value`` = tuple of upper bounds on ``r(g_m)``;
         ``details["eta_upper"]`` the bounds on ``η(g_m)``.
     """
-    k, _ = as_family(counts, "counts", integer=True, scalar=False)
-    n, _ = as_family(sizes, "sizes", integer=True, scalar=False)
-    p, _ = as_family(p0, "p0", integer=False, scalar=False)
-    m = k.size
-    same_size(m, "prefixes", sizes=n, p0=p)
-    delta = check_delta(delta)
-    labels = member_names(names, m, unit="prefix", numbered=True)
-    alloc = allocation(deltas, delta, m, units="prefixes", scalar=False)
-    check_within(k, n, "counts", "sizes", labels)
-    _check_p0(p, n, "sizes", labels)
-    _nested(p, "p0", labels)
+    k, n, p, delta, labels = _family_inputs(counts, sizes, "sizes", p0, "p0", delta, names)
+    alloc = allocation(deltas, delta, k.size, units="prefixes", scalar=False)
+    _check_separate(k, n, p, "p0", labels)
     inputs = {
         "counts": k.tolist(), "sizes": n.tolist(), "p0": p.tolist(), "delta": delta,
         "deltas": None if deltas is None else alloc.tolist(),
@@ -271,17 +301,10 @@ def prefix_bounds_separate_finite(
     :param corpus_size: optional corpus size ``N``; adds ``details["r_upper"] = MU/N``.
     :returns: ``quantity="M0"``, ``value`` = tuple of upper bounds on the missed counts.
     """
-    k, _ = as_family(counts, "counts", integer=True, scalar=False)
-    n, _ = as_family(sizes, "sizes", integer=True, scalar=False)
-    big, _ = as_family(excluded_sizes, "excluded_sizes", integer=True, scalar=False)
-    m = k.size
-    same_size(m, "prefixes", sizes=n, excluded_sizes=big)
-    delta = check_delta(delta)
-    labels = member_names(names, m, unit="prefix", numbered=True)
-    alloc = allocation(deltas, delta, m, units="prefixes", scalar=False)
-    check_within(k, n, "counts", "sizes", labels)
-    check_within(n, big, "sizes", "excluded_sizes", labels)
-    _nested(big, "excluded_sizes", labels)
+    k, n, big, delta, labels = _family_inputs(counts, sizes, "sizes", excluded_sizes, "excluded_sizes",
+                                              delta, names)
+    alloc = allocation(deltas, delta, k.size, units="prefixes", scalar=False)
+    _check_separate(k, n, big, "excluded_sizes", labels)
     n_corpus = None if corpus_size is None else check_corpus_size(corpus_size, int(big.max()))
     inputs = {
         "counts": k.tolist(), "sizes": n.tolist(), "excluded_sizes": big.tolist(), "delta": delta,
@@ -356,14 +379,9 @@ def prefix_bounds_shared(
     :param deltas: optional shares (default ``δ/M``).
     :param names: optional prefix names.
     """
-    k, _ = as_family(counts, "counts", integer=True, scalar=False)
-    n, _ = as_family(effective_sizes, "effective_sizes", integer=True, scalar=False)
-    p, _ = as_family(p0, "p0", integer=False, scalar=False)
-    m = k.size
-    same_size(m, "prefixes", effective_sizes=n, p0=p)
-    delta = check_delta(delta)
-    labels = member_names(names, m, unit="prefix", numbered=True)
-    alloc = allocation(deltas, delta, m, units="prefixes", scalar=False)
+    k, n, p, delta, labels = _family_inputs(counts, effective_sizes, "effective_sizes", p0, "p0", delta,
+                                            names)
+    alloc = allocation(deltas, delta, k.size, units="prefixes", scalar=False)
     q = check_count(reference_size, "reference_size")
     mass = check_number(reference_mass, "reference_mass")
     if not 0.0 < mass <= 1.0:
@@ -372,9 +390,7 @@ def prefix_bounds_shared(
     _check_p0(p, n, "effective_sizes", labels)
     check_within(n, q, "effective_sizes", "reference_size", labels)
     _nested(p, "p0", labels)
-    _nested(n, "effective_sizes", labels, _SHARED_WHY)
-    _nested(k, "counts", labels, _SHARED_WHY)
-    _nested(n - k, "effective_sizes - counts", labels, _SHARED_WHY)
+    _nested_shared(k, n, labels)
     bad = np.flatnonzero(p > mass * (1 + SUM_RTOL))
     if bad.size:
         i = bad[0]
@@ -428,13 +444,9 @@ def prefix_bounds_shared_finite(
     :param names: optional prefix names.
     :param corpus_size: optional corpus size ``N``; adds ``details["r_upper"] = MU/N``.
     """
-    k, _ = as_family(counts, "counts", integer=True, scalar=False)
-    n, _ = as_family(effective_sizes, "effective_sizes", integer=True, scalar=False)
-    big, _ = as_family(excluded_sizes, "excluded_sizes", integer=True, scalar=False)
+    k, n, big, delta, labels = _family_inputs(counts, effective_sizes, "effective_sizes", excluded_sizes,
+                                              "excluded_sizes", delta, names)
     m = k.size
-    same_size(m, "prefixes", effective_sizes=n, excluded_sizes=big)
-    delta = check_delta(delta)
-    labels = member_names(names, m, unit="prefix", numbered=True)
     alloc = allocation(deltas, delta, m, units="prefixes", scalar=False)
     pool = check_count(reference_pool_size, "reference_pool_size", 1)
     q = check_count(reference_size, "reference_size")
@@ -442,9 +454,7 @@ def prefix_bounds_shared_finite(
         raise ValueError(f"reference_size={q} exceeds reference_pool_size={pool}")
     check_within(k, n, "counts", "effective_sizes", labels)
     _nested(big, "excluded_sizes", labels)
-    _nested(n, "effective_sizes", labels, _SHARED_WHY)
-    _nested(k, "counts", labels, _SHARED_WHY)
-    _nested(n - k, "effective_sizes - counts", labels, _SHARED_WHY)
+    _nested_shared(k, n, labels)
     for i in range(m):
         if big[i] > pool:
             raise ValueError(
@@ -632,19 +642,11 @@ def fixed_sequence(
     :returns: ``side="choice"``, ``value`` = chosen name or ``None``; ``details["tests"]`` the
         tests performed, in order, with their bounds and outcomes.
     """
-    k, _ = as_family(counts, "counts", integer=True, scalar=False)
-    n, _ = as_family(sizes, "sizes", integer=True, scalar=False)
-    p, _ = as_family(p0, "p0", integer=False, scalar=False)
-    m = k.size
-    same_size(m, "prefixes", sizes=n, p0=p)
-    delta = check_delta(delta)
-    labels = member_names(names, m, unit="prefix", numbered=True)
+    k, n, p, delta, labels = _family_inputs(counts, sizes, "sizes", p0, "p0", delta, names)
     eps = check_number(epsilon, "epsilon")
     if eps <= 0:
         raise ValueError(f"epsilon must be > 0, got {shown(epsilon)}")
-    check_within(k, n, "counts", "sizes", labels)
-    _check_p0(p, n, "sizes", labels)
-    _nested(p, "p0", labels)
+    _check_separate(k, n, p, "p0", labels)
     bounds = p * np.atleast_1d(cp_upper(k, n, delta))
     inputs = {
         "counts": k.tolist(), "sizes": n.tolist(), "p0": p.tolist(), "epsilon": eps,
@@ -680,17 +682,10 @@ def fixed_sequence_finite(
     :param delta: level of each test.
     :param names: optional prefix names.
     """
-    k, _ = as_family(counts, "counts", integer=True, scalar=False)
-    n, _ = as_family(sizes, "sizes", integer=True, scalar=False)
-    big, _ = as_family(excluded_sizes, "excluded_sizes", integer=True, scalar=False)
-    m = k.size
-    same_size(m, "prefixes", sizes=n, excluded_sizes=big)
-    delta = check_delta(delta)
-    labels = member_names(names, m, unit="prefix", numbered=True)
+    k, n, big, delta, labels = _family_inputs(counts, sizes, "sizes", excluded_sizes, "excluded_sizes",
+                                              delta, names)
     target = check_count(max_missed, "max_missed")
-    check_within(k, n, "counts", "sizes", labels)
-    check_within(n, big, "sizes", "excluded_sizes", labels)
-    _nested(big, "excluded_sizes", labels)
+    _check_separate(k, n, big, "excluded_sizes", labels)
     mu = np.atleast_1d(hypergeom_upper(k, delta, population=big, draws=n))
     inputs = {
         "counts": k.tolist(), "sizes": n.tolist(), "excluded_sizes": big.tolist(),

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any, Literal
@@ -202,6 +202,18 @@ def confidence_text(delta: float) -> str:
     """``1 − δ`` for display, rounded down; written as ``1 − δ`` when rounding would show 1."""
     shown = format_bound(1.0 - delta, "lower", 6)
     return f"1 − {delta:.3g}" if delta < 1e-6 or float(shown) >= 1.0 else shown
+
+
+def family_statement(delta: float, what: str, labels: Sequence[str], value: Any, side: str,
+                     how: str) -> str:
+    """The statement of a certificate over a family ``G`` (Theorems 7, 8 and 12): "With confidence
+    1 − δ, the <what> of g1, g2 are at most <value> (<how>)." (``at least`` for a lower bound).
+    Internal wording shared by the certify modules; not part of the public API."""
+    bound = "at least" if side == "lower" else "at most"
+    return (
+        f"With confidence {confidence_text(delta)}, the {what} of {', '.join(labels)} "
+        f"{'is' if len(labels) == 1 else 'are'} {bound} {format_bound(value, side)} ({how})."
+    )
 
 
 def format_bound(value: Any, side: str, digits: int = 3) -> str:

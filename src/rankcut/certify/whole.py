@@ -25,6 +25,7 @@ from rankcut.certify._validate import (
     check_count,
     check_delta,
     check_within,
+    member_allocation,
     member_names,
     out,
     plain,
@@ -33,8 +34,7 @@ from rankcut.certify.bounds import cp_upper
 from rankcut.certify.result import (
     Certificate,
     certificate_function,
-    confidence_text,
-    format_bound,
+    family_statement,
     theorem_of,
 )
 
@@ -80,12 +80,9 @@ def whole_population_certificate(
         function="whole_population",
         inputs={"counts": plain(counts, int), "sample_size": n, "delta": d, "deltas": plain(deltas),
                 "names": None if names is None else labels},
-        allocation={g: float(a) for g, a in zip(labels, alloc, strict=True)},
+        allocation=member_allocation(labels, alloc),
         delta=d,
-        statement=(
-            f"With confidence {confidence_text(d)}, the missed relevant mass r(g) of {', '.join(labels)} "
-            f"{'is' if k.size == 1 else 'are'} at most {format_bound(value, 'upper')} "
-            f"(Clopper-Pearson on {n} whole-population draws)."
-        ),
+        statement=family_statement(d, "missed relevant mass r(g)", labels, value, "upper",
+                                   f"Clopper-Pearson on {n} whole-population draws"),
         details={"names": labels, "counts": out(k, scalar, int)},
     )
