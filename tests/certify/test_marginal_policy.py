@@ -5,9 +5,9 @@ constants are checked."""
 
 from __future__ import annotations
 
-import pytest
-
 import math
+
+import pytest
 
 from rankcut.certify.interleaved import AUDIT, SCREEN, InterleavedRule
 from rankcut.certify.policies import MarginalCostPolicy, ReviewState

@@ -267,11 +267,13 @@ class MarginalCostPolicy:
     ``K = a + 1`` unread relevant with ``a = F/ρ − F`` (continuous), and ``n`` draws without
     replacement meet none of them with probability about ``(1 − n/|U|)^K``, which is ``e^{−need}``
     (the evidence ``need``, in nats) at ``n = A``. (For ``need ≪ K`` that is ``|U| · need / K``; for
-    few relevant documents the draws without replacement matter, and ``A < |U|`` always.) A batch of ``b`` screened ranks at precision ``p`` (of the last
-    ``window`` ranks of the screening path, ``(hits + ½)/(ranks + 1)``) adds ``p·b`` to ``F`` and
-    takes ``b`` from ``|U|``. After each batch: screen another if ``b + A(F + p·b, |U| − b) <
-    A(F, |U|)``, else audit. After each run of ``chunk`` audit draws: back to screening if it found a
-    relevant document (the unread part is richer than the projection assumed), else audit on. The
+    few relevant documents the draws without replacement matter, and ``A < |U|`` always.)
+
+    A batch of ``b`` screened ranks at precision ``p`` (of the last ``window`` ranks of the
+    screening path, ``(hits + ½)/(ranks + 1)``) adds ``p·b`` to ``F`` and takes ``b`` from ``|U|``.
+    After each batch: screen another if ``b + A(F + p·b, |U| − b) < A(F, |U|)``, else audit. After
+    each run of ``chunk`` audit draws: back to screening if it found a relevant document (the
+    unread part is richer than the projection assumed), else audit on. The
     projection ignores the relevant documents still unread; the return on audit hits pays for that.
 
     Constants (defaults: the grid point of least documents read on CLEF TAR 2017 runs A and B
