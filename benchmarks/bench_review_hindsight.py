@@ -18,8 +18,9 @@ one line of JSON:
   read on average over ``K`` *other* audit orders (``default_rng(ORDERS_SEED + 1000·seed + j)``),
   and what that ``d`` reads on the review's own order. The hindsight-best ``d`` above also knows
   the luck of the review's audit order; this one knows the labels but not the order, so its cost
-  on the review's order is an unbiased estimate of the best any single-switch policy can do with
-  this ranker (a bound that no rule deciding without the labels can beat on average).
+  on the review's order is an unbiased estimate of that depth's cost: about the best any policy
+  that switches once can do with this ranker (no such rule, deciding without the labels, beats it
+  on average; one that goes back to screening may).
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_review_hindsight.py \\
         --only cohen2006-Opiods --only cohen2006-BetaBlockers --seeds 2
