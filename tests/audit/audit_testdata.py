@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from rankcut.audit import workflow as wf
+from rankcut.audit.designs.interleaved import REVIEW_FILE
 
 
 class Data:
@@ -65,6 +66,26 @@ def _run_all(audit: Path, data: Data, **sample_sizes: Any) -> wf.CertifyResult:
     wf.sample(audit, **sample_sizes, allow_underpowered=True)   # sizes chosen to exercise certify
     wf.label(audit, qrels=data.qrels)
     return wf.certify(audit)
+
+
+def _frozen(folder: Path, data: Data, name: str = "A", *, seed: int = 7, **kw: Any) -> Path:
+    """An interleaved audit of ``data``'s run at recall 0.8, frozen, planned and sampled."""
+    audit = folder / name
+    wf.freeze(audit, run=data.run, design="interleaved", target_recall=0.8, seed=seed, **kw)
+    wf.plan(audit)
+    wf.sample(audit)
+    return audit
+
+
+def _truth(data: Data, audit: Path) -> tuple[np.ndarray, np.ndarray]:
+    """The ranking's 0/1 labels and the frozen audit order (ranks, from 0), from sample.jsonl."""
+    rows = _rows(audit)
+    return _y(data, rows), np.argsort([r["audit"] for r in rows])
+
+
+def _steps(audit: Path) -> list[dict[str, Any]]:
+    """The interleaved review's recorded steps (review.jsonl)."""
+    return [json.loads(line) for line in (audit / REVIEW_FILE).read_text().splitlines()]
 
 
 def _y(data: Data, rows: list[dict[str, Any]]) -> np.ndarray:

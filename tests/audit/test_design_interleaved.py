@@ -12,11 +12,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from audit_testdata import Data, _rows
+from audit_testdata import Data, _frozen, _rows, _steps, _truth
 from typer.testing import CliRunner
 
 from rankcut.audit import workflow as wf
-from rankcut.audit.designs.interleaved import REVIEW_FILE
 from rankcut.audit.report import write_report
 from rankcut.certify.interleaved import InterleavedRule, interleaved_recall_certificate
 from rankcut.certify.policies import ProjectedCostPolicy, ScreenThenAudit
@@ -30,26 +29,6 @@ from rankcut.cli.audit import app
 def topic(tmp_path: Path) -> Data:
     """One query's ranking of 240 documents, relevant mostly near the top."""
     return Data(tmp_path, queries=1, depth=240, seed=3)
-
-
-def _frozen(tmp_path: Path, data: Data, name: str = "A", **kw: Any) -> Path:
-    audit = tmp_path / name
-    wf.freeze(audit, run=data.run, design="interleaved", target_recall=0.8, seed=7, **kw)
-    wf.plan(audit)
-    wf.sample(audit)
-    return audit
-
-
-def _truth(data: Data, audit: Path) -> tuple[np.ndarray, np.ndarray]:
-    """The ranking's 0/1 labels and the frozen audit order (ranks, from 0), from sample.jsonl."""
-    rows = _rows(audit)
-    y = np.array([(r["query_id"], r["doc_id"]) in data.relevant for r in rows], dtype=np.int64)
-    order = np.argsort([r["audit"] for r in rows])
-    return y, order
-
-
-def _steps(audit: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (audit / REVIEW_FILE).read_text().splitlines()]
 
 
 def test_full_review_is_the_engine_played_on_the_same_order(topic: Data, tmp_path: Path) -> None:

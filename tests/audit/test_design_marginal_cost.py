@@ -4,15 +4,12 @@ and every step says why in its own words."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import numpy as np
 import pytest
-from audit_testdata import Data, _rows
+from audit_testdata import Data, _frozen, _steps, _truth
 
 from rankcut.audit import workflow as wf
-from rankcut.audit.designs.interleaved import REVIEW_FILE
 from rankcut.certify.interleaved import InterleavedRule
 from rankcut.certify.policies import MarginalCostPolicy
 from rankcut.certify.simulate import play
@@ -20,19 +17,13 @@ from rankcut.certify.simulate import play
 
 def test_marginal_cost_by_name_is_the_policy_played_by_hand(tmp_path: Path) -> None:
     topic = Data(tmp_path, queries=1, depth=240, seed=3)
-    audit = tmp_path / "A"
-    wf.freeze(audit, run=topic.run, design="interleaved", target_recall=0.8, seed=7,
-              policy="marginal-cost:batch=20,chunk=5,window=60,need=2.5")
-    wf.plan(audit)
-    wf.sample(audit)
+    audit = _frozen(tmp_path, topic, policy="marginal-cost:batch=20,chunk=5,window=60,need=2.5")
     wf.label(audit, qrels=topic.qrels)
     result = wf.certify(audit)
-    rows = _rows(audit)
-    y = np.array([(r["query_id"], r["doc_id"]) in topic.relevant for r in rows], dtype=np.int64)
-    order = np.argsort([r["audit"] for r in rows])
+    y, order = _truth(topic, audit)
     policy = MarginalCostPolicy(batch=20, chunk=5, window=60, need=2.5)
     played = play(y, order, policy, InterleavedRule(0.8, 0.05))
-    steps = [json.loads(line) for line in (audit / REVIEW_FILE).read_text().splitlines()]
+    steps = _steps(audit)
     assert "".join(s["move"][0] for s in steps) == played.moves
     assert result.content["verdict"]["met"] == played.certified
     assert {s["move"] for s in steps} == {"screen", "audit"}

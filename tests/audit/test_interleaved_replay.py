@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from audit_testdata import Data
+from audit_testdata import Data, _frozen, _steps
 
 from rankcut.audit import labels as labels_mod
 from rankcut.audit import workflow as wf
@@ -46,10 +46,7 @@ def _same(a: Review, b: Review) -> None:
 def test_resumed_replay_is_the_full_replay(tmp_path: Path, policy: str, seed: int,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     data = Data(tmp_path, queries=1, depth=240, seed=seed)
-    audit = tmp_path / "A"
-    wf.freeze(audit, run=data.run, design="interleaved", target_recall=0.8, seed=seed, policy=policy)
-    wf.plan(audit)
-    wf.sample(audit)
+    audit = _frozen(tmp_path, data, seed=seed, policy=policy)
     wf.label(audit, qrels=data.qrels, limit=150)
     full = _review(audit, [])
     calls = 0
@@ -80,10 +77,7 @@ def test_resumed_replay_is_the_full_replay(tmp_path: Path, policy: str, seed: in
 
 def test_an_unreadable_review_file_is_replayed_from_the_start(tmp_path: Path) -> None:
     data = Data(tmp_path, queries=1, depth=240, seed=3)
-    audit = tmp_path / "A"
-    wf.freeze(audit, run=data.run, design="interleaved", target_recall=0.8, seed=7)
-    wf.plan(audit)
-    wf.sample(audit)
+    audit = _frozen(tmp_path, data)
     wf.label(audit, qrels=data.qrels, limit=60)
     before = (audit / REVIEW_FILE).read_text()
     (audit / REVIEW_FILE).write_text(before[: len(before) // 2])   # cut mid-line
@@ -93,18 +87,14 @@ def test_an_unreadable_review_file_is_replayed_from_the_start(tmp_path: Path) ->
     (audit / REVIEW_FILE).write_text(before[: len(before) // 2])
     assert wf.status(audit)["review_steps"] == 60
     wf.label(audit, qrels=data.qrels, limit=5)
-    lines = [json.loads(x) for x in (audit / REVIEW_FILE).read_text().splitlines()]
+    lines = _steps(audit)
     assert len(lines) == 65 and [x["step"] for x in lines] == list(range(1, 66))
 
 
 def test_certify_checks_with_the_policy_only_the_steps_since_the_last_certify(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = Data(tmp_path, queries=1, depth=240, seed=2)
-    audit = tmp_path / "A"
-    wf.freeze(audit, run=data.run, design="interleaved", target_recall=0.8, seed=2,
-              policy="projected-cost:batch=20,chunk=5")
-    wf.plan(audit)
-    wf.sample(audit)
+    audit = _frozen(tmp_path, data, seed=2, policy="projected-cost:batch=20,chunk=5")
     wf.label(audit, qrels=data.qrels, limit=100)
     cls = interleaved._policy_class("projected-cost")
     decide, read = cls.__call__, []
