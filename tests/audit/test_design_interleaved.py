@@ -204,6 +204,7 @@ def test_certify_midway_then_label_on(topic: Data, tmp_path: Path) -> None:
     ({"policy": "screen-then-audit"}, "needs depth"),
     ({"policy": "precision:ratio=x"}, "ratio must be a number"),
     ({"policy": "projected-cost:batch=0"}, "batch"),
+    ({"policy": "precision:batch=0"}, "batch"),
     ({"sampling": "with-replacement"}, "with-replacement is not for it"),
     ({"allow_incomplete": True}, "allow_incomplete"),
     ({"target_recall": None}, "needs its recall target"),

@@ -293,9 +293,18 @@ def test_certificate_recomputes_from_json_and_states_the_claim():
     assert "anytime-valid" in cert.statement and ("met" in cert.statement)
 
 
+@pytest.mark.parametrize(("policy", "kw"), [
+    (ProjectedCostPolicy, {"batch": 0}), (ProjectedCostPolicy, {"overhead": 0.0}),
+    (PrecisionPolicy, {"batch": 0}), (PrecisionPolicy, {"chunk": 2.5}), (PrecisionPolicy, {"window": -1}),
+    (PrecisionPolicy, {"ratio": -1.0}), (PrecisionPolicy, {"margin": float("nan")}),
+    (MarginalCostPolicy, {"chunk": 0}), (MarginalCostPolicy, {"need": 0.0}),
+])
+def test_bad_policy_constants_are_refused(policy, kw):
+    with pytest.raises(ValueError, match=next(iter(kw))):
+        policy(**kw)
+
+
 def test_policies_are_checked():
-    with pytest.raises(ValueError, match="batch"):
-        ProjectedCostPolicy(batch=0)
     y = np.array([1, 0, 1, 0])
     with pytest.raises(ValueError, match="permutation"):
         play(y, [0, 1, 2, 2], ScreenThenAudit(2))

@@ -120,6 +120,15 @@ class ScreenThenAudit:
         return SCREEN if state.screened < self.depth else AUDIT
 
 
+def _check_constants(policy: ProjectedCostPolicy | PrecisionPolicy | MarginalCostPolicy,
+                     *positive: str) -> None:
+    """A policy's ``batch``, ``chunk`` and ``window`` are counts ≥ 1, and its ``positive`` constants > 0."""
+    for name in ("batch", "chunk", "window"):
+        check_count(getattr(policy, name), name, minimum=1)
+    for name in positive:
+        check_positive(getattr(policy, name), name)
+
+
 @dataclass(frozen=True)
 class ProjectedCostPolicy:
     """Screen or audit, whichever leaves fewer documents to read by a projection (module docstring).
@@ -137,9 +146,7 @@ class ProjectedCostPolicy:
     overhead: float = 0.5
 
     def __post_init__(self) -> None:
-        for name in ("batch", "chunk", "window"):
-            check_count(getattr(self, name), name, minimum=1)
-        check_positive(self.overhead, "overhead")
+        _check_constants(self, "overhead")
 
     def __call__(self, state: ReviewState) -> str:
         rev = state.review
@@ -241,6 +248,9 @@ class PrecisionPolicy:
     margin: float = 0.5
     window: int = 500
 
+    def __post_init__(self) -> None:
+        _check_constants(self, "ratio", "margin")
+
     def __call__(self, state: ReviewState) -> str:
         rev = state.review
         total = state.rank_labels.size
@@ -293,9 +303,7 @@ class MarginalCostPolicy:
     need: float = 4.0
 
     def __post_init__(self) -> None:
-        for name in ("batch", "chunk", "window"):
-            check_count(getattr(self, name), name, minimum=1)
-        check_positive(self.need, "need")
+        _check_constants(self, "need")
 
     def __call__(self, state: ReviewState) -> str:
         forced = _forced_move(state, self.batch, self.chunk)
