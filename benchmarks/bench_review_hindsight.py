@@ -86,6 +86,12 @@ def main() -> None:
     ap.add_argument("--table", action="store_true", help="end with the shares over all named sets")
     args = ap.parse_args()
     paths = sorted((DATASETS / "screening").glob("*.csv"))
+    if args.seeds < 1 or args.orders < 0 or not 0 < args.target < 1:
+        ap.error("--seeds must be ≥ 1, --orders ≥ 0 and --target in (0, 1)")
+    unknown = sorted(set(args.only or ()) - {p.stem for p in paths})
+    if unknown:
+        ap.error(f"--only: no set {', '.join(unknown)} in {DATASETS / 'screening'} "
+                 f"(its sets: {', '.join(p.stem for p in paths)})")
     rows = []
     for p in paths:
         if args.only is None or p.stem in args.only:
