@@ -20,7 +20,9 @@ With ``--loto key=v1,v2,...`` (repeat for a grid of several constants; one ``--p
 policy's constants are chosen **leave-one-topic-out** over every ranking of the invocation: each
 topic gets the grid point of least documents read summed over the *other* topics (a topic that
 several rankings share — CLEF runs A and B — is left out of all of them), and the figure is the
-sum of the held-out costs. Also shown: the grid point chosen on all topics, and its cost.
+sum of the held-out costs. Also shown: the grid point chosen on all topics, and its cost. The grid
+may also hold the rule's ``prior_scale`` (:class:`InterleavedRule`: the prior is fixed from the labels
+before the first audit draw, so any value keeps the guarantee).
 
 With ``--topic ID`` (repeat) every ranking of the invocation is cut to the topics named — each
 ranking must hold all of them — so one hard topic can be run with many seeds (issue 16's
@@ -54,7 +56,7 @@ from rankcut.certify.interleaved import InterleavedRule
 from rankcut.certify.policies import MarginalCostPolicy, PrecisionPolicy, ProjectedCostPolicy
 from rankcut.certify.screening import ReviewRule, cost_floor, plan_review
 from rankcut.certify.sequential import operating_characteristics
-from rankcut.certify.simulate import simulate_interleaved
+from rankcut.certify.simulate import InterleavedRuns, simulate_interleaved
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_label_efficient import buscar_depth  # noqa: E402 -- a script beside this one
@@ -129,15 +131,23 @@ def restrict(title: str, topics: Mapping[str, NDArray[np.int64]], wanted: Sequen
     return {q: topics[q] for q in dict.fromkeys(wanted)}
 
 
+RULE_CONSTANTS = ("prior_scale",)   # of :class:`InterleavedRule`: any value keeps the guarantee
+
+
 def parse_grid(policy: str, specs: Sequence[str]) -> list[dict]:
-    """``key=v1,v2,...`` per constant of ``policy`` → every combination, as keyword arguments."""
+    """``key=v1,v2,...`` per constant of ``policy`` (or the rule's ``prior_scale``) → every combination,
+    as keyword arguments."""
     base = POLICIES[policy]
     axes = []
     for spec in specs:
         key, _, values = spec.partition("=")
-        if key not in {f.name for f in dataclasses.fields(base)}:
-            raise SystemExit(f"--loto: {policy} has no constant {key!r}")
-        kind = type(getattr(base, key))
+        if key in RULE_CONSTANTS:
+            kind: type = float
+        elif key in {f.name for f in dataclasses.fields(base)}:
+            kind = type(getattr(base, key))
+        else:
+            raise SystemExit(f"--loto: {policy} has no constant {key!r} "
+                             f"(nor the rule: {', '.join(RULE_CONSTANTS)})")
         axes.append([(key, kind(float(v))) for v in values.split(",")])
     return [dict(combo) for combo in itertools.product(*axes)]
 
@@ -145,12 +155,15 @@ def parse_grid(policy: str, specs: Sequence[str]) -> list[dict]:
 def loto(collections: Mapping[str, Mapping[str, NDArray[np.int64]]], target: float, seeds: int, policy: str,
          grid: list[dict]) -> dict:
     """Leave-one-topic-out over ``grid`` (module docstring): per ranking, the held-out cost per topic."""
-    rule = InterleavedRule(target, DELTA)
+    def run(y: NDArray[np.int64], kw: dict) -> InterleavedRuns:
+        rule = InterleavedRule(target, DELTA, **{k: v for k, v in kw.items() if k in RULE_CONSTANTS})
+        own = {k: v for k, v in kw.items() if k not in RULE_CONSTANTS}
+        return simulate_interleaved(y, dataclasses.replace(POLICIES[policy], **own), rule, range(seeds))
+
     cost: dict[tuple[str, str], list[tuple[float, float]]] = {}
     for title, topics in collections.items():
         for q, y in topics.items():
-            runs = [simulate_interleaved(y, dataclasses.replace(POLICIES[policy], **kw), rule, range(seeds))
-                    for kw in grid]
+            runs = [run(y, kw) for kw in grid]
             cost[title, q] = [(float(r.read.mean()), float(r.false_claims.mean())) for r in runs]
     totals = np.array([[c[i][0] for c in cost.values()] for i in range(len(grid))]).sum(axis=1)
     on_all = int(np.argmin(totals))
@@ -214,6 +227,8 @@ def main() -> None:
     args = ap.parse_args()
     if (args.run is None) != (args.qrels is None):
         ap.error("--run and --qrels go together")
+    if args.seeds < 1 or args.jobs < 1:
+        ap.error("--seeds and --jobs must be ≥ 1")
     targets = args.target or [0.8, 0.95]
     policies = tuple(args.policy or sorted(POLICIES))
     from bench_label_efficient import clef, screening_sets, trec_topics
