@@ -168,10 +168,30 @@ def test_a_store_label_the_review_never_asked_for_is_refused(topic: Data, tmp_pa
     edited = dict(zip(columns, row, strict=True)) | {"doc_id": "d0-230"}
     con.execute(f"INSERT INTO labels ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
                 list(edited.values()))
+    # its history too, as a store of another review would hold it
+    con.execute("INSERT INTO events (query_id, doc_id, old_label, new_label, source, recorded_at) "
+                "VALUES (?, ?, NULL, ?, ?, ?)", [edited[k] for k in ("query_id", "doc_id", "label", "source",
+                                                                      "recorded_at")])
     con.commit()
     con.close()
     with pytest.raises(ValueError, match="never asked for"):
         wf.certify(audit)
+
+
+@pytest.mark.parametrize("edit", ["UPDATE labels SET label = 1 - label WHERE doc_id = ?",
+                                  "DELETE FROM labels WHERE doc_id = ?"])
+def test_a_store_row_edited_by_hand_is_refused_at_every_step(topic: Data, tmp_path: Path, edit: str) -> None:
+    # a label changed or removed outside rankcut: the replay would silently be another review
+    audit = _frozen(tmp_path, topic)
+    wf.label(audit, qrels=topic.qrels, limit=10)
+    con = sqlite3.connect(audit / "labels.sqlite")
+    con.execute(edit, (_steps(audit)[-1]["doc_id"],))   # the last step: the replay alone would not notice
+    con.commit()
+    con.close()
+    for step in (wf.status, wf.certify, lambda a: wf.label(a, qrels=topic.qrels, limit=1)):
+        with pytest.raises(ValueError, match="edited outside rankcut"):
+            step(audit)
+    assert len(_steps(audit)) == 10
 
 
 def test_recorded_steps_are_never_changed(topic: Data, tmp_path: Path) -> None:

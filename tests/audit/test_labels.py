@@ -546,3 +546,17 @@ def test_quit_keeps_what_was_answered_and_an_interrupt_too(store):
     with pytest.raises(KeyboardInterrupt):
         label_interactively(store, ITEMS, input=interrupted, output=lambda line: None)
     assert store.items() == [("q1", "d1", 0), ("q1", "d2", 1)]
+
+
+def test_logged_is_the_history_replayed_and_tells_a_hand_edit(tmp_path: Path) -> None:
+    with LabelStore(tmp_path / "l.sqlite") as store:
+        store.record([("q", "a"), ("q", "b"), ("q", "c")], [1, 0, 1], "first")
+        store.record([("q", "b")], [1], "second", overwrite=True)
+        store.undo(("q", "c"), 1, "first")
+        assert store.logged() == {(q, d): y for q, d, y in store.items()} == {("q", "a"): 1, ("q", "b"): 1}
+    con = sqlite3.connect(tmp_path / "l.sqlite")
+    con.execute("UPDATE labels SET label = 0 WHERE doc_id = 'a'")
+    con.commit()
+    con.close()
+    with LabelStore(tmp_path / "l.sqlite", readonly=True) as store:
+        assert store.logged()[("q", "a")] == 1 != dict(((q, d), y) for q, d, y in store.items())[("q", "a")]

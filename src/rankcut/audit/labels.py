@@ -409,6 +409,17 @@ class LabelStore:
         return [(q, d, int(y)) for q, d, y in
                 self._con.execute("SELECT query_id, doc_id, label FROM labels ORDER BY query_id, doc_id")]
 
+    def logged(self) -> dict[Item, int]:
+        """The labels the history gives, every write applied in order: :meth:`items` as a dict,
+        unless the store was edited other than through :meth:`record` and :meth:`undo`."""
+        out: dict[Item, int] = {}
+        for q, d, y in self._con.execute("SELECT query_id, doc_id, new_label FROM events ORDER BY seq"):
+            if y is None:
+                out.pop((q, d), None)
+            else:
+                out[q, d] = int(y)
+        return out
+
     def changes_since(self, mark: StoreMark | None) -> LabelChanges:
         """The labels written since ``mark`` (what an earlier call returned), read in one snapshot.
 

@@ -378,6 +378,22 @@ def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Map
     return review
 
 
+def stored_labels(store: labels_mod.LabelStore) -> dict[Item, int]:
+    """The labels of the review's store, refused when they are not what its history wrote (a row of
+    the store edited or deleted by hand): the review is replayed from them, so an edited label would
+    silently make another review."""
+    labels = {(q, d): y for q, d, y in store.items()}
+    logged = store.logged()
+    if labels != logged:
+        q, d = min(k for k in labels.keys() | logged.keys() if labels.get(k) != logged.get(k))
+        have, wrote = (("no label" if y is None else f"label {y}")
+                       for y in (labels.get((q, d)), logged.get((q, d))))
+        raise ValueError(f"{store.path}: query {q!r}, document {d!r} holds {have}, but the store's history "
+                         f"wrote {wrote}: it was edited outside rankcut — refused; restore it, or freeze a "
+                         "new audit")
+    return labels
+
+
 def recorded_steps(folder: Path) -> list[dict[str, Any]]:
     """The steps ``review.jsonl`` holds (none when it is missing or unreadable: the review is then
     replayed through the policy from the start)."""
@@ -552,7 +568,7 @@ class Interleaved(FixedSampleDesign):
         labels: dict[Item, int] = {}
         if path.exists() and path.stat().st_size:
             with labels_mod.LabelStore(path, readonly=True) as store:
-                labels = {(q, d): y for q, d, y in store.items()}
+                labels = stored_labels(store)
         return review_of(audit, rows, labels, str(path), recorded_steps(audit.folder)).next()
 
     # -- label
@@ -585,7 +601,7 @@ class Interleaved(FixedSampleDesign):
 
         from rankcut._progress import BARS
 
-        review = review_of(audit, rows, {(q, d): y for q, d, y in store.items()}, str(store.path),
+        review = review_of(audit, rows, stored_labels(store), str(store.path),
                            recorded_steps(audit.folder))
         recorded = 0
         # the unread documents are the most the review can still ask for (it stops once certified)
@@ -621,7 +637,7 @@ class Interleaved(FixedSampleDesign):
         from rankcut.audit.designs import certificates
 
         with open_store(audit, info, create=False) as store:
-            labels = {(q, d): y for q, d, y in store.items()}
+            labels = stored_labels(store)
             review = review_of(audit, rows, labels, str(store.path),
                                verified_steps(store, recorded_steps(audit.folder)))
             t = len(review.steps)
@@ -706,7 +722,7 @@ class Interleaved(FixedSampleDesign):
         labels: dict[Item, int] = {}
         if (folder / LABELS_FILE).exists() and (folder / LABELS_FILE).stat().st_size:
             with labels_mod.LabelStore(folder / LABELS_FILE, readonly=True) as store:
-                labels = {(q, d): y for q, d, y in store.items()}
+                labels = stored_labels(store)
         review = review_of(audit, rows, labels, str(folder / LABELS_FILE), recorded_steps(folder))
         step = review.next()
         out["review_steps"] = len(review.steps)
