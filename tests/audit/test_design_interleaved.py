@@ -214,7 +214,11 @@ def test_certify_midway_then_label_on(topic: Data, tmp_path: Path) -> None:
     assert not early.content["verdict"]["met"] and early.content["counts"]["steps"] == 20
     assert wf.status(audit)["next"] == "label"
     wf.label(audit, qrels=topic.qrels)   # anytime-valid: new steps after an opening are taken
-    assert wf.status(audit)["next"] == "certify"
+    info = wf.status(audit)
+    assert info["next"] == "certify"
+    # the old certificate is said to be of step 20, not of the review now
+    since = info["review_steps"] - 20
+    assert f"(certified at step 20; {since} steps read since are not: run certify again)" in info["verdict"]
     assert wf.certify(audit).content["verdict"]["met"]
 
 

@@ -741,7 +741,8 @@ class Interleaved(FixedSampleDesign):
             out["verdict"] = verdict.get("text")
             if len(review.steps) > seen:
                 since = len(review.steps) - seen
-                out["verdict"] = f"{verdict.get('text')}; {since} steps since, not certified yet"
+                out["verdict"] = (f"{verdict.get('text')} (certified at step {seen}; {since} steps read "
+                                  "since are not: run certify again)")
                 steps["certify"] = False
             else:
                 steps["certify"] = bool(verdict.get("met")) or seen == len(rows)

@@ -401,7 +401,8 @@ class Sequential(FixedSampleDesign):
             out["verdict"] = verdict.get("text")
             if prefix > int(audited.get("labelled", 0)):   # labels came in since: certify them
                 since = prefix - int(audited.get("labelled", 0))
-                out["verdict"] = f"{verdict.get('text')}; {since} audit labels since, not certified yet"
+                out["verdict"] = (f"{verdict.get('text')} (certified at {audited.get('labelled', 0)} audit "
+                                  f"labels; {since} labelled since are not: run certify again)")
                 steps["certify"] = False
             else:
                 steps["certify"] = bool(verdict.get("met")) or audited.get("labelled") == audited.get("draws")
