@@ -40,9 +40,19 @@ def test_a_partly_labelled_column_is_prior_knowledge(tmp_path: Path) -> None:
 
 
 def test_bad_tables_are_refused_by_file_and_line(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"r\.csv, line 3: label_included must be 0/1, yes/no, y/n or "
-                                         r"empty \(unlabelled\), got 'maybe' \(record '2'\)"):
+    forms = r"0/1, 0\.0/1\.0, true/false, yes/no, y/n or empty \(unlabelled\)"
+    with pytest.raises(ValueError, match=rf"r\.csv, line 3: label_included must be {forms}, got 'maybe' "
+                                         r"\(record '2'\)"):
         load_records(_write(tmp_path, "r.csv", "title,abstract,label_included\nA,x,1\nB,y,maybe\n"))
+    with pytest.raises(ValueError, match="got '0.5'"):
+        load_records(_write(tmp_path, "r.csv", "title,abstract,label_included\nA,x,1\nB,y,0.5\n"))
+
+
+def test_labels_as_a_spreadsheet_or_pandas_writes_them(tmp_path: Path) -> None:
+    # a partly filled column comes out of pandas as floats, and a spreadsheet writes TRUE/FALSE
+    r = load_records(_write(tmp_path, "r.csv", "title,abstract,label_included\nA,x,1.0\nB,y,\nC,z,0.0\n"
+                                               "D,w,TRUE\nE,v,False\n"))
+    assert r.prior.tolist() == [1, -1, 0, 1, 0]
     with pytest.raises(ValueError, match=r"r\.csv, line 1: the header names no 'abstract' column "
                                          r"\(nor 'notes_abstract', 'abstract note'\)"):
         load_records(_write(tmp_path, "r.csv", "title,label\nA,1\n"))

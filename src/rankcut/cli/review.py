@@ -292,9 +292,9 @@ def next_(folder: Path = FOLDER, as_json: bool = JSON) -> None:
 @_fail_cleanly
 def label(
     folder: Path = FOLDER,
-    from_file: Path | None = typer.Option(None, "--from", help="A CSV/TSV: record_id, label (0/1, yes/no; "
-                                          "empty: not yet); the labels of the records the review asks "
-                                          "for, as far as it holds them."),
+    from_file: Path | None = typer.Option(None, "--from", help="A CSV/TSV: record_id, label (0/1, "
+                                          "true/false, yes/no; empty: not yet); the labels of the records "
+                                          "the review asks for, as far as it holds them."),
     interactive: bool = typer.Option(False, "--interactive", help="Ask in the terminal, record by record, "
                                      "until quit (q) or certified."),
     simulate: bool = typer.Option(False, "--simulate", help="Known labels play the reviewer: --records "

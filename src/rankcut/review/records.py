@@ -37,7 +37,11 @@ from rankcut.data.trec import read_qrels, read_run
 __all__ = ["Records", "load_records", "load_trec_records"]
 
 #: ASReview's label values (``asreview.data.utils.standardize_included_label``); "" is unlabelled
-_VALUES = {"0": 0, "1": 1, "no": 0, "yes": 1, "n": 0, "y": 1, "": -1}
+#: a label's spellings: ASReview's 0/1, the 0.0/1.0 and True/False a spreadsheet or pandas writes
+#: for a partly filled column, and yes/no; empty is not labelled (-1)
+_VALUES = {"0": 0, "1": 1, "0.0": 0, "1.0": 1, "false": 0, "true": 1, "no": 0, "yes": 1, "n": 0, "y": 1,
+           "": -1}
+_FORMS = "0/1, 0.0/1.0, true/false, yes/no, y/n or empty"
 #: ASReview's RIS notes that carry a label (``asreview.data.ris.RIS_NOTE_LABEL_MAPPING``)
 _RIS_NOTES = {"ASReview_relevant": 1, "ASReview_irrelevant": 0, "ASReview_not_seen": -1}
 _RIS_START = re.compile(r"^TY  - ")
@@ -159,8 +163,8 @@ def load_records(source: str | os.PathLike[str], *, label: str | None = None, na
     for value, line, rid in zip(table.labels, table.lines, table.record_ids, strict=False):  # no labels: none
         y = _VALUES.get(value.lower())
         if y is None:
-            raise ValueError(f"{table.where}, line {line}: {table.label_column} must be 0/1, yes/no, "
-                             f"y/n or empty (unlabelled), got {value!r} (record {rid!r})")
+            raise ValueError(f"{table.where}, line {line}: {table.label_column} must be {_FORMS} "
+                             f"(unlabelled), got {value!r} (record {rid!r})")
         values.append(y)
     truth, prior = _labels(values)     # no label column: no values, no truth, no prior
     return Records(name or _stem(source), table.record_ids, table.titles, table.abstracts, truth, prior)

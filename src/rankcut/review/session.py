@@ -59,7 +59,7 @@ from rankcut.audit.pools import Item
 from rankcut.data.io import open_text
 from rankcut.data.screening import LABEL_COLUMNS
 from rankcut.review.cal import CALConfig, CALScreener
-from rankcut.review.records import _VALUES, Records
+from rankcut.review.records import _FORMS, _VALUES, Records
 
 if TYPE_CHECKING:
     from rankcut.certify.policies import ReviewState
@@ -328,8 +328,8 @@ def read_labels(source: str | os.PathLike[str], ids: Sequence[str]) -> dict[str,
                 raise ValueError(f"{where}, line {line}: record {rid!r} is not a record of this review")
             y = _VALUES.get(value.lower())
             if y is None:
-                raise ValueError(f"{where}, line {line}: the label of record {rid!r} must be 0/1, yes/no, "
-                                 f"y/n or empty (not labelled yet), got {value!r}")
+                raise ValueError(f"{where}, line {line}: the label of record {rid!r} must be {_FORMS} "
+                                 f"(not labelled yet), got {value!r}")
             if y < 0:
                 continue
             if rid in out and out[rid] != y:
