@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -281,3 +282,17 @@ def test_two_reviews_in_one_process_do_not_restart_each_others_ranker(records: R
                 review.take(step, truth[step.item[1]])
     assert [(s.move, s.item[1]) for s in first.steps] == recorded
     assert [(s.move, s.item[1]) for s in second.steps] == recorded
+
+
+def test_a_copied_folder_whose_texts_were_edited_warns_and_reads_the_frozen_ones(records: Records,
+                                                                                 tmp_path: Path) -> None:
+    session.start(records, tmp_path / "A", target_recall=0.8, seed=1, policy=POLICY)
+    shutil.copytree(tmp_path / "A", tmp_path / "B")
+    texts = tmp_path / "B" / "records.jsonl"
+    texts.write_text(texts.read_text().replace("a", "b", 1))
+    with pytest.warns(UserWarning, match=rf"{texts} changed after the audit was frozen, so it is not read: "
+                                         rf"the frozen file at {tmp_path / 'A'}"):
+        session.status(tmp_path / "B")
+    shutil.rmtree(tmp_path / "A")   # without the original, the copy's edit is refused
+    with pytest.raises(ValueError, match="changed after the audit was frozen"):
+        session.status(tmp_path / "B")

@@ -32,6 +32,7 @@ import math
 import os
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -158,7 +159,8 @@ def locate_input(folder: str | os.PathLike[str], entry: Mapping[str, Any]) -> Pa
     """The file an input entry of the manifest names: its recorded path relative to the audit
     folder, then its path as given at freeze — the first whose status is the frozen one
     (:func:`file_status`: the same file, untouched since freeze) or, hashed in full, that holds the
-    frozen sha256.
+    frozen sha256. When the file beside the folder changed and the one as given is read instead (a
+    copied folder whose own copy was edited), a warning names both.
 
     :raises ValueError: naming the option, the file and its sha256 when it is missing or changed.
     """
@@ -169,6 +171,9 @@ def locate_input(folder: str | os.PathLike[str], entry: Mapping[str, Any]) -> Pa
     for c in found:
         # the very file hashed and untouched since, or one with the same bytes
         if (status is not None and file_status(c) == status) or sha256_file(c) == frozen:
+            if c != places[0] and places[0] in found:   # e.g. a copied folder whose own copy was edited
+                warnings.warn(f"{option} {places[0]} changed after the audit was frozen, so it is not read: "
+                              f"the frozen file at {c} is (restore the first to silence this)", stacklevel=2)
             return c
     if not found:
         looked = " or ".join(str(c) for c in places)
