@@ -163,6 +163,13 @@ def test_refusals_are_one_line(tmp_path: Path) -> None:
                         "--prior-relevant", "nope")
     assert code == 2 and "--prior-relevant names record 'nope'" in err
     assert len(err.strip().splitlines()) == 1
+    # a record the file labels irrelevant is not made relevant by the option without a word
+    (tmp_path / "part.csv").write_text("record_id,title,abstract,label_included\n"
+                                       "r0,A,a,0\nr1,B,b,\nr2,C,c,1\n")
+    code, _, err = _run("review", "start", tmp_path / "part.csv", "--folder", tmp_path / "T",
+                        "--prior-relevant", "r1,r0")
+    assert code == 2 and "--prior-relevant names record 'r0', which part's label column says" in err
+    assert not (tmp_path / "T").exists()
 
 
 def test_rankcut_audit_reads_a_review_folder(tmp_path: Path) -> None:

@@ -93,6 +93,10 @@ def _with_prior(records: Any, prior_relevant: str | None) -> Any:
     missing = next((p for p in ids if p not in records.ids), None)
     if missing is not None:
         raise ValueError(f"--prior-relevant names record {missing!r}, which {records.name} does not hold")
+    clash = next((p for p in ids if known.get(p) == 0), None)
+    if clash is not None:
+        raise ValueError(f"--prior-relevant names record {clash!r}, which {records.name}'s label column says "
+                         "is not relevant: drop it from --prior-relevant, or correct the file")
     return records.with_prior({**known, **dict.fromkeys(ids, 1)})
 
 
