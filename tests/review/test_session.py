@@ -296,3 +296,13 @@ def test_a_copied_folder_whose_texts_were_edited_warns_and_reads_the_frozen_ones
     shutil.rmtree(tmp_path / "A")   # without the original, the copy's edit is refused
     with pytest.raises(ValueError, match="changed after the audit was frozen"):
         session.status(tmp_path / "B")
+
+
+def test_next_and_status_refuse_a_changed_ranking(records: Records, tmp_path: Path) -> None:
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=1, policy=POLICY)
+    run = folder / "records.run"
+    run.write_text("".join(run.read_text().splitlines(keepends=True)[:-1]))   # a line lost
+    for step in (session.status, session.next_record):
+        with pytest.raises(ValueError, match="records.run .*changed after the audit was frozen"):
+            step(folder)

@@ -49,6 +49,7 @@ from rankcut.audit.labels import LabelStore, write_label_file
 from rankcut.audit.manifest import (
     MANIFEST_FILE,
     Manifest,
+    check_inputs,
     load_manifest,
     locate_input,
     sha256_file,
@@ -417,9 +418,13 @@ def _texts(manifest: Manifest) -> dict[Any, str]:
 def status(folder: str | os.PathLike[str]) -> dict[str, Any]:
     """The audit's status (``workflow.status``) with the review's words: ``read``, ``found``, the
     current ``recall_bound`` (certified at every step), ``collection``, ``target``, ``delta`` and the
-    ``next`` record (``None`` once certified or all is read) with its move, place, why and text."""
+    ``next`` record (``None`` once certified or all is read) with its move, place, why and text.
+
+    :raises ValueError: when a frozen input (the records' ranking or texts) changed: the next record
+        would be another review's."""
     out = Path(folder)
     manifest = _manifest(out)
+    check_inputs(manifest)
     info = workflow.status(out)
     item = info.get("next_item")
     nxt = None
