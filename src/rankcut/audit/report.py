@@ -351,21 +351,33 @@ def _plot_png(content: Mapping[str, Any]) -> bytes | None:
         ax.set_title("Certified bound and burden against prefix depth")
     else:
         curve = content.get("curve") or {}
-        ax.plot(curve.get("labels", []), curve.get("bound", []), "o-", color="tab:red")
         quantity = curve.get("quantity", "")
-        ax.set_ylabel(f"certified {'lower' if quantity == 'recall' else 'upper'} bound on {quantity}")
+        bound = f"certified {'lower' if quantity == 'recall' else 'upper'} bound on {quantity}"
+        ax.plot(curve.get("labels", []), curve.get("bound", []), "o-", color="tab:red", label=bound)
+        ax.set_ylabel(bound, color="tab:red")
+        if quantity == "recall":
+            ax.set_ylim(0, 1.02)
         if DESIGNS[content["design"]].anytime:
+            adaptive = DESIGNS[content["design"]].adaptive
             rho = (content.get("target") or {}).get("recall")
             if rho is not None:
-                ax.axhline(rho, color="tab:green", ls=":", lw=1, label="target")
-                ax.legend(loc="lower right", fontsize=8)
-            ax.set_xlabel("documents read (screened or audited)" if DESIGNS[content["design"]].adaptive
+                ax.axhline(rho, color="tab:green", ls=":", lw=1, label=f"target recall {rho:g} (left axis)")
+            ax.set_xlabel("documents read (screened or audited)" if adaptive
                           else "audit labels (the audit order, after the cut)")
+            handles, names = ax.get_legend_handles_labels()
             if curve.get("found"):   # the interleaved review: the relevant documents found by then
+                from matplotlib.ticker import MaxNLocator
+
                 twin = ax.twinx()
-                twin.plot(curve["labels"], curve["found"], "s--", color="tab:gray")
+                twin.plot(curve["labels"], curve["found"], "s--", color="tab:gray",
+                          label="relevant documents found (right axis)")
                 twin.set_ylabel("relevant documents found", color="tab:gray")
-            ax.set_title("Recall bound as the audit goes (anytime-valid: every point holds)")
+                twin.yaxis.set_major_locator(MaxNLocator(integer=True))
+                more, more_names = twin.get_legend_handles_labels()
+                handles, names = handles + more, names + more_names
+            ax.legend(handles, names, loc="lower right", fontsize=8)
+            ax.set_title(f"Recall bound as the {'review' if adaptive else 'audit'} goes "
+                         "(anytime-valid: every point holds)")
         else:
             ax.set_xlabel("labels spent (first j draws of the frozen sample)")
             ax.set_title("Labels spent against the bound (display only, Remark 20)")
