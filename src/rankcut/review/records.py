@@ -36,9 +36,8 @@ from rankcut.data.trec import read_qrels, read_run
 
 __all__ = ["Records", "load_records", "load_trec_records"]
 
-#: ASReview's label values (``asreview.data.utils.standardize_included_label``); "" is unlabelled
-#: a label's spellings: ASReview's 0/1, the 0.0/1.0 and True/False a spreadsheet or pandas writes
-#: for a partly filled column, and yes/no; empty is not labelled (-1)
+#: a label's spellings: ASReview's (``asreview.data.utils.standardize_included_label``), the
+#: 0.0/1.0 and True/False a spreadsheet or pandas writes for a partly filled column; "" is unlabelled
 _VALUES = {"0": 0, "1": 1, "0.0": 0, "1.0": 1, "false": 0, "true": 1, "no": 0, "yes": 1, "n": 0, "y": 1,
            "": -1}
 _FORMS = "0/1, 0.0/1.0, true/false, yes/no, y/n or empty"
