@@ -46,6 +46,9 @@ def test_bad_tables_are_refused_by_file_and_line(tmp_path: Path) -> None:
         load_records(_write(tmp_path, "r.csv", "title,abstract,label_included\nA,x,1\nB,y,maybe\n"))
     with pytest.raises(ValueError, match="got '0.5'"):
         load_records(_write(tmp_path, "r.csv", "title,abstract,label_included\nA,x,1\nB,y,0.5\n"))
+    with pytest.raises(ValueError, match=r"r\.csv, line 1: the header names no 'abstract' column "
+                                         r"\(nor 'notes_abstract', 'abstract note'\)"):
+        load_records(_write(tmp_path, "r.csv", "title,label\nA,1\n"))
 
 
 def test_labels_as_a_spreadsheet_or_pandas_writes_them(tmp_path: Path) -> None:
@@ -53,9 +56,6 @@ def test_labels_as_a_spreadsheet_or_pandas_writes_them(tmp_path: Path) -> None:
     r = load_records(_write(tmp_path, "r.csv", "title,abstract,label_included\nA,x,1.0\nB,y,\nC,z,0.0\n"
                                                "D,w,TRUE\nE,v,False\n"))
     assert r.prior.tolist() == [1, -1, 0, 1, 0]
-    with pytest.raises(ValueError, match=r"r\.csv, line 1: the header names no 'abstract' column "
-                                         r"\(nor 'notes_abstract', 'abstract note'\)"):
-        load_records(_write(tmp_path, "r.csv", "title,label\nA,1\n"))
 
 
 RIS = """TY  - JOUR
