@@ -589,6 +589,7 @@ def label(
     reuse: bool = False,
     overwrite: bool = False,
     limit: int | None = None,
+    file_source: str | None = None,
     input: Callable[[str], str] = input,
     output: Callable[[str], Any] = print,
 ) -> LabelResult:
@@ -615,6 +616,8 @@ def label(
     :param overwrite: replace a different earlier label (kept in the store's history).
     :param limit: with ``qrels``: label only the first ``limit`` unlabelled items of the to-label
         order (a simulated reviewer labelling in batches, for the sequential design).
+    :param file_source: with ``from_file``: the source recorded with its labels, when the file was
+        made from the caller's own (default: the file's name and sha256).
     :raises AuditStepError: without a sample, in a read-only audit folder, or after the labels were
         opened by :func:`certify` (recorded in the store or in ``opened.json``). The sequential
         design takes new labels after an opening — its certificate holds wherever the audit stops —
@@ -652,8 +655,8 @@ def label(
     created = not store_path.exists()
     store = open_store(audit, info, create=True)
     try:
-        result = _record_labels(audit, store, order, rows, from_file=from_file, qrels=qrels,
-                                threshold=threshold, unjudged_nonrelevant=unjudged_nonrelevant,
+        result = _record_labels(audit, store, order, rows, from_file=from_file, file_source=file_source,
+                                qrels=qrels, threshold=threshold, unjudged_nonrelevant=unjudged_nonrelevant,
                                 interactive=interactive, overwrite=overwrite, limit=limit, record=record,
                                 input=input, output=output)
     finally:
@@ -666,17 +669,18 @@ def label(
 
 def _record_labels(audit: Audit, store: labels_mod.LabelStore, order: list[Item],
                    rows: Sequence[Mapping[str, Any]], *, from_file: str | Path | None,
-                   qrels: str | Path | None, threshold: float, unjudged_nonrelevant: bool,
-                   interactive: bool, overwrite: bool, limit: int | None, record: Mapping[str, Any] | None,
-                   input: Callable[[str], str], output: Callable[[str], Any]) -> LabelResult:
+                   file_source: str | None, qrels: str | Path | None, threshold: float,
+                   unjudged_nonrelevant: bool, interactive: bool, overwrite: bool, limit: int | None,
+                   record: Mapping[str, Any] | None, input: Callable[[str], str],
+                   output: Callable[[str], Any]) -> LabelResult:
     """The body of :func:`label`, on the opened store."""
     spec = design_of(audit)
     sampled = set(order)
     spec.guard_store(store, record, overwrite)
     if spec.adaptive:
-        return _record_steps(audit, store, rows, from_file=from_file, qrels=qrels, threshold=threshold,
-                             unjudged_nonrelevant=unjudged_nonrelevant, interactive=interactive, limit=limit,
-                             input=input, output=output)
+        return _record_steps(audit, store, rows, from_file=from_file, file_source=file_source, qrels=qrels,
+                             threshold=threshold, unjudged_nonrelevant=unjudged_nonrelevant,
+                             interactive=interactive, limit=limit, input=input, output=output)
     seen = store.get_meta("seen_at")
     if overwrite and seen is not None:
         raise AuditStepError(
@@ -694,7 +698,7 @@ def _record_labels(audit: Audit, store: labels_mod.LabelStore, order: list[Item]
             more = f" (and {len(outside) - 1} more)" if len(outside) > 1 else ""
             raise ValueError(f"{from_file}: query {q!r}, document {d!r} is not in the sample of this "
                              f"audit{more}; only sampled items are labelled — nothing was recorded")
-        source = f"file {Path(from_file).name} sha256:{sha256_file(from_file)[:12]}"
+        source = file_source or f"file {Path(from_file).name} sha256:{sha256_file(from_file)[:12]}"
         recorded = store.record([(q, d) for q, d, _ in file_rows], [y for _, _, y in file_rows], source,
                                 overwrite=overwrite, refusal_hint=spec.refusal_hint(store))
     elif qrels is not None:
@@ -725,8 +729,8 @@ def _record_labels(audit: Audit, store: labels_mod.LabelStore, order: list[Item]
 
 
 def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Mapping[str, Any]], *,
-                  from_file: str | Path | None, qrels: str | Path | None, threshold: float,
-                  unjudged_nonrelevant: bool, interactive: bool, limit: int | None,
+                  from_file: str | Path | None, file_source: str | None, qrels: str | Path | None,
+                  threshold: float, unjudged_nonrelevant: bool, interactive: bool, limit: int | None,
                   input: Callable[[str], str], output: Callable[[str], Any]) -> LabelResult:
     """The label step of an adaptive design (the interleaved review): each label decides the next
     item, so the items are asked for one at a time, in the order the review chooses them, and each
@@ -755,7 +759,7 @@ def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Map
             raise ValueError(f"{from_file}: query {changed[0]!r}, document {changed[1]!r} is labelled "
                              f"{given[changed]}, but the review recorded {held[changed]} for it: "
                              f"{spec.refusal_hint(store)} — nothing was recorded")
-        source = f"file {Path(from_file).name} sha256:{sha256_file(from_file)[:12]}"
+        source = file_source or f"file {Path(from_file).name} sha256:{sha256_file(from_file)[:12]}"
         answer = lambda step: given.get(step.item)  # noqa: E731
     elif qrels is not None:
         from rankcut.data.trec import read_qrels

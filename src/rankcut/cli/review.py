@@ -4,7 +4,7 @@
 
     rankcut review start    records.csv --folder REVIEW [--target-recall 0.95] [--seed 7]
                             [--prior-relevant ID,...]
-    rankcut review next     --folder REVIEW                  # the record to read now, and why
+    rankcut review next     --folder REVIEW [--batch N --out batch.csv]   # the record(s) to read now, why
     rankcut review label    --folder REVIEW (--from labels.csv | --interactive
                                              | --simulate (--records records.csv | --qrels Q))
     rankcut review status   --folder REVIEW
@@ -39,8 +39,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _OPTIONS = option_names(
     ("target_recall", "delta", "seed", "policy", "texts", "qrels", "interactive"),
-    from_file="--from", limit="--next", label="rankcut review label", status="rankcut review status",
-    certify="rankcut review certify", freeze="rankcut review start", report="rankcut review report",
+    from_file="--from", limit="--next", ahead="--batch", label="rankcut review label",
+    status="rankcut review status", certify="rankcut review certify", freeze="rankcut review start",
+    report="rankcut review report",
 )
 FORMATS = ("csv", "tsv", "ris", "trec")
 
@@ -109,7 +110,7 @@ def _config(model: str, seed_query: str | None) -> Any:
         raise ValueError(f"--model/--seed-query: {err}") from None
 
 
-def _next_lines(folder: Path, info: dict[str, Any]) -> list[str]:
+def _next_lines(folder: Path, info: dict[str, Any], out: Path | None = None) -> list[str]:
     nxt = info["next_record"]
     if nxt is None:
         return [info["next_move"], f"next: rankcut review certify --folder {shlex.quote(str(folder))}"
@@ -122,8 +123,7 @@ def _next_lines(folder: Path, info: dict[str, Any]) -> list[str]:
         lines.append("  (prior knowledge: its frozen label is recorded at the next label call)")
     if nxt["text"]:
         lines.append("  " + nxt["text"].replace("\n", "\n  "))
-    lines.append(f"next: rankcut review label --folder {shlex.quote(str(folder))} --from labels.csv   "
-                 "# record_id,label; or --interactive")
+    lines.append(_label_hint(folder, out))
     return lines
 
 
@@ -280,16 +280,50 @@ def _simulated(recs: Any, folder: Path, qrels: Path | None, options: dict[str, A
 
 @app.command("next")
 @_fail_cleanly
-def next_(folder: Path = FOLDER, as_json: bool = JSON) -> None:
-    """The record to read now: a screening or an audit document, its position, and why."""
+def next_(
+    folder: Path = FOLDER,
+    batch: int = typer.Option(1, "--batch", help="List the next N records the review asks for if none of "
+                              "them is relevant, to read as a batch (a relevant answer can change those "
+                              "after it)."),
+    out: Path | None = typer.Option(None, "--out", help="Also write them to this new CSV (record_id, an "
+                                    "empty label column to fill in, move, position, audit_position, "
+                                    "why, text), for label --from."),
+    as_json: bool = JSON,
+) -> None:
+    """The record to read now (or the next --batch N): a screening or an audit document, its position,
+    and why."""
     from rankcut.review import session
 
-    info = session.status(folder)
+    info = session.status(folder, ahead=batch)
+    if out is not None:
+        session.write_batch(out, info["next_records"])
     if as_json:
-        _echo_json(info["next_record"])
+        _echo_json(info["next_record"] if batch == 1 and out is None else info["next_records"])
         return
-    for line in _next_lines(folder, info):
+    if out is not None:
+        typer.echo(f"wrote {len(info['next_records'])} records to {out}: fill in its label column (1 "
+                   "relevant, 0 not)")
+    lines = (_next_lines(folder, info, out) if batch == 1 or not info["next_records"] else
+             _batch_lines(folder, info["next_records"], out))
+    for line in lines:
         typer.echo(line)
+
+
+def _label_hint(folder: Path, out: Path | None) -> str:
+    given = shlex.quote(str(out)) if out is not None else "labels.csv   # record_id,label; or --interactive"
+    return f"next: rankcut review label --folder {shlex.quote(str(folder))} --from {given}"
+
+
+def _batch_lines(folder: Path, batch: list[dict[str, Any]], out: Path | None) -> list[str]:
+    lines = [f"the next {len(batch)} records to read, if none of them is relevant (after a relevant one the "
+             "review may ask for others: label --from records the answers as far as the review asks for "
+             "them and names the rest):"]
+    for i, rec in enumerate(batch, 1):
+        title = rec["text"].split("\n", 1)[0]
+        lines.append(f"{i:>4}. record {rec['record_id']}: {rec['move']}, {_where(rec)} — "
+                     f"{title[:100] + ('…' if len(title) > 100 else '')}")
+    lines.append(_label_hint(folder, out))
+    return lines
 
 
 @app.command("label")

@@ -27,6 +27,7 @@ from __future__ import annotations
 import copy
 import csv
 import dataclasses
+import io
 import json
 import os
 import re
@@ -65,8 +66,8 @@ from rankcut.review.records import _FORMS, _VALUES, Records
 if TYPE_CHECKING:
     from rankcut.certify.policies import ReviewState
 
-__all__ = ["CAL", "RUN_FILE", "TEXTS_FILE", "known_from_qrels", "label", "next_record", "read_labels",
-           "simulate", "start", "status"]
+__all__ = ["BATCH_COLUMNS", "CAL", "RUN_FILE", "TEXTS_FILE", "known_from_qrels", "label", "next_record",
+           "next_records", "read_labels", "simulate", "start", "status", "write_batch"]
 
 CAL = "cal"
 RUN_FILE = "records.run"       # the collection: the records in order, one query
@@ -364,8 +365,9 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     a simulation; the next ``limit`` steps, or to the certificate) or interactively. Steps that ask
     for a record of the prior knowledge are answered from it first.
 
-    :raises ValueError: for none or several sources, a label file :func:`read_labels` refuses, and
-        labels that contradict the prior knowledge or the review's recorded steps.
+    :raises ValueError: for none or several sources, a label file :func:`read_labels` refuses,
+        labels that contradict the prior knowledge or the review's recorded steps, and a label file
+        that holds no label for the record the review asks for (nothing recorded).
     """
     out = Path(folder)
     manifest = _manifest(out)
@@ -391,11 +393,16 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     if clash is not None:
         raise ValueError(f"{from_file}: record {clash!r} is labelled {given[clash]}, but the prior knowledge "
                          f"frozen at start says {prior[clash]}")
+    source = f"file {Path(from_file).name} sha256:{sha256_file(from_file)[:12]}"   # the reviewer's file
     with _label_file(out, given, Path(from_file).name) as path:
         try:
-            result = workflow.label(out, from_file=path)
+            result = workflow.label(out, from_file=path, file_source=source)
         except ValueError as err:   # the translated file's errors name the reviewer's file
             raise ValueError(str(err).replace(str(path), str(from_file))) from None
+    if not result.recorded and (asked := workflow.status(out).get("next_item")) is not None:
+        raise ValueError(f"{from_file}: nothing was recorded — it holds no label for record "
+                         f"{asked['doc_id']!r}, the one the review asks for now (rankcut review next names "
+                         "it, and --batch N the ones after it)")
     waiting = _unread(out, given)
     if waiting:
         shown = ", ".join(waiting[:5]) + (", ..." if len(waiting) > 5 else "")
@@ -409,37 +416,84 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
 # next, status, simulate
 
 
-def _texts(manifest: Manifest) -> dict[Any, str]:
+def _texts(path: str | os.PathLike[str]) -> dict[Any, str]:
     from rankcut.data.texts import read_texts_jsonl
 
-    return read_texts_jsonl(locate_input(manifest.folder, manifest["inputs"]["texts"]), by="pair")
+    return read_texts_jsonl(path, by="pair")
 
 
-def status(folder: str | os.PathLike[str]) -> dict[str, Any]:
+def _record(step: Mapping[str, Any], texts: Mapping[Any, str], prior: Mapping[str, int]) -> dict[str, Any]:
+    """A step of the review (``Step.to_dict``) in the review's words, with the record's text."""
+    return {"record_id": step["doc_id"], "move": step["move"], "position": step["rank"],
+            "audit_position": step["audit_position"], "why": step["why"],
+            "text": texts.get((step["query_id"], step["doc_id"]), ""), "prior": step["doc_id"] in prior}
+
+
+def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
     """The audit's status (``workflow.status``) with the review's words: ``read``, ``found``, the
     current ``recall_bound`` (certified at every step), ``collection``, ``target``, ``delta`` and the
-    ``next`` record (``None`` once certified or all is read) with its move, place, why and text.
+    ``next_record`` (``None`` once certified or all is read) with its move, place, why and text.
 
+    :param ahead: also list, as ``next_records``, the next ``ahead`` records the review asks for if
+        none of them is relevant (a record of the prior knowledge: as it is known), for a reviewer
+        who reads a batch before labelling it (:func:`~rankcut.audit.designs.interleaved.lookahead`:
+        a relevant answer can change the records after it).
     :raises ValueError: when a frozen input (the records' ranking or texts) changed: the next record
         would be another review's."""
     out = Path(folder)
     manifest = _manifest(out)
-    check_inputs(manifest)
+    check_count(ahead, "ahead", minimum=1)
+    texts_path = check_inputs(manifest)["texts"]["path"]
     info = workflow.status(out)
+    prior = _prior(manifest)
     item = info.get("next_item")
-    nxt = None
-    if item is not None:
-        text = _texts(manifest).get((item["query_id"], item["doc_id"]), "")
-        nxt = {"record_id": item["doc_id"], "move": item["move"], "position": item["rank"],
-               "audit_position": item["audit_position"], "why": item["why"], "text": text,
-               "prior": item["doc_id"] in _prior(manifest)}
-    return {**info, "read": info.get("review_steps", 0), "collection": manifest["pools"]["items"],
-            "target": manifest["target"]["recall"], "delta": manifest["delta"], "next_record": nxt}
+    texts = _texts(texts_path) if item is not None else {}
+    nxt = None if item is None else _record(item, texts, prior)
+    result = {**info, "read": info.get("review_steps", 0), "collection": manifest["pools"]["items"],
+              "target": manifest["target"]["recall"], "delta": manifest["delta"], "next_record": nxt}
+    if ahead > 1:
+        from rankcut.audit.designs.interleaved import lookahead, replayed
+
+        qid, _ = _items(out)
+        _, review = replayed(out)
+        steps = lookahead(review, ahead, {(qid, rid): y for rid, y in prior.items()})
+        result["next_records"] = [_record(step.to_dict(), texts, prior) for step in steps]
+    else:
+        result["next_records"] = [] if nxt is None else [nxt]
+    return result
 
 
 def next_record(folder: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The record to read now (:func:`status`'s ``next_record``)."""
     return status(folder)["next_record"]  # type: ignore[no-any-return]
+
+
+def next_records(folder: str | os.PathLike[str], n: int) -> list[dict[str, Any]]:
+    """The next ``n`` records to read if none of them is relevant (:func:`status`'s ``ahead``)."""
+    return status(folder, ahead=n)["next_records"]  # type: ignore[no-any-return]
+
+
+BATCH_COLUMNS = ("record_id", "label", "move", "position", "audit_position", "why", "text")
+
+
+def write_batch(path: str | os.PathLike[str], batch: Sequence[Mapping[str, Any]]) -> None:
+    """A batch of records to read (:func:`next_records`) as a new CSV for :func:`label`'s
+    ``from_file``: :data:`BATCH_COLUMNS`, the label column empty (to fill in), each record's title and
+    abstract in ``text``; TSV for ``.tsv``/``.tab``. Written whole or not at all.
+
+    :raises FileExistsError: when ``path`` exists (it may hold labels not yet recorded).
+    """
+    out = Path(path)
+    if out.exists():
+        raise FileExistsError(f"{out} exists: it may hold labels not yet recorded — record it first "
+                              "(rankcut review label --from), or name a new file")
+    buf = io.StringIO()
+    writer = csv.writer(buf, delimiter="\t" if out.suffix in (".tsv", ".tab") else ",", lineterminator="\n")
+    writer.writerow(BATCH_COLUMNS)
+    for rec in batch:
+        writer.writerow([rec["record_id"], "", rec["move"], rec["position"], rec["audit_position"] or "",
+                         rec["why"], rec["text"]])
+    write_text_atomic(out, buf.getvalue())
 
 
 def simulate(records: Records, folder: str | os.PathLike[str], *, known: Mapping[str, int] | None = None,

@@ -86,7 +86,7 @@ if TYPE_CHECKING:
     from rankcut.certify.report import JointReport
 
 __all__ = ["MAX_COLLECTION", "POLICIES", "REVIEW_FILE", "SCREENERS", "Interleaved", "Review", "Step",
-           "policy_spec", "review_of", "screener_spec"]
+           "lookahead", "policy_spec", "replayed", "review_of", "screener_spec"]
 
 # The design lists its whole collection in sample.jsonl, and the engine keeps one number per R.
 MAX_COLLECTION = 2_000_000
@@ -376,6 +376,33 @@ def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Map
                          f"for{more}: its labels are not the steps of this review (it was edited) — refused; "
                          "restore it, or freeze a new audit")
     return review
+
+
+def replayed(folder: Path) -> tuple[FrozenAudit, Review]:
+    """The review of an interleaved audit folder, replayed from its label store (refused when the
+    store was edited, :func:`stored_labels`)."""
+    audit = FrozenAudit(load_manifest(folder))
+    labels: dict[Item, int] = {}
+    if (folder / LABELS_FILE).exists() and (folder / LABELS_FILE).stat().st_size:
+        with labels_mod.LabelStore(folder / LABELS_FILE, readonly=True) as store:
+            labels = stored_labels(store)
+    review = review_of(audit, read_rows(folder / SAMPLE_ITEMS), labels, str(folder / LABELS_FILE),
+                       recorded_steps(folder))
+    return audit, review
+
+
+def lookahead(review: Review, n: int, assumed: Mapping[Item, int]) -> list[Step]:
+    """The next ``n`` steps (fewer where the review would be done), each answered as ``assumed``
+    says (0, not relevant, for an item it lacks), so that a reviewer can read a batch before
+    labelling it. The steps after an answer other than the assumed one can differ: the policy and
+    the screener choose each move from the labels before it. Takes the steps on ``review`` (a
+    replay to throw away after); the steps' ``label`` is the assumed one."""
+    steps: list[Step] = []
+    while len(steps) < n and (step := review.next()) is not None:
+        y = int(assumed.get(step.item, 0))
+        review.take(step, y)
+        steps.append(dataclasses.replace(step, label=y))
+    return steps
 
 
 def stored_labels(store: labels_mod.LabelStore) -> dict[Item, int]:
@@ -717,13 +744,7 @@ class Interleaved(FixedSampleDesign):
     def status(self, folder: Path, out: dict[str, Any], steps: dict[str, bool]) -> None:
         """The steps read, the next one and why; labelled once certified (or everything read);
         certify is done when the certificate covers every step read and says met (or all is read)."""
-        audit = FrozenAudit(load_manifest(folder))
-        rows = read_rows(folder / SAMPLE_ITEMS)
-        labels: dict[Item, int] = {}
-        if (folder / LABELS_FILE).exists() and (folder / LABELS_FILE).stat().st_size:
-            with labels_mod.LabelStore(folder / LABELS_FILE, readonly=True) as store:
-                labels = stored_labels(store)
-        review = review_of(audit, rows, labels, str(folder / LABELS_FILE), recorded_steps(folder))
+        audit, review = replayed(folder)
         step = review.next()
         out["review_steps"] = len(review.steps)
         out["found"] = review.state.review.found
@@ -745,4 +766,4 @@ class Interleaved(FixedSampleDesign):
                                   "since are not: run certify again)")
                 steps["certify"] = False
             else:
-                steps["certify"] = bool(verdict.get("met")) or seen == len(rows)
+                steps["certify"] = bool(verdict.get("met")) or seen == len(review.items)

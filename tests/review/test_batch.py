@@ -1,0 +1,130 @@
+"""Reading a batch before labelling it: ``next --batch N`` (the lookahead of the interleaved
+design), the CSV to fill in, and ``label --from`` on it."""
+
+from __future__ import annotations
+
+import csv
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+from review_testdata import toy_records
+from typer.testing import CliRunner
+
+from rankcut.audit.labels import LabelStore
+from rankcut.audit.manifest import sha256_file
+from rankcut.cli.main import app
+from rankcut.review import session
+from rankcut.review.records import Records
+
+POLICY = "projected-cost:batch=10,chunk=5"
+
+
+@pytest.fixture
+def records() -> Records:
+    return toy_records(80, 8, seed=2)
+
+
+def _steps(folder: Path) -> list[dict]:
+    path = folder / "review.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def _truth(records: Records) -> dict[str, int]:
+    assert records.labels is not None
+    return dict(zip(records.ids, records.labels.tolist(), strict=True))
+
+
+@pytest.mark.parametrize("read", [0, 9, 42])
+def test_the_batch_is_what_the_review_asks_for_when_every_answer_is_not_relevant(
+        records: Records, tmp_path: Path, read: int) -> None:
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    if read:
+        session.label(folder, known=_truth(records), limit=read)
+    before = len(_steps(folder))
+    batch = session.next_records(folder, 15)
+    assert len(batch) == 15 and batch[0] == session.next_record(folder)
+    assert len({r["record_id"] for r in batch}) == 15
+    # after 42 steps the batch ends screening and goes on to audit draws (the policy's own moves)
+    assert {r["move"] for r in batch} == ({"screen", "audit"} if read == 42 else {"screen"})
+    session.label(folder, known=dict.fromkeys(records.ids, 0), limit=15)
+    taken = _steps(folder)[before:]
+    assert [(s["doc_id"], s["move"], s["rank"], s["audit_position"], s["why"]) for s in taken] == \
+        [(r["record_id"], r["move"], r["position"], r["audit_position"], r["why"]) for r in batch]
+    assert session.status(folder)["read"] == before + 15   # the lookahead itself recorded nothing
+
+
+def test_a_batch_filled_in_with_the_true_labels_is_recorded_as_far_as_the_review_asks(
+        records: Records, tmp_path: Path) -> None:
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    truth = _truth(records)
+    out = tmp_path / "batch.csv"
+    session.write_batch(out, session.next_records(folder, 30))
+    with open(out, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert list(rows[0]) == list(session.BATCH_COLUMNS) and all(r["label"] == "" for r in rows)
+    assert rows[0]["text"] == records.texts[records.ids.index(rows[0]["record_id"])]
+    with pytest.raises(ValueError, match="nothing was recorded — it holds no label for record"):
+        session.label(folder, from_file=out)          # not filled in yet
+    filled = tmp_path / "filled.csv"
+    with open(filled, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(session.BATCH_COLUMNS))
+        w.writeheader()
+        w.writerows({**r, "label": truth[r["record_id"]]} for r in rows)
+    assert any(truth[r["record_id"]] for r in rows)   # a relevant one, so the path can change after it
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = session.label(folder, from_file=filled)
+    taken = _steps(folder)
+    assert result.recorded == len(taken) >= 1 and taken[0]["doc_id"] == rows[0]["record_id"]
+    assert all(s["label"] == truth[s["doc_id"]] for s in taken)
+    assert {s["doc_id"] for s in taken} <= {r["record_id"] for r in rows}
+    left = len(rows) - len(taken)
+    assert [str(w.message).split(": ")[1] for w in caught] == \
+        ([f"{left} of its labels are not recorded"] if left else [])
+    # the store names the reviewer's file, not the file translated from it
+    assert result.source == f"file filled.csv sha256:{sha256_file(filled)[:12]}"
+    with LabelStore(folder / "labels.sqlite", readonly=True) as store:
+        assert store.sources() == [result.source]
+
+
+def test_write_batch_never_overwrites_a_file(records: Records, tmp_path: Path) -> None:
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    out = tmp_path / "batch.csv"
+    out.write_text("record_id,label\n3,1\n")
+    with pytest.raises(FileExistsError, match="may hold labels not yet recorded"):
+        session.write_batch(out, session.next_records(folder, 5))
+    assert out.read_text() == "record_id,label\n3,1\n"
+
+
+def test_next_batch_on_the_command_line(records: Records, tmp_path: Path) -> None:
+    path = tmp_path / "r.csv"
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["record_id", "title", "abstract"])
+        w.writerows(zip(records.ids, records.titles, records.abstracts, strict=True))
+    folder = tmp_path / "R"
+    runner = CliRunner()
+    assert runner.invoke(app, ["review", "start", str(path), "--folder", str(folder), "--seed", "4",
+                               "--policy", POLICY]).exit_code == 0
+    out = runner.invoke(app, ["review", "next", "--folder", str(folder), "--batch", "6", "--out",
+                              str(tmp_path / "b.tsv")])
+    assert out.exit_code == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == f"wrote 6 records to {tmp_path / 'b.tsv'}: fill in its label column (1 relevant, 0 not)"
+    assert lines[1].startswith("the next 6 records to read, if none of them is relevant")
+    assert len([ln for ln in lines if ln.lstrip()[:2].rstrip(".").isdigit()]) == 6
+    assert lines[-1] == f"next: rankcut review label --folder {folder} --from {tmp_path / 'b.tsv'}"
+    with open(tmp_path / "b.tsv", newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f, delimiter="\t"))
+    assert rows[0] == list(session.BATCH_COLUMNS) and len(rows) == 7
+    as_json = runner.invoke(app, ["review", "next", "--folder", str(folder), "--batch", "6", "--json"])
+    assert [r["record_id"] for r in json.loads(as_json.stdout)] == [r[0] for r in rows[1:]]
+    bad = runner.invoke(app, ["review", "next", "--folder", str(folder), "--batch", "0"])
+    assert bad.exit_code == 2 and bad.stderr.strip() == "error: --batch must be an integer >= 1, got 0"
+    again = runner.invoke(app, ["review", "next", "--folder", str(folder), "--out", str(tmp_path / "b.tsv")])
+    assert again.exit_code == 2 and "may hold labels not yet recorded" in again.stderr
