@@ -62,7 +62,14 @@ def test_full_review_is_the_engine_played_on_the_same_order(topic: Data, tmp_pat
     assert curve["labels"][-1] == len(steps) and curve["bound"][-1] == pytest.approx(cert.value)
     assert np.all(np.diff(curve["bound"]) >= 0)
     files = write_report(audit, tmp_path / "report.md")
-    assert "interleaved" in files.report.read_text()
+    text = files.report.read_text()
+    # a review's words: what was frozen is the collection, the policy and the screener, no pools
+    assert text.startswith(f"# Review report {result.content['audit_id'][:12]}\n")
+    assert f"| collection | ../run.txt: {len(rows)} documents |" in text   # the path as the manifest has it
+    assert "| policy | projected-cost (batch=50, chunk=10, overhead=0.5, window=500) |" in text
+    assert "| screener | frontier: the top unread document of the ranking |" in text
+    assert "the review was frozen at" in text
+    assert not any(w in text for w in ("burden N1", "excluded pool N0", "queries = 1", "sampling"))
 
 
 def test_report_refuses_an_edited_record_of_moves(topic: Data, tmp_path: Path) -> None:

@@ -48,17 +48,33 @@ def test_the_readme_example_runs_as_written(tmp_path: Path, monkeypatch: pytest.
     assert block, "README has no Review records example"
     lines = [ln.split("#")[0].strip() for ln in block.group(1).splitlines() if ln.strip()]
     assert lines[0].startswith("rankcut review start") and lines[-1].startswith("rankcut review report")
+    assert "repeat these two" in block.group(1).splitlines()[2]
     monkeypatch.chdir(tmp_path)
     truth = _records(tmp_path / "records.csv")
-    (tmp_path / "labels.csv").write_text("record_id,label\n"
-                                         + "".join(f"{r},{y}\n" for r, y in truth.items()))
-    outputs = []
-    for line in lines:
+
+    def run(line: str) -> str:
         code, out, err = _run(*shlex.split(line)[1:])
         assert code == 0, (line, err)
-        outputs.append(out)
-    assert "read record" in outputs[1] and "why:" in outputs[1]
-    assert "recall ≥" in outputs[3] and "target recall ≥ 0.95: met" in outputs[4]
+        return out
+
+    run(lines[0])
+    batches = 0
+    while True:   # the reviewer reads each batch and fills in its label column, until certified
+        shown = run(lines[1])
+        if "the target is certified" in shown:
+            break
+        assert re.search(r"wrote (\d+) records to batch.csv: .*\nthe next \1 records to read", shown), shown
+        with open(tmp_path / "batch.csv", newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+        with open(tmp_path / "batch.csv", "w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows({**r, "label": truth[r["record_id"]]} for r in rows)
+        assert "recorded " in run(lines[2])
+        batches += 1
+    assert batches >= 2
+    outputs = [run(line) for line in lines[3:]]
+    assert "recall ≥" in outputs[0] and "target recall ≥ 0.95: met" in outputs[1]
     assert (tmp_path / "report.html").exists() and (tmp_path / "report.json").exists()
 
 

@@ -12,6 +12,7 @@ import pytest
 from review_testdata import toy_records
 from typer.testing import CliRunner
 
+from rankcut.audit import workflow
 from rankcut.audit.labels import LabelStore
 from rankcut.audit.manifest import sha256_file
 from rankcut.cli.main import app
@@ -62,12 +63,12 @@ def test_a_batch_filled_in_with_the_true_labels_is_recorded_as_far_as_the_review
     session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
     truth = _truth(records)
     out = tmp_path / "batch.csv"
-    session.write_batch(out, session.next_records(folder, 30))
+    session.write_batch(folder, out, session.next_records(folder, 30))
     with open(out, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     assert list(rows[0]) == list(session.BATCH_COLUMNS) and all(r["label"] == "" for r in rows)
     assert rows[0]["text"] == records.texts[records.ids.index(rows[0]["record_id"])]
-    with pytest.raises(ValueError, match="nothing was recorded — it holds no label for record"):
+    with pytest.raises(ValueError, match="nothing was recorded — it holds no new label, and none for record"):
         session.label(folder, from_file=out)          # not filled in yet
     filled = tmp_path / "filled.csv"
     with open(filled, "w", newline="", encoding="utf-8") as f:
@@ -84,21 +85,39 @@ def test_a_batch_filled_in_with_the_true_labels_is_recorded_as_far_as_the_review
     assert {s["doc_id"] for s in taken} <= {r["record_id"] for r in rows}
     left = len(rows) - len(taken)
     assert [str(w.message).split(": ")[1] for w in caught] == \
-        ([f"{left} of its labels are not recorded"] if left else [])
+        ([f"{left} of its labels are kept for later"] if left else [])
+    kept = session._pending(folder)
+    assert kept == {r["record_id"]: truth[r["record_id"]] for r in rows
+                    if r["record_id"] not in {s["doc_id"] for s in taken}}
+    # the next batch does not list them again, and assumes their kept answers
+    later = session.next_records(folder, 10)
+    assert not {r["record_id"] for r in later} & set(kept)
     # the store names the reviewer's file, not the file translated from it
     assert result.source == f"file filled.csv sha256:{sha256_file(filled)[:12]}"
     with LabelStore(folder / "labels.sqlite", readonly=True) as store:
         assert store.sources() == [result.source]
 
 
-def test_write_batch_never_overwrites_a_file(records: Records, tmp_path: Path) -> None:
+def test_a_batch_file_is_replaced_only_once_its_labels_are_recorded(records: Records, tmp_path: Path) -> None:
     folder = tmp_path / "R"
     session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
     out = tmp_path / "batch.csv"
-    out.write_text("record_id,label\n3,1\n")
-    with pytest.raises(FileExistsError, match="may hold labels not yet recorded"):
-        session.write_batch(out, session.next_records(folder, 5))
-    assert out.read_text() == "record_id,label\n3,1\n"
+    first = session.next_records(folder, 5)
+    session.write_batch(folder, out, first)
+    session.write_batch(folder, out, first)        # nothing labelled in it yet: nothing to lose
+    labelled = "record_id,label\n" + "".join(f"{r['record_id']},0\n" for r in first)
+    out.write_text(labelled)
+    unrecorded = f"holds 5 labels not recorded yet \\(record {first[0]['record_id']}, "
+    with pytest.raises(FileExistsError, match=unrecorded):
+        session.write_batch(folder, out, first)
+    assert out.read_text() == labelled
+    (tmp_path / "notes.csv").write_text("my notes\n")
+    with pytest.raises(FileExistsError, match="is not a label file of this review"):
+        session.write_batch(folder, tmp_path / "notes.csv", first)
+    session.label(folder, from_file=out)
+    session.write_batch(folder, out, session.next_records(folder, 5))   # recorded: replaced
+    with open(out, newline="", encoding="utf-8") as f:
+        assert [r["label"] for r in csv.DictReader(f)] == [""] * 5
 
 
 def test_next_batch_on_the_command_line(records: Records, tmp_path: Path) -> None:
@@ -115,7 +134,8 @@ def test_next_batch_on_the_command_line(records: Records, tmp_path: Path) -> Non
                               str(tmp_path / "b.tsv")])
     assert out.exit_code == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0] == f"wrote 6 records to {tmp_path / 'b.tsv'}: fill in its label column (1 relevant, 0 not)"
+    assert lines[0] == f"wrote 6 records to {tmp_path / 'b.tsv'}: fill in its label column (1 relevant, " \
+        "0 not)"
     assert lines[1].startswith("the next 6 records to read, if none of them is relevant")
     assert len([ln for ln in lines if ln.lstrip()[:2].rstrip(".").isdigit()]) == 6
     assert lines[-1] == f"next: rankcut review label --folder {folder} --from {tmp_path / 'b.tsv'}"
@@ -126,5 +146,30 @@ def test_next_batch_on_the_command_line(records: Records, tmp_path: Path) -> Non
     assert [r["record_id"] for r in json.loads(as_json.stdout)] == [r[0] for r in rows[1:]]
     bad = runner.invoke(app, ["review", "next", "--folder", str(folder), "--batch", "0"])
     assert bad.exit_code == 2 and bad.stderr.strip() == "error: --batch must be an integer >= 1, got 0"
+    (tmp_path / "b.tsv").write_text("record_id\tlabel\n" + f"{rows[1][0]}\t1\n")
     again = runner.invoke(app, ["review", "next", "--folder", str(folder), "--out", str(tmp_path / "b.tsv")])
-    assert again.exit_code == 2 and "may hold labels not yet recorded" in again.stderr
+    assert again.exit_code == 2 and "holds 1 labels not recorded yet" in again.stderr
+
+
+def test_a_review_read_in_batches_takes_the_steps_of_one_read_record_by_record(
+        records: Records, tmp_path: Path) -> None:
+    """The kept answers are recorded only when asked for: the same moves, documents and labels as
+    the review answered one record at a time, so the same certificate."""
+    truth = _truth(records)
+    one = tmp_path / "one"
+    session.simulate(records, one, target_recall=0.8, seed=6, policy=POLICY)
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=6, policy=POLICY)
+    read: set[str] = set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")       # the kept-for-later warnings
+        while batch := session.next_records(folder, 7):
+            read |= {r["record_id"] for r in batch}
+            (tmp_path / "b.csv").write_text("record_id,label\n" + "".join(
+                f"{r['record_id']},{truth[r['record_id']]}\n" for r in batch))
+            session.label(folder, from_file=tmp_path / "b.csv")
+    steps = [(s["move"], s["doc_id"], s["label"]) for s in _steps(folder)]
+    assert steps == [(s["move"], s["doc_id"], s["label"]) for s in _steps(one)]
+    assert read >= {doc for _, doc, _ in steps}          # the reviewer read every record counted
+    mine = workflow.certify(folder).content["report"]["certificates"]
+    assert mine == json.loads((one / "certificate.json").read_text())["report"]["certificates"]

@@ -8,6 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from rankcut.cli.main import app
+from rankcut.review import session
 
 
 def _run(*args: object) -> tuple[int, str, str]:
@@ -65,7 +66,7 @@ def test_ctrl_c_in_a_simulation_says_how_to_resume(tmp_path: Path, monkeypatch) 
     assert _run("review", "certify", "--folder", folder)[0] == 0
 
 
-def test_labels_of_records_not_asked_for_yet_are_named_as_not_recorded(tmp_path: Path) -> None:
+def test_labels_of_records_not_asked_for_yet_are_kept_until_the_review_asks(tmp_path: Path) -> None:
     _labelled(tmp_path / "r.csv")
     unlabelled = (tmp_path / "r.csv").read_text().replace(",1\n", ",\n").replace(",0\n", ",\n")
     (tmp_path / "s.csv").write_text(unlabelled)
@@ -78,8 +79,31 @@ def test_labels_of_records_not_asked_for_yet_are_named_as_not_recorded(tmp_path:
     code, out, err = _run("review", "label", "--folder", folder, "--from", tmp_path / "l.csv")
     assert code == 0 and "recorded 1 labels" in out, err
     assert err.strip().splitlines() == [
-        f"warning: {tmp_path / 'l.csv'}: 1 of its labels are not recorded: the review has not asked for "
-        f"those records yet (record {other}): give them again when rankcut review next names them"]
+        f"warning: {tmp_path / 'l.csv'}: 1 of its labels are kept for later: the review has not asked for "
+        f"those records yet (record {other}); they are recorded when it does "
+        f"({folder / 'pending-labels.csv'})"]
+    # the same file again adds nothing: refused, naming the record asked for now
+    code, _, err = _run("review", "label", "--folder", folder, "--from", tmp_path / "l.csv")
+    now = session.next_record(folder)
+    assert now is not None and now["record_id"] != other
+    assert code == 2 and err.strip() == (
+        f"error: {tmp_path / 'l.csv'}: nothing was recorded — it holds no new label, and none for record "
+        f"{now['record_id']!r}, the one the review asks for now (rankcut review next names it, and --batch N "
+        "the ones after it)")
+    # the reviewer answers what is asked; the kept answer is recorded when the review asks for it
+    for _ in range(40):
+        if other in _recorded(folder):
+            break
+        nxt = session.next_record(folder)
+        assert nxt is not None and nxt["record_id"] != other    # never asked again: it is answered
+        (tmp_path / "a.csv").write_text(f"record_id,label\n{nxt['record_id']},no\n")
+        session.label(folder, from_file=tmp_path / "a.csv")
+    assert _recorded(folder)[other] == 1 and not (folder / "pending-labels.csv").exists()
+
+
+def _recorded(folder: Path) -> dict[str, int]:
+    lines = (folder / "review.jsonl").read_text().splitlines()
+    return {s["doc_id"]: s["label"] for s in map(json.loads, lines)}
 
 
 def test_simulating_twice_into_one_folder_says_how_to_go_on(tmp_path: Path) -> None:

@@ -78,6 +78,9 @@ def test_start_next_label_status_certify_report(records: Records, tmp_path: Path
     assert moves == {"screen", "audit"}
     files = write_report(folder, tmp_path / "report.md")
     assert files.plot is not None and "met" in files.report.read_text()
+    text = files.report.read_text()
+    assert text.startswith("# Review report ") and "| ranker | CAL (AutoTAR/BMI): logistic regression" in text
+    assert "| prior knowledge | none |" in text and "burden N1" not in text
     curve = json.loads(files.certificate.read_text())["curve"]
     assert curve["found"][-1] == info["found"] and len(curve["found"]) == len(curve["bound"])
 

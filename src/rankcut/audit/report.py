@@ -213,7 +213,19 @@ def _num(x: Any, side: str = "upper") -> str:
     return format_bound(x, side)
 
 
+def _noun(manifest: Mapping[str, Any]) -> str:
+    """An "audit", or a "review" (the interleaved design)."""
+    from rankcut.audit.designs import DESIGNS
+
+    return DESIGNS[manifest["design"]].noun
+
+
 def _facts(manifest: Mapping[str, Any], content: Mapping[str, Any]) -> list[tuple[str, str]]:
+    from rankcut.audit.designs import DESIGNS
+
+    own = DESIGNS[manifest["design"]].frozen_facts(manifest)
+    if own is not None:
+        return own
     pools = manifest["pools"]
     items = pools["items"]
     inputs = manifest["inputs"]
@@ -271,7 +283,8 @@ def _member_table(content: Mapping[str, Any]) -> tuple[list[str], list[list[str]
 
 def _validity(manifest: Mapping[str, Any], content: Mapping[str, Any]) -> list[str]:
     return [
-        f"Assumption 1 (design before certification): the audit was frozen at {manifest['frozen_at']} and "
+        f"Assumption 1 (design before certification): the {_noun(manifest)} was frozen at "
+        f"{manifest['frozen_at']} and "
         f"its labels were first opened at {content['opened_at']}; the sample ({content['sample_hash'][:12]}) "
         "is the one the frozen manifest and seed draw.",
         "Assumption 2 (noiseless labels): the bounds hold if every recorded label is the true relevance.",
@@ -394,7 +407,8 @@ def _plot_png(content: Mapping[str, Any]) -> bytes | None:
 def render_markdown(manifest: Mapping[str, Any], content: Mapping[str, Any], report: JointReport,
                     plot: str | None) -> str:
     """The report as Markdown; ``plot`` is the PNG file name beside it, or None."""
-    out = [f"# Audit report {manifest['audit_id'][:12]}", "", report.title, "", "## Result", ""]
+    out = [f"# {_noun(manifest).capitalize()} report {manifest['audit_id'][:12]}", "", report.title, "",
+           "## Result", ""]
     out += [f"- {line}" for line in _summary(content, report)]
     out += ["", "## Certificates", ""]
     for name, headline, statement in _headline_rows(report):
@@ -424,7 +438,8 @@ def render_html(manifest: Mapping[str, Any], content: Mapping[str, Any], report:
         body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in rows)
         return f"<table>{h}{body}</table>"
 
-    parts = [f"<h1>Audit report {e(manifest['audit_id'][:12])}</h1>", f"<p>{e(report.title)}</p>",
+    noun = _noun(manifest).capitalize()
+    parts = [f"<h1>{noun} report {e(manifest['audit_id'][:12])}</h1>", f"<p>{e(report.title)}</p>",
              "<h2>Result</h2><ul>" + "".join(f"<li>{e(s)}</li>" for s in _summary(content, report)) + "</ul>",
              "<h2>Certificates</h2><ul>"
              + "".join(f"<li><b>{e(n)}</b>: <code>{e(h)}</code><br>{e(s)}</li>"
@@ -446,7 +461,7 @@ def render_html(manifest: Mapping[str, Any], content: Mapping[str, Any], report:
     style = ("body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.4}"
              "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}"
              "code{background:#f4f4f4}")
-    return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Audit "
+    return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{noun} "
             f"{e(manifest['audit_id'][:12])}</title><style>{style}</style></head><body>\n"
             + "\n".join(parts) + "\n</body></html>\n")
 

@@ -285,9 +285,10 @@ def next_(
     batch: int = typer.Option(1, "--batch", help="List the next N records the review asks for if none of "
                               "them is relevant, to read as a batch (a relevant answer can change those "
                               "after it)."),
-    out: Path | None = typer.Option(None, "--out", help="Also write them to this new CSV (record_id, an "
-                                    "empty label column to fill in, move, position, audit_position, "
-                                    "why, text), for label --from."),
+    out: Path | None = typer.Option(None, "--out", help="Also write them to this CSV (record_id, an empty "
+                                    "label column to fill in, move, position, audit_position, why, "
+                                    "text), for label --from; it replaces a batch file only once its "
+                                    "labels are recorded."),
     as_json: bool = JSON,
 ) -> None:
     """The record to read now (or the next --batch N): a screening or an audit document, its position,
@@ -296,7 +297,7 @@ def next_(
 
     info = session.status(folder, ahead=batch)
     if out is not None:
-        session.write_batch(out, info["next_records"])
+        session.write_batch(folder, out, info["next_records"])
     if as_json:
         _echo_json(info["next_record"] if batch == 1 and out is None else info["next_records"])
         return

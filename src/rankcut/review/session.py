@@ -19,7 +19,8 @@ the folder as on any interleaved audit. The review is replayed from the label st
 (the ranker's fits are deterministic and seeded), so a killed session resumes at the same record.
 
 Importing this module registers ``cal`` in the design's
-:data:`~rankcut.audit.designs.interleaved.SCREENERS`: the audit layer imports no ranker.
+:data:`~rankcut.audit.designs.interleaved.SCREENERS` (and the report's words for it in
+``SCREENER_FACTS``): the audit layer imports no ranker.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rankcut.audit import workflow
-from rankcut.audit.designs.interleaved import SCREENERS
+from rankcut.audit.designs.interleaved import SCREENER_FACTS, SCREENERS
 from rankcut.audit.folder import LABELS_FILE, FrozenAudit
 from rankcut.audit.labels import LabelStore, write_label_file
 from rankcut.audit.manifest import (
@@ -72,6 +73,7 @@ __all__ = ["BATCH_COLUMNS", "CAL", "RUN_FILE", "TEXTS_FILE", "known_from_qrels",
 CAL = "cal"
 RUN_FILE = "records.run"       # the collection: the records in order, one query
 TEXTS_FILE = "records.jsonl"   # their titles and abstracts, frozen
+PENDING_FILE = "pending-labels.csv"   # answers given before the review asked for their records
 _ID_COLUMNS = ("record_id", "doc_id", "id")
 
 
@@ -127,7 +129,26 @@ def cal_screener(audit: FrozenAudit, items: Sequence[Item], *, cal: Mapping[str,
     return _OncePerStep(copy.copy(_cal(str(path), sha256_file(path), tuple(items), config)))
 
 
+def cal_facts(config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The report's words for the frozen ranker and prior knowledge (``SCREENER_FACTS``)."""
+    cal = CALConfig.from_json(config["cal"])
+    model = {"logistic": "logistic regression", "svm": "linear SVM"}[cal.model]
+    words = "words" if cal.ngrams == 1 else f"word {cal.ngrams}-grams"
+    ranker = (f"CAL (AutoTAR/BMI): {model} on sublinear tf-idf {words}, L2 weight {cal.l2:g}, batches from "
+              f"{cal.first_batch} growing by a tenth, {cal.presumed} records presumed irrelevant at each "
+              f"fit{', balanced class weights' if cal.balanced else ''}"
+              f"{', a seed query' if cal.query is not None else ''}; seed {cal.seed}")
+    if config["ranked"]:
+        ranker += "; the records' own order until a relevant one is read"
+    prior = [int(y) for y in config["prior"].values()]
+    known = (f"{len(prior)} record{'s' if len(prior) > 1 else ''} ({sum(prior)} relevant, "
+             f"{len(prior) - sum(prior)} not), read as the review's first screening steps and counted among "
+             "the screened" if prior else "none")
+    return [("ranker", ranker), ("prior knowledge", known)]
+
+
 SCREENERS[CAL] = cal_screener
+SCREENER_FACTS[CAL] = cal_facts
 
 
 # ---------------------------------------------------------------------------------------------
@@ -361,9 +382,17 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
           input: Callable[[str], str] = input, output: Callable[[str], Any] = print
           ) -> workflow.LabelResult:
     """Record the review's next labels: from a reviewer's file (:func:`read_labels`; the labels of
-    the records it asks for, as far as the file holds them), from ``known`` labels (record id → 0/1:
-    a simulation; the next ``limit`` steps, or to the certificate) or interactively. Steps that ask
-    for a record of the prior knowledge are answered from it first.
+    the records it asks for, as far as the file and the answers kept from earlier files hold them),
+    from ``known`` labels (record id → 0/1: a simulation; the next ``limit`` steps, or to the
+    certificate) or interactively. Steps that ask for a record of the prior knowledge are answered
+    from it first.
+
+    A file's labels of records the review has not asked for yet (a batch read ahead, after a
+    relevant answer changed what the review asks for) are kept in :data:`PENDING_FILE` and recorded
+    when the review asks for those records. That keeps the guarantee: the policy and the ranker see
+    a kept answer only once the review has asked for its record, as if it had been given then
+    (the theorem of :mod:`rankcut.certify.interleaved` needs only that each move is chosen from the
+    labels recorded before it).
 
     :raises ValueError: for none or several sources, a label file :func:`read_labels` refuses,
         labels that contradict the prior knowledge or the review's recorded steps, and a label file
@@ -386,6 +415,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
             write_text_atomic(qrels, "".join(f"{qid} 0 {rid} {int(known.get(rid, 0))}\n" for rid in ids))
             return workflow.label(out, qrels=qrels, limit=limit)
     if interactive:
+        _record_pending(out)
         return _interactive(out, input, output)
     assert from_file is not None
     given = read_labels(from_file, _items(out)[1])
@@ -393,23 +423,61 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     if clash is not None:
         raise ValueError(f"{from_file}: record {clash!r} is labelled {given[clash]}, but the prior knowledge "
                          f"frozen at start says {prior[clash]}")
+    kept = _pending(out)
+    for rid in sorted(set(kept) & set(given), key=_items(out)[1].index):
+        if kept[rid] != given[rid]:
+            warnings.warn(f"{from_file}: record {rid!r} is labelled {given[rid]}, which replaces the "
+                          f"{kept[rid]} kept for it from an earlier file (not recorded yet)", stacklevel=2)
+    answers = {**kept, **given}
     source = f"file {Path(from_file).name} sha256:{sha256_file(from_file)[:12]}"   # the reviewer's file
-    with _label_file(out, given, Path(from_file).name) as path:
+    if kept:
+        source += f" and {PENDING_FILE}"
+    with _label_file(out, answers, Path(from_file).name) as path:
         try:
             result = workflow.label(out, from_file=path, file_source=source)
         except ValueError as err:   # the translated file's errors name the reviewer's file
             raise ValueError(str(err).replace(str(path), str(from_file))) from None
-    if not result.recorded and (asked := workflow.status(out).get("next_item")) is not None:
-        raise ValueError(f"{from_file}: nothing was recorded — it holds no label for record "
+    waiting = _unread(out, answers)
+    new = [rid for rid in waiting if kept.get(rid) != answers[rid]]
+    if not result.recorded and not new and (asked := workflow.status(out).get("next_item")) is not None:
+        raise ValueError(f"{from_file}: nothing was recorded — it holds no new label, and none for record "
                          f"{asked['doc_id']!r}, the one the review asks for now (rankcut review next names "
                          "it, and --batch N the ones after it)")
-    waiting = _unread(out, given)
-    if waiting:
-        shown = ", ".join(waiting[:5]) + (", ..." if len(waiting) > 5 else "")
-        warnings.warn(f"{from_file}: {len(waiting)} of its labels are not recorded: the review has not "
-                      f"asked for those records yet (record {shown}): give them again when rankcut review "
-                      "next names them", stacklevel=2)
+    _keep(out, {rid: answers[rid] for rid in waiting})
+    if new:
+        shown = ", ".join(new[:5]) + (", ..." if len(new) > 5 else "")
+        warnings.warn(f"{from_file}: {len(new)} of its labels are kept for later: the review has not asked "
+                      f"for those records yet (record {shown}); they are recorded when it does "
+                      f"({out / PENDING_FILE})", stacklevel=2)
     return result
+
+
+def _pending(folder: Path) -> dict[str, int]:
+    """The answers kept for records the review has not asked for yet (:data:`PENDING_FILE`)."""
+    path = folder / PENDING_FILE
+    if not path.is_file():
+        return {}
+    kept = read_labels(path, _items(folder)[1])
+    return {rid: kept[rid] for rid in _unread(folder, kept)}
+
+
+def _keep(folder: Path, answers: Mapping[str, int]) -> None:
+    """Keep ``answers`` (none: remove the file) in :data:`PENDING_FILE`."""
+    path = folder / PENDING_FILE
+    if answers:
+        qid, _ = _items(folder)
+        write_label_file(path, [(qid, rid, y) for rid, y in answers.items()], kind="csv")
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _record_pending(folder: Path) -> None:
+    """Record the steps the kept answers hold (before an interactive call asks for them)."""
+    kept = _pending(folder)
+    if kept:
+        with _label_file(folder, kept, PENDING_FILE) as path:
+            workflow.label(folder, from_file=path, file_source=f"file {PENDING_FILE}")
+        _keep(folder, {rid: kept[rid] for rid in _unread(folder, kept)})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -435,7 +503,8 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
     ``next_record`` (``None`` once certified or all is read) with its move, place, why and text.
 
     :param ahead: also list, as ``next_records``, the next ``ahead`` records the review asks for if
-        none of them is relevant (a record of the prior knowledge: as it is known), for a reviewer
+        none of them is relevant (a record of the prior knowledge, or one whose answer is kept in
+        :data:`PENDING_FILE`, as it is known; the kept ones are not listed again), for a reviewer
         who reads a batch before labelling it (:func:`~rankcut.audit.designs.interleaved.lookahead`:
         a relevant answer can change the records after it).
     :raises ValueError: when a frozen input (the records' ranking or texts) changed: the next record
@@ -456,8 +525,14 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
 
         qid, _ = _items(out)
         _, review = replayed(out)
-        steps = lookahead(review, ahead, {(qid, rid): y for rid, y in prior.items()})
-        result["next_records"] = [_record(step.to_dict(), texts, prior) for step in steps]
+        kept = _pending(out)
+        batch: list[dict[str, Any]] = []
+        for step in lookahead(review, {(qid, rid): y for rid, y in {**prior, **kept}.items()}):
+            if step.item[1] not in kept:     # answered already: its label is kept for when it is asked
+                batch.append(_record(step.to_dict(), texts, prior))
+            if len(batch) == ahead:
+                break
+        result["next_records"] = batch
     else:
         result["next_records"] = [] if nxt is None else [nxt]
     return result
@@ -476,17 +551,31 @@ def next_records(folder: str | os.PathLike[str], n: int) -> list[dict[str, Any]]
 BATCH_COLUMNS = ("record_id", "label", "move", "position", "audit_position", "why", "text")
 
 
-def write_batch(path: str | os.PathLike[str], batch: Sequence[Mapping[str, Any]]) -> None:
-    """A batch of records to read (:func:`next_records`) as a new CSV for :func:`label`'s
-    ``from_file``: :data:`BATCH_COLUMNS`, the label column empty (to fill in), each record's title and
-    abstract in ``text``; TSV for ``.tsv``/``.tab``. Written whole or not at all.
+def write_batch(folder: str | os.PathLike[str], path: str | os.PathLike[str],
+                batch: Sequence[Mapping[str, Any]]) -> None:
+    """A batch of the review's records to read (:func:`next_records`) as a CSV for :func:`label`'s
+    ``from_file``: :data:`BATCH_COLUMNS`, the label column empty (to fill in), ``position`` the
+    record's place in the records, ``audit_position`` its place in the audit order (audit moves),
+    its title and abstract in ``text``; TSV for ``.tsv``/``.tab``. Written whole or not at all. An
+    existing file is replaced only when the review has recorded or kept (:data:`PENDING_FILE`)
+    every label it holds (the last batch, given to :func:`label`), so that no answer is lost.
 
-    :raises FileExistsError: when ``path`` exists (it may hold labels not yet recorded).
+    :raises FileExistsError: when ``path`` exists and holds a label the review has not recorded, or
+        is not a label file of this review.
     """
     out = Path(path)
     if out.exists():
-        raise FileExistsError(f"{out} exists: it may hold labels not yet recorded — record it first "
-                              "(rankcut review label --from), or name a new file")
+        try:
+            given = read_labels(out, _items(Path(folder))[1])
+        except (ValueError, UnicodeDecodeError):
+            raise FileExistsError(f"{out} exists and is not a label file of this review: name a new file "
+                                  "for the batch") from None
+        kept = _pending(Path(folder))
+        waiting = [rid for rid in _unread(Path(folder), given) if kept.get(rid) != given[rid]]
+        if waiting:
+            raise FileExistsError(f"{out} exists and holds {len(waiting)} labels not recorded yet (record "
+                                  f"{waiting[0]}{', ...' if len(waiting) > 1 else ''}): record them first "
+                                  f"(rankcut review label --from {out}), or name a new file")
     buf = io.StringIO()
     writer = csv.writer(buf, delimiter="\t" if out.suffix in (".tsv", ".tab") else ",", lineterminator="\n")
     writer.writerow(BATCH_COLUMNS)

@@ -135,6 +135,7 @@ class Design(Protocol):
     anytime: bool  # certify may run after any number of labels (the sequential audit)
     adaptive: bool  # the label step asks for the item the review chooses next (the interleaved review)
     plans_precision: bool  # the plan takes an expected precision of the included pool (two-pool)
+    noun: str  # what the report calls it: an "audit", or a "review" (the interleaved design)
 
     def theorem(self, reference: str | None, finite: bool) -> str: ...
     def target(self, target_recall: float | None, max_missed: int | None) -> dict[str, Any] | None: ...
@@ -174,6 +175,7 @@ class Design(Protocol):
     def draw_counts(self, counts: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
                     folder: Path) -> tuple[dict[str, Any], dict[str, Any]]: ...
     def spent_text(self, counts: Mapping[str, Any]) -> str | None: ...
+    def frozen_facts(self, manifest: Mapping[str, Any]) -> list[tuple[str, str]] | None: ...
     def status(self, folder: Path, out: dict[str, Any], steps: dict[str, bool]) -> None: ...
 
 
@@ -353,6 +355,7 @@ class FixedSampleDesign:
     adaptive = False
     plans_precision = False  # the plan takes an expected precision of the included pool
     event = ""  # the one δ event of the design
+    noun = "audit"
 
     # -- freeze
 
@@ -578,6 +581,11 @@ class FixedSampleDesign:
         return {k: (counts.get(k) or {}).get("draws") for k in expected}, expected
 
     def spent_text(self, counts: Mapping[str, Any]) -> str | None:
+        return None
+
+    def frozen_facts(self, manifest: Mapping[str, Any]) -> list[tuple[str, str]] | None:
+        """The report's "What was frozen" rows, where the design says them otherwise than the
+        report's own (pools, burden, sampling); None: the report's."""
         return None
 
     def status(self, folder: Path, out: dict[str, Any], steps: dict[str, bool]) -> None:

@@ -43,7 +43,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -85,8 +85,8 @@ if TYPE_CHECKING:
     from rankcut.certify.policies import Policy, ReviewState
     from rankcut.certify.report import JointReport
 
-__all__ = ["MAX_COLLECTION", "POLICIES", "REVIEW_FILE", "SCREENERS", "Interleaved", "Review", "Step",
-           "lookahead", "policy_spec", "replayed", "review_of", "screener_spec"]
+__all__ = ["MAX_COLLECTION", "POLICIES", "REVIEW_FILE", "SCREENERS", "SCREENER_FACTS", "Interleaved",
+           "Review", "Step", "lookahead", "policy_spec", "replayed", "review_of", "screener_spec"]
 
 # The design lists its whole collection in sample.jsonl, and the engine keeps one number per R.
 MAX_COLLECTION = 2_000_000
@@ -123,6 +123,10 @@ def frontier(state: ReviewState) -> int:
 # refused by name.
 ScreenerFactory = Callable[..., Callable[["ReviewState"], int]]
 SCREENERS: dict[str, ScreenerFactory] = {"frontier": lambda audit, items: frontier}
+# How the report says a screener's frozen config, by the same names (a package that registers a
+# screener may add its words; otherwise the report names it and points at the manifest).
+SCREENER_FACTS: dict[str, Callable[[Mapping[str, Any]], list[tuple[str, str]]]] = {
+    "frontier": lambda config: [("screener", "frontier: the top unread document of the ranking")]}
 
 
 def screener_spec(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
@@ -391,18 +395,16 @@ def replayed(folder: Path) -> tuple[FrozenAudit, Review]:
     return audit, review
 
 
-def lookahead(review: Review, n: int, assumed: Mapping[Item, int]) -> list[Step]:
-    """The next ``n`` steps (fewer where the review would be done), each answered as ``assumed``
-    says (0, not relevant, for an item it lacks), so that a reviewer can read a batch before
-    labelling it. The steps after an answer other than the assumed one can differ: the policy and
-    the screener choose each move from the labels before it. Takes the steps on ``review`` (a
-    replay to throw away after); the steps' ``label`` is the assumed one."""
-    steps: list[Step] = []
-    while len(steps) < n and (step := review.next()) is not None:
+def lookahead(review: Review, assumed: Mapping[Item, int]) -> Iterator[Step]:
+    """The steps after the recorded ones, each answered as ``assumed`` says (0, not relevant, for
+    an item it lacks), until the review would be done: what a reviewer can read as a batch before
+    labelling it. The steps after an answer other than the assumed one can differ (the policy and
+    the screener choose each move from the labels before it). Takes the steps on ``review`` (a
+    replay to throw away after); each step's ``label`` is the assumed one."""
+    while (step := review.next()) is not None:
         y = int(assumed.get(step.item, 0))
         review.take(step, y)
-        steps.append(dataclasses.replace(step, label=y))
-    return steps
+        yield dataclasses.replace(step, label=y)
 
 
 def stored_labels(store: labels_mod.LabelStore) -> dict[Item, int]:
@@ -490,6 +492,7 @@ class Interleaved(FixedSampleDesign):
     anytime = True
     adaptive = True
     event = "interleaved review"
+    noun = "review"
 
     # -- freeze
 
@@ -707,9 +710,9 @@ class Interleaved(FixedSampleDesign):
         cert = interleaved_recall_certificate(n, str(stats["moves"]), str(stats["labels"]), rho, d,
                                               float(audit.manifest["prior_scale"]))
         run = Path(audit.manifest["inputs"]["run"]["path"]).name
-        title = (f"Audit {audit.manifest.short_id} of {run} (interleaved design, "
+        title = (f"Review {audit.manifest.short_id} of {run} (interleaved design, "
                  f"{audit.manifest['theorem']})")
-        fact = {"queries": audit.queries, "collection N": n}
+        fact = {"collection N": n}
         report = JointReport(delta=d, budget=audit.budget, title=title, facts=fact).attach(
             "recall", cert, charge={"audit": self.event})
         met = bool(cert.details["certified"])
@@ -738,8 +741,28 @@ class Interleaved(FixedSampleDesign):
 
     def spent_text(self, counts: Mapping[str, Any]) -> str | None:
         return (f"Labels spent: {counts['steps']} of the collection's {counts['collection']} documents — "
-                f"{counts['screened']} screened down the ranking, {counts['audited']} in the frozen audit "
-                f"order; {counts['relevant']} relevant.")
+                f"{counts['screened']} screened (the screener's picks), {counts['audited']} in the frozen "
+                f"audit order; {counts['relevant']} relevant.")
+
+    def frozen_facts(self, manifest: Mapping[str, Any]) -> list[tuple[str, str]] | None:
+        """The collection, the policy and the screener, the seed, δ, the target and the prior's
+        scale (no pools, burden or sample sizes: the review reads the collection as it goes)."""
+        policy, screener = manifest["policy"], manifest["screener"]
+        say = SCREENER_FACTS.get(screener["name"])
+        collection = f"{manifest['inputs']['run']['path']}: {manifest['pools']['items']} documents"
+        if manifest.get("corpus"):
+            corpus = manifest["corpus"]
+            collection += f" (corpus: {corpus['documents']} documents, {corpus['kind']})"
+        constants = ", ".join(f"{k}={v}" for k, v in policy["config"].items())
+        return [("review id", manifest["audit_id"]),
+                ("design", f"{manifest['design']} — {manifest['theorem']}"),
+                ("collection", collection),
+                ("policy", f"{policy['name']} ({constants})"),
+                *(say(screener["config"]) if say else
+                  [("screener", f"{screener['name']} (its configuration is in manifest.json)")]),
+                ("seed", f"{manifest['seed']} (the audit order)"), ("δ", f"{manifest['delta']:g}"),
+                ("target", f"recall ≥ {manifest['target']['recall']:g}"),
+                ("prior scale", f"{manifest['prior_scale']:g} (the prior is fixed at the first audit step)")]
 
     def status(self, folder: Path, out: dict[str, Any], steps: dict[str, bool]) -> None:
         """The steps read, the next one and why; labelled once certified (or everything read);
