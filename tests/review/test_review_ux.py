@@ -121,3 +121,20 @@ def test_a_semicolon_separated_csv_is_named_as_such(tmp_path: Path) -> None:
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert "r.csv, line 1: the header names no 'title' column" in err
     assert "the file looks separated by ';': save it with ',' (*.csv) or tabs (*.tsv)" in err
+
+
+def test_start_says_which_label_column_it_read_and_that_a_full_one_is_not_used(tmp_path: Path) -> None:
+    _labelled(tmp_path / "r.csv")
+    code, out, err = _run("review", "start", tmp_path / "r.csv", "--folder", tmp_path / "A", "--seed", 1)
+    assert code == 0, err
+    assert err.strip().splitlines() == [
+        f"warning: {tmp_path / 'r.csv'}: its column label_included labels every record, but a review asks "
+        "the reviewer for each record it reads, so those labels are not used: add --simulate to play them "
+        "as the reviewer, or leave empty the labels not known before the session (those given are its "
+        "prior knowledge)"]
+    lines = (tmp_path / "r.csv").read_text().splitlines()
+    partial = [ln if i in (0, 1, 2) else ln.rsplit(",", 1)[0] + "," for i, ln in enumerate(lines)]
+    (tmp_path / "p.csv").write_text("\n".join(partial) + "\n")     # r0 (1) and r1 (0) known before
+    code, out, err = _run("review", "start", tmp_path / "p.csv", "--folder", tmp_path / "B", "--seed", 1)
+    assert code == 0 and not err, err
+    assert "recorded the prior knowledge: 2 records (from the column label_included)" in out

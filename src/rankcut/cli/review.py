@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import json
 import shlex
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -191,6 +192,11 @@ def start(
         return
     if qrels is not None and fmt != "trec":
         raise ValueError("--qrels is for --simulate (or the labels of --format trec)")
+    if recs.labels is not None:
+        warnings.warn(f"{records}: its {recs.labelled_by} labels every record, but a review asks the "
+                      "reviewer for each record it reads, so those labels are not used: add --simulate to "
+                      "play them as the reviewer, or leave empty the labels not known before the session "
+                      "(those given are its prior knowledge)", stacklevel=2)
     manifest = session.start(recs, folder, **options)
     info = session.status(folder)
     if as_json:
@@ -200,7 +206,8 @@ def start(
                f"{target_recall:g} at {1 - delta:.0%} confidence, seed {manifest['seed']}, policy "
                f"{manifest['policy']['name']}, ranker CAL ({manifest['screener']['config']['cal']['model']})")
     if info["read"]:
-        typer.echo(f"recorded the prior knowledge: {info['read']} records")
+        source = f" (from the {recs.labelled_by})" if recs.labelled_by and (recs.prior >= 0).any() else ""
+        typer.echo(f"recorded the prior knowledge: {info['read']} records{source}")
     for line in _next_lines(folder, info):
         typer.echo(line)
 

@@ -59,6 +59,8 @@ class Records:
     :param prior: ``[n]`` 0/1 for the records labelled before the session, ``-1`` elsewhere
         (default: none).
     :param ranked: the order is a ranking's (a TREC run's), best first.
+    :param labelled_by: where the labels (or the prior knowledge) came from: a table's label column,
+        a RIS file's ASReview notes, or qrels (``None``: none).
     """
 
     name: str
@@ -68,6 +70,7 @@ class Records:
     labels: NDArray[np.int8] | None = None
     prior: NDArray[np.int8] = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
     ranked: bool = False
+    labelled_by: str | None = None
 
     def __post_init__(self) -> None:
         n = len(self.ids)
@@ -117,7 +120,8 @@ class Records:
             if y not in (0, 1):
                 raise ValueError(f"prior knowledge of record {rid!r} must be 0 or 1, got {y!r}")
             prior[index[rid]] = y
-        return Records(self.name, self.ids, self.titles, self.abstracts, self.labels, prior, self.ranked)
+        return Records(self.name, self.ids, self.titles, self.abstracts, self.labels, prior, self.ranked,
+                       self.labelled_by)
 
 
 def _stem(source: Source) -> str:
@@ -166,7 +170,8 @@ def load_records(source: str | os.PathLike[str], *, label: str | None = None, na
                              f"(unlabelled), got {value!r} (record {rid!r})")
         values.append(y)
     truth, prior = _labels(values)     # no label column: no values, no truth, no prior
-    return Records(name or _stem(source), table.record_ids, table.titles, table.abstracts, truth, prior)
+    return Records(name or _stem(source), table.record_ids, table.titles, table.abstracts, truth, prior,
+                   labelled_by=None if table.label_column is None else f"column {table.label_column}")
 
 
 def _load_ris(source: Source, name: str | None) -> Records:
@@ -214,7 +219,8 @@ def _load_ris(source: Source, name: str | None) -> Records:
         titles.append(title)
         abstracts.append(abstract)
     truth, prior = _labels(values)
-    return Records(name or _stem(source), tuple(ids), tuple(titles), tuple(abstracts), truth, prior)
+    return Records(name or _stem(source), tuple(ids), tuple(titles), tuple(abstracts), truth, prior,
+                   labelled_by=None if truth is None and not (prior >= 0).any() else "ASReview notes")
 
 
 def load_trec_records(run: Source, texts: Source, *, qrels: Source | None = None, query: str | None = None,
@@ -248,4 +254,4 @@ def load_trec_records(run: Source, texts: Source, *, qrels: Source | None = None
         judged = read_qrels(qrels).get(query, {})
         labels = np.array([judged.get(d, 0) >= threshold for d in docs], dtype=np.int8)
     return Records(name or query, tuple(docs), ("",) * len(docs), tuple(text[d] for d in docs), labels,
-                   ranked=True)
+                   ranked=True, labelled_by=None if qrels is None else "qrels")
