@@ -294,8 +294,8 @@ def next_(
                               "after it)."),
     out: Path | None = typer.Option(None, "--out", help="Also write them to this CSV (record_id, an empty "
                                     "label column to fill in, move, position, audit_position, why, "
-                                    "text), for label --from; it replaces a batch file only once its "
-                                    "labels are recorded."),
+                                    "text), for label --from; it replaces a batch file only once label "
+                                    "--from has taken its labels."),
     as_json: bool = JSON,
 ) -> None:
     """The record to read now (or the next --batch N): a screening or an audit document, its position,
@@ -306,7 +306,7 @@ def next_(
     if out is not None:
         session.write_batch(folder, out, info["next_records"])
     if as_json:
-        _echo_json(info["next_record"] if batch == 1 and out is None else info["next_records"])
+        _echo_json(info["next_record"] if batch == 1 else info["next_records"])
         return
     if out is not None:
         typer.echo(f"wrote {len(info['next_records'])} records to {out}: fill in its label column (1 "
@@ -325,7 +325,7 @@ def _label_hint(folder: Path, out: Path | None) -> str:
 def _batch_lines(folder: Path, batch: list[dict[str, Any]], out: Path | None) -> list[str]:
     lines = [f"the next {len(batch)} records to read, if none of them is relevant (after a relevant one the "
              "review may ask for others: label --from records the answers as far as the review asks for "
-             "them and names the rest):"]
+             "them, and keeps the rest for when it does):"]
     for i, rec in enumerate(batch, 1):
         title = rec["text"].split("\n", 1)[0]
         lines.append(f"{i:>4}. record {rec['record_id']}: {rec['move']}, {_where(rec)} — "
