@@ -138,3 +138,19 @@ def test_start_says_which_label_column_it_read_and_that_a_full_one_is_not_used(t
     code, out, err = _run("review", "start", tmp_path / "p.csv", "--folder", tmp_path / "B", "--seed", 1)
     assert code == 0 and not err, err
     assert "recorded the prior knowledge: 2 records (from the column label_included)" in out
+
+
+def test_a_changed_frozen_file_is_refused_in_a_reviewers_words(tmp_path: Path) -> None:
+    _labelled(tmp_path / "r.csv")
+    lines = (tmp_path / "r.csv").read_text().replace(",1\n", ",\n").replace(",0\n", ",\n")
+    (tmp_path / "s.csv").write_text(lines)
+    folder = tmp_path / "R"
+    assert _run("review", "start", tmp_path / "s.csv", "--folder", folder, "--seed", 1)[0] == 0
+    texts = folder / "records.jsonl"
+    texts.write_text(texts.read_text().replace("cats", "kittens", 1))
+    for command in ("next", "status"):
+        code, _, err = _run("review", command, "--folder", folder)
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert err.startswith(f"error: the review's texts {texts} changed after the audit was frozen")
+        assert err.rstrip().endswith("restore the file or start a new review (rankcut review start)")
+        assert "--texts" not in err and "freeze" not in err

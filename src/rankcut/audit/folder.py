@@ -38,6 +38,7 @@ from rankcut.audit.manifest import (
     sha256_file,
 )
 from rankcut.audit.options import spelled as _o
+from rankcut.audit.options import start_again
 from rankcut.audit.pools import Corpus, Item, Pools, cuts_from_run, depth_family, nested_family, offset_family
 from rankcut.audit.snapshot import SNAPSHOT_FILE, load_snapshot
 
@@ -226,7 +227,7 @@ def check_pools(manifest: Manifest, members: Sequence[Pools], names: Sequence[st
             f"{path} records {what} = {frozen}, but the frozen input files give {rebuilt}: the pools are "
             "not those that were frozen (the manifest was not written by this freeze, or by a rankcut "
             "that builds pools otherwise), and certificates from its sizes would not be about this cut "
-            "(Assumption 1) — refused; freeze a new audit from the same files")
+            f"(Assumption 1) — refused; {start_again()} from the same files")
 
     pools = manifest["pools"]
     per_query = pools.get("per_query")
@@ -362,7 +363,7 @@ def refuse_if_opened(store: labels_mod.LabelStore) -> None:
     if at is not None:
         raise AuditStepError(f"recording labels is refused: the labels of this audit were opened for "
                              f"certification at {at}, and labels recorded now would let the certificate "
-                             "depend on what was seen (Assumption 1) — freeze a new audit instead")
+                             f"depend on what was seen (Assumption 1) — {start_again()} instead")
 
 
 def opened_record(audit: FrozenAudit) -> dict[str, Any] | None:
@@ -396,4 +397,4 @@ def refuse_if_opened_file(audit: FrozenAudit, step: str) -> None:
         raise AuditStepError(
             f"the labels of this audit were opened for certification at {record.get('opened_at')} "
             f"({audit.folder / OPENED_FILE}); {step} now would let the certificate depend on what was "
-            "seen (Assumption 1) — freeze a new audit instead")
+            f"seen (Assumption 1) — {start_again()} instead")

@@ -39,6 +39,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from rankcut.audit.options import spelled, start_again
+
 __all__ = [
     "MANIFEST_FILE",
     "SCHEMA",
@@ -164,7 +166,8 @@ def locate_input(folder: str | os.PathLike[str], entry: Mapping[str, Any]) -> Pa
 
     :raises ValueError: naming the option, the file and its sha256 when it is missing or changed.
     """
-    recorded, option, frozen = str(entry["path"]), entry.get("option", "input"), str(entry["sha256"])
+    recorded, frozen = str(entry["path"]), str(entry["sha256"])
+    option = spelled(entry.get("option", "input"))   # as the command running names that input
     places = candidates(Path(folder), entry)
     found = [c for c in places if c.is_file()]
     status = entry.get("status")
@@ -182,7 +185,7 @@ def locate_input(folder: str | os.PathLike[str], entry: Mapping[str, Any]) -> Pa
                          "its inputs move together), to continue this audit")
     raise ValueError(f"{option} {found[0]} changed after the audit was frozen (sha256 "
                      f"{sha256_file(found[0])[:12]}, frozen {frozen[:12]}); the certificate would not be "
-                     "about the frozen cut — restore the file or freeze a new audit")
+                     f"about what was frozen — restore the file or {start_again()}")
 
 
 def _write_temp(folder: Path, name: str, data: bytes) -> Path:
@@ -347,7 +350,7 @@ def load_manifest(folder: str | os.PathLike[str]) -> Manifest:
         raise ValueError(
             f"{path} changed after freeze: its content hashes to {actual[:12]}, not to the audit id "
             f"{str(recorded)[:12]} it was frozen with; an audit rule cannot change once frozen "
-            "(Assumption 1) — freeze a new audit instead"
+            f"(Assumption 1) — {start_again()} instead"
         )
     body = {k: v for k, v in data.items() if k != _ID_KEY}
     return Manifest(body, actual, out)

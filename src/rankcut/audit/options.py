@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["OPTION_NAMES", "check_count", "check_delta", "check_int_list", "spelled"]
+__all__ = ["OPTION_NAMES", "check_count", "check_delta", "check_int_list", "spelled", "start_again"]
 
 OPTION_NAMES: ContextVar[Mapping[str, str] | None] = ContextVar("OPTION_NAMES", default=None)
 
@@ -25,6 +25,13 @@ def spelled(name: str) -> str:
     """``name`` as the caller spells it (an argument, an option or a step)."""
     names = OPTION_NAMES.get()
     return name if names is None else names.get(name, name)
+
+
+def start_again() -> str:
+    """How a refusal tells the caller to begin afresh: "freeze a new audit", unless the command
+    running says it otherwise (``rankcut review``: start a new review)."""
+    names = OPTION_NAMES.get()
+    return "freeze a new audit" if names is None else names.get("start_again", "freeze a new audit")
 
 
 def check_delta(x: Any, name: str) -> float:

@@ -25,6 +25,7 @@ from rankcut.audit import labels as labels_mod
 from rankcut.audit.folder import CERTIFICATE_FILE, LABELS_FILE, OPENED_FILE, Audit
 from rankcut.audit.manifest import MANIFEST_FILE, Manifest, canonical_json, load_manifest, now
 from rankcut.audit.options import spelled as _o
+from rankcut.audit.options import start_again
 from rankcut.audit.pools import Item
 
 __all__ = [
@@ -67,7 +68,7 @@ def _broken_link(path: Path, src_id: str, problem: str) -> ValueError:
         f"the chain of reused labels is broken at {path}: {problem}. The labels of audit {src_id[:12]} are "
         "reached through it, and without it nothing shows whether they were seen before this audit was "
         "frozen, so they cannot be checked against Assumption 1 (§2.4) — refused. Restore "
-        f"{path}, or freeze a new audit without {_o('reuse_labels')} and label a fresh sample")
+        f"{path}, or {start_again()} without {_o('reuse_labels')} and label a fresh sample")
 
 
 def _source_store(folder: Path, audit_id: str, needed: bool) -> Path | None:
@@ -312,7 +313,7 @@ def check_reuse(audit: Audit, store: labels_mod.LabelStore) -> list[Source]:
             raise ValueError(
                 f"labels reused from audit {spec['audit_id'][:12]} were opened for certification at {at}, "
                 f"before this audit was frozen at {frozen_at}: a cut frozen after seeing them may depend on "
-                f"them, so they cannot certify it (§2.4, Assumption 1); freeze a new audit with "
+                f"them, so they cannot certify it (§2.4, Assumption 1); {start_again()} with "
                 f"{_o('design_data')} (they are then design data only) and label a fresh sample"
             )
         if same is not None:
@@ -320,7 +321,7 @@ def check_reuse(audit: Audit, store: labels_mod.LabelStore) -> list[Source]:
                 f"this audit draws with the seed of audit {same.audit_id[:12]} ({seed}), whose labels were "
                 f"seen at {at}, before this audit was frozen at {frozen_at}: the same seed draws the same "
                 "items from overlapping pools, so labels seen before the freeze would certify it (§2.4); "
-                f"freeze a new audit with another {_o('seed')}"
+                f"{start_again()} with another {_o('seed')}"
             )
     return chain if reused else []
 
@@ -336,7 +337,7 @@ def check_opening(audit: Audit, store: labels_mod.LabelStore, record: Mapping[st
         raise ValueError(f"certifying is refused: the labels changed after they were opened for "
                          f"certification at {opened_at} ({store.path}), and a certificate cannot follow "
                          "labels edited after being seen (Assumption 1); restore the labels that were "
-                         "opened, or freeze a new audit")
+                         f"opened, or {start_again()}")
     if record is not None and (opened_at != record.get("opened_at") or record.get("labels_hash") != digest
                                or record.get("sample_hash") != info["sample_hash"]):
         raise ValueError(
@@ -345,12 +346,12 @@ def check_opening(audit: Audit, store: labels_mod.LabelStore, record: Mapping[st
             f"(its opening: {opened_at or 'none'}; labels hash {digest[:12]}, opened "
             f"{str(record.get('labels_hash'))[:12]}): the label store was replaced, deleted or "
             "relabelled after the labels were seen, and a certificate cannot follow that (Assumption 1) "
-            "— refused; restore the label store that was opened, or freeze a new audit")
+            f"— refused; restore the label store that was opened, or {start_again()}")
     if opened_at is None:
         return {"opened_at": now(), "opened_sample_hash": str(info["sample_hash"]),
                 "opened_labels_hash": digest}
     if held is None:  # the opening is written in one transaction (opened_at with its hashes)
         raise ValueError(f"{store.path} records an opening at {opened_at} without its labels hash: it was "
                          "not written by this rankcut, and nothing shows which labels were seen — refused; "
-                         "freeze a new audit")
+                         f"{start_again()}")
     return {}

@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rankcut.audit.manifest import candidates, write_exclusive
+from rankcut.audit.options import start_again
 from rankcut.audit.pools import Corpus, IdColumn, Pools
 
 __all__ = ["SNAPSHOT_FILE", "load_snapshot", "snapshot_bytes", "snapshot_entry", "write_snapshot"]
@@ -113,7 +114,7 @@ def load_snapshot(folder: Path, entry: Mapping[str, Any] | None, names: Sequence
     """
     if entry is None:
         raise ValueError(f"{folder / 'manifest.json'} records no snapshot of the pools: it was not written "
-                         "by this rankcut's freeze — freeze a new audit")
+                         f"by this rankcut's freeze — {start_again()}")
     frozen = str(entry["sha256"])
     places = candidates(folder, entry)
     found = [p for p in places if p.is_file()]
@@ -129,7 +130,7 @@ def load_snapshot(folder: Path, entry: Mapping[str, Any] | None, names: Sequence
                              "audit")
         raise ValueError(f"{found[0]} is not the snapshot frozen with this audit (its sha256 is not "
                          f"{frozen[:12]}): it was changed or only partly written — restore it from a copy of "
-                         "the audit folder, or freeze a new audit")
+                         f"the audit folder, or {start_again()}")
     corpus: Corpus | None = None
     if corpus_spec is not None and corpus_spec["kind"] == "size":
         corpus = Corpus.size(int(corpus_spec["documents"]))
@@ -139,7 +140,7 @@ def load_snapshot(folder: Path, entry: Mapping[str, Any] | None, names: Sequence
     cuts = arrays["cuts"]
     if cuts.ndim != 2 or cuts.shape[1] != len(names):
         raise ValueError(f"{found[0]} holds the cuts of {cuts.shape[-1]} members, but the manifest names "
-                         f"{len(names)}: it is not this audit's snapshot — freeze a new audit")
+                         f"{len(names)}: it is not this audit's snapshot — {start_again()}")
     qids = tuple(_column(arrays, "qids")[:].tolist())
     base = Pools.from_columns(qids, arrays["lengths"], _column(arrays, "docs"), cuts[:, 0], corpus,
                               arrays.get("gaps"))

@@ -97,7 +97,7 @@ from rankcut.audit.manifest import (
     write_manifest,
     write_text_atomic,
 )
-from rankcut.audit.options import check_count, check_delta
+from rankcut.audit.options import check_count, check_delta, start_again
 from rankcut.audit.options import spelled as _o
 from rankcut.audit.oracle import check_qrels_cover, qrels_oracle, unjudged_items
 from rankcut.audit.pools import Item
@@ -504,7 +504,7 @@ def plan(audit_dir: str | Path, *, expected_precision: float | None = None, tole
             raise AuditStepError(f"a new plan for {audit.folder} is refused: its sample was already drawn "
                                  f"({audit.folder / SAMPLE_FILE}), and sizes changed after the draw could "
                                  "be fitted to it (Assumption 1: the audit rule is fixed before the labels); "
-                                 "keep the plan the sample was drawn with, or freeze a new audit")
+                                 f"keep the plan the sample was drawn with, or {start_again()}")
         return PlanResult(sizes, tuple(old["lines"]), old)
     write_json_atomic(path, content)
     return PlanResult(sizes, tuple(lines), content)
@@ -545,7 +545,7 @@ def sample(audit_dir: str | Path, *, excluded: int | Sequence[int] | None = None
     if (folder / SAMPLE_FILE).exists():
         raise AuditStepError(f"a second sample of {folder} is refused: it was already drawn "
                              f"({folder / SAMPLE_FILE}), and it is drawn once, so that it cannot be chosen "
-                             "after seeing it (Assumption 1); label the sample drawn, or freeze a new audit "
+                             f"after seeing it (Assumption 1); label the sample drawn, or {start_again()} "
                              "for another one")
     refuse_if_opened_file(audit, "drawing a sample")
     plan_path = folder / PLAN_FILE
@@ -688,7 +688,7 @@ def _record_labels(audit: Audit, store: labels_mod.LabelStore, order: list[Item]
             f"{seen} through audit {str(store.get_meta('seen_by'))[:12]}, which reused them (or took "
             "them as design data), and a label changed now would let a certificate depend on what was "
             f"seen (Assumption 1, §2.4); record only missing labels (without {_o('overwrite')}), or "
-            "freeze a new audit")
+            f"{start_again()}")
     unjudged: int | None = None
     if from_file is not None:
         file_rows = labels_mod.read_label_file(from_file)

@@ -59,7 +59,7 @@ JSON = typer.Option(False, "--json", help="Print the result as JSON.")
 def spoken_as_options(options: Mapping[str, str] | None = None) -> Iterator[None]:
     """Messages of the workflow speak in option names while a command runs (``options``, by default
     rankcut audit's; rankcut review passes its own); its warnings go to stderr as ``warning: ...``
-    lines."""
+    lines, each message once."""
     from rankcut.audit.options import OPTION_NAMES
 
     token = OPTION_NAMES.set(_OPTIONS if options is None else options)
@@ -67,8 +67,8 @@ def spoken_as_options(options: Mapping[str, str] | None = None) -> Iterator[None
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             yield
-        for w in caught:
-            typer.echo(f"warning: {w.message}", err=True)
+        for message in dict.fromkeys(str(w.message) for w in caught):   # once each (an input located twice)
+            typer.echo(f"warning: {message}", err=True)
     finally:
         OPTION_NAMES.reset(token)
 

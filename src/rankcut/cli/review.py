@@ -42,8 +42,8 @@ _OPTIONS = option_names(
     ("target_recall", "delta", "seed", "policy", "texts", "qrels", "interactive"),
     from_file="--from", limit="--next", ahead="--batch", label="rankcut review label",
     status="rankcut review status", certify="rankcut review certify", freeze="rankcut review start",
-    report="rankcut review report",
-)
+    report="rankcut review report", start_again="start a new review (rankcut review start)",
+) | {"--run": "the review's records", "--texts": "the review's texts"}   # the inputs start froze
 FORMATS = ("csv", "tsv", "ris", "trec")
 
 FOLDER = typer.Option(..., "--folder", help="The review folder (made by start).")

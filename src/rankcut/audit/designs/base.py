@@ -23,7 +23,7 @@ import numpy as np
 from rankcut.audit import labels as labels_mod
 from rankcut.audit import provenance
 from rankcut.audit.folder import Audit, FrozenAudit, MemberSize, distinct_items, open_store, refuse_if_opened
-from rankcut.audit.options import check_count, check_int_list
+from rankcut.audit.options import check_count, check_int_list, start_again
 from rankcut.audit.options import spelled as _o
 from rankcut.audit.pools import Item, Pools
 from rankcut.audit.sampling import Draws
@@ -335,7 +335,7 @@ def beyond_labelling(audit: Audit, sizes: Mapping[str, Any] | None) -> str | Non
     if audit.design != "sequential":
         ways.append(f"{_o('design')} sequential, which stops as soon as the labels found suffice")
     return (f"this plan asks for {total:,} labels, more than people can label (over {MAX_LABELS:,}); "
-            f"to shrink it, freeze a new audit with {'; or '.join(ways)}")
+            f"to shrink it, {start_again()} with {'; or '.join(ways)}")
 
 
 # ---------------------------------------------------------------------------------------------

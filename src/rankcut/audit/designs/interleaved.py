@@ -77,6 +77,7 @@ from rankcut.audit.folder import (
 )
 from rankcut.audit.manifest import canonical_json, load_manifest, now, read_json, write_text_atomic
 from rankcut.audit.options import spelled as _o
+from rankcut.audit.options import start_again
 from rankcut.audit.pools import Item, Pools
 from rankcut.audit.provenance import labels_hash
 
@@ -378,7 +379,7 @@ def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Map
         more = f" (and {len(stray) - 1} more)" if len(stray) > 1 else ""
         raise ValueError(f"{where} holds a label for query {q!r}, document {d!r} that the review never asked "
                          f"for{more}: its labels are not the steps of this review (it was edited) — refused; "
-                         "restore it, or freeze a new audit")
+                         f"restore it, or {start_again()}")
     return review
 
 
@@ -609,14 +610,14 @@ class Interleaved(FixedSampleDesign):
             raise AuditStepError(f"{audit.folder / LABELS_FILE} is missing, but the labels of this audit "
                                  f"were opened for certification at {record.get('opened_at')} "
                                  f"({OPENED_FILE}): a new label store would not hold the steps that were "
-                                 "seen (Assumption 1) — refused; restore it, or freeze a new audit")
+                                 f"seen (Assumption 1) — refused; restore it, or {start_again()}")
 
     def guard_store(self, store: labels_mod.LabelStore, record: Mapping[str, Any] | None,
                     overwrite: bool) -> None:
         if overwrite:
             raise AuditStepError(f"changing labels ({_o('overwrite')}) is refused for the interleaved "
                                  "design: every move after a step was chosen from its label, so a recorded "
-                                 "step is never changed — freeze a new audit to review again")
+                                 f"step is never changed — {start_again()} to review again")
 
     def refusal_hint(self, store: labels_mod.LabelStore) -> str:
         return "a recorded step is never changed (the moves after it were chosen from it)"
@@ -681,7 +682,7 @@ class Interleaved(FixedSampleDesign):
                         f"certifying is refused: the labels opened for certification ({where}: the first "
                         f"{prefix} steps of the review) changed or were removed since, and a certificate "
                         "cannot follow labels edited after being seen (Assumption 1); restore them, or "
-                        "freeze a new audit")
+                        f"{start_again()}")
             rev = review.state.review
             stats = {"draws": len(rows), "unlabelled": 0, "collection": len(rows),
                      "moves": "".join(rev.moves), "labels": "".join(map(str, rev.labels)),

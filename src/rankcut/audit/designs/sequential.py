@@ -48,6 +48,7 @@ from rankcut.audit.folder import (
 )
 from rankcut.audit.manifest import now, read_json
 from rankcut.audit.options import spelled as _o
+from rankcut.audit.options import start_again
 from rankcut.audit.pools import Item, Pools
 from rankcut.audit.provenance import labels_hash
 from rankcut.audit.sampling import draw_excluded
@@ -99,14 +100,14 @@ def _openings(store: labels_mod.LabelStore, record: Mapping[str, Any] | None) ->
         if held is None or prefix is None:
             raise ValueError(f"{store.path} records an opening at {store.get_meta('opened_at')} without its "
                              "labels hash or audit prefix: it was not written by this rankcut, and nothing "
-                             "shows which labels were seen — refused; freeze a new audit")
+                             f"shows which labels were seen — refused; {start_again()}")
         out.append((str(store.path), int(prefix), str(held)))
     if record is not None:
         if store.get_meta("opened_at") is None or record.get("prefix") is None:
             raise ValueError(
                 f"the labels of this audit were opened for certification at {record.get('opened_at')} "
                 f"({OPENED_FILE}), but {store.path} does not record that opening: the label store was "
-                "replaced or deleted after the labels were seen — refused; restore it, or freeze a new audit")
+                f"replaced or deleted after the labels were seen — refused; restore it, or {start_again()}")
         out.append((OPENED_FILE, int(record["prefix"]), str(record.get("labels_hash"))))
     return out
 
@@ -224,7 +225,7 @@ class Sequential(FixedSampleDesign):
             raise ValueError(f"{audit.folder / LABELS_FILE} is missing, but the labels of this audit were "
                              f"opened for certification at {record.get('opened_at')} ({OPENED_FILE}): a new "
                              "label store would not hold the labels that were seen (Assumption 1) — refused; "
-                             "restore it, or freeze a new audit")
+                             f"restore it, or {start_again()}")
 
     def guard_store(self, store: labels_mod.LabelStore, record: Mapping[str, Any] | None,
                     overwrite: bool) -> None:
@@ -238,7 +239,7 @@ class Sequential(FixedSampleDesign):
     def refusal_hint(self, store: labels_mod.LabelStore) -> str:
         if store.get_meta("opened_at") is not None:
             return ("the labels of this audit were opened for certification, and a recorded label is never "
-                    "changed after that (freeze a new audit)")
+                    f"changed after that ({start_again()})")
         return super().refusal_hint(store)
 
     def place(self, audit: Audit, order: Sequence[Item]) -> Callable[[int], str] | None:
@@ -304,7 +305,7 @@ class Sequential(FixedSampleDesign):
                         f"certifying is refused: the labels opened for certification ({where}: the cut and "
                         f"the first {prefix} audit labels) changed or were removed since, and a certificate "
                         "cannot follow labels edited after being seen (Assumption 1); restore them, or "
-                        "freeze a new audit")
+                        f"{start_again()}")
             found = int(sum(in_cut.values()))
             y = np.array([audited[item] for item in order[:t]], dtype=np.int64)
             hits = int(y.sum())
