@@ -157,6 +157,11 @@ def test_prior_knowledge_is_read_first_from_the_frozen_prior(records: Records, t
     assert session.status(folder)["found"] == 2
     with pytest.raises(ValueError, match="prior knowledge"):
         session.label(folder, known={**_truth(records), relevant[0]: 0})
+    (tmp_path / "l.csv").write_text(f"record_id,label\n{relevant[0]},no\n")
+    with pytest.raises(ValueError, match=re.escape(
+            f"{tmp_path / 'l.csv'}, line 2: record {relevant[0]!r} is labelled 0, but the prior knowledge "
+            "frozen at start says 1 — nothing was recorded")):
+        session.label(folder, from_file=tmp_path / "l.csv")
 
 
 def test_simulation_is_reproducible_and_matches_simulate_review(records: Records, tmp_path: Path) -> None:
@@ -205,9 +210,13 @@ def test_bad_label_files_name_the_file_and_line(records: Records, tmp_path: Path
     nxt = session.next_record(folder)["record_id"]  # type: ignore[index]
     (tmp_path / "ok.csv").write_text(f"record_id,label\n{nxt},0\n")
     session.label(folder, from_file=tmp_path / "ok.csv")
-    (tmp_path / "ok.csv").write_text(f"record_id,label\n{nxt},1\n")
-    with pytest.raises(ValueError, match=rf"^{tmp_path / 'ok.csv'}: .*the review recorded 0"):
+    other = next(r for r in records.ids if r != nxt)
+    (tmp_path / "ok.csv").write_text(f"record_id,label\n{other},0\n{nxt},1\n")
+    with pytest.raises(ValueError, match=re.escape(
+            f"{tmp_path / 'ok.csv'}, line 3: record {nxt!r} is labelled 1, but the review recorded 0 for it: "
+            "a recorded step is never changed")):
         session.label(folder, from_file=tmp_path / "ok.csv")
+    assert not (folder / "pending-labels.csv").exists()    # refused: nothing kept either
 
 
 def test_start_refusals(records: Records, tmp_path: Path) -> None:

@@ -321,6 +321,11 @@ def read_labels(source: str | os.PathLike[str], ids: Sequence[str]) -> dict[str,
     :raises ValueError: naming the file and line for a missing column, a record id that is not one
         of ``ids``, a label value it cannot read, or a record labelled twice with different labels.
     """
+    return _label_lines(source, ids)[0]
+
+
+def _label_lines(source: str | os.PathLike[str], ids: Sequence[str]) -> tuple[dict[str, int], dict[str, int]]:
+    """:func:`read_labels`'s labels, and the line each record's label is on."""
     known = set(ids)
     stem = str(source).removesuffix(".gz")
     delimiter = "\t" if stem.endswith((".tsv", ".tab")) else ","
@@ -360,7 +365,7 @@ def read_labels(source: str | os.PathLike[str], ids: Sequence[str]) -> dict[str,
                                  f"line {lines[rid]}")
             out.setdefault(rid, y)
             lines.setdefault(rid, line)
-    return out
+    return out, lines
 
 
 def known_from_qrels(source: str | os.PathLike[str], folder: str | os.PathLike[str]) -> dict[str, int]:
@@ -418,11 +423,23 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
         _record_pending(out)
         return _interactive(out, input, output)
     assert from_file is not None
-    given = read_labels(from_file, _items(out)[1])
+    qid, ids = _items(out)
+    given, lines = _label_lines(from_file, ids)
     clash = next((rid for rid, y in given.items() if rid in prior and prior[rid] != y), None)
     if clash is not None:
-        raise ValueError(f"{from_file}: record {clash!r} is labelled {given[clash]}, but the prior knowledge "
-                         f"frozen at start says {prior[clash]}")
+        raise ValueError(f"{from_file}, line {lines[clash]}: record {clash!r} is labelled {given[clash]}, "
+                         f"but the prior knowledge frozen at start says {prior[clash]} — nothing was "
+                         "recorded")
+    held: dict[str, int] = {}
+    if (out / LABELS_FILE).exists():
+        with LabelStore(out / LABELS_FILE, readonly=True) as store:
+            held = {d: y for (_, d), y in store.get([(qid, rid) for rid in given]).items()}
+    changed = next((rid for rid in given if rid in held and held[rid] != given[rid]), None)
+    if changed is not None:
+        raise ValueError(f"{from_file}, line {lines[changed]}: record {changed!r} is labelled "
+                         f"{given[changed]}, but the review recorded {held[changed]} for it: a recorded step "
+                         "is never changed (the moves after it were chosen from it), so a corrected label "
+                         "means a new review — nothing was recorded")
     kept = _pending(out)
     for rid in sorted(set(kept) & set(given), key=_items(out)[1].index):
         if kept[rid] != given[rid]:
