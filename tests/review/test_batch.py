@@ -85,7 +85,7 @@ def test_a_batch_filled_in_with_the_true_labels_is_recorded_as_far_as_the_review
     assert {s["doc_id"] for s in taken} <= {r["record_id"] for r in rows}
     left = len(rows) - len(taken)
     assert [str(w.message).split(": ")[1] for w in caught] == \
-        ([f"{left} of its labels are kept for later"] if left else [])
+        ([f"{left} of its labels {'is' if left == 1 else 'are'} kept for later"] if left else [])
     kept = session._pending(folder)
     assert kept == {r["record_id"]: truth[r["record_id"]] for r in rows
                     if r["record_id"] not in {s["doc_id"] for s in taken}}
@@ -146,9 +146,17 @@ def test_next_batch_on_the_command_line(records: Records, tmp_path: Path) -> Non
     assert [r["record_id"] for r in json.loads(as_json.stdout)] == [r[0] for r in rows[1:]]
     bad = runner.invoke(app, ["review", "next", "--folder", str(folder), "--batch", "0"])
     assert bad.exit_code == 2 and bad.stderr.strip() == "error: --batch must be an integer >= 1, got 0"
-    (tmp_path / "b.tsv").write_text("record_id\tlabel\n" + f"{rows[1][0]}\t1\n")
+    with open(tmp_path / "b.tsv", "w", newline="", encoding="utf-8") as f:   # the reviewer fills it in
+        csv.writer(f, delimiter="\t").writerows([rows[0]] + [[r[0], "0", *r[2:]] for r in rows[1:]])
+    done = runner.invoke(app, ["review", "label", "--folder", str(folder), "--from", str(tmp_path / "b.tsv")])
+    assert done.exit_code == 0, done.stderr
+    assert done.stdout.startswith("recorded 6 labels (file b.tsv sha256:")
+    assert done.stdout.splitlines()[-1] == (f"next: rankcut review next --folder {folder} --batch 25 --out "
+                                            f"{tmp_path / 'b.tsv'}   # the next records to read")
+    unread = next(r for r in records.ids if r not in {row[0] for row in rows})
+    (tmp_path / "b.tsv").write_text("record_id\tlabel\n" + f"{unread}\t1\n")
     again = runner.invoke(app, ["review", "next", "--folder", str(folder), "--out", str(tmp_path / "b.tsv")])
-    assert again.exit_code == 2 and "holds 1 labels not recorded yet" in again.stderr
+    assert again.exit_code == 2 and "holds 1 labels not recorded yet" in again.stderr, again.stderr
 
 
 def test_a_review_read_in_batches_takes_the_steps_of_one_read_record_by_record(
@@ -173,3 +181,46 @@ def test_a_review_read_in_batches_takes_the_steps_of_one_read_record_by_record(
     assert read >= {doc for _, doc, _ in steps}          # the reviewer read every record counted
     mine = workflow.certify(folder).content["report"]["certificates"]
     assert mine == json.loads((one / "certificate.json").read_text())["report"]["certificates"]
+
+
+def test_a_label_file_error_names_the_line_the_record_starts_on(records: Records, tmp_path: Path) -> None:
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    out = tmp_path / "b.csv"
+    out.write_text('record_id,label,text\n1,0,"title one\nabstract one"\n2,x,"title two\nabstract two"\n')
+    with pytest.raises(ValueError, match=r"b.csv, line 4: the label of record '2' must be"):
+        session.label(folder, from_file=out)
+    out.write_text("record_id;label;text\n1;0;" + "a long abstract " * 40 + "\n")
+    semicolons = r"it names 'record_id;label;text' — the file looks separated by ';'"
+    with pytest.raises(ValueError, match=semicolons):
+        session.label(folder, from_file=out)
+    out.write_text("1,0," + "a long abstract " * 40 + "\n")      # no header line
+    with pytest.raises(ValueError) as err:
+        session.label(folder, from_file=out)
+    assert len(str(err.value)) < 400 and "…" in str(err.value)
+
+
+def test_status_after_the_certificate(records: Records, tmp_path: Path) -> None:
+    folder = tmp_path / "R"
+    truth = _truth(records)
+    prior = next(r for r in records.ids if truth[r])
+    session.start(records.with_prior({prior: 1}), folder, target_recall=0.8, seed=4, policy=POLICY)
+    session.label(folder, known=truth)
+    info = session.status(folder)
+    assert info["next_record"] is None and info["prior_read"] == 1 and info["kept"] == 0
+    runner = CliRunner()
+    shown = runner.invoke(app, ["review", "status", "--folder", str(folder)]).stdout.splitlines()
+    from rankcut.certify.result import format_bound
+
+    assert shown[0].endswith(f"recall ≥ {format_bound(info['recall_bound'], 'lower')} certified now (target "
+                             "0.8 at 95% confidence: met)")
+    assert f"{info['read']} of 80 records read (1 of them prior knowledge)" in shown[0]
+    # nothing more to read: next writes no batch file, and a label file is refused
+    out = runner.invoke(app, ["review", "next", "--folder", str(folder), "--batch", "5", "--out",
+                              str(tmp_path / "b.csv")])
+    assert out.exit_code == 0 and not (tmp_path / "b.csv").exists()
+    assert "the target is certified" in out.stdout
+    other = next(r for r in records.ids if r not in {s["doc_id"] for s in _steps(folder)})
+    (tmp_path / "l.csv").write_text(f"record_id,label\n{other},0\n")
+    late = runner.invoke(app, ["review", "label", "--folder", str(folder), "--from", str(tmp_path / "l.csv")])
+    assert late.exit_code == 2 and "the review asks for no further record" in late.stderr

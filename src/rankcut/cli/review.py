@@ -129,10 +129,18 @@ def _next_lines(folder: Path, info: dict[str, Any], out: Path | None = None) -> 
 
 
 def _status_lines(info: dict[str, Any]) -> list[str]:
-    lines = [f"review {info['audit_id'][:12]}: {info['read']} of {info['collection']} records read, "
-             f"{info['found']} relevant found; recall ≥ {info['recall_bound']:.3f} certified now "
-             f"(target {info['target']:g} at {1 - info['delta']:.0%} confidence)",
+    from rankcut.certify.result import format_bound
+
+    prior = f" ({info['prior_read']} of them prior knowledge)" if info["prior_read"] else ""
+    met = "met" if info["recall_bound"] >= info["target"] else "not met yet"
+    lines = [f"review {info['audit_id'][:12]}: {info['read']} of {info['collection']} records read{prior}, "
+             f"{info['found']} relevant found; recall ≥ {format_bound(info['recall_bound'], 'lower')} "
+             f"certified now (target {info['target']:g} at {1 - info['delta']:.0%} confidence: {met})",
              f"guarantee: {info['guarantee']}"]
+    if info["kept"]:
+        lines.append(f"kept: {info['kept']} answers for records the review has not asked for "
+                     + ("(it never will: they are not counted)" if info["next_record"] is None else
+                        "(recorded when it does)"))
     if info.get("verdict"):
         lines.append(f"certificate: {info['verdict']}")
     nxt = info["next_record"]
@@ -213,8 +221,8 @@ def start(
 
 
 def _json_status(info: dict[str, Any]) -> dict[str, Any]:
-    keys = ("audit_id", "read", "collection", "found", "recall_bound", "target", "delta", "guarantee",
-            "verdict", "next_record", "next_move", "next")
+    keys = ("audit_id", "read", "prior_read", "kept", "collection", "found", "recall_bound", "target",
+            "delta", "guarantee", "verdict", "next_record", "next_move", "next")
     return {k: info.get(k) for k in keys}
 
 
@@ -303,12 +311,12 @@ def next_(
     from rankcut.review import session
 
     info = session.status(folder, ahead=batch)
-    if out is not None:
+    if out is not None and info["next_records"]:   # none once certified or all is read: no file
         session.write_batch(folder, out, info["next_records"])
     if as_json:
         _echo_json(info["next_record"] if batch == 1 else info["next_records"])
         return
-    if out is not None:
+    if out is not None and info["next_records"]:
         typer.echo(f"wrote {len(info['next_records'])} records to {out}: fill in its label column (1 "
                    "relevant, 0 not)")
     lines = (_next_lines(folder, info, out) if batch == 1 or not info["next_records"] else
@@ -379,7 +387,12 @@ def label(
         _echo_json({"source": result.source, "recorded": result.recorded, **_json_status(info)})
         return
     typer.echo(f"recorded {result.recorded} labels ({result.source})")
-    for line in _status_lines(info)[:1] + _next_lines(folder, info):
+    if from_file is not None and info["next_record"] is not None:   # the reviewer reads in batches
+        more = [f"next: rankcut review next --folder {shlex.quote(str(folder))} --batch 25 --out "
+                f"{shlex.quote(str(from_file))}   # the next records to read"]
+    else:
+        more = _next_lines(folder, info)
+    for line in _status_lines(info)[:1] + more:
         typer.echo(line)
 
 

@@ -242,10 +242,11 @@ def _items(folder: Path) -> tuple[str, list[str]]:
 
 @contextmanager
 def _label_file(folder: Path, labels: Mapping[str, int], name: str) -> Iterator[Path]:
-    """``labels`` (record id → 0/1) as a label file of the audit, named ``name``, for the step."""
+    """``labels`` (record id → 0/1) as a CSV label file of the audit, named after ``name``, for the
+    step."""
     qid, _ = _items(folder)
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / name
+        path = Path(tmp) / f"{Path(name).name.removesuffix('.gz').rsplit('.', 1)[0]}.csv"   # read as CSV
         write_label_file(path, [(qid, rid, y) for rid, y in labels.items()], kind="csv")
         yield path
 
@@ -340,12 +341,15 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str]) -> tuple[di
         for names in (_ID_COLUMNS, LABEL_COLUMNS):
             col = next((header.index(n) for n in names if n in header), None)
             if col is None:
+                shown = ", ".join(repr(c if len(c) <= 40 else c[:40] + "…") for c in header[:8])
                 raise ValueError(f"{where}, line 1: the header names no {names[0]!r} column (nor "
-                                 f"{', '.join(repr(n) for n in names[1:])}); it names {', '.join(header)}")
+                                 f"{', '.join(repr(n) for n in names[1:])}); it names {shown}"
+                                 f"{', ...' if len(header) > 8 else ''}{_separated(header, delimiter)}")
             cols.append(col)
         id_col, label_col = cols
-        for row in reader:
-            line = reader.line_num
+        ended = reader.line_num
+        for row in reader:   # a record's line is where it starts (a quoted text may hold line breaks)
+            line, ended = ended + 1, reader.line_num
             if not row or (len(row) == 1 and not row[0].strip()):
                 continue
             if len(row) != len(header):
@@ -366,6 +370,17 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str]) -> tuple[di
             out.setdefault(rid, y)
             lines.setdefault(rid, line)
     return out, lines
+
+
+def _separated(header: Sequence[str], delimiter: str) -> str:
+    """A hint when a one-column header looks separated by another character than ``delimiter``."""
+    if len(header) != 1:
+        return ""
+    other = next((c for c in (";", "\t", ",") if c != delimiter and c in header[0]), None)
+    if other is None:
+        return ""
+    name = {";": "';'", "\t": "tabs", ",": "','"}[other]
+    return f" — the file looks separated by {name}: save it with ',' (*.csv) or tabs (*.tsv)"
 
 
 def known_from_qrels(source: str | os.PathLike[str], folder: str | os.PathLike[str]) -> dict[str, int]:
@@ -456,15 +471,21 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
             raise ValueError(str(err).replace(str(path), str(from_file))) from None
     waiting = _unread(out, answers)
     new = [rid for rid in waiting if kept.get(rid) != answers[rid]]
-    if not result.recorded and not new and (asked := workflow.status(out).get("next_item")) is not None:
-        raise ValueError(f"{from_file}: nothing was recorded — it holds no new label, and none for record "
-                         f"{asked['doc_id']!r}, the one the review asks for now (rankcut review next names "
-                         "it, and --batch N the ones after it)")
+    if not result.recorded:
+        asked = workflow.status(out).get("next_item")
+        if asked is None:
+            raise ValueError(f"{from_file}: nothing was recorded — the review asks for no further record "
+                             "(the target is certified, or every record is read): rankcut review certify")
+        if not new:
+            raise ValueError(f"{from_file}: nothing was recorded — it holds no new label, and none for "
+                             f"record {asked['doc_id']!r}, the one the review asks for now (rankcut review "
+                             "next names it, and --batch N the ones after it)")
     _keep(out, {rid: answers[rid] for rid in waiting})
     if new:
         shown = ", ".join(new[:5]) + (", ..." if len(new) > 5 else "")
-        warnings.warn(f"{from_file}: {len(new)} of its labels are kept for later: the review has not asked "
-                      f"for those records yet (record {shown}); they are recorded when it does "
+        warnings.warn(f"{from_file}: {len(new)} of its labels {'is' if len(new) == 1 else 'are'} kept for "
+                      f"later: the review has not asked for those records yet (record {shown}); they are "
+                      "recorded when it does "
                       f"({out / PENDING_FILE})", stacklevel=2)
     return result
 
@@ -516,8 +537,10 @@ def _record(step: Mapping[str, Any], texts: Mapping[Any, str], prior: Mapping[st
 
 def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
     """The audit's status (``workflow.status``) with the review's words: ``read``, ``found``, the
-    current ``recall_bound`` (certified at every step), ``collection``, ``target``, ``delta`` and the
-    ``next_record`` (``None`` once certified or all is read) with its move, place, why and text.
+    current ``recall_bound`` (certified at every step), ``collection``, ``target``, ``delta``,
+    ``prior_read`` (the records of the prior knowledge among those read), ``kept`` (answers kept for
+    records not asked for, :data:`PENDING_FILE`) and the ``next_record`` (``None`` once certified or
+    all is read) with its move, place, why and text.
 
     :param ahead: also list, as ``next_records``, the next ``ahead`` records the review asks for if
         none of them is relevant (a record of the prior knowledge, or one whose answer is kept in
@@ -535,14 +558,15 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
     item = info.get("next_item")
     texts = _texts(texts_path) if item is not None else {}
     nxt = None if item is None else _record(item, texts, prior)
+    kept = _pending(out)
     result = {**info, "read": info.get("review_steps", 0), "collection": manifest["pools"]["items"],
+              "prior_read": len(prior) - len(_unread(out, prior)), "kept": len(kept),
               "target": manifest["target"]["recall"], "delta": manifest["delta"], "next_record": nxt}
     if ahead > 1:
         from rankcut.audit.designs.interleaved import lookahead, replayed
 
         qid, _ = _items(out)
         _, review = replayed(out)
-        kept = _pending(out)
         batch: list[dict[str, Any]] = []
         for step in lookahead(review, {(qid, rid): y for rid, y in {**prior, **kept}.items()}):
             if step.item[1] not in kept:     # answered already: its label is kept for when it is asked

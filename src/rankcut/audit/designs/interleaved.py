@@ -711,7 +711,8 @@ class Interleaved(FixedSampleDesign):
         cert = interleaved_recall_certificate(n, str(stats["moves"]), str(stats["labels"]), rho, d,
                                               float(audit.manifest["prior_scale"]))
         run = Path(audit.manifest["inputs"]["run"]["path"]).name
-        title = (f"Review {audit.manifest.short_id} of {run} (interleaved design, "
+        topic = audit.manifest["pools"]["per_query"]["qids"][0]
+        title = (f"Review {audit.manifest.short_id} of {topic} in {run} (interleaved design, "
                  f"{audit.manifest['theorem']})")
         fact = {"collection N": n}
         report = JointReport(delta=d, budget=audit.budget, title=title, facts=fact).attach(
