@@ -224,3 +224,20 @@ def test_status_after_the_certificate(records: Records, tmp_path: Path) -> None:
     (tmp_path / "l.csv").write_text(f"record_id,label\n{other},0\n")
     late = runner.invoke(app, ["review", "label", "--folder", str(folder), "--from", str(tmp_path / "l.csv")])
     assert late.exit_code == 2 and "the review asks for no further record" in late.stderr
+
+
+def test_answers_kept_when_the_last_one_certifies_are_said_not_to_count(records: Records,
+                                                                         tmp_path: Path) -> None:
+    truth = _truth(records)
+    whole = tmp_path / "W"
+    session.simulate(records, whole, target_recall=0.8, seed=4, policy=POLICY)
+    last = _steps(whole)[-1]["doc_id"]
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    session.label(folder, known=truth, limit=len(_steps(whole)) - 1)
+    spare = next(r for r in records.ids if r not in {s["doc_id"] for s in _steps(whole)})
+    (tmp_path / "l.csv").write_text(f"record_id,label\n{last},{truth[last]}\n{spare},0\n")
+    with pytest.warns(UserWarning, match=r"record " + spare + r"\); it asks for no further record now, so "
+                      "they will not be counted"):
+        assert session.label(folder, from_file=tmp_path / "l.csv").recorded == 1
+    assert session.status(folder)["next_record"] is None and session.status(folder)["kept"] == 1

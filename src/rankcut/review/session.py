@@ -483,10 +483,11 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     _keep(out, {rid: answers[rid] for rid in waiting})
     if new:
         shown = ", ".join(new[:5]) + (", ..." if len(new) > 5 else "")
+        done = workflow.status(out).get("next_item") is None
         warnings.warn(f"{from_file}: {len(new)} of its labels {'is' if len(new) == 1 else 'are'} kept for "
-                      f"later: the review has not asked for those records yet (record {shown}); they are "
-                      "recorded when it does "
-                      f"({out / PENDING_FILE})", stacklevel=2)
+                      f"later: the review has not asked for those records yet (record {shown}); "
+                      + ("it asks for no further record now, so they will not be counted" if done else
+                         "they are recorded when it does") + f" ({out / PENDING_FILE})", stacklevel=2)
     return result
 
 

@@ -726,8 +726,9 @@ class Interleaved(FixedSampleDesign):
                  f"below {rho:g} is at most {d:g} — however often certify is run and wherever the review "
                  "stops (anytime-valid; the bound is the tightest of the review so far, so a 'met' stays "
                  "met). Recall counts the relevant documents read, by either move, out of all relevant "
-                 "documents of the collection (the topic's ranked list, and the corpus when one was given). "
-                 "It assumes the labels are right and that audit moves read the listed audit order."]
+                 f"documents among the collection's {n} (every document the review could read: the ranked "
+                 "list, and the corpus when one was given). It assumes the labels are right and that "
+                 "audit moves read the listed audit order."]
         if not met and t < n:
             notes.append(f"next: label on ({_o('label')}); {_o('status')} names the next document and why")
         row = {"name": "review", "collection": n, "read": t, "screened": int(stats["screened"]),
