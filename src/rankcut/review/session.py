@@ -45,8 +45,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rankcut.audit import workflow
-from rankcut.audit.designs.interleaved import SCREENER_FACTS, SCREENERS
-from rankcut.audit.folder import LABELS_FILE, FrozenAudit
+from rankcut.audit.designs.interleaved import SCREENER_FACTS, SCREENERS, lookahead, replayed
+from rankcut.audit.folder import LABELS_FILE, SAMPLE_ITEMS, FrozenAudit, read_rows
 from rankcut.audit.labels import LabelStore, write_label_file
 from rankcut.audit.manifest import (
     MANIFEST_FILE,
@@ -471,8 +471,9 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
             raise ValueError(str(err).replace(str(path), str(from_file))) from None
     waiting = _unread(out, answers)
     new = [rid for rid in waiting if kept.get(rid) != answers[rid]]
+    # the record the review asks for now (one replay, and only where a message needs it)
+    asked = workflow.status(out).get("next_item") if new or not result.recorded else None
     if not result.recorded:
-        asked = workflow.status(out).get("next_item")
         if asked is None:
             raise ValueError(f"{from_file}: nothing was recorded — the review asks for no further record "
                              "(the target is certified, or every record is read): rankcut review certify")
@@ -483,11 +484,11 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     _keep(out, {rid: answers[rid] for rid in waiting})
     if new:
         shown = ", ".join(new[:5]) + (", ..." if len(new) > 5 else "")
-        done = workflow.status(out).get("next_item") is None
+        when = ("it asks for no further record now, so they will not be counted" if asked is None else
+                "they are recorded when it does")
         warnings.warn(f"{from_file}: {len(new)} of its labels {'is' if len(new) == 1 else 'are'} kept for "
-                      f"later: the review has not asked for those records yet (record {shown}); "
-                      + ("it asks for no further record now, so they will not be counted" if done else
-                         "they are recorded when it does") + f" ({out / PENDING_FILE})", stacklevel=2)
+                      f"later: the review has not asked for those records yet (record {shown}); {when} "
+                      f"({out / PENDING_FILE})", stacklevel=2)
     return result
 
 
@@ -564,10 +565,8 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
               "prior_read": len(prior) - len(_unread(out, prior)), "kept": len(kept),
               "target": manifest["target"]["recall"], "delta": manifest["delta"], "next_record": nxt}
     if ahead > 1:
-        from rankcut.audit.designs.interleaved import lookahead, replayed
-
         qid, _ = _items(out)
-        _, review = replayed(out)
+        review = replayed(FrozenAudit(manifest), read_rows(out / SAMPLE_ITEMS))
         batch: list[dict[str, Any]] = []
         for step in lookahead(review, {(qid, rid): y for rid, y in {**prior, **kept}.items()}):
             if step.item[1] not in kept:     # answered already: its label is kept for when it is asked

@@ -383,17 +383,15 @@ def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Map
     return review
 
 
-def replayed(folder: Path) -> tuple[FrozenAudit, Review]:
-    """The review of an interleaved audit folder, replayed from its label store (refused when the
-    store was edited, :func:`stored_labels`)."""
-    audit = FrozenAudit(load_manifest(folder))
+def replayed(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]]) -> Review:
+    """The review of an interleaved audit, replayed from its label store (refused when the store
+    was edited, :func:`stored_labels`) and ``review.jsonl``'s moves."""
+    path = audit.folder / LABELS_FILE
     labels: dict[Item, int] = {}
-    if (folder / LABELS_FILE).exists() and (folder / LABELS_FILE).stat().st_size:
-        with labels_mod.LabelStore(folder / LABELS_FILE, readonly=True) as store:
+    if path.exists() and path.stat().st_size:
+        with labels_mod.LabelStore(path, readonly=True) as store:
             labels = stored_labels(store)
-    review = review_of(audit, read_rows(folder / SAMPLE_ITEMS), labels, str(folder / LABELS_FILE),
-                       recorded_steps(folder))
-    return audit, review
+    return review_of(audit, rows, labels, str(path), recorded_steps(audit.folder))
 
 
 def lookahead(review: Review, assumed: Mapping[Item, int]) -> Iterator[Step]:
@@ -595,12 +593,7 @@ class Interleaved(FixedSampleDesign):
         return [] if step is None or n == 0 else [(step.move, step.where, step.why)]
 
     def _next(self, audit: Audit, rows: Sequence[Mapping[str, Any]]) -> Step | None:
-        path = audit.folder / LABELS_FILE
-        labels: dict[Item, int] = {}
-        if path.exists() and path.stat().st_size:
-            with labels_mod.LabelStore(path, readonly=True) as store:
-                labels = stored_labels(store)
-        return review_of(audit, rows, labels, str(path), recorded_steps(audit.folder)).next()
+        return replayed(audit, rows).next()
 
     # -- label
 
@@ -770,7 +763,8 @@ class Interleaved(FixedSampleDesign):
     def status(self, folder: Path, out: dict[str, Any], steps: dict[str, bool]) -> None:
         """The steps read, the next one and why; labelled once certified (or everything read);
         certify is done when the certificate covers every step read and says met (or all is read)."""
-        audit, review = replayed(folder)
+        audit = FrozenAudit(load_manifest(folder))
+        review = replayed(audit, read_rows(folder / SAMPLE_ITEMS))
         step = review.next()
         out["review_steps"] = len(review.steps)
         out["found"] = review.state.review.found
