@@ -154,3 +154,12 @@ def test_a_changed_frozen_file_is_refused_in_a_reviewers_words(tmp_path: Path) -
         assert err.startswith(f"error: the review's texts {texts} changed after the audit was frozen")
         assert err.rstrip().endswith("restore the file or start a new review (rankcut review start)")
         assert "--texts" not in err and "freeze" not in err
+
+
+def test_a_missing_label_file_is_named_with_its_option(tmp_path: Path) -> None:
+    _labelled(tmp_path / "r.csv")
+    folder = tmp_path / "R"
+    assert _run("review", "simulate", tmp_path / "r.csv", "--folder", folder, "--seed", 1)[0] == 0
+    code, _, err = _run("review", "label", "--folder", folder, "--from", tmp_path / "none.csv")
+    assert code == 2
+    assert err.strip() == f"error: --from {tmp_path / 'none.csv'}: no such file — nothing was recorded"

@@ -57,7 +57,7 @@ from rankcut.audit.manifest import (
     sha256_file,
     write_text_atomic,
 )
-from rankcut.audit.options import check_count
+from rankcut.audit.options import check_count, spelled
 from rankcut.audit.pools import Item
 from rankcut.data.io import open_text
 from rankcut.data.screening import LABEL_COLUMNS
@@ -438,6 +438,8 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
         _record_pending(out)
         return _interactive(out, input, output)
     assert from_file is not None
+    if not Path(from_file).is_file():
+        raise FileNotFoundError(f"{spelled('from_file')} {from_file}: no such file — nothing was recorded")
     qid, ids = _items(out)
     given, lines = _label_lines(from_file, ids)
     clash = next((rid for rid, y in given.items() if rid in prior and prior[rid] != y), None)
