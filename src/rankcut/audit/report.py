@@ -311,8 +311,11 @@ def _summary(content: Mapping[str, Any], report: JointReport) -> list[str]:
     spent = (f"Labels spent: {lab['draws']} draws, {lab['items']} distinct items; "
              f"{_relevant_draws(content)} draws counted relevant.")
     spent = DESIGNS[content["design"]].spent_text(counts) or spent
-    lines = [f"Joint confidence at least {confidence_text(report.joint_delta)} "
-             f"(union bound over {', '.join(f'{e} {v:g}' for e, v in report.budget.items())}).", spent]
+    events = ", ".join(f"{e} {v:g}" for e, v in report.budget.items())
+    joint = (f"Joint confidence at least {confidence_text(report.joint_delta)} (union bound over {events})."
+             if len(report.budget) > 1 else
+             f"Confidence at least {confidence_text(report.joint_delta)} (δ: {events}).")
+    lines = [joint, spent]
     verdict = content.get("verdict")
     if verdict:
         lines.append(f"Verdict: {verdict['text']}")

@@ -714,14 +714,15 @@ class Interleaved(FixedSampleDesign):
         t, found = int(stats["steps"]), int(stats["relevant"])
         text = verdict_text(rho, met, t, n, int(stats["screened"]), int(stats["audited"]), found,
                             int(cert.details["relevant_upper"]))
+        readable = ("the ranked list and the corpus' other documents" if audit.manifest.get("corpus") else
+                    "the ranked list")
         notes = [f"In plain words: whatever the ranking, whichever documents are truly relevant, and however "
                  f"each move was chosen, the chance that this review ever says 'met' while its recall is "
                  f"below {rho:g} is at most {d:g} — however often certify is run and wherever the review "
                  "stops (anytime-valid; the bound is the tightest of the review so far, so a 'met' stays "
                  "met). Recall counts the relevant documents read, by either move, out of all relevant "
-                 f"documents among the collection's {n} (every document the review could read: the ranked "
-                 "list, and the corpus when one was given). It assumes the labels are right and that "
-                 "audit moves read the listed audit order."]
+                 f"documents among the collection's {n} (every document the review could read: {readable}). "
+                 "It assumes the labels are right and that audit moves read the listed audit order."]
         if not met and t < n:
             notes.append(f"next: label on ({_o('label')}); {_o('status')} names the next document and why")
         row = {"name": "review", "collection": n, "read": t, "screened": int(stats["screened"]),
