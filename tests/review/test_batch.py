@@ -86,7 +86,7 @@ def test_a_batch_filled_in_with_the_true_labels_is_recorded_as_far_as_the_review
     left = len(rows) - len(taken)
     assert [str(w.message).split(": ")[1] for w in caught] == \
         ([f"{left} of its labels {'is' if left == 1 else 'are'} kept for later"] if left else [])
-    kept = session._pending(folder)
+    kept = session.kept_answers(folder)
     assert kept == {r["record_id"]: truth[r["record_id"]] for r in rows
                     if r["record_id"] not in {s["doc_id"] for s in taken}}
     # the next batch does not list them again, and assumes their kept answers

@@ -1,15 +1,18 @@
 """End to end in a real headless Chromium (Selenium): a reviewer labels a small sequential audit to
 its certificate with the keyboard, reloads mid-way and resumes; the store holds exactly the labels
-given, and a request without the token is refused.
+given, and a request without the token is refused. A ``rankcut review`` of a few records is
+screened to its certificate the same way.
 
 Skips, with its reason, only when no Chromium or chromedriver can be found (``.ci/run`` installs
 Debian's ``chromium`` and ``chromium-driver``). With ``RANKCUT_SCREENSHOTS=docs/img`` it saves the
-labelling and result pages as ``serve-label.png`` and ``serve-result.png`` there (docs/serve.md).
+labelling and result pages as ``serve-label.png`` and ``serve-result.png`` there (docs/serve.md),
+and the review's page as ``review-label.png``.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import threading
@@ -19,6 +22,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("fastapi")
@@ -50,12 +54,16 @@ def _executables() -> tuple[str, str]:
 
 @pytest.fixture
 def server(small: SmallAudit) -> Iterator[str]:
-    """``rankcut serve`` on a free port of 127.0.0.1, in a thread; its base URL."""
+    """``rankcut serve`` of the small audit on a free port of 127.0.0.1, in a thread; its base URL."""
+    yield from _serve(small.folder)
+
+
+def _serve(folder: Path) -> Iterator[str]:
     import uvicorn
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    app = create_app(small.folder, TOKEN)
+    app = create_app(folder, TOKEN)
     srv = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -135,6 +143,53 @@ def test_a_reviewer_labels_a_sequential_audit_to_its_certificate_with_the_keyboa
     with LabelStore(small.folder / "labels.sqlite", create=False) as store:
         assert {(q, d): y for q, d, y in store.items()} == given
         assert len(store.history()) == len(given) and store.sources() == ["serve reviewer Ada"]
+
+
+_TOPIC = ("migraine", "triptan", "headache", "serotonin", "aura", "sumatriptan")
+_OTHER = ("kidney", "glucose", "transport", "cortex", "insulin", "membrane", "lithium", "calcium",
+          "plasma", "steroid", "enzyme", "muscle", "bone", "liver")
+
+
+def test_a_reviewer_screens_a_review_to_its_certificate_with_the_keyboard(
+        tmp_path: Path, browser: webdriver.Chrome) -> None:
+    from rankcut.review import session
+    from rankcut.review.records import Records
+
+    rng = np.random.default_rng(3)
+    truth = {f"r{i}": int(i % 6 == 0) for i in range(90)}    # 15 relevant of 90
+    words = [rng.choice(_TOPIC if y else _OTHER, size=3).tolist() + rng.choice(_OTHER, size=9).tolist()
+             for y in truth.values()]
+    records = Records("migraine-review", tuple(truth), tuple(f"Record {rid}" for rid in truth),
+                      tuple(" ".join(w) for w in words))
+    folder = tmp_path / "review"
+    session.start(records, folder, target_recall=0.8, seed=5, policy="projected-cost:batch=10,chunk=5")
+    served = _serve(folder)
+    base = next(served)
+    browser.get(f"{base}/?token={TOKEN}")
+    browser.find_element(By.ID, "name").send_keys("Ada\n")
+    WebDriverWait(browser, 10).until(ec.presence_of_element_located((By.ID, "counts")))
+    header = browser.find_element(By.TAG_NAME, "header").text
+    assert header.startswith("rankcut · review ") and "migraine-review, 90 records" in header
+    moves = set()
+    while "met after" not in browser.find_element(By.TAG_NAME, "header").text:
+        place = browser.find_element(By.ID, "place").text
+        moves.add(place.split(" · ")[0])
+        assert re.match(r"(screen · the ranker's pick, position \d+ of the records|audit · the next of the "
+                        r"frozen random order, audit order position \d+, record position \d+)$", place), place
+        assert not browser.find_elements(By.ID, "query")
+        rid = browser.find_element(By.ID, "doc-id").text
+        assert browser.find_element(By.ID, "doc").text.startswith(f"Record {rid}")
+        _press(browser, "j" if truth[rid] else "k")
+        if len(moves) == 1 and session.status(folder)["read"] == 12:
+            _shot(browser, "review-label.png")
+    assert moves == {"screen", "audit"}
+    _press(browser, "c")
+    assert "found at least" in browser.find_element(By.ID, "certificates").text
+    info = session.status(folder)
+    assert info["recall_bound"] >= 0.8 and info["next_record"] is None
+    with LabelStore(folder / "labels.sqlite", create=False) as store:
+        assert all(truth[d] == y for _, d, y in store.items()) and store.sources() == ["serve reviewer Ada"]
+    next(served, None)   # stop the server
 
 
 def test_it_skips_only_when_no_browser_is_found(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -38,7 +38,7 @@ app = typer.Typer(help="Screen records with active learning and stop with a cert
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_OPTIONS = option_names(
+OPTIONS = option_names(
     ("target_recall", "delta", "seed", "policy", "texts", "qrels", "interactive"),
     from_file="--from", limit="--next", ahead="--batch", label="rankcut review label",
     status="rankcut review status", certify="rankcut review certify", freeze="rankcut review start",
@@ -53,7 +53,7 @@ JSON = typer.Option(False, "--json", help="Print the result as JSON.")
 def _fail_cleanly(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with user_errors(), spoken_as_options(_OPTIONS):
+        with user_errors(), spoken_as_options(OPTIONS):
             return fn(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
@@ -150,8 +150,9 @@ def _status_lines(info: dict[str, Any]) -> list[str]:
 
 
 def _where(nxt: dict[str, Any]) -> str:
-    return (f"position {nxt['position']} of the records" if nxt["move"] == "screen" else
-            f"audit order position {nxt['audit_position']}, record position {nxt['position']}")
+    from rankcut.review.session import where
+
+    return where(nxt["move"], nxt["position"], nxt["audit_position"])
 
 
 @app.command("start")

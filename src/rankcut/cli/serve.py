@@ -14,6 +14,7 @@ from __future__ import annotations
 import ipaddress
 import secrets
 import socket
+from collections.abc import Mapping
 from pathlib import Path
 
 import typer
@@ -28,6 +29,24 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return host == "localhost"
+
+
+def _review_options(folder: Path) -> Mapping[str, str] | None:
+    """rankcut review's option names for a review folder, else None (rankcut audit's)."""
+    from rankcut.audit.manifest import MANIFEST_FILE, load_manifest
+    from rankcut.review.session import is_review
+
+    if not (folder / MANIFEST_FILE).is_file():
+        return None   # the desk says what is missing
+    try:
+        review = is_review(load_manifest(folder))
+    except ValueError:
+        return None   # the desk refuses the manifest, with its reason
+    if not review:
+        return None
+    from rankcut.cli.review import OPTIONS
+
+    return OPTIONS
 
 
 def serve(
@@ -46,7 +65,8 @@ def serve(
     from rankcut.cli.audit import spoken_as_options
 
     token = secrets.token_urlsafe(32)
-    with user_errors(), spoken_as_options():   # the folder's refusals name rankcut audit's steps
+    # the folder's refusals and warnings name rankcut audit's steps, or rankcut review's
+    with user_errors(), spoken_as_options(_review_options(folder)):
         app = create_app(folder, token)
         sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

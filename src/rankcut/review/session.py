@@ -67,8 +67,9 @@ from rankcut.review.records import _FORMS, _VALUES, Records
 if TYPE_CHECKING:
     from rankcut.certify.policies import ReviewState
 
-__all__ = ["BATCH_COLUMNS", "CAL", "RUN_FILE", "TEXTS_FILE", "known_from_qrels", "label", "next_record",
-           "next_records", "read_labels", "simulate", "start", "status", "write_batch"]
+__all__ = ["BATCH_COLUMNS", "CAL", "RUN_FILE", "TEXTS_FILE", "is_review", "kept_answers", "known_from_qrels",
+           "label", "next_record", "next_records", "read_labels", "record_kept", "simulate", "start",
+           "status", "where", "write_batch"]
 
 CAL = "cal"
 RUN_FILE = "records.run"       # the collection: the records in order, one query
@@ -218,13 +219,18 @@ def start(records: Records, folder: str | os.PathLike[str], *, target_recall: fl
 # label
 
 
+def is_review(manifest: Manifest) -> bool:
+    """Whether an audit folder's manifest is a review's of :func:`start` (its screener the CAL ranker)."""
+    return bool(manifest.get("screener", {}).get("name") == CAL)
+
+
 def _manifest(folder: Path) -> Manifest:
     if not (folder / MANIFEST_FILE).is_file():
         what = "does not exist" if not folder.exists() else "holds no review"
         raise FileNotFoundError(f"review folder {folder} {what} (start one with rankcut review start "
                                 f"RECORDS --folder {folder})")
     manifest = load_manifest(folder)
-    if manifest.get("screener", {}).get("name") != CAL:
+    if not is_review(manifest):
         raise ValueError(f"{folder} is not a review folder of rankcut review (its screener is "
                          f"{manifest.get('screener', {}).get('name')!r}): use rankcut audit on it")
     return manifest
@@ -435,7 +441,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
             write_text_atomic(qrels, "".join(f"{qid} 0 {rid} {int(known.get(rid, 0))}\n" for rid in ids))
             return workflow.label(out, qrels=qrels, limit=limit)
     if interactive:
-        _record_pending(out)
+        record_kept(out)
         return _interactive(out, input, output)
     assert from_file is not None
     if not Path(from_file).is_file():
@@ -457,7 +463,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
                          f"{given[changed]}, but the review recorded {held[changed]} for it: a recorded step "
                          "is never changed (the moves after it were chosen from it), so a corrected label "
                          "means a new review — nothing was recorded")
-    kept = _pending(out)
+    kept = kept_answers(out)
     for rid in sorted(set(kept) & set(given), key=_items(out)[1].index):
         if kept[rid] != given[rid]:
             warnings.warn(f"{from_file}: record {rid!r} is labelled {given[rid]}, which replaces the "
@@ -494,13 +500,15 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     return result
 
 
-def _pending(folder: Path) -> dict[str, int]:
-    """The answers kept for records the review has not asked for yet (:data:`PENDING_FILE`)."""
-    path = folder / PENDING_FILE
+def kept_answers(folder: str | os.PathLike[str]) -> dict[str, int]:
+    """The answers kept for records the review has not asked for yet (:data:`PENDING_FILE`): record
+    id → 0/1."""
+    out = Path(folder)
+    path = out / PENDING_FILE
     if not path.is_file():
         return {}
-    kept = read_labels(path, _items(folder)[1])
-    return {rid: kept[rid] for rid in _unread(folder, kept)}
+    kept = read_labels(path, _items(out)[1])
+    return {rid: kept[rid] for rid in _unread(out, kept)}
 
 
 def _keep(folder: Path, answers: Mapping[str, int]) -> None:
@@ -513,13 +521,15 @@ def _keep(folder: Path, answers: Mapping[str, int]) -> None:
         path.unlink(missing_ok=True)
 
 
-def _record_pending(folder: Path) -> None:
-    """Record the steps the kept answers hold (before an interactive call asks for them)."""
-    kept = _pending(folder)
+def record_kept(folder: str | os.PathLike[str]) -> None:
+    """Record the steps the kept answers hold (before an interactive call, or the labelling page,
+    asks for them)."""
+    out = Path(folder)
+    kept = kept_answers(out)
     if kept:
-        with _label_file(folder, kept, PENDING_FILE) as path:
-            workflow.label(folder, from_file=path, file_source=f"file {PENDING_FILE}")
-        _keep(folder, {rid: kept[rid] for rid in _unread(folder, kept)})
+        with _label_file(out, kept, PENDING_FILE) as path:
+            workflow.label(out, from_file=path, file_source=f"file {PENDING_FILE}")
+        _keep(out, {rid: kept[rid] for rid in _unread(out, kept)})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -530,6 +540,14 @@ def _texts(path: str | os.PathLike[str]) -> dict[Any, str]:
     from rankcut.data.texts import read_texts_jsonl
 
     return read_texts_jsonl(path, by="pair")
+
+
+def where(move: str, position: int, audit_position: int | None) -> str:
+    """Where a record the review asks for stands, in the review's words: ``position 30 of the
+    records`` (a screening move: the ranker's pick, by its place in the records), or ``audit order
+    position 12, record position 207``."""
+    return (f"position {position} of the records" if move == "screen" else
+            f"audit order position {audit_position}, record position {position}")
 
 
 def _record(step: Mapping[str, Any], texts: Mapping[Any, str], prior: Mapping[str, int]) -> dict[str, Any]:
@@ -562,7 +580,7 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
     item = info.get("next_item")
     texts = _texts(texts_path) if item is not None else {}
     nxt = None if item is None else _record(item, texts, prior)
-    kept = _pending(out)
+    kept = kept_answers(out)
     result = {**info, "read": info.get("review_steps", 0), "collection": manifest["pools"]["items"],
               "prior_read": len(prior) - len(_unread(out, prior)), "kept": len(kept),
               "target": manifest["target"]["recall"], "delta": manifest["delta"], "next_record": nxt}
@@ -613,7 +631,7 @@ def write_batch(folder: str | os.PathLike[str], path: str | os.PathLike[str],
         except (ValueError, UnicodeDecodeError):
             raise FileExistsError(f"{out} exists and is not a label file of this review: name a new file "
                                   "for the batch") from None
-        kept = _pending(Path(folder))
+        kept = kept_answers(Path(folder))
         waiting = [rid for rid in _unread(Path(folder), given) if kept.get(rid) != given[rid]]
         if waiting:
             raise FileExistsError(f"{out} exists and holds {len(waiting)} labels not recorded yet (record "

@@ -26,7 +26,10 @@ the engine's confidence sequence, the audit order's pointer — is kept between 
 that is the step asked for is taken into it, and the policy decides the next step once. A label
 taken back or changed replays it (resumed from ``review.jsonl``'s steps, as the label step does).
 An answer is taken back only while it is the review's last step: once a step was chosen from it, a
-recorded step is never changed.
+recorded step is never changed. A folder of ``rankcut review`` (:func:`rankcut.review.session.is_review`)
+is shown in the review's words — records, the ranker's pick and its position in the records — and
+the answers it keeps from a batch file read ahead are recorded as far as the review asks for them
+when the desk opens, and shown above their record when it is asked later.
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ from rankcut.audit.labels import LabelStore, StoreMark
 from rankcut.audit.manifest import load_manifest, read_json
 from rankcut.audit.pools import Item
 from rankcut.certify.sequential import RunningState, SequentialAudit
-from rankcut.review import session as _review_session  # noqa: F401 -- registers the screener of rankcut review's folders
+from rankcut.review import session as review_session  # registers the screener of rankcut review's folders
 
 __all__ = ["HOLD_S", "Answer", "Desk", "Given", "Refused", "Standing"]
 
@@ -120,6 +123,7 @@ class Standing:
     can_certify: bool
     certified: bool
     done: str | None = None  # interleaved: why the review asks for nothing more (None: it asks)
+    kept: str | None = None  # a rankcut review folder: the answer kept for the record asked, if any
 
 
 class Desk:
@@ -142,6 +146,12 @@ class Desk:
             raise ValueError(f"rankcut serve does not label the {self.spec.name} design: its items are "
                              "chosen one at a time from the answers; use rankcut audit label --interactive")
         self.info, self.rows = load_sample(self.audit)
+        # a folder of rankcut review: the page speaks of records, and the answers kept from a batch
+        # file read ahead are recorded as far as the review asks for them, as label --interactive does
+        self.review = review_session.is_review(self.audit.manifest)
+        self.prior = len(self.audit.manifest["screener"]["config"]["prior"]) if self.review else 0
+        if self.review:
+            review_session.record_kept(self.folder)
         # the interleaved review asks for one document at a time, chosen from the answers: the page's
         # order is the collection's (the ranking), and the review says which one is asked (_review)
         self.order = ([(r["query_id"], r["doc_id"]) for r in self.rows] if self.interleaved
@@ -180,6 +190,16 @@ class Desk:
         return self.sequential or self.interleaved
 
     # -- reading
+
+    @property
+    def noun(self) -> str:
+        """What the folder holds, in the header: ``review`` (rankcut review's) or ``audit``."""
+        return "review" if self.review else "audit"
+
+    @property
+    def thing(self) -> str:
+        """What an item is called: ``record`` in a review, ``document`` otherwise."""
+        return "record" if self.review else "document"
 
     @property
     def audit_id(self) -> str:
@@ -342,7 +362,7 @@ class Desk:
             rev, screened = review.state.review, review.state.screened
             item = None if step is None else self.ask(lambda i: i == step.item, who, self.index[step.item])
         n = len(self.order)
-        progress = (f"{rev.read:,} of {n:,} documents read ({screened:,} screened, "
+        progress = (f"{rev.read:,} of {n:,} {self.thing}s read ({screened:,} screened, "
                     f"{rev.audit_labels:,} audited; {rev.found:,} relevant found)")
         if step is not None and item is not None:
             progress += f"; step {step.number:,}: {step.why}"
@@ -353,18 +373,38 @@ class Desk:
             met = rev.certified
             verdict = verdict_text(rho, met, rev.read, n, screened, rev.audit_labels, rev.found,
                                    rev.running_upper)
-        place = done = None
+        place = done = kept = None
         if step is None:
-            done = ("The target is certified: the review asks for no further document." if rev.certified
-                    else "Every document is read: the review asks for no further document.")
+            done = (f"The target is certified: the review asks for no further {self.thing}." if rev.certified
+                    else f"Every {self.thing} is read: the review asks for no further {self.thing}.")
         elif item is None:
-            done = ("The document the review asks for now is being asked of another reviewer: reload "
+            done = (f"The {self.thing} the review asks for now is being asked of another reviewer: reload "
                     "in a while.")
         else:   # "audit · audit order position 1,204, rank 4,011"
-            place = f"{step.move} · " + re.sub(r"\d+", lambda m: f"{int(m[0]):,}", step.where)
+            place = f"{step.move} · " + re.sub(r"\d+", lambda m: f"{int(m[0]):,}", self._where(step))
+            kept = self._kept(step.item)
         return Standing(len(review.steps), n, item, None if item is None else self.index[item], place,
                         progress, bound, met, verdict, bool(review.steps),
-                        (self.folder / CERTIFICATE_FILE).exists(), done)
+                        (self.folder / CERTIFICATE_FILE).exists(), done, kept)
+
+    def _where(self, step: Step) -> str:
+        """Where the step's document stands: the design's words (``rank 301 of the ranking``), or a
+        review's (``the ranker's pick, position 30 of the records``)."""
+        if not self.review:
+            return step.where
+        why = "the ranker's pick" if step.move == "screen" else "the next of the frozen random order"
+        return f"{why}, {review_session.where(step.move, step.rank, step.position)}"
+
+    def _kept(self, item: Item) -> str | None:
+        """A review's answer for ``item`` kept from a batch file read ahead (``label --from``), which
+        the page asks again: it is recorded only when the review asks for the record."""
+        if not self.review:
+            return None
+        label = review_session.kept_answers(self.folder).get(item[1])
+        if label is None:
+            return None
+        said = "relevant" if label else "not relevant"
+        return f"a batch file answered this record: {said} (kept, not recorded); answer it here to record it"
 
     def _preview(self, labels: Mapping[Item, int], cut: list[Item], order: list[Item], t: int
                  ) -> tuple[str, bool, str]:

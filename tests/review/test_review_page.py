@@ -1,0 +1,139 @@
+"""A ``rankcut review`` folder on the labelling page (``rankcut serve``, issue 17): the page speaks
+of the review and its records, takes the same steps as ``rankcut review label`` and gives the same
+certificate, and the answers kept from a batch file read ahead are recorded, or shown, when the
+review asks for their records."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("httpx")
+
+from fastapi.testclient import TestClient  # noqa: E402
+from review_testdata import toy_records  # noqa: E402
+
+from rankcut.audit import workflow  # noqa: E402
+from rankcut.audit.labels import write_label_file  # noqa: E402
+from rankcut.review import session  # noqa: E402
+from rankcut.review.records import Records  # noqa: E402
+from rankcut.serve.app import create_app  # noqa: E402
+
+POLICY = "projected-cost:batch=10,chunk=5"
+TOKEN = "t0ken-for-tests"
+ORIGIN = {"origin": "http://testserver"}
+
+
+@pytest.fixture
+def records() -> Records:
+    return toy_records(80, 8, seed=2)
+
+
+def _open(folder: Path) -> TestClient:
+    client = TestClient(create_app(folder, TOKEN))
+    assert client.get(f"/?token={TOKEN}").status_code == 200
+    csrf = _fields(client.get("/").text)["csrf"]
+    client.post("/reviewer", data={"name": "Ada", "csrf": csrf}, headers=ORIGIN)
+    return client
+
+
+def _fields(page: str) -> dict[str, str]:
+    return dict(re.findall(r'<input type="hidden" name="([a-z_]+)" value="([^"]*)">', page))
+
+
+def _answer(client: TestClient, label: int) -> str:
+    fields = {**_fields(client.get("/").text), "label": str(label)}
+    assert client.post("/answer", data=fields, headers=ORIGIN).status_code in (200, 303)
+    return fields["doc_id"]
+
+
+def _steps(folder: Path) -> list[tuple[str, str, int | None, int]]:
+    rows = [json.loads(x) for x in (folder / "review.jsonl").read_text().splitlines()]
+    return [(r["move"], r["doc_id"], r["audit_position"], r["label"]) for r in rows]
+
+
+def test_the_page_takes_the_review_s_steps_and_gives_its_certificate_in_a_reviewer_s_words(
+        records: Records, tmp_path: Path) -> None:
+    assert records.labels is not None
+    truth = dict(zip(records.ids, records.labels.tolist(), strict=True))
+    page_folder, cli_folder = tmp_path / "page", tmp_path / "cli"
+    for folder in (page_folder, cli_folder):
+        session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    client = _open(page_folder)
+    shown = client.get("/").text
+    asked = session.next_record(page_folder)
+    assert asked is not None and asked["move"] == "screen"
+    # the header names the review and its records, not an audit's design; no query line
+    assert f"review <code>{session.status(page_folder)['audit_id'][:12]}</code> · toy, 80 records" in shown
+    assert "interleaved design" not in shown and 'id="query"' not in shown
+    assert f"screen · the ranker&#39;s pick, position {asked['position']} of the records" in shown
+    assert f'record <code id="doc-id">{asked["record_id"]}</code>' in shown
+    assert "0 of 80 records read (0 screened, 0 audited; 0 relevant found)" in shown
+    assert "prior knowledge" not in shown   # none was given
+    answered, audit_seen = 0, False
+    while 'id="answer"' in (page := client.get("/").text):
+        if "audit · the next of the frozen random order, audit order position" in page:
+            audit_seen = True
+        _answer(client, truth[_fields(page)["doc_id"]])
+        answered += 1
+    assert audit_seen and "The target is certified: the review asks for no further record." in page
+    session.label(cli_folder, known=truth)
+    assert _steps(page_folder) == _steps(cli_folder)
+    certified = client.post("/certify", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
+    assert certified.status_code in (200, 303)
+    on_page = json.loads((page_folder / "certificate.json").read_text())
+    on_cli = workflow.certify(cli_folder).content
+    assert on_page["members"][0]["recall"] == on_cli["members"][0]["recall"] >= 0.8
+    assert session.status(page_folder)["read"] == answered
+
+
+def test_answers_kept_from_a_batch_file_are_shown_when_asked_and_recorded_when_the_page_opens(
+        records: Records, tmp_path: Path) -> None:
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    batch = [r["record_id"] for r in session.next_records(folder, 6)]
+    ahead = tmp_path / "ahead.csv"          # the reviewer read on, past the record asked now
+    write_label_file(ahead, [("toy", rid, 0) for rid in batch[1:4]], kind="csv")
+    with pytest.warns(UserWarning, match="3 of its labels are kept for later"):
+        assert session.label(folder, from_file=ahead).recorded == 0
+    assert session.kept_answers(folder) == dict.fromkeys(batch[1:4], 0)
+    client = _open(folder)
+    assert 'id="kept"' not in client.get("/").text           # batch[0]: no answer kept for it
+    assert _answer(client, 0) == batch[0]
+    page = client.get("/").text
+    assert _fields(page)["doc_id"] == batch[1]
+    assert "a batch file answered this record: not relevant (kept, not recorded)" in page
+    # a page opened now records the kept answers the review asks for, as label --interactive does
+    client = _open(folder)
+    assert _fields(client.get("/").text)["doc_id"] == batch[4]
+    assert [d for _, d, _, _ in _steps(folder)][-4:] == batch[:4] and session.kept_answers(folder) == {}
+
+
+def test_rankcut_serve_refuses_a_changed_review_in_the_review_s_words(records: Records,
+                                                                    tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from rankcut.cli.main import app
+
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    texts = folder / session.TEXTS_FILE
+    texts.write_text(texts.read_text().replace("migraine", "migrain"))   # an edited abstract
+    result = CliRunner().invoke(app, ["serve", str(folder), "--port", "0"])
+    assert result.exit_code == 2 and result.output.startswith("error: the review's texts "), result.output
+    assert "start a new review (rankcut review start)" in result.output
+
+
+def test_the_page_says_that_the_prior_knowledge_counts_as_read(records: Records, tmp_path: Path) -> None:
+    assert records.labels is not None
+    relevant = records.ids[int(records.labels.argmax())]
+    folder = tmp_path / "R"
+    session.start(records.with_prior({relevant: 1, records.ids[records.ids.index(relevant) - 1]: 0}), folder,
+                  target_recall=0.8, seed=4, policy=POLICY)
+    shown = _open(folder).get("/").text
+    assert "2 read · 78 unread (the\nreview stops once the target is certified; the 2 records of the prior " \
+        "knowledge count as read)" in shown
