@@ -13,12 +13,12 @@ def test_option_names_spell_parameters_by_their_flag() -> None:
 
 
 def test_the_audit_table_uses_the_flag_rule() -> None:
-    from rankcut.cli.audit import _OPTIONS
+    from rankcut.cli.audit import OPTIONS
 
     renamed = {"label_format", "from_file", "qrels", "limit", "plan", "sample", "label", "certify", "freeze",
                "report", "status"}
-    assert {k for k, v in _OPTIONS.items() if v != flag(k)} == renamed
-    assert _OPTIONS["target_recall"] == "--target-recall" and _OPTIONS["limit"] == "--next"
+    assert {k for k, v in OPTIONS.items() if v != flag(k)} == renamed
+    assert OPTIONS["target_recall"] == "--target-recall" and OPTIONS["limit"] == "--next"
 
 
 def test_param_error_and_cli_words_use_the_same_rule() -> None:

@@ -137,3 +137,22 @@ def test_the_page_says_that_the_prior_knowledge_counts_as_read(records: Records,
     shown = _open(folder).get("/").text
     assert "2 read · 78 unread (the\nreview stops once the target is certified; the 2 records of the prior " \
         "knowledge count as read)" in shown
+
+
+def test_the_page_s_notes_name_rankcut_review_s_steps(records: Records, tmp_path: Path) -> None:
+    from rankcut.cli import review
+
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    notes = {}
+    for options in (None, review.OPTIONS):   # as rankcut serve gives them, and without
+        client = TestClient(create_app(folder, TOKEN, options=options))
+        client.get(f"/?token={TOKEN}")
+        csrf = _fields(client.get("/").text)["csrf"]
+        client.post("/reviewer", data={"name": "Ada", "csrf": csrf}, headers=ORIGIN)
+        _answer(client, 0)
+        client.post("/certify", data={"csrf": _fields(client.get("/").text)["csrf"]}, headers=ORIGIN)
+        notes[options is None] = client.get("/result").text
+    assert "next: label on (label); status names" in notes[True]
+    assert "NOT met" in notes[False]
+    assert "next: label on (rankcut review label); rankcut review status names" in notes[False]

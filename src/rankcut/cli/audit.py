@@ -39,7 +39,7 @@ app = typer.Typer(help="Certify what a cut run leaves behind: freeze â†’ plan â†
 F = TypeVar("F", bound=Callable[..., Any])
 
 # Python argument names and step names of rankcut.audit.workflow, as the command line spells them.
-_OPTIONS = option_names(
+OPTIONS = option_names(
     ("run", "cut", "family", "offsets", "depths", "design", "delta", "allocation", "target_recall",
      "max_missed", "seed", "corpus_size", "corpus_ids", "ordering", "sampling", "reference", "bands",
      "allow_incomplete", "texts", "reuse_labels", "design_data", "expected_precision", "tolerated",
@@ -62,7 +62,7 @@ def spoken_as_options(options: Mapping[str, str] | None = None) -> Iterator[None
     lines, each message once."""
     from rankcut.audit.options import OPTION_NAMES
 
-    token = OPTION_NAMES.set(_OPTIONS if options is None else options)
+    token = OPTION_NAMES.set(OPTIONS if options is None else options)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

@@ -697,10 +697,10 @@ def _certify_audits(folders: list[str]) -> list[tuple[str, dict[str, Any] | None
     (None when refused) and its rendered text, or the one-line refusal."""
     from rankcut.audit import workflow
     from rankcut.audit.options import OPTION_NAMES
-    from rankcut.cli.audit import _OPTIONS
+    from rankcut.cli.audit import OPTIONS
 
     out: list[tuple[str, dict[str, Any] | None, str]] = []
-    token = OPTION_NAMES.set(_OPTIONS)  # the refusals name rankcut audit's options, as its certify does
+    token = OPTION_NAMES.set(OPTIONS)  # the refusals name rankcut audit's options, as its certify does
     try:
         for folder in folders:
             try:

@@ -31,22 +31,18 @@ def _is_loopback(host: str) -> bool:
         return host == "localhost"
 
 
-def _review_options(folder: Path) -> Mapping[str, str] | None:
-    """rankcut review's option names for a review folder, else None (rankcut audit's)."""
+def _options(folder: Path) -> Mapping[str, str]:
+    """The option names the folder's refusals, warnings and notes use: rankcut review's for a review
+    folder, else rankcut audit's."""
     from rankcut.audit.manifest import MANIFEST_FILE, load_manifest
+    from rankcut.cli import audit, review
     from rankcut.review.session import is_review
 
-    if not (folder / MANIFEST_FILE).is_file():
-        return None   # the desk says what is missing
     try:
-        review = is_review(load_manifest(folder))
+        reviewed = (folder / MANIFEST_FILE).is_file() and is_review(load_manifest(folder))
     except ValueError:
-        return None   # the desk refuses the manifest, with its reason
-    if not review:
-        return None
-    from rankcut.cli.review import OPTIONS
-
-    return OPTIONS
+        reviewed = False   # the desk refuses the manifest, with its reason
+    return review.OPTIONS if reviewed else audit.OPTIONS
 
 
 def serve(
@@ -65,9 +61,10 @@ def serve(
     from rankcut.cli.audit import spoken_as_options
 
     token = secrets.token_urlsafe(32)
-    # the folder's refusals and warnings name rankcut audit's steps, or rankcut review's
-    with user_errors(), spoken_as_options(_review_options(folder)):
-        app = create_app(folder, token)
+    # the folder's refusals, warnings and notes name rankcut audit's steps, or rankcut review's
+    options = _options(folder)
+    with user_errors(), spoken_as_options(options):
+        app = create_app(folder, token, options=options)
         sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from fastapi import FastAPI, Form, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
+from rankcut.audit.options import OPTION_NAMES
 from rankcut.serve.agreement import SecondReading
 from rankcut.serve.desk import HOLD_S, Answer, Desk, Given
 
@@ -53,10 +55,14 @@ def _check_name(name: str) -> str:
     return name
 
 
-def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S) -> FastAPI:
+def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S,
+               options: Mapping[str, str] | None = None) -> FastAPI:
     """The application over the audit ``folder``, reachable with ``token``.
 
     :param hold_s: how long an item asked of one reviewer is not asked of another (seconds).
+    :param options: how the page's refusals and notes name steps and options while it answers a
+        request (:data:`~rankcut.audit.options.OPTION_NAMES`: ``rankcut serve`` gives rankcut audit's
+        table, or rankcut review's for a review folder; ``None``: the Python names).
 
     :raises ValueError: as ``rankcut audit label`` refuses the folder (no sample, changed inputs).
     """
@@ -94,7 +100,11 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S) -> Fas
             session_id = secrets.token_urlsafe(24)
             sessions[session_id] = Session(key=session_id, csrf=secrets.token_urlsafe(24))
         request.state.session = sessions[session_id]
-        response = await call_next(request)
+        spoken = OPTION_NAMES.set(options)   # the request's context: the page's handlers see it
+        try:
+            response = await call_next(request)
+        finally:
+            OPTION_NAMES.reset(spoken)
         response.set_cookie(session_cookie, session_id, httponly=True, samesite="strict")
         response.headers.update(_HEADERS)
         return response
