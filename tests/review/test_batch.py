@@ -151,12 +151,18 @@ def test_next_batch_on_the_command_line(records: Records, tmp_path: Path) -> Non
     done = runner.invoke(app, ["review", "label", "--folder", str(folder), "--from", str(tmp_path / "b.tsv")])
     assert done.exit_code == 0, done.stderr
     assert done.stdout.startswith("recorded 6 labels (file b.tsv sha256:")
-    assert done.stdout.splitlines()[-1] == (f"next: rankcut review next --folder {folder} --batch 25 --out "
+    assert done.stdout.splitlines()[-1] == (f"next: rankcut review next --folder {folder} --batch 6 --out "
                                             f"{tmp_path / 'b.tsv'}   # the next records to read")
     unread = next(r for r in records.ids if r not in {row[0] for row in rows})
     (tmp_path / "b.tsv").write_text("record_id\tlabel\n" + f"{unread}\t1\n")
     again = runner.invoke(app, ["review", "next", "--folder", str(folder), "--out", str(tmp_path / "b.tsv")])
-    assert again.exit_code == 2 and "holds 1 labels not recorded yet" in again.stderr, again.stderr
+    assert again.exit_code == 2 and "holds 1 label not recorded yet" in again.stderr, again.stderr
+    # a label file that is not a batch: the next record is named, as after any label call
+    (tmp_path / "one.csv").write_text(f"record_id,label\n{session.next_record(folder)['record_id']},0\n")
+    one = runner.invoke(app, ["review", "label", "--folder", str(folder), "--from",
+                              str(tmp_path / "one.csv")])
+    assert one.exit_code == 0 and "--batch" not in one.stdout, one.stdout
+    assert one.stdout.splitlines()[-1].startswith(f"next: rankcut review label --folder {folder} --from")
 
 
 def test_a_review_read_in_batches_takes_the_steps_of_one_read_record_by_record(

@@ -388,8 +388,9 @@ def label(
         _echo_json({"source": result.source, "recorded": result.recorded, **_json_status(info)})
         return
     typer.echo(f"recorded {result.recorded} labels ({result.source})")
-    if from_file is not None and info["next_record"] is not None:   # the reviewer reads in batches
-        more = [f"next: rankcut review next --folder {shlex.quote(str(folder))} --batch 25 --out "
+    size = None if from_file is None or info["next_record"] is None else session.batch_size(from_file)
+    if size is not None:   # the reviewer reads in batches: the next one, of the same size
+        more = [f"next: rankcut review next --folder {shlex.quote(str(folder))} --batch {size} --out "
                 f"{shlex.quote(str(from_file))}   # the next records to read"]
     else:
         more = _next_lines(folder, info)

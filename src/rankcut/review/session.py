@@ -67,9 +67,9 @@ from rankcut.review.records import _FORMS, _VALUES, Records
 if TYPE_CHECKING:
     from rankcut.certify.policies import ReviewState
 
-__all__ = ["BATCH_COLUMNS", "CAL", "RUN_FILE", "TEXTS_FILE", "is_review", "kept_answers", "known_from_qrels",
-           "label", "next_record", "next_records", "read_labels", "record_kept", "simulate", "start",
-           "status", "where", "write_batch"]
+__all__ = ["BATCH_COLUMNS", "CAL", "RUN_FILE", "TEXTS_FILE", "batch_size", "is_review", "kept_answers",
+           "known_from_qrels", "label", "next_record", "next_records", "read_labels", "record_kept",
+           "simulate", "start", "status", "where", "write_batch"]
 
 CAL = "cal"
 RUN_FILE = "records.run"       # the collection: the records in order, one query
@@ -634,7 +634,8 @@ def write_batch(folder: str | os.PathLike[str], path: str | os.PathLike[str],
         kept = kept_answers(Path(folder))
         waiting = [rid for rid in _unread(Path(folder), given) if kept.get(rid) != given[rid]]
         if waiting:
-            raise FileExistsError(f"{out} exists and holds {len(waiting)} labels not recorded yet (record "
+            labels = "label" if len(waiting) == 1 else "labels"
+            raise FileExistsError(f"{out} exists and holds {len(waiting)} {labels} not recorded yet (record "
                                   f"{waiting[0]}{', ...' if len(waiting) > 1 else ''}): record them first "
                                   f"(rankcut review label --from {out}), or name a new file")
     buf = io.StringIO()
@@ -644,6 +645,17 @@ def write_batch(folder: str | os.PathLike[str], path: str | os.PathLike[str],
         writer.writerow([rec["record_id"], "", rec["move"], rec["position"], rec["audit_position"] or "",
                          rec["why"], rec["text"]])
     write_text_atomic(out, buf.getvalue())
+
+
+def batch_size(path: str | os.PathLike[str]) -> int | None:
+    """How many records a batch file of :func:`write_batch` lists (``None``: the file is another
+    label file, or unreadable), so that the next batch can be asked of the same size."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.reader(f, delimiter="\t" if Path(path).suffix in (".tsv", ".tab") else ","))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+    return len(rows) - 1 if rows and tuple(rows[0]) == BATCH_COLUMNS and len(rows) > 1 else None
 
 
 def simulate(records: Records, folder: str | os.PathLike[str], *, known: Mapping[str, int] | None = None,
