@@ -174,6 +174,7 @@ class CALScreener:
     def _fit_scores(self, labels: NDArray[np.int64], unread: NDArray[np.int64]) -> NDArray[np.float64]:
         """Fit on the labels read (and the presumed irrelevant, and the query); score ``unread``."""
         import scipy.sparse as sp
+        from threadpoolctl import threadpool_limits
 
         read = np.flatnonzero(labels >= 0)
         presumed = self._rng.choice(unread, size=min(self.config.presumed, unread.size), replace=False)
@@ -185,7 +186,11 @@ class CALScreener:
         if y.min() == y.max():      # one class only (everything presumed away): no model to fit
             return -self._fallback_rank(unread)
         self.fits_ += 1
-        return self._model(y.size).fit(x, y).decision_function(self.matrix_[unread])
+        # one BLAS thread: the solver's dense steps are vectors of the vocabulary's size, which
+        # threads only slow down (a 2,054-step replay: 16.8 s with the default threads on 2 busy
+        # cores, 3.3 s with one; docs/review.md), and the scores do not depend on the thread count
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self._model(y.size).fit(x, y).decision_function(self.matrix_[unread])
 
     def _fallback_rank(self, docs: NDArray[np.int64]) -> NDArray[np.float64]:
         where = np.empty(self._fallback.size, dtype=np.float64)
