@@ -91,7 +91,7 @@ def test_start_next_label_status_certify_report(tmp_path: Path) -> None:
     (tmp_path / "mine.csv").write_text(f"record_id,label\n{first['record_id']},{truth[first['record_id']]}\n")
     code, out, err = _run("review", "label", "--folder", folder, "--from", tmp_path / "mine.csv")
     assert code == 0, err
-    assert "recorded 1 labels (file mine.csv" in out and "1 of 80 records read" in out
+    assert "recorded 1 label (file mine.csv" in out and "1 of 80 records read" in out
     code, out, err = _run("review", "label", "--folder", folder, "--simulate", "--records",
                           tmp_path / "records.csv", "--next", 5)
     assert code == 0, err

@@ -5,6 +5,7 @@ review asks for their records."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -19,6 +20,7 @@ from review_testdata import toy_records  # noqa: E402
 
 from rankcut.audit import workflow  # noqa: E402
 from rankcut.audit.labels import write_label_file  # noqa: E402
+from rankcut.certify.result import format_bound  # noqa: E402
 from rankcut.review import session  # noqa: E402
 from rankcut.review.records import Records  # noqa: E402
 from rankcut.serve.app import create_app  # noqa: E402
@@ -81,6 +83,8 @@ def test_the_page_takes_the_review_s_steps_and_gives_its_certificate_in_a_review
         _answer(client, truth[_fields(page)["doc_id"]])
         answered += 1
     assert audit_seen and "The target is certified: the review asks for no further record." in page
+    info = session.status(page_folder)   # the page rounds the bound as status and certify do
+    assert f"current bound: recall ≥ {format_bound(info['recall_bound'], 'lower')} —" in page
     session.label(cli_folder, known=truth)
     assert _steps(page_folder) == _steps(cli_folder)
     certified = client.post("/certify", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
@@ -103,7 +107,12 @@ def test_answers_kept_from_a_batch_file_are_shown_when_asked_and_recorded_when_t
     assert session.kept_answers(folder) == dict.fromkeys(batch[1:4], 0)
     client = _open(folder)
     assert 'id="kept"' not in client.get("/").text           # batch[0]: no answer kept for it
+    stale = _fields(client.get("/").text)
     assert _answer(client, 0) == batch[0]
+    refused = client.post("/answer", data={**stale, "label": "1"}, headers=ORIGIN)   # a page left open
+    said = html.unescape(refused.text)
+    assert refused.status_code == 409 and f"record {batch[0]!r} (position " in said
+    assert "two readings disagree" in said and "(query " not in said
     page = client.get("/").text
     assert _fields(page)["doc_id"] == batch[1]
     assert "a batch file answered this record: not relevant (kept, not recorded)" in page

@@ -77,7 +77,7 @@ def test_labels_of_records_not_asked_for_yet_are_kept_until_the_review_asks(tmp_
     other = next(f"r{i}" for i in range(40) if f"r{i}" != asked)
     (tmp_path / "l.csv").write_text(f"record_id,label\n{asked},no\n{other},yes\n")
     code, out, err = _run("review", "label", "--folder", folder, "--from", tmp_path / "l.csv")
-    assert code == 0 and "recorded 1 labels" in out, err
+    assert code == 0 and "recorded 1 label" in out, err
     assert err.strip().splitlines() == [
         f"warning: {tmp_path / 'l.csv'}: 1 of its labels is kept for later: the review has not asked for "
         f"those records yet (record {other}); they are recorded when it does "

@@ -116,10 +116,13 @@ def test_a_stale_page_for_a_later_item_is_refused(small: SmallAudit) -> None:
     first = fields_of(client.get("/").text)
     answer(client, small)
     answer(client, small)
-    # the first page, sent again with another label: already labelled; a later item's form, early: stale
+    # the first page, sent again with the other label: already labelled, and the two readings
+    # disagree; a later item's form, early: stale
+    held = stored_labels(small.folder)[(first["query_id"], first["doc_id"])]
     status, text, _ = answer(client, small, **{k: first[k] for k in ("position", "query_id", "doc_id")},
-                              label="0")
-    assert status == 409 and "already labelled" in text
+                              label=str(1 - held))
+    assert status == 409 and f"is already labelled {held}, and this answer says {1 - held}: two readings " \
+        "disagree. Nothing was recorded" in text
     status, text, _ = answer(client, small, position="5", query_id="q1", doc_id="d1-1")
     assert status == 409 and "this page is stale" in text
     assert len(stored_labels(small.folder)) == 2

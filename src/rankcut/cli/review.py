@@ -138,7 +138,8 @@ def _status_lines(info: dict[str, Any]) -> list[str]:
              f"certified now (target {info['target']:g} at {1 - info['delta']:.0%} confidence: {met})",
              f"guarantee: {info['guarantee']}"]
     if info["kept"]:
-        lines.append(f"kept: {info['kept']} answers for records the review has not asked for "
+        lines.append(f"kept: {info['kept']} answer{'' if info['kept'] == 1 else 's'} for records the review "
+                     "has not asked for "
                      + ("(it never will: they are not counted)" if info["next_record"] is None else
                         "(recorded when it does)"))
     if info.get("verdict"):
@@ -387,7 +388,7 @@ def label(
     if as_json:
         _echo_json({"source": result.source, "recorded": result.recorded, **_json_status(info)})
         return
-    typer.echo(f"recorded {result.recorded} labels ({result.source})")
+    typer.echo(f"recorded {result.recorded} label{'' if result.recorded == 1 else 's'} ({result.source})")
     size = None if from_file is None or info["next_record"] is None else session.batch_size(from_file)
     if size is not None:   # the reviewer reads in batches: the next one, of the same size
         more = [f"next: rankcut review next --folder {shlex.quote(str(folder))} --batch {size} --out "

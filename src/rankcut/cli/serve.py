@@ -46,7 +46,8 @@ def _options(folder: Path) -> Mapping[str, str]:
 
 
 def serve(
-    folder: Path = typer.Argument(..., help="The audit folder (sampled: rankcut audit sample)."),
+    folder: Path = typer.Argument(..., help="The audit folder (sampled: rankcut audit sample), or a review "
+                                  "folder of rankcut review."),
     port: int = typer.Option(8765, "--port", help="The port to listen on (0: any free port)."),
     host: str = typer.Option(LOOPBACK, "--host", help="The address to listen on. Anything but 127.0.0.1 lets "
                              "other machines reach the page (the token still guards it)."),

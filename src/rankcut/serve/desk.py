@@ -70,6 +70,7 @@ from rankcut.audit.interactive import seen_state
 from rankcut.audit.labels import LabelStore, StoreMark
 from rankcut.audit.manifest import load_manifest, read_json
 from rankcut.audit.pools import Item
+from rankcut.certify.result import format_bound
 from rankcut.certify.sequential import RunningState, SequentialAudit
 from rankcut.review import session as review_session  # registers the screener of rankcut review's folders
 
@@ -218,10 +219,18 @@ class Desk:
     def place(self, position: int) -> str:
         """``audit order 12 of 4,670`` (the design's place, numbers grouped), or ``item 7 of 40``
         (``rank 7 of 5,220`` for the interleaved review, whose order is the ranking)."""
-        kind = "rank" if self.interleaved else "item"   # the interleaved page's order is the ranking
+        # the interleaved page's order is the ranking (a review's: the records' file)
+        kind = "position" if self.review else "rank" if self.interleaved else "item"
         n = len(self.order)
         shown = f"{kind} {position + 1}/{n}" if self._place is None else self._place(position + 1)
         return re.sub(r"(\d+)/(\d+)", lambda m: f"{int(m[1]):,} of {int(m[2]):,}", shown)
+
+    def named(self, item: Item) -> str:
+        """An item as a refusal names it: ``rank 7 of 5,220 (query 'q1', document 'd9')``, or a
+        review's ``record '72' (position 72 of 671)``."""
+        if self.review:
+            return f"record {item[1]!r} ({self.place(self.index[item])})"
+        return f"{self.place(self.index[item])} (query {item[0]!r}, document {item[1]!r})"
 
     def _read(self) -> None:
         """Bring the labels of the sampled items up to date: only what the store recorded since the
@@ -369,7 +378,7 @@ class Desk:
         bound = met = verdict = None
         if review.steps:   # a valid bound at every step (anytime), tightest so far
             rho = float(self.audit.target["recall"])
-            bound = f"recall ≥ {np.floor(rev.recall_lower * 1000) / 1000:.3f}"
+            bound = f"recall ≥ {format_bound(rev.recall_lower, 'lower')}"   # as status and certify say it
             met = rev.certified
             verdict = verdict_text(rho, met, rev.read, n, screened, rev.audit_labels, rev.found,
                                    rev.running_upper)
@@ -468,10 +477,13 @@ class Desk:
             with open_store(self.audit, self.info, create=True) as store:
                 self.spec.guard_store(store, record, False)
                 held = store.get([item])
+                if item in held and held[item] != label:
+                    raise Refused(f"{self.named(item)} is already labelled {held[item]}, and this answer "
+                                  f"says {label}: two readings disagree. Nothing was recorded: the recorded "
+                                  "label stands (labelled elsewhere, or on a page left open)")
                 if item in held:
-                    raise Refused(f"{self.place(self.index[item])} (query {item[0]!r}, document {item[1]!r}) "
-                                  f"is already labelled {held[item]}: nothing was recorded (a second submit "
-                                  "of the same answer, or labelled elsewhere)")
+                    raise Refused(f"{self.named(item)} is already labelled {held[item]}: nothing was "
+                                  "recorded (a second submit of the same answer, or labelled elsewhere)")
                 if not self.was_asked(who, item) or (self.interleaved and self._asked_now() != item):
                     raise Refused(f"this page is stale: the item to label now is not "
                                   f"{self.place(self.index[item])}; nothing was recorded — reload the page")
