@@ -47,7 +47,7 @@ def test_the_readme_example_runs_as_written(tmp_path: Path, monkeypatch: pytest.
     block = re.search(r"## Review records.*?```bash\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
     assert block, "README has no Review records example"
     lines = [ln.split("#")[0].strip() for ln in block.group(1).splitlines() if ln.strip()]
-    assert lines[0].startswith("rankcut review start") and lines[-1].startswith("rankcut review report")
+    assert lines[0].startswith("rankcut review start") and lines[-1].startswith("rankcut review export")
     assert "repeat these two" in block.group(1).splitlines()[2]
     monkeypatch.chdir(tmp_path)
     truth = _records(tmp_path / "records.csv")
@@ -76,6 +76,10 @@ def test_the_readme_example_runs_as_written(tmp_path: Path, monkeypatch: pytest.
     outputs = [run(line) for line in lines[3:]]
     assert "recall ≥" in outputs[0] and "target recall ≥ 0.95: met" in outputs[1]
     assert (tmp_path / "report.html").exists() and (tmp_path / "report.json").exists()
+    with open(tmp_path / "included.csv", newline="", encoding="utf-8") as f:   # the records found relevant
+        included = {r["record_id"] for r in csv.DictReader(f)}
+    assert outputs[-1].startswith(f"wrote {len(included)} relevant records to included.csv")
+    assert included and all(truth[rid] for rid in included)
 
 
 def test_start_next_label_status_certify_report(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ from rankcut.cli._errors import option_names, user_errors
 from rankcut.cli.audit import spoken_as_options
 
 app = typer.Typer(help="Screen records with active learning and stop with a certificate: start → next → "
-                       "label → status → certify → report.", no_args_is_help=True)
+                       "label → status → certify → report (→ export).", no_args_is_help=True)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -325,6 +325,24 @@ def next_(
              _batch_lines(folder, info["next_records"], out))
     for line in lines:
         typer.echo(line)
+
+
+@app.command("export")
+@_fail_cleanly
+def export(
+    folder: Path = FOLDER,
+    out: Path = typer.Option(..., "--out", help="The CSV to write (TSV for .tsv): record_id, label, step, "
+                             "move, prior_knowledge, text; the records read in reading order, then the "
+                             "unread ones."),
+    relevant: bool = typer.Option(False, "--relevant", help="Only the records labelled relevant."),
+) -> None:
+    """Write the review's records with their labels (the records found relevant: --relevant)."""
+    from rankcut.review import session
+
+    counts = session.export(folder, out, relevant_only=relevant)
+    what = "relevant records" if relevant else "records"
+    typer.echo(f"wrote {counts['records']} {what} to {out} ({counts['read']} read, {counts['relevant']} "
+               "relevant)")
 
 
 def _label_hint(folder: Path, out: Path | None) -> str:

@@ -67,9 +67,9 @@ from rankcut.review.records import _FORMS, _VALUES, Records
 if TYPE_CHECKING:
     from rankcut.certify.policies import ReviewState
 
-__all__ = ["BATCH_COLUMNS", "CAL", "RUN_FILE", "TEXTS_FILE", "batch_size", "is_review", "kept_answers",
-           "known_from_qrels", "label", "next_record", "next_records", "read_labels", "record_kept",
-           "simulate", "start", "status", "where", "write_batch"]
+__all__ = ["BATCH_COLUMNS", "CAL", "EXPORT_COLUMNS", "RUN_FILE", "TEXTS_FILE", "batch_size", "export",
+           "is_review", "kept_answers", "known_from_qrels", "label", "next_record", "next_records",
+           "read_labels", "record_kept", "simulate", "start", "status", "where", "write_batch"]
 
 CAL = "cal"
 RUN_FILE = "records.run"       # the collection: the records in order, one query
@@ -645,6 +645,53 @@ def write_batch(folder: str | os.PathLike[str], path: str | os.PathLike[str],
         writer.writerow([rec["record_id"], "", rec["move"], rec["position"], rec["audit_position"] or "",
                          rec["why"], rec["text"]])
     write_text_atomic(out, buf.getvalue())
+
+
+EXPORT_COLUMNS = ("record_id", "label", "step", "move", "prior_knowledge", "text")
+
+
+def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, relevant_only: bool = False
+           ) -> dict[str, int]:
+    """Write the review's records with their labels to ``path`` (CSV; TSV for ``.tsv``/``.tab``):
+    :data:`EXPORT_COLUMNS`, the records read first, in reading order (``step``, ``move`` ``screen``
+    or ``audit``, ``prior_knowledge`` ``yes`` for a record labelled before the session), then the
+    unread ones in the records' order with empty label, step and move — as ASReview exports a
+    project. ``relevant_only``: only the records labelled relevant. The labels are the review's as
+    replayed from its label store (an edited store is refused). Written whole or not at all.
+
+    :returns: ``{"records", "read", "relevant"}``: the rows written, and the review's counts.
+    :raises FileExistsError: when ``path`` exists and is not such an export (nothing is replaced
+        but an earlier export).
+    :raises ValueError: when a frozen input changed, or the label store was edited.
+    """
+    out, target = Path(folder), Path(path)
+    manifest = _manifest(out)
+    tab = target.suffix in (".tsv", ".tab")
+    if target.exists():
+        try:
+            with open(target, newline="", encoding="utf-8") as f:
+                header = next(csv.reader(f, delimiter="\t" if tab else ","), [])
+        except (OSError, UnicodeDecodeError, csv.Error):
+            header = []
+        if tuple(header) != EXPORT_COLUMNS:
+            raise FileExistsError(f"{target} exists and is not an export of a review: name a new file")
+    texts = _texts(check_inputs(manifest)["texts"]["path"])
+    review = replayed(FrozenAudit(manifest), read_rows(out / SAMPLE_ITEMS))
+    qid, ids = _items(out)
+    prior = _prior(manifest)
+    rows: list[tuple[str, int | str | None, int | str, str, str]] = [
+        (s.item[1], s.label, s.number, s.move, "yes" if s.item[1] in prior else "") for s in review.steps]
+    read = {r[0] for r in rows}
+    rows += [(rid, "", "", "", "") for rid in ids if rid not in read]
+    relevant = sum(r[1] == 1 for r in rows)
+    if relevant_only:
+        rows = [r for r in rows if r[1] == 1]
+    buf = io.StringIO()
+    writer = csv.writer(buf, delimiter="\t" if tab else ",", lineterminator="\n")
+    writer.writerow(EXPORT_COLUMNS)
+    writer.writerows([*r, texts.get((qid, r[0]), "")] for r in rows)
+    write_text_atomic(target, buf.getvalue())
+    return {"records": len(rows), "read": len(read), "relevant": relevant}
 
 
 def batch_size(path: str | os.PathLike[str]) -> int | None:

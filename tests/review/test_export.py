@@ -1,0 +1,81 @@
+"""``rankcut review export``: the review's records with their labels, the records read in reading
+order, then the unread ones (as ASReview exports a project)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from review_testdata import toy_records
+from typer.testing import CliRunner
+
+from rankcut.cli.main import app
+from rankcut.review import session
+from rankcut.review.records import Records
+
+POLICY = "projected-cost:batch=10,chunk=5"
+
+
+@pytest.fixture
+def records() -> Records:
+    return toy_records(80, 8, seed=2)
+
+
+def _rows(path: Path, delimiter: str = ",") -> list[dict[str, str]]:
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f, delimiter=delimiter))
+
+
+def test_the_export_lists_the_records_read_in_reading_order_then_the_unread(records: Records,
+                                                                            tmp_path: Path) -> None:
+    assert records.labels is not None
+    truth = dict(zip(records.ids, records.labels.tolist(), strict=True))
+    relevant = next(rid for rid, y in truth.items() if y)
+    folder = tmp_path / "R"
+    session.start(records.with_prior({relevant: 1}), folder, target_recall=0.8, seed=4, policy=POLICY)
+    session.label(folder, known=truth, limit=30)
+    out = tmp_path / "export.csv"
+    counts = session.export(folder, out)
+    rows = _rows(out)
+    steps = [json.loads(x) for x in (folder / "review.jsonl").read_text().splitlines()]
+    assert tuple(rows[0]) == session.EXPORT_COLUMNS and len(rows) == len(records) == counts["records"]
+    assert [(r["record_id"], int(r["label"]), int(r["step"]), r["move"]) for r in rows[:len(steps)]] == \
+        [(s["doc_id"], s["label"], s["step"], s["move"]) for s in steps]
+    assert [r["prior_knowledge"] for r in rows[:len(steps)]].count("yes") == 1
+    assert rows[0]["record_id"] == relevant   # the prior knowledge is read first
+    unread = rows[len(steps):]
+    read = {s["doc_id"] for s in steps}
+    assert [r["record_id"] for r in unread] == [rid for rid in records.ids if rid not in read]
+    assert all(r["label"] == r["step"] == r["move"] == "" for r in unread)
+    assert rows[5]["text"] == records.texts[records.ids.index(rows[5]["record_id"])]
+    info = session.status(folder)
+    assert counts == {"records": len(records), "read": info["read"], "relevant": info["found"]}
+
+    # only the relevant ones, as TSV; an earlier export is replaced, any other file is refused
+    tsv = tmp_path / "included.tsv"
+    assert session.export(folder, tsv, relevant_only=True)["records"] == info["found"]
+    assert [r["record_id"] for r in _rows(tsv, "\t")] == [s["doc_id"] for s in steps if s["label"] == 1]
+    session.export(folder, out)
+    mine = tmp_path / "records.csv"
+    mine.write_text("record_id,title\n1,mine\n")
+    with pytest.raises(FileExistsError, match="records.csv exists and is not an export of a review"):
+        session.export(folder, mine)
+    assert mine.read_text() == "record_id,title\n1,mine\n"
+
+
+def test_the_command_says_what_it_wrote(records: Records, tmp_path: Path) -> None:
+    assert records.labels is not None
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    session.label(folder, known=dict(zip(records.ids, records.labels.tolist(), strict=True)), limit=20)
+    found = session.status(folder)["found"]
+    result = CliRunner().invoke(app, ["review", "export", "--folder", str(folder), "--out",
+                                      str(tmp_path / "rel.csv"), "--relevant"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == f"wrote {found} relevant records to {tmp_path / 'rel.csv'} (20 read, " \
+        f"{found} relevant)"
+    missing = CliRunner().invoke(app, ["review", "export", "--folder", str(tmp_path / "none"), "--out",
+                                       str(tmp_path / "x.csv")])
+    assert missing.exit_code == 2 and "review folder" in missing.stderr and "does not exist" in missing.stderr
