@@ -95,31 +95,48 @@ def test_the_page_takes_the_review_s_steps_and_gives_its_certificate_in_a_review
     assert session.status(page_folder)["read"] == answered
 
 
-def test_answers_kept_from_a_batch_file_are_shown_when_asked_and_recorded_when_the_page_opens(
+def test_answers_kept_from_a_batch_file_are_recorded_when_the_review_asks_for_their_records(
         records: Records, tmp_path: Path) -> None:
     folder = tmp_path / "R"
     session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
-    batch = [r["record_id"] for r in session.next_records(folder, 6)]
-    ahead = tmp_path / "ahead.csv"          # the reviewer read on, past the record asked now
-    write_label_file(ahead, [("toy", rid, 0) for rid in batch[1:4]], kind="csv")
-    with pytest.warns(UserWarning, match="3 of its labels are kept for later"):
-        assert session.label(folder, from_file=ahead).recorded == 0
+    batch = [r["record_id"] for r in session.next_records(folder, 9)]
+
+    def read_ahead(name: str, rids: list[str]) -> None:   # the reviewer read on, past the record asked now
+        with pytest.warns(UserWarning, match=f"{len(rids)} of its labels are kept for later"):
+            write_label_file(tmp_path / name, [("toy", rid, 0) for rid in rids], kind="csv")
+            assert session.label(folder, from_file=tmp_path / name).recorded == 0
+
+    read_ahead("ahead.csv", batch[1:4])
     assert session.kept_answers(folder) == dict.fromkeys(batch[1:4], 0)
     client = _open(folder)
-    assert 'id="kept"' not in client.get("/").text           # batch[0]: no answer kept for it
     stale = _fields(client.get("/").text)
-    assert _answer(client, 0) == batch[0]
+    assert 'id="kept"' not in client.get("/").text           # batch[0]: no answer kept for it
+    assert stale["doc_id"] == batch[0]
+    # the kept answers of the records asked next are recorded at once, and the page says so
+    page = client.post("/answer", data={**stale, "label": "0"}, headers=ORIGIN).text   # the page after it
+    assert _fields(page)["doc_id"] == batch[4]
+    assert "recorded the answers a batch file gave for the records the review asked for next (kept in " \
+        f"pending-labels.csv): {', '.join(batch[1:4])}" in page
+    steps = [json.loads(x) for x in (folder / "review.jsonl").read_text().splitlines()]
+    assert [s["doc_id"] for s in steps] == batch[:4] and session.kept_answers(folder) == {}
     refused = client.post("/answer", data={**stale, "label": "1"}, headers=ORIGIN)   # a page left open
     said = html.unescape(refused.text)
     assert refused.status_code == 409 and f"record {batch[0]!r} (position " in said
     assert "two readings disagree" in said and "(query " not in said
-    page = client.get("/").text
-    assert _fields(page)["doc_id"] == batch[1]
+
+    # a page opened records the kept answers the review asks for now, as label --interactive does
+    read_ahead("more.csv", batch[5:7])
+    workflow.label(folder, qrels=_qrels(tmp_path, {batch[4]: 0}), limit=1)   # batch[4], elsewhere
+    page = client.get("/").text                     # this page: batch[5] is asked, its answer shown
+    assert _fields(page)["doc_id"] == batch[5]
     assert "a batch file answered this record: not relevant (kept, not recorded)" in page
-    # a page opened now records the kept answers the review asks for, as label --interactive does
-    client = _open(folder)
-    assert _fields(client.get("/").text)["doc_id"] == batch[4]
-    assert [d for _, d, _, _ in _steps(folder)][-4:] == batch[:4] and session.kept_answers(folder) == {}
+    assert _fields(_open(folder).get("/").text)["doc_id"] == batch[7]
+
+
+def _qrels(tmp_path: Path, labels: dict[str, int]) -> Path:
+    path = tmp_path / "elsewhere.qrels"
+    path.write_text("".join(f"toy 0 {rid} {y}\n" for rid, y in labels.items()))
+    return path
 
 
 def test_rankcut_serve_refuses_a_changed_review_in_the_review_s_words(records: Records,

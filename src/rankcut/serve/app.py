@@ -168,7 +168,11 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S,
         except ValueError as err:
             return refuse(request, 409, str(err))
         session.last = given
-        return back(None, session)
+        kept = (None if not given.kept else
+                f"recorded the answer{'s' if len(given.kept) > 1 else ''} a batch file gave for the "
+                f"record{'s' if len(given.kept) > 1 else ''} the review asked for next (kept in "
+                f"pending-labels.csv): {', '.join(given.kept)}")
+        return back(kept, session)
 
     @app.post("/second")
     def second_answer(request: Request, csrf: str = Form(""), audit_id: str = Form(""),

@@ -34,6 +34,7 @@ when the desk opens, and shown above their record when it is asked later.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sqlite3
 import tempfile
@@ -105,6 +106,7 @@ class Given:
     label: int
     source: str
     seen: tuple[str | None, ...]
+    kept: tuple[str, ...] = ()   # a review: the records whose kept answers were recorded after it
 
 
 @dataclass(frozen=True)
@@ -495,8 +497,26 @@ class Desk:
                 given = Given(item, label, source, seen_state(store))
             if self.interleaved:
                 self._write_review()
+            if self.review:
+                given = dataclasses.replace(given, kept=self._record_kept())
         self.answered(who)
         return given
+
+    def _record_kept(self) -> tuple[str, ...]:
+        """Record the answers a review keeps from a batch file read ahead, as long as the review asks
+        for their records next (under the answer's lock): as ``label --from`` records them, with
+        the source ``file pending-labels.csv``. Returns their record ids."""
+        recorded: list[str] = []
+        while (asked := self._asked_now()) is not None:
+            label = review_session.kept_answers(self.folder).get(asked[1])
+            if label is None:
+                break
+            with open_store(self.audit, self.info, create=True) as store:
+                store.record([asked], [label], f"file {review_session.PENDING_FILE}",
+                             refusal_hint=self.spec.refusal_hint(store))
+            self._write_review()
+            recorded.append(asked[1])
+        return tuple(recorded)
 
     def _asked_now(self) -> Item | None:
         """The document the interleaved review asks for now (after the labels written since)."""
