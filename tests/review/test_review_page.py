@@ -5,6 +5,7 @@ review asks for their records."""
 
 from __future__ import annotations
 
+import csv
 import html
 import json
 import re
@@ -58,6 +59,11 @@ def _steps(folder: Path) -> list[tuple[str, str, int | None, int]]:
     return [(r["move"], r["doc_id"], r["audit_position"], r["label"]) for r in rows]
 
 
+def _to_label(folder: Path) -> list[dict[str, str]]:
+    with open(folder / "to_label.csv", newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
 def test_the_page_takes_the_review_s_steps_and_gives_its_certificate_in_a_reviewer_s_words(
         records: Records, tmp_path: Path) -> None:
     assert records.labels is not None
@@ -82,11 +88,14 @@ def test_the_page_takes_the_review_s_steps_and_gives_its_certificate_in_a_review
             audit_seen = True
         _answer(client, truth[_fields(page)["doc_id"]])
         answered += 1
+        if answered == 1:   # to_label.csv names the record asked next, as after rankcut review label
+            assert [r["doc_id"] for r in _to_label(page_folder)] == [_fields(client.get("/").text)["doc_id"]]
     assert audit_seen and "The target is certified: the review asks for no further record." in page
     info = session.status(page_folder)   # the page rounds the bound as status and certify do
     assert f"current bound: recall ≥ {format_bound(info['recall_bound'], 'lower')} —" in page
     session.label(cli_folder, known=truth)
     assert _steps(page_folder) == _steps(cli_folder)
+    assert _to_label(page_folder) == _to_label(cli_folder) == []   # nothing is asked any more
     certified = client.post("/certify", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
     assert certified.status_code in (200, 303)
     on_page = json.loads((page_folder / "certificate.json").read_text())

@@ -71,6 +71,7 @@ from rankcut.audit.interactive import seen_state
 from rankcut.audit.labels import LabelStore, StoreMark
 from rankcut.audit.manifest import load_manifest, read_json
 from rankcut.audit.pools import Item
+from rankcut.audit.to_label import write_to_label
 from rankcut.certify.result import format_bound
 from rankcut.certify.sequential import RunningState, SequentialAudit
 from rankcut.review import session as review_session  # registers the screener of rankcut review's folders
@@ -532,12 +533,14 @@ class Desk:
             return self._review.steps[-1].item if self._review.steps else None
 
     def _write_review(self) -> None:
-        """``review.jsonl`` as the label step writes it: every step so far (the review's record, and
-        where the next call resumes its replay)."""
+        """``review.jsonl`` and ``to_label`` as the label step writes them: every step so far (the
+        review's record, and where the next call resumes its replay), and the item asked next."""
         with self._reading:
             self._read()
             assert self._review is not None
             write_review(self.folder, self._review)
+            write_to_label(self.audit, [] if self._step is None else [self._step.item],
+                           Path(str(self.info["to_label"])).suffix[1:])
 
     def can_undo(self, given: Given | None) -> bool:
         """Whether an answer may be taken back now: while nothing may have seen it, as
