@@ -20,7 +20,9 @@ from fastapi.testclient import TestClient  # noqa: E402
 from review_testdata import toy_records  # noqa: E402
 
 from rankcut.audit import workflow  # noqa: E402
+from rankcut.audit.folder import load_audit  # noqa: E402
 from rankcut.audit.labels import write_label_file  # noqa: E402
+from rankcut.audit.to_label import write_to_label  # noqa: E402
 from rankcut.certify.result import format_bound  # noqa: E402
 from rankcut.review import session  # noqa: E402
 from rankcut.review.records import Records  # noqa: E402
@@ -88,8 +90,12 @@ def test_the_page_takes_the_review_s_steps_and_gives_its_certificate_in_a_review
             audit_seen = True
         _answer(client, truth[_fields(page)["doc_id"]])
         answered += 1
-        if answered == 1:   # to_label.csv names the record asked next, as after rankcut review label
-            assert [r["doc_id"] for r in _to_label(page_folder)] == [_fields(client.get("/").text)["doc_id"]]
+        if answered == 1:   # to_label.csv names the record asked next, as the label step writes it
+            written = (page_folder / "to_label.csv").read_bytes()
+            asked_next = ("toy", _fields(client.get("/").text)["doc_id"])
+            write_to_label(load_audit(page_folder), [asked_next], "csv")   # the design's own, replayed
+            assert (page_folder / "to_label.csv").read_bytes() == written
+            assert f"toy,{asked_next[1]},,screen".encode() in written
     assert audit_seen and "The target is certified: the review asks for no further record." in page
     info = session.status(page_folder)   # the page rounds the bound as status and certify do
     assert f"current bound: recall ≥ {format_bound(info['recall_bound'], 'lower')} —" in page

@@ -4,6 +4,7 @@ the reviewer is shown (``--texts``: document and query texts, :mod:`rankcut.data
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,16 +30,23 @@ def query_texts(audit: Audit) -> dict[str, str] | None:
     return None if entry is None else read_query_texts(entry["path"])
 
 
-def write_to_label(audit: Audit, order: list[Item], fmt: str) -> Path:
+def write_to_label(audit: Audit, order: list[Item], fmt: str, *,
+                   known: tuple[Sequence[tuple[Any, ...]], Mapping[Item, str] | None] | None = None) -> Path:
+    """Write ``to_label.csv`` (or ``.jsonl``): the items of ``order``, an empty label each, where
+    each stands and why (the design's ``positions``) and its text.
+
+    :param known: the positions and the texts when the caller holds them already (the labelling
+        page's review, which would otherwise be replayed, and the texts file read, per answer).
+    """
     import csv
     import io
 
-    texts = document_texts(audit)
-    path = audit.folder / f"{TO_LABEL}.{fmt}"
-    buf = io.StringIO(newline="")
     # a design that counts labels in order says where each item stands (the sequential audit), and
     # one that chooses each item from the labels says also why (the interleaved review's next item)
-    where = design_of(audit).positions(audit, len(order))
+    where, texts = ((design_of(audit).positions(audit, len(order)), document_texts(audit)) if known is None
+                    else known)
+    path = audit.folder / f"{TO_LABEL}.{fmt}"
+    buf = io.StringIO(newline="")
     columns = ["part", "position", "why"][:len(where[0])] if where else []
     if fmt == "jsonl":
         for i, (q, d) in enumerate(order):

@@ -539,8 +539,10 @@ class Desk:
             self._read()
             assert self._review is not None
             write_review(self.folder, self._review)
-            write_to_label(self.audit, [] if self._step is None else [self._step.item],
-                           Path(str(self.info["to_label"])).suffix[1:])
+            step = self._step   # the positions the design would give, from the review kept here
+            fmt = Path(str(self.info["to_label"])).suffix[1:]
+            write_to_label(self.audit, [] if step is None else [step.item], fmt,
+                           known=([] if step is None else [(step.move, step.where, step.why)], self.texts))
 
     def can_undo(self, given: Given | None) -> bool:
         """Whether an answer may be taken back now: while nothing may have seen it, as
