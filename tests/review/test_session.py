@@ -304,7 +304,7 @@ def test_a_copied_folder_whose_texts_were_edited_warns_and_reads_the_frozen_ones
     texts = tmp_path / "B" / "records.jsonl"
     texts.write_text(texts.read_text().replace("a", "b", 1))
     said = (f"{texts} changed after the audit was frozen, so it is not read: the frozen file at "
-            f"{tmp_path / 'A'}")
+            f"{tmp_path / 'A' / 'records.jsonl'} is read instead")
     with pytest.warns(UserWarning, match=re.escape(said)):
         session.status(tmp_path / "B")
     shutil.rmtree(tmp_path / "A")   # without the original, the copy's edit is refused
