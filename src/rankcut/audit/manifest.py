@@ -176,7 +176,8 @@ def locate_input(folder: str | os.PathLike[str], entry: Mapping[str, Any]) -> Pa
         if (status is not None and file_status(c) == status) or sha256_file(c) == frozen:
             if c != places[0] and places[0] in found:   # e.g. a copied folder whose own copy was edited
                 warnings.warn(f"{option} {places[0]} changed after the audit was frozen, so it is not read: "
-                              f"the frozen file at {c} is read instead (restore the first to silence this)", stacklevel=2)
+                              f"the frozen file at {c} is read instead (restore the first to silence this)",
+                              stacklevel=2)
             return c
     if not found:
         looked = " or ".join(str(c) for c in places)
