@@ -28,8 +28,9 @@ taken back or changed replays it (resumed from ``review.jsonl``'s steps, as the 
 An answer is taken back only while it is the review's last step: once a step was chosen from it, a
 recorded step is never changed. A folder of ``rankcut review`` (:func:`rankcut.review.session.is_review`)
 is shown in the review's words — records, the ranker's pick and its position in the records — and
-the answers it keeps from a batch file read ahead are recorded as far as the review asks for them
-when the desk opens, and shown above their record when it is asked later.
+the answers it keeps from a batch file read ahead are recorded as far as the review asks for them,
+when the desk opens and after each answer (one reached through labels given elsewhere is shown
+above its record).
 """
 
 from __future__ import annotations
@@ -512,9 +513,12 @@ class Desk:
             label = review_session.kept_answers(self.folder).get(asked[1])
             if label is None:
                 break
-            with open_store(self.audit, self.info, create=True) as store:
-                store.record([asked], [label], f"file {review_session.PENDING_FILE}",
-                             refusal_hint=self.spec.refusal_hint(store))
+            try:
+                with open_store(self.audit, self.info, create=True) as store:
+                    store.record([asked], [label], f"file {review_session.PENDING_FILE}",
+                                 refusal_hint=self.spec.refusal_hint(store))
+            except (sqlite3.Error, OSError):   # the answer itself is recorded; the kept one stays kept
+                break
             self._write_review()
             recorded.append(asked[1])
         return tuple(recorded)
