@@ -34,7 +34,7 @@ from numpy.typing import ArrayLike, NDArray
 from rankcut.data.io import Source, open_text
 from rankcut.data.lists import Posting, RankedLists
 
-__all__ = ["LABEL_COLUMNS", "ScreeningSet", "Table", "load_screening", "read_table"]
+__all__ = ["LABEL_COLUMNS", "ScreeningSet", "Table", "delimiter_for", "load_screening", "read_table"]
 
 
 _LABELS = {"0": False, "1": True}
@@ -139,6 +139,13 @@ class ScreeningSet:
         return RankedLists.from_postings(run, self.qrels(), threshold=1)
 
 
+def delimiter_for(source: Source) -> str:
+    """A table's field separator by its name: a tab for ``.tsv``/``.tab`` (``.gz`` allowed), else a
+    comma (and a comma for an open file)."""
+    stem = str(source).removesuffix(".gz") if isinstance(source, str | os.PathLike) else ""
+    return "\t" if stem.endswith((".tsv", ".tab")) else ","
+
+
 def _stem(source: Source) -> str:
     if isinstance(source, str | os.PathLike):
         name = Path(source).name
@@ -192,8 +199,7 @@ def read_table(source: Source, *, label: str | None, name: str | None = None,
     if label is not None and (not isinstance(label, str) or not label):
         raise ValueError(f"label must name a column, got {label!r}")
     if delimiter is None:
-        stem = str(source).removesuffix(".gz") if isinstance(source, str | os.PathLike) else ""
-        delimiter = "\t" if stem.endswith((".tsv", ".tab")) else ","
+        delimiter = delimiter_for(source)
     ids: list[str] = []
     titles: list[str] = []
     abstracts: list[str] = []

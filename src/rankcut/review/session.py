@@ -60,7 +60,7 @@ from rankcut.audit.manifest import (
 from rankcut.audit.options import check_count, spelled
 from rankcut.audit.pools import Item
 from rankcut.data.io import open_text
-from rankcut.data.screening import LABEL_COLUMNS
+from rankcut.data.screening import LABEL_COLUMNS, delimiter_for
 from rankcut.review.cal import CALConfig, CALScreener
 from rankcut.review.records import _FORMS, _VALUES, Records
 
@@ -334,8 +334,7 @@ def read_labels(source: str | os.PathLike[str], ids: Sequence[str]) -> dict[str,
 def _label_lines(source: str | os.PathLike[str], ids: Sequence[str]) -> tuple[dict[str, int], dict[str, int]]:
     """:func:`read_labels`'s labels, and the line each record's label is on."""
     known = set(ids)
-    stem = str(source).removesuffix(".gz")
-    delimiter = "\t" if stem.endswith((".tsv", ".tab")) else ","
+    delimiter = delimiter_for(source)
     out: dict[str, int] = {}
     lines: dict[str, int] = {}
     with open_text(source, None, newline="") as (where, f):
@@ -638,13 +637,26 @@ def write_batch(folder: str | os.PathLike[str], path: str | os.PathLike[str],
             raise FileExistsError(f"{out} exists and holds {len(waiting)} {labels} not recorded yet (record "
                                   f"{waiting[0]}{', ...' if len(waiting) > 1 else ''}): record them first "
                                   f"(rankcut review label --from {out}), or name a new file")
+    _write_table(out, BATCH_COLUMNS, ([r["record_id"], "", r["move"], r["position"],
+                                       r["audit_position"] or "", r["why"], r["text"]] for r in batch))
+
+
+def _write_table(path: Path, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    """``columns`` and ``rows`` as a CSV (TSV for ``.tsv``/``.tab``), written whole or not at all."""
     buf = io.StringIO()
-    writer = csv.writer(buf, delimiter="\t" if out.suffix in (".tsv", ".tab") else ",", lineterminator="\n")
-    writer.writerow(BATCH_COLUMNS)
-    for rec in batch:
-        writer.writerow([rec["record_id"], "", rec["move"], rec["position"], rec["audit_position"] or "",
-                         rec["why"], rec["text"]])
-    write_text_atomic(out, buf.getvalue())
+    writer = csv.writer(buf, delimiter=delimiter_for(path), lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows(rows)
+    write_text_atomic(path, buf.getvalue())
+
+
+def _table_rows(path: Path) -> list[list[str]]:
+    """A CSV's (TSV's) rows, header first; none when the file cannot be read as one."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            return list(csv.reader(f, delimiter=delimiter_for(path)))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return []
 
 
 EXPORT_COLUMNS = ("record_id", "label", "step", "move", "prior_knowledge", "text")
@@ -666,15 +678,8 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
     """
     out, target = Path(folder), Path(path)
     manifest = _manifest(out)
-    tab = target.suffix in (".tsv", ".tab")
-    if target.exists():
-        try:
-            with open(target, newline="", encoding="utf-8") as f:
-                header = next(csv.reader(f, delimiter="\t" if tab else ","), [])
-        except (OSError, UnicodeDecodeError, csv.Error):
-            header = []
-        if tuple(header) != EXPORT_COLUMNS:
-            raise FileExistsError(f"{target} exists and is not an export of a review: name a new file")
+    if target.exists() and tuple(next(iter(_table_rows(target)), [])) != EXPORT_COLUMNS:
+        raise FileExistsError(f"{target} exists and is not an export of a review: name a new file")
     texts = _texts(check_inputs(manifest)["texts"]["path"])
     review = replayed(FrozenAudit(manifest), read_rows(out / SAMPLE_ITEMS))
     qid, ids = _items(out)
@@ -686,22 +691,14 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
     relevant = sum(r[1] == 1 for r in rows)
     if relevant_only:
         rows = [r for r in rows if r[1] == 1]
-    buf = io.StringIO()
-    writer = csv.writer(buf, delimiter="\t" if tab else ",", lineterminator="\n")
-    writer.writerow(EXPORT_COLUMNS)
-    writer.writerows([*r, texts.get((qid, r[0]), "")] for r in rows)
-    write_text_atomic(target, buf.getvalue())
+    _write_table(target, EXPORT_COLUMNS, ([*r, texts.get((qid, r[0]), "")] for r in rows))
     return {"records": len(rows), "read": len(read), "relevant": relevant}
 
 
 def batch_size(path: str | os.PathLike[str]) -> int | None:
     """How many records a batch file of :func:`write_batch` lists (``None``: the file is another
     label file, or unreadable), so that the next batch can be asked of the same size."""
-    try:
-        with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.reader(f, delimiter="\t" if Path(path).suffix in (".tsv", ".tab") else ","))
-    except (OSError, UnicodeDecodeError, csv.Error):
-        return None
+    rows = _table_rows(Path(path))
     return len(rows) - 1 if rows and tuple(rows[0]) == BATCH_COLUMNS and len(rows) > 1 else None
 
 
