@@ -102,7 +102,7 @@ def test_the_report_prints_nothing_it_did_not_rebuild(data: Data, tmp_path: Path
         (lambda c: c["verdict"].update(met=True, chosen="depth5"), "its verdict is not"),
         (lambda c: c.update(opened_at="2000-01-01T00:00:00.000000+00:00"), "opened_at .* opened.json says"),
         (lambda c: c.update(labels_hash="0" * 64), "labels_hash"),
-        (lambda c: c["counts"].update(draws=99), "counts give 99 draws, but the sample holds 100"),
+        (lambda c: c["counts"].update(draws=99), "counts give draws = 99, but the sample holds 100 rows"),
         (lambda c: c.update(delta=0.2), "delta is 0.2, but the manifest froze 0.05"),
         (lambda c: c.pop("counts"), "holds no counts"),
     ]:

@@ -88,7 +88,7 @@ def test_start_next_label_status_certify_report(tmp_path: Path) -> None:
     code, out, err = _run("review", "start", tmp_path / "records.csv", "--folder", folder, "--seed", 3,
                           "--target-recall", 0.8, "--policy", POLICY)
     assert code == 0, err
-    assert "started review" in out and "seed 3" in out and "a screening document" in out
+    assert "started review" in out and "seed 3" in out and "a screening record" in out
     code, out, _ = _run("review", "next", "--folder", folder, "--json")
     first = json.loads(out)
     assert first["move"] == "screen" and first["position"] >= 1 and first["why"]

@@ -96,6 +96,40 @@ def test_the_certificate_recomputes_from_the_folder(records: Records, tmp_path: 
     assert again.content["counts"] == first.content["counts"]
 
 
+def test_the_certificate_of_a_review_counts_records_read_in_a_reviewer_s_words(records: Records,
+                                                                             tmp_path: Path) -> None:
+    """certificate.json says what the review read (no "draws" of the whole collection, no
+    "unlabelled" 0 with records unread), and its verdict, statement, certify text and report speak
+    of records, with one δ event said as one."""
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=3, policy=POLICY)
+    session.label(folder, known=_truth(records), limit=12)   # stopped early: records left unread
+    cert = workflow.certify(folder)
+    info = session.status(folder)
+    content = cert.content
+    assert content["labels"] == {"collection": 80, "read": 12, "relevant": info["found"]}
+    assert "draws" not in content["counts"] and "unlabelled" not in content["counts"]
+    assert content["counts"]["collection"] == 80 and content["counts"]["steps"] == 12
+    text = cert.render()
+    assert "With confidence at least 0.95 (δ: interleaved review 0.05):" in text
+    assert "union bound" not in text and "simultaneous" not in text
+    assert f"of {records.name}, 80 records (interleaved design" in text
+    assert "NOT met yet after 12 of 80 records read" in content["verdict"]["text"]
+    statement = content["report"]["certificates"][0]["certificate"]["statement"]
+    assert "relevant records" in statement and "12 of 80 records read" in statement
+    report = write_report(folder, tmp_path / "report.md").report.read_text()
+    assert "Labels spent: 12 of the collection's 80 records" in report
+    for said in (text, statement, content["verdict"]["text"], *content["notes"], report):
+        assert "document" not in said and "ranked list" not in said, said
+    # the collection's size is recounted from the sample, never taken from the file
+    path = folder / "certificate.json"
+    edited = json.loads(path.read_text())
+    edited["counts"]["collection"] = 79
+    path.write_text(json.dumps(edited))
+    with pytest.raises(ValueError, match="counts give collection = 79, but the sample holds 80 rows"):
+        write_report(folder, tmp_path / "again.md")
+
+
 def test_bigram_and_balanced_options_are_frozen_and_replayed(records: Records, tmp_path: Path) -> None:
     config = CALConfig(ngrams=2, balanced=True)
     folder = tmp_path / "R"

@@ -96,7 +96,7 @@ def _first_difference(a: Any, b: Any, where: str = "") -> str:
 def _load(audit_dir: str | Path) -> tuple[dict[str, Any], dict[str, Any], JointReport]:
     """The manifest, the certificate content as rebuilt and checked, and the rebuilt joint report."""
     from rankcut.audit import folder as af
-    from rankcut.audit.designs import certificates
+    from rankcut.audit.designs import DESIGNS, certificates
     from rankcut.certify.report import JointReport
     from rankcut.certify.result import verify
 
@@ -169,10 +169,11 @@ def _load(audit_dir: str | Path) -> tuple[dict[str, Any], dict[str, Any], JointR
     curve = content.get("curve")
     if curve is not None:
         _check_curve(curve, report, counts, refuse)
-    distinct = len({(r["query_id"], r["doc_id"]) for r in rows})
+    total = DESIGNS[manifest["design"]].total   # the sample's size, recounted, never the file's
+    size = ({"draws": len(rows), "items": len({(r["query_id"], r["doc_id"]) for r in rows})}
+            if total == "draws" else {total: len(rows)})
     checked = {**content, **_normal(extra), "report": rebuilt_report, "audit_id": manifest.audit_id, **rule,
-               "seed": manifest["seed"],
-               "labels": {**content.get("labels", {}), "draws": len(rows), "items": distinct}}
+               "seed": manifest["seed"], "labels": {**content.get("labels", {}), **size}}
     return manifest.to_dict(), checked, report
 
 
@@ -182,8 +183,9 @@ def _check_draws(counts: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], d
     design: :meth:`~rankcut.audit.designs.base.Design.draw_counts`)."""
     from rankcut.audit.designs import DESIGNS
 
-    if counts.get("draws") != len(rows):
-        raise refuse(f"its counts give {counts.get('draws')} draws, but the sample holds {len(rows)}")
+    total = DESIGNS[design].total
+    if counts.get(total) != len(rows):
+        raise refuse(f"its counts give {total} = {counts.get(total)}, but the sample holds {len(rows)} rows")
     got, expected = DESIGNS[design].draw_counts(counts, rows, folder)
     if got != expected:
         raise refuse(f"its counts of draws {got} are not those of the sample {expected}")
@@ -199,8 +201,8 @@ def _check_curve(curve: Mapping[str, Any], report: JointReport, counts: Mapping[
         raise refuse(f"its curve is of {curve.get('quantity')!r}, which this design does not "
                      "certify") from None
     labels, bound = list(curve.get("labels") or []), list(curve.get("bound") or [])
-    end = counts["excluded"]["labelled"] if "labelled" in (counts.get("excluded") or {}) else \
-        counts.get("steps", counts["draws"])   # the interleaved review: the steps read
+    end = (counts["excluded"]["labelled"] if "labelled" in (counts.get("excluded") or {}) else
+           counts["steps"] if "steps" in counts else counts["draws"])   # the review: the steps read
     off = bool(labels) and (labels[-1] != end
                             or abs(float(bound[-1]) - value) > 1e-9 * max(1.0, abs(value)))
     if len(labels) != len(bound) or off:
@@ -303,14 +305,14 @@ def _relevant_draws(content: Mapping[str, Any]) -> int:
     return int(sum(counts[k]["relevant"] for k in ("excluded", "included") if k in counts))
 
 
-def _summary(content: Mapping[str, Any], report: JointReport) -> list[str]:
+def _summary(manifest: Mapping[str, Any], content: Mapping[str, Any], report: JointReport) -> list[str]:
     from rankcut.audit.designs import DESIGNS
     from rankcut.certify.result import confidence_text
 
     lab, counts = content["labels"], content["counts"]
-    spent = (f"Labels spent: {lab['draws']} draws, {lab['items']} distinct items; "
-             f"{_relevant_draws(content)} draws counted relevant.")
-    spent = DESIGNS[content["design"]].spent_text(counts) or spent
+    spent = (DESIGNS[content["design"]].spent_text(counts, manifest)
+             or f"Labels spent: {lab['draws']} draws, {lab['items']} distinct items; "
+                f"{_relevant_draws(content)} draws counted relevant.")
     events = ", ".join(f"{e} {v:g}" for e, v in report.budget.items())
     joint = (f"Joint confidence at least {confidence_text(report.joint_delta)} (union bound over {events})."
              if len(report.budget) > 1 else
@@ -412,7 +414,7 @@ def render_markdown(manifest: Mapping[str, Any], content: Mapping[str, Any], rep
     """The report as Markdown; ``plot`` is the PNG file name beside it, or None."""
     out = [f"# {_noun(manifest).capitalize()} report {manifest['audit_id'][:12]}", "", report.title, "",
            "## Result", ""]
-    out += [f"- {line}" for line in _summary(content, report)]
+    out += [f"- {line}" for line in _summary(manifest, content, report)]
     out += ["", "## Certificates", ""]
     for name, headline, statement in _headline_rows(report):
         out += [f"- **{name}**: `{headline}`  ", f"  {statement}"]
@@ -443,7 +445,8 @@ def render_html(manifest: Mapping[str, Any], content: Mapping[str, Any], report:
 
     noun = _noun(manifest).capitalize()
     parts = [f"<h1>{noun} report {e(manifest['audit_id'][:12])}</h1>", f"<p>{e(report.title)}</p>",
-             "<h2>Result</h2><ul>" + "".join(f"<li>{e(s)}</li>" for s in _summary(content, report)) + "</ul>",
+             "<h2>Result</h2><ul>" + "".join(f"<li>{e(s)}</li>" for s in _summary(manifest, content, report))
+             + "</ul>",
              "<h2>Certificates</h2><ul>"
              + "".join(f"<li><b>{e(n)}</b>: <code>{e(h)}</code><br>{e(s)}</li>"
                        for n, h, s in _headline_rows(report))

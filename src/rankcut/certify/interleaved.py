@@ -288,13 +288,15 @@ def replay(total: int, moves: str, labels: str, rule: InterleavedRule) -> Interl
 )
 def interleaved_recall_certificate(total: int, moves: str, labels: str, target: float = 0.8,
                                    delta: float = 0.05, prior_scale: float = PRIOR_SCALE,
-                                   prior_mean: float | None = None) -> Certificate:
+                                   prior_mean: float | None = None, items: str = "documents") -> Certificate:
     """Recall of an interleaved review, anytime-valid (the theorem of this module).
 
     :param total: ``N``, the collection's size.
     :param moves: one character a step read: ``s`` screened, ``a`` the next unread document of
         the frozen audit order.
     :param labels: the 0/1 label of each step's document, as a string of ``0``/``1``.
+    :param items: what the statement calls the collection's members ("records" for a review of
+        records); words only.
     :returns: ``quantity="recall"``, ``side="lower"``: ``F_t / min_s max C_s``;
         ``details["certified"]`` says whether it meets ``target``.
     """
@@ -309,13 +311,13 @@ def interleaved_recall_certificate(total: int, moves: str, labels: str, target: 
         theorem=theorem_of("interleaved_recall"),
         function="interleaved_recall",
         inputs={"total": total, "moves": moves, "labels": labels, "target": target, "delta": delta,
-                "prior_scale": prior_scale, "prior_mean": prior_mean},
+                "prior_scale": prior_scale, "prior_mean": prior_mean, "items": items},
         allocation={"audit": float(delta)},
         delta=float(delta),
         statement=(
             f"With confidence {confidence_text(delta)}, the review found at least "
-            f"{math.floor(review.recall_lower * 1000) / 10:g}% of the relevant documents: "
-            f"{review.found} found in {review.read} of {total} documents read ({screened} screened, "
+            f"{math.floor(review.recall_lower * 1000) / 10:g}% of the relevant {items}: "
+            f"{review.found} found in {review.read} of {total} {items} read ({screened} screened, "
             f"{review.audit_labels} in the frozen audit order, {review.audit_hits} of them relevant), "
             f"at most {upper - review.found} relevant left unread (anytime-valid: it holds wherever "
             f"the review stops, whatever decided each move); target {target:g} "

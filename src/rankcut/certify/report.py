@@ -141,11 +141,9 @@ class JointReport:
         lines = [self.title] if self.title else []
         users = {e: [n for n, _, ch in self.entries if e in ch.values()] for e in self.budget}
         used = [e for e in self.budget if users[e]]
-        lines.append(
-            f"With simultaneous confidence at least {conf} (union bound over "
-            + ", ".join(f"{e} {self.budget[e]:g}" for e in used)
-            + "):"
-        )
+        budget = ", ".join(f"{e} {self.budget[e]:g}" for e in used)
+        lines.append(f"With simultaneous confidence at least {conf} (union bound over {budget}):"
+                     if len(used) > 1 else f"With confidence at least {conf} (δ: {budget}):")
         shared: dict[tuple[str, ...], list[str]] = {}
         for e in used:
             if len(users[e]) > 1:

@@ -117,8 +117,8 @@ def _next_lines(folder: Path, info: dict[str, Any], out: Path | None = None) -> 
         return [info["next_move"], f"next: rankcut review certify --folder {shlex.quote(str(folder))}"
                 if info["next"] == "certify" else "done"]
     where = _where(nxt)
-    kind = ("a screening document (the ranker's pick)" if nxt["move"] == "screen" else
-            "an audit document (the next of the frozen random order)")
+    kind = ("a screening record (the ranker's pick)" if nxt["move"] == "screen" else
+            "an audit record (the next of the frozen random order)")
     lines = [f"read record {nxt['record_id']}: {kind}, {where}", f"  why: {nxt['why']}"]
     if nxt["prior"]:
         lines.append("  (prior knowledge: its frozen label is recorded at the next label call)")
@@ -308,7 +308,7 @@ def next_(
                                     "--from has taken its labels."),
     as_json: bool = JSON,
 ) -> None:
-    """The record to read now (or the next --batch N): a screening or an audit document, its position,
+    """The record to read now (or the next --batch N): a screening or an audit record, its position,
     and why."""
     from rankcut.review import session
 

@@ -20,7 +20,8 @@ the folder as on any interleaved audit. The review is replayed from the label st
 
 Importing this module registers ``cal`` in the design's
 :data:`~rankcut.audit.designs.interleaved.SCREENERS` (and the report's words for it in
-``SCREENER_FACTS``): the audit layer imports no ranker.
+``SCREENER_FACTS`` and ``SCREENER_WORDS``: "record", not "document"): the audit layer imports no
+ranker.
 """
 
 from __future__ import annotations
@@ -45,7 +46,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rankcut.audit import workflow
-from rankcut.audit.designs.interleaved import SCREENER_FACTS, SCREENERS, lookahead, replayed
+from rankcut.audit.designs.interleaved import (
+    SCREENER_FACTS,
+    SCREENER_WORDS,
+    SCREENERS,
+    Words,
+    lookahead,
+    replayed,
+)
 from rankcut.audit.folder import LABELS_FILE, SAMPLE_ITEMS, FrozenAudit, read_rows
 from rankcut.audit.labels import LabelStore, write_label_file
 from rankcut.audit.manifest import (
@@ -150,6 +158,7 @@ def cal_facts(config: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 SCREENERS[CAL] = cal_screener
 SCREENER_FACTS[CAL] = cal_facts
+SCREENER_WORDS[CAL] = Words(item="record", everything="", chooser="whatever the ranker learns", in_run=False)
 
 
 # ---------------------------------------------------------------------------------------------

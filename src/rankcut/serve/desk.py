@@ -385,7 +385,7 @@ class Desk:
             bound = f"recall ≥ {format_bound(rev.recall_lower, 'lower')}"   # as status and certify say it
             met = rev.certified
             verdict = verdict_text(rho, met, rev.read, n, screened, rev.audit_labels, rev.found,
-                                   rev.running_upper)
+                                   rev.running_upper, review.words)
         place = done = kept = None
         if step is None:
             done = (f"The target is certified: the review asks for no further {self.thing}." if rev.certified

@@ -39,7 +39,7 @@ def certificates(audit: FrozenAudit, stats: Mapping[str, Any]) -> tuple[JointRep
     report checks them."""
     report, findings = design_of(audit).certify(audit, stats)
     notes = list(findings.notes)
-    if stats["unlabelled"]:
+    if stats.get("unlabelled"):
         notes.append(f"{stats['unlabelled']} draws had no label and were counted unfavourably "
                      "(allow_incomplete: excluded-pool draws as relevant, included-pool draws as not "
                      "relevant)")

@@ -136,6 +136,7 @@ class Design(Protocol):
     adaptive: bool  # the label step asks for the item the review chooses next (the interleaved review)
     plans_precision: bool  # the plan takes an expected precision of the included pool (two-pool)
     noun: str  # what the report calls it: an "audit", or a "review" (the interleaved design)
+    total: str  # the key of the counts that is the sample's size: "draws", or "collection" (the review)
 
     def theorem(self, reference: str | None, finite: bool) -> str: ...
     def target(self, target_recall: float | None, max_missed: int | None) -> dict[str, Any] | None: ...
@@ -174,7 +175,7 @@ class Design(Protocol):
               ) -> dict[str, Any] | None: ...
     def draw_counts(self, counts: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
                     folder: Path) -> tuple[dict[str, Any], dict[str, Any]]: ...
-    def spent_text(self, counts: Mapping[str, Any]) -> str | None: ...
+    def spent_text(self, counts: Mapping[str, Any], manifest: Mapping[str, Any]) -> str | None: ...
     def frozen_facts(self, manifest: Mapping[str, Any]) -> list[tuple[str, str]] | None: ...
     def status(self, folder: Path, out: dict[str, Any], steps: dict[str, bool]) -> None: ...
 
@@ -356,6 +357,7 @@ class FixedSampleDesign:
     plans_precision = False  # the plan takes an expected precision of the included pool
     event = ""  # the one δ event of the design
     noun = "audit"
+    total = "draws"
 
     # -- freeze
 
@@ -580,7 +582,7 @@ class FixedSampleDesign:
         expected = {"excluded": sum(r["pool"] != "included" for r in rows)}
         return {k: (counts.get(k) or {}).get("draws") for k in expected}, expected
 
-    def spent_text(self, counts: Mapping[str, Any]) -> str | None:
+    def spent_text(self, counts: Mapping[str, Any], manifest: Mapping[str, Any]) -> str | None:
         return None
 
     def frozen_facts(self, manifest: Mapping[str, Any]) -> list[tuple[str, str]] | None:

@@ -75,7 +75,7 @@ from rankcut.audit.folder import (
     open_store,
     read_rows,
 )
-from rankcut.audit.manifest import canonical_json, load_manifest, now, read_json, write_text_atomic
+from rankcut.audit.manifest import Manifest, canonical_json, load_manifest, now, read_json, write_text_atomic
 from rankcut.audit.options import spelled as _o
 from rankcut.audit.options import start_again
 from rankcut.audit.pools import Item, Pools
@@ -86,8 +86,9 @@ if TYPE_CHECKING:
     from rankcut.certify.policies import Policy, ReviewState
     from rankcut.certify.report import JointReport
 
-__all__ = ["MAX_COLLECTION", "POLICIES", "REVIEW_FILE", "SCREENERS", "SCREENER_FACTS", "Interleaved",
-           "Review", "Step", "lookahead", "policy_spec", "replayed", "review_of", "screener_spec"]
+__all__ = ["MAX_COLLECTION", "POLICIES", "REVIEW_FILE", "SCREENERS", "SCREENER_FACTS", "SCREENER_WORDS",
+           "Interleaved", "Review", "Step", "Words", "lookahead", "policy_spec", "replayed", "review_of",
+           "screener_spec", "words_of"]
 
 # The design lists its whole collection in sample.jsonl, and the engine keeps one number per R.
 MAX_COLLECTION = 2_000_000
@@ -128,6 +129,30 @@ SCREENERS: dict[str, ScreenerFactory] = {"frontier": lambda audit, items: fronti
 # screener may add its words; otherwise the report names it and points at the manifest).
 SCREENER_FACTS: dict[str, Callable[[Mapping[str, Any]], list[tuple[str, str]]]] = {
     "frontier": lambda config: [("screener", "frontier: the top unread document of the ranking")]}
+
+
+@dataclass(frozen=True)
+class Words:
+    """How the certificate, the verdict and the report name what a review reads, by the screener
+    frozen in the manifest (:data:`SCREENER_WORDS`; a package that registers a screener may add
+    its words, e.g. "record" for a review of records)."""
+
+    item: str = "document"
+    everything: str = "the ranked list"   # every item the review could read ("": all are listed)
+    chooser: str = "whatever the ranking"   # what the guarantee holds for, in the plain words
+    in_run: bool = True   # whether the title names the run file the items came in
+
+    @property
+    def items(self) -> str:
+        return self.item + "s"
+
+
+SCREENER_WORDS: dict[str, Words] = {"frontier": Words()}
+
+
+def words_of(manifest: Manifest | Mapping[str, Any]) -> Words:
+    """The words for an interleaved manifest's screener (a document's, unless it registered its own)."""
+    return SCREENER_WORDS.get(str(manifest["screener"]["name"]), Words())
 
 
 def screener_spec(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
@@ -228,6 +253,7 @@ class Review:
         self.policy = _policy(audit)
         self.screener = _screener(audit, self.items)
         self.screener_name = str(audit.manifest["screener"]["name"])
+        self.words = words_of(audit.manifest)
         self.read = np.zeros(len(self.items), dtype=bool)
         self.pointer = 0
         self.steps: list[Step] = []
@@ -311,7 +337,7 @@ class Review:
         """Why the policy chose ``move``, in words (the policy's rule, not a new decision)."""
         from rankcut.certify.interleaved import SCREEN
 
-        st, rev, p = self.state, self.state.review, self.policy
+        st, rev, p, doc = self.state, self.state.review, self.policy, self.words.item
         name = type(p).__name__
         if name == "ScreenThenAudit":
             depth = p.depth  # type: ignore[attr-defined]
@@ -320,9 +346,9 @@ class Review:
                     "only audit draws from now on")
         batch, chunk = p.batch, p.chunk  # type: ignore[attr-defined]
         if st.frontier >= st.rank_labels.size:
-            return "every ranked document is read: only the audit order is left"
+            return f"every ranked {doc} is read: only the audit order is left"
         if move == SCREEN and rev.found == 0:
-            return "no relevant document found yet: screening goes on"
+            return f"no relevant {doc} found yet: screening goes on"
         if move == SCREEN and st.screened < batch:
             return f"the first screening batch of {batch} is not read yet ({st.screened} screened)"
         if move == SCREEN and st.last == SCREEN and st.run % batch:
@@ -330,10 +356,10 @@ class Review:
         if move != SCREEN and st.last != SCREEN and st.run % chunk:
             return f"finishing the run of audit draws under way ({st.run % chunk} of {chunk} read)"
         if name == "ProjectedCostPolicy":
-            return ("screening another batch first is projected to leave fewer documents to read than "
+            return (f"screening another batch first is projected to leave fewer {doc}s to read than "
                     "auditing from now on" if move == SCREEN else
-                    "auditing from now on is projected to read fewer documents than screening another "
-                    f"batch (the unread documents' relevant count is estimated from the ranking's tail and "
+                    f"auditing from now on is projected to read fewer {doc}s than screening another "
+                    f"batch (the unread {doc}s' relevant count is estimated from the ranking's tail and "
                     f"{rev.audit_labels} audit draws)")
         if name == "MarginalCostPolicy" and st.last == SCREEN:
             return ("one more screening batch, at the recent screened ranks' precision, is projected to "
@@ -341,11 +367,11 @@ class Review:
                     "one more screening batch is projected to cost more than the audit draws it saves: "
                     "the audit goes on")
         if not rev.started:
-            return ("the ranking's projected unfound relevant documents are still above the margin"
-                    if move == SCREEN else "the ranking's projected unfound relevant documents fell to the "
+            return (f"the ranking's projected unfound relevant {doc}s are still above the margin"
+                    if move == SCREEN else f"the ranking's projected unfound relevant {doc}s fell to the "
                     "margin the target allows: the audit starts")
         if st.last != SCREEN:
-            return ("the last run of audit draws found a relevant document: back to screening"
+            return (f"the last run of audit draws found a relevant {doc}: back to screening"
                     if move == SCREEN else "the last run of audit draws found none: auditing on")
         ratio = p.ratio  # type: ignore[attr-defined]
         return (f"the last screening batch's precision is above {ratio:g} times the unread prevalence "
@@ -461,19 +487,19 @@ def write_review(folder: Path, review: Review) -> None:
 
 
 def verdict_text(rho: float, met: bool, read: int, n: int, screened: int, audited: int, found: int,
-                 upper: int) -> str:
-    """The verdict in words: met or not after ``read`` of ``n`` documents, at most ``upper − found``
+                 upper: int, words: Words = Words()) -> str:
+    """The verdict in words: met or not after ``read`` of ``n`` items, at most ``upper − found``
     relevant unfound (``upper``: the certificate's bound on ``R``)."""
-    return (f"target recall ≥ {rho:g}: {'met' if met else 'NOT met yet'} after {read} of {n} documents read "
-            f"({screened} screened, {audited} audited; {found} relevant found, at most {upper - found} "
-            "unfound)")
+    return (f"target recall ≥ {rho:g}: {'met' if met else 'NOT met yet'} after {read} of {n} "
+            f"{words.items} read ({screened} screened, {audited} audited; {found} relevant found, at most "
+            f"{upper - found} unfound)")
 
 
 def next_text(step: Step | None, review: Review) -> str:
     if step is None:
-        rev = review.state.review
-        return ("the target is certified: the review asks for no further document" if rev.certified else
-                "every document is read: the review asks for no further document")
+        rev, doc = review.state.review, review.words.item
+        return (f"the target is certified: the review asks for no further {doc}" if rev.certified else
+                f"every {doc} is read: the review asks for no further {doc}")
     q, d = step.item
     return f"next: {step.move} query {q}, document {d} ({step.where}) — {step.why}"
 
@@ -492,6 +518,7 @@ class Interleaved(FixedSampleDesign):
     adaptive = True
     event = "interleaved review"
     noun = "review"
+    total = "collection"   # it lists the whole collection; it draws nothing and leaves no label unread
 
     # -- freeze
 
@@ -677,7 +704,7 @@ class Interleaved(FixedSampleDesign):
                         "cannot follow labels edited after being seen (Assumption 1); restore them, or "
                         f"{start_again()}")
             rev = review.state.review
-            stats = {"draws": len(rows), "unlabelled": 0, "collection": len(rows),
+            stats = {"collection": len(rows),
                      "moves": "".join(rev.moves), "labels": "".join(map(str, rev.labels)),
                      "steps": t, "screened": review.state.screened, "audited": rev.audit_labels,
                      "relevant": rev.found}
@@ -693,7 +720,7 @@ class Interleaved(FixedSampleDesign):
             write_review(audit.folder, review)
         new = {"audit_id": audit.manifest.audit_id, "opened_at": opened_at,
                "sample_hash": info["sample_hash"], "labels_hash": now_digest, "prefix": t}
-        spent = {"draws": len(rows), "items": len(rows), "labelled": t, "relevant": rev.found}
+        spent = {"collection": len(rows), "read": t, "relevant": rev.found}
         return Opened(stats, now_digest, opened_at, spent, new, report, findings, review.curve())
 
     def certify(self, audit: FrozenAudit, stats: Mapping[str, Any]) -> tuple[JointReport, Findings]:
@@ -701,30 +728,34 @@ class Interleaved(FixedSampleDesign):
         from rankcut.certify.report import JointReport
 
         n, d, rho = int(stats["collection"]), audit.delta, float(audit.target["recall"])
+        words = words_of(audit.manifest)
         cert = interleaved_recall_certificate(n, str(stats["moves"]), str(stats["labels"]), rho, d,
-                                              float(audit.manifest["prior_scale"]))
-        run = Path(audit.manifest["inputs"]["run"]["path"]).name
+                                              float(audit.manifest["prior_scale"]), items=words.items)
         topic = audit.manifest["pools"]["per_query"]["qids"][0]
-        title = (f"Review {audit.manifest.short_id} of {topic} in {run} (interleaved design, "
-                 f"{audit.manifest['theorem']})")
+        where = (f"in {Path(audit.manifest['inputs']['run']['path']).name}" if words.in_run else
+                 f"{n} {words.items}")
+        title = (f"Review {audit.manifest.short_id} of {topic}{' ' if words.in_run else ', '}{where} "
+                 f"(interleaved design, {audit.manifest['theorem']})")
         fact = {"collection N": n}
         report = JointReport(delta=d, budget=audit.budget, title=title, facts=fact).attach(
             "recall", cert, charge={"audit": self.event})
         met = bool(cert.details["certified"])
         t, found = int(stats["steps"]), int(stats["relevant"])
         text = verdict_text(rho, met, t, n, int(stats["screened"]), int(stats["audited"]), found,
-                            int(cert.details["relevant_upper"]))
-        readable = ("the ranked list and the corpus' other documents" if audit.manifest.get("corpus") else
-                    "the ranked list")
-        notes = [f"In plain words: whatever the ranking, whichever documents are truly relevant, and however "
+                            int(cert.details["relevant_upper"]), words)
+        doc, docs = words.item, words.items
+        corpus = " and the corpus' other documents" if audit.manifest.get("corpus") else ""
+        among = (f"the collection's {n} (every {doc} the review could read: {words.everything}{corpus})"
+                 if words.everything else f"the review's {n} {docs}")
+        notes = [f"In plain words: {words.chooser}, whichever {docs} are truly relevant, and however "
                  f"each move was chosen, the chance that this review ever says 'met' while its recall is "
                  f"below {rho:g} is at most {d:g} — however often certify is run and wherever the review "
-                 "stops (anytime-valid; the bound is the tightest of the review so far, so a 'met' stays "
-                 "met). Recall counts the relevant documents read, by either move, out of all relevant "
-                 f"documents among the collection's {n} (every document the review could read: {readable}). "
+                 f"stops (anytime-valid; the bound is the tightest of the review so far, so a 'met' stays "
+                 f"met). Recall counts the relevant {docs} read, by either move, out of all relevant "
+                 f"{docs} among {among}. "
                  "It assumes the labels are right and that audit moves read the listed audit order."]
         if not met and t < n:
-            notes.append(f"next: label on ({_o('label')}); {_o('status')} names the next document and why")
+            notes.append(f"next: label on ({_o('label')}); {_o('status')} names the next {doc} and why")
         row = {"name": "review", "collection": n, "read": t, "screened": int(stats["screened"]),
                "audited": int(stats["audited"]), "relevant": found,
                "relevant_upper": int(cert.details["relevant_upper"]), "recall": float(cert.value)}
@@ -734,10 +765,11 @@ class Interleaved(FixedSampleDesign):
 
     def draw_counts(self, counts: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
                     folder: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-        return {"collection": counts.get("collection")}, {"collection": len(rows)}
+        return {}, {}   # nothing is drawn: the collection's size is the counts' total
 
-    def spent_text(self, counts: Mapping[str, Any]) -> str | None:
-        return (f"Labels spent: {counts['steps']} of the collection's {counts['collection']} documents — "
+    def spent_text(self, counts: Mapping[str, Any], manifest: Mapping[str, Any]) -> str | None:
+        return (f"Labels spent: {counts['steps']} of the collection's {counts['collection']} "
+                f"{words_of(manifest).items} — "
                 f"{counts['screened']} screened (the screener's picks), {counts['audited']} in the frozen "
                 f"audit order; {counts['relevant']} relevant.")
 
@@ -746,7 +778,8 @@ class Interleaved(FixedSampleDesign):
         scale (no pools, burden or sample sizes: the review reads the collection as it goes)."""
         policy, screener = manifest["policy"], manifest["screener"]
         say = SCREENER_FACTS.get(screener["name"])
-        collection = f"{manifest['inputs']['run']['path']}: {manifest['pools']['items']} documents"
+        collection = (f"{manifest['inputs']['run']['path']}: {manifest['pools']['items']} "
+                      f"{words_of(manifest).items}")
         if manifest.get("corpus"):
             corpus = manifest["corpus"]
             collection += f" (corpus: {corpus['documents']} documents, {corpus['kind']})"

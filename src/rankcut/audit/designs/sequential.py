@@ -379,7 +379,7 @@ class Sequential(FixedSampleDesign):
                     "included": sum(r["pool"] == "included" for r in rows)}
         return {k: (counts.get(k) or {}).get("draws") for k in expected}, expected
 
-    def spent_text(self, counts: Mapping[str, Any]) -> str | None:
+    def spent_text(self, counts: Mapping[str, Any], manifest: Mapping[str, Any]) -> str | None:
         cut, audited = counts["included"], counts["excluded"]
         return (f"Labels spent: {cut['draws'] + audited['labelled']} — the cut's {cut['draws']} and the "
                 f"first {audited['labelled']} of the {audited['draws']} excluded items in the audit order; "
