@@ -104,7 +104,7 @@ def test_start_next_label_status_certify_report(tmp_path: Path) -> None:
     info = json.loads(out)
     assert info["read"] == 6 and info["next_record"] is not None and info["recall_bound"] < 0.8
     code, out, _ = _run("review", "certify", "--folder", folder)
-    assert code == 0 and "NOT met yet after 6 of 80" in out
+    assert code == 1 and "NOT met yet after 6 of 80" in out   # exit status 1: not met yet
     code, out, err = _run("review", "label", "--folder", folder, "--simulate", "--records",
                           tmp_path / "records.csv")
     assert code == 0, err
@@ -112,7 +112,7 @@ def test_start_next_label_status_certify_report(tmp_path: Path) -> None:
     assert "recall ≥" in out and "NOT met yet" in out     # the certificate is of the first 6 steps
     code, out, _ = _run("review", "certify", "--folder", folder, "--json")
     cert = json.loads(out)
-    assert cert["verdict"]["met"] and cert["design"] == "interleaved"
+    assert code == 0 and cert["verdict"]["met"] and cert["design"] == "interleaved"
     code, out, err = _run("review", "report", "--folder", folder, "--out", tmp_path / "report.md")
     assert code == 0, err
     assert "met after" in out and (tmp_path / "report.png").exists()

@@ -434,7 +434,9 @@ def status(folder: Path = FOLDER, as_json: bool = JSON) -> None:
 @app.command("certify")
 @_fail_cleanly
 def certify(folder: Path = FOLDER, as_json: bool = JSON) -> None:
-    """Certify the records read so far (recomputed from the folder; refused if anything frozen changed)."""
+    """Certify the records read so far (recomputed from the folder; refused if anything frozen changed).
+
+    Exit status 0 when the target is met, 1 when it is not met yet, 2 when refused."""
     from rankcut._progress import bars, show_progress
     from rankcut.audit import workflow
     from rankcut.review import session
@@ -443,6 +445,8 @@ def certify(folder: Path = FOLDER, as_json: bool = JSON) -> None:
     with bars(show_progress(as_json=as_json)):
         result = workflow.certify(folder)
     typer.echo(result.to_json() if as_json else result.render())
+    if not result.content["verdict"]["met"]:
+        raise typer.Exit(1)   # a script can stop on "met" alone
 
 
 @app.command("report")
