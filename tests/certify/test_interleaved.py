@@ -234,6 +234,32 @@ def test_screen_then_audit_reproduces_the_sequential_audit(seed):
         assert rev.certified == bool(running[t] <= audit.allowed_misses(int(pool[:t].sum())))
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_audits_to_certify_is_the_first_all_irrelevant_audit_run_that_meets_the_target(seed):
+    """``audits_to_certify``: by the definition (the reference bounds), the review with that many
+    irrelevant audit labels appended meets the target and with one fewer does not; it does not
+    change the review; each irrelevant audit read takes one off it; 0 once certified."""
+    rng = np.random.default_rng(seed)
+    total = int(rng.integers(8, 50))
+    t = int(rng.integers(0, total))
+    moves = "".join(rng.choice([SCREEN, AUDIT], size=t, p=[0.6, 0.4]))
+    labels = "".join(str(int(v)) for v in rng.random(t) < 0.4)
+    rule = InterleavedRule(float(rng.choice([0.5, 0.8, 0.95])), float(rng.choice([0.05, 0.3])))
+    rev = replay(total, moves, labels, rule)
+    n = rev.audits_to_certify()
+    assert rev.moves == list(moves) and 0 <= n <= rev.unread
+
+    def met_after(extra: int) -> bool:
+        bounds = _reference_bounds(total, moves + AUDIT * extra, labels + "0" * extra, rule)
+        return (bounds[-1] if bounds else total) <= rule.allowed_total(rev.found)
+
+    assert met_after(n) and (n == 0 or not met_after(n - 1))
+    assert (n == 0) == rev.certified
+    if n:
+        rev.audit(0)
+        assert rev.audits_to_certify() == n - 1
+
+
 def test_screening_everything_is_exact():
     rev = InterleavedReview(5)
     for v in (1, 0, 1, 1, 0):

@@ -61,6 +61,7 @@ the anchor never moves, the predictives telescope to the prior–posterior mixtu
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -262,6 +263,17 @@ class InterleavedReview:
     def certified(self) -> bool:
         """Whether "recall ≥ ρ" is certified now (``min_s max C_s ≤ ⌊F_t/ρ⌋``)."""
         return self._running <= self.rule.allowed_total(self.found)
+
+    def audits_to_certify(self) -> int:
+        """How many more audit reads certify the target if none of them is relevant (0 once
+        certified): the review's tail in the best case for the audit, a projection for planning,
+        not part of any claim. Each relevant document found, and each screening step, changes it.
+        At most the unread count: with everything read the bound is ``F`` itself."""
+        probe, n = copy.deepcopy(self), 0
+        while not probe.certified:
+            probe.audit(0)
+            n += 1
+        return n
 
     def allowed_unfound(self) -> int:
         """Relevant documents that may still be unread for recall ``≥ ρ`` now: ``⌊F/ρ⌋ − F``."""

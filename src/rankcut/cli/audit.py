@@ -447,6 +447,8 @@ def status(audit: Path = AUDIT, as_json: bool = JSON) -> None:
     if info.get("next_move"):   # the interleaved review: the document asked for next, and why
         typer.echo(f"  {info['next_move']}")
         typer.echo(f"  guarantee: {info['guarantee']}")
+        if info.get("tail"):
+            typer.echo(f"  ahead: {info['tail']}")
     typer.echo(_next_line(info, audit))
 
 

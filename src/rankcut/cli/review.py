@@ -144,6 +144,8 @@ def _status_lines(info: dict[str, Any]) -> list[str]:
                         "(recorded when it does)"))
     if info.get("verdict"):
         lines.append(f"certificate: {info['verdict']}")
+    if info.get("tail"):
+        lines.append(f"ahead: {info['tail']}")
     nxt = info["next_record"]
     lines.append(info["next_move"] if nxt is None else
                  f"next: {nxt['move']} record {nxt['record_id']} ({_where(nxt)}) — {nxt['why']}")
@@ -224,7 +226,7 @@ def start(
 
 def _json_status(info: dict[str, Any]) -> dict[str, Any]:
     keys = ("audit_id", "read", "prior_read", "kept", "collection", "found", "recall_bound", "target",
-            "delta", "guarantee", "verdict", "next_record", "next_move", "next")
+            "delta", "guarantee", "verdict", "audits_to_certify", "tail", "next_record", "next_move", "next")
     return {k: info.get(k) for k in keys}
 
 

@@ -795,7 +795,8 @@ class Interleaved(FixedSampleDesign):
                 ("prior scale", f"{manifest['prior_scale']:g} (the prior is fixed at the first audit step)")]
 
     def status(self, folder: Path, out: dict[str, Any], steps: dict[str, bool]) -> None:
-        """The steps read, the next one and why; labelled once certified (or everything read);
+        """The steps read, the next one and why, and the audit reads that would meet the target if
+        none of them is relevant (a projection); labelled once certified (or everything read);
         certify is done when the certificate covers every step read and says met (or all is read)."""
         audit = FrozenAudit(load_manifest(folder))
         review = replayed(audit, read_rows(folder / SAMPLE_ITEMS))
@@ -806,6 +807,13 @@ class Interleaved(FixedSampleDesign):
         out["guarantee"] = (f"the chance that this review ever says 'met' while its recall is below "
                             f"{audit.target['recall']:g} is at most {audit.delta:g}, however each move was "
                             "chosen and wherever it stops")
+        rev, words = review.state.review, review.words
+        out["audits_to_certify"] = tail = rev.audits_to_certify()
+        out["tail"] = (None if tail == 0 else
+                       f"if the next {tail:,} audit {words.item if tail == 1 else words.items} "
+                       f"{'is' if tail == 1 else 'are all'} not relevant, the target is met then "
+                       f"({tail:,} of the {rev.unread:,} unread; each relevant {words.item} found, and "
+                       f"each {words.item} screened, moves it)")
         out["next_item"] = None if step is None else step.to_dict()
         out["next_move"] = next_text(step, review)
         steps["label"] = step is None
