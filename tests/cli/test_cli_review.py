@@ -4,6 +4,7 @@ simulation, and one-line refusals naming the file, line or option."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import re
 import shlex
@@ -270,3 +271,33 @@ def test_label_simulate_from_qrels(tmp_path: Path) -> None:
     code, _, err = _run("review", "label", "--folder", folder, "--simulate", "--qrels",
                         tmp_path / "two.qrels")
     assert code == 2 and "two.qrels: the qrels hold 2 queries, none of them the review's 'records'" in err
+
+
+def test_the_records_file_is_named_in_the_report_and_an_edit_after_start_is_said(tmp_path: Path) -> None:
+    """The review screens its frozen copy: the report names the file it was started from (hash,
+    size), and status warns when that file changed since (h27: edits went unnoticed)."""
+    _records(tmp_path / "records.csv")
+    folder = tmp_path / "R"
+    code, _, err = _run("review", "start", tmp_path / "records.csv", "--folder", folder, "--seed", 3,
+                        "--target-recall", 0.8, "--policy", POLICY)
+    assert code == 0, err
+    code, out, _ = _run("review", "status", "--folder", folder)
+    assert code == 0 and "warning:" not in out
+    _run("review", "label", "--folder", folder, "--simulate", "--records", tmp_path / "records.csv",
+         "--next", 3)
+    _run("review", "certify", "--folder", folder)   # not met yet (exit status 1): a report all the same
+    code, _, err = _run("review", "report", "--folder", folder, "--out", tmp_path / "report.md")
+    assert code == 0, err
+    digest = hashlib.sha256((tmp_path / "records.csv").read_bytes()).hexdigest()
+    report = (tmp_path / "report.md").read_text()
+    assert f"| records from | {(tmp_path / 'records.csv').resolve()} (sha256:{digest[:12]}, " in report
+    with open(tmp_path / "records.csv", "a", encoding="utf-8") as f:   # a record added after start
+        f.write("r80,Study 80,kidney glucose transport,0\n")
+    code, out, _ = _run("review", "status", "--folder", folder)
+    source = (tmp_path / "records.csv").resolve()
+    assert code == 0 and f"warning: {source} changed since the review started" in out
+    assert "screens the records frozen at its start (records.jsonl" in out
+    code, out, _ = _run("review", "status", "--folder", folder, "--json")
+    assert len(json.loads(out)["changed_sources"]) == 1
+    code, out, _ = _run("review", "next", "--folder", folder, "--json")
+    assert code == 0 and json.loads(out)["record_id"]   # the review goes on, on its own copy

@@ -144,6 +144,7 @@ def _status_lines(info: dict[str, Any]) -> list[str]:
                         "(recorded when it does)"))
     if info.get("verdict"):
         lines.append(f"certificate: {info['verdict']}")
+    lines.extend(f"warning: {said}" for said in info["changed_sources"])
     if info.get("tail"):
         lines.append(f"ahead: {info['tail']}")
     nxt = info["next_record"]
@@ -196,7 +197,7 @@ def start(
     recs = _with_prior(_records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query),
                        prior_relevant)
     options = {"target_recall": target_recall, "delta": delta, "seed": seed, "policy": policy,
-               "config": _config(model, seed_query)}
+               "config": _config(model, seed_query), "sources": [records, *([texts] if texts else [])]}
     if simulate:
         again = _label_again(folder, records, format=fmt, texts=texts, query=query,
                              label_column=label_column, qrels=qrels)
@@ -226,7 +227,8 @@ def start(
 
 def _json_status(info: dict[str, Any]) -> dict[str, Any]:
     keys = ("audit_id", "read", "prior_read", "kept", "collection", "found", "recall_bound", "target",
-            "delta", "guarantee", "verdict", "audits_to_certify", "tail", "next_record", "next_move", "next")
+            "delta", "guarantee", "verdict", "audits_to_certify", "tail", "changed_sources", "next_record",
+            "next_move", "next")
     return {k: info.get(k) for k in keys}
 
 
@@ -500,7 +502,7 @@ def simulate(
     recs = _with_prior(_records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query),
                        prior_relevant)
     options = {"target_recall": target_recall, "delta": delta, "seed": seed, "policy": policy,
-               "config": _config(model, None)}
+               "config": _config(model, None), "sources": [records, *([texts] if texts else [])]}
     again = (_label_again(folder, None, qrels=qrels) if qrels is not None and fmt != "trec" else
              _label_again(folder, records, format=fmt, texts=texts, query=query, label_column=label_column,
                           qrels=qrels))

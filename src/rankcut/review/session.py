@@ -10,9 +10,11 @@ module only translates records and record ids into the audit's collection and it
   the manifest, shown when labelling and read by the ranker, so the certificate and a resumed
   session never depend on a file outside the folder;
 * the manifest's screener ``{"name": "cal", "config": {"cal": CALConfig, "prior": {id: 0/1},
-  "ranked": bool}}``: the ranker's configuration and seed (the review's seed), and the prior
-  knowledge — records labelled before the session, which the ranker screens first and which are
-  recorded as the review's first steps from the frozen prior (design data, never asked again).
+  "ranked": bool, "sources": [{path, sha256, bytes}]}}``: the ranker's configuration and seed (the
+  review's seed), the prior knowledge — records labelled before the session, which the ranker
+  screens first and which are recorded as the review's first steps from the frozen prior (design
+  data, never asked again) — and the files the records were read from (provenance for the report;
+  ``status`` says when one changed since, as the review goes on with its own copy).
 
 Then :func:`label`, :func:`status`, ``workflow.certify`` and ``audit.report.write_report`` run on
 the folder as on any interleaved audit. The review is replayed from the label store at every call
@@ -129,8 +131,10 @@ class _OncePerStep:
 
 
 def cal_screener(audit: FrozenAudit, items: Sequence[Item], *, cal: Mapping[str, Any],
-                 prior: Mapping[str, int], ranked: bool) -> Callable[[ReviewState], int]:
-    """The CAL ranker of a review folder, on its frozen texts (their hash checked)."""
+                 prior: Mapping[str, int], ranked: bool, sources: Sequence[Mapping[str, Any]]
+                 ) -> Callable[[ReviewState], int]:
+    """The CAL ranker of a review folder, on its frozen texts (their hash checked; ``sources``,
+    the files the records were read from, are provenance only: the ranker never reads them)."""
     path = locate_input(audit.folder, audit.manifest["inputs"]["texts"])
     config = json.dumps({"cal": dict(cal), "prior": dict(prior), "ranked": ranked}, sort_keys=True)
     # a copy per review: the fitted features are shared, but what the ranker learned along one
@@ -153,7 +157,29 @@ def cal_facts(config: Mapping[str, Any]) -> list[tuple[str, str]]:
     known = (f"{len(prior)} record{'s' if len(prior) > 1 else ''} ({sum(prior)} relevant, "
              f"{len(prior) - sum(prior)} not), read as the review's first screening steps and counted among "
              "the screened" if prior else "none")
-    return [("ranker", ranker), ("prior knowledge", known)]
+    read_from = "; ".join(f"{src['path']} (sha256:{src['sha256'][:12]}, {src['bytes']:,} bytes)"
+                          for src in config["sources"]) or "records given in Python"
+    return [("records from", read_from), ("ranker", ranker), ("prior knowledge", known)]
+
+
+def _source(path: str | os.PathLike[str]) -> dict[str, Any]:
+    given = Path(path)
+    return {"path": str(given.resolve()), "sha256": sha256_file(given), "bytes": given.stat().st_size}
+
+
+def changed_sources(manifest: Manifest) -> list[str]:
+    """The files the records were read from that changed since :func:`start` (still at their path,
+    with other bytes), each in one sentence. The review never reads them again: it screens the
+    records frozen in its folder, so an edit there (a corrected title, records added) is not in it."""
+    said = []
+    for src in manifest["screener"]["config"]["sources"]:
+        path = Path(src["path"])
+        if path.is_file() and (path.stat().st_size != src["bytes"] or sha256_file(path) != src["sha256"]):
+            said.append(f"{path} changed since the review started (sha256:{src['sha256'][:12]} then, "
+                        f"{sha256_file(path)[:12]} now): the review screens the records frozen at its start "
+                        f"({TEXTS_FILE} in its folder), not the file's edits; to screen the changed records, "
+                        "start a new review")
+    return said
 
 
 SCREENERS[CAL] = cal_screener
@@ -171,9 +197,12 @@ def _query_id(name: str) -> str:
 
 def start(records: Records, folder: str | os.PathLike[str], *, target_recall: float = 0.95,
           delta: float = 0.05, seed: int | None = None, policy: str | None = None,
-          config: CALConfig | None = None) -> Manifest:
+          config: CALConfig | None = None, sources: Sequence[str | os.PathLike[str]] = ()) -> Manifest:
     """Freeze a review of ``records`` into ``folder`` (module docstring), draw its audit order and
     record its prior knowledge as its first steps.
+
+    :param sources: the files ``records`` were read from, frozen by path, hash and size for the
+        report and for :func:`changed_sources` (none: records made in Python).
 
     :param seed: the audit order's and the ranker's seed (default: a random one, recorded).
     :param policy: the interleaved design's ``--policy`` (default ``projected-cost``).
@@ -199,6 +228,7 @@ def start(records: Records, folder: str | os.PathLike[str], *, target_recall: fl
     prior = {rid: int(y) for rid, y in zip(records.ids, records.prior.tolist(), strict=True) if y >= 0}
     qid = _query_id(records.name)
     n = len(records)
+    read_from = [_source(p) for p in sources]
     made = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out / RUN_FILE, "".join(f"{qid} Q0 {rid} {r + 1} {n - r} rankcut-review\n"
@@ -211,7 +241,7 @@ def start(records: Records, folder: str | os.PathLike[str], *, target_recall: fl
             out, run=out / RUN_FILE, design="interleaved", delta=delta, target_recall=target_recall,
             seed=seed, texts=out / TEXTS_FILE, policy=policy,
             screener={"name": CAL, "config": {"cal": cal.to_json(), "prior": prior,
-                                              "ranked": bool(records.ranked)}})
+                                              "ranked": bool(records.ranked), "sources": read_from}})
         workflow.plan(out)
         workflow.sample(out)
         _record_prior(out)
@@ -569,7 +599,8 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
     """The audit's status (``workflow.status``) with the review's words: ``read``, ``found``, the
     current ``recall_bound`` (certified at every step), ``collection``, ``target``, ``delta``,
     ``prior_read`` (the records of the prior knowledge among those read), ``kept`` (answers kept for
-    records not asked for, :data:`PENDING_FILE`) and the ``next_record`` (``None`` once certified or
+    records not asked for, :data:`PENDING_FILE`), ``changed_sources`` (:func:`changed_sources`) and
+    the ``next_record`` (``None`` once certified or
     all is read) with its move, place, why and text.
 
     :param ahead: also list, as ``next_records``, the next ``ahead`` records the review asks for if
@@ -591,7 +622,8 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
     kept = kept_answers(out)
     result = {**info, "read": info.get("review_steps", 0), "collection": manifest["pools"]["items"],
               "prior_read": len(prior) - len(_unread(out, prior)), "kept": len(kept),
-              "target": manifest["target"]["recall"], "delta": manifest["delta"], "next_record": nxt}
+              "target": manifest["target"]["recall"], "delta": manifest["delta"], "next_record": nxt,
+              "changed_sources": changed_sources(manifest)}
     if ahead > 1:
         qid, _ = _items(out)
         review = replayed(FrozenAudit(manifest), read_rows(out / SAMPLE_ITEMS))
