@@ -10,6 +10,8 @@
     rankcut review status   --folder REVIEW
     rankcut review certify  --folder REVIEW [--json]
     rankcut review report   --folder REVIEW --out report.html [--json]
+    rankcut review export   --folder REVIEW --out labels.csv [--relevant]
+    rankcut review correct  --folder REVIEW --into REVIEW2 --relabel ID=LABEL [--relabel ...]
     rankcut review simulate records.csv --folder REVIEW --seed 7
 
 A review is an audit folder of the ``interleaved`` design whose screener is the CAL ranker
@@ -347,6 +349,48 @@ def export(
     what = "relevant records" if relevant else "records"
     typer.echo(f"wrote {counts['records']} {what} to {out} ({counts['read']} read, {counts['relevant']} "
                "relevant)")
+
+
+def _relabel(given: list[str]) -> dict[str, int]:
+    from rankcut.review.records import _FORMS, _VALUES
+
+    out: dict[str, int] = {}
+    for text in given:
+        rid, sep, value = (part.strip() for part in text.partition("="))
+        y = _VALUES.get(value.lower())
+        if not sep or not rid or y is None:
+            raise ValueError(f"--relabel {text!r}: give RECORD=LABEL, the label "
+                             f"{_FORMS.removesuffix(' or empty')}")
+        if out.get(rid, y) != y:
+            raise ValueError(f"--relabel names record {rid!r} twice, with two labels")
+        out[rid] = y
+    return out
+
+
+@app.command("correct")
+@_fail_cleanly
+def correct(
+    folder: Path = FOLDER,
+    into: Path = typer.Option(..., "--into", help="The new folder of the corrected review."),
+    relabel: list[str] = typer.Option(..., "--relabel", help="RECORD=LABEL: a record's right label "
+                                      "(repeat for more)."),
+) -> None:
+    """Start the review as it would have been with the right labels: the same records, seed and audit
+    order, the old answers given again (a recorded step is never changed)."""
+    from rankcut.review import session
+
+    done = session.correct(folder, into, _relabel(relabel))
+    manifest = done["manifest"]
+    old = manifest["screener"]["config"]["corrects"]["review"][:12]
+    changed = ", ".join(f"record {rid} labelled {now} (was {was})"
+                        for rid, (was, now) in done["corrected"].items())
+    typer.echo(f"started review {manifest.audit_id[:12]} in {into}: review {old} with {changed}; the same "
+               f"records, seed {manifest['seed']} (so the same audit order), target, policy and ranker")
+    kept = f"; {done['kept']} kept for when it asks ({session.PENDING_FILE})" if done["kept"] else ""
+    typer.echo(f"recorded {done['recorded']} of its {done['answers']} answers as the corrected review asked "
+               f"for their records{kept}")
+    for line in _next_lines(into, session.status(into)):
+        typer.echo(line)
 
 
 def _label_hint(folder: Path, out: Path | None) -> str:

@@ -10,11 +10,12 @@ module only translates records and record ids into the audit's collection and it
   the manifest, shown when labelling and read by the ranker, so the certificate and a resumed
   session never depend on a file outside the folder;
 * the manifest's screener ``{"name": "cal", "config": {"cal": CALConfig, "prior": {id: 0/1},
-  "ranked": bool, "sources": [{path, sha256, bytes}]}}``: the ranker's configuration and seed (the
-  review's seed), the prior knowledge — records labelled before the session, which the ranker
-  screens first and which are recorded as the review's first steps from the frozen prior (design
-  data, never asked again) — and the files the records were read from (provenance for the report;
-  ``status`` says when one changed since, as the review goes on with its own copy).
+  "ranked": bool, "sources": [{path, sha256, bytes}], "corrects": None | {review, relabelled}}}``:
+  the ranker's configuration and seed (the review's seed), the prior knowledge — records labelled
+  before the session, which the ranker screens first and which are recorded as the review's first
+  steps from the frozen prior (design data, never asked again) — the files the records were read
+  from (provenance for the report; ``status`` says when one changed since, as the review goes on
+  with its own copy), and the review it corrects (:func:`correct`).
 
 Then :func:`label`, :func:`status`, ``workflow.certify`` and ``audit.report.write_report`` run on
 the folder as on any interleaved audit. The review is replayed from the label store at every call
@@ -77,8 +78,8 @@ from rankcut.review.records import _FORMS, _VALUES, Records
 if TYPE_CHECKING:
     from rankcut.certify.policies import ReviewState
 
-__all__ = ["BATCH_COLUMNS", "CAL", "EXPORT_COLUMNS", "RUN_FILE", "TEXTS_FILE", "batch_size", "export",
-           "is_review", "kept_answers", "known_from_qrels", "label", "next_record", "next_records",
+__all__ = ["BATCH_COLUMNS", "CAL", "EXPORT_COLUMNS", "RUN_FILE", "TEXTS_FILE", "batch_size", "correct",
+           "export", "is_review", "kept_answers", "known_from_qrels", "label", "next_record", "next_records",
            "read_labels", "record_kept", "simulate", "start", "status", "where", "write_batch"]
 
 CAL = "cal"
@@ -131,10 +132,11 @@ class _OncePerStep:
 
 
 def cal_screener(audit: FrozenAudit, items: Sequence[Item], *, cal: Mapping[str, Any],
-                 prior: Mapping[str, int], ranked: bool, sources: Sequence[Mapping[str, Any]]
-                 ) -> Callable[[ReviewState], int]:
+                 prior: Mapping[str, int], ranked: bool, sources: Sequence[Mapping[str, Any]],
+                 corrects: Mapping[str, Any] | None) -> Callable[[ReviewState], int]:
     """The CAL ranker of a review folder, on its frozen texts (their hash checked; ``sources``,
-    the files the records were read from, are provenance only: the ranker never reads them)."""
+    the files the records were read from, and ``corrects``, the review it corrects
+    (:func:`correct`), are provenance only: the ranker never reads them)."""
     path = locate_input(audit.folder, audit.manifest["inputs"]["texts"])
     config = json.dumps({"cal": dict(cal), "prior": dict(prior), "ranked": ranked}, sort_keys=True)
     # a copy per review: the fitted features are shared, but what the ranker learned along one
@@ -159,7 +161,14 @@ def cal_facts(config: Mapping[str, Any]) -> list[tuple[str, str]]:
              "the screened" if prior else "none")
     read_from = "; ".join(f"{src['path']} (sha256:{src['sha256'][:12]}, {src['bytes']:,} bytes)"
                           for src in config["sources"]) or "records given in Python"
-    return [("records from", read_from), ("ranker", ranker), ("prior knowledge", known)]
+    facts = [("records from", read_from), ("ranker", ranker), ("prior knowledge", known)]
+    if config["corrects"]:
+        fix = config["corrects"]
+        changed = "; ".join(f"record {rid!r} labelled {c['now']} (was {c['was']})"
+                            for rid, c in fix["relabelled"].items())
+        facts.append(("corrects", f"review {fix['review'][:12]}: {changed} — the same records, seed and "
+                                  "audit order, its other answers given again"))
+    return facts
 
 
 def _source(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -201,24 +210,18 @@ def start(records: Records, folder: str | os.PathLike[str], *, target_recall: fl
     """Freeze a review of ``records`` into ``folder`` (module docstring), draw its audit order and
     record its prior knowledge as its first steps.
 
-    :param sources: the files ``records`` were read from, frozen by path, hash and size for the
-        report and for :func:`changed_sources` (none: records made in Python).
-
     :param seed: the audit order's and the ranker's seed (default: a random one, recorded).
     :param policy: the interleaved design's ``--policy`` (default ``projected-cost``).
     :param config: the ranker's configuration (its seed is replaced by ``seed``).
+    :param sources: the files ``records`` were read from, frozen by path, hash and size for the
+        report and for :func:`changed_sources` (none: records made in Python).
     :raises ValueError: for a record id holding white space (a collection's ids are TREC ids), and
         whatever ``rankcut audit freeze`` refuses.
     :raises FileExistsError: when ``folder`` already holds a review or an audit (any other file in
         it is refused too: the review writes its frozen files there).
     """
     out = Path(folder)
-    if (out / MANIFEST_FILE).exists():
-        raise FileExistsError(f"{out} already holds a review ({out / MANIFEST_FILE}); a review is started "
-                              "once — resume it (rankcut review next; a simulation: rankcut review label "
-                              "--simulate), or start into a new folder")
-    if out.is_dir() and any(out.iterdir()):
-        raise ValueError(f"{out} is not empty: start a review into a new or empty folder")
+    _check_empty(out)
     spaced = next((i for i, rid in enumerate(records.ids) if not rid or re.search(r"\s", rid)), None)
     if spaced is not None:
         raise ValueError(f"{records.name}: record {spaced + 1} has the id {records.ids[spaced]!r}, which "
@@ -228,20 +231,35 @@ def start(records: Records, folder: str | os.PathLike[str], *, target_recall: fl
     prior = {rid: int(y) for rid, y in zip(records.ids, records.prior.tolist(), strict=True) if y >= 0}
     qid = _query_id(records.name)
     n = len(records)
-    read_from = [_source(p) for p in sources]
+    run = "".join(f"{qid} Q0 {rid} {r + 1} {n - r} rankcut-review\n" for r, rid in enumerate(records.ids))
+    texts = "".join(json.dumps({"query_id": qid, "doc_id": rid, "text": text}, ensure_ascii=False) + "\n"
+                    for rid, text in zip(records.ids, records.texts, strict=True))
+    config_json = {"cal": cal.to_json(), "prior": prior, "ranked": bool(records.ranked),
+                   "sources": [_source(p) for p in sources], "corrects": None}
+    return _freeze(out, run, texts, config_json, delta=delta, target_recall=target_recall, seed=seed,
+                   policy=policy)
+
+
+def _check_empty(out: Path) -> None:
+    if (out / MANIFEST_FILE).exists():
+        raise FileExistsError(f"{out} already holds a review ({out / MANIFEST_FILE}); a review is started "
+                              "once — resume it (rankcut review next; a simulation: rankcut review label "
+                              "--simulate), or start into a new folder")
+    if out.is_dir() and any(out.iterdir()):
+        raise ValueError(f"{out} is not empty: start a review into a new or empty folder")
+
+
+def _freeze(out: Path, run: str, texts: str, config: Mapping[str, Any], **options: Any) -> Manifest:
+    """Write the collection and its texts into the empty folder ``out``, freeze the review (the CAL
+    screener with ``config``; ``options`` as for ``workflow.freeze``), draw its audit order and
+    record the prior knowledge; nothing is left behind when any of it fails."""
     made = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out / RUN_FILE, "".join(f"{qid} Q0 {rid} {r + 1} {n - r} rankcut-review\n"
-                                              for r, rid in enumerate(records.ids)))
-    write_text_atomic(out / TEXTS_FILE, "".join(
-        json.dumps({"query_id": qid, "doc_id": rid, "text": text}, ensure_ascii=False) + "\n"
-        for rid, text in zip(records.ids, records.texts, strict=True)))
+    write_text_atomic(out / RUN_FILE, run)
+    write_text_atomic(out / TEXTS_FILE, texts)
     try:
-        manifest = workflow.freeze(
-            out, run=out / RUN_FILE, design="interleaved", delta=delta, target_recall=target_recall,
-            seed=seed, texts=out / TEXTS_FILE, policy=policy,
-            screener={"name": CAL, "config": {"cal": cal.to_json(), "prior": prior,
-                                              "ranked": bool(records.ranked), "sources": read_from}})
+        manifest = workflow.freeze(out, run=out / RUN_FILE, design="interleaved", texts=out / TEXTS_FILE,
+                                   screener={"name": CAL, "config": dict(config)}, **options)
         workflow.plan(out)
         workflow.sample(out)
         _record_prior(out)
@@ -734,6 +752,80 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
         rows = [r for r in rows if r[1] == 1]
     _write_table(target, EXPORT_COLUMNS, ([*r, texts.get((qid, r[0]), "")] for r in rows))
     return {"records": len(rows), "read": len(read), "relevant": relevant}
+
+
+def correct(folder: str | os.PathLike[str], into: str | os.PathLike[str], relabel: Mapping[str, int]
+            ) -> dict[str, Any]:
+    """Start, in the new folder ``into``, the review that ``folder``'s would have been with the
+    labels ``relabel`` (record id → its right label) from the start, and give it the old review's
+    answers again.
+
+    The new review has the same records, seed (so the same frozen audit order), target, δ, policy
+    and ranker; the manifest records which review it corrects and how (the report's "corrects"
+    row). The old review's answers, with ``relabel`` applied, are kept answers of the new one
+    (:data:`PENDING_FILE`), recorded as far as it asks for their records; a relabelled record of the
+    prior knowledge is its new prior knowledge. From the first relabelled step on the ranker and the
+    policy may ask for other records than before: those are asked of the reviewer, and old answers
+    it never asks for cost nothing but the reading already done.
+
+    **Why the seed stays the same.** The guarantee is over the one frozen audit order, for a fixed
+    labelling, and assumes the labels are right. With the same order, the corrected review is a
+    function of that order and the (now right) labels: it is the review the reviewer would have
+    had with those labels from the start, so its chance of a false "met" is that review's, at most
+    δ. A new seed would be a second review: restarting with fresh orders until one stops early
+    would give each restart its own chance of a false "met", and their union is not bounded by δ.
+    So a correction never draws a new order, and it is refused for a record whose label it would
+    not change.
+
+    :returns: ``{"manifest", "corrected" (record id → (was, now)), "answers" (the old answers
+        given again), "recorded" (of them, recorded now), "kept" (the rest, kept)}``.
+    :raises ValueError: for an empty ``relabel``, a record the old review does not hold or never
+        had an answer for (label it when the new review asks), a label it already has, ``into``
+        the old folder, and whatever :func:`status` refuses on the old review (a changed frozen
+        input, an edited store).
+    """
+    old, out = Path(folder), Path(into)
+    manifest = _manifest(old)
+    if out.resolve() == old.resolve():
+        raise ValueError(f"{out} is the review to correct: a corrected review goes into a new folder "
+                         "(the review it corrects stays as it is)")
+    _check_empty(out)
+    if not relabel:
+        raise ValueError("name at least one record to relabel (RECORD=LABEL)")
+    paths = check_inputs(manifest)
+    review = replayed(FrozenAudit(manifest), read_rows(old / SAMPLE_ITEMS))
+    answers = {**kept_answers(old), **{s.item[1]: int(s.label or 0) for s in review.steps}}
+    _, ids = _items(old)
+    known = set(ids)
+    for rid, y in relabel.items():
+        if rid not in known:
+            raise ValueError(f"record {rid!r} is not in review {manifest.short_id} ({len(ids)} records)")
+        if rid not in answers:
+            raise ValueError(f"record {rid!r} has no answer in review {manifest.short_id}: nothing to "
+                             "correct (label it when a review asks for it)")
+        if y not in (0, 1):
+            raise ValueError(f"record {rid!r}: a label is 0 or 1, got {y!r}")
+        if answers[rid] == y:
+            raise ValueError(f"record {rid!r} is labelled {y} in review {manifest.short_id} already: "
+                             "nothing to correct")
+    fixed = {**answers, **relabel}
+    config = manifest["screener"]["config"]
+    prior = {rid: fixed[rid] for rid in config["prior"]}
+    corrects = {"review": manifest.audit_id,
+                "relabelled": {rid: {"was": answers[rid], "now": int(y)} for rid, y in relabel.items()}}
+    policy = manifest["policy"]
+    new = _freeze(out, Path(paths["run"]["path"]).read_text(encoding="utf-8"),
+                  Path(paths["texts"]["path"]).read_text(encoding="utf-8"),
+                  {**config, "prior": prior, "corrects": corrects}, delta=manifest["delta"],
+                  target_recall=manifest["target"]["recall"], seed=manifest["seed"],
+                  policy=f"{policy['name']}:" + ",".join(f"{k}={v}" for k, v in policy["config"].items()),
+                  prior_scale=manifest["prior_scale"])
+    given = {rid: y for rid, y in fixed.items() if rid not in prior}
+    _keep(out, given)
+    record_kept(out)
+    kept = kept_answers(out)
+    return {"manifest": new, "corrected": {rid: (answers[rid], int(y)) for rid, y in relabel.items()},
+            "answers": len(given), "recorded": len(given) - len(kept), "kept": len(kept)}
 
 
 def batch_size(path: str | os.PathLike[str]) -> int | None:
