@@ -197,3 +197,56 @@ def test_the_page_s_notes_name_rankcut_review_s_steps(records: Records, tmp_path
     assert "next: label on (label); status names" in notes[True]
     assert "NOT met" in notes[False]
     assert "next: label on (rankcut review label); rankcut review status names" in notes[False]
+
+
+def _named(app: object, name: str) -> TestClient:
+    client = TestClient(app)   # one browser: its own session cookie, on the one server
+    assert client.get(f"/?token={TOKEN}").status_code == 200
+    csrf = _fields(client.get("/").text)["csrf"]
+    client.post("/reviewer", data={"name": name, "csrf": csrf}, headers=ORIGIN)
+    return client
+
+
+def test_a_second_reviewer_reads_ahead_and_the_answer_is_recorded_when_the_review_asks(
+        records: Records, tmp_path: Path) -> None:
+    """While one reviewer reads the record asked now, another is given the record the review asks
+    for after it if that one is not relevant (status's lookahead), told who reads the first; the
+    answer is kept, and recorded when the review asks for it — the review is the one label --from
+    gives for the same two answers. A second session of the same name is asked the same record."""
+    assert records.labels is not None
+    truth = dict(zip(records.ids, records.labels.tolist(), strict=True))
+    folder, cli = tmp_path / "page", tmp_path / "cli"
+    for f in (folder, cli):
+        session.start(records, f, target_recall=0.8, seed=4, policy=POLICY)
+    ahead = [r["record_id"] for r in session.status(folder, ahead=3)["next_records"]]
+    assert truth[ahead[0]] == 0   # the lookahead is the review's path (the toy set's first pick)
+    app = create_app(folder, TOKEN)
+    ada, bob = _named(app, "Ada"), _named(app, "Bob")
+    assert _fields(ada.get("/").text)["doc_id"] == ahead[0]
+    page = html.unescape(bob.get("/").text)
+    assert _fields(page)["doc_id"] == ahead[1] and "read ahead · screen" in page
+    assert "The record the review asks for now is being read by reviewer 'Ada' (asked just now" in page
+    assert "asked after it (step 2) if the 1 record before it is not relevant" in page
+    assert _fields(_named(app, "Ada").get("/").text)["doc_id"] == ahead[0]   # Ada on another device
+    fields = {**_fields(bob.get("/").text), "label": str(truth[ahead[1]])}
+    said = html.unescape(bob.post("/answer", data=fields, headers=ORIGIN, follow_redirects=True).text)
+    assert f"kept your answer for record {ahead[1]} (read ahead)" in said
+    assert session.kept_answers(folder) == {ahead[1]: truth[ahead[1]]}
+    assert not (folder / "review.jsonl").exists()   # nothing recorded
+    assert _fields(html.unescape(bob.get("/").text))["doc_id"] == ahead[2]   # the next one ahead
+    fields = {**_fields(ada.get("/").text), "label": "0"}
+    ada.post("/answer", data=fields, headers=ORIGIN)
+    assert [s[1] for s in _steps(folder)] == ahead[:2] and session.kept_answers(folder) == {}
+    path = tmp_path / "two.csv"
+    path.write_text(f"record_id,label\n{ahead[0]},0\n{ahead[1]},{truth[ahead[1]]}\n")
+    session.label(cli, from_file=path)
+    assert _steps(folder) == _steps(cli)
+    # a read-ahead answer that disagrees with an answer kept meanwhile is refused; the kept one stands
+    current = session.next_record(folder)
+    assert current is not None and _fields(bob.get("/").text)["doc_id"] == current["record_id"]   # his
+    fields = {**_fields(ada.get("/").text), "label": "0"}   # so Ada reads ahead now
+    assert fields["doc_id"] != current["record_id"]
+    session.keep(folder, {fields["doc_id"]: 1})   # a batch file's answer, given meanwhile
+    refused = ada.post("/answer", data=fields, headers=ORIGIN)
+    assert refused.status_code == 409 and "two readings disagree" in html.unescape(refused.text)
+    assert session.kept_answers(folder)[fields["doc_id"]] == 1

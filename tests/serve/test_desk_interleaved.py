@@ -180,3 +180,22 @@ def test_an_edited_store_is_refused_as_the_label_step_refuses_it(tmp_path: Path)
         store.record([("q0", "d200")], [1], "cli")
     with pytest.raises(ValueError, match="never asked"):
         desk.standing("me")
+
+
+def test_a_held_document_names_its_reader_and_a_second_session_of_that_name_is_asked_it(
+        tmp_path: Path) -> None:
+    """The review asks for one document at a time: a second reviewer is told who reads it and for
+    how long it is held; the same reviewer in another session (a closed tab, another device) is
+    asked it again rather than made to wait for their own hold."""
+    folder, _, _ = _topic(tmp_path)
+    desk = Desk(folder)
+    first = desk.standing("ada-tab", "Ada")
+    assert first.item is not None
+    other = desk.standing("bob", "Bob")
+    assert other.item is None and other.done is not None
+    assert other.done.startswith("The document the review asks for now is being read by reviewer 'Ada' "
+                                 "(asked just now; it is asked of another reviewer if not answered within "
+                                 "10 min): reload in a while")
+    assert desk.standing("ada-phone", "Ada").item == first.item
+    brief = Desk(folder, hold_s=0.0)   # a hold that ran out: the document is asked of another
+    assert brief.standing("ada", "Ada").item == first.item == brief.standing("bob", "Bob").item

@@ -79,8 +79,9 @@ if TYPE_CHECKING:
     from rankcut.certify.policies import ReviewState
 
 __all__ = ["BATCH_COLUMNS", "CAL", "EXPORT_COLUMNS", "RUN_FILE", "TEXTS_FILE", "batch_size", "correct",
-           "export", "is_review", "kept_answers", "known_from_qrels", "label", "next_record", "next_records",
-           "read_labels", "record_kept", "simulate", "start", "status", "where", "write_batch"]
+           "export", "is_review", "keep", "kept_answers", "known_from_qrels", "label", "next_record",
+           "next_records", "read_labels", "record_kept", "simulate", "start", "status", "where",
+           "write_batch"]
 
 CAL = "cal"
 RUN_FILE = "records.run"       # the collection: the records in order, one query
@@ -575,6 +576,14 @@ def _keep(folder: Path, answers: Mapping[str, int]) -> None:
         write_label_file(path, [(qid, rid, y) for rid, y in answers.items()], kind="csv")
     else:
         path.unlink(missing_ok=True)
+
+
+def keep(folder: str | os.PathLike[str], answers: Mapping[str, int]) -> None:
+    """Keep ``answers`` (record id → 0/1) for records the review has not asked for yet, beside the
+    answers kept already (:data:`PENDING_FILE`): each is recorded when the review asks for its record
+    (:func:`record_kept`, or the next ``label``). The labelling page keeps a record read ahead so."""
+    out = Path(folder)
+    _keep(out, {**kept_answers(out), **answers})
 
 
 def record_kept(folder: str | os.PathLike[str]) -> None:

@@ -132,7 +132,7 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S,
             return page(request, "second.html", session=session, message=message, item=item,
                         position=None if item is None else desk.index[item], agreement=agreement)
         try:
-            standing = desk.standing(session.key)
+            standing = desk.standing(session.key, session.reviewer)
         except ValueError as err:
             return refuse(request, 409, str(err))
         return page(request, "label.html", session=session, s=standing, message=message,
@@ -168,6 +168,9 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S,
         except ValueError as err:
             return refuse(request, 409, str(err))
         session.last = given
+        if given.ahead:
+            return back(f"kept your answer for record {given.item[1]} (read ahead): it is recorded when the "
+                        "review asks for that record", session)
         kept = (None if not given.kept else
                 f"recorded the answer{'s' if len(given.kept) > 1 else ''} a batch file gave for the "
                 f"record{'s' if len(given.kept) > 1 else ''} the review asked for next (kept in "

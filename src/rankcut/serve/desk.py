@@ -30,12 +30,16 @@ recorded step is never changed. A folder of ``rankcut review`` (:func:`rankcut.r
 is shown in the review's words — records, the ranker's pick and its position in the records — and
 the answers it keeps from a batch file read ahead are recorded as far as the review asks for them,
 when the desk opens and after each answer (one reached through labels given elsewhere is shown
-above its record).
+above its record). While one reviewer holds the record asked now, another is given a record read
+ahead (:meth:`Desk._ahead`): its answer is kept the same way, so the ranker and the policy see it
+only when the review asks for that record.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import itertools
 import re
 import sqlite3
 import tempfile
@@ -53,6 +57,7 @@ from rankcut.audit.designs import certificates, design_of
 from rankcut.audit.designs.interleaved import (
     Review,
     Step,
+    lookahead,
     recorded_steps,
     review_of,
     verdict_text,
@@ -81,6 +86,7 @@ __all__ = ["HOLD_S", "Answer", "Desk", "Given", "Refused", "Standing"]
 
 #: an item asked of one reviewer is not asked of another for this long (seconds)
 HOLD_S = 600.0
+AHEAD = 8   # a review's page: how many records past the one asked now a reviewer may read ahead
 
 
 class Refused(ValueError):
@@ -109,6 +115,7 @@ class Given:
     source: str
     seen: tuple[str | None, ...]
     kept: tuple[str, ...] = ()   # a review: the records whose kept answers were recorded after it
+    ahead: bool = False   # a review: a record read ahead, its answer kept (recorded when it is asked)
 
 
 @dataclass(frozen=True)
@@ -172,6 +179,7 @@ class Desk:
         self._lock = threading.Lock()  # one answer at a time from this server
         self._hold_s = hold_s
         self._asked: dict[str, tuple[Item, float]] = {}  # reviewer session -> (item asked, when)
+        self._names: dict[str, str] = {}   # reviewer session -> the reviewer's name
         self._asking = threading.Lock()
         # the sequential bound's max C_s per prefix, for the rule it was computed under
         self._running: tuple[SequentialAudit, RunningState] | None = None
@@ -319,7 +327,7 @@ class Desk:
             return next((i for i in order if free(i)), None)
         with self._asking:
             now = time.monotonic()
-            held = {i for key, (i, at) in self._asked.items() if key != who and now - at < self._hold_s}
+            held = set(self._held_by_others(who, now))
             mine = self._asked.get(who)
             item = (mine[0] if mine is not None and free(mine[0]) and mine[0] not in held
                     else next((i for i in order if free(i) and i not in held), None))
@@ -328,6 +336,47 @@ class Desk:
             else:
                 self._asked[who] = (item, now)
             return item
+
+    def _held_by_others(self, who: str, now: float) -> dict[Item, tuple[str | None, float]]:
+        """The items asked of other reviewers in the last ``hold_s`` seconds: item → (their name,
+        when). A session of the same reviewer name is not another reviewer (a closed tab, another
+        device: its item is asked of them again)."""
+        name = self._names.get(who)
+        return {i: (self._names.get(key), at) for key, (i, at) in self._asked.items()
+                if key != who and now - at < self._hold_s and (name is None or self._names.get(key) != name)}
+
+    def _hold_note(self, who: str | None, item: Item) -> str:
+        """Who is being asked ``item``, since when, and when it is free again, in words."""
+        now = time.monotonic()
+        with self._asking:
+            name, at = self._held_by_others(who or "", now).get(item, (None, now))
+        by = f"reviewer {name!r}" if name else "another reviewer"
+        since, free = round((now - at) / 60), max(1, round((at + self._hold_s - now) / 60))
+        return (f"being read by {by} (asked {'just now' if since < 1 else f'{since} min ago'}; it is asked "
+                f"of another reviewer if not answered within {free} min)")
+
+    def _ahead(self, who: str, review: Review) -> Step | None:
+        """A review's page, when the record asked now is held by another reviewer: a record the
+        review asks for after it *if the records before it are not relevant*
+        (:func:`~rankcut.audit.designs.interleaved.lookahead` on a copy of the review, the kept
+        answers as known), held by no other reviewer and with no kept answer, at most
+        :data:`AHEAD` records ahead; the one this reviewer holds if it still is one. Its answer is
+        kept (:func:`~rankcut.review.session.keep`), and recorded only when the review asks for
+        that record, as a batch file's is: the ranker and the policy never see it before."""
+        kept = review_session.kept_answers(self.folder)
+        qid = self.order[0][0]
+        with self._asking:
+            held = set(self._held_by_others(who, time.monotonic()))
+            mine = self._asked.get(who, (None, 0.0))[0]
+        probe = copy.deepcopy(review)   # the lookahead takes its steps: on a copy to throw away
+        steps = lookahead(probe, {(qid, rid): y for rid, y in kept.items()})
+        free = [step for step in itertools.islice(steps, 1, 1 + AHEAD + len(kept) + len(held))
+                if step.item[1] not in kept and step.item not in held]
+        chosen = next((step for step in free if step.item == mine), free[0] if free else None)
+        if chosen is not None:
+            with self._asking:
+                self._asked[who] = (chosen.item, time.monotonic())
+        return chosen
 
     def was_asked(self, who: str, item: Item) -> bool:
         """Whether ``item`` is the one reviewer session ``who`` was asked last."""
@@ -339,9 +388,12 @@ class Desk:
         with self._asking:
             self._asked.pop(who, None)
 
-    def standing(self, who: str | None = None) -> Standing:
-        """The item to ask reviewer session ``who`` now, and the header."""
+    def standing(self, who: str | None = None, reviewer: str | None = None) -> Standing:
+        """The item to ask reviewer session ``who`` (named ``reviewer``) now, and the header."""
         self.check_current()
+        if who is not None and reviewer is not None:
+            with self._asking:
+                self._names[who] = reviewer
         if self.interleaved:
             return self._standing_interleaved(who)
         with self._reading:   # the labels read, the bound's state and the pointers change together
@@ -374,6 +426,8 @@ class Desk:
             assert review is not None   # _read replays it
             rev, screened = review.state.review, review.state.screened
             item = None if step is None else self.ask(lambda i: i == step.item, who, self.index[step.item])
+            ahead = (self._ahead(who, review) if step is not None and item is None and self.review and who
+                     else None)
         n = len(self.order)
         progress = (f"{rev.read:,} of {n:,} {self.thing}s read ({screened:,} screened, "
                     f"{rev.audit_labels:,} audited; {rev.found:,} relevant found)")
@@ -390,15 +444,28 @@ class Desk:
         if step is None:
             done = (f"The target is certified: the review asks for no further {self.thing}." if rev.certified
                     else f"Every {self.thing} is read: the review asks for no further {self.thing}.")
+        elif ahead is not None:   # a review: the record asked now is another reviewer's; read ahead
+            item = ahead.item
+            place = f"read ahead · {self._step_place(ahead)}"
+            before = ahead.number - step.number
+            kept = (f"The record the review asks for now is {self._hold_note(who, step.item)}. This one is "
+                    f"asked after it (step {ahead.number:,}) if the {before:,} record"
+                    f"{'' if before == 1 else 's'} before it {'is' if before == 1 else 'are'} not relevant: "
+                    "your answer is kept, and recorded when the review asks for it (after a relevant "
+                    "answer the ranker may choose other records first, and the answer stays kept).")
         elif item is None:
-            done = (f"The {self.thing} the review asks for now is being asked of another reviewer: reload "
+            done = (f"The {self.thing} the review asks for now is {self._hold_note(who, step.item)}: reload "
                     "in a while.")
-        else:   # "audit · audit order position 1,204, rank 4,011"
-            place = f"{step.move} · " + re.sub(r"\d+", lambda m: f"{int(m[0]):,}", self._where(step))
+        else:
+            place = self._step_place(step)
             kept = self._kept(step.item)
         return Standing(len(review.steps), n, item, None if item is None else self.index[item], place,
                         progress, bound, met, verdict, bool(review.steps),
                         (self.folder / CERTIFICATE_FILE).exists(), done, kept)
+
+    def _step_place(self, step: Step) -> str:
+        """``audit · audit order position 1,204, rank 4,011`` (numbers grouped)."""
+        return f"{step.move} · " + re.sub(r"\d+", lambda m: f"{int(m[0]):,}", self._where(step))
 
     def _where(self, step: Step) -> str:
         """Where the step's document stands: the design's words (``rank 301 of the ranking``), or a
@@ -488,9 +555,19 @@ class Desk:
                 if item in held:
                     raise Refused(f"{self.named(item)} is already labelled {held[item]}: nothing was "
                                   "recorded (a second submit of the same answer, or labelled elsewhere)")
-                if not self.was_asked(who, item) or (self.interleaved and self._asked_now() != item):
+                now = self._asked_now() if self.interleaved else None
+                if not self.was_asked(who, item) or (self.interleaved and now != item and not self.review):
                     raise Refused(f"this page is stale: the item to label now is not "
                                   f"{self.place(self.index[item])}; nothing was recorded — reload the page")
+                if self.interleaved and now != item:   # a review's record read ahead: its answer kept
+                    kept = review_session.kept_answers(self.folder)
+                    if kept.get(item[1], label) != label:
+                        raise Refused(f"{self.named(item)} has a kept answer {kept[item[1]]}, and this "
+                                      f"answer says {label}: two readings disagree. Nothing was kept: the "
+                                      "kept answer stands")
+                    review_session.keep(self.folder, {item[1]: label})
+                    self.answered(who)
+                    return Given(item, label, source, seen_state(store), ahead=True)
                 try:
                     store.record([item], [label], source, refusal_hint=self.spec.refusal_hint(store))
                 except (sqlite3.Error, OSError) as err:   # read-only folder, full disk, a lock held long
