@@ -389,3 +389,29 @@ def test_a_label_after_an_opening_recorded_in_the_store_only_is_refused(tmp_path
     status, text, _ = answer(client, small)
     assert status == 409 and "recording labels is refused" in text
     assert len(stored_labels(small.folder)) == 1
+
+
+def test_a_second_server_on_one_folder_is_refused_while_the_first_runs(
+        small: SmallAudit, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each server keeps which record each reviewer is being asked: a second one on the same folder
+    would ask two reviewers the same record, so it is refused, naming the first one's address; once
+    the first stops, the folder can be served again."""
+    import uvicorn
+
+    from rankcut.cli.main import app
+
+    seconds = []
+
+    def run(self: object, sockets: list) -> None:   # while the first server runs, a second starts
+        seconds.append(CliRunner().invoke(app, ["serve", str(small.folder), "--port", "0"]))
+
+    monkeypatch.setattr(uvicorn.Server, "run", run)
+    first = CliRunner().invoke(app, ["serve", str(small.folder), "--port", "0"])
+    assert first.exit_code == 0, first.output
+    port = re.search(r"http://127\.0\.0\.1:(\d+)/", first.output)
+    assert port is not None and seconds[0].exit_code == 2
+    assert seconds[0].output.startswith(f"error: {small.folder} is being labelled by another rankcut serve "
+                                        f"(http://127.0.0.1:{port[1]}/, pid ")
+    assert "token=" not in seconds[0].output   # the address is named, never its access token
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets: None)
+    assert CliRunner().invoke(app, ["serve", str(small.folder), "--port", "0"]).exit_code == 0

@@ -11,10 +11,12 @@ only when the command runs.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
+import os
 import secrets
 import socket
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import typer
@@ -22,6 +24,7 @@ import typer
 from rankcut.cli._errors import fail, user_errors
 
 LOOPBACK = "127.0.0.1"
+LOCK_FILE = ".serve.lock"   # in the folder: the one server labelling it (its address, its pid)
 
 
 def _is_loopback(host: str) -> bool:
@@ -29,6 +32,39 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return host == "localhost"
+
+
+@contextlib.contextmanager
+def _only_server(folder: Path, address: str) -> Iterator[None]:
+    """Refuse a second ``rankcut serve`` on one folder while this one runs: each server keeps in its
+    memory which record each reviewer is being asked, so two servers would ask two reviewers the
+    same one. An advisory lock (``flock``) on :data:`LOCK_FILE`, released when the server stops or
+    dies; none where ``fcntl`` is missing (not POSIX) or the folder cannot be written (nothing can be
+    recorded there then)."""
+    try:
+        import fcntl
+        lock = open(folder / LOCK_FILE, "a+", encoding="utf-8")   # held while serving
+    except (ImportError, OSError):
+        yield
+        return
+    with lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.seek(0)
+            held = lock.read().strip() or "its address is not known"
+            raise ValueError(f"{folder} is being labelled by another rankcut serve ({held}): two servers "
+                             "on one folder would ask two reviewers for the same record; open that page "
+                             "(several reviewers can share it), or stop that server first") from None
+        lock.seek(0)
+        lock.truncate()
+        lock.write(f"{address}, pid {os.getpid()}\n")
+        lock.flush()
+        try:
+            yield
+        finally:
+            lock.seek(0)
+            lock.truncate()
 
 
 def _options(folder: Path) -> Mapping[str, str]:
@@ -64,21 +100,25 @@ def serve(
     token = secrets.token_urlsafe(32)
     # the folder's refusals, warnings and notes name rankcut audit's steps, or rankcut review's
     options = _options(folder)
-    with user_errors(), spoken_as_options(options):
-        app = create_app(folder, token, options=options)
-        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError as err:
-            sock.close()
-            raise OSError(f"--host {host} --port {port}: cannot listen there ({err.strerror}); give another "
-                          "--port (0 picks a free one)") from None
-    if not _is_loopback(host):
-        typer.echo(f"warning: --host {host}: the page is reachable from other machines; anyone who learns "
-                   "the address with its token can record labels. The connection is plain HTTP.", err=True)
     shown = f"[{host}]" if ":" in host else host
-    typer.echo(f"labelling {folder} — open this address (it holds the access token; it is printed once):\n"
-               f"    http://{shown}:{sock.getsockname()[1]}/?token={token}")
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    server.run(sockets=[sock])
+    with contextlib.ExitStack() as serving:
+        with user_errors(), spoken_as_options(options):
+            app = create_app(folder, token, options=options)
+            sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+            serving.callback(sock.close)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                sock.bind((host, port))
+            except OSError as err:
+                raise OSError(f"--host {host} --port {port}: cannot listen there ({err.strerror}); give "
+                              "another --port (0 picks a free one)") from None
+            address = f"http://{shown}:{sock.getsockname()[1]}/"
+            serving.enter_context(_only_server(folder, address))
+        if not _is_loopback(host):
+            typer.echo(f"warning: --host {host}: the page is reachable from other machines; anyone who "
+                       "learns the address with its token can record labels. The connection is plain HTTP.",
+                       err=True)
+        typer.echo(f"labelling {folder} — open this address (it holds the access token; it is printed "
+                   f"once):\n    {address}?token={token}")
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+        server.run(sockets=[sock])
