@@ -350,11 +350,13 @@ class Review:
         if move == SCREEN and rev.found == 0:
             return f"no relevant {doc} found yet: screening goes on"
         if move == SCREEN and st.screened < batch:
-            return f"the first screening batch of {batch} is not read yet ({st.screened} screened)"
+            return (f"screening comes first: {st.screened} of the first {batch} screening reads done, the "
+                    f"screener choosing each {doc} as it goes")
         if move == SCREEN and st.last == SCREEN and st.run % batch:
-            return f"finishing the screening batch under way ({st.run % batch} of {batch} read)"
+            return (f"a run of {batch} screening reads is under way ({st.run % batch} done; the screener "
+                    f"chooses each {doc} as it goes)")
         if move != SCREEN and st.last != SCREEN and st.run % chunk:
-            return f"finishing the run of audit draws under way ({st.run % chunk} of {chunk} read)"
+            return f"a run of {chunk} audit reads is under way ({st.run % chunk} done)"
         if name == "ProjectedCostPolicy":
             return (f"screening another batch first is projected to leave fewer {doc}s to read than "
                     "auditing from now on" if move == SCREEN else
