@@ -329,7 +329,7 @@ def _summary(manifest: Mapping[str, Any], content: Mapping[str, Any], report: Jo
 # plot
 
 
-def _plot_png(content: Mapping[str, Any]) -> bytes | None:
+def _plot_png(content: Mapping[str, Any], manifest: Mapping[str, Any]) -> bytes | None:
     """The report's figure as PNG bytes, or None when matplotlib is missing."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -380,7 +380,11 @@ def _plot_png(content: Mapping[str, Any]) -> bytes | None:
             rho = (content.get("target") or {}).get("recall")
             if rho is not None:
                 ax.axhline(rho, color="tab:green", ls=":", lw=1, label=f"target recall {rho:g} (left axis)")
-            ax.set_xlabel("documents read (screened or audited)" if adaptive
+            from rankcut.audit.designs.interleaved import words_of
+
+            # the interleaved review in its screener's words (records in a review)
+            docs = words_of(manifest).items if adaptive else "documents"
+            ax.set_xlabel(f"{docs} read (screened or audited)" if adaptive
                           else "audit labels (the audit order, after the cut)")
             handles, names = ax.get_legend_handles_labels()
             if curve.get("found"):   # the interleaved review: the relevant documents found by then
@@ -388,9 +392,10 @@ def _plot_png(content: Mapping[str, Any]) -> bytes | None:
 
                 twin = ax.twinx()
                 twin.plot(curve["labels"], curve["found"], "s--", color="tab:gray",
-                          label="relevant documents found (right axis)")
-                twin.set_ylabel("relevant documents found", color="tab:gray")
+                          label=f"relevant {docs} found (right axis)")
+                twin.set_ylabel(f"relevant {docs} found", color="tab:gray")
                 twin.yaxis.set_major_locator(MaxNLocator(integer=True))
+                twin.set_ylim(bottom=0)   # counts start at none found
                 more, more_names = twin.get_legend_handles_labels()
                 handles, names = handles + more, names + more_names
             ax.legend(handles, names, loc="lower right", fontsize=8)
@@ -508,7 +513,7 @@ def write_report(audit_dir: str | Path, out: str | Path) -> ReportFiles:
         raise FileNotFoundError(f"cannot write {path}: folder {path.parent} does not exist")
     _refuse_audit_files(audit_dir, [path, path.with_suffix(".json"), path.with_suffix(".png")])
     manifest, content, report = _load(audit_dir)
-    png = _plot_png(content)
+    png = _plot_png(content, manifest)
     cert_path = path.with_suffix(".json")
     write_json_atomic(cert_path, content)
     plot_path: Path | None = None
