@@ -250,3 +250,24 @@ def test_a_second_reviewer_reads_ahead_and_the_answer_is_recorded_when_the_revie
     refused = ada.post("/answer", data=fields, headers=ORIGIN)
     assert refused.status_code == 409 and "two readings disagree" in html.unescape(refused.text)
     assert session.kept_answers(folder)[fields["doc_id"]] == 1
+
+
+def test_a_second_reading_of_a_review_asks_the_records_in_the_order_they_were_read(
+        records: Records, tmp_path: Path) -> None:
+    from rankcut.serve.agreement import SecondReading
+    from rankcut.serve.desk import Answer, Desk
+
+    assert records.labels is not None
+    truth = dict(zip(records.ids, records.labels.tolist(), strict=True))
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    session.label(folder, known=truth, limit=12)
+    read = [s[1] for s in _steps(folder)]
+    assert read != sorted(read, key=records.ids.index)   # reading order is not the file's
+    desk = Desk(folder)
+    reading, asked = SecondReading(desk), []
+    while (item := reading.ask("Bob", "bob")) is not None:
+        asked.append(item[1])
+        reading.record(Answer(desk.audit_id, desk.sample_hash, str(desk.index[item]), *item,
+                              str(truth[item[1]])), "Bob", "bob")
+    assert asked == read and reading.agreement().agree == 12

@@ -76,7 +76,8 @@ class SecondReading:
         return store
 
     def _first(self) -> dict[Item, tuple[int, str]]:
-        """The first reading: each labelled item's label and its source (who gave it)."""
+        """The first reading: each labelled item's label and its source (who gave it), in the order
+        the items were first labelled."""
         path = self.desk.folder / LABELS_FILE
         if not path.exists():
             return {}
@@ -99,10 +100,12 @@ class SecondReading:
 
     def ask(self, reviewer: str, who: str | None) -> Item | None:
         """The next item for a second reading by ``reviewer``: labelled by someone else, not read
-        twice yet, in the label order, not being asked of another reviewer."""
+        twice yet, not being asked of another reviewer; in the label order, or for the interleaved
+        review (whose page order is the collection's) in the order the first reading read them."""
         first, second = self._first(), self._second()
         source = f"serve reviewer {reviewer}"
-        return self.desk.ask(lambda i: i in first and first[i][1] != source and i not in second, who)
+        return self.desk.ask(lambda i: i in first and first[i][1] != source and i not in second, who,
+                             order=list(first) if self.desk.interleaved else None)
 
     def record(self, answer: Answer, reviewer: str, who: str) -> Item:
         """Record one second label (one transaction), after the checks of :meth:`Desk.record`'s kind.

@@ -45,7 +45,7 @@ import sqlite3
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -316,13 +316,14 @@ class Desk:
         with LabelStore(self.folder / LABELS_FILE, create=False) as store:
             return store.get_meta("opened_at") is not None
 
-    def ask(self, free: Callable[[Item], bool], who: str | None, start: int = 0) -> Item | None:
+    def ask(self, free: Callable[[Item], bool], who: str | None, start: int = 0,
+            order: Iterable[Item] | None = None) -> Item | None:
         """The item to ask reviewer session ``who``: the one it was asked already while still
-        ``free`` (to answer), else the first free one in the label order that no other reviewer was
-        asked in the last ``hold_s`` seconds (so that two reviewers are not asked the same item).
-        ``who`` None: the first free one, nothing held. ``start``: no item before this place in the
-        label order is free."""
-        order = (self.order[k] for k in range(start, len(self.order)))
+        ``free`` (to answer), else the first free one in the label order (or ``order``) that no other
+        reviewer was asked in the last ``hold_s`` seconds (so that two reviewers are not asked the
+        same item). ``who`` None: the first free one, nothing held. ``start``: no item before this
+        place in the label order is free."""
+        order = iter(order) if order is not None else (self.order[k] for k in range(start, len(self.order)))
         if who is None:
             return next((i for i in order if free(i)), None)
         with self._asking:
