@@ -49,6 +49,8 @@ def test_bad_tables_are_refused_by_file_and_line(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"r\.csv, line 1: the header names no 'abstract' column "
                                          r"\(nor 'notes_abstract', 'abstract note'\)"):
         load_records(_write(tmp_path, "r.csv", "title,label\nA,1\n"))
+    with pytest.raises(ValueError, match=r"r\.csv, line 3: record id 'r 2' holds white space"):
+        load_records(_write(tmp_path, "r.csv", "record_id,title,abstract\nr1,A,x\nr 2,B,y\n"))
 
 
 def test_labels_as_a_spreadsheet_or_pandas_writes_them(tmp_path: Path) -> None:
@@ -87,6 +89,8 @@ def test_bad_ris_names_the_line(tmp_path: Path) -> None:
         load_records(_write(tmp_path, "r.ris", RIS.replace("ER  -\n\n", "\n", 1)))
     with pytest.raises(ValueError, match=r"line 1: record '1' has neither title"):
         load_records(_write(tmp_path, "r.ris", "TY  - JOUR\nPY  - 2001\nER  - \n"))
+    with pytest.raises(ValueError, match=r"r\.ris, line 1: record id 'x y' holds white space"):
+        load_records(_write(tmp_path, "r.ris", "TY  - JOUR\nID  - x y\nTI  - A title\nER  - \n"))
 
 
 def test_a_trec_run_with_texts_and_qrels(tmp_path: Path) -> None:

@@ -162,6 +162,8 @@ def load_records(source: str | os.PathLike[str], *, label: str | None = None, na
             raise ValueError(f"{err} — the file looks separated by ';': save it with ',' (*.csv) or tabs "
                              "(*.tsv)") from None
         raise
+    for rid, line in zip(table.record_ids, table.lines, strict=True):
+        _check_id(rid, f"{table.where}, line {line}")
     values = []
     for value, line, rid in zip(table.labels, table.lines, table.record_ids, strict=False):  # no labels: none
         y = _VALUES.get(value.lower())
@@ -172,6 +174,13 @@ def load_records(source: str | os.PathLike[str], *, label: str | None = None, na
     truth, prior = _labels(values)     # no label column: no values, no truth, no prior
     return Records(name or _stem(source), table.record_ids, table.titles, table.abstracts, truth, prior,
                    labelled_by=None if table.label_column is None else f"column {table.label_column}")
+
+
+def _check_id(rid: str, where: str) -> None:
+    """A record id names the record in the review's TREC-format files: no white space in it."""
+    if re.search(r"\s", rid):
+        raise ValueError(f"{where}: record id {rid!r} holds white space: give record ids without spaces "
+                         "(the review's files name each record by its id, as TREC ids)")
 
 
 def _load_ris(source: Source, name: str | None) -> Records:
@@ -204,6 +213,7 @@ def _load_ris(source: Source, name: str | None) -> Records:
     seen: dict[str, int] = {}
     for i, (entry, at) in enumerate(zip(entries, starts, strict=True)):
         rid = str(entry.get("id", "")).strip() or str(i + 1)
+        _check_id(rid, f"{where}, line {at}")
         if rid in seen:
             raise ValueError(f"{where}, line {at}: record id {rid!r} repeats the record of line "
                              f"{seen[rid]}")
