@@ -271,3 +271,23 @@ def test_a_second_reading_of_a_review_asks_the_records_in_the_order_they_were_re
         reading.record(Answer(desk.audit_id, desk.sample_hash, str(desk.index[item]), *item,
                               str(truth[item[1]])), "Bob", "bob")
     assert asked == read and reading.agreement().agree == 12
+
+
+def test_a_read_ahead_answer_once_the_review_asks_for_nothing_keeps_nothing(records: Records,
+                                                                           tmp_path: Path) -> None:
+    from rankcut.serve.desk import Answer, Desk, Refused
+
+    assert records.labels is not None
+    truth = dict(zip(records.ids, records.labels.tolist(), strict=True))
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    session.label(folder, known=truth)   # read to its certificate
+    assert session.next_record(folder) is None
+    desk = Desk(folder)
+    read = {s[1] for s in _steps(folder)}
+    unread = next(i for i in desk.order if i[1] not in read)
+    assert desk.ask(lambda i: i == unread, "bob") == unread   # as a page read ahead left open holds it
+    with pytest.raises(Refused, match="this page is stale"):
+        desk.record(Answer(desk.audit_id, desk.sample_hash, str(desk.index[unread]), *unread, "1"),
+                    "Bob", "bob")
+    assert session.kept_answers(folder) == {}

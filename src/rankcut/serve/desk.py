@@ -557,10 +557,11 @@ class Desk:
                     raise Refused(f"{self.named(item)} is already labelled {held[item]}: nothing was "
                                   "recorded (a second submit of the same answer, or labelled elsewhere)")
                 now = self._asked_now() if self.interleaved else None
-                if not self.was_asked(who, item) or (self.interleaved and now != item and not self.review):
+                ahead = self.review and now is not None and now != item   # a record read ahead
+                if not self.was_asked(who, item) or (self.interleaved and now != item and not ahead):
                     raise Refused(f"this page is stale: the item to label now is not "
                                   f"{self.place(self.index[item])}; nothing was recorded — reload the page")
-                if self.interleaved and now != item:   # a review's record read ahead: its answer kept
+                if ahead:   # a review's record read ahead: its answer is kept, not recorded
                     kept = review_session.kept_answers(self.folder)
                     if kept.get(item[1], label) != label:
                         raise Refused(f"{self.named(item)} has a kept answer {kept[item[1]]}, and this "
