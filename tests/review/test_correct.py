@@ -91,12 +91,15 @@ def test_corrections_that_change_nothing_or_name_nothing_are_refused(records: Re
     session.start(records, old, target_recall=0.8, seed=2, policy=POLICY)
     session.label(old, known=truth, limit=10)
     read = _steps(old)[0]
-    unread = next(rid for rid in records.ids if rid not in {s[1] for s in _steps(old)})
+    unread, kept = [rid for rid in records.ids if rid not in {s[1] for s in _steps(old)}][-2:]
+    session.keep(old, {kept: 0})   # answered ahead, never recorded
     for relabel, into, message in [
         ({read[1]: read[2]}, "n1", f"record '{read[1]}' is labelled {read[2]} in review .* already"),
         ({"nope": 1}, "n2", "record 'nope' is not in review"),
         ({unread: 1}, "n3", f"record '{unread}' has no answer in review .*: nothing to correct"),
         ({}, "n4", "name at least one record to relabel"),
+        ({kept: 1}, "n5", f"record '{kept}' is only kept in review .*: give its right label with rankcut "
+                          "review label --from"),
         ({read[1]: 1 - read[2]}, "old", "is the review to correct: a corrected review goes into a new"),
     ]:
         with pytest.raises(ValueError, match=message):
@@ -116,6 +119,9 @@ def test_the_command_line(records: Records, tmp_path: Path) -> None:
     said = f"with record {first[1]} labelled {1 - first[2]} (was {first[2]}); the same records, seed 2"
     assert said in run.stdout
     assert "answers as the corrected review asked for their records" in run.stdout
+    status = CliRunner().invoke(app, ["review", "status", "--folder", str(tmp_path / "new")]).stdout
+    said = f"(record {first[1]} labelled {1 - first[2]}, was {first[2]})"
+    assert f"corrects: review {load_manifest(old).audit_id[:12]} {said}" in status
     bad = CliRunner().invoke(app, ["review", "correct", "--folder", str(old), "--into", str(tmp_path / "x"),
                                    "--relabel", first[1]])
     assert bad.exit_code == 2 and "give RECORD=LABEL" in bad.stderr

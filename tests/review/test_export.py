@@ -51,7 +51,8 @@ def test_the_export_lists_the_records_read_in_reading_order_then_the_unread(reco
     assert all(r["label"] == r["step"] == r["move"] == "" for r in unread)
     assert rows[5]["text"] == records.texts[records.ids.index(rows[5]["record_id"])]
     info = session.status(folder)
-    assert counts == {"records": len(records), "read": info["read"], "relevant": info["found"]}
+    assert counts == {"records": len(records), "read": info["read"], "relevant": info["found"],
+                      "kept_relevant": 0}
 
     # only the relevant ones, as TSV; an earlier export is replaced, any other file is refused
     tsv = tmp_path / "included.tsv"
@@ -79,3 +80,38 @@ def test_the_command_says_what_it_wrote(records: Records, tmp_path: Path) -> Non
     missing = CliRunner().invoke(app, ["review", "export", "--folder", str(tmp_path / "none"), "--out",
                                        str(tmp_path / "x.csv")])
     assert missing.exit_code == 2 and "review folder" in missing.stderr and "does not exist" in missing.stderr
+
+
+def test_answers_kept_relevant_are_said_and_exported(records: Records, tmp_path: Path) -> None:
+    """A record answered relevant that the review has not asked for (a batch read ahead) counts in
+    no certificate: status, certify and export say so, and export --relevant lists it as 'kept'.
+    Known labels (a simulation) that differ from a kept answer drop it, with a warning."""
+    assert records.labels is not None
+    truth = dict(zip(records.ids, records.labels.tolist(), strict=True))
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    session.label(folder, known=truth, limit=5)
+    read = {json.loads(x)["doc_id"] for x in (folder / "review.jsonl").read_text().splitlines()}
+    later = [rid for rid in records.ids if rid not in read][-2:]   # far down: not asked soon
+    session.keep(folder, {later[0]: 1, later[1]: 0})
+    info = session.status(folder)
+    assert info["kept_relevant"] == [later[0]] and info["kept"] == 2
+    runner = CliRunner()
+    said = runner.invoke(app, ["review", "status", "--folder", str(folder)]).stdout
+    assert "kept: 2 answers for records the review has not asked for, 1 of them relevant" in said
+    out = tmp_path / "rel.csv"
+    result = runner.invoke(app, ["review", "export", "--folder", str(folder), "--out", str(out),
+                                 "--relevant"])
+    assert "relevant, 1 more answered relevant but kept)" in result.stdout
+    assert "note: 1 record answered relevant is kept, not recorded" in result.stdout
+    rows = _rows(out)
+    assert [(r["record_id"], r["move"]) for r in rows][-1] == (later[0], "kept")
+    assert len(rows) == info["found"] + 1
+    certified = runner.invoke(app, ["review", "certify", "--folder", str(folder)])
+    assert f"so no certificate counts them (they stay relevant records of your review): {later[0]}" \
+        in certified.stdout
+    with pytest.warns(UserWarning, match=r"the known labels replace 1 kept answer that says otherwise"):
+        session.label(folder, known={**truth, later[0]: 0, later[1]: 0}, limit=1)
+    assert session.kept_answers(folder) == {later[1]: 0}
+    pending = (folder / "pending-labels.csv").read_text()
+    assert later[0] not in pending and later[1] in pending   # the file holds only what is still kept

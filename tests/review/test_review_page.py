@@ -226,17 +226,21 @@ def test_a_second_reviewer_reads_ahead_and_the_answer_is_recorded_when_the_revie
     page = html.unescape(bob.get("/").text)
     assert _fields(page)["doc_id"] == ahead[1] and "read ahead · screen" in page
     assert "The record the review asks for now is being read by reviewer 'Ada' (asked just now" in page
-    assert "asked after it (step 2) if the 1 record before it is not relevant" in page
+    assert "asked after it (step 2) if that one is not relevant. Your answer is kept" in page
     assert _fields(_named(app, "Ada").get("/").text)["doc_id"] == ahead[0]   # Ada on another device
     fields = {**_fields(bob.get("/").text), "label": str(truth[ahead[1]])}
     said = html.unescape(bob.post("/answer", data=fields, headers=ORIGIN, follow_redirects=True).text)
     assert f"kept your answer for record {ahead[1]} (read ahead)" in said
     assert session.kept_answers(folder) == {ahead[1]: truth[ahead[1]]}
     assert not (folder / "review.jsonl").exists()   # nothing recorded
-    assert _fields(html.unescape(bob.get("/").text))["doc_id"] == ahead[2]   # the next one ahead
+    page = html.unescape(bob.get("/").text)
+    assert _fields(page)["doc_id"] == ahead[2]   # the next one ahead, after the kept answer
+    assert ("asked after it (step 3) if that one is not relevant; of the 1 record between, 1 answered "
+            "already (kept). Your answer is kept") in page
     fields = {**_fields(ada.get("/").text), "label": "0"}
     ada.post("/answer", data=fields, headers=ORIGIN)
     assert [s[1] for s in _steps(folder)] == ahead[:2] and session.kept_answers(folder) == {}
+    assert not (folder / "pending-labels.csv").exists()   # no stale row left of what was recorded
     path = tmp_path / "two.csv"
     path.write_text(f"record_id,label\n{ahead[0]},0\n{ahead[1]},{truth[ahead[1]]}\n")
     session.label(cli, from_file=path)

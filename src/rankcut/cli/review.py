@@ -130,6 +130,12 @@ def _next_lines(folder: Path, info: dict[str, Any], out: Path | None = None) -> 
     return lines
 
 
+def _kept_relevant(n: int) -> str:
+    return (f"{n} record{'s' if n > 1 else ''} answered relevant {'are' if n > 1 else 'is'} kept, not "
+            "recorded: the review has not asked for them, so no certificate counts them (they stay "
+            "relevant records of your review)")
+
+
 def _status_lines(info: dict[str, Any]) -> list[str]:
     from rankcut.certify.result import format_bound
 
@@ -139,9 +145,15 @@ def _status_lines(info: dict[str, Any]) -> list[str]:
              f"{info['found']} relevant found; recall ≥ {format_bound(info['recall_bound'], 'lower')} "
              f"certified now (target {info['target']:g} at {1 - info['delta']:.0%} confidence: {met})",
              f"guarantee: {info['guarantee']}"]
+    if info["corrects"]:
+        fix = info["corrects"]
+        lines.append(f"corrects: review {fix['review'][:12]} ("
+                     + "; ".join(f"record {rid} labelled {c['now']}, was {c['was']}"
+                                 for rid, c in fix["relabelled"].items()) + ")")
     if info["kept"]:
+        relevant = len(info["kept_relevant"])
         lines.append(f"kept: {info['kept']} answer{'' if info['kept'] == 1 else 's'} for records the review "
-                     "has not asked for "
+                     f"has not asked for{f', {relevant} of them relevant' if relevant else ''} "
                      + ("(it never will: they are not counted)" if info["next_record"] is None else
                         "(recorded when it does)"))
     if info.get("verdict"):
@@ -149,9 +161,7 @@ def _status_lines(info: dict[str, Any]) -> list[str]:
     lines.extend(f"warning: {said}" for said in info["changed_sources"])
     if info.get("tail"):
         lines.append(f"ahead: {info['tail']}")
-    nxt = info["next_record"]
-    lines.append(info["next_move"] if nxt is None else
-                 f"next: {nxt['move']} record {nxt['record_id']} ({_where(nxt)}) — {nxt['why']}")
+    lines.append(info["next_move"])
     return lines
 
 
@@ -229,8 +239,8 @@ def start(
 
 def _json_status(info: dict[str, Any]) -> dict[str, Any]:
     keys = ("audit_id", "read", "prior_read", "kept", "collection", "found", "recall_bound", "target",
-            "delta", "guarantee", "verdict", "audits_to_certify", "tail", "changed_sources", "next_record",
-            "next_move", "next")
+            "delta", "guarantee", "verdict", "audits_to_certify", "tail", "changed_sources", "kept_relevant",
+            "next_record", "next_move", "next")
     return {k: info.get(k) for k in keys}
 
 
@@ -347,8 +357,11 @@ def export(
 
     counts = session.export(folder, out, relevant_only=relevant)
     what = "relevant records" if relevant else "records"
+    kept = f", {counts['kept_relevant']} more answered relevant but kept" if counts["kept_relevant"] else ""
     typer.echo(f"wrote {counts['records']} {what} to {out} ({counts['read']} read, {counts['relevant']} "
-               "relevant)")
+               f"relevant{kept})")
+    if counts["kept_relevant"]:
+        typer.echo(f"note: {_kept_relevant(counts['kept_relevant'])}; the export lists them with move 'kept'")
 
 
 def _relabel(given: list[str]) -> dict[str, int]:
@@ -489,10 +502,18 @@ def certify(folder: Path = FOLDER, as_json: bool = JSON) -> None:
     from rankcut.audit import workflow
     from rankcut.review import session
 
-    session.status(folder)   # a review folder (refused by name otherwise)
+    info = session.status(folder)   # a review folder (refused by name otherwise)
+    if not info["read"]:   # no label yet: nothing to certify, and the target is not met
+        typer.echo(f"nothing is read yet: target recall ≥ {info['target']:g} NOT met (0 of "
+                   f"{info['collection']} records read); {info['next_move']}", err=as_json)
+        raise typer.Exit(1)
     with bars(show_progress(as_json=as_json)):
         result = workflow.certify(folder)
     typer.echo(result.to_json() if as_json else result.render())
+    if info["kept_relevant"] and not as_json:
+        ids = info["kept_relevant"]
+        more = ", ..." if len(ids) > 10 else ""
+        typer.echo(f"note: {_kept_relevant(len(ids))}: {', '.join(ids[:10])}{more}")
     if not result.content["verdict"]["met"]:
         raise typer.Exit(1)   # a script can stop on "met" alone
 

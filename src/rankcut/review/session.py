@@ -493,10 +493,19 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
             raise ValueError(f"the prior knowledge of record {clash!r} ({prior[clash]}) contradicts its "
                              f"known label ({known.get(clash, 0)})")
         qid, ids = _items(out)
+        kept = kept_answers(out)
+        other = [rid for rid, y in kept.items() if int(known.get(rid, 0)) != y]
+        if other:
+            shown = ", ".join(other[:5]) + (", ..." if len(other) > 5 else "")
+            warnings.warn(f"the known labels replace {len(other)} kept answer{'s' if len(other) > 1 else ''} "
+                          f"that say{'s' if len(other) == 1 else ''} otherwise (record {shown}; "
+                          f"{out / PENDING_FILE}): they are dropped", stacklevel=2)
         with tempfile.TemporaryDirectory() as tmp:
             qrels = Path(tmp) / "known-labels.qrels"
             write_text_atomic(qrels, "".join(f"{qid} 0 {rid} {int(known.get(rid, 0))}\n" for rid in ids))
-            return workflow.label(out, qrels=qrels, limit=limit)
+            result = workflow.label(out, qrels=qrels, limit=limit)
+        _keep(out, {rid: y for rid, y in kept_answers(out).items() if rid not in other})   # none stale
+        return result
     if interactive:
         record_kept(out)
         return _interactive(out, input, output)
@@ -626,7 +635,8 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
     """The audit's status (``workflow.status``) with the review's words: ``read``, ``found``, the
     current ``recall_bound`` (certified at every step), ``collection``, ``target``, ``delta``,
     ``prior_read`` (the records of the prior knowledge among those read), ``kept`` (answers kept for
-    records not asked for, :data:`PENDING_FILE`), ``changed_sources`` (:func:`changed_sources`) and
+    records not asked for, :data:`PENDING_FILE`; ``kept_relevant``: the ids of those answered
+    relevant, which no certificate counts until recorded), ``changed_sources`` (:func:`changed_sources`) and
     the ``next_record`` (``None`` once certified or
     all is read) with its move, place, why and text.
 
@@ -646,11 +656,17 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
     item = info.get("next_item")
     texts = _texts(texts_path) if item is not None else {}
     nxt = None if item is None else _record(item, texts, prior)
+    if nxt is not None:   # in the review's words (the design's names a query, a document and a rank)
+        info = {**info, "next_move": f"next: {nxt['move']} record {nxt['record_id']} "
+                                     f"({where(nxt['move'], nxt['position'], nxt['audit_position'])}) — "
+                                     f"{nxt['why']}"}
     kept = kept_answers(out)
     result = {**info, "read": info.get("review_steps", 0), "collection": manifest["pools"]["items"],
               "prior_read": len(prior) - len(_unread(out, prior)), "kept": len(kept),
+              "kept_relevant": sorted((rid for rid, y in kept.items() if y), key=_items(out)[1].index),
               "target": manifest["target"]["recall"], "delta": manifest["delta"], "next_record": nxt,
-              "changed_sources": changed_sources(manifest)}
+              "changed_sources": changed_sources(manifest),
+              "corrects": manifest["screener"]["config"]["corrects"]}
     if ahead > 1:
         qid, _ = _items(out)
         review = replayed(FrozenAudit(manifest), read_rows(out / SAMPLE_ITEMS))
@@ -736,10 +752,13 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
     :data:`EXPORT_COLUMNS`, the records read first, in reading order (``step``, ``move`` ``screen``
     or ``audit``, ``prior_knowledge`` ``yes`` for a record labelled before the session), then the
     unread ones in the records' order with empty label, step and move — as ASReview exports a
-    project. ``relevant_only``: only the records labelled relevant. The labels are the review's as
+    project — except that a kept answer (:data:`PENDING_FILE`) gives its label and the move
+    ``kept``: a reviewer answered it, but no certificate counts it. ``relevant_only``: only the
+    records labelled relevant, kept ones included. The labels are the review's as
     replayed from its label store (an edited store is refused). Written whole or not at all.
 
-    :returns: ``{"records", "read", "relevant"}``: the rows written, and the review's counts.
+    :returns: ``{"records", "read", "relevant", "kept_relevant"}``: the rows written, the review's
+        counts (relevant: recorded), and the kept answers that say relevant.
     :raises FileExistsError: when ``path`` exists and is not such an export (nothing is replaced
         but an earlier export).
     :raises ValueError: when a frozen input changed, or the label store was edited.
@@ -755,12 +774,15 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
     rows: list[tuple[str, int | str | None, int | str, str, str]] = [
         (s.item[1], s.label, s.number, s.move, "yes" if s.item[1] in prior else "") for s in review.steps]
     read = {r[0] for r in rows}
-    rows += [(rid, "", "", "", "") for rid in ids if rid not in read]
-    relevant = sum(r[1] == 1 for r in rows)
+    kept = kept_answers(out)   # answered, not recorded: the review has not asked for them (yet)
+    rows += [(rid, kept.get(rid, ""), "", "kept" if rid in kept else "", "")
+             for rid in ids if rid not in read]
+    relevant = sum(r[1] == 1 and r[3] != "kept" for r in rows)
     if relevant_only:
         rows = [r for r in rows if r[1] == 1]
     _write_table(target, EXPORT_COLUMNS, ([*r, texts.get((qid, r[0]), "")] for r in rows))
-    return {"records": len(rows), "read": len(read), "relevant": relevant}
+    return {"records": len(rows), "read": len(read), "relevant": relevant,
+            "kept_relevant": sum(y for y in kept.values())}
 
 
 def correct(folder: str | os.PathLike[str], into: str | os.PathLike[str], relabel: Mapping[str, int]
@@ -789,7 +811,8 @@ def correct(folder: str | os.PathLike[str], into: str | os.PathLike[str], relabe
     :returns: ``{"manifest", "corrected" (record id → (was, now)), "answers" (the old answers
         given again), "recorded" (of them, recorded now), "kept" (the rest, kept)}``.
     :raises ValueError: for an empty ``relabel``, a record the old review does not hold or never
-        had an answer for (label it when the new review asks), a label it already has, ``into``
+        had an answer for (label it when the new review asks), one whose answer is only kept (a
+        ``label --from`` replaces it in place), a label it already has, ``into``
         the old folder, and whatever :func:`status` refuses on the old review (a changed frozen
         input, an edited store).
     """
@@ -803,12 +826,18 @@ def correct(folder: str | os.PathLike[str], into: str | os.PathLike[str], relabe
         raise ValueError("name at least one record to relabel (RECORD=LABEL)")
     paths = check_inputs(manifest)
     review = replayed(FrozenAudit(manifest), read_rows(old / SAMPLE_ITEMS))
-    answers = {**kept_answers(old), **{s.item[1]: int(s.label or 0) for s in review.steps}}
+    recorded = {s.item[1]: int(s.label or 0) for s in review.steps}
+    answers = {**kept_answers(old), **recorded}
     _, ids = _items(old)
     known = set(ids)
     for rid, y in relabel.items():
         if rid not in known:
             raise ValueError(f"record {rid!r} is not in review {manifest.short_id} ({len(ids)} records)")
+        if rid in answers and rid not in recorded:
+            raise ValueError(f"record {rid!r} is only kept in review {manifest.short_id} (answered, never "
+                             "recorded: the review has not asked for it), so no step was chosen from it: "
+                             "give its right label with rankcut review label --from, which replaces a kept "
+                             "answer in place — no new review is needed")
         if rid not in answers:
             raise ValueError(f"record {rid!r} has no answer in review {manifest.short_id}: nothing to "
                              "correct (label it when a review asks for it)")

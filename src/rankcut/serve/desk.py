@@ -356,14 +356,15 @@ class Desk:
         return (f"being read by {by} (asked {'just now' if since < 1 else f'{since} min ago'}; it is asked "
                 f"of another reviewer if not answered within {free} min)")
 
-    def _ahead(self, who: str, review: Review) -> Step | None:
+    def _ahead(self, who: str, review: Review) -> tuple[Step, int, int] | None:
         """A review's page, when the record asked now is held by another reviewer: a record the
         review asks for after it *if the records before it are not relevant*
         (:func:`~rankcut.audit.designs.interleaved.lookahead` on a copy of the review, the kept
         answers as known), held by no other reviewer and with no kept answer, at most
         :data:`AHEAD` records ahead; the one this reviewer holds if it still is one. Its answer is
         kept (:func:`~rankcut.review.session.keep`), and recorded only when the review asks for
-        that record, as a batch file's is: the ranker and the policy never see it before."""
+        that record, as a batch file's is: the ranker and the policy never see it before. Returns
+        the step, and how many of the steps between have a kept answer."""
         kept = review_session.kept_answers(self.folder)
         qid = self.order[0][0]
         with self._asking:
@@ -371,13 +372,16 @@ class Desk:
             mine = self._asked.get(who, (None, 0.0))[0]
         probe = copy.deepcopy(review)   # the lookahead takes its steps: on a copy to throw away
         steps = lookahead(probe, {(qid, rid): y for rid, y in kept.items()})
-        free = [step for step in itertools.islice(steps, 1, 1 + AHEAD + len(kept) + len(held))
-                if step.item[1] not in kept and step.item not in held]
+        after = list(itertools.islice(steps, 1, 1 + AHEAD + len(kept) + len(held)))
+        free = [step for step in after if step.item[1] not in kept and step.item not in held]
         chosen = next((step for step in free if step.item == mine), free[0] if free else None)
-        if chosen is not None:
-            with self._asking:
-                self._asked[who] = (chosen.item, time.monotonic())
-        return chosen
+        if chosen is None:
+            return None
+        with self._asking:
+            self._asked[who] = (chosen.item, time.monotonic())
+        between = after[:after.index(chosen)]
+        return (chosen, sum(step.item[1] in kept for step in between),
+                sum(step.item in held for step in between))
 
     def was_asked(self, who: str, item: Item) -> bool:
         """Whether ``item`` is the one reviewer session ``who`` was asked last."""
@@ -446,13 +450,18 @@ class Desk:
             done = (f"The target is certified: the review asks for no further {self.thing}." if rev.certified
                     else f"Every {self.thing} is read: the review asks for no further {self.thing}.")
         elif ahead is not None:   # a review: the record asked now is another reviewer's; read ahead
-            item = ahead.item
-            place = f"read ahead · {self._step_place(ahead)}"
-            before = ahead.number - step.number
+            (later, answered, others), item = ahead, ahead[0].item
+            place = f"read ahead · {self._step_place(later)}"
+            between = later.number - step.number - 1
+            counts = ((answered, "answered already (kept)"),
+                      (others, "being read ahead by other reviewers, taken as not relevant"),
+                      (between - answered - others, "not read yet, taken as not relevant"))
+            parts = [f"{n:,} {what}" for n, what in counts if n]
             kept = (f"The record the review asks for now is {self._hold_note(who, step.item)}. This one is "
-                    f"asked after it (step {ahead.number:,}) if the {before:,} record"
-                    f"{'' if before == 1 else 's'} before it {'is' if before == 1 else 'are'} not relevant: "
-                    "your answer is kept, and recorded when the review asks for it (after a relevant "
+                    f"asked after it (step {later.number:,}) if that one is not relevant"
+                    + (f"; of the {between:,} record{'' if between == 1 else 's'} between, "
+                       + " and ".join(parts) if parts else "")
+                    + ". Your answer is kept, and recorded when the review asks for it (after a relevant "
                     "answer the ranker may choose other records first, and the answer stays kept).")
         elif item is None:
             done = (f"The {self.thing} the review asks for now is {self._hold_note(who, step.item)}: reload "
@@ -600,6 +609,8 @@ class Desk:
                 break
             self._write_review()
             recorded.append(asked[1])
+        if recorded:
+            review_session.keep(self.folder, {})   # the file lists only the answers still kept
         return tuple(recorded)
 
     def _asked_now(self) -> Item | None:

@@ -814,8 +814,8 @@ class Interleaved(FixedSampleDesign):
         out["tail"] = (None if tail == 0 else
                        f"if the next {tail:,} audit {words.item if tail == 1 else words.items} "
                        f"{'is' if tail == 1 else 'are all'} not relevant, the target is met then "
-                       f"({tail:,} of the {rev.unread:,} unread; each relevant {words.item} found, and "
-                       f"each {words.item} screened, moves it)")
+                       f"({tail:,} of the {rev.unread:,} unread; a projection, which each {words.item} "
+                       "read moves)")
         out["next_item"] = None if step is None else step.to_dict()
         out["next_move"] = next_text(step, review)
         steps["label"] = step is None
@@ -826,8 +826,8 @@ class Interleaved(FixedSampleDesign):
             out["verdict"] = verdict.get("text")
             if len(review.steps) > seen:
                 since = len(review.steps) - seen
-                out["verdict"] = (f"{verdict.get('text')} (certified at step {seen}; {since} steps read "
-                                  "since are not: run certify again)")
+                out["verdict"] = (f"as certified at step {seen}: {verdict.get('text')} — {since} steps were "
+                                  "read since, which only certify counts: run certify again")
                 steps["certify"] = False
             else:
                 steps["certify"] = bool(verdict.get("met")) or seen == len(review.items)
