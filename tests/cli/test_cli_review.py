@@ -301,5 +301,10 @@ def test_the_records_file_is_named_in_the_report_and_an_edit_after_start_is_said
     assert "screens the records frozen at its start (records.jsonl" in out
     code, out, _ = _run("review", "status", "--folder", folder, "--json")
     assert len(json.loads(out)["changed_sources"]) == 1
-    code, out, _ = _run("review", "next", "--folder", folder, "--json")
+    code, out, err = _run("review", "next", "--folder", folder, "--json")
     assert code == 0 and json.loads(out)["record_id"]   # the review goes on, on its own copy
+    assert f"warning: {source} changed since the review started" in err
+    code, _, err = _run("review", "report", "--folder", folder, "--out", tmp_path / "again.md")
+    assert code == 0, err
+    assert f"{digest[:12]}, " in (tmp_path / "again.md").read_text()
+    assert "; the file differs now (sha256:" in (tmp_path / "again.md").read_text()

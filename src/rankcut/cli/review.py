@@ -329,6 +329,8 @@ def next_(
     from rankcut.review import session
 
     info = session.status(folder, ahead=batch)
+    for said in info["changed_sources"]:
+        typer.echo(f"warning: {said}", err=True)
     if out is not None and info["next_records"]:   # none once certified or all is read: no file
         session.write_batch(folder, out, info["next_records"])
     if as_json:

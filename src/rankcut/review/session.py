@@ -160,8 +160,8 @@ def cal_facts(config: Mapping[str, Any]) -> list[tuple[str, str]]:
     known = (f"{len(prior)} record{'s' if len(prior) > 1 else ''} ({sum(prior)} relevant, "
              f"{len(prior) - sum(prior)} not), read as the review's first screening steps and counted among "
              "the screened" if prior else "none")
-    read_from = "; ".join(f"{src['path']} (sha256:{src['sha256'][:12]}, {src['bytes']:,} bytes)"
-                          for src in config["sources"]) or "records given in Python"
+    read_from = "; ".join(f"{src['path']} (sha256:{src['sha256'][:12]}, {src['bytes']:,} bytes"
+                          f"{_now_differs(src)})" for src in config["sources"]) or "records given in Python"
     facts = [("records from", read_from), ("ranker", ranker), ("prior knowledge", known)]
     if config["corrects"]:
         fix = config["corrects"]
@@ -170,6 +170,14 @@ def cal_facts(config: Mapping[str, Any]) -> list[tuple[str, str]]:
         facts.append(("corrects", f"review {fix['review'][:12]}: {changed} — the same records, seed and "
                                   "audit order, its other answers given again"))
     return facts
+
+
+def _now_differs(src: Mapping[str, Any]) -> str:
+    """``; the file differs now (sha256:…)`` when a source file changed since start, else ``""``."""
+    path = Path(src["path"])
+    if not path.is_file() or (path.stat().st_size == src["bytes"] and sha256_file(path) == src["sha256"]):
+        return ""
+    return f"; the file differs now (sha256:{sha256_file(path)[:12]}): the review read its frozen copy"
 
 
 def _source(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -181,15 +189,10 @@ def changed_sources(manifest: Manifest) -> list[str]:
     """The files the records were read from that changed since :func:`start` (still at their path,
     with other bytes), each in one sentence. The review never reads them again: it screens the
     records frozen in its folder, so an edit there (a corrected title, records added) is not in it."""
-    said = []
-    for src in manifest["screener"]["config"]["sources"]:
-        path = Path(src["path"])
-        if path.is_file() and (path.stat().st_size != src["bytes"] or sha256_file(path) != src["sha256"]):
-            said.append(f"{path} changed since the review started (sha256:{src['sha256'][:12]} then, "
-                        f"{sha256_file(path)[:12]} now): the review screens the records frozen at its start "
-                        f"({TEXTS_FILE} in its folder), not the file's edits; to screen the changed records, "
-                        "start a new review")
-    return said
+    return [f"{src['path']} changed since the review started (sha256:{src['sha256'][:12]} then, "
+            f"{sha256_file(src['path'])[:12]} now): the review screens the records frozen at its start "
+            f"({TEXTS_FILE} in its folder), not the file's edits; to screen the changed records, start a "
+            "new review" for src in manifest["screener"]["config"]["sources"] if _now_differs(src)]
 
 
 SCREENERS[CAL] = cal_screener
