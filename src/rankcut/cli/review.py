@@ -89,6 +89,11 @@ def _records(path: Path, fmt: str | None, texts: Path | None, label_column: str 
     return load_records(path, label=label_column)
 
 
+def _sources(records: Path, texts: Path | None) -> list[Path]:
+    """The files the records are read from, frozen by the review for its provenance."""
+    return [records, *([texts] if texts else [])]
+
+
 def _with_prior(records: Any, prior_relevant: str | None) -> Any:
     if prior_relevant is None:
         return records
@@ -209,7 +214,7 @@ def start(
     recs = _with_prior(_records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query),
                        prior_relevant)
     options = {"target_recall": target_recall, "delta": delta, "seed": seed, "policy": policy,
-               "config": _config(model, seed_query), "sources": [records, *([texts] if texts else [])]}
+               "config": _config(model, seed_query), "sources": _sources(records, texts)}
     if simulate:
         again = _label_again(folder, records, format=fmt, texts=texts, query=query,
                              label_column=label_column, qrels=qrels)
@@ -502,18 +507,20 @@ def certify(folder: Path = FOLDER, as_json: bool = JSON) -> None:
     Exit status 0 when the target is met, 1 when it is not met yet, 2 when refused."""
     from rankcut._progress import bars, show_progress
     from rankcut.audit import workflow
+    from rankcut.audit.folder import LABELS_FILE
     from rankcut.review import session
 
-    info = session.status(folder)   # a review folder (refused by name otherwise)
-    if not info["read"]:   # no label yet: nothing to certify, and the target is not met
+    session.load_review(folder)   # a review folder (refused by name otherwise); certify replays it
+    if not (folder / LABELS_FILE).exists():   # no label yet: nothing to certify, the target is not met
+        info = session.status(folder)
         typer.echo(f"nothing is read yet: target recall ≥ {info['target']:g} NOT met (0 of "
                    f"{info['collection']} records read); {info['next_move']}", err=as_json)
         raise typer.Exit(1)
     with bars(show_progress(as_json=as_json)):
         result = workflow.certify(folder)
     typer.echo(result.to_json() if as_json else result.render())
-    if info["kept_relevant"] and not as_json:
-        ids = info["kept_relevant"]
+    ids = session.kept_relevant(folder)
+    if ids and not as_json:
         more = ", ..." if len(ids) > 10 else ""
         typer.echo(f"note: {_kept_relevant(len(ids))}: {', '.join(ids[:10])}{more}")
     if not result.content["verdict"]["met"]:
@@ -532,7 +539,7 @@ def report(
     from rankcut.audit.report import write_report
     from rankcut.review import session
 
-    session.status(folder)
+    session.load_review(folder)   # a review folder (refused by name otherwise)
     files = write_report(folder, out)
     content = json.loads(files.certificate.read_text(encoding="utf-8"))
     if as_json:
@@ -569,7 +576,7 @@ def simulate(
     recs = _with_prior(_records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query),
                        prior_relevant)
     options = {"target_recall": target_recall, "delta": delta, "seed": seed, "policy": policy,
-               "config": _config(model, None), "sources": [records, *([texts] if texts else [])]}
+               "config": _config(model, None), "sources": _sources(records, texts)}
     again = (_label_again(folder, None, qrels=qrels) if qrels is not None and fmt != "trec" else
              _label_again(folder, records, format=fmt, texts=texts, query=query, label_column=label_column,
                           qrels=qrels))

@@ -34,7 +34,7 @@ from rankcut.data.screening import read_table
 from rankcut.data.texts import read_texts_jsonl
 from rankcut.data.trec import read_qrels, read_run
 
-__all__ = ["Records", "load_records", "load_trec_records"]
+__all__ = ["Records", "check_record_id", "load_records", "load_trec_records"]
 
 #: a label's spellings: ASReview's (``asreview.data.utils.standardize_included_label``), the
 #: 0.0/1.0 and True/False a spreadsheet or pandas writes for a partly filled column; "" is unlabelled
@@ -163,7 +163,7 @@ def load_records(source: str | os.PathLike[str], *, label: str | None = None, na
                              "(*.tsv)") from None
         raise
     for rid, line in zip(table.record_ids, table.lines, strict=True):
-        _check_id(rid, f"{table.where}, line {line}")
+        check_record_id(rid, f"{table.where}, line {line}")
     values = []
     for value, line, rid in zip(table.labels, table.lines, table.record_ids, strict=False):  # no labels: none
         y = _VALUES.get(value.lower())
@@ -176,11 +176,12 @@ def load_records(source: str | os.PathLike[str], *, label: str | None = None, na
                    labelled_by=None if table.label_column is None else f"column {table.label_column}")
 
 
-def _check_id(rid: str, where: str) -> None:
-    """A record id names the record in the review's TREC-format files: no white space in it."""
-    if re.search(r"\s", rid):
-        raise ValueError(f"{where}: record id {rid!r} holds white space: give record ids without spaces "
-                         "(the review's files name each record by its id, as TREC ids)")
+def check_record_id(rid: str, where: str) -> None:
+    """A record id names the record in the review's TREC-format files: not empty, no white space."""
+    if not rid or re.search(r"\s", rid):
+        raise ValueError(f"{where}: record id {rid!r} {'holds white space' if rid else 'is empty'}: give "
+                         "record ids without spaces (the review's files name each record by its id, as TREC "
+                         "ids)")
 
 
 def _load_ris(source: Source, name: str | None) -> Records:
@@ -213,7 +214,7 @@ def _load_ris(source: Source, name: str | None) -> Records:
     seen: dict[str, int] = {}
     for i, (entry, at) in enumerate(zip(entries, starts, strict=True)):
         rid = str(entry.get("id", "")).strip() or str(i + 1)
-        _check_id(rid, f"{where}, line {at}")
+        check_record_id(rid, f"{where}, line {at}")
         if rid in seen:
             raise ValueError(f"{where}, line {at}: record id {rid!r} repeats the record of line "
                              f"{seen[rid]}")

@@ -73,15 +73,15 @@ from rankcut.audit.pools import Item
 from rankcut.data.io import open_text
 from rankcut.data.screening import LABEL_COLUMNS, delimiter_for
 from rankcut.review.cal import CALConfig, CALScreener
-from rankcut.review.records import _FORMS, _VALUES, Records
+from rankcut.review.records import _FORMS, _VALUES, Records, check_record_id
 
 if TYPE_CHECKING:
     from rankcut.certify.policies import ReviewState
 
 __all__ = ["BATCH_COLUMNS", "CAL", "EXPORT_COLUMNS", "RUN_FILE", "TEXTS_FILE", "batch_size", "correct",
-           "export", "is_review", "keep", "kept_answers", "known_from_qrels", "label", "next_record",
-           "next_records", "read_labels", "record_kept", "simulate", "start", "status", "where",
-           "write_batch"]
+           "export", "is_review", "keep", "kept_answers", "kept_relevant", "known_from_qrels", "label",
+           "load_review", "next_record", "next_records", "read_labels", "record_kept", "simulate", "start",
+           "status", "where", "write_batch"]
 
 CAL = "cal"
 RUN_FILE = "records.run"       # the collection: the records in order, one query
@@ -172,12 +172,21 @@ def cal_facts(config: Mapping[str, Any]) -> list[tuple[str, str]]:
     return facts
 
 
+def _changed(src: Mapping[str, Any]) -> str | None:
+    """The sha256 a source file has now, when it changed since start (still at its path, other
+    bytes); None otherwise."""
+    path = Path(src["path"])
+    if not path.is_file():
+        return None
+    now = sha256_file(path)
+    return now if now != src["sha256"] else None
+
+
 def _now_differs(src: Mapping[str, Any]) -> str:
     """``; the file differs now (sha256:…)`` when a source file changed since start, else ``""``."""
-    path = Path(src["path"])
-    if not path.is_file() or (path.stat().st_size == src["bytes"] and sha256_file(path) == src["sha256"]):
-        return ""
-    return f"; the file differs now (sha256:{sha256_file(path)[:12]}): the review read its frozen copy"
+    now = _changed(src)
+    return "" if now is None else (f"; the file differs now (sha256:{now[:12]}): the review read its "
+                                   "frozen copy")
 
 
 def _source(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -189,10 +198,11 @@ def changed_sources(manifest: Manifest) -> list[str]:
     """The files the records were read from that changed since :func:`start` (still at their path,
     with other bytes), each in one sentence. The review never reads them again: it screens the
     records frozen in its folder, so an edit there (a corrected title, records added) is not in it."""
+    changed = ((src, _changed(src)) for src in manifest["screener"]["config"]["sources"])
     return [f"{src['path']} changed since the review started (sha256:{src['sha256'][:12]} then, "
-            f"{sha256_file(src['path'])[:12]} now): the review screens the records frozen at its start "
-            f"({TEXTS_FILE} in its folder), not the file's edits; to screen the changed records, start a "
-            "new review" for src in manifest["screener"]["config"]["sources"] if _now_differs(src)]
+            f"{now[:12]} now): the review screens the records frozen at its start ({TEXTS_FILE} in its "
+            "folder), not the file's edits; to screen the changed records, start a new review"
+            for src, now in changed if now is not None]
 
 
 SCREENERS[CAL] = cal_screener
@@ -226,10 +236,8 @@ def start(records: Records, folder: str | os.PathLike[str], *, target_recall: fl
     """
     out = Path(folder)
     _check_empty(out)
-    spaced = next((i for i, rid in enumerate(records.ids) if not rid or re.search(r"\s", rid)), None)
-    if spaced is not None:
-        raise ValueError(f"{records.name}: record {spaced + 1} has the id {records.ids[spaced]!r}, which "
-                         "holds white space: give record ids without spaces (a record_id column)")
+    for i, rid in enumerate(records.ids):
+        check_record_id(rid, f"{records.name}: record {i + 1}")
     seed = secrets.randbelow(2**31) if seed is None else check_count(seed, "seed")
     cal = CALConfig.from_json({**(config or CALConfig()).to_json(), "seed": seed})
     prior = {rid: int(y) for rid, y in zip(records.ids, records.prior.tolist(), strict=True) if y >= 0}
@@ -285,7 +293,10 @@ def is_review(manifest: Manifest) -> bool:
     return bool(manifest.get("screener", {}).get("name") == CAL)
 
 
-def _manifest(folder: Path) -> Manifest:
+def load_review(folder: str | os.PathLike[str]) -> Manifest:
+    """The manifest of a review folder (refused by name when the folder holds none, or an audit's):
+    what the steps that need no replay check first."""
+    folder = Path(folder)
     if not (folder / MANIFEST_FILE).is_file():
         what = "does not exist" if not folder.exists() else "holds no review"
         raise FileNotFoundError(f"review folder {folder} {what} (start one with rankcut review start "
@@ -320,7 +331,7 @@ def _label_file(folder: Path, labels: Mapping[str, int], name: str) -> Iterator[
 
 def _record_prior(folder: Path) -> None:
     """Record the steps that ask for a record of the prior knowledge, from the frozen prior."""
-    prior = _prior(_manifest(folder))
+    prior = _prior(load_review(folder))
     if prior:
         with _label_file(folder, prior, "prior-knowledge.csv") as path:
             workflow.label(folder, from_file=path)
@@ -367,7 +378,7 @@ def _ask(folder: Path, input: Callable[[str], str], output: Callable[[str], Any]
 
 def _unread_prior(folder: Path) -> bool:
     """Whether a record of the prior knowledge is not read yet."""
-    return bool(_unread(folder, _prior(_manifest(folder))))
+    return bool(_unread(folder, _prior(load_review(folder))))
 
 
 def _unread(folder: Path, ids: Iterable[str]) -> list[str]:
@@ -485,7 +496,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
         that holds no label for the record the review asks for (nothing recorded).
     """
     out = Path(folder)
-    manifest = _manifest(out)
+    manifest = load_review(out)
     if sum((from_file is not None, known is not None, bool(interactive))) != 1:
         raise ValueError("give one source of labels: a label file, known labels (simulate), or interactive")
     prior = _prior(manifest)
@@ -580,6 +591,13 @@ def kept_answers(folder: str | os.PathLike[str]) -> dict[str, int]:
     return {rid: kept[rid] for rid in _unread(out, kept)}
 
 
+def kept_relevant(folder: str | os.PathLike[str]) -> list[str]:
+    """The records whose kept answer says relevant, in the records' order: answered, but counted by
+    no certificate until the review asks for them."""
+    order = {rid: i for i, rid in enumerate(_items(Path(folder))[1])}
+    return sorted((rid for rid, y in kept_answers(folder).items() if y), key=order.__getitem__)
+
+
 def _keep(folder: Path, answers: Mapping[str, int]) -> None:
     """Keep ``answers`` (none: remove the file) in :data:`PENDING_FILE`."""
     path = folder / PENDING_FILE
@@ -651,7 +669,7 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
     :raises ValueError: when a frozen input (the records' ranking or texts) changed: the next record
         would be another review's."""
     out = Path(folder)
-    manifest = _manifest(out)
+    manifest = load_review(out)
     check_count(ahead, "ahead", minimum=1)
     texts_path = check_inputs(manifest)["texts"]["path"]
     info = workflow.status(out)
@@ -666,7 +684,7 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
     kept = kept_answers(out)
     result = {**info, "read": info.get("review_steps", 0), "collection": manifest["pools"]["items"],
               "prior_read": len(prior) - len(_unread(out, prior)), "kept": len(kept),
-              "kept_relevant": sorted((rid for rid, y in kept.items() if y), key=_items(out)[1].index),
+              "kept_relevant": kept_relevant(out),
               "target": manifest["target"]["recall"], "delta": manifest["delta"], "next_record": nxt,
               "changed_sources": changed_sources(manifest),
               "corrects": manifest["screener"]["config"]["corrects"]}
@@ -767,7 +785,7 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
     :raises ValueError: when a frozen input changed, or the label store was edited.
     """
     out, target = Path(folder), Path(path)
-    manifest = _manifest(out)
+    manifest = load_review(out)
     if target.exists() and tuple(next(iter(_table_rows(target)), [])) != EXPORT_COLUMNS:
         raise FileExistsError(f"{target} exists and is not an export of a review: name a new file")
     texts = _texts(check_inputs(manifest)["texts"]["path"])
@@ -820,7 +838,7 @@ def correct(folder: str | os.PathLike[str], into: str | os.PathLike[str], relabe
         input, an edited store).
     """
     old, out = Path(folder), Path(into)
-    manifest = _manifest(old)
+    manifest = load_review(old)
     if out.resolve() == old.resolve():
         raise ValueError(f"{out} is the review to correct: a corrected review goes into a new folder "
                          "(the review it corrects stays as it is)")
