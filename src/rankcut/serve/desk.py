@@ -61,6 +61,7 @@ from rankcut.audit.designs.interleaved import (
     recorded_steps,
     review_of,
     verdict_text,
+    words_of,
     write_review,
 )
 from rankcut.audit.designs.sequential import engine, parts
@@ -211,8 +212,9 @@ class Desk:
 
     @property
     def thing(self) -> str:
-        """What an item is called: ``record`` in a review, ``document`` otherwise."""
-        return "record" if self.review else "document"
+        """What an item is called: the interleaved review's screener's word (``record`` in a review),
+        ``document`` otherwise."""
+        return words_of(self.audit.manifest).item if self.interleaved else "document"
 
     @property
     def audit_id(self) -> str:
