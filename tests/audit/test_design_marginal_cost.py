@@ -15,19 +15,22 @@ from rankcut.certify.policies import MarginalCostPolicy
 from rankcut.certify.simulate import play
 
 
-def test_marginal_cost_by_name_is_the_policy_played_by_hand(tmp_path: Path) -> None:
+@pytest.mark.parametrize("ratio", [0.0, 1.5])
+def test_marginal_cost_by_name_is_the_policy_played_by_hand(tmp_path: Path, ratio: float) -> None:
     topic = Data(tmp_path, queries=1, depth=240, seed=3)
-    audit = _frozen(tmp_path, topic, policy="marginal-cost:batch=20,chunk=5,window=60,need=2.5")
+    audit = _frozen(tmp_path, topic,
+                    policy=f"marginal-cost:batch=20,chunk=5,window=60,need=2.5,ratio={ratio}")
     wf.label(audit, qrels=topic.qrels)
     result = wf.certify(audit)
     y, order = _truth(topic, audit)
-    policy = MarginalCostPolicy(batch=20, chunk=5, window=60, need=2.5)
+    policy = MarginalCostPolicy(batch=20, chunk=5, window=60, need=2.5, ratio=ratio)
     played = play(y, order, policy, InterleavedRule(0.8, 0.05))
     steps = _steps(audit)
     assert "".join(s["move"][0] for s in steps) == played.moves
     assert result.content["verdict"]["met"] == played.certified
     assert {s["move"] for s in steps} == {"screen", "audit"}
     assert any("projected to" in s["why"] and "audit draws" in s["why"] for s in steps)
+    assert any("times the audit's hit rate" in s["why"] for s in steps) == (ratio > 0)
 
 
 def test_marginal_cost_constants_are_checked_at_freeze(tmp_path: Path) -> None:
@@ -35,6 +38,6 @@ def test_marginal_cost_constants_are_checked_at_freeze(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="need"):
         wf.freeze(tmp_path / "A", run=topic.run, design="interleaved", target_recall=0.8,
                   policy="marginal-cost:need=0")
-    with pytest.raises(ValueError, match="takes batch, chunk, window, need"):
+    with pytest.raises(ValueError, match="takes batch, chunk, window, need, ratio"):
         wf.freeze(tmp_path / "B", run=topic.run, design="interleaved", target_recall=0.8,
-                  policy="marginal-cost:ratio=2")
+                  policy="marginal-cost:margin=2")

@@ -354,7 +354,9 @@ def test_simulation_is_seeded_and_the_default_policy_returns_to_screening():
 
 @pytest.mark.parametrize("policy", [PrecisionPolicy(batch=1, chunk=1, window=3),
                                     ProjectedCostPolicy(batch=1, chunk=1, window=3),
-                                    MarginalCostPolicy(batch=1, chunk=1, window=3, need=1.0)], ids=repr)
+                                    MarginalCostPolicy(batch=1, chunk=1, window=3, need=1.0),
+                                    MarginalCostPolicy(batch=1, chunk=1, window=3, need=1.0, ratio=2.0)],
+                         ids=repr)
 @pytest.mark.parametrize("labels", ["110100", "101001"])
 def test_library_policies_over_every_audit_order(policy, labels):
     y = np.array([int(c) for c in labels])

@@ -1,7 +1,8 @@
 """MarginalCostPolicy's decisions on hand-made label sequences: it screens while the recent
 screened ranks are rich, audits once they run dry, goes back to screening after an audit hit,
-projects an audit of fewer than the unread documents however few relevant were found, and its
-constants are checked."""
+projects an audit of fewer than the unread documents however few relevant were found, screens on
+after an audit hit while the batches beat the audit's hit rate by ``ratio``, and its constants are
+checked."""
 
 from __future__ import annotations
 
@@ -59,8 +60,36 @@ def test_an_audit_is_projected_under_the_unread_count_when_few_relevant_are_foun
     assert policy(state) == AUDIT
 
 
+def _after_a_batch(audited: str) -> ReviewState:
+    """20 found, 100 dry ranks, ``audited``, then a screened batch of 2 that found 1 (precision ½)."""
+    state = _state(1000, "1" * 20 + "0" * 100, audited)
+    state.record(SCREEN, state.frontier, 0)
+    state.record(SCREEN, state.frontier, 1)
+    return state
+
+
+def _marginal(ratio: float) -> MarginalCostPolicy:
+    return MarginalCostPolicy(batch=2, chunk=1, window=100, need=3.0, ratio=ratio)
+
+
+def test_after_an_audit_hit_a_batch_richer_than_ratio_times_the_hit_rate_is_screened_on() -> None:
+    # the window is dry, so the projection alone audits; the audit hit once in 9 draws (rate
+    # (1 + ½)/10 = 0.15) and the last batch found 1 of 2 (0.5)
+    state = _after_a_batch("100000000")
+    assert _marginal(0.0)(state) == AUDIT                                  # the rule off
+    assert _marginal(3.0)(state) == SCREEN and _marginal(3.0).rich_batch(state.review)   # 0.5 > 0.45
+    assert _marginal(4.0)(state) == AUDIT and not _marginal(4.0).rich_batch(state.review)  # 0.5 < 0.6
+
+
+def test_the_ratio_rule_waits_for_an_audit_hit() -> None:
+    state = _after_a_batch("000000000")
+    assert not _marginal(3.0).rich_batch(state.review)
+    assert _marginal(3.0)(state) == _marginal(0.0)(state) == AUDIT
+
+
 @pytest.mark.parametrize(("kw", "match"), [({"need": 0.0}, "need"), ({"window": 0}, "window"),
-                                          ({"batch": 0}, "batch"), ({"chunk": 0}, "chunk")])
+                                          ({"batch": 0}, "batch"), ({"chunk": 0}, "chunk"),
+                                          ({"ratio": -1.0}, "ratio"), ({"ratio": math.inf}, "ratio")])
 def test_constants_are_checked(kw: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         MarginalCostPolicy(**kw)

@@ -24,7 +24,8 @@ raises the estimate and sends the review back to screening: an early switch to t
 fatal. Its constants were chosen on the screening sets (development data), never on CLEF.
 
 :class:`MarginalCostPolicy` needs no tail fit: it screens while a batch, at the precision of the
-recent screened ranks, is projected to shorten the audit by more than the batch costs
+recent screened ranks, is projected to shorten the audit by more than the batch costs, or, once
+the audit has met a relevant document, while a batch is richer than the audit's hit rate
 (``docs/interleaved.md``, where it reads less than the others on CLEF TAR 2017).
 """
 
@@ -38,7 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import gammaln, logsumexp
 
-from rankcut.certify._validate import check_count, check_positive
+from rankcut.certify._validate import check_count, check_number, check_positive
 from rankcut.certify.interleaved import AUDIT, SCREEN, InterleavedReview, InterleavedRule
 from rankcut.certify.screening import tail_estimate, tail_fit, tail_sum
 from rankcut.certify.sequential import default_prior_mean
@@ -285,25 +286,35 @@ class MarginalCostPolicy:
     each run of ``chunk`` audit draws: back to screening if it found a relevant document (the
     unread part is richer than the projection assumed), else audit on. The
     projection ignores the relevant documents still unread; the return on audit hits pays for that.
+    Once the audit has met a relevant document, a screening batch whose precision is above
+    ``ratio`` times the audit's hit rate ``(hits + ½)/(draws + 1)`` (the unread prevalence it
+    shows) is followed by another whatever the projection says: the frontier is still richer than
+    the unread documents on average, so the screening finds what the audit would meet.
 
     Constants (defaults: the grid point of least documents read on CLEF TAR 2017 runs A and B
-    together at recall 0.8, 5 seeds; per-topic figures in ``docs/interleaved.md`` are
-    leave-one-topic-out, ``benchmarks/bench_interleaved.py --loto``):
+    together at recall 0.8 — ``batch``, ``window``, ``need`` at 5 seeds, ``ratio`` at 20; the
+    figures in ``docs/interleaved.md`` are leave-one-topic-out, ``benchmarks/bench_interleaved.py
+    --loto``):
 
     :param batch: screening moves come in batches of this size.
     :param chunk: audit moves come in runs of this size.
     :param window: screened ranks whose precision stands for the next batch's.
     :param need: the evidence, in nats, the projection charges the audit (``log(1/δ)`` ≈ 3 at
         δ = 0.05, plus the prior's cost: 4 by the grid).
+    :param ratio: screen on after a batch at least this many times richer than the audit's hit
+        rate, once the audit has hit (above); 0 turns that rule off.
     """
 
     batch: int = 100
     chunk: int = 10
     window: int = 1000
     need: float = 4.0
+    ratio: float = 3.0
 
     def __post_init__(self) -> None:
         _check_constants(self, "need")
+        if check_number(self.ratio, "ratio") < 0:
+            raise ValueError(f"ratio must be >= 0 (0 turns the rule off), got {self.ratio!r}")
 
     def __call__(self, state: ReviewState) -> str:
         forced = _forced_move(state, self.batch, self.chunk)
@@ -312,12 +323,22 @@ class MarginalCostPolicy:
         rev = state.review
         if state.last == AUDIT:
             return SCREEN if sum(rev.labels[-self.chunk:]) else AUDIT
+        if self.rich_batch(rev):
+            return SCREEN
         recent = state.path()[-self.window:]
         precision = (int(recent.sum()) + 0.5) / (recent.size + 1)
         b = min(self.batch, rev.unread)
         now = self._audit_draws(rev.found, rev.unread, rev.rule.target)
         later = b + self._audit_draws(rev.found + precision * b, rev.unread - b, rev.rule.target)
         return SCREEN if later < now else AUDIT
+
+    def rich_batch(self, rev: InterleavedReview) -> bool:
+        """Whether the screening batch just read beats ``ratio`` times the audit's hit rate (the
+        audit having hit; never with ``ratio`` 0)."""
+        if not (self.ratio and rev.audit_hits):
+            return False
+        rate = (rev.audit_hits + 0.5) / (rev.audit_labels + 1)
+        return sum(rev.labels[-self.batch:]) > self.ratio * rate * self.batch
 
     def _audit_draws(self, found: float, unread: int, target: float) -> float:
         """``A(F, |U|)``: the draws of an audit that finds nothing (class docstring)."""
