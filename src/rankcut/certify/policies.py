@@ -230,6 +230,13 @@ def _forced_move(state: ReviewState, batch: int, chunk: int) -> str | None:
     return None
 
 
+def _beats_audit(rev: InterleavedReview, batch: int, ratio: float) -> bool:
+    """Whether the last ``batch`` labels (a screening batch) have a precision above ``ratio`` times
+    the audit's hit rate ``(hits + ½)/(draws + 1)``, the unread prevalence the audit shows."""
+    prevalence = (rev.audit_hits + 0.5) / (rev.audit_labels + 1)
+    return sum(rev.labels[-batch:]) / batch > ratio * prevalence
+
+
 @dataclass(frozen=True)
 class PrecisionPolicy:
     """Screen while the ranking beats the audit, audit when it does not, screen again on audit finds.
@@ -265,8 +272,7 @@ class PrecisionPolicy:
             return AUDIT if tail <= self.margin * (rev.allowed_unfound() + 1) else SCREEN
         if state.last == AUDIT:
             return SCREEN if sum(rev.labels[-self.chunk:]) else AUDIT
-        prevalence = (rev.audit_hits + 0.5) / (rev.audit_labels + 1)
-        return SCREEN if sum(rev.labels[-self.batch:]) / self.batch > self.ratio * prevalence else AUDIT
+        return SCREEN if _beats_audit(rev, self.batch, self.ratio) else AUDIT
 
 
 @dataclass(frozen=True)
@@ -335,10 +341,7 @@ class MarginalCostPolicy:
     def rich_batch(self, rev: InterleavedReview) -> bool:
         """Whether the screening batch just read beats ``ratio`` times the audit's hit rate (the
         audit having hit; never with ``ratio`` 0)."""
-        if not (self.ratio and rev.audit_hits):
-            return False
-        rate = (rev.audit_hits + 0.5) / (rev.audit_labels + 1)
-        return sum(rev.labels[-self.batch:]) > self.ratio * rate * self.batch
+        return bool(self.ratio and rev.audit_hits) and _beats_audit(rev, self.batch, self.ratio)
 
     def _audit_draws(self, found: float, unread: int, target: float) -> float:
         """``A(F, |U|)``: the draws of an audit that finds nothing (class docstring)."""

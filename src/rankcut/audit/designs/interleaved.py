@@ -363,11 +363,10 @@ class Review:
                     f"auditing from now on is projected to read fewer {doc}s than screening another "
                     f"batch (the unread {doc}s' relevant count is estimated from the ranking's tail and "
                     f"{rev.audit_labels} audit draws)")
-        rich = name == "MarginalCostPolicy" and p.rich_batch(rev)  # type: ignore[attr-defined]
-        if rich and st.last == SCREEN and move == SCREEN:
-            return (f"the last screening batch's precision is above {p.ratio:g} times the audit's hit "  # type: ignore[attr-defined]
-                    f"rate ({rev.audit_hits} relevant in {rev.audit_labels} draws): screening on")
         if name == "MarginalCostPolicy" and st.last == SCREEN:
+            if move == SCREEN and p.rich_batch(rev):  # type: ignore[attr-defined]
+                return (f"the last screening batch's precision is above {p.ratio:g} times the audit's "  # type: ignore[attr-defined]
+                        f"hit rate ({rev.audit_hits} relevant in {rev.audit_labels} draws): screening on")
             return ("one more screening batch, at the recent screened ranks' precision, is projected to "
                     "save more audit draws than it costs: screening on" if move == SCREEN else
                     "one more screening batch is projected to cost more than the audit draws it saves: "
