@@ -167,7 +167,7 @@ def test_a_sequential_audit_is_labelled_to_its_certificate(small: SmallAudit) ->
         assert status == 200
         given[fields["query_id"], fields["doc_id"]] = int(fields["label"])
         bounds += re.findall(r"recall ≥ (0\.\d+) —", client.get("/").text)
-    assert len(given) == 12 and bounds == sorted(bounds) and bounds[-1] == "0.500"
+    assert len(given) == 12 and bounds == sorted(bounds) and float(bounds[-1]) >= 0.5 > float(bounds[-2])
     assert 'id="certify"' in page
     assert client.get("/result").status_code == 404   # not certified yet
     response = client.post("/certify", data={"csrf": fields_of(page)["csrf"]}, headers=ORIGIN)

@@ -23,40 +23,46 @@ enumerating every permutation under an adaptive policy).
 
 **Theorem (confidence sequence for R).** For a hypothesis ``r`` let
 ``q_r(y) = ((r − F)/|U|)^y ((W − r)/|U|)^{1−y}`` be the law of an audit label, and
-``L_t(r) = Π_{audit steps s ≤ t} q_r(y_s)``. Let ``p̂_s`` be any *predictable* law of the audit
-label at step ``s`` (a function of the history before it) and
-``Λ_t(r) = c · Π_{audit s ≤ t} p̂_s(y_s) / q_r(y_s)`` with a constant ``c ≤ 1``. Then
+``L_t(r) = Π_{audit steps s ≤ t} q_r(y_s)``. For each ``r`` let ``p̂^r_s`` be any *predictable* law
+of the audit label at step ``s`` (a function of the history before it, and of ``r``) and
+``Λ_t(r) = Π_{audit s ≤ t} p̂^r_s(y_s) / q_r(y_s)``. Then
 
     C_t = {r ∈ [F_t, W_t] : Λ_t(r) < 1/δ}
 
 holds ``R`` at every step ``t`` simultaneously with probability at least ``1 − δ``, for every
 labelling and every policy. *Proof.* Fix the labelling, so ``R`` is fixed. At an audit step,
-by the lemma, ``E[p̂_s(y_s)/q_R(y_s) | history] = Σ_y p̂_s(y) = 1``; screening steps multiply by
+by the lemma, ``E[p̂^R_s(y_s)/q_R(y_s) | history] = Σ_y p̂^R_s(y) = 1``; screening steps multiply by
 nothing and add no randomness. So ``Λ_t(R)`` is a nonnegative martingale in the history's
-filtration, whatever the (predictable) policy, starting at ``c ≤ 1``, and Ville's inequality gives
-``P(∃t: Λ_t(R) ≥ 1/δ) ≤ δ``. ``R ∈ [F_t, W_t]`` always. ∎
+filtration, whatever the (predictable) policy, starting at 1, and Ville's inequality gives
+``P(∃t: Λ_t(R) ≥ 1/δ) ≤ δ``. ``R ∈ [F_t, W_t]`` always. Only ``Λ_t(R)`` enters, so the law
+``p̂^r`` may differ from one hypothesis to the next. ∎
 
-``log L_t(r)`` is a sum of logarithms of linear functions of ``r``, so it is concave and
-``C_t`` is an interval; ``max C_t`` bounds ``R`` and ``Recall_t = F_t/R ≥ F_t / max C_t``. On the
-same event ``R ≤ min_{s ≤ t} max C_s`` (the running intersection), so a claim once met stays met:
-"recall ≥ ρ" is certified at the first step where ``min_{s ≤ t} max C_s ≤ ⌊F_t/ρ⌋`` and is false
-with probability at most ``δ`` — checked by exact enumeration against adversarial policies (that
-see the labelling and switch moves on the labels) and by simulation on real topics.
+``max C_t`` bounds ``R`` and ``Recall_t = F_t/R ≥ F_t / max C_t``. On the same event
+``R ≤ min_{s ≤ t} max C_s`` (the running intersection), so a claim once met stays met: "recall ≥ ρ"
+is certified at the first step where ``min_{s ≤ t} max C_s ≤ ⌊F_t/ρ⌋`` and is false with
+probability at most ``δ`` — checked by exact enumeration against adversarial policies (that see
+the labelling and switch moves on the labels) and by simulation on real topics. ``C_t`` need not
+be an interval, so ``max C_t`` is read off every hypothesis in ``[F_t, W_t]``.
 
 **The predictable law used** (:class:`InterleavedReview`): a geometric prior on the unread
 relevant count, fixed at the first audit step ``τ`` from the labels read before it — mean
 :func:`~rankcut.certify.sequential.default_prior_mean` ``(F_τ)`` unless given in advance, cut
-where its tail falls below ``1e-12`` at ``m_hi`` (support ``r − F_τ ∈ [0, m_hi]``, total mass
-``c = 1 − ρ^{m_hi+1}``). ``p̂_s`` is the posterior predictive under the prior *anchored* at
-``A_s = F_τ`` plus the relevant documents screening found after ``τ``: weights
-``ρ^{r − A_s} L_{s−1}(r)`` on ``r ∈ [F_s, min(A_s + m_hi, W_s)]``. By memorylessness, a
-geometric prior conditioned on the documents screening found is the same geometric moved up by
-them, so screening after an audit never uses up the prior. The prior may depend on anything
-fixed before ``τ`` (here: ``F_τ``), since the martingale argument starts at ``τ``; it must not
-change after ``τ``. **Screen-then-audit is the special case** "screen ``k``, then only audit":
-the anchor never moves, the predictives telescope to the prior–posterior mixture
-``Σ_r π(r) L_t(r)``, and ``C_t`` is that of :class:`~rankcut.certify.sequential.SequentialAudit`
-(``max C_t = F + max C_t(M)``) — a test checks the two agree.
+where its tail falls below ``1e-12`` at ``m_hi`` (support ``r − F_τ ∈ [0, m_hi]``). ``p̂^r_s`` is
+the posterior predictive under the prior *anchored* at ``A_s = F_τ`` plus the relevant documents
+screening found after ``τ``, **one-sided**: weights ``ρ^{r' − A_s} L_{s−1}(r')`` on the counts
+``r' ∈ [F_s, min(A_s + m_hi, W_s, r − 1)]`` *below* the hypothesis. Only an upper bound on ``R``
+is claimed, so the evidence against ``r`` need only come from smaller counts; prior mass above
+``r`` would be spent for nothing (the two-sided mixture is ``Λ`` with the whole support, and
+reads more documents: ``docs/interleaved.md``, "One-sided mixture"). When no count is left below
+``r`` (``r = F_s``, or the support is used up), ``p̂^r_s = q_r``: the step leaves ``Λ_s(r)``
+unchanged. By memorylessness, a geometric prior conditioned on the documents screening found is
+the same geometric moved up by them, so screening after an audit never uses up the prior. The
+prior may depend on anything fixed before ``τ`` (here: ``F_τ``), since the martingale argument
+starts at ``τ``; it must not change after ``τ``. **Screen-then-audit is the special case**
+"screen ``k``, then only audit": the anchor never moves, the predictives telescope to
+``Λ_t(r) = Σ_{r' < r} π(r') L_t(r') / (π(< r) L_t(r))``, and ``C_t`` is that of
+:class:`~rankcut.certify.sequential.SequentialAudit` (``max C_t = F + max C_t(M)``) — a test
+checks the two agree.
 """
 
 from __future__ import annotations
@@ -137,7 +143,7 @@ class InterleavedReview:
         self._log_lik = np.zeros(self.total + 1)   # log L_t(r) for r = 0..N, valid on [F_t, W_t]
         with np.errstate(divide="ignore"):
             self._logs = np.log(np.arange(self.total + 1, dtype=float))
-        self._log_num = 0.0
+        self._log_lam = np.zeros(self.total + 1)   # log Λ_t(r) for r = 0..N, valid on [F_t, W_t]
         self._anchor = 0
         self._support = 0
         self._log_rho = 0.0
@@ -168,14 +174,16 @@ class InterleavedReview:
         if not self.started:
             self._fix_prior()
         lo, hi = f, min(self._anchor + self._support, w)
-        if lo > hi:          # more audit finds than the prior's support: no mass left, never rejects
-            self._log_num = -math.inf
-        elif math.isfinite(self._log_num):
+        if lo <= hi:          # else no prior mass is left: p̂ = q_r, Λ unchanged (module docstring)
             r = np.arange(lo, hi + 1)
             log_w = (r - self._anchor) * self._log_rho + self._log_lik[lo:hi + 1]
             weight = np.exp(log_w - log_w.max())
-            share = float(weight @ ((r - f) if y else (w - r))) / float(weight.sum())   # p̂·|U|
-            self._log_num = self._log_num + math.log(share) if share > 0 else -math.inf
+            with np.errstate(divide="ignore"):   # p̂·|U| for hypotheses f+1 … hi+1 (support below each)
+                share = np.log(np.cumsum(weight * ((r - f) if y else (w - r)))) - np.log(np.cumsum(weight))
+            top = min(hi + 1, w)
+            # log(p̂^(h)·|U|) − log(q_h·|U|) for h = f+1 … w; h = f has no count below it (factor 1)
+            gain = np.concatenate((share[:top - f], np.full(w - top, share[-1])))
+            self._log_lam[f + 1:w + 1] += gain - (self._logs[1:w - f + 1] if y else self._logs[w - f - 1::-1])
         if y:
             self._log_lik[f + 1:w + 1] += self._logs[1:w - f + 1]      # log(r − F)
         else:
@@ -201,7 +209,6 @@ class InterleavedReview:
         self._log_rho = math.log(rho)
         self._support = min(self.unread, math.ceil(math.log(PRIOR_TAIL) / self._log_rho))
         self._anchor = self.found
-        self._log_num = math.log1p(-rho ** (self._support + 1))    # c = Σ π ≤ 1
 
     def _after(self, move: str, y: int) -> None:
         self.unread -= 1
@@ -210,27 +217,19 @@ class InterleavedReview:
         f, w = self.found, self.found + self.unread
         self._running = max(self._running, f)   # R ≥ F_t: a bound below it is raised to it
         r0 = min(self._running, w)
-        if not self.started or self._kept(r0):
-            new = r0
-        else:
-            below = np.flatnonzero(self._log_lik[f:r0] > self._threshold)
-            new = f + int(below[-1]) if below.size else min(r0, self.upper())
+        new = r0 if not self.started or self._kept(r0) else min(r0, self.upper())
         if new < self._running:
             self._running, self._running_step = new, len(self.moves)
 
-    @property
-    def _threshold(self) -> float:
-        return self._log_num + math.log(self.rule.delta)
-
     def _kept(self, r: int) -> bool:
-        return bool(self._log_lik[r] > self._threshold)
+        return bool(self._log_lam[r] < -math.log(self.rule.delta))
 
     def upper(self) -> int:
         """``max C_t`` now: the largest ``R`` the confidence sequence keeps (``F_t`` if it keeps none)."""
         f, w = self.found, self.found + self.unread
         if not self.started:
             return w
-        kept = np.flatnonzero(self._log_lik[f:w + 1] > self._threshold)
+        kept = np.flatnonzero(self._log_lam[f:w + 1] < -math.log(self.rule.delta))
         return f + int(kept[-1]) if kept.size else f
 
     def log_evidence(self, r: int) -> float:
@@ -238,7 +237,7 @@ class InterleavedReview:
         f, w = self.found, self.found + self.unread
         if not f <= r <= w:
             return math.inf
-        return self._log_num - float(self._log_lik[r]) if self.started else -math.inf
+        return float(self._log_lam[r]) if self.started else -math.inf
 
     def log_likelihood(self) -> NDArray[np.float64]:
         """``log L_t(r)`` for ``r = F_t … W_t`` (zeros before the first audit step); a copy."""

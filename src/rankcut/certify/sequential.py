@@ -7,19 +7,26 @@ certificate holds — or go on to the end of the pool, which is the full review.
 
 **The confidence sequence.** After ``t`` audit labels with ``x`` relevant, the probability of the
 observed sequence when the pool holds ``M`` relevant items is proportional to the hypergeometric
-pmf ``h(x; t, M, N0)`` (the number of orderings cancels). For a prior ``π`` on ``M``, the mixture
-likelihood ratio
+pmf ``h(x; t, M, N0)`` (the number of orderings cancels). For a prior ``π`` on ``M``, the
+*one-sided* mixture likelihood ratio
 
-    L_t(M') = Σ_M π(M) h(x_t; t, M, N0) / h(x_t; t, M', N0)
+    L_t(M') = Σ_{M < M'} π(M) h(x_t; t, M, N0) / (π(< M') h(x_t; t, M', N0))
 
-is a nonnegative martingale with mean ``Σ π ≤ 1`` under ``M = M'`` (it is the prior–posterior
-ratio of Waudby-Smith & Ramdas 2020, "Confidence sequences for sampling without replacement",
-§3), so by Ville's inequality ``P_{M'}(∃ t: L_t(M') ≥ 1/δ) ≤ δ``. Hence
-``C_t = {M' : L_t(M') < 1/δ}`` holds the true ``M`` *at every t simultaneously* with probability
-at least ``1 − δ``, whatever the stopping rule. ``h`` is log-concave in ``M'``, so ``C_t`` is an
-interval around the maximum-likelihood count; its right end is :meth:`SequentialAudit.missed_upper`.
-The prior is geometric with a pre-registered mean (label-free) and is cut where its tail falls
-below ``1e-12``: a sub-probability prior only lowers ``L`` (conservative).
+(``L_t(0) = 1``) is, for each ``M'``, a nonnegative martingale with mean 1 under ``M = M'``: it is
+the prior–posterior ratio of Waudby-Smith & Ramdas 2020 ("Confidence sequences for sampling
+without replacement", §3) with the prior conditioned on ``M < M'``, a different mixture for each
+hypothesis, which the argument allows since it uses only the martingale at the true count. By
+Ville's inequality ``P_{M'}(∃ t: L_t(M') ≥ 1/δ) ≤ δ``. Hence ``C_t = {M' : L_t(M') < 1/δ}`` holds
+the true ``M`` *at every t simultaneously* with probability at least ``1 − δ``, whatever the
+stopping rule. Only an upper bound on ``M`` is claimed, so only counts below ``M'`` are used as
+evidence against it: prior mass above ``M'`` would be spent for nothing (the two-sided mixture over
+the whole prior certifies later; ``docs/interleaved.md``, "One-sided mixture"). The prior is
+geometric with a pre-registered mean (label-free) and is cut where its tail falls below ``1e-12``
+at ``M_hi``. Above ``M_hi`` the ratio's numerator is the whole mixture and ``h`` is log-concave in
+``M'``, so the kept counts there are an interval found by bisection; at or below ``M_hi`` every
+count is checked (``C_t`` need not be an interval there). Its right end is
+:meth:`SequentialAudit.missed_upper`; it always holds the maximum-likelihood count, where the
+ratio is at most 1.
 
 **The recall claim.** The cut was reviewed in full and holds ``F`` relevant items; relevant items
 found by the audit are part of the review's result too. After ``(t, x)`` the review has found
@@ -55,7 +62,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import gammaln, logsumexp
+from scipy.special import gammaln
 
 from rankcut.certify._validate import check_count, check_delta, check_fraction, check_positive
 from rankcut.certify.result import Certificate, certificate_function, confidence_text, theorem_of
@@ -161,63 +168,69 @@ class SequentialAudit:
         """``m(x)``: the largest missed count for which the review's recall is still ``≥ ρ``."""
         return int(allowed_misses(self.found, x, self.target))
 
-    def log_mixture(self, t: ArrayLike, x: ArrayLike, *, on_progress: Progress | None = None
-                    ) -> NDArray[np.float64]:
-        """``log Σ_M π(M) h(x; t, M, N0)`` for arrays ``t``, ``x`` of one shape.
-
-        ``on_progress(done, total)``, if given, is called after each chunk of pairs (a hook for a
-        progress bar: over a whole pool this is the slow part of a certify).
-        """
-        t_arr, x_arr = np.broadcast_arrays(np.asarray(t, dtype=np.int64), np.asarray(x, dtype=np.int64))
+    def _scan_prior(self, t: NDArray[np.int64], x: NDArray[np.int64], on_progress: Progress | None
+                    ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+        """For pairs ``(t, x)`` (``t ≥ 1``): ``log Σ_M π(M) h(x; t, M)/π(all)``, the numerator of
+        every ratio above ``M_hi``, and the largest kept count ``M' ≤ M_hi`` (``-1`` if none)."""
         m, log_pi = self._prior()
-        out = np.empty(t_arr.shape, dtype=float)
-        flat_t, flat_x, flat_out = t_arr.ravel(), x_arr.ravel(), out.reshape(-1)
-        for lo in range(0, flat_t.size, 512):  # chunks keep the (pairs × support) table small
-            tt, xx = flat_t[lo:lo + 512, None], flat_x[lo:lo + 512, None]
+        log_below = np.logaddexp.accumulate(log_pi)             # log π(≤ j)
+        full = np.empty(t.shape, dtype=float)
+        low = np.empty(t.shape, dtype=np.int64)
+        for lo in range(0, t.size, 512):  # chunks keep the (pairs × support) table small
+            tt, xx = t[lo:lo + 512, None], x[lo:lo + 512, None]
             ok = (m[None, :] >= xx) & (self.pool - m[None, :] >= tt - xx)
-            mm = np.where(ok, m[None, :], xx)
-            terms = np.where(ok, _log_h(xx, tt, mm, self.pool) + log_pi[None, :], -np.inf)
-            flat_out[lo:lo + 512] = logsumexp(terms, axis=1)
+            log_h = np.where(ok, _log_h(xx, tt, np.where(ok, m[None, :], xx), self.pool), -np.inf)
+            mixed = np.logaddexp.accumulate(log_h + log_pi[None, :], axis=1)   # log Σ_{M ≤ j} π h
+            full[lo:lo + 512] = mixed[:, -1] - log_below[-1]
+            # M' = j ≥ 1 is kept when log h(M') > log Σ_{M < M'} π h − log π(< M') + log δ
+            kept = ok & np.concatenate((np.ones((tt.shape[0], 1), dtype=bool), log_h[:, 1:] > (
+                mixed[:, :-1] - log_below[None, :-1] + math.log(self.delta))), axis=1)
+            low[lo:lo + 512] = np.where(kept.any(axis=1), m.size - 1 - np.argmax(kept[:, ::-1], axis=1), -1)
             if on_progress is not None:
-                on_progress(min(lo + 512, flat_t.size), flat_t.size)
-        return out
+                on_progress(min(lo + 512, t.size), t.size)
+        return full, low
 
     def missed_upper(self, t: ArrayLike, x: ArrayLike, *, on_progress: Progress | None = None
                      ) -> NDArray[np.int64]:
         """``max C_t``: the confidence sequence's upper end for ``M`` after ``t`` labels, ``x`` relevant.
 
-        ``C_t`` is the interval of counts ``M'`` consistent with the sample whose mixture
-        likelihood ratio is below ``1/δ``; its right end is found by bisection from the
-        maximum-likelihood count ``⌊x(N0 + 1)/t⌋``, where the ratio is at most 1. ``on_progress``:
-        as for :meth:`log_mixture`.
+        ``C_t`` is the set of counts ``M'`` consistent with the sample whose one-sided mixture
+        likelihood ratio is below ``1/δ`` (module docstring): every count up to the prior's
+        support ``M_hi`` is checked, and above it the right end is found by bisection from
+        ``max(⌊x(N0 + 1)/t⌋, M_hi + 1)``. ``on_progress(done, total)``, if given, is called after
+        each chunk of pairs (a hook for a progress bar: over a whole pool this is the slow part of
+        a certify).
         """
         t_arr, x_arr = np.broadcast_arrays(np.asarray(t, dtype=np.int64), np.asarray(x, dtype=np.int64))
         if np.any(t_arr < 0) or np.any(t_arr > self.pool) or np.any(x_arr < 0) or np.any(x_arr > t_arr):
             raise ValueError(f"need 0 ≤ x ≤ t ≤ N0 = {self.pool}")
+        shape = t_arr.shape
+        t_arr, x_arr = t_arr.ravel(), x_arr.ravel()
+        full, low = self._scan_prior(t_arr, x_arr, on_progress)
         hi_ok = self.pool - t_arr + x_arr                      # the most relevant items consistent
-        mode = ml_count(x_arr, t_arr, self.pool)
-        # reject: log h ≤ this
-        threshold = self.log_mixture(t_arr, x_arr, on_progress=on_progress) + math.log(self.delta)
+        start = np.maximum(ml_count(x_arr, t_arr, self.pool), self._prior()[0].size)   # M_hi + 1
+        threshold = full + math.log(self.delta)                 # above M_hi: reject when log h ≤ this
 
         def kept(m: NDArray[np.int64]) -> NDArray[np.bool_]:
-            return _log_h(x_arr, t_arr, m, self.pool) > threshold
+            return _log_h(x_arr, t_arr, np.minimum(m, hi_ok), self.pool) > threshold
 
-        todo = ~kept(hi_ok)                           # the right end lies below the last count
-        lo, hi = mode.copy(), hi_ok.copy()            # invariant: kept(lo), not kept(hi)
+        high = (start <= hi_ok) & kept(start)                  # some count above M_hi is kept
+        todo = high & ~kept(hi_ok)                             # ... and the right end is below the last
+        lo, hi = start.copy(), hi_ok.copy()                    # invariant: kept(lo), not kept(hi)
         while np.any(todo & (hi - lo > 1)):
             mid = (lo + hi) // 2
             k = kept(mid)
             lo = np.where(todo & k, mid, lo)
             hi = np.where(todo & ~k, mid, hi)
-        upper = np.where(todo, lo, hi_ok)
-        return np.where(t_arr == 0, self.pool, upper).astype(np.int64)
+        upper = np.where(high, np.where(todo, lo, hi_ok), low)
+        return np.where(t_arr == 0, self.pool, upper).astype(np.int64).reshape(shape)
 
     def running_upper(self, labels: ArrayLike, *, on_progress: Progress | None = None
                       ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """The running intersection ``min_{s ≤ t} max C_s`` after each prefix of an audit's labels.
 
         :param labels: the audit's 0/1 labels in the frozen audit order (the labelled prefix).
-        :param on_progress: as for :meth:`log_mixture`, over the ``len(labels) + 1`` prefixes.
+        :param on_progress: as for :meth:`missed_upper`, over the ``len(labels) + 1`` prefixes.
         :returns: for ``t = 0 … len(labels)``, the bound (at least ``x_t``, the count already seen)
             and the prefix ``s ≤ t`` where it was reached (the latest such ``s``).
         """
@@ -236,7 +249,7 @@ class SequentialAudit:
         :param labels: as for :meth:`running_upper`.
         :param previous: a state this audit (the same rule) returned before, for any labels — an
             earlier prefix, or labels since taken back or changed: it is used up to where they differ.
-        :param on_progress: as for :meth:`log_mixture`, over the prefixes evaluated.
+        :param on_progress: as for :meth:`missed_upper`, over the prefixes evaluated.
         """
         y = np.asarray(labels, dtype=np.int64)
         if y.ndim != 1 or y.size > self.pool or np.any((y != 0) & (y != 1)):
@@ -308,26 +321,16 @@ class SequentialAudit:
         return self.pool
 
     def zero_find_size(self, check_every: int = 1) -> int:
-        """The audit size at which a run that has found nothing certifies (``N0`` if never sooner).
-
-        With ``x = 0`` the pmf falls in ``M``, so ``C_t = [0, max C_t]`` and the audit certifies
-        as soon as ``M' = m(0) + 1`` is rejected: ``log L_t(m(0) + 1) ≥ log(1/δ)``, evaluated for
-        every check at once.
-        """
-        steps = audit_checks(self.pool, check_every)
-        alt = self.allowed_misses(0) + 1
-        if alt > self.pool:
-            return 0
-        m, log_pi = self._prior()
-        m = m[m <= self.pool]
-        tt = steps[:, None]
-        ok = self.pool - m[None, :] >= tt
-        rest = self.pool - np.where(ok, m[None, :], 0)
-        terms = np.where(ok, log_pi[None, : m.size] + _log_choose(rest, tt), -np.inf)
-        log_ratio = logsumexp(terms, axis=1) - np.where(
-            self.pool - alt >= steps, _log_choose(np.asarray(self.pool - alt), steps), -np.inf)
-        hit = log_ratio >= -math.log(self.delta)
-        return int(steps[np.argmax(hit)]) if hit.any() else self.pool
+        """The audit size at which a run that has found nothing certifies (``N0`` if never sooner):
+        the first of ``0`` and the checks with ``max C_t ≤ m(0)`` when ``x = 0``, scanned in blocks
+        (``0`` when the pool is no larger than the misses allowed)."""
+        steps = np.concatenate(([0], audit_checks(self.pool, check_every)))
+        for lo in range(0, steps.size, 256):
+            block = steps[lo:lo + 256]
+            ok = self.missed_upper(block, np.zeros_like(block)) <= self.allowed_misses(0)
+            if ok.any():
+                return int(block[np.argmax(ok)])
+        return self.pool
 
 
 #: how many :meth:`SequentialAudit.zero_find_stop` scans are remembered, ``(rule, x) → (t0, t*)``
