@@ -25,8 +25,9 @@ of the audit (``ReviewRule.prior_scale``; every one keeps the guarantee). From t
 * **knee method, then the audit** — the knee stopping rule of Cormack & Grossman (2016) with its
   published constants as the screening stop.
 
-Curves are cached under ``--cache`` (``.bench-cache/review-stops``, one file per run and prior
-scale; about 10 minutes each the first time on one thread, ``--jobs 2`` computes two at once; then
+Curves are cached under ``--cache`` (``.bench-cache/review-stops``, one file per run, prior
+scale and version of the certificate's code, so a changed certificate is never read from an old
+curve; about 10 minutes each the first time on one thread, ``--jobs 2`` computes two at once; then
 about 15 minutes from the cache, most of it the lookahead rule's projected costs):
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_review_stops.py --jobs 2
@@ -35,6 +36,7 @@ about 15 minutes from the cache, most of it the lookahead rule's projected costs
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import time
 from collections.abc import Mapping
@@ -45,6 +47,7 @@ import numpy as np
 from bench_label_efficient import clef, screening_sets
 from numpy.typing import NDArray
 
+from rankcut.certify import screening, sequential
 from rankcut.certify.screening import ReviewRule, cost_floor, stop_depth
 from rankcut.certify.sequential import operating_characteristics
 
@@ -84,8 +87,11 @@ def load(run: str) -> dict[str, NDArray[np.int64]]:
 
 
 def curve_path(cache: Path, run: str, prior: float) -> Path:
-    """Where :func:`curves` keeps the cost curves of ``run`` for the audit prior ``prior``."""
-    return cache / f"{'screening' if run == 'dev' else 'clef-' + run}-prior{prior:g}.npz"
+    """Where :func:`curves` keeps the cost curves of ``run`` for the audit prior ``prior``: the name
+    holds a hash of the modules the curves come from, so curves of another certificate are not reused."""
+    code = hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in (sequential, screening)))
+    name = "screening" if run == "dev" else f"clef-{run}"
+    return cache / f"{name}-prior{prior:g}-{code.hexdigest()[:12]}.npz"
 
 
 def curves(run: str, prior: float, cache: Path, fresh: bool) -> dict[str, dict[str, NDArray]]:
