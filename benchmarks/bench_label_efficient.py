@@ -48,6 +48,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -112,7 +113,7 @@ def screening_sets() -> dict[str, NDArray[np.int64]]:
         try:
             rest, scores = rank_screening(data, seed_size=200, seed=0)
         except ValueError as err:   # a seed set without an included record cannot train the ranker
-            print(f"skipped {path.stem}: {err}")
+            print(f"skipped {path.stem}: {err}", file=sys.stderr)   # stdout may be --json
             continue
         order = np.argsort(-scores, kind="stable")
         out[path.stem] = rest.labels[order].astype(np.int64)
