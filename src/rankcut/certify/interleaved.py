@@ -295,7 +295,8 @@ def replay(total: int, moves: str, labels: str, rule: InterleavedRule) -> Interl
 
 @certificate_function(
     "interleaved_recall",
-    theorem="interleaved review (predictable mixture confidence sequence for R, Ville's inequality)",
+    theorem=("interleaved review (one-sided predictable mixture confidence sequence for R, "
+             "Ville's inequality)"),
 )
 def interleaved_recall_certificate(total: int, moves: str, labels: str, target: float = 0.8,
                                    delta: float = 0.05, prior_scale: float = PRIOR_SCALE,

@@ -76,10 +76,6 @@ PRIOR_TAIL = 1e-12
 Progress = Callable[[int, int], None]
 
 
-def _log_choose(n: NDArray[Any], k: NDArray[Any]) -> NDArray[np.float64]:
-    return np.asarray(gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0), dtype=float)
-
-
 @lru_cache(maxsize=4)
 def _log_factorials(n: int) -> NDArray[np.float64]:
     """``log i!`` for ``i = 0 … n``, the very values ``gammaln(i + 1.0)`` gives: a certify over a
@@ -95,7 +91,7 @@ def _log_h(x: NDArray[Any], t: NDArray[Any], m: NDArray[Any], pool: int) -> NDAr
     x, t, m = (np.asarray(v, dtype=np.int64) for v in (x, t, m))
 
     def log_choose(n: NDArray[np.int64], k: NDArray[np.int64]) -> NDArray[np.float64]:
-        return np.asarray(lf[n] - lf[k] - lf[n - k], dtype=float)   # as _log_choose, term by term
+        return np.asarray(lf[n] - lf[k] - lf[n - k], dtype=float)
 
     return log_choose(m, x) + log_choose(pool - m, t - x) - log_choose(np.asarray(pool), t)
 
@@ -519,8 +515,8 @@ def sequential_recall_certificate(found: int, pool: int, labelled: int, hits: in
         quantity="recall",
         side="lower",
         value=recall,
-        theorem=(f"{theorem_of('sequential_recall')} (mixture-likelihood-ratio confidence sequence, "
-                 "Ville's inequality)"),
+        theorem=(f"{theorem_of('sequential_recall')} (one-sided mixture-likelihood-ratio confidence "
+                 "sequence, Ville's inequality)"),
         function="sequential_recall",
         inputs={"found": found, "pool": pool, "labelled": labelled, "hits": hits, "target": target,
                 "delta": delta, "prior_mean": prior_mean} | extra,

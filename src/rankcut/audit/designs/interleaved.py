@@ -30,8 +30,9 @@ recomputes. A recorded step is never changed (the moves after it were chosen fro
 review stops asking once certified.
 
 **The guarantee** (the theorem of :mod:`rankcut.certify.interleaved`: the next unread document of a
-frozen permutation is uniform on the unread set; the predictable mixture of the audit likelihoods
-is a nonnegative martingale under ``R = r`` for *any* predictable policy; Ville's inequality):
+frozen permutation is uniform on the unread set; for each ``r`` the one-sided predictable mixture of the
+audit likelihoods (over the counts below ``r``) is a nonnegative martingale under ``R = r`` for *any*
+predictable policy; Ville's inequality):
 ``R ≤ min_{s ≤ t} max C_s`` at every step at once with probability ``≥ 1 − δ``, so
 ``Recall ≥ F_t / min_s max C_s`` however the moves were chosen and wherever the review stops, and a
 "met" stays met. The prior is fixed at the first audit step from the labels before it

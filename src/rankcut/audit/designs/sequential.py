@@ -129,7 +129,8 @@ class Sequential(FixedSampleDesign):
     def theorem(self, reference: str | None, finite: bool) -> str:
         from rankcut.certify.result import theorem_of
 
-        return f"{theorem_of('sequential_recall')} (mixture confidence sequence, Ville's inequality)"
+        return (f"{theorem_of('sequential_recall')} (one-sided mixture confidence sequence, "
+                "Ville's inequality)")
 
     def no_target(self) -> None:
         raise ValueError(f"the sequential design needs its recall target fixed before the audit (it "
