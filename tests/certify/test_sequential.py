@@ -212,6 +212,8 @@ def test_zero_find_size_is_the_first_certified_check_and_near_theorem_8() -> Non
         assert size == next(t for t in checks if audit.certified(t, 0))
         fixed = math.ceil(pool * (1 - 0.05 ** (1 / (audit.allowed_misses(0) + 1))))
         assert fixed <= size <= 1.35 * fixed     # the price of anytime validity, measured here
+    small = SequentialAudit(7, 40, 0.8, 0.05, 2.0)         # 10 misses allowed, 7 unread: nothing to audit
+    assert small.zero_find_size(5) == 0 and SequentialAudit(11, 40, 0.8, 0.05, 2.0).zero_find_size(5) > 0
 
 
 def test_zero_find_stop_is_the_first_certifying_size_without_new_finds() -> None:
