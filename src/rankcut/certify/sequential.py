@@ -306,27 +306,26 @@ class SequentialAudit:
                 del _SCANS[next(iter(_SCANS))]
         return stop
 
-    def _scan_zero_find(self, t: int, x: int) -> int:
-        lo, width, allowed = t, 64, self.allowed_misses(x)
-        while lo <= self.pool:
-            ts = np.arange(lo, min(lo + width, self.pool + 1), dtype=np.int64)
+    def _first_certifying(self, sizes: NDArray[np.int64], x: int) -> int:
+        """The first audit size of ``sizes`` (increasing) that certifies with ``x`` hits, ``N0`` if
+        none; evaluated in blocks of doubling length, so an early answer costs little."""
+        lo, width, allowed = 0, 64, self.allowed_misses(x)
+        while lo < sizes.size:
+            ts = sizes[lo:lo + width]
             ok = self.missed_upper(ts, np.full(ts.shape, x)) <= allowed
             if ok.any():
                 return int(ts[np.argmax(ok)])
             lo, width = lo + width, 2 * width
         return self.pool
 
+    def _scan_zero_find(self, t: int, x: int) -> int:
+        return self._first_certifying(np.arange(t, self.pool + 1, dtype=np.int64), x)
+
     def zero_find_size(self, check_every: int = 1) -> int:
         """The audit size at which a run that has found nothing certifies (``N0`` if never sooner):
-        the first of ``0`` and the checks with ``max C_t ≤ m(0)`` when ``x = 0``, scanned in blocks
-        (``0`` when the pool is no larger than the misses allowed)."""
-        steps = np.concatenate(([0], audit_checks(self.pool, check_every)))
-        for lo in range(0, steps.size, 256):
-            block = steps[lo:lo + 256]
-            ok = self.missed_upper(block, np.zeros_like(block)) <= self.allowed_misses(0)
-            if ok.any():
-                return int(block[np.argmax(ok)])
-        return self.pool
+        the first of ``0`` and the checks with ``max C_t ≤ m(0)`` when ``x = 0`` (``0`` when the
+        pool is no larger than the misses allowed)."""
+        return self._first_certifying(np.concatenate(([0], audit_checks(self.pool, check_every))), 0)
 
 
 #: how many :meth:`SequentialAudit.zero_find_stop` scans are remembered, ``(rule, x) → (t0, t*)``
