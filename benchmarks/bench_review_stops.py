@@ -42,6 +42,7 @@ import time
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from bench_label_efficient import clef, screening_sets
@@ -110,7 +111,8 @@ def curves(run: str, prior: float, cache: Path, fresh: bool) -> dict[str, dict[s
               flush=True)
     cache.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.npz")
-    np.savez(tmp, **{f"{q}/{f}": v for q, c in out.items() for f, v in c.items()})
+    arrays: dict[str, Any] = {f"{q}/{f}": v for q, c in out.items() for f, v in c.items()}
+    np.savez(tmp, **arrays)
     tmp.replace(path)
     return out
 

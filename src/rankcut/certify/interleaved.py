@@ -119,6 +119,11 @@ class InterleavedRule:
         rho = self._rho   # made once: the policies ask at every step
         return found * rho.denominator // rho.numerator
 
+    @cached_property
+    def log_level(self) -> float:
+        """``log(1/δ)``: the evidence ``log Λ_t(r)`` at which a count leaves the confidence sequence."""
+        return -math.log(self.delta)
+
 
 class InterleavedReview:
     """The confidence sequence for ``R`` along one interleaved review (see the module docstring).
@@ -222,14 +227,14 @@ class InterleavedReview:
             self._running, self._running_step = new, len(self.moves)
 
     def _kept(self, r: int) -> bool:
-        return bool(self._log_lam[r] < -math.log(self.rule.delta))
+        return bool(self._log_lam[r] < self.rule.log_level)
 
     def upper(self) -> int:
         """``max C_t`` now: the largest ``R`` the confidence sequence keeps (``F_t`` if it keeps none)."""
         f, w = self.found, self.found + self.unread
         if not self.started:
             return w
-        kept = np.flatnonzero(self._log_lam[f:w + 1] < -math.log(self.rule.delta))
+        kept = np.flatnonzero(self._log_lam[f:w + 1] < self.rule.log_level)
         return f + int(kept[-1]) if kept.size else f
 
     def log_evidence(self, r: int) -> float:

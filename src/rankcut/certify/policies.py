@@ -205,7 +205,7 @@ class ProjectedCostPolicy:
             default_prior_mean(found, rho, rev.rule.prior_scale)
         a = rev.rule.allowed_total(found) - found
         shown = max(rev.log_evidence(min(found + a + 1, rev.found + rev.unread)), 0.0)
-        need = math.log(1 / rev.rule.delta) + self.overhead * math.log1p(mean) - shown
+        need = rev.rule.log_level + self.overhead * math.log1p(mean) - shown
         hit = np.flatnonzero(~ok | (gain >= need))
         return float(n[hit[0]]) if hit.size else big
 

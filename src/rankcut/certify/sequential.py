@@ -164,11 +164,13 @@ class SequentialAudit:
         """``m(x)``: the largest missed count for which the review's recall is still ``≥ ρ``."""
         return int(allowed_misses(self.found, x, self.target))
 
-    def _scan_prior(self, t: NDArray[np.int64], x: NDArray[np.int64], on_progress: Progress | None
+    def _scan_prior(self, prior: tuple[NDArray[np.int64], NDArray[np.float64]], t: NDArray[np.int64],
+                    x: NDArray[np.int64], on_progress: Progress | None
                     ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
         """For pairs ``(t, x)`` (``t ≥ 1``): ``log Σ_M π(M) h(x; t, M)/π(all)``, the numerator of
-        every ratio above ``M_hi``, and the largest kept count ``M' ≤ M_hi`` (``-1`` if none)."""
-        m, log_pi = self._prior()
+        every ratio above ``M_hi``, and the largest kept count ``M' ≤ M_hi`` (``-1`` if none), under
+        ``prior`` (:meth:`_prior`)."""
+        m, log_pi = prior
         log_below = np.logaddexp.accumulate(log_pi)             # log π(≤ j)
         full = np.empty(t.shape, dtype=float)
         low = np.empty(t.shape, dtype=np.int64)
@@ -202,9 +204,10 @@ class SequentialAudit:
             raise ValueError(f"need 0 ≤ x ≤ t ≤ N0 = {self.pool}")
         shape = t_arr.shape
         t_arr, x_arr = t_arr.ravel(), x_arr.ravel()
-        full, low = self._scan_prior(t_arr, x_arr, on_progress)
+        prior = self._prior()
+        full, low = self._scan_prior(prior, t_arr, x_arr, on_progress)
         hi_ok = self.pool - t_arr + x_arr                      # the most relevant items consistent
-        start = np.maximum(ml_count(x_arr, t_arr, self.pool), self._prior()[0].size)   # M_hi + 1
+        start = np.maximum(ml_count(x_arr, t_arr, self.pool), prior[0].size)   # M_hi + 1
         threshold = full + math.log(self.delta)                 # above M_hi: reject when log h ≤ this
 
         def kept(m: NDArray[np.int64]) -> NDArray[np.bool_]:
