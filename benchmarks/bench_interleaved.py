@@ -21,8 +21,9 @@ policy's constants are chosen **leave-one-topic-out** over every ranking of the 
 topic gets the grid point of least documents read summed over the *other* topics (a topic that
 several rankings share — CLEF runs A and B — is left out of all of them), and the figure is the
 sum of the held-out costs. Also shown: the grid point chosen on all topics, and its cost. The grid
-may also hold the rule's ``prior_scale`` (:class:`InterleavedRule`: the prior is fixed from the labels
-before the first audit draw, so any value keeps the guarantee).
+may also hold the rule's ``prior_scale`` and ``prior`` (``misses`` or ``tail``; :class:`InterleavedRule`:
+the prior is fixed from the labels before the first audit draw, so any value keeps the guarantee).
+Without ``--loto``, ``--prior`` and ``--prior-scale`` set the rule of every run.
 
 With ``--topic ID`` (repeat) every ranking of the invocation is cut to the topics named — each
 ranking must hold all of them — so one hard topic can be run with many seeds (issue 16's
@@ -52,7 +53,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from rankcut.certify.interleaved import InterleavedRule
+from rankcut.certify.interleaved import PRIORS, InterleavedRule
 from rankcut.certify.policies import MarginalCostPolicy, PrecisionPolicy, ProjectedCostPolicy
 from rankcut.certify.screening import ReviewRule, cost_floor, plan_review
 from rankcut.certify.sequential import operating_characteristics
@@ -67,14 +68,15 @@ DELTA = 0.05
 
 
 
-def topic_row(args: tuple[str, NDArray[np.int64], float, int, tuple[str, ...], bool]) -> dict:
-    """Every approach on one topic at one target."""
-    q, y, target, seeds, policies, today = args
+def topic_row(args: tuple[str, NDArray[np.int64], float, int, tuple[str, ...], bool, InterleavedRule]
+              ) -> dict:
+    """Every approach on one topic at one target (the interleaved ones under ``rule``'s prior)."""
+    q, y, target, seeds, policies, today, prior = args
     row: dict = {"topic": q, "N": int(y.size), "R": int(y.sum()),
                  "floor": cost_floor(y.size, int(y.sum()), target, DELTA),
                  "buscar": buscar_depth(y, target)}
     row["buscar_false"] = float(y[:row["buscar"]].sum() < target * y.sum())   # deterministic per topic
-    rule = InterleavedRule(target, DELTA)
+    rule = dataclasses.replace(prior, target=target, delta=DELTA)
     for name in policies:
         runs = simulate_interleaved(y, POLICIES[name], rule, range(seeds))
         row[name] = float(runs.read.mean())
@@ -88,9 +90,11 @@ def topic_row(args: tuple[str, NDArray[np.int64], float, int, tuple[str, ...], b
 
 
 def evaluate(topics: Mapping[str, NDArray[np.int64]], target: float, seeds: int, policies: tuple[str, ...],
-             today: bool, jobs: int) -> dict:
-    """Per approach: share of documents read and the worst topic's false-claim rate; per-topic rows."""
-    work = [(q, y, target, seeds, policies, today) for q, y in topics.items()]
+             today: bool, jobs: int, prior: InterleavedRule | None = None) -> dict:
+    """Per approach: share of documents read and the worst topic's false-claim rate; per-topic rows.
+    The interleaved reviews use ``prior``'s ``prior`` and ``prior_scale`` (its target and δ are the run's)."""
+    prior = InterleavedRule() if prior is None else prior
+    work = [(q, y, target, seeds, policies, today, prior) for q, y in topics.items()]
     if jobs > 1:
         with Pool(jobs) as pool:
             rows = pool.map(topic_row, work)
@@ -131,24 +135,25 @@ def restrict(title: str, topics: Mapping[str, NDArray[np.int64]], wanted: Sequen
     return {q: topics[q] for q in dict.fromkeys(wanted)}
 
 
-RULE_CONSTANTS = ("prior_scale",)   # of :class:`InterleavedRule`: any value keeps the guarantee
+#: the constants of :class:`InterleavedRule` a grid may hold, and their types: any value keeps the guarantee
+RULE_CONSTANTS: dict[str, type] = {"prior_scale": float, "prior": str}
 
 
 def parse_grid(policy: str, specs: Sequence[str]) -> list[dict]:
-    """``key=v1,v2,...`` per constant of ``policy`` (or the rule's ``prior_scale``) → every combination,
-    as keyword arguments."""
+    """``key=v1,v2,...`` per constant of ``policy`` (or the rule's ``prior_scale`` and ``prior``) →
+    every combination, as keyword arguments."""
     base = POLICIES[policy]
     axes = []
     for spec in specs:
         key, _, values = spec.partition("=")
         if key in RULE_CONSTANTS:
-            kind: type = float
+            axes.append([(key, RULE_CONSTANTS[key](v)) for v in values.split(",")])
         elif key in {f.name for f in dataclasses.fields(base)}:
             kind = type(getattr(base, key))
+            axes.append([(key, kind(float(v))) for v in values.split(",")])
         else:
             raise SystemExit(f"--loto: {policy} has no constant {key!r} "
                              f"(nor the rule: {', '.join(RULE_CONSTANTS)})")
-        axes.append([(key, kind(float(v))) for v in values.split(",")])
     return [dict(combo) for combo in itertools.product(*axes)]
 
 
@@ -187,9 +192,13 @@ def loto(collections: Mapping[str, Mapping[str, NDArray[np.int64]]], target: flo
     return out
 
 
+def _constant(key: str, value: float | str) -> str:
+    return f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}"
+
+
 def loto_markdown(title: str, result: dict) -> str:
     s, rows, name = result["summary"], result["topics"], result["policy"]
-    kw = ", ".join(f"{k}={v:g}" for k, v in result["on_all"].items())
+    kw = ", ".join(_constant(k, v) for k, v in result["on_all"].items())
     labels = {"floor": "floor", "buscar": "buscar", "loto": f"{name}, leave-one-topic-out",
               "all": f"{name}, chosen on all topics ({kw})"}
     lines = [f"### {title} — recall ≥ {result['target']:g} at {1 - result['delta']:.0%}, "
@@ -201,7 +210,7 @@ def loto_markdown(title: str, result: dict) -> str:
     lines += ["", "| topic | N | R | floor | buscar | leave-one-topic-out | its constants | chosen on all |",
               "|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        chosen = ", ".join(f"{k}={v:g}" for k, v in r["chosen"].items())
+        chosen = ", ".join(_constant(k, v) for k, v in r["chosen"].items())
         lines.append(f"| {r['topic']} | {r['N']} | {r['R']} | {r['floor']:.0f} | {r['buscar']:.0f} | "
                      f"{r['loto']:.0f} | {chosen} | {r['all']:.0f} |")
     return "\n".join(lines) + "\n"
@@ -222,6 +231,9 @@ def main() -> None:
                     help="choose the policy's constants leave-one-topic-out on this grid (module docstring)")
     ap.add_argument("--topic", action="append", metavar="ID",
                     help="only this topic of every ranking (repeat; each ranking must hold it)")
+    ap.add_argument("--prior", choices=PRIORS, default="misses",
+                    help="the rule's prior basis (InterleavedRule)")
+    ap.add_argument("--prior-scale", type=float, help="the rule's prior scale (default: the basis' own)")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     ap.add_argument("--markdown", type=Path, help="write the tables here")
     args = ap.parse_args()
@@ -265,7 +277,8 @@ def main() -> None:
         topics = load()
         for target in targets:
             start = time.perf_counter()
-            result = evaluate(topics, target, args.seeds, policies, args.today, args.jobs)
+            result = evaluate(topics, target, args.seeds, policies, args.today, args.jobs,
+                              InterleavedRule(prior_scale=args.prior_scale, prior=args.prior))
             result["seconds"] = round(time.perf_counter() - start, 1)
             out[f"{title} @ {target:g}"] = result
             text = markdown(title, result)

@@ -20,7 +20,10 @@ from scipy.special import logsumexp
 from rankcut.certify import recompute
 from rankcut.certify.interleaved import (
     AUDIT,
+    PRIORS,
     SCREEN,
+    TAIL_FIT,
+    TAIL_FLOOR,
     InterleavedReview,
     InterleavedRule,
     interleaved_recall_certificate,
@@ -32,6 +35,7 @@ from rankcut.certify.policies import (
     ProjectedCostPolicy,
     ScreenThenAudit,
 )
+from rankcut.certify.screening import tail_estimate
 from rankcut.certify.sequential import PRIOR_TAIL, SequentialAudit, default_prior_mean
 from rankcut.certify.simulate import play, simulate_interleaved
 
@@ -113,12 +117,14 @@ POLICIES = {"screen 0": screen_then_audit(0), "screen 2": screen_then_audit(2), 
 
 
 @pytest.mark.parametrize("name", sorted(POLICIES))
-@pytest.mark.parametrize(("labels", "target", "delta", "prior_mean"), [
-    ("110000", 0.5, 0.3, None), ("101010", 0.8, 0.3, None), ("000011", 0.5, 0.2, 2.0),
-    ("1111000", 0.8, 0.4, 0.5)])
-def test_false_claims_at_most_delta_for_every_policy(name, labels, target, delta, prior_mean):
+@pytest.mark.parametrize(("labels", "target", "delta", "prior_mean", "prior"), [
+    ("110000", 0.5, 0.3, None, "misses"), ("101010", 0.8, 0.3, None, "misses"),
+    ("000011", 0.5, 0.2, 2.0, "misses"), ("1111000", 0.8, 0.4, 0.5, "misses"),
+    ("110000", 0.5, 0.3, None, "tail"), ("101010", 0.8, 0.3, None, "tail"),
+    ("1100100", 0.5, 0.4, None, "tail")])
+def test_false_claims_at_most_delta_for_every_policy(name, labels, target, delta, prior_mean, prior):
     y = np.array([int(c) for c in labels])
-    rule = InterleavedRule(target, delta, prior_mean=prior_mean)
+    rule = InterleavedRule(target, delta, prior_mean=prior_mean, prior=prior)
     false, _ = enumerate_claims(y, POLICIES[name], rule)
     assert false <= delta + 1e-12
 
@@ -161,7 +167,7 @@ def test_next_unread_of_a_frozen_order_is_uniform():
 def _reference_bounds(total: int, moves: str, labels: str, rule: InterleavedRule) -> list[int]:
     """``min(running, max C_t)`` after every step, from the definition, one hypothesis at a time:
     ``Λ(r)`` multiplies the one-sided predictive over the prior's counts below ``r`` by ``1/q_r``."""
-    f, unread, anchor = 0, total, None
+    f, unread, anchor, screened = 0, total, None, []
     log_lik = {r: 0.0 for r in range(total + 1)}
     log_lam = {r: 0.0 for r in range(total + 1)}
     running, out = total, []
@@ -170,7 +176,12 @@ def _reference_bounds(total: int, moves: str, labels: str, rule: InterleavedRule
         y, w = int(c), f + unread
         if m == AUDIT:
             if anchor is None:
-                mean = default_prior_mean(f, rule.target, rule.prior_scale)
+                if rule.prior == "misses":
+                    scale = 0.5 if rule.prior_scale is None else rule.prior_scale
+                    mean = default_prior_mean(f, rule.target, scale)
+                else:   # the tail projection of the labels screened so far, all of them before τ
+                    mean = max(tail_estimate(np.array(screened), len(screened), total, TAIL_FIT)
+                               * (1.0 if rule.prior_scale is None else rule.prior_scale), TAIL_FLOOR)
                 log_rho = math.log(mean / (1 + mean))
                 support = min(unread, math.ceil(math.log(PRIOR_TAIL) / log_rho))
                 anchor = f
@@ -189,6 +200,7 @@ def _reference_bounds(total: int, moves: str, labels: str, rule: InterleavedRule
             f += y
         else:
             f += y
+            screened.append(y)
             if anchor is not None:
                 anchor += y
         unread -= 1
@@ -209,7 +221,8 @@ def test_engine_matches_the_definition(seed):
     total = int(rng.integers(5, 120))
     moves = "".join(rng.choice([SCREEN, AUDIT], size=total, p=[0.4, 0.6]))
     labels = "".join(str(int(v)) for v in rng.random(total) < rng.choice([0.05, 0.3]))
-    rule = InterleavedRule(float(rng.choice([0.5, 0.8, 0.95])), float(rng.choice([0.05, 0.3])))
+    rule = InterleavedRule(float(rng.choice([0.5, 0.8, 0.95])), float(rng.choice([0.05, 0.3])),
+                           prior_scale=[None, 0.25, 2.0][seed % 3], prior=PRIORS[seed % 2])
     rev = InterleavedReview(total, rule)
     got = []
     for m, c in zip(moves, labels, strict=True):
@@ -323,6 +336,40 @@ def test_certificate_recomputes_from_json_and_states_the_claim():
     assert again.value == cert.value and again.details == cert.details
     assert cert.details["certified"] == run.certified
     assert "anytime-valid" in cert.statement and ("met" in cert.statement)
+
+
+def test_tail_prior_is_the_screened_tail_projection_and_recomputes():
+    """``prior="tail"`` fixes the mean at the first audit step from the screened labels' tail (a
+    ranking that has run dry gets a small mean, a rich one a large mean), and the certificate
+    replays it from its inputs."""
+    dry = np.r_[np.ones(40, dtype=int), np.zeros(360, dtype=int)]
+    rich = (np.arange(400) % 3 == 0).astype(int)
+    rule = InterleavedRule(0.8, 0.05, prior="tail")
+    means = {}
+    for name, y in (("dry", dry), ("rich", rich)):
+        rev = InterleavedReview(y.size, rule)
+        for v in y[:100]:
+            rev.screen(int(v))
+        rev.audit(0)
+        means[name] = rev.prior_mean
+        assert means[name] == max(tail_estimate(y[:100], 100, y.size, TAIL_FIT), TAIL_FLOOR)
+    assert means["dry"] < 1 < 50 < means["rich"]
+    misses = InterleavedRule(0.8, 0.05)
+    assert misses.prior_mean_at(40, dry[:100].tolist(), 400) == default_prior_mean(40, 0.8, 0.5)
+    assert InterleavedRule(prior="tail", prior_scale=2.0).prior_mean_at(33, rich[:100].tolist(), 400) \
+        == pytest.approx(2 * means["rich"])
+    run = play(dry, np.random.default_rng(1).permutation(400), ProjectedCostPolicy(), rule)
+    cert = interleaved_recall_certificate(400, run.moves, run.labels, prior="tail")
+    again = recompute(json.loads(cert.to_json()))
+    assert again.value == cert.value and again.details == cert.details and cert.inputs["prior"] == "tail"
+    assert cert.details["certified"] == run.certified
+    assert cert.details["prior_mean"] == means["dry"]
+
+
+@pytest.mark.parametrize("kw", [{"prior": "flat"}, {"prior_scale": 0.0}, {"prior_mean": -1.0}])
+def test_bad_rule_constants_are_refused(kw):
+    with pytest.raises(ValueError, match=next(iter(kw))):
+        InterleavedRule(**kw)
 
 
 @pytest.mark.parametrize(("policy", "kw"), [

@@ -42,7 +42,6 @@ from scipy.special import gammaln, logsumexp
 from rankcut.certify._validate import check_count, check_number, check_positive
 from rankcut.certify.interleaved import AUDIT, SCREEN, InterleavedReview, InterleavedRule
 from rankcut.certify.screening import tail_estimate, tail_fit, tail_sum
-from rankcut.certify.sequential import default_prior_mean
 
 __all__ = ["MarginalCostPolicy", "Policy", "PrecisionPolicy", "ProjectedCostPolicy", "RankingScreener",
            "ReviewState", "ScreenThenAudit", "Screener"]
@@ -202,7 +201,7 @@ class ProjectedCostPolicy:
         kk = np.where(ok, k, x)
         gain = np.where(kk > m_hat, _log_hyp(x, n, m_hat, big) - _log_hyp(x, n, kk, big), -np.inf)
         mean = rev.prior_mean if rev.prior_mean is not None else \
-            default_prior_mean(found, rho, rev.rule.prior_scale)
+            rev.rule.prior_mean_at(found, rev.labels, rev.total)
         a = rev.rule.allowed_total(found) - found
         shown = max(rev.log_evidence(min(found + a + 1, rev.found + rev.unread)), 0.0)
         need = rev.rule.log_level + self.overhead * math.log1p(mean) - shown
