@@ -21,9 +21,10 @@ policy's constants are chosen **leave-one-topic-out** over every ranking of the 
 topic gets the grid point of least documents read summed over the *other* topics (a topic that
 several rankings share — CLEF runs A and B — is left out of all of them), and the figure is the
 sum of the held-out costs. Also shown: the grid point chosen on all topics, and its cost. The grid
-may also hold the rule's ``prior_scale`` and ``prior`` (``misses`` or ``tail``; :class:`InterleavedRule`:
-the prior is fixed from the labels before the first audit draw, so any value keeps the guarantee).
-Without ``--loto``, ``--prior`` and ``--prior-scale`` set the rule of every run.
+may also hold the rule's ``prior_scale`` and ``prior_basis`` (``misses`` or ``tail``;
+:class:`InterleavedRule`: the prior is fixed from the labels before the first audit draw, so any
+value keeps the guarantee).
+Without ``--loto``, ``--prior-basis`` and ``--prior-scale`` set the rule of every run.
 
 With ``--topic ID`` (repeat) every ranking of the invocation is cut to the topics named — each
 ranking must hold all of them — so one hard topic can be run with many seeds (issue 16's
@@ -53,7 +54,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from rankcut.certify.interleaved import PRIORS, InterleavedRule
+from rankcut.certify.interleaved import PRIOR_BASES, InterleavedRule
 from rankcut.certify.policies import MarginalCostPolicy, PrecisionPolicy, ProjectedCostPolicy
 from rankcut.certify.screening import ReviewRule, cost_floor, plan_review
 from rankcut.certify.sequential import operating_characteristics
@@ -92,7 +93,8 @@ def topic_row(args: tuple[str, NDArray[np.int64], float, int, tuple[str, ...], b
 def evaluate(topics: Mapping[str, NDArray[np.int64]], target: float, seeds: int, policies: tuple[str, ...],
              today: bool, jobs: int, prior: InterleavedRule | None = None) -> dict:
     """Per approach: share of documents read and the worst topic's false-claim rate; per-topic rows.
-    The interleaved reviews use ``prior``'s ``prior`` and ``prior_scale`` (its target and δ are the run's)."""
+    The interleaved reviews use ``prior``'s ``prior_basis`` and ``prior_scale`` (its target and δ are
+    the run's)."""
     prior = InterleavedRule() if prior is None else prior
     work = [(q, y, target, seeds, policies, today, prior) for q, y in topics.items()]
     if jobs > 1:
@@ -136,11 +138,11 @@ def restrict(title: str, topics: Mapping[str, NDArray[np.int64]], wanted: Sequen
 
 
 #: the constants of :class:`InterleavedRule` a grid may hold, and their types: any value keeps the guarantee
-RULE_CONSTANTS: dict[str, type] = {"prior_scale": float, "prior": str}
+RULE_CONSTANTS: dict[str, type] = {"prior_scale": float, "prior_basis": str}
 
 
 def parse_grid(policy: str, specs: Sequence[str]) -> list[dict]:
-    """``key=v1,v2,...`` per constant of ``policy`` (or the rule's ``prior_scale`` and ``prior``) →
+    """``key=v1,v2,...`` per constant of ``policy`` (or the rule's ``prior_scale`` and ``prior_basis``) →
     every combination, as keyword arguments."""
     base = POLICIES[policy]
     axes = []
@@ -231,7 +233,7 @@ def main() -> None:
                     help="choose the policy's constants leave-one-topic-out on this grid (module docstring)")
     ap.add_argument("--topic", action="append", metavar="ID",
                     help="only this topic of every ranking (repeat; each ranking must hold it)")
-    ap.add_argument("--prior", choices=PRIORS, default="misses",
+    ap.add_argument("--prior-basis", choices=PRIOR_BASES, default="misses",
                     help="the rule's prior basis (InterleavedRule)")
     ap.add_argument("--prior-scale", type=float, help="the rule's prior scale (default: the basis' own)")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
@@ -278,7 +280,7 @@ def main() -> None:
         for target in targets:
             start = time.perf_counter()
             result = evaluate(topics, target, args.seeds, policies, args.today, args.jobs,
-                              InterleavedRule(prior_scale=args.prior_scale, prior=args.prior))
+                              InterleavedRule(prior_scale=args.prior_scale, prior_basis=args.prior_basis))
             result["seconds"] = round(time.perf_counter() - start, 1)
             out[f"{title} @ {target:g}"] = result
             text = markdown(title, result)

@@ -1,7 +1,8 @@
 """Leave-one-set-out choice of the CAL review's constants on the screening sets (issue 17).
 
 Each candidate (:data:`CANDIDATES`: the review's default; one ``ProjectedCostPolicy`` constant
-moved at a time; ``PrecisionPolicy``'s and ``MarginalCostPolicy``'s defaults; the ``CALConfig``
+moved at a time; ``PrecisionPolicy``'s and ``MarginalCostPolicy``'s defaults; the default and
+``MarginalCostPolicy`` under the ``tail`` prior basis (``tail``, ``marginal+tail``); the ``CALConfig``
 options that follow ASReview's ELAS u4 model, word bigrams and balanced class weights) runs
 :func:`rankcut.review.simulate.simulate_review` on the 14 sets of ``../shared/datasets/screening``
 with the prior knowledge of ``bench_review.py`` (seed ``s``: one included and one excluded record
@@ -35,8 +36,9 @@ from rankcut.review.cal import CALConfig  # noqa: E402
 from rankcut.review.records import load_records  # noqa: E402
 from rankcut.review.simulate import simulate_review  # noqa: E402
 
-#: name → (policy, CAL configuration); the first is the review's default
-CANDIDATES: dict[str, tuple[Policy, CALConfig]] = {
+#: name → (policy, CAL configuration[, the rule's prior basis, default misses]); the first is the
+#: review's default
+CANDIDATES: dict[str, tuple[Policy, CALConfig] | tuple[Policy, CALConfig, str]] = {
     "default": (ProjectedCostPolicy(), CALConfig()),
     "batch25": (ProjectedCostPolicy(batch=25), CALConfig()),
     "overhead0.25": (ProjectedCostPolicy(overhead=0.25), CALConfig()),
@@ -47,6 +49,8 @@ CANDIDATES: dict[str, tuple[Policy, CALConfig]] = {
     "chunk25": (ProjectedCostPolicy(chunk=25), CALConfig()),
     "precision": (PrecisionPolicy(), CALConfig()),
     "marginal": (MarginalCostPolicy(), CALConfig()),
+    "tail": (ProjectedCostPolicy(), CALConfig(), "tail"),
+    "marginal+tail": (MarginalCostPolicy(), CALConfig(), "tail"),
     "bigrams": (ProjectedCostPolicy(), CALConfig(ngrams=2)),
     "balanced": (ProjectedCostPolicy(), CALConfig(balanced=True)),
     "bigrams+balanced": (ProjectedCostPolicy(), CALConfig(ngrams=2, balanced=True)),
@@ -59,14 +63,15 @@ def run_grid(out: Path, target: float, seeds: int, names: list[str]) -> None:
     records = [load_records(p) for p in sorted((DATASETS / "screening").glob("*.csv"))]
     with out.open("a") as f:
         for name in names:
-            policy, config = CANDIDATES[name]
+            policy, config, *basis = CANDIDATES[name]
             for rec in records:
                 for s in range(seeds):
                     if (name, rec.name, s) in done:
                         continue
                     start = time.perf_counter()
                     run = simulate_review(with_prior(rec, prior_of(rec, s)), target=target, delta=DELTA,
-                                          seeds=[s], policy=policy, config=config).runs[0]
+                                          seeds=[s], policy=policy, config=config,
+                                          prior_basis=basis[0] if basis else "misses").runs[0]
                     f.write(json.dumps({"config": name, "target": target, "set": rec.name, "seed": s,
                                         "read": run.read,
                                         "screened": run.screened, "false": run.false_claim,

@@ -75,6 +75,54 @@ def test_full_review_is_the_engine_played_on_the_same_order(topic: Data, tmp_pat
     assert "every document the review could read: the ranked list)" in text and "corpus" not in text
 
 
+def test_the_tail_prior_is_frozen_and_the_certificate_replays_it(topic: Data, tmp_path: Path) -> None:
+    """``prior_basis="tail"`` is frozen in the manifest, the review is the engine played under that
+    rule, the certificate recomputes from the folder with it, and the report names it."""
+    audit = _frozen(tmp_path, topic, prior_basis="tail")
+    manifest = json.loads((audit / "manifest.json").read_text())
+    assert (manifest["prior_basis"], manifest["prior_scale"]) == ("tail", 1.0)
+    wf.label(audit, qrels=topic.qrels)
+    result = wf.certify(audit)
+    y, order = _truth(topic, audit)
+    rule = InterleavedRule(0.8, 0.05, prior_basis="tail")
+    played = play(y, order, ProjectedCostPolicy(), rule)
+    steps = _steps(audit)
+    moves, labels = "".join(s["move"][0] for s in steps), "".join(str(s["label"]) for s in steps)
+    assert (moves, labels) == (played.moves, played.labels)
+    cert = Certificate.from_dict(result.content["report"]["certificates"][0]["certificate"])
+    assert cert.inputs["prior_basis"] == "tail"
+    again = interleaved_recall_certificate(len(y), moves, labels, 0.8, 0.05, 1.0, prior_basis="tail")
+    assert cert.value == again.value and cert.details == again.details
+    first = moves.index("a")
+    assert cert.details["prior_mean"] == rule.prior_mean_at(labels[:first].count("1"),
+                                                            [int(c) for c in labels[:first]], len(y))
+    # the other basis is another review: it is played, and certifies, differently
+    assert play(y, order, ProjectedCostPolicy(), InterleavedRule(0.8, 0.05)).labels != played.labels or \
+        interleaved_recall_certificate(len(y), moves, labels).details != cert.details
+    text = write_report(audit, tmp_path / "report.md").report.read_text()
+    assert ("| prior | 1 × the relevant count the screened tail projects (fixed at the first audit "
+            "step) |") in text
+
+
+def test_the_prior_basis_elsewhere_and_on_the_command_line(tmp_path: Path) -> None:
+    data = Data(tmp_path, queries=1, depth=20)
+    with pytest.raises(ValueError, match="prior_basis is for the interleaved design: the sequential"):
+        wf.freeze(tmp_path / "A", run=data.run, cut=data.cut, design="sequential", target_recall=0.8,
+                  prior_basis="tail")
+    with pytest.raises(ValueError, match="prior_basis is for the interleaved design, not"):
+        wf.freeze(tmp_path / "B", run=data.run, cut=data.cut, design="two-pool", target_recall=0.8,
+                  prior_basis="tail")
+    out = CliRunner().invoke(app, ["freeze", "--run", str(data.run), "--design", "interleaved",
+                                   "--target-recall", "0.8", "--out", str(tmp_path / "C"),
+                                   "--prior-basis", "tial"])
+    assert out.exit_code != 0 and "--prior-basis is one of misses, tail, got 'tial'" in out.output
+    out = CliRunner().invoke(app, ["freeze", "--run", str(data.run), "--design", "interleaved",
+                                   "--target-recall", "0.8", "--out", str(tmp_path / "D"),
+                                   "--prior-basis", "tail", "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads((tmp_path / "D" / "manifest.json").read_text())["prior_basis"] == "tail"
+
+
 def test_report_refuses_an_edited_record_of_moves(topic: Data, tmp_path: Path) -> None:
     audit = _frozen(tmp_path, topic)
     wf.label(audit, qrels=topic.qrels)
@@ -244,6 +292,8 @@ def test_certify_midway_then_label_on(topic: Data, tmp_path: Path) -> None:
     ({"sampling": "with-replacement"}, "with-replacement is not for it"),
     ({"allow_incomplete": True}, "allow_incomplete"),
     ({"target_recall": None}, "needs its recall target"),
+    ({"prior_basis": "flat"}, "prior_basis is one of misses, tail"),
+    ({"prior_scale": 0.0}, "prior_scale"),
 ])
 def test_bad_freeze_options_are_refused(topic: Data, tmp_path: Path, kw: dict[str, Any], match: str) -> None:
     args: dict[str, Any] = {"run": topic.run, "design": "interleaved", "target_recall": 0.8} | kw

@@ -266,7 +266,8 @@ def test_a_frozen_prior_scale_is_the_one_certified_with(data: Data, tmp_path: Pa
         with pytest.raises(ValueError, match="prior_scale must be a positive number"):
             wf.freeze(tmp_path / "B", run=data.run, cut=data.cut, design="sequential", target_recall=0.8,
                       prior_scale=bad)
-    with pytest.raises(ValueError, match="prior_scale is for the sequential design, not excluded"):
+    with pytest.raises(ValueError, match="prior_scale is for the sequential and interleaved designs, "
+                                         "not excluded"):
         wf.freeze(tmp_path / "B", run=data.run, cut=data.cut, design="excluded", prior_scale=0.25)
 
 

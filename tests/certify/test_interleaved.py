@@ -20,7 +20,7 @@ from scipy.special import logsumexp
 from rankcut.certify import recompute
 from rankcut.certify.interleaved import (
     AUDIT,
-    PRIORS,
+    PRIOR_BASES,
     SCREEN,
     TAIL_FIT,
     TAIL_FLOOR,
@@ -117,14 +117,14 @@ POLICIES = {"screen 0": screen_then_audit(0), "screen 2": screen_then_audit(2), 
 
 
 @pytest.mark.parametrize("name", sorted(POLICIES))
-@pytest.mark.parametrize(("labels", "target", "delta", "prior_mean", "prior"), [
+@pytest.mark.parametrize(("labels", "target", "delta", "prior_mean", "basis"), [
     ("110000", 0.5, 0.3, None, "misses"), ("101010", 0.8, 0.3, None, "misses"),
     ("000011", 0.5, 0.2, 2.0, "misses"), ("1111000", 0.8, 0.4, 0.5, "misses"),
     ("110000", 0.5, 0.3, None, "tail"), ("101010", 0.8, 0.3, None, "tail"),
     ("1100100", 0.5, 0.4, None, "tail")])
-def test_false_claims_at_most_delta_for_every_policy(name, labels, target, delta, prior_mean, prior):
+def test_false_claims_at_most_delta_for_every_policy(name, labels, target, delta, prior_mean, basis):
     y = np.array([int(c) for c in labels])
-    rule = InterleavedRule(target, delta, prior_mean=prior_mean, prior=prior)
+    rule = InterleavedRule(target, delta, prior_mean=prior_mean, prior_basis=basis)
     false, _ = enumerate_claims(y, POLICIES[name], rule)
     assert false <= delta + 1e-12
 
@@ -176,7 +176,7 @@ def _reference_bounds(total: int, moves: str, labels: str, rule: InterleavedRule
         y, w = int(c), f + unread
         if m == AUDIT:
             if anchor is None:
-                if rule.prior == "misses":
+                if rule.prior_basis == "misses":
                     scale = 0.5 if rule.prior_scale is None else rule.prior_scale
                     mean = default_prior_mean(f, rule.target, scale)
                 else:   # the tail projection of the labels screened so far, all of them before τ
@@ -222,7 +222,7 @@ def test_engine_matches_the_definition(seed):
     moves = "".join(rng.choice([SCREEN, AUDIT], size=total, p=[0.4, 0.6]))
     labels = "".join(str(int(v)) for v in rng.random(total) < rng.choice([0.05, 0.3]))
     rule = InterleavedRule(float(rng.choice([0.5, 0.8, 0.95])), float(rng.choice([0.05, 0.3])),
-                           prior_scale=[None, 0.25, 2.0][seed % 3], prior=PRIORS[seed % 2])
+                           prior_scale=[None, 0.25, 2.0][seed % 3], prior_basis=PRIOR_BASES[seed % 2])
     rev = InterleavedReview(total, rule)
     got = []
     for m, c in zip(moves, labels, strict=True):
@@ -339,12 +339,12 @@ def test_certificate_recomputes_from_json_and_states_the_claim():
 
 
 def test_tail_prior_is_the_screened_tail_projection_and_recomputes():
-    """``prior="tail"`` fixes the mean at the first audit step from the screened labels' tail (a
+    """``prior_basis="tail"`` fixes the mean at the first audit step from the screened labels' tail (a
     ranking that has run dry gets a small mean, a rich one a large mean), and the certificate
     replays it from its inputs."""
     dry = np.r_[np.ones(40, dtype=int), np.zeros(360, dtype=int)]
     rich = (np.arange(400) % 3 == 0).astype(int)
-    rule = InterleavedRule(0.8, 0.05, prior="tail")
+    rule = InterleavedRule(0.8, 0.05, prior_basis="tail")
     means = {}
     for name, y in (("dry", dry), ("rich", rich)):
         rev = InterleavedReview(y.size, rule)
@@ -356,17 +356,18 @@ def test_tail_prior_is_the_screened_tail_projection_and_recomputes():
     assert means["dry"] < 1 < 50 < means["rich"]
     misses = InterleavedRule(0.8, 0.05)
     assert misses.prior_mean_at(40, dry[:100].tolist(), 400) == default_prior_mean(40, 0.8, 0.5)
-    assert InterleavedRule(prior="tail", prior_scale=2.0).prior_mean_at(33, rich[:100].tolist(), 400) \
+    assert InterleavedRule(prior_basis="tail", prior_scale=2.0).prior_mean_at(33, rich[:100].tolist(), 400) \
         == pytest.approx(2 * means["rich"])
     run = play(dry, np.random.default_rng(1).permutation(400), ProjectedCostPolicy(), rule)
-    cert = interleaved_recall_certificate(400, run.moves, run.labels, prior="tail")
+    cert = interleaved_recall_certificate(400, run.moves, run.labels, prior_basis="tail")
     again = recompute(json.loads(cert.to_json()))
-    assert again.value == cert.value and again.details == cert.details and cert.inputs["prior"] == "tail"
+    assert again.value == cert.value and again.details == cert.details
+    assert cert.inputs["prior_basis"] == "tail"
     assert cert.details["certified"] == run.certified
     assert cert.details["prior_mean"] == means["dry"]
 
 
-@pytest.mark.parametrize("kw", [{"prior": "flat"}, {"prior_scale": 0.0}, {"prior_mean": -1.0}])
+@pytest.mark.parametrize("kw", [{"prior_basis": "flat"}, {"prior_scale": 0.0}, {"prior_mean": -1.0}])
 def test_bad_rule_constants_are_refused(kw):
     with pytest.raises(ValueError, match=next(iter(kw))):
         InterleavedRule(**kw)

@@ -138,6 +138,14 @@ def test_simulate_is_reproducible(tmp_path: Path) -> None:
                           "--seed", 9, "--target-recall", 0.8, "--policy", POLICY, "--simulate", "--json")
     assert code == 0, err
     assert json.loads(out)["counts"] == outs[0]["counts"]
+    code, out, err = _run("review", "simulate", tmp_path / "records.csv", "--folder", tmp_path / "D",
+                          "--seed", 9, "--target-recall", 0.8, "--policy", POLICY, "--prior-basis", "tail",
+                          "--json")
+    assert code == 0, err
+    assert json.loads((tmp_path / "D" / "manifest.json").read_text())["prior_basis"] == "tail"
+    code, out, err = _run("review", "start", tmp_path / "records.csv", "--folder", tmp_path / "E",
+                          "--prior-basis", "flat")
+    assert code != 0 and "--prior-basis is one of misses, tail, got 'flat'" in err
 
 
 def test_prior_relevant_and_ris(tmp_path: Path) -> None:

@@ -215,6 +215,21 @@ def test_simulation_is_reproducible_and_matches_simulate_review(records: Records
     assert sim.certified and a.content["verdict"]["met"]
 
 
+def test_the_tail_prior_is_frozen_and_matches_simulate_review(records: Records, tmp_path: Path) -> None:
+    """``prior_basis="tail"`` reaches the frozen rule: the review is simulate_review's under the same
+    basis up to its first audit move, and its certificate carries the basis."""
+    a = session.simulate(records, tmp_path / "A", target_recall=0.8, seed=7, policy=POLICY,
+                         prior_basis="tail")
+    assert json.loads((tmp_path / "A" / "manifest.json").read_text())["prior_basis"] == "tail"
+    cert = a.content["report"]["certificates"][0]["certificate"]
+    assert cert["inputs"]["prior_basis"] == "tail"
+    sim = simulate_review(records, target=0.8, config=CALConfig(seed=7), seeds=[7], prior_basis="tail",
+                          policy=ProjectedCostPolicy(batch=10, chunk=5)).runs[0]
+    moves = a.content["counts"]["moves"]
+    k = moves.index("a")
+    assert sim.moves[:k + 1] == moves[:k + 1]
+
+
 def test_ris_records(tmp_path: Path) -> None:
     toy = toy_records(40, 5, seed=4)
     ris = tmp_path / "records.ris"

@@ -248,6 +248,7 @@ def freeze(
     reuse_labels: str | Path | None = None,
     design_data: bool = False,
     prior_scale: float | None = None,
+    prior_basis: str | None = None,
     policy: str | None = None,
     screener: Mapping[str, Any] | None = None,
 ) -> Manifest:
@@ -291,10 +292,13 @@ def freeze(
     :param reuse_labels: an earlier audit folder whose labels may be reused for this sample.
     :param design_data: with ``reuse_labels``: those labels informed the design of this cut and are
         recorded as design data only, never counted (§2.4).
-    :param prior_scale: sequential design: the confidence sequence's prior mean as a share of the
-        misses the target allows (default
-        :data:`~rankcut.certify.sequential.PRIOR_SCALE`); any positive value keeps the guarantee,
-        it moves only the labels needed (``benchmarks/bench_review_stops.py``).
+    :param prior_scale: sequential and interleaved designs: the confidence sequence's prior mean as
+        a share of its basis — the misses the target allows (default
+        :data:`~rankcut.certify.sequential.PRIOR_SCALE`), or, interleaved with ``prior_basis``
+        ``tail``, the ranking's projected unread relevant count (default 1); any positive value keeps
+        the guarantee, it moves only the labels needed (``benchmarks/bench_review_stops.py``).
+    :param prior_basis: interleaved design: ``misses`` (default) or ``tail``
+        (:class:`~rankcut.certify.interleaved.InterleavedRule`).
     :param policy: interleaved design: the policy that chooses each move, ``NAME[:key=value,...]``
         (:data:`~rankcut.audit.designs.interleaved.POLICIES`; default ``projected-cost``), frozen
         with every constant.
@@ -318,7 +322,7 @@ def freeze(
         raise ValueError(f"{_o('sampling')} must be one of {', '.join(SAMPLINGS)}, got {sampling!r}")
     reference = spec.freeze_reference(reference)
     band_offsets = spec.freeze_bands(bands)
-    spec.freeze_review(sampling, allow_incomplete, reuse_labels, prior_scale)
+    spec.freeze_review(sampling, allow_incomplete, reuse_labels, prior_scale, prior_basis)
     policy_extras = spec.freeze_policy(policy, screener)
     if corpus_size is not None and corpus_ids is not None:
         raise ValueError(f"give the corpus once: {_o('corpus_size')} or {_o('corpus_ids')}")
@@ -407,7 +411,7 @@ def freeze(
         "pools": {"members": [{"name": n, "n1": p.n1, "n0": p.n0}
                               for n, p in zip(names, members, strict=True)],
                   **base.to_dict()},
-        **spec.frozen_extras(prior_scale),
+        **spec.frozen_extras(prior_scale, prior_basis),
         **policy_extras,
     }
     # what the later steps read instead of the inputs, hashed into the manifest

@@ -47,7 +47,7 @@ be an interval, so ``max C_t`` is read off every hypothesis in ``[F_t, W_t]``.
 **The predictable law used** (:class:`InterleavedReview`): a geometric prior on the unread
 relevant count, fixed at the first audit step ``τ`` from the labels read before it — mean
 :func:`~rankcut.certify.sequential.default_prior_mean` ``(F_τ)``, or with
-:attr:`InterleavedRule.prior` ``= "tail"`` the relevant count the screened labels' tail projects
+:attr:`InterleavedRule.prior_basis` ``= "tail"`` the relevant count the screened labels' tail projects
 (:meth:`InterleavedRule.prior_mean_at`), unless given in advance; cut
 where its tail falls below ``1e-12`` at ``m_hi`` (support ``r − F_τ ∈ [0, m_hi]``). ``p̂^r_s`` is
 the posterior predictive under the prior *anchored* at ``A_s = F_τ`` plus the relevant documents
@@ -84,14 +84,14 @@ from rankcut.certify.result import Certificate, certificate_function, confidence
 from rankcut.certify.screening import tail_estimate
 from rankcut.certify.sequential import PRIOR_SCALE, PRIOR_TAIL, default_prior_mean
 
-__all__ = ["AUDIT", "PRIORS", "SCREEN", "TAIL_FIT", "TAIL_FLOOR", "InterleavedReview", "InterleavedRule",
+__all__ = ["AUDIT", "PRIOR_BASES", "SCREEN", "TAIL_FIT", "TAIL_FLOOR", "InterleavedReview", "InterleavedRule",
            "audit_order_draw", "interleaved_recall_certificate", "replay"]
 
 SCREEN, AUDIT = "s", "a"
 
 
 #: the bases of the prior mean an :class:`InterleavedRule` fixes at the first audit step
-PRIORS = ("misses", "tail")
+PRIOR_BASES = ("misses", "tail")
 TAIL_FIT = 1000      # screened labels the ``tail`` prior's rate is fitted to
 TAIL_FLOOR = 0.05    # the least prior mean the ``tail`` basis gives (a positive mean is needed)
 
@@ -102,12 +102,12 @@ class InterleavedRule:
 
     :param target: recall target ``ρ`` in (0, 1].
     :param delta: error probability ``δ``.
-    :param prior_scale: the prior mean as a share of its basis (``prior``); ``None``: 1/2 of the
+    :param prior_scale: the prior mean as a share of its basis (``prior_basis``); ``None``: 1/2 of the
         allowed misses (:data:`~rankcut.certify.sequential.PRIOR_SCALE`), or the whole tail
         projection. Used when ``prior_mean`` is None.
     :param prior_mean: a prior mean fixed in advance instead (any positive number keeps the
         guarantee; it only moves the cost).
-    :param prior: the basis of the prior mean fixed at the first audit step ``τ``, from the labels
+    :param prior_basis: the basis of the prior mean fixed at the first audit step ``τ``, from the labels
         read before it (all screened): ``misses``, the misses the target allows at ``F_τ``
         (:func:`~rankcut.certify.sequential.default_prior_mean`, as the sequential design); or
         ``tail``, the relevant documents the ranking still projects:
@@ -121,7 +121,7 @@ class InterleavedRule:
     delta: float = 0.05
     prior_scale: float | None = None
     prior_mean: float | None = None
-    prior: str = "misses"
+    prior_basis: str = "misses"
 
     def __post_init__(self) -> None:
         check_fraction(self.target, "target", open_left=True)
@@ -130,22 +130,22 @@ class InterleavedRule:
             check_positive(self.prior_scale, "prior_scale")
         if self.prior_mean is not None:
             check_positive(self.prior_mean, "prior_mean")
-        if self.prior not in PRIORS:
-            raise ValueError(f"prior must be one of {', '.join(PRIORS)}, got {self.prior!r}")
+        if self.prior_basis not in PRIOR_BASES:
+            raise ValueError(f"prior_basis must be one of {', '.join(PRIOR_BASES)}, got {self.prior_basis!r}")
 
     @property
     def scale(self) -> float:
         """The prior mean's share of its basis (``prior_scale``, or the basis' default)."""
         if self.prior_scale is not None:
             return self.prior_scale
-        return PRIOR_SCALE if self.prior == "misses" else 1.0
+        return PRIOR_SCALE if self.prior_basis == "misses" else 1.0
 
     def prior_mean_at(self, found: int, screened: Sequence[int], total: int) -> float:
         """The prior mean the first audit step fixes after screening read ``screened`` (0/1 labels in
         reading order, ``found`` of them relevant) of ``total`` documents."""
         if self.prior_mean is not None:
             return self.prior_mean
-        if self.prior == "misses":
+        if self.prior_basis == "misses":
             return default_prior_mean(found, self.target, self.scale)
         y = np.asarray(screened, dtype=np.int64)
         return max(self.scale * tail_estimate(y, y.size, total, TAIL_FIT), TAIL_FLOOR)
@@ -344,7 +344,7 @@ def replay(total: int, moves: str, labels: str, rule: InterleavedRule) -> Interl
 def interleaved_recall_certificate(total: int, moves: str, labels: str, target: float = 0.8,
                                    delta: float = 0.05, prior_scale: float | None = None,
                                    prior_mean: float | None = None, items: str = "documents",
-                                   prior: str = "misses") -> Certificate:
+                                   prior_basis: str = "misses") -> Certificate:
     """Recall of an interleaved review, anytime-valid (the theorem of this module).
 
     :param total: ``N``, the collection's size.
@@ -353,11 +353,11 @@ def interleaved_recall_certificate(total: int, moves: str, labels: str, target: 
     :param labels: the 0/1 label of each step's document, as a string of ``0``/``1``.
     :param items: what the statement calls the collection's members ("records" for a review of
         records); words only.
-    :param prior: the basis of the prior mean (:class:`InterleavedRule`).
+    :param prior_basis: the basis of the prior mean (:class:`InterleavedRule`).
     :returns: ``quantity="recall"``, ``side="lower"``: ``F_t / min_s max C_s``;
         ``details["certified"]`` says whether it meets ``target``.
     """
-    rule = InterleavedRule(target, delta, prior_scale, prior_mean, prior)
+    rule = InterleavedRule(target, delta, prior_scale, prior_mean, prior_basis)
     review = replay(check_count(total, "total"), moves, labels, rule)
     upper, ok = review.running_upper, review.certified
     screened = moves.count(SCREEN)
@@ -368,7 +368,8 @@ def interleaved_recall_certificate(total: int, moves: str, labels: str, target: 
         theorem=theorem_of("interleaved_recall"),
         function="interleaved_recall",
         inputs={"total": total, "moves": moves, "labels": labels, "target": target, "delta": delta,
-                "prior_scale": prior_scale, "prior_mean": prior_mean, "items": items, "prior": prior},
+                "prior_scale": prior_scale, "prior_mean": prior_mean, "items": items,
+                "prior_basis": prior_basis},
         allocation={"audit": float(delta)},
         delta=float(delta),
         statement=(

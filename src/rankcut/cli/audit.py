@@ -43,7 +43,7 @@ OPTIONS = option_names(
     ("run", "cut", "family", "offsets", "depths", "design", "delta", "allocation", "target_recall",
      "max_missed", "seed", "corpus_size", "corpus_ids", "ordering", "sampling", "reference", "bands",
      "allow_incomplete", "texts", "reuse_labels", "design_data", "expected_precision", "tolerated",
-     "excluded", "included", "threshold", "interactive", "reuse", "overwrite", "prior_scale",
+     "excluded", "included", "threshold", "interactive", "reuse", "overwrite", "prior_scale", "prior_basis",
      "allow_missing_queries", "allow_underpowered", "unjudged_nonrelevant", "policy"),
     label_format="--format", from_file="--from", qrels="--oracle qrels", limit="--next",
     plan="rankcut audit plan", sample="rankcut audit sample", label="rankcut audit label",
@@ -170,12 +170,18 @@ def freeze(
                                              "labels may be reused (label --reuse)."),
     design_data: bool = typer.Option(False, "--design-data", help="With --reuse-labels: those labels "
                                      "informed this cut; record them as design data, never count them."),
-    prior_scale: float | None = typer.Option(None, "--prior-scale", help="sequential: the audit's prior "
-                                             "mean as a share of the misses allowed (default 0.5; labels "
-                                             "only, never validity)."),
+    prior_scale: float | None = typer.Option(None, "--prior-scale", help="sequential, interleaved: the "
+                                             "audit's prior mean as a share of its basis (default 0.5 of "
+                                             "the misses allowed, 1 of the tail; labels only, never "
+                                             "validity)."),
+    prior_basis: str | None = typer.Option(None, "--prior-basis", help="interleaved: the prior mean's "
+                                           "basis, fixed at the first audit step: misses (default) or "
+                                           "tail, the relevant count the screened ranking projects "
+                                           "(labels only, never validity)."),
     policy: str | None = typer.Option(
         None, "--policy", help="interleaved: the policy that chooses each move, NAME[:key=value,...]: "
-        "projected-cost (default), precision, or screen-then-audit:depth=K (labels only, never validity)."),
+        "projected-cost (default), precision, marginal-cost, or screen-then-audit:depth=K (labels only, "
+        "never validity)."),
     as_json: bool = JSON,
 ) -> None:
     """Freeze the cut (or nested family) and the audit rule before any label is seen."""
@@ -189,7 +195,8 @@ def freeze(
         corpus_size=corpus_size, corpus_ids=corpus_ids, ordering=ordering, sampling=sampling,
         reference=reference, bands=_ints(bands, "--bands"), allow_incomplete=allow_incomplete,
         allow_missing_queries=allow_missing_queries, texts=texts,
-        reuse_labels=reuse_labels, design_data=design_data, prior_scale=prior_scale, policy=policy,
+        reuse_labels=reuse_labels, design_data=design_data, prior_scale=prior_scale,
+        prior_basis=prior_basis, policy=policy,
     )
     if as_json:
         _echo_json(manifest.to_dict())

@@ -41,7 +41,7 @@ app = typer.Typer(help="Screen records with active learning and stop with a cert
 F = TypeVar("F", bound=Callable[..., Any])
 
 OPTIONS = option_names(
-    ("target_recall", "delta", "seed", "policy", "texts", "qrels", "interactive"),
+    ("target_recall", "delta", "seed", "policy", "texts", "qrels", "interactive", "prior_basis"),
     from_file="--from", limit="--next", ahead="--batch", label="rankcut review label",
     status="rankcut review status", certify="rankcut review certify", freeze="rankcut review start",
     report="rankcut review report", start_again="start a new review (rankcut review start)",
@@ -196,7 +196,12 @@ def start(
                                     "a random one, recorded)."),
     policy: str | None = typer.Option(None, "--policy", help="When to screen and when to audit, "
                                       "NAME[:key=value,...]: projected-cost (default), precision, "
-                                      "screen-then-audit:depth=K (labels only, never validity)."),
+                                      "marginal-cost, screen-then-audit:depth=K (labels only, never "
+                                      "validity)."),
+    prior_basis: str | None = typer.Option(None, "--prior-basis", help="The certificate's prior mean, "
+                                           "fixed at the first audit step: misses (default) or tail, the "
+                                           "relevant count the screened records project (labels only, "
+                                           "never validity)."),
     prior_relevant: str | None = typer.Option(None, "--prior-relevant", help="Records known relevant "
                                               "before the session, ID,ID,... (prior knowledge)."),
     model: str = typer.Option("logistic", "--model", help="The ranker's classifier: logistic or svm."),
@@ -214,7 +219,8 @@ def start(
     recs = _with_prior(_records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query),
                        prior_relevant)
     options = {"target_recall": target_recall, "delta": delta, "seed": seed, "policy": policy,
-               "config": _config(model, seed_query), "sources": _sources(records, texts)}
+               "config": _config(model, seed_query), "sources": _sources(records, texts),
+               "prior_basis": prior_basis}
     if simulate:
         again = _label_again(folder, records, format=fmt, texts=texts, query=query,
                              label_column=label_column, qrels=qrels)
@@ -566,6 +572,7 @@ def simulate(
     target_recall: float = typer.Option(0.95, "--target-recall", help="The recall to certify."),
     delta: float = typer.Option(0.05, "--delta", help="Error probability δ."),
     policy: str | None = typer.Option(None, "--policy", help="As for start."),
+    prior_basis: str | None = typer.Option(None, "--prior-basis", help="As for start."),
     prior_relevant: str | None = typer.Option(None, "--prior-relevant", help="As for start."),
     model: str = typer.Option("logistic", "--model", help="logistic or svm."),
     as_json: bool = JSON,
@@ -576,7 +583,8 @@ def simulate(
     recs = _with_prior(_records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query),
                        prior_relevant)
     options = {"target_recall": target_recall, "delta": delta, "seed": seed, "policy": policy,
-               "config": _config(model, None), "sources": _sources(records, texts)}
+               "config": _config(model, None), "sources": _sources(records, texts),
+               "prior_basis": prior_basis}
     again = (_label_again(folder, None, qrels=qrels) if qrels is not None and fmt != "trec" else
              _label_again(folder, records, format=fmt, texts=texts, query=query, label_column=label_column,
                           qrels=qrels))

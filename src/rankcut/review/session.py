@@ -220,12 +220,14 @@ def _query_id(name: str) -> str:
 
 def start(records: Records, folder: str | os.PathLike[str], *, target_recall: float = 0.95,
           delta: float = 0.05, seed: int | None = None, policy: str | None = None,
-          config: CALConfig | None = None, sources: Sequence[str | os.PathLike[str]] = ()) -> Manifest:
+          config: CALConfig | None = None, sources: Sequence[str | os.PathLike[str]] = (),
+          prior_basis: str | None = None) -> Manifest:
     """Freeze a review of ``records`` into ``folder`` (module docstring), draw its audit order and
     record its prior knowledge as its first steps.
 
     :param seed: the audit order's and the ranker's seed (default: a random one, recorded).
     :param policy: the interleaved design's ``--policy`` (default ``projected-cost``).
+    :param prior_basis: the interleaved design's ``--prior-basis`` (default ``misses``).
     :param config: the ranker's configuration (its seed is replaced by ``seed``).
     :param sources: the files ``records`` were read from, frozen by path, hash and size for the
         report and for :func:`changed_sources` (none: records made in Python).
@@ -249,7 +251,7 @@ def start(records: Records, folder: str | os.PathLike[str], *, target_recall: fl
     config_json = {"cal": cal.to_json(), "prior": prior, "ranked": bool(records.ranked),
                    "sources": [_source(p) for p in sources], "corrects": None}
     return _freeze(out, run, texts, config_json, delta=delta, target_recall=target_recall, seed=seed,
-                   policy=policy)
+                   policy=policy, prior_basis=prior_basis)
 
 
 def _check_empty(out: Path) -> None:
@@ -878,7 +880,7 @@ def correct(folder: str | os.PathLike[str], into: str | os.PathLike[str], relabe
                   {**config, "prior": prior, "corrects": corrects}, delta=manifest["delta"],
                   target_recall=manifest["target"]["recall"], seed=manifest["seed"],
                   policy=f"{policy['name']}:" + ",".join(f"{k}={v}" for k, v in policy["config"].items()),
-                  prior_scale=manifest["prior_scale"])
+                  prior_scale=manifest["prior_scale"], prior_basis=manifest["prior_basis"])
     given = {rid: y for rid, y in fixed.items() if rid not in prior}
     _keep(out, given)
     record_kept(out)

@@ -62,12 +62,13 @@ def _truth(records: Records, labels: Mapping[str, int] | None) -> NDArray[np.int
 def simulate_review(records: Records, *, target: float = 0.8, delta: float = 0.05,
                     policy: Policy | None = None, config: CALConfig | None = None,
                     seeds: Sequence[int] | range = range(1), labels: Mapping[str, int] | None = None,
-                    progress: bool = False) -> Simulation:
+                    progress: bool = False, prior_basis: str = "misses") -> Simulation:
     """Simulate the review of ``records`` once per seed (module docstring).
 
     :param labels: record id → relevance (e.g. one query of qrels; an id it lacks is 0), instead
         of the records' own labels.
     :param progress: draw a tqdm bar over the seeds (the caller decides, :mod:`rankcut._progress`).
+    :param prior_basis: the certificate's prior basis (:class:`~rankcut.certify.interleaved.InterleavedRule`).
     :raises ValueError: without labels for every record, or with prior knowledge that
         contradicts them.
     """
@@ -79,7 +80,7 @@ def simulate_review(records: Records, *, target: float = 0.8, delta: float = 0.0
                          f"({records.prior[at]}) contradicts its label ({y[at]})")
     config = CALConfig() if config is None else config
     policy = ProjectedCostPolicy() if policy is None else policy
-    rule = InterleavedRule(target, delta)
+    rule = InterleavedRule(target, delta, prior_basis=prior_basis)
     screener = CALScreener(records.texts, config, prior=records.prior, ranked=records.ranked)
     seeds = tuple(int(s) for s in seeds)
     runs = tuple(play(y, np.random.default_rng(s).permutation(y.size), policy, rule, screener)

@@ -145,11 +145,11 @@ class Design(Protocol):
     def freeze_reference(self, reference: str | None) -> str | None: ...
     def freeze_bands(self, bands: Sequence[int] | None) -> list[int] | None: ...
     def freeze_review(self, sampling: str, allow_incomplete: bool, reuse_labels: Any,
-                      prior_scale: float | None) -> None: ...
+                      prior_scale: float | None, prior_basis: str | None) -> None: ...
     def freeze_pools(self, base: Pools, names: Sequence[str], bands: Sequence[int] | None
                      ) -> list[int] | None: ...
     def largest_pool(self, base: Pools) -> int: ...
-    def frozen_extras(self, prior_scale: float | None) -> dict[str, Any]: ...
+    def frozen_extras(self, prior_scale: float | None, prior_basis: str | None) -> dict[str, Any]: ...
     def freeze_policy(self, policy: str | None, screener: Mapping[str, Any] | None) -> dict[str, Any]: ...
     def plan(self, audit: Audit, target: Mapping[str, Any], tolerated: int, precision: float,
              precision_given: bool) -> Plan: ...
@@ -424,9 +424,12 @@ class FixedSampleDesign:
         return None
 
     def freeze_review(self, sampling: str, allow_incomplete: bool, reuse_labels: Any,
-                      prior_scale: float | None) -> None:
+                      prior_scale: float | None, prior_basis: str | None) -> None:
         if prior_scale is not None:
-            raise ValueError(f"{_o('prior_scale')} is for the sequential design, not {self.name}")
+            raise ValueError(f"{_o('prior_scale')} is for the sequential and interleaved designs, "
+                             f"not {self.name}")
+        if prior_basis is not None:
+            raise ValueError(f"{_o('prior_basis')} is for the interleaved design, not {self.name}")
 
     def freeze_pools(self, base: Pools, names: Sequence[str], bands: Sequence[int] | None
                      ) -> list[int] | None:
@@ -437,7 +440,7 @@ class FixedSampleDesign:
         """The largest pool the design samples (decides between the exact and binomial bounds)."""
         return base.n0
 
-    def frozen_extras(self, prior_scale: float | None) -> dict[str, Any]:
+    def frozen_extras(self, prior_scale: float | None, prior_basis: str | None) -> dict[str, Any]:
         return {}
 
     def freeze_policy(self, policy: str | None, screener: Mapping[str, Any] | None) -> dict[str, Any]:

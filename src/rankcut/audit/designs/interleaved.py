@@ -96,6 +96,9 @@ MAX_COLLECTION = 2_000_000
 REVIEW_FILE = "review.jsonl"   # one line a step: move, document, label, why
 DEFAULT_POLICY = "projected-cost"
 MOVES = {"s": "screen", "a": "audit"}
+# How the report says the prior's basis (InterleavedRule.prior_basis)
+BASIS_WORDS = {"misses": "the misses the target allows",
+               "tail": "the relevant count the screened tail projects"}
 
 
 # The policies ``--policy`` names, and their classes in rankcut.certify.policies (imported when
@@ -215,7 +218,8 @@ def _policy(audit: FrozenAudit) -> Policy:
 def review_rule(audit: FrozenAudit) -> InterleavedRule:
     from rankcut.certify.interleaved import InterleavedRule
 
-    return InterleavedRule(float(audit.target["recall"]), audit.delta, float(audit.manifest["prior_scale"]))
+    return InterleavedRule(float(audit.target["recall"]), audit.delta, float(audit.manifest["prior_scale"]),
+                           prior_basis=str(audit.manifest["prior_basis"]))
 
 
 @dataclass(frozen=True)
@@ -546,7 +550,11 @@ class Interleaved(FixedSampleDesign):
         return None
 
     def freeze_review(self, sampling: str, allow_incomplete: bool, reuse_labels: Any,
-                      prior_scale: float | None) -> None:
+                      prior_scale: float | None, prior_basis: str | None) -> None:
+        from rankcut.certify.interleaved import PRIOR_BASES
+
+        if prior_basis is not None and prior_basis not in PRIOR_BASES:
+            raise ValueError(f"{_o('prior_basis')} is one of {', '.join(PRIOR_BASES)}, got {prior_basis!r}")
         if sampling == "with-replacement":
             raise ValueError(f"the interleaved design reads each document once: {_o('sampling')} "
                              "with-replacement is not for it")
@@ -578,10 +586,12 @@ class Interleaved(FixedSampleDesign):
                              f"whole, at most {MAX_COLLECTION}")
         return None
 
-    def frozen_extras(self, prior_scale: float | None) -> dict[str, Any]:
-        from rankcut.certify.sequential import PRIOR_SCALE
+    def frozen_extras(self, prior_scale: float | None, prior_basis: str | None) -> dict[str, Any]:
+        """The rule's prior: its basis and its scale, the basis' own unless given (any keeps validity)."""
+        from rankcut.certify.interleaved import InterleavedRule
 
-        return {"prior_scale": PRIOR_SCALE if prior_scale is None else float(prior_scale)}
+        rule = InterleavedRule(prior_scale=prior_scale, prior_basis=prior_basis or "misses")
+        return {"prior_basis": rule.prior_basis, "prior_scale": rule.scale}
 
     # -- plan and sample
 
@@ -736,7 +746,8 @@ class Interleaved(FixedSampleDesign):
         n, d, rho = int(stats["collection"]), audit.delta, float(audit.target["recall"])
         words = words_of(audit.manifest)
         cert = interleaved_recall_certificate(n, str(stats["moves"]), str(stats["labels"]), rho, d,
-                                              float(audit.manifest["prior_scale"]), items=words.items)
+                                              float(audit.manifest["prior_scale"]), items=words.items,
+                                              prior_basis=str(audit.manifest["prior_basis"]))
         topic = audit.manifest["pools"]["per_query"]["qids"][0]
         where = (f"in {Path(audit.manifest['inputs']['run']['path']).name}" if words.in_run else
                  f"{n} {words.items}")
@@ -798,7 +809,8 @@ class Interleaved(FixedSampleDesign):
                   [("screener", f"{screener['name']} (its configuration is in manifest.json)")]),
                 ("seed", f"{manifest['seed']} (the audit order)"), ("δ", f"{manifest['delta']:g}"),
                 ("target", f"recall ≥ {manifest['target']['recall']:g}"),
-                ("prior scale", f"{manifest['prior_scale']:g} (the prior is fixed at the first audit step)")]
+                ("prior", f"{manifest['prior_scale']:g} × {BASIS_WORDS[manifest['prior_basis']]} (fixed "
+                          "at the first audit step)")]
 
     def status(self, folder: Path, out: dict[str, Any], steps: dict[str, bool]) -> None:
         """The steps read, the next one and why, and the audit reads that would meet the target if

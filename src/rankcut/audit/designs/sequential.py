@@ -137,7 +137,7 @@ class Sequential(FixedSampleDesign):
                          f"decides when the audit may stop): give {_o('target_recall')}")
 
     def freeze_review(self, sampling: str, allow_incomplete: bool, reuse_labels: Any,
-                      prior_scale: float | None) -> None:
+                      prior_scale: float | None, prior_basis: str | None) -> None:
         if sampling == "with-replacement":
             raise ValueError(f"the sequential design labels the excluded pool in a random order, without "
                              f"replacement: {_o('sampling')} with-replacement is not for it")
@@ -152,6 +152,9 @@ class Sequential(FixedSampleDesign):
             from rankcut.certify._validate import check_positive
 
             check_positive(prior_scale, _o("prior_scale"))
+        if prior_basis is not None:
+            raise ValueError(f"{_o('prior_basis')} is for the interleaved design: the sequential audit's "
+                             f"prior mean is a share of the misses allowed ({_o('prior_scale')})")
 
     def freeze_pools(self, base: Pools, names: Sequence[str], bands: Sequence[int] | None
                      ) -> list[int] | None:
@@ -161,7 +164,7 @@ class Sequential(FixedSampleDesign):
                              "deeper cut, or use the two-pool design (a sample of fixed size)")
         return None
 
-    def frozen_extras(self, prior_scale: float | None) -> dict[str, Any]:
+    def frozen_extras(self, prior_scale: float | None, prior_basis: str | None) -> dict[str, Any]:
         """The confidence sequence's prior, frozen with the rule (any keeps validity)."""
         from rankcut.certify.sequential import PRIOR_SCALE
 
