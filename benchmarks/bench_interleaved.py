@@ -69,7 +69,7 @@ DELTA = 0.05
 
 
 
-def topic_row(args: tuple[str, NDArray[np.int64], float, int, tuple[str, ...], bool, InterleavedRule]
+def topic_row(args: tuple[str, NDArray[np.int64], float, range, tuple[str, ...], bool, InterleavedRule]
               ) -> dict:
     """Every approach on one topic at one target (the interleaved ones under ``rule``'s prior)."""
     q, y, target, seeds, policies, today, prior = args
@@ -79,7 +79,7 @@ def topic_row(args: tuple[str, NDArray[np.int64], float, int, tuple[str, ...], b
     row["buscar_false"] = float(y[:row["buscar"]].sum() < target * y.sum())   # deterministic per topic
     rule = dataclasses.replace(prior, target=target, delta=DELTA)
     for name in policies:
-        runs = simulate_interleaved(y, POLICIES[name], rule, range(seeds))
+        runs = simulate_interleaved(y, POLICIES[name], rule, seeds)
         row[name] = float(runs.read.mean())
         row[f"{name}_false"] = float(runs.false_claims.mean())
     if today:
@@ -91,12 +91,13 @@ def topic_row(args: tuple[str, NDArray[np.int64], float, int, tuple[str, ...], b
 
 
 def evaluate(topics: Mapping[str, NDArray[np.int64]], target: float, seeds: int, policies: tuple[str, ...],
-             today: bool, jobs: int, prior: InterleavedRule | None = None) -> dict:
+             today: bool, jobs: int, prior: InterleavedRule | None = None, first_seed: int = 0) -> dict:
     """Per approach: share of documents read and the worst topic's false-claim rate; per-topic rows.
     The interleaved reviews use ``prior``'s ``prior_basis`` and ``prior_scale`` (its target and δ are
     the run's)."""
     prior = InterleavedRule() if prior is None else prior
-    work = [(q, y, target, seeds, policies, today, prior) for q, y in topics.items()]
+    seed_range = range(first_seed, first_seed + seeds)
+    work = [(q, y, target, seed_range, policies, today, prior) for q, y in topics.items()]
     if jobs > 1:
         with Pool(jobs) as pool:
             rows = pool.map(topic_row, work)
@@ -107,7 +108,8 @@ def evaluate(topics: Mapping[str, NDArray[np.int64]], target: float, seeds: int,
     summary = {a: {"share": sum(r[a] for r in rows) / total,
                    "worst_false": max((r[f"{a}_false"] for r in rows), default=0.0) if a != "floor" else None}
                for a in names}
-    return {"target": target, "delta": DELTA, "seeds": seeds, "summary": summary, "topics": rows}
+    return {"target": target, "delta": DELTA, "seeds": seeds, "first_seed": first_seed, "summary": summary,
+            "topics": rows}
 
 
 def markdown(title: str, result: dict) -> str:
@@ -224,6 +226,8 @@ def main() -> None:
     ap.add_argument("--qrels", type=Path)
     ap.add_argument("--threshold", type=float, default=1)
     ap.add_argument("--seeds", type=int, default=200)
+    ap.add_argument("--first-seed", type=int, default=0,
+                    help="run seeds FIRST … FIRST + SEEDS − 1 (without --loto)")
     ap.add_argument("--target", type=float, action="append", help="recall target (repeat; default 0.8, 0.95)")
     ap.add_argument("--policy", choices=sorted(POLICIES), action="append")
     ap.add_argument("--today", action="store_true", help="also today's screen-then-audit, exactly (slow)")
@@ -241,8 +245,8 @@ def main() -> None:
     args = ap.parse_args()
     if (args.run is None) != (args.qrels is None):
         ap.error("--run and --qrels go together")
-    if args.seeds < 1 or args.jobs < 1:
-        ap.error("--seeds and --jobs must be ≥ 1")
+    if args.seeds < 1 or args.jobs < 1 or args.first_seed < 0:
+        ap.error("--seeds and --jobs must be ≥ 1, --first-seed ≥ 0")
     targets = args.target or [0.8, 0.95]
     policies = tuple(args.policy or sorted(POLICIES))
     from bench_label_efficient import clef, screening_sets, trec_topics
@@ -280,7 +284,8 @@ def main() -> None:
         for target in targets:
             start = time.perf_counter()
             result = evaluate(topics, target, args.seeds, policies, args.today, args.jobs,
-                              InterleavedRule(prior_scale=args.prior_scale, prior_basis=args.prior_basis))
+                              InterleavedRule(prior_scale=args.prior_scale, prior_basis=args.prior_basis),
+                              args.first_seed)
             result["seconds"] = round(time.perf_counter() - start, 1)
             out[f"{title} @ {target:g}"] = result
             text = markdown(title, result)
