@@ -48,9 +48,10 @@ import numpy as np
 from bench_label_efficient import clef, screening_sets
 from numpy.typing import NDArray
 
-from rankcut.certify import screening, sequential
+from rankcut.certify import interleaved, screening, sequential
+from rankcut.certify.interleaved import InterleavedRule
 from rankcut.certify.screening import ReviewRule, cost_floor, stop_depth
-from rankcut.certify.sequential import operating_characteristics
+from rankcut.certify.sequential import SequentialAudit, operating_characteristics
 
 MARGINS = (1 / 64, 1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0)
 WINDOWS = (250, 500, 1000, 2000)
@@ -59,22 +60,29 @@ DEFAULT = ReviewRule()
 Grid = tuple[float, int, float]   # margin, window, prior scale
 
 
-def cost_curve(y: NDArray[np.int64], rule: ReviewRule = DEFAULT) -> dict[str, NDArray]:
+def cost_curve(y: NDArray[np.int64], rule: ReviewRule = DEFAULT, basis: str = "misses") -> dict[str, NDArray]:
     """Exact expected cost and false-claim probability of stopping the screening at each ``k``.
 
     Only the boundaries where the rule may stop are computed (a relevant item found, and an audit
-    that finds nothing cheaper than reading the rest); the others hold ``N`` (cost) and 0.
+    that finds nothing cheaper than reading the rest); the others hold ``N`` (cost) and 0. The
+    audit's prior mean is ``rule.prior_scale`` times its ``basis``
+    (:meth:`~rankcut.certify.interleaved.InterleavedRule.prior_mean_at`): ``misses``, the misses the
+    target allows (the sequential design's), or ``tail``, the relevant documents the first ``k``
+    labels project for the rest (the interleaved review's ``--prior-basis tail``; an interleaved
+    review that screens ``k`` and then only audits certifies as this audit does).
     """
     big = y.size
     seen = np.concatenate(([0], np.cumsum(y)))
     ks = np.arange(rule.batch, big, rule.batch)
     cost = np.full(ks.size, float(big))
+    prior = InterleavedRule(rule.target, rule.delta, rule.prior_scale, prior_basis=basis)
     false = np.zeros(ks.size)
     for i, k in enumerate(ks.tolist()):
         found = int(seen[k])
         if found == 0:
             continue
-        audit = rule.audit(big - k, found)
+        audit = SequentialAudit(big - k, found, rule.target, rule.delta,
+                                prior.prior_mean_at(found, y[:k], big))
         if k + audit.zero_find_size(rule.check_every) >= big:
             continue
         oc = operating_characteristics(audit, int(seen[big] - found), rule.check_every)
@@ -87,18 +95,22 @@ def load(run: str) -> dict[str, NDArray[np.int64]]:
     return screening_sets() if run == "dev" else clef(run)
 
 
-def curve_path(cache: Path, run: str, prior: float) -> Path:
-    """Where :func:`curves` keeps the cost curves of ``run`` for the audit prior ``prior``: the name
-    holds a hash of the modules the curves come from, so curves of another certificate are not reused."""
-    code = hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in (sequential, screening)))
+def curve_path(cache: Path, run: str, prior: float, basis: str = "misses") -> Path:
+    """Where :func:`curves` keeps the cost curves of ``run`` for the audit prior ``prior`` times
+    ``basis``: the name holds a hash of the modules the curves come from, so curves of another
+    certificate are not reused."""
+    modules = (sequential, screening, interleaved)
+    code = hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in modules))
     name = "screening" if run == "dev" else f"clef-{run}"
-    return cache / f"{name}-prior{prior:g}-{code.hexdigest()[:12]}.npz"
+    tail = "" if basis == "misses" else f"-{basis}"
+    return cache / f"{name}-prior{prior:g}{tail}-{code.hexdigest()[:12]}.npz"
 
 
-def curves(run: str, prior: float, cache: Path, fresh: bool) -> dict[str, dict[str, NDArray]]:
-    """The cost curves of every topic of ``run`` for the audit prior ``prior`` (cached)."""
+def curves(run: str, prior: float, cache: Path, fresh: bool, basis: str = "misses"
+           ) -> dict[str, dict[str, NDArray]]:
+    """The cost curves of every topic of ``run`` for the audit prior ``prior`` times ``basis`` (cached)."""
     topics = load(run)
-    path = curve_path(cache, run, prior)
+    path = curve_path(cache, run, prior, basis)
     if path.exists() and not fresh:
         with np.load(path) as z:
             return {q: {f: z[f"{q}/{f}"] for f in ("k", "cost", "false")} for q in topics}
@@ -106,9 +118,9 @@ def curves(run: str, prior: float, cache: Path, fresh: bool) -> dict[str, dict[s
     start = time.perf_counter()
     rule = ReviewRule(prior_scale=prior)
     for n, (q, y) in enumerate(topics.items(), 1):
-        out[q] = cost_curve(y, rule)
-        print(f"  run {run}, prior {prior:g}: {n}/{len(topics)} topics ({time.perf_counter() - start:.0f} s)",
-              flush=True)
+        out[q] = cost_curve(y, rule, basis)
+        print(f"  run {run}, prior {prior:g} × {basis}: {n}/{len(topics)} topics "
+              f"({time.perf_counter() - start:.0f} s)", flush=True)
     cache.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.npz")
     arrays: dict[str, Any] = {f"{q}/{f}": v for q, c in out.items() for f, v in c.items()}

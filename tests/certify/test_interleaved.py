@@ -234,18 +234,23 @@ def test_engine_matches_the_definition(seed):
 @pytest.mark.parametrize("seed", range(40))
 def test_screen_then_audit_reproduces_the_sequential_audit(seed):
     """The special case: screen k, then only audit, with today's prior — the same running bound at
-    every audit label as :class:`SequentialAudit` (``F + M``), so the same certificates."""
+    every audit label as :class:`SequentialAudit` (``F + M``), so the same certificates. With the
+    ``tail`` basis, the same as the sequential audit whose prior mean is the rule's tail mean (what
+    ``benchmarks/bench_review_stops.py`` relies on for its single-switch costs)."""
     rng = np.random.default_rng(seed)
     n = int(rng.integers(20, 400))
     k = int(rng.integers(1, n))
     y = (rng.random(n) < np.linspace(0.5, 0.01, n)).astype(int)
     target, delta = float(rng.choice([0.5, 0.8, 0.95])), float(rng.choice([0.05, 0.2]))
-    rev = InterleavedReview(n, InterleavedRule(target, delta))
+    rule = InterleavedRule(target, delta, prior_basis=PRIOR_BASES[seed % 2])
+    rev = InterleavedReview(n, rule)
     for v in y[:k]:
         rev.screen(int(v))
     found = int(y[:k].sum())
     pool = y[k:][rng.permutation(n - k)]
-    audit = SequentialAudit(n - k, found, target, delta, default_prior_mean(found, target))
+    mean = default_prior_mean(found, target) if rule.prior_basis == "misses" else max(
+        tail_estimate(y[:k], k, n, TAIL_FIT), TAIL_FLOOR)
+    audit = SequentialAudit(n - k, found, target, delta, mean)
     running, _ = audit.running_upper(pool)
     for t, v in enumerate(pool, start=1):
         rev.audit(int(v))
