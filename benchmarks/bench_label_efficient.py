@@ -97,6 +97,15 @@ def trec_topics(run: Path, qrels: Path, threshold: float = 1) -> dict[str, NDArr
             for i, (q, n) in enumerate(zip(lists.qids, lists.lengths.tolist(), strict=True))}
 
 
+def screening_paths() -> list[Path]:
+    """The screening sets' CSV files, sorted; an error naming the folder where it holds none (a
+    checkout without ``../shared`` must not benchmark an empty collection)."""
+    paths = sorted((DATASETS / "screening").glob("*.csv"))
+    if not paths:
+        raise FileNotFoundError(f"no screening sets (*.csv) in {DATASETS / 'screening'}")
+    return paths
+
+
 def screening_sets() -> dict[str, NDArray[np.int64]]:
     """Each screening set without its 200-record seed set, ranked by the classifier the seed trained.
 
@@ -108,7 +117,7 @@ def screening_sets() -> dict[str, NDArray[np.int64]]:
     from rankcut.data.screening import load_screening
 
     out = {}
-    for path in sorted((DATASETS / "screening").glob("*.csv")):
+    for path in screening_paths():
         data = load_screening(path)
         try:
             rest, scores = rank_screening(data, seed_size=200, seed=0)

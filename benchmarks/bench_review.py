@@ -58,7 +58,7 @@ from rankcut.review.records import Records, load_records
 from rankcut.review.simulate import simulate_review
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_label_efficient import buscar_depth  # noqa: E402 -- a script beside this one
+from bench_label_efficient import buscar_depth, screening_paths  # noqa: E402 -- a script beside this one
 
 DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
 DELTA = 0.05
@@ -275,7 +275,7 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--markdown", type=Path)
     args = ap.parse_args()
-    paths = sorted((DATASETS / "screening").glob("*.csv"))
+    paths = screening_paths()
     if args.only:
         paths = [p for p in paths if p.stem in args.only]
     start = time.perf_counter()

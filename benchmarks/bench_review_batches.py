@@ -25,7 +25,7 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_review import DATASETS, prior_of, with_prior  # noqa: E402 -- a script beside this one
+from bench_review import DATASETS, prior_of, screening_paths, with_prior  # noqa: E402 -- a script beside this one
 
 from rankcut.review import session  # noqa: E402
 from rankcut.review.records import Records, load_records  # noqa: E402
@@ -65,7 +65,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.batch < 1 or args.seeds < 1 or not 0 < args.target < 1:
         ap.error("--batch and --seeds must be at least 1, --target in (0, 1)")
-    names = args.only or sorted(p.stem for p in (DATASETS / "screening").glob("*.csv"))
+    names = args.only or [p.stem for p in screening_paths()]
     for name in names:
         path = DATASETS / "screening" / f"{name}.csv"
         if not path.is_file():

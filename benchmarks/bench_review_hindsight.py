@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_review import DATASETS, DELTA, cal_screen_order, prior_of, with_prior  # noqa: E402
+from bench_review import DATASETS, DELTA, cal_screen_order, prior_of, screening_paths, with_prior  # noqa: E402
 
 from rankcut.certify.interleaved import InterleavedRule  # noqa: E402
 from rankcut.certify.policies import ScreenThenAudit  # noqa: E402
@@ -85,7 +85,7 @@ def main() -> None:
     ap.add_argument("--orders", type=int, default=0, help="audit orders the best fixed switch is chosen on")
     ap.add_argument("--table", action="store_true", help="end with the shares over all named sets")
     args = ap.parse_args()
-    paths = sorted((DATASETS / "screening").glob("*.csv"))
+    paths = screening_paths()
     if args.seeds < 1 or args.orders < 0 or not 0 < args.target < 1:
         ap.error("--seeds must be ≥ 1, --orders ≥ 0 and --target in (0, 1)")
     unknown = sorted(set(args.only or ()) - {p.stem for p in paths})

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_review import DATASETS, DELTA, prior_of, with_prior  # noqa: E402 -- a script beside this one
+from bench_review import DELTA, prior_of, screening_paths, with_prior  # noqa: E402 -- a script beside this one
 
 from rankcut.certify.policies import MarginalCostPolicy, Policy, PrecisionPolicy, ProjectedCostPolicy  # noqa: E402
 from rankcut.review.cal import CALConfig  # noqa: E402
@@ -60,7 +60,7 @@ CANDIDATES: dict[str, tuple[Policy, CALConfig] | tuple[Policy, CALConfig, str]] 
 def run_grid(out: Path, target: float, seeds: int, names: list[str]) -> None:
     """Append one line per (candidate, set, seed) not yet in ``out``."""
     done = {(r["config"], r["set"], r["seed"]) for r in read_rows(out) if r["target"] == target}
-    records = [load_records(p) for p in sorted((DATASETS / "screening").glob("*.csv"))]
+    records = [load_records(p) for p in screening_paths()]
     with out.open("a") as f:
         for name in names:
             policy, config, *basis = CANDIDATES[name]

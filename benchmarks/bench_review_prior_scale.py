@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_review import DATASETS, DELTA, prior_of, with_prior  # noqa: E402 -- a script beside this one
+from bench_review import DELTA, prior_of, screening_paths, with_prior  # noqa: E402 -- a script beside this one
 
 from rankcut.certify.interleaved import InterleavedRule  # noqa: E402
 from rankcut.certify.policies import ProjectedCostPolicy  # noqa: E402
@@ -43,7 +43,7 @@ def main() -> None:
         ap.error("--seeds must be at least 1, --target in (0, 1), every scale positive")
     read: dict[float, float] = defaultdict(float)
     total = 0
-    for path in sorted((DATASETS / "screening").glob("*.csv")):
+    for path in screening_paths():
         records = load_records(path)
         total += len(records)
         for s in range(args.seeds):
