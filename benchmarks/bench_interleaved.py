@@ -48,6 +48,7 @@ import json
 import sys
 import time
 from collections.abc import Mapping, Sequence
+from functools import partial
 from multiprocessing import Pool
 from pathlib import Path
 
@@ -262,7 +263,7 @@ def main() -> None:
         sets = {every[k][0]: every[k][1] for k in (args.only or every)}
     if args.topic:   # load and check every ranking now, so an unknown id fails before any run
         loaded = {title: restrict(title, load(), args.topic) for title, load in sets.items()}
-        sets = {title: (lambda t=t: t) for title, t in loaded.items()}
+        sets = {title: partial(dict, t) for title, t in loaded.items()}
     out, parts = {}, []
     if args.loto:
         if len(policies) != 1:

@@ -40,6 +40,7 @@ import argparse
 import math
 from collections.abc import Mapping
 from fractions import Fraction
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -93,7 +94,7 @@ def table(runs: Mapping[str, Mapping[str, NDArray[np.int64]]]) -> list[str]:
     rows = [("floor (any valid review, proven)", lambda y: cost_floor(y.size, int(y.sum()), TARGET, DELTA)),
             ("prefix, then a uniform sample (best cut in hindsight)", lambda y: ideal_cost(y, 1, True))]
     rows += [(f"bands of {w} rank{'s' if w > 1 else ''}, richest read in full (hindsight)",
-              lambda y, w=w: ideal_cost(y, w, False)) for w in WIDTHS]
+              partial(ideal_cost, width=w, by_rank=False)) for w in WIDTHS]
     out = ["| design family, idealised | " + " | ".join(runs) + " |",
            "|---|" + "---|" * len(runs)]
     for name, cost in rows:

@@ -51,6 +51,7 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -154,11 +155,8 @@ def trec_dl(train_year: str, test_year: str) -> Callable[[Path], tuple[RankedLis
         t = d / "trec-dl"
         out = []
         for year in (train_year, test_year):
-            lists = _quiet(
-                lambda year=year: load_trec(
-                    t / "runs" / f"bm25.{year}.run", t / f"qrels.{year}-passage.txt", threshold=2
-                )
-            )
+            run, qrels = t / "runs" / f"bm25.{year}.run", t / f"qrels.{year}-passage.txt"
+            lists = _quiet(partial(load_trec, run, qrels, threshold=2))
             texts = read_texts_jsonl(t / "texts" / f"bm25.{year}.jsonl")
             out.append(extract_features(lists, texts, progress=False))
         return out[0], out[1]
@@ -608,7 +606,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                         cached(
                             path,
                             args.fresh,
-                            lambda tr=tr, te=te, n=name, m=metric: run_unit(n, m, args.precision, tr, te),
+                            partial(run_unit, name, metric, args.precision, tr, te),
                         )
                     )
                     if time.perf_counter() - start > 1:
@@ -632,7 +630,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 path = args.cache / key / RC / f"fold{i}-seed{args.seed}-{args.precision}.json"
                 if args.report_only and not path.exists():
                     break
-                units.append(cached(path, args.fresh, lambda tr=tr, te=te: run_rc(args.precision, tr, te)))
+                units.append(cached(path, args.fresh, partial(run_rc, args.precision, tr, te)))
                 print(f"[{key}] {RC} fold {i} done", file=sys.stderr)
             if len(units) == len(folds):
                 rc_results[key] = units
