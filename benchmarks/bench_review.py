@@ -60,7 +60,6 @@ from rankcut.review.simulate import simulate_review
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_label_efficient import buscar_depth, screening_paths  # noqa: E402 -- a script beside this one
 
-DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
 DELTA = 0.05
 TARGETS = (0.8, 0.95)
 HEURISTICS = (50, 100)

@@ -25,7 +25,8 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_review import DATASETS, prior_of, screening_paths, with_prior  # noqa: E402 -- a script beside this one
+from bench_label_efficient import DATASETS, screening_paths  # noqa: E402 -- a script beside this one
+from bench_review import prior_of, with_prior  # noqa: E402
 
 from rankcut.review import session  # noqa: E402
 from rankcut.review.records import Records, load_records  # noqa: E402

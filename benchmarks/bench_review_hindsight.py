@@ -37,7 +37,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_review import DATASETS, DELTA, cal_screen_order, prior_of, screening_paths, with_prior  # noqa: E402
+from bench_label_efficient import DATASETS, screening_paths  # noqa: E402
+from bench_review import DELTA, cal_screen_order, prior_of, with_prior  # noqa: E402
 
 from rankcut.certify.interleaved import InterleavedRule  # noqa: E402
 from rankcut.certify.policies import ScreenThenAudit  # noqa: E402

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_review import DELTA, prior_of, screening_paths, with_prior  # noqa: E402 -- a script beside this one
+from bench_label_efficient import screening_paths  # noqa: E402 -- a script beside this one
+from bench_review import DELTA, prior_of, with_prior  # noqa: E402
 
 from rankcut.certify.policies import MarginalCostPolicy, Policy, PrecisionPolicy, ProjectedCostPolicy  # noqa: E402
 from rankcut.review.cal import CALConfig  # noqa: E402

@@ -23,7 +23,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_review import DELTA, prior_of, screening_paths, with_prior  # noqa: E402 -- a script beside this one
+from bench_label_efficient import screening_paths  # noqa: E402 -- a script beside this one
+from bench_review import DELTA, prior_of, with_prior  # noqa: E402
 
 from rankcut.certify.interleaved import InterleavedRule  # noqa: E402
 from rankcut.certify.policies import ProjectedCostPolicy  # noqa: E402
