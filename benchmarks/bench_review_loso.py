@@ -2,8 +2,10 @@
 
 Each candidate (:data:`CANDIDATES`: the review's default; one ``ProjectedCostPolicy`` constant
 moved at a time; ``PrecisionPolicy``'s and ``MarginalCostPolicy``'s defaults; the default and
-``MarginalCostPolicy`` under the ``tail`` prior basis (``tail``, ``marginal+tail``); the ``CALConfig``
-options that follow ASReview's ELAS u4 model, word bigrams and balanced class weights) runs
+``MarginalCostPolicy`` under the ``tail`` prior basis (``tail``, ``marginal+tail``), the latter also
+with a probe of 10, 25 or 50 screening reads before a return from the audit goes on
+(``marginal+tail+probe25``: ``MarginalCostPolicy(probe=25)``); the ``CALConfig`` options that
+follow ASReview's ELAS u4 model, word bigrams and balanced class weights) runs
 :func:`rankcut.review.simulate.simulate_review` on the 14 sets of ``../shared/datasets/screening``
 with the prior knowledge of ``bench_review.py`` (seed ``s``: one included and one excluded record
 drawn by ``default_rng(s)``, and the audit order). Then, for each set ``s``, the candidate with the
@@ -52,6 +54,9 @@ CANDIDATES: dict[str, tuple[Policy, CALConfig] | tuple[Policy, CALConfig, str]] 
     "marginal": (MarginalCostPolicy(), CALConfig()),
     "tail": (ProjectedCostPolicy(), CALConfig(), "tail"),
     "marginal+tail": (MarginalCostPolicy(), CALConfig(), "tail"),
+    "marginal+tail+probe10": (MarginalCostPolicy(probe=10), CALConfig(), "tail"),
+    "marginal+tail+probe25": (MarginalCostPolicy(probe=25), CALConfig(), "tail"),
+    "marginal+tail+probe50": (MarginalCostPolicy(probe=50), CALConfig(), "tail"),
     "bigrams": (ProjectedCostPolicy(), CALConfig(ngrams=2)),
     "balanced": (ProjectedCostPolicy(), CALConfig(balanced=True)),
     "bigrams+balanced": (ProjectedCostPolicy(), CALConfig(ngrams=2, balanced=True)),

@@ -423,3 +423,18 @@ def test_library_policies_over_every_audit_order(policy, labels):
     runs = [play(y, perm, policy, rule) for perm in itertools.permutations(range(y.size))]
     assert np.mean([r.false_claim for r in runs]) <= 0.3
     assert any(r.certified for r in runs)
+
+
+@pytest.mark.parametrize("labels", ["1100101", "1010101"])
+def test_marginal_cost_probes_over_every_audit_order(labels):
+    """The probe (a return from the audit cut short when its first rank is no richer than the
+    audit's hit rate) changes the moves on some audit orders, and the claims stay valid on all."""
+    y = np.array([int(c) for c in labels])
+    rule = InterleavedRule(0.8, 0.3)
+    perms = list(itertools.permutations(range(y.size)))
+    plain, probing = (MarginalCostPolicy(batch=2, chunk=1, window=3, need=1.0, ratio=1.0, probe=p)
+                      for p in (0, 1))
+    runs = [play(y, perm, probing, rule) for perm in perms]
+    assert any(r.moves != play(y, perm, plain, rule).moves for r, perm in zip(runs, perms, strict=True))
+    assert np.mean([r.false_claim for r in runs]) <= 0.3
+    assert any(r.certified for r in runs)

@@ -1,8 +1,8 @@
 """MarginalCostPolicy's decisions on hand-made label sequences: it screens while the recent
 screened ranks are rich, audits once they run dry, goes back to screening after an audit hit,
 projects an audit of fewer than the unread documents however few relevant were found, screens on
-after an audit hit while the batches beat the audit's hit rate by ``ratio``, and its constants are
-checked."""
+after an audit hit while the batches beat the audit's hit rate by ``ratio``, cuts a return short when
+its probe does not, and its constants are checked."""
 
 from __future__ import annotations
 
@@ -87,8 +87,45 @@ def test_the_ratio_rule_waits_for_an_audit_hit() -> None:
     assert _marginal(3.0)(state) == _marginal(0.0)(state) == AUDIT
 
 
+def _returned(probe_labels: str) -> ReviewState:
+    """20 found, 100 dry ranks, an audit that hit once in 9 draws (rate 0.15), then ``probe_labels``
+    screened on the return."""
+    state = _state(1000, "1" * 20 + "0" * 100, "000000001")
+    for label in probe_labels:
+        state.record(SCREEN, state.frontier, int(label))
+    return state
+
+
+def _probing(**kw: float) -> MarginalCostPolicy:
+    return MarginalCostPolicy(**{"batch": 4, "chunk": 1, "window": 100, "need": 3.0, "ratio": 3.0, "probe": 2,
+                                 **kw})
+
+
+def test_a_return_whose_probe_beats_ratio_times_the_hit_rate_reads_the_whole_batch() -> None:
+    assert _probing()(_returned("1")) == SCREEN                       # the probe under way
+    assert _probing().probe_read(_returned("01")) and _probing()(_returned("01")) == SCREEN   # 0.5 > 0.45
+    assert not _probing().probe_read(_returned("011"))
+    assert _probing()(_returned("010")) == SCREEN                     # the rest of the batch
+
+
+def test_a_return_whose_probe_is_no_richer_goes_back_to_the_audit() -> None:
+    assert _probing()(_returned("00")) == AUDIT
+    assert _probing(ratio=4.0)(_returned("01")) == AUDIT              # 0.5 < 0.6
+    # without the probe (0, the default, or ≥ batch, or the ratio rule off) the return reads the batch
+    for off in ({"probe": 0}, {"probe": 4}, {"ratio": 0.0}):
+        policy = _probing(**off)
+        assert policy(_returned("00")) == SCREEN and not policy.probe_read(_returned("00"))
+    assert MarginalCostPolicy().probe == 0
+
+
+def test_the_first_screening_run_is_no_probe() -> None:
+    state = _state(400, "10")                                          # no audit yet: the first batch
+    assert not _probing().probe_read(state) and _probing()(state) == SCREEN
+
+
 @pytest.mark.parametrize(("kw", "match"), [({"need": 0.0}, "need"), ({"window": 0}, "window"),
                                           ({"batch": 0}, "batch"), ({"chunk": 0}, "chunk"),
+                                          ({"probe": -1}, "probe"), ({"probe": 2.5}, "probe"),
                                           ({"ratio": -1.0}, "ratio"), ({"ratio": math.inf}, "ratio")])
 def test_constants_are_checked(kw: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):

@@ -229,11 +229,11 @@ def _forced_move(state: ReviewState, batch: int, chunk: int) -> str | None:
     return None
 
 
-def _beats_audit(rev: InterleavedReview, batch: int, ratio: float) -> bool:
-    """Whether the last ``batch`` labels (a screening batch) have a precision above ``ratio`` times
+def _beats_audit(rev: InterleavedReview, run: int, ratio: float) -> bool:
+    """Whether the last ``run`` labels (a screening run) have a precision above ``ratio`` times
     the audit's hit rate ``(hits + ½)/(draws + 1)``, the unread prevalence the audit shows."""
     prevalence = (rev.audit_hits + 0.5) / (rev.audit_labels + 1)
-    return sum(rev.labels[-batch:]) / batch > ratio * prevalence
+    return sum(rev.labels[-run:]) / run > ratio * prevalence
 
 
 @dataclass(frozen=True)
@@ -294,7 +294,11 @@ class MarginalCostPolicy:
     Once the audit has met a relevant document, a screening batch whose precision is above
     ``ratio`` times the audit's hit rate ``(hits + ½)/(draws + 1)`` (the unread prevalence it
     shows) is followed by another whatever the projection says: the frontier is still richer than
-    the unread documents on average, so the screening finds what the audit would meet.
+    the unread documents on average, so the screening finds what the audit would meet. The same
+    test cuts a return short: a screening run that follows the audit reads a *probe* of ``probe``
+    ranks first and goes on to the full batch only if the probe beats ``ratio`` times the hit
+    rate; else the audit goes on. An audit hit late in a review, when the frontier is no richer
+    than the unread rest, then costs ``probe`` screening reads instead of a batch.
 
     Constants (defaults: the grid point of least documents read on CLEF TAR 2017 runs A and B
     together at recall 0.8 — ``batch``, ``window``, ``need`` at 5 seeds, ``ratio`` at 20; the
@@ -307,7 +311,9 @@ class MarginalCostPolicy:
     :param need: the evidence, in nats, the projection charges the audit (``log(1/δ)`` ≈ 3 at
         δ = 0.05, plus the prior's cost: 4 by the grid).
     :param ratio: screen on after a batch at least this many times richer than the audit's hit
-        rate, once the audit has hit (above); 0 turns that rule off.
+        rate, once the audit has hit (above); 0 turns that rule off, and the probe with it.
+    :param probe: the ranks a return from the audit reads before that test (above); 0 (or ``probe ≥
+        batch``): every screening run is a full batch.
     """
 
     batch: int = 100
@@ -315,13 +321,17 @@ class MarginalCostPolicy:
     window: int = 1000
     need: float = 4.0
     ratio: float = 3.0
+    probe: int = 0
 
     def __post_init__(self) -> None:
         _check_constants(self, "need")
+        check_count(self.probe, "probe")
         if check_number(self.ratio, "ratio") < 0:
             raise ValueError(f"ratio must be >= 0 (0 turns the rule off), got {self.ratio!r}")
 
     def __call__(self, state: ReviewState) -> str:
+        if self.probe_read(state):
+            return SCREEN if _beats_audit(state.review, self.probe, self.ratio) else AUDIT
         forced = _forced_move(state, self.batch, self.chunk)
         if forced:
             return forced
@@ -336,6 +346,13 @@ class MarginalCostPolicy:
         now = self._audit_draws(rev.found, rev.unread, rev.rule.target)
         later = b + self._audit_draws(rev.found + precision * b, rev.unread - b, rev.rule.target)
         return SCREEN if later < now else AUDIT
+
+    def probe_read(self, state: ReviewState) -> bool:
+        """Whether the screening run under way returned from the audit and has just read its probe
+        (``probe`` ranks, short of a batch; only with ``probe`` and ``ratio`` > 0)."""
+        return (bool(self.ratio) and 0 < self.probe < self.batch and state.review.started
+                and state.last == SCREEN and state.run == self.probe
+                and state.frontier < state.rank_labels.size)
 
     def rich_batch(self, rev: InterleavedReview) -> bool:
         """Whether the screening batch just read beats ``ratio`` times the audit's hit rate (the

@@ -88,8 +88,8 @@ if TYPE_CHECKING:
     from rankcut.certify.report import JointReport
 
 __all__ = ["MAX_COLLECTION", "POLICIES", "REVIEW_FILE", "SCREENERS", "SCREENER_FACTS", "SCREENER_WORDS",
-           "Interleaved", "Review", "Step", "Words", "lookahead", "policy_spec", "replayed", "review_of",
-           "screener_spec", "words_of"]
+           "Interleaved", "Review", "Step", "Words", "build_policy", "lookahead", "policy_spec", "replayed",
+           "review_of", "screener_spec", "words_of"]
 
 # The design lists its whole collection in sample.jsonl, and the engine keeps one number per R.
 MAX_COLLECTION = 2_000_000
@@ -210,9 +210,13 @@ def policy_spec(text: str | None) -> dict[str, Any]:
     return {"name": name, "config": dataclasses.asdict(policy)}
 
 
-def _policy(audit: FrozenAudit) -> Policy:
-    spec = audit.manifest["policy"]
+def build_policy(spec: Mapping[str, Any]) -> Policy:
+    """The policy of a frozen spec (:func:`policy_spec`'s name and constants)."""
     return _policy_class(spec["name"])(**spec["config"])  # type: ignore[no-any-return]
+
+
+def _policy(audit: FrozenAudit) -> Policy:
+    return build_policy(audit.manifest["policy"])
 
 
 def review_rule(audit: FrozenAudit) -> InterleavedRule:
@@ -357,6 +361,12 @@ class Review:
         if move == SCREEN and st.screened < batch:
             return (f"screening comes first: {st.screened} of the first {batch} screening reads done, the "
                     f"screener choosing each {doc} as it goes")
+        if name == "MarginalCostPolicy" and p.probe_read(st):  # type: ignore[attr-defined]
+            return (f"the {st.run} screening reads since the audit's hit are above {p.ratio:g} times the "  # type: ignore[attr-defined]
+                    f"audit's hit rate ({rev.audit_hits} relevant in {rev.audit_labels} draws): the batch "
+                    "goes on" if move == SCREEN else f"the {st.run} screening reads since the audit's hit "
+                    f"are not above {p.ratio:g} times the audit's hit rate ({rev.audit_hits} relevant in "  # type: ignore[attr-defined]
+                    f"{rev.audit_labels} draws): back to the audit")
         if move == SCREEN and st.last == SCREEN and st.run % batch:
             return (f"a run of {batch} screening reads is under way ({st.run % batch} done; the screener "
                     f"chooses each {doc} as it goes)")
