@@ -8,6 +8,7 @@ import hashlib
 import json
 import re
 import shlex
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -316,3 +317,14 @@ def test_the_records_file_is_named_in_the_report_and_an_edit_after_start_is_said
     assert code == 0, err
     assert f"{digest[:12]}, " in (tmp_path / "again.md").read_text()
     assert "; the file differs now (sha256:" in (tmp_path / "again.md").read_text()
+
+
+def test_without_the_review_extra_it_says_which_to_install(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    _records(tmp_path / "records.csv")
+    for name in [m for m in sys.modules if m.split(".")[0] == "sklearn"] + ["sklearn"]:
+        monkeypatch.setitem(sys.modules, name, None)   # importing it raises ImportError
+    code, _, err = _run("review", "start", tmp_path / "records.csv", "--folder", tmp_path / "R")
+    assert code == 2 and "needs the extra 'review' (pip install 'rankcut[review]')" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "R").exists()

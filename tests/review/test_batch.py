@@ -41,7 +41,7 @@ def _truth(records: Records) -> dict[str, int]:
 def test_the_batch_is_what_the_review_asks_for_when_every_answer_is_not_relevant(
         records: Records, tmp_path: Path, read: int) -> None:
     folder = tmp_path / "R"
-    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY, prior_basis="misses")
     if read:
         session.label(folder, known=_truth(records), limit=read)
     before = len(_steps(folder))

@@ -4,6 +4,7 @@ CAL ranker — start, next, label, status, certify, report, resume, refusals, si
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import re
 import shutil
@@ -15,7 +16,7 @@ from review_testdata import toy_records
 
 from rankcut.audit import workflow
 from rankcut.audit.report import write_report
-from rankcut.certify.policies import ProjectedCostPolicy
+from rankcut.certify.policies import MarginalCostPolicy, ProjectedCostPolicy
 from rankcut.certify.result import verify
 from rankcut.review import session
 from rankcut.review.cal import CALConfig
@@ -228,6 +229,22 @@ def test_the_tail_prior_is_frozen_and_matches_simulate_review(records: Records, 
     moves = a.content["counts"]["moves"]
     k = moves.index("a")
     assert sim.moves[:k + 1] == moves[:k + 1]
+
+
+def test_the_review_defaults_are_frozen_and_are_simulate_reviews(tmp_path: Path) -> None:
+    """Without --policy and --prior-basis a review freezes the review's defaults (MarginalCostPolicy
+    with a probe of 25, the tail basis), the ones simulate_review plays."""
+    records = toy_records(300, 25, seed=2)      # more than a batch of 100: the audit has a turn
+    a = session.simulate(records, tmp_path / "A", target_recall=0.8, seed=7)
+    manifest = json.loads((tmp_path / "A" / "manifest.json").read_text())
+    assert manifest["policy"] == {"name": "marginal-cost",
+                                  "config": dataclasses.asdict(MarginalCostPolicy(probe=25))}
+    assert manifest["prior_basis"] == "tail"
+    sim = simulate_review(records, target=0.8, config=CALConfig(seed=7), seeds=[7]).runs[0]
+    moves = a.content["counts"]["moves"]
+    k = moves.index("a")
+    assert sim.moves[:k + 1] == moves[:k + 1]
+    assert sim.certified and a.content["verdict"]["met"]
 
 
 def test_ris_records(tmp_path: Path) -> None:

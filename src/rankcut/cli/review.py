@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 
 import typer
 
-from rankcut.cli._errors import option_names, user_errors
+from rankcut.cli._errors import fail, option_names, user_errors
 from rankcut.cli.audit import spoken_as_options
 
 app = typer.Typer(help="Screen records with active learning and stop with a certificate: start → next → "
@@ -56,7 +56,10 @@ def _fail_cleanly(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         with user_errors(), spoken_as_options(OPTIONS):
-            return fn(*args, **kwargs)
+            try:
+                return fn(*args, **kwargs)
+            except ImportError as err:   # the ranker (scikit-learn) and RIS (rispy) are the extra's
+                fail(f"rankcut review needs the extra 'review' (pip install 'rankcut[review]'): {err}")
 
     return wrapper  # type: ignore[return-value]
 
@@ -195,13 +198,13 @@ def start(
     seed: int | None = typer.Option(None, "--seed", help="Seed of the audit order and the ranker (default: "
                                     "a random one, recorded)."),
     policy: str | None = typer.Option(None, "--policy", help="When to screen and when to audit, "
-                                      "NAME[:key=value,...]: projected-cost (default), precision, "
-                                      "marginal-cost, screen-then-audit:depth=K (labels only, never "
-                                      "validity)."),
+                                      "NAME[:key=value,...]: marginal-cost (default marginal-cost:probe=25), "
+                                      "projected-cost, precision, screen-then-audit:depth=K (labels only, "
+                                      "never validity)."),
     prior_basis: str | None = typer.Option(None, "--prior-basis", help="The certificate's prior mean, "
-                                           "fixed at the first audit step: misses (default) or tail, the "
-                                           "relevant count the screened records project (labels only, "
-                                           "never validity)."),
+                                           "fixed at the first audit step: tail (default), the relevant "
+                                           "count the screened records project, or misses, a share of the "
+                                           "misses the target allows (labels only, never validity)."),
     prior_relevant: str | None = typer.Option(None, "--prior-relevant", help="Records known relevant "
                                               "before the session, ID,ID,... (prior knowledge)."),
     model: str = typer.Option("logistic", "--model", help="The ranker's classifier: logistic or svm."),

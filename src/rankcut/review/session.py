@@ -74,6 +74,7 @@ from rankcut.data.io import open_text
 from rankcut.data.screening import LABEL_COLUMNS, delimiter_for
 from rankcut.review.cal import CALConfig, CALScreener
 from rankcut.review.records import _FORMS, _VALUES, Records, check_record_id
+from rankcut.review.simulate import POLICY, PRIOR_BASIS
 
 if TYPE_CHECKING:
     from rankcut.certify.policies import ReviewState
@@ -226,8 +227,10 @@ def start(records: Records, folder: str | os.PathLike[str], *, target_recall: fl
     record its prior knowledge as its first steps.
 
     :param seed: the audit order's and the ranker's seed (default: a random one, recorded).
-    :param policy: the interleaved design's ``--policy`` (default ``projected-cost``).
-    :param prior_basis: the interleaved design's ``--prior-basis`` (default ``misses``).
+    :param policy: the interleaved design's ``--policy`` (default the review's,
+        :data:`rankcut.review.simulate.POLICY`).
+    :param prior_basis: the interleaved design's ``--prior-basis`` (default the review's,
+        :data:`rankcut.review.simulate.PRIOR_BASIS`).
     :param config: the ranker's configuration (its seed is replaced by ``seed``).
     :param sources: the files ``records`` were read from, frozen by path, hash and size for the
         report and for :func:`changed_sources` (none: records made in Python).
@@ -251,7 +254,7 @@ def start(records: Records, folder: str | os.PathLike[str], *, target_recall: fl
     config_json = {"cal": cal.to_json(), "prior": prior, "ranked": bool(records.ranked),
                    "sources": [_source(p) for p in sources], "corrects": None}
     return _freeze(out, run, texts, config_json, delta=delta, target_recall=target_recall, seed=seed,
-                   policy=policy, prior_basis=prior_basis)
+                   policy=policy or POLICY, prior_basis=prior_basis or PRIOR_BASIS)
 
 
 def _check_empty(out: Path) -> None:

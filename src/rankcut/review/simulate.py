@@ -1,7 +1,7 @@
 """A seeded simulation of a screening review: known labels play the reviewer.
 
 The review is the interleaved one of :mod:`rankcut.certify.interleaved`: at every step the
-policy (:class:`~rankcut.certify.policies.ProjectedCostPolicy` by default) screens the document
+policy (:data:`POLICY` by default) screens the document
 the CAL ranker picks (:class:`~rankcut.review.cal.CALScreener`) or audits the next unread
 document of a frozen random order; the review stops at the first step that certifies recall
 ≥ ``target`` at ``1 − delta``. Seed ``s`` draws the audit order with
@@ -19,13 +19,23 @@ import numpy as np
 from numpy.typing import NDArray
 from tqdm.auto import tqdm
 
+from rankcut.audit.designs.interleaved import build_policy, policy_spec
 from rankcut.certify.interleaved import InterleavedRule
-from rankcut.certify.policies import Policy, ProjectedCostPolicy
+from rankcut.certify.policies import Policy
 from rankcut.certify.simulate import InterleavedRun, play
 from rankcut.review.cal import CALConfig, CALScreener
 from rankcut.review.records import Records
 
-__all__ = ["Simulation", "simulate_review"]
+__all__ = ["POLICY", "PRIOR_BASIS", "Simulation", "simulate_review"]
+
+#: The review's default policy, as ``--policy`` spells it (``rankcut review start`` freezes the same):
+#: :class:`~rankcut.certify.policies.MarginalCostPolicy` whose returns from the audit read a probe
+#: of 25 records first. With :data:`PRIOR_BASIS`, it is the candidate chosen leave-one-set-out on
+#: every one of the 14 screening sets (``benchmarks/bench_review_loso.py``, ``docs/results-review.md``,
+#: "The probe"). It only moves the cost: the certificate holds for every policy.
+POLICY = "marginal-cost:probe=25"
+#: The review's default prior basis (:class:`~rankcut.certify.interleaved.InterleavedRule`).
+PRIOR_BASIS = "tail"
 
 
 @dataclass(frozen=True)
@@ -62,7 +72,7 @@ def _truth(records: Records, labels: Mapping[str, int] | None) -> NDArray[np.int
 def simulate_review(records: Records, *, target: float = 0.8, delta: float = 0.05,
                     policy: Policy | None = None, config: CALConfig | None = None,
                     seeds: Sequence[int] | range = range(1), labels: Mapping[str, int] | None = None,
-                    progress: bool = False, prior_basis: str = "misses") -> Simulation:
+                    progress: bool = False, prior_basis: str = PRIOR_BASIS) -> Simulation:
     """Simulate the review of ``records`` once per seed (module docstring).
 
     :param labels: record id → relevance (e.g. one query of qrels; an id it lacks is 0), instead
@@ -79,7 +89,7 @@ def simulate_review(records: Records, *, target: float = 0.8, delta: float = 0.0
         raise ValueError(f"{records.name}: the prior knowledge of record {records.ids[at]!r} "
                          f"({records.prior[at]}) contradicts its label ({y[at]})")
     config = CALConfig() if config is None else config
-    policy = ProjectedCostPolicy() if policy is None else policy
+    policy = build_policy(policy_spec(POLICY)) if policy is None else policy
     rule = InterleavedRule(target, delta, prior_basis=prior_basis)
     screener = CALScreener(records.texts, config, prior=records.prior, ranked=records.ranked)
     seeds = tuple(int(s) for s in seeds)
