@@ -102,6 +102,7 @@ def test_start_next_label_status_certify_report(tmp_path: Path) -> None:
                           tmp_path / "records.csv", "--next", 5)
     assert code == 0, err
     assert "6 of 80 records read" in out
+    assert "recorded 5 labels (known labels (simulation) sha256:" in out and "qrels" not in out
     code, out, _ = _run("review", "status", "--folder", folder, "--json")
     info = json.loads(out)
     assert info["read"] == 6 and info["next_record"] is not None and info["recall_bound"] < 0.8
@@ -262,7 +263,10 @@ def test_interactive_labelling_from_the_terminal(tmp_path: Path) -> None:
     out = CliRunner().invoke(app, ["review", "label", "--folder", str(folder), "--interactive"],
                              input="n\nmaybe\ny\nq\n")
     assert out.exit_code == 0, out.stderr
-    assert f"document {first['record_id']}" in out.stdout and "please answer y, n or q" in out.stdout
+    assert f"\nrecord {first['record_id']}\n" in out.stdout and "please answer y, n or q" in out.stdout
+    # in the review's words: the record's place among the records, no query, no ranking
+    assert f"[step 1: screen, position {first['position']} of the records]" in out.stdout
+    assert "query " not in out.stdout and "document" not in out.stdout and "ranking" not in out.stdout
     assert "recorded 2 labels (interactive)" in out.stdout and "2 of 80 records read" in out.stdout
 
 
@@ -328,3 +332,25 @@ def test_without_the_review_extra_it_says_which_to_install(tmp_path: Path,
     assert code == 2 and "needs the extra 'review' (pip install 'rankcut[review]')" in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "R").exists()
+
+
+def test_a_simulation_without_labels_names_the_file_and_the_options(tmp_path: Path) -> None:
+    _records(tmp_path / "records.csv")
+    bare = tmp_path / "bare.csv"
+    with open(tmp_path / "records.csv", newline="") as f, open(bare, "w", newline="") as g:
+        csv.writer(g).writerows(row[:3] for row in csv.reader(f))   # the label column dropped
+    code, _, err = _run("review", "start", bare, "--folder", tmp_path / "R", "--simulate", "--seed", 1)
+    assert code == 2 and f"error: {bare}: a simulation needs every record's label" in err
+    assert "--label-column" in err and "--qrels FILE" in err and not (tmp_path / "R").exists()
+
+
+def test_a_changed_answer_names_the_command_that_corrects_it(tmp_path: Path) -> None:
+    _records(tmp_path / "records.csv")
+    folder = tmp_path / "R"
+    assert _run("review", "start", tmp_path / "records.csv", "--folder", folder, "--seed", 1)[0] == 0
+    first = json.loads(_run("review", "next", "--folder", folder, "--json")[1])["record_id"]
+    (tmp_path / "a.csv").write_text(f"record_id,label\n{first},0\n")
+    assert _run("review", "label", "--folder", folder, "--from", tmp_path / "a.csv")[0] == 0
+    (tmp_path / "a.csv").write_text(f"record_id,label\n{first},1\n")
+    code, _, err = _run("review", "label", "--folder", folder, "--from", tmp_path / "a.csv")
+    assert code == 2 and f"(rankcut review correct, relabel {first}=1) — nothing was recorded" in err

@@ -89,6 +89,12 @@ def test_bad_ris_names_the_line(tmp_path: Path) -> None:
         load_records(_write(tmp_path, "r.ris", RIS.replace("ER  -\n\n", "\n", 1)))
     with pytest.raises(ValueError, match=r"line 1: record '1' has neither title"):
         load_records(_write(tmp_path, "r.ris", "TY  - JOUR\nPY  - 2001\nER  - \n"))
+    with pytest.raises(ValueError, match=r"r\.ris, line 8: the record has no ID, and its number in file "
+                       r"order, '2', is the ID of the record of line 1: give it an ID line"):
+        load_records(_write(tmp_path, "r.ris", RIS.replace("ID  - 12", "ID  - 2")))
+    with pytest.raises(ValueError, match=r"t\.txt: no RIS record .*; a table of records is read by its name: "
+                       r"\*\.csv or \*\.tsv"):
+        load_records(_write(tmp_path, "t.txt", "record_id,title\n1,A title\n"))
     with pytest.raises(ValueError, match=r"r\.ris, line 1: record id 'x y' holds white space"):
         load_records(_write(tmp_path, "r.ris", "TY  - JOUR\nID  - x y\nTI  - A title\nER  - \n"))
 

@@ -156,7 +156,7 @@ def test_a_killed_session_resumes_at_the_same_record(records: Records, tmp_path:
         return "y" if truth[asked[-1]] else "n"
 
     def shown(line: str) -> None:
-        if line.startswith("document "):
+        if line.startswith("record "):
             asked.append(line.split()[1])
 
     with pytest.raises(KeyboardInterrupt):
@@ -280,8 +280,9 @@ def test_bad_label_files_name_the_file_and_line(records: Records, tmp_path: Path
     (tmp_path / "ok.csv").write_text(f"record_id,label\n{other},0\n{nxt},1\n")
     with pytest.raises(ValueError, match=re.escape(
             f"{tmp_path / 'ok.csv'}, line 3: record {nxt!r} is labelled 1, but the review recorded 0 for it: "
-            "a recorded step is never changed")):
+            "a recorded step is never changed")) as refused:
         session.label(folder, from_file=tmp_path / "ok.csv")
+    assert f"made from this one with the record relabelled (correct, relabel {nxt}=1)" in str(refused.value)
     assert not (folder / "pending-labels.csv").exists()    # refused: nothing kept either
 
 
@@ -332,7 +333,7 @@ def test_interactive_labelling_answers_a_prior_record_from_the_prior(records: Re
         return "q" if len(shown) > 6 else "y" if truth[shown[-1]] else "n"
 
     result = session.label(folder, interactive=True, input=answer,
-                           output=lambda line: shown.append(line.split()[1]) if line.startswith("document ")
+                           output=lambda line: shown.append(line.split()[1]) if line.startswith("record ")
                            else None)
     steps = _steps(folder)
     assert result.recorded == 6 and any(s["doc_id"] in prior for s in steps)

@@ -98,6 +98,7 @@ def test_an_item_not_in_the_sample_is_refused(small: SmallAudit) -> None:
     client = open_client(small.folder)
     status, text, _ = answer(client, small, doc_id="not-sampled")
     assert status == 409 and "is not in the sample" in text
+    assert text.count("is not in the sample") == 1     # said once, not again in the page's header
     assert stored_labels(small.folder) == {}
 
 

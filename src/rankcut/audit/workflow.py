@@ -620,8 +620,8 @@ def label(
     :param overwrite: replace a different earlier label (kept in the store's history).
     :param limit: with ``qrels``: label only the first ``limit`` unlabelled items of the to-label
         order (a simulated reviewer labelling in batches, for the sequential design).
-    :param file_source: with ``from_file``: the source recorded with its labels, when the file was
-        made from the caller's own (default: the file's name and sha256).
+    :param file_source: with ``from_file`` or ``qrels``: the source recorded with its labels, when the
+        file was made from the caller's own (default: the file's name and sha256).
     :raises AuditStepError: without a sample, in a read-only audit folder, or after the labels were
         opened by :func:`certify` (recorded in the store or in ``opened.json``). The sequential
         design takes new labels after an opening — its certificate holds wherever the audit stops —
@@ -713,7 +713,7 @@ def _record_labels(audit: Audit, store: labels_mod.LabelStore, order: list[Item]
             check_qrels_cover(audit, judged, order, qrels)
         todo = order if overwrite else store.missing(order)
         todo = todo if limit is None else todo[:limit]
-        source = f"qrels {Path(qrels).name} sha256:{sha256_file(qrels)[:12]}"
+        source = file_source or f"qrels {Path(qrels).name} sha256:{sha256_file(qrels)[:12]}"
         recorded = store.record(todo, qrels_oracle(judged, todo, threshold), source,
                                 overwrite=overwrite, refusal_hint=spec.refusal_hint(store))
         unjudged = len(unjudged_items(judged, todo))
@@ -741,7 +741,7 @@ def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Map
     is recorded at once. From a file: the labels it holds for the items asked for, as far as it
     holds them (labels of items not asked for yet are left for a later call); from qrels: the
     next ``limit`` steps, or until certified; interactively: until quit or certified."""
-    from rankcut.audit.designs.interleaved import next_text
+    from rankcut.audit.designs.interleaved import next_text, words_of
 
     spec = design_of(audit)
     collection = {(r["query_id"], r["doc_id"]) for r in rows}
@@ -771,21 +771,24 @@ def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Map
         judged = read_qrels(qrels)
         if not unjudged_nonrelevant:
             check_qrels_cover(audit, judged, sorted(collection), qrels)
-        source = f"qrels {Path(qrels).name} sha256:{sha256_file(qrels)[:12]}"
+        source = file_source or f"qrels {Path(qrels).name} sha256:{sha256_file(qrels)[:12]}"
 
         def answer(step: Any) -> int | None:
             asked.append(step.item)
             return int(qrels_oracle(judged, [step.item], threshold)[0])
     elif interactive:
         texts, queries = document_texts(audit), query_texts(audit)
+        words = words_of(audit.manifest)   # a review of records speaks of records, not queries
         source = "interactive"
 
         def answer(step: Any) -> int | None:
             q, d = step.item
             output("")
-            output(f"[step {step.number}: {step.move}, {step.where}] {step.why}")
-            output(f"query {q}" + (f": {queries[q]}" if queries and queries.get(q) else ""))
-            output(f"document {d}")
+            output(f"[step {step.number}: {step.move}, {words.where(step.move, step.rank, step.position)}] "
+                   f"{step.why}")
+            if words.in_run:
+                output(f"query {q}" + (f": {queries[q]}" if queries and queries.get(q) else ""))
+            output(f"{words.item} {d}")
             text = None if texts is None else texts.get(step.item, texts.get(d))
             if text is not None:
                 output(text)

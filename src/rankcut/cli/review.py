@@ -44,6 +44,7 @@ OPTIONS = option_names(
     ("target_recall", "delta", "seed", "policy", "texts", "qrels", "interactive", "prior_basis"),
     from_file="--from", limit="--next", ahead="--batch", label="rankcut review label",
     status="rankcut review status", certify="rankcut review certify", freeze="rankcut review start",
+    correct="rankcut review correct",
     report="rankcut review report", start_again="start a new review (rankcut review start)",
 ) | {"--run": "the review's records", "--texts": "the review's texts"}   # the inputs start froze
 FORMATS = ("csv", "tsv", "ris", "trec")
@@ -227,7 +228,7 @@ def start(
     if simulate:
         again = _label_again(folder, records, format=fmt, texts=texts, query=query,
                              label_column=label_column, qrels=qrels)
-        _simulated(recs, folder, qrels, options, show_progress(as_json=as_json), as_json, again)
+        _simulated(recs, records, folder, qrels, options, show_progress(as_json=as_json), as_json, again)
         return
     if qrels is not None and fmt != "trec":
         raise ValueError("--qrels is for --simulate (or the labels of --format trec)")
@@ -246,7 +247,7 @@ def start(
                f"{manifest['policy']['name']}, ranker CAL ({manifest['screener']['config']['cal']['model']})")
     if info["read"]:
         source = f" (from the {recs.labelled_by})" if recs.labelled_by and (recs.prior >= 0).any() else ""
-        typer.echo(f"recorded the prior knowledge: {info['read']} records{source}")
+        typer.echo(f"recorded the prior knowledge: {info['read']} record{'s' * (info['read'] != 1)}{source}")
     for line in _next_lines(folder, info):
         typer.echo(line)
 
@@ -304,12 +305,15 @@ def _interrupted(folder: Path, resume: str) -> Iterator[None]:
         raise typer.Exit(130) from None
 
 
-def _simulated(recs: Any, folder: Path, qrels: Path | None, options: dict[str, Any], progress: bool,
-               as_json: bool, resume: str) -> None:
+def _simulated(recs: Any, source: Path, folder: Path, qrels: Path | None, options: dict[str, Any],
+               progress: bool, as_json: bool, resume: str) -> None:
     from rankcut.data.trec import read_qrels
     from rankcut.review import session
 
     known = None
+    if qrels is None and recs.labels is None:
+        raise ValueError(f"{source}: a simulation needs every record's label: name the column labelled on "
+                         "every record with --label-column, or give the labels as --qrels FILE")
     if qrels is not None and recs.labels is None:
         judged = read_qrels(qrels)
         if len(judged) != 1:
@@ -591,5 +595,5 @@ def simulate(
     again = (_label_again(folder, None, qrels=qrels) if qrels is not None and fmt != "trec" else
              _label_again(folder, records, format=fmt, texts=texts, query=query, label_column=label_column,
                           qrels=qrels))
-    _simulated(recs, folder, None if fmt == "trec" else qrels, options, show_progress(as_json=as_json),
-               as_json, again)
+    _simulated(recs, records, folder, None if fmt == "trec" else qrels, options,
+               show_progress(as_json=as_json), as_json, again)

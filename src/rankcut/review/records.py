@@ -204,7 +204,8 @@ def _load_ris(source: Source, name: str | None) -> Records:
         raise ValueError(f"{where}, line {open_at}: the record has no 'ER  -' line")
     entries = rispy.loads(text, skip_unknown_tags=True)
     if not entries or len(entries) != len(starts):
-        raise ValueError(f"{where}: no RIS record (a record starts with 'TY  - ' and ends with 'ER  -')"
+        raise ValueError(f"{where}: no RIS record (a record starts with 'TY  - ' and ends with 'ER  -'); "
+                         "a table of records is read by its name: *.csv or *.tsv"
                          if not entries else f"{where}: rispy read {len(entries)} records where "
                          f"{len(starts)} start with 'TY  - '")
     ids: list[str] = []
@@ -216,8 +217,10 @@ def _load_ris(source: Source, name: str | None) -> Records:
         rid = str(entry.get("id", "")).strip() or str(i + 1)
         check_record_id(rid, f"{where}, line {at}")
         if rid in seen:
-            raise ValueError(f"{where}, line {at}: record id {rid!r} repeats the record of line "
-                             f"{seen[rid]}")
+            raise ValueError(f"{where}, line {at}: record id {rid!r} repeats the record of line {seen[rid]}"
+                             if str(entry.get("id", "")).strip() else f"{where}, line {at}: the record has "
+                             f"no ID, and its number in file order, {rid!r}, is the ID of the record of line "
+                             f"{seen[rid]}: give it an ID line ('ID  - ...')")
         seen[rid] = at
         title = str(entry.get("title") or entry.get("primary_title") or "").strip()
         abstract = str(entry.get("abstract") or entry.get("notes_abstract") or "").strip()

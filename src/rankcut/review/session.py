@@ -208,7 +208,9 @@ def changed_sources(manifest: Manifest) -> list[str]:
 
 SCREENERS[CAL] = cal_screener
 SCREENER_FACTS[CAL] = cal_facts
-SCREENER_WORDS[CAL] = Words(item="record", everything="", chooser="whatever the ranker learns", in_run=False)
+SCREENER_WORDS[CAL] = Words(item="record", everything="", chooser="whatever the ranker learns", in_run=False,
+                            screened_at="position {rank} of the records",
+                            audited_at="audit order position {position}, record position {rank}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -522,7 +524,8 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
         with tempfile.TemporaryDirectory() as tmp:
             qrels = Path(tmp) / "known-labels.qrels"
             write_text_atomic(qrels, "".join(f"{qid} 0 {rid} {int(known.get(rid, 0))}\n" for rid in ids))
-            result = workflow.label(out, qrels=qrels, limit=limit)
+            result = workflow.label(out, qrels=qrels, limit=limit,
+                                    file_source=f"known labels (simulation) sha256:{sha256_file(qrels)[:12]}")
         _keep(out, {rid: y for rid, y in kept_answers(out).items() if rid not in other})   # none stale
         return result
     if interactive:
@@ -547,7 +550,8 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
         raise ValueError(f"{from_file}, line {lines[changed]}: record {changed!r} is labelled "
                          f"{given[changed]}, but the review recorded {held[changed]} for it: a recorded step "
                          "is never changed (the moves after it were chosen from it), so a corrected label "
-                         "means a new review — nothing was recorded")
+                         f"means a new review, made from this one with the record relabelled "
+                         f"({spelled('correct')}, relabel {changed}={given[changed]}) — nothing was recorded")
     kept = kept_answers(out)
     for rid in sorted(set(kept) & set(given), key=_items(out)[1].index):
         if kept[rid] != given[rid]:
@@ -646,8 +650,7 @@ def where(move: str, position: int, audit_position: int | None) -> str:
     """Where a record the review asks for stands, in the review's words: ``position 30 of the
     records`` (a screening move: the ranker's pick, by its place in the records), or ``audit order
     position 12, record position 207``."""
-    return (f"position {position} of the records" if move == "screen" else
-            f"audit order position {audit_position}, record position {position}")
+    return SCREENER_WORDS[CAL].where(move, position, audit_position)
 
 
 def _record(step: Mapping[str, Any], texts: Mapping[Any, str], prior: Mapping[str, int]) -> dict[str, Any]:

@@ -79,7 +79,7 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S,
         return _TEMPLATES.TemplateResponse(request, name, {"desk": desk, **context}, status_code=status)
 
     def refuse(request: Request, status: int, message: str) -> HTMLResponse:
-        return page(request, "message.html", status, message=message)
+        return page(request, "message.html", status, refusal=message)
 
     @app.middleware("http")
     async def guard(request: Request, call_next: Any) -> Response:

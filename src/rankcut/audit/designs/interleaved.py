@@ -144,11 +144,18 @@ class Words:
     item: str = "document"
     everything: str = "the ranked list"   # every item the review could read ("": all are listed)
     chooser: str = "whatever the ranking"   # what the guarantee holds for, in the plain words
-    in_run: bool = True   # whether the title names the run file the items came in
+    in_run: bool = True   # whether the title names the run file the items came in (and its query)
+    screened_at: str = "rank {rank} of the ranking"   # where a screened item stands
+    audited_at: str = "audit order position {position}, rank {rank}"   # where an audited one does
 
     @property
     def items(self) -> str:
         return self.item + "s"
+
+    def where(self, move: str, rank: int, position: int | None) -> str:
+        """Where a step's item stands: its rank, and its audit order position for an audit move."""
+        text = self.screened_at if move == "screen" else self.audited_at
+        return text.format(rank=rank, position=position)
 
 
 SCREENER_WORDS: dict[str, Words] = {"frontier": Words()}
@@ -245,8 +252,7 @@ class Step:
 
     @property
     def where(self) -> str:
-        return (f"rank {self.rank} of the ranking" if self.move == "screen" else
-                f"audit order position {self.position}, rank {self.rank}")
+        return Words().where(self.move, self.rank, self.position)
 
 
 class Review:
