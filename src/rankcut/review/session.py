@@ -74,12 +74,12 @@ from rankcut.data.io import open_text
 from rankcut.data.screening import LABEL_COLUMNS, delimiter_for
 from rankcut.review.cal import CALConfig, CALScreener
 from rankcut.review.records import _FORMS, _VALUES, Records, check_record_id
-from rankcut.review.simulate import POLICY, PRIOR_BASIS
 
 if TYPE_CHECKING:
     from rankcut.certify.policies import ReviewState
 
-__all__ = ["BATCH_COLUMNS", "CAL", "EXPORT_COLUMNS", "RUN_FILE", "TEXTS_FILE", "batch_size", "correct",
+__all__ = ["BATCH_COLUMNS", "CAL", "EXPORT_COLUMNS", "POLICY", "PRIOR_BASIS", "RUN_FILE", "TEXTS_FILE",
+           "batch_size", "correct",
            "export", "is_review", "keep", "kept_answers", "kept_relevant", "known_from_qrels", "label",
            "load_review", "next_record", "next_records", "read_labels", "record_kept", "simulate", "start",
            "status", "where", "write_batch"]
@@ -206,6 +206,16 @@ def changed_sources(manifest: Manifest) -> list[str]:
             for src, now in changed if now is not None]
 
 
+#: The review's default policy, as ``--policy`` spells it (:func:`start` freezes it, and
+#: :func:`rankcut.review.simulate.simulate_review` plays it):
+#: :class:`~rankcut.certify.policies.MarginalCostPolicy` whose returns from the audit read a probe
+#: of 25 records first. With :data:`PRIOR_BASIS`, it is the candidate chosen leave-one-set-out on
+#: every one of the 14 screening sets (``benchmarks/bench_review_loso.py``, ``docs/results-review.md``,
+#: "The probe"). It only moves the cost: the certificate holds for every policy.
+POLICY = "marginal-cost:probe=25"
+#: The review's default prior basis (:class:`~rankcut.certify.interleaved.InterleavedRule`).
+PRIOR_BASIS = "tail"
+
 SCREENERS[CAL] = cal_screener
 SCREENER_FACTS[CAL] = cal_facts
 SCREENER_WORDS[CAL] = Words(item="record", everything="", chooser="whatever the ranker learns", in_run=False,
@@ -229,10 +239,8 @@ def start(records: Records, folder: str | os.PathLike[str], *, target_recall: fl
     record its prior knowledge as its first steps.
 
     :param seed: the audit order's and the ranker's seed (default: a random one, recorded).
-    :param policy: the interleaved design's ``--policy`` (default the review's,
-        :data:`rankcut.review.simulate.POLICY`).
-    :param prior_basis: the interleaved design's ``--prior-basis`` (default the review's,
-        :data:`rankcut.review.simulate.PRIOR_BASIS`).
+    :param policy: the interleaved design's ``--policy`` (default the review's, :data:`POLICY`).
+    :param prior_basis: the interleaved design's ``--prior-basis`` (default :data:`PRIOR_BASIS`).
     :param config: the ranker's configuration (its seed is replaced by ``seed``).
     :param sources: the files ``records`` were read from, frozen by path, hash and size for the
         report and for :func:`changed_sources` (none: records made in Python).

@@ -1,7 +1,7 @@
 """A seeded simulation of a screening review: known labels play the reviewer.
 
 The review is the interleaved one of :mod:`rankcut.certify.interleaved`: at every step the
-policy (:data:`POLICY` by default) screens the document
+policy (:data:`rankcut.review.session.POLICY` by default) screens the document
 the CAL ranker picks (:class:`~rankcut.review.cal.CALScreener`) or audits the next unread
 document of a frozen random order; the review stops at the first step that certifies recall
 ≥ ``target`` at ``1 − delta``. Seed ``s`` draws the audit order with
@@ -25,17 +25,9 @@ from rankcut.certify.policies import Policy
 from rankcut.certify.simulate import InterleavedRun, play
 from rankcut.review.cal import CALConfig, CALScreener
 from rankcut.review.records import Records
+from rankcut.review.session import POLICY, PRIOR_BASIS
 
-__all__ = ["POLICY", "PRIOR_BASIS", "Simulation", "simulate_review"]
-
-#: The review's default policy, as ``--policy`` spells it (``rankcut review start`` freezes the same):
-#: :class:`~rankcut.certify.policies.MarginalCostPolicy` whose returns from the audit read a probe
-#: of 25 records first. With :data:`PRIOR_BASIS`, it is the candidate chosen leave-one-set-out on
-#: every one of the 14 screening sets (``benchmarks/bench_review_loso.py``, ``docs/results-review.md``,
-#: "The probe"). It only moves the cost: the certificate holds for every policy.
-POLICY = "marginal-cost:probe=25"
-#: The review's default prior basis (:class:`~rankcut.certify.interleaved.InterleavedRule`).
-PRIOR_BASIS = "tail"
+__all__ = ["Simulation", "simulate_review"]
 
 
 @dataclass(frozen=True)
