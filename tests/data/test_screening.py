@@ -64,6 +64,8 @@ def test_other_label_column() -> None:
          "toy, line 2: label_included must be 0 or 1, got 'yes' (record '1')"),
         ("record_id,title,abstract,label_included\n1,A,x,\n",
          "toy, line 2: label_included must be 0 or 1, got ''"),
+        ("Record ID,title,abstract,label_included\n17,A,x,0\n",
+         "toy: the column 'Record ID' reads like the record ids, but only a column named record_id is read"),
     ],
 )
 def test_errors_name_file_and_line(text: str, message: str) -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -224,6 +225,11 @@ def read_table(source: Source, *, label: str | None, name: str | None = None,
         else:
             l_col = next((low.index(n) for n in LABEL_COLUMNS if n in low), None)
         id_col = low.index("record_id") if "record_id" in low else None
+        near = next((c for c in columns if re.sub(r"[^a-z]", "", c.lower()) == "recordid"), None)
+        if id_col is None and near is not None:   # its ids would be dropped without a word
+            raise ValueError(f"{where}: the column {near!r} reads like the record ids, but only a column "
+                             "named record_id is read as them: rename it record_id (its ids are kept), or "
+                             "give it another name (the records are numbered 1, 2, … in file order)")
         start = reader.line_num + 1
         while True:
             try:
