@@ -8,7 +8,8 @@ One record a row, with a header naming at least ``title``, ``abstract`` and the 
     2,Inhibition of cellular transport processes by 5-thio-D-glucopyranose,"5-Thio-d-glucose ...",,1985,0
 
 Fields may hold quoted commas and line breaks (RFC 4180), so an error names the line where the
-record starts. ``record_id`` is optional: without it, records are numbered 1, 2, … in file order.
+record starts. ``record_id`` is optional: without it, records are numbered 1, 2, … in file order
+(a column that reads like it, ``Record ID`` say, is refused rather than dropped).
 Column names follow ASReview's conventions (``asreview.data.base.BaseReader``): matched without
 regard to case or surrounding spaces, with its alternatives (``primary_title`` for the title;
 ``notes_abstract``, ``abstract note`` for the abstract; :data:`LABEL_COLUMNS` for the label),
