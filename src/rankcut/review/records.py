@@ -214,13 +214,15 @@ def _load_ris(source: Source, name: str | None) -> Records:
     values: list[int] = []
     seen: dict[str, int] = {}
     for i, (entry, at) in enumerate(zip(entries, starts, strict=True)):
-        rid = str(entry.get("id", "")).strip() or str(i + 1)
+        given = str(entry.get("id", "")).strip()
+        rid = given or str(i + 1)
         check_record_id(rid, f"{where}, line {at}")
+        if rid in seen and given:
+            raise ValueError(f"{where}, line {at}: record id {rid!r} repeats the record of line {seen[rid]}")
         if rid in seen:
-            raise ValueError(f"{where}, line {at}: record id {rid!r} repeats the record of line {seen[rid]}"
-                             if str(entry.get("id", "")).strip() else f"{where}, line {at}: the record has "
-                             f"no ID, and its number in file order, {rid!r}, is the ID of the record of line "
-                             f"{seen[rid]}: give it an ID line ('ID  - ...')")
+            raise ValueError(f"{where}, line {at}: the record has no ID, and its number in file order, "
+                             f"{rid!r}, is the ID of the record of line {seen[rid]}: give it an ID line "
+                             "('ID  - ...')")
         seen[rid] = at
         title = str(entry.get("title") or entry.get("primary_title") or "").strip()
         abstract = str(entry.get("abstract") or entry.get("notes_abstract") or "").strip()

@@ -368,11 +368,10 @@ class Review:
             return (f"screening comes first: {st.screened} of the first {batch} screening reads done, the "
                     f"screener choosing each {doc} as it goes")
         if name == "MarginalCostPolicy" and p.probe_read(st):  # type: ignore[attr-defined]
-            return (f"the {st.run} screening reads since the audit's hit are above {p.ratio:g} times the "  # type: ignore[attr-defined]
-                    f"audit's hit rate ({rev.audit_hits} relevant in {rev.audit_labels} draws): the batch "
-                    "goes on" if move == SCREEN else f"the {st.run} screening reads since the audit's hit "
-                    f"are not above {p.ratio:g} times the audit's hit rate ({rev.audit_hits} relevant in "  # type: ignore[attr-defined]
-                    f"{rev.audit_labels} draws): back to the audit")
+            above, then = (("above", "the batch goes on") if move == SCREEN else
+                           ("not above", "back to the audit"))
+            return (f"the {st.run} screening reads since the audit's hit are {above} {p.ratio:g} times the "  # type: ignore[attr-defined]
+                    f"audit's hit rate ({rev.audit_hits} relevant in {rev.audit_labels} draws): {then}")
         if move == SCREEN and st.last == SCREEN and st.run % batch:
             return (f"a run of {batch} screening reads is under way ({st.run % batch} done; the screener "
                     f"chooses each {doc} as it goes)")
