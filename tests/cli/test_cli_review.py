@@ -354,3 +354,16 @@ def test_a_changed_answer_names_the_command_that_corrects_it(tmp_path: Path) -> 
     (tmp_path / "a.csv").write_text(f"record_id,label\n{first},1\n")
     code, _, err = _run("review", "label", "--folder", folder, "--from", tmp_path / "a.csv")
     assert code == 2 and f"(rankcut review correct, relabel {first}=1) — nothing was recorded" in err
+
+
+def test_a_missing_module_outside_the_extra_is_not_called_a_missing_extra(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rankcut.cli import review
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ModuleNotFoundError("No module named 'rankcut.nowhere'", name="rankcut.nowhere")
+
+    monkeypatch.setattr(review, "_records", broken)
+    out = CliRunner().invoke(app, ["review", "start", str(tmp_path / "records.csv"),
+                                   "--folder", str(tmp_path / "R")])
+    assert isinstance(out.exception, ModuleNotFoundError) and "extra 'review'" not in out.stderr

@@ -48,6 +48,8 @@ OPTIONS = option_names(
     report="rankcut review report", start_again="start a new review (rankcut review start)",
 ) | {"--run": "the review's records", "--texts": "the review's texts"}   # the inputs start froze
 FORMATS = ("csv", "tsv", "ris", "trec")
+# the modules of the extra ``review``: the ranker (scikit-learn, threadpoolctl) and RIS records (rispy)
+REVIEW_EXTRA = ("sklearn", "threadpoolctl", "rispy")
 
 FOLDER = typer.Option(..., "--folder", help="The review folder (made by start).")
 JSON = typer.Option(False, "--json", help="Print the result as JSON.")
@@ -59,7 +61,9 @@ def _fail_cleanly(fn: F) -> F:
         with user_errors(), spoken_as_options(OPTIONS):
             try:
                 return fn(*args, **kwargs)
-            except ImportError as err:   # the ranker (scikit-learn) and RIS (rispy) are the extra's
+            except ModuleNotFoundError as err:
+                if (err.name or "").split(".")[0] not in REVIEW_EXTRA:
+                    raise      # not a package of the extra: a fault to show, not an install to ask for
                 fail(f"rankcut review needs the extra 'review' (pip install 'rankcut[review]'): {err}")
 
     return wrapper  # type: ignore[return-value]
