@@ -25,7 +25,14 @@ from rankcut.nn.inputs import InputEncoder  # noqa: E402
 from rankcut.nn.losses import bicut_loss, expected_metric_loss, raml_loss, recall_bins_loss  # noqa: E402
 from rankcut.nn.models import AttnCutNet, BiCutNet, ChoppyNet, _dropout, _self_attention  # noqa: E402
 from rankcut.nn.options import PRECISIONS, check_precision  # noqa: E402
-from rankcut.nn.training import autocast, fit_network, has_amx_bf16, resolve_precision  # noqa: E402
+from rankcut.nn.training import (  # noqa: E402
+    autocast,
+    bf16_lstm_runs,
+    fit_network,
+    has_amx_bf16,
+    resolve_precision,
+    runnable_precision,
+)
 
 # heads of 64 (AttnCut's width) and of 16 (Choppy's) take different bf16 training kernels
 NETS: dict[str, Callable[[int], nn.Module]] = {
@@ -35,6 +42,18 @@ NETS: dict[str, Callable[[int], nn.Module]] = {
     "choppy": lambda f: ChoppyNet(f, d_model=32, heads=2, layers=2),
     "choppy-narrow": lambda f: ChoppyNet(f, d_model=16, heads=4, layers=2),
 }
+
+
+#: the networks with an LSTM run in bf16 only where the CPU can (AVX-512 BF16 or AMX); elsewhere
+#: training refuses bf16 (test_bf16_is_refused_for_an_lstm_the_cpu_cannot_run)
+LSTM_NETS = {"attncut", "attncut-bins", "attncut-rc", "bicut"}
+NO_BF16_LSTM = "this CPU cannot run an LSTM in bfloat16 (no AVX-512 BF16 or AMX): rankcut refuses bf16 here"
+
+
+def bf16_here(name: str) -> Any:
+    """``name`` as a parameter, skipped where its bf16 LSTM cannot run on this CPU."""
+    lacking = name in LSTM_NETS and not bf16_lstm_runs()
+    return pytest.param(name, marks=pytest.mark.skipif(lacking, reason=NO_BF16_LSTM))
 
 
 def loss_of(name: str, out: Tensor, mask: Tensor) -> Tensor:
@@ -70,7 +89,7 @@ def test_every_neural_cutter_takes_a_precision(name: str) -> None:
 
 
 # ---------------------------------------------------------------------------- networks in bf16
-@pytest.mark.parametrize("name", sorted(NETS))
+@pytest.mark.parametrize("name", [bf16_here(n) for n in sorted(NETS)])
 def test_bf16_outputs_are_close_to_fp32_and_ignore_padding(name: str) -> None:
     torch.manual_seed(0)
     net = NETS[name](3).eval()
@@ -88,7 +107,7 @@ def test_bf16_outputs_are_close_to_fp32_and_ignore_padding(name: str) -> None:
     assert torch.isfinite(half.float()[listed]).all()
 
 
-@pytest.mark.parametrize("name", sorted(NETS))
+@pytest.mark.parametrize("name", [bf16_here(n) for n in sorted(NETS)])
 def test_bf16_training_step_gives_float32_gradients_close_to_fp32(name: str) -> None:
     torch.manual_seed(0)
     net = NETS[name](3)
@@ -186,6 +205,7 @@ def judged_lists(n: int = 14, seed: int = 0) -> RankedLists:
 LISTS = judged_lists()
 
 
+@pytest.mark.skipif(not bf16_lstm_runs(), reason=NO_BF16_LSTM)
 def test_bf16_fit_network_is_seeded_and_keeps_float32_weights() -> None:
     enc = InputEncoder.fit(LISTS)
 
@@ -207,7 +227,7 @@ def test_bf16_fit_network_is_seeded_and_keeps_float32_weights() -> None:
         fit_network(net_a, lambda out, b, epoch: out.sum(), None, LISTS, encoder=enc, precision="fp16")
 
 
-@pytest.mark.parametrize("name", ["attncut", "attncut-rc", "bicut", "choppy"])
+@pytest.mark.parametrize("name", [bf16_here(n) for n in ("attncut", "attncut-rc", "bicut", "choppy")])
 def test_bf16_cutters_cut_within_range_reproducibly_and_save_their_precision(name: str,
                                                                              tmp_path: Path) -> None:
     cutter: Any = make_cutter(name, epochs=2, seed=4, precision="bf16").fit(LISTS)
@@ -220,6 +240,38 @@ def test_bf16_cutters_cut_within_range_reproducibly_and_save_their_precision(nam
         assert all(torch.equal(a[k], b[k]) for k in a)
     back = load_checkpoint(cutter.save(tmp_path / "model"))
     assert back.precision == "bf16" and np.array_equal(back.predict(LISTS), cuts)
+
+
+def test_the_bf16_probe_leaves_the_random_state_alone() -> None:
+    state = torch.get_rng_state()
+    bf16_lstm_runs.cache_clear()
+    assert isinstance(bf16_lstm_runs(), bool)
+    assert torch.equal(torch.get_rng_state(), state)
+
+
+def test_bf16_is_refused_for_an_lstm_the_cpu_cannot_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where torch has no bf16 LSTM (an AVX2-only CPU), training AttnCut or BiCut in bf16 is refused
+    by name before any step, Choppy (no LSTM) still trains in bf16, and a model saved in bf16
+    predicts in fp32 with a warning, as an fp32 model does."""
+    import rankcut.nn.training as training
+
+    monkeypatch.setattr(training, "bf16_lstm_runs", lambda: False)
+    enc = InputEncoder.fit(LISTS)
+    net = AttnCutNet(enc.n_features, hidden=8, heads=1, mlp_hidden=8)
+    before = [p.clone() for p in net.parameters()]
+    with pytest.raises(ValueError, match=r"precision bf16: this CPU cannot run an LSTM.*--precision fp32"):
+        fit_network(net, lambda out, b, epoch: raml_loss(out, b.rewards, b.mask), None, LISTS, encoder=enc,
+                    epochs=1, precision="bf16")
+    assert all(torch.equal(a, b) for a, b in zip(before, net.parameters(), strict=True))   # untouched
+    with pytest.raises(ValueError, match="precision bf16"):
+        make_cutter("bicut", epochs=1, precision="bf16").fit(LISTS)
+    assert runnable_precision("bf16", [NETS["choppy"](3)]) == "bf16"
+    assert runnable_precision("fp32", [net]) == "fp32"
+    cutter: Any = make_cutter("bicut", epochs=1, seed=2).fit(LISTS)
+    cuts = cutter.predict(LISTS)
+    cutter.precision = "bf16"   # as loaded from a checkpoint trained on a CPU that runs bf16
+    with pytest.warns(UserWarning, match="trained in bf16, but this CPU cannot .* predicts in fp32"):
+        assert np.array_equal(cutter.predict(LISTS), cuts)
 
 
 def test_a_checkpoint_saved_before_precision_existed_loads_as_fp32(tmp_path: Path) -> None:

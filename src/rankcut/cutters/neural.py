@@ -174,11 +174,11 @@ class NeuralCutter(Cutter):
     def _predict(self, lists: RankedLists) -> NDArray[np.int64]:
         import torch
 
-        from rankcut.nn.training import autocast, resolve_precision
+        from rankcut.nn.training import autocast, runnable_precision
 
-        precision = resolve_precision(self.precision)
         x, mask = self.encoder_.transform(lists)
         nets = {name: getattr(self, f"{name}_") for name in self.networks}
+        precision = runnable_precision(self.precision, nets.values(), predicting=True)
         cuts = np.empty(len(lists), dtype=np.int64)
         with torch.inference_mode():
             for net in nets.values():

@@ -15,7 +15,9 @@ Precision: ``precision="bf16"`` runs every forward pass (training and validation
 CPU's AMX units, the weights, gradients, Adam's state and the loss in float32 (the network's
 output is cast back to float32 before the loss and the decision). ``"auto"`` is ``"bf16"`` where
 the CPU has AMX bf16 (:func:`resolve_precision`), ``"fp32"`` elsewhere, where bfloat16 would be
-emulated and slower.
+emulated and slower. ``"bf16"`` is refused for a network with an LSTM on a CPU where torch cannot
+run one under bfloat16 autocast at all (:func:`runnable_precision`; oneDNN builds no bf16 LSTM on
+an AVX2-only CPU); a model saved in bf16 then predicts in float32, with a warning.
 
 Speed: every list is encoded once (:func:`make_batch`); an epoch only permutes rows and slices
 them, and validation is one forward pass under ``torch.inference_mode()``.
@@ -24,10 +26,12 @@ them, and validation is one forward pass under ``torch.inference_mode()``.
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,7 +53,8 @@ from rankcut.nn.options import (
 )
 
 __all__ = ["STREAMS", "Batch", "DecideFn", "LossFn", "TrainingResult", "autocast", "fit_network",
-           "has_amx_bf16", "make_batch", "resolve_precision", "split_validation", "stream_seed"]
+           "bf16_lstm_runs", "has_amx_bf16", "make_batch", "resolve_precision", "runnable_precision",
+           "split_validation", "stream_seed"]
 
 
 def has_amx_bf16() -> bool:
@@ -60,6 +65,24 @@ def has_amx_bf16() -> bool:
         return bool(getattr(torch.cpu, "_is_amx_tile_supported", lambda: False)())
 
 
+@functools.cache
+def bf16_lstm_runs() -> bool:
+    """Whether torch runs an LSTM (forward and backward) under bfloat16 autocast on this CPU.
+
+    oneDNN's bf16 LSTM needs AVX-512 BF16 or AMX; on an AVX2-only CPU torch refuses to build the
+    primitive (``RuntimeError: could not create a primitive descriptor for the LSTM``). Checked
+    once per process on a tiny LSTM; the caller's torch random state is left as it was."""
+    with torch.random.fork_rng(devices=[]):
+        lstm = nn.LSTM(2, 2, batch_first=True, bidirectional=True)
+        try:
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                out = lstm(torch.zeros(1, 2, 2))[0]
+            out.float().sum().backward()
+        except RuntimeError:
+            return False
+    return True
+
+
 def resolve_precision(precision: str) -> str:
     """``"fp32"`` or ``"bf16"``: ``precision`` itself, or for ``"auto"`` ``"bf16"`` when the CPU
     has AMX bf16 (:func:`has_amx_bf16`) and ``"fp32"`` otherwise."""
@@ -67,6 +90,27 @@ def resolve_precision(precision: str) -> str:
     if precision == "auto":
         return "bf16" if has_amx_bf16() else "fp32"
     return precision
+
+
+def runnable_precision(precision: str, nets: Iterable[nn.Module], *, predicting: bool = False) -> str:
+    """:func:`resolve_precision`, checked against what this CPU can run for ``nets``.
+
+    ``"bf16"`` for networks with an LSTM (AttnCut, BiCut) where this CPU cannot run one in bfloat16
+    (:func:`bf16_lstm_runs`) is refused for training, and for a trained model's predictions becomes
+    ``"fp32"`` with a warning (its weights are float32 either way).
+
+    :raises ValueError: training in ``"bf16"`` that this CPU cannot run.
+    """
+    precision = resolve_precision(precision)
+    lstm = any(isinstance(m, nn.LSTM) for net in nets for m in net.modules())
+    if precision != "bf16" or not lstm or bf16_lstm_runs():
+        return precision
+    why = "this CPU cannot run an LSTM in bfloat16 (torch's oneDNN kernels need AVX-512 BF16 or AMX)"
+    if not predicting:
+        raise ValueError(f"precision bf16: {why}; train with precision fp32 (--precision fp32), or auto, "
+                         "which takes bf16 only where the CPU has AMX")
+    warnings.warn(f"the model was trained in bf16, but {why}: it predicts in fp32 here", stacklevel=3)
+    return "fp32"
 
 
 def autocast(precision: str) -> torch.autocast:
@@ -251,7 +295,7 @@ def fit_network(
     check_training_options(metric=metric, recall_base=recall_base, epochs=epochs, batch_size=batch_size,
                            lr=lr, patience=patience, val_fraction=val_fraction, seed=seed,
                            precision=precision, progress=progress)
-    precision = resolve_precision(precision)
+    precision = runnable_precision(precision, [net])
     if not (isinstance(weight_decay, int | float) and math.isfinite(weight_decay) and weight_decay >= 0):
         raise ValueError(f"weight_decay must be a finite number ≥ 0, got {weight_decay!r}")
     if not (isinstance(clip, int | float) and not math.isnan(clip) and clip > 0):
