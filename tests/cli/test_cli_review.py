@@ -110,6 +110,9 @@ def test_start_next_label_status_certify_report(tmp_path: Path) -> None:
     assert 0 < ahead <= 74 and info["tail"].startswith(f"if the next {ahead} audit records are all not")
     code, out, _ = _run("review", "certify", "--folder", folder)
     assert code == 1 and "NOT met yet after 6 of 80" in out   # exit status 1: not met yet
+    # a reviewer reads the verdict and the plain words first; the theorem and δ come after
+    assert out.startswith("target recall ≥ 0.8: NOT met yet after 6 of 80")
+    assert out.index("In plain words:") < out.index("\nin full:\n") < out.index("Ville's inequality")
     code, out, err = _run("review", "label", "--folder", folder, "--simulate", "--records",
                           tmp_path / "records.csv")
     assert code == 0, err
@@ -249,7 +252,11 @@ def test_simulate_draws_a_progress_bar_on_request(tmp_path: Path, monkeypatch: p
     code, out, err = _run("review", "simulate", tmp_path / "records.csv", "--folder", tmp_path / "A",
                           "--seed", 1, "--target-recall", 0.8)
     assert code == 0, err
-    assert "label:" in err and "doc" in err
+    assert "label:" in err and "record" in err
+    # the bar counts the records the review may still ask for; once certified it ends full, saying so
+    read = int(re.search(r"met after (\d+) of 40 records read", out)[1])
+    assert read < 40   # certified before the end: the case the bar must not leave short
+    assert re.search(rf"100%\|[^|]*\| {read}/{read} \[[^]]*certified\]", err.replace("\r", "\n")), err
     code, out, err = _run("review", "simulate", tmp_path / "records.csv", "--folder", tmp_path / "B",
                           "--seed", 1, "--target-recall", 0.8, "--json")
     assert code == 0 and "label:" not in err and json.loads(out)["verdict"]
@@ -265,7 +272,7 @@ def test_interactive_labelling_from_the_terminal(tmp_path: Path) -> None:
     assert out.exit_code == 0, out.stderr
     assert f"\nrecord {first['record_id']}\n" in out.stdout and "please answer y, n or q" in out.stdout
     # in the review's words: the record's place among the records, no query, no ranking
-    assert f"[step 1: screen, position {first['position']} of the records]" in out.stdout
+    assert f"[step 1: screen, number {first['position']} in the file]" in out.stdout
     assert "query " not in out.stdout and "document" not in out.stdout and "ranking" not in out.stdout
     assert "recorded 2 labels (interactive)" in out.stdout and "2 of 80 records read" in out.stdout
 

@@ -80,7 +80,7 @@ def test_the_page_takes_the_review_s_steps_and_gives_its_certificate_in_a_review
     # the header names the review and its records, not an audit's design; no query line
     assert f"review <code>{session.status(page_folder)['audit_id'][:12]}</code> · toy, 80 records" in shown
     assert "interleaved design" not in shown and 'id="query"' not in shown
-    assert f"screen · the ranker&#39;s pick, position {asked['position']} of the records" in shown
+    assert f"screen · the ranker&#39;s pick, number {asked['position']} in the file" in shown
     assert f'record <code id="doc-id">{asked["record_id"]}</code>' in shown
     assert "0 of 80 records read (0 screened, 0 audited; 0 relevant found)" in shown
     assert "prior knowledge" not in shown   # none was given

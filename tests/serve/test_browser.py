@@ -174,8 +174,9 @@ def test_a_reviewer_screens_a_review_to_its_certificate_with_the_keyboard(
     while "met after" not in browser.find_element(By.TAG_NAME, "header").text:
         place = browser.find_element(By.ID, "place").text
         moves.add(place.split(" · ")[0])
-        assert re.match(r"(screen · the ranker's pick, position \d+ of the records|audit · the next of the "
-                        r"frozen random order, audit order position \d+, record position \d+)$", place), place
+        assert re.match(r"(screen · the ranker's pick, number [\d,]+ in the file|audit · the next of the "
+                        r"frozen random order, audit order position [\d,]+, number [\d,]+ in the file)$",
+                        place), place
         assert not browser.find_elements(By.ID, "query")
         rid = browser.find_element(By.ID, "doc-id").text
         assert browser.find_element(By.ID, "doc").text.startswith(f"Record {rid}")

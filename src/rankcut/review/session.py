@@ -219,8 +219,8 @@ PRIOR_BASIS = "tail"
 SCREENERS[CAL] = cal_screener
 SCREENER_FACTS[CAL] = cal_facts
 SCREENER_WORDS[CAL] = Words(item="record", everything="", chooser="whatever the ranker learns", in_run=False,
-                            screened_at="position {rank} of the records",
-                            audited_at="audit order position {position}, record position {rank}")
+                            screened_at="number {rank} in the file",
+                            audited_at="audit order position {position}, number {rank} in the file")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -655,9 +655,9 @@ def _texts(path: str | os.PathLike[str]) -> dict[Any, str]:
 
 
 def where(move: str, position: int, audit_position: int | None) -> str:
-    """Where a record the review asks for stands, in the review's words: ``position 30 of the
-    records`` (a screening move: the ranker's pick, by its place in the records), or ``audit order
-    position 12, record position 207``."""
+    """Where a record the review asks for stands, in the review's words: ``number 30 in the file``
+    (a screening move: the ranker's pick, by its place in the records' file, which is not its ID),
+    or ``audit order position 12, number 207 in the file``."""
     return SCREENER_WORDS[CAL].where(move, position, audit_position)
 
 

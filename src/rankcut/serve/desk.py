@@ -481,7 +481,7 @@ class Desk:
 
     def _where(self, step: Step) -> str:
         """Where the step's document stands: the design's words (``rank 301 of the ranking``), or a
-        review's (``the ranker's pick, position 30 of the records``)."""
+        review's (``the ranker's pick, number 30 in the file``)."""
         if not self.review:
             return step.where
         why = "the ranker's pick" if step.move == "screen" else "the next of the frozen random order"

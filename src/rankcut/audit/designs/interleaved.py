@@ -685,9 +685,10 @@ class Interleaved(FixedSampleDesign):
 
         review = review_of(audit, rows, stored_labels(store), str(store.path),
                            recorded_steps(audit.folder))
-        recorded = 0
+        recorded, step = 0, None
         # the unread documents are the most the review can still ask for (it stops once certified)
-        bar = tqdm(total=len(rows) - len(review.steps), desc="label", unit="doc", disable=not BARS.get())
+        bar = tqdm(total=len(rows) - len(review.steps), desc="label", unit=words_of(audit.manifest).item,
+                   disable=not BARS.get())
         try:
             while (limit is None or recorded < limit) and (step := review.next()) is not None:
                 y = answer(step)
@@ -697,6 +698,9 @@ class Interleaved(FixedSampleDesign):
                 review.take(step, y)
                 recorded += 1
                 bar.update()
+            if step is None and recorded:   # it asks for nothing more: certified (or all read)
+                bar.total = bar.n
+                bar.set_postfix_str("certified" if len(review.steps) < len(rows) else "all read")
         finally:
             bar.close()
             write_review(audit.folder, review)
@@ -766,8 +770,9 @@ class Interleaved(FixedSampleDesign):
         topic = audit.manifest["pools"]["per_query"]["qids"][0]
         where = (f"in {Path(audit.manifest['inputs']['run']['path']).name}" if words.in_run else
                  f"{n} {words.items}")
-        title = (f"Review {audit.manifest.short_id} of {topic}{' ' if words.in_run else ', '}{where} "
-                 f"(interleaved design, {audit.manifest['theorem']})")
+        # the theorem is the certificate's headline and a row of what was frozen: not the title's
+        title = f"Review {audit.manifest.short_id} of {topic}{' ' if words.in_run else ', '}{where} " \
+                "(interleaved design)"
         fact = {"collection N": n}
         report = JointReport(delta=d, budget=audit.budget, title=title, facts=fact).attach(
             "recall", cert, charge={"audit": self.event})
