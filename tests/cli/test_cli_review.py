@@ -374,3 +374,20 @@ def test_a_missing_module_outside_the_extra_is_not_called_a_missing_extra(
     out = CliRunner().invoke(app, ["review", "start", str(tmp_path / "records.csv"),
                                    "--folder", str(tmp_path / "R")])
     assert isinstance(out.exception, ModuleNotFoundError) and "extra 'review'" not in out.stderr
+
+
+def test_the_help_names_the_defaults_the_commands_freeze(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--policy` and `--prior-basis` are spelled in one place for `review` and `audit freeze`; their
+    help must name the defaults the library freezes."""
+    import inspect
+
+    from rankcut.audit.designs.interleaved import DEFAULT_POLICY
+    from rankcut.certify.interleaved import InterleavedRule
+    from rankcut.review import session
+
+    monkeypatch.setenv("COLUMNS", "400")
+    basis = inspect.signature(InterleavedRule).parameters["prior_basis"].default
+    for command, policy, prior in ((["review", "start"], session.POLICY, session.PRIOR_BASIS),
+                                   (["audit", "freeze"], DEFAULT_POLICY, basis)):
+        shown = " ".join(CliRunner().invoke(app, [*command, "--help"]).stdout.split())
+        assert f"{policy} (default)" in shown and f"{prior} (default)" in shown, (command, shown)

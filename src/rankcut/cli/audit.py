@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 import typer
 
 from rankcut.cli._errors import option_names, user_errors
+from rankcut.cli._interleaved import policy_option, prior_basis_option
 
 app = typer.Typer(help="Certify what a cut run leaves behind: freeze → plan → sample → label → certify → "
                        "report.", no_args_is_help=True)
@@ -174,14 +175,8 @@ def freeze(
                                              "audit's prior mean as a share of its basis (default 0.5 of "
                                              "the misses allowed, 1 of the tail; labels only, never "
                                              "validity)."),
-    prior_basis: str | None = typer.Option(None, "--prior-basis", help="interleaved: the prior mean's "
-                                           "basis, fixed at the first audit step: misses (default) or "
-                                           "tail, the relevant count the screened ranking projects "
-                                           "(labels only, never validity)."),
-    policy: str | None = typer.Option(
-        None, "--policy", help="interleaved: the policy that chooses each move, NAME[:key=value,...]: "
-        "projected-cost (default), precision, marginal-cost, or screen-then-audit:depth=K (labels only, "
-        "never validity)."),
+    prior_basis: str | None = prior_basis_option("misses", "interleaved: "),
+    policy: str | None = policy_option("projected-cost", "interleaved: "),
     as_json: bool = JSON,
 ) -> None:
     """Freeze the cut (or nested family) and the audit rule before any label is seen."""

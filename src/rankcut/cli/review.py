@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 import typer
 
 from rankcut.cli._errors import fail, option_names, user_errors
+from rankcut.cli._interleaved import policy_option, prior_basis_option
 from rankcut.cli.audit import spoken_as_options
 
 app = typer.Typer(help="Screen records with active learning and stop with a certificate: start → next → "
@@ -202,14 +203,8 @@ def start(
     delta: float = typer.Option(0.05, "--delta", help="Error probability δ; confidence 1 − δ."),
     seed: int | None = typer.Option(None, "--seed", help="Seed of the audit order and the ranker (default: "
                                     "a random one, recorded)."),
-    policy: str | None = typer.Option(None, "--policy", help="When to screen and when to audit, "
-                                      "NAME[:key=value,...]: marginal-cost (default marginal-cost:probe=25), "
-                                      "projected-cost, precision, screen-then-audit:depth=K (labels only, "
-                                      "never validity)."),
-    prior_basis: str | None = typer.Option(None, "--prior-basis", help="The certificate's prior mean, "
-                                           "fixed at the first audit step: tail (default), the relevant "
-                                           "count the screened records project, or misses, a share of the "
-                                           "misses the target allows (labels only, never validity)."),
+    policy: str | None = policy_option("marginal-cost:probe=25"),
+    prior_basis: str | None = prior_basis_option("tail"),
     prior_relevant: str | None = typer.Option(None, "--prior-relevant", help="Records known relevant "
                                               "before the session, ID,ID,... (prior knowledge)."),
     model: str = typer.Option("logistic", "--model", help="The ranker's classifier: logistic or svm."),
