@@ -381,8 +381,8 @@ def test_the_help_names_the_defaults_the_commands_freeze(monkeypatch: pytest.Mon
     help must name the defaults the library freezes."""
     import inspect
 
-    from rankcut.audit.designs.interleaved import DEFAULT_POLICY
-    from rankcut.certify.interleaved import InterleavedRule
+    from rankcut.audit.designs.interleaved import DEFAULT_POLICY, POLICIES
+    from rankcut.certify.interleaved import PRIOR_BASES, InterleavedRule
     from rankcut.review import session
 
     monkeypatch.setenv("COLUMNS", "400")
@@ -391,3 +391,5 @@ def test_the_help_names_the_defaults_the_commands_freeze(monkeypatch: pytest.Mon
                                    (["audit", "freeze"], DEFAULT_POLICY, basis)):
         shown = " ".join(CliRunner().invoke(app, [*command, "--help"]).stdout.split())
         assert f"{policy} (default)" in shown and f"{prior} (default)" in shown, (command, shown)
+        # the names are spelled again in rankcut.cli._interleaved (no import at startup): every one
+        assert all(name in shown for name in [*POLICIES, *PRIOR_BASES]), (command, shown)

@@ -207,12 +207,13 @@ class CertifyResult:
         v = self.content.get("verdict")
         return None if v is None else str(v["text"])
 
-    def render(self) -> str:
-        lines = [self.report.render()]
-        if self.verdict:
-            lines.append(self.verdict)
-        lines.extend(self.content.get("notes", []))
-        return "\n".join(lines)
+    def render(self, plain_first: bool = False) -> str:
+        """The certificates, then the verdict and the notes; ``plain_first``: the verdict and the
+        notes (the plain words) first, then the certificates "in full:" (a reviewer's reading)."""
+        plain = ([self.verdict] if self.verdict else []) + list(self.content.get("notes", []))
+        if plain_first:
+            return "\n".join([*plain, "", "in full:", self.report.render()])
+        return "\n".join([self.report.render(), *plain])
 
     def to_json(self) -> str:
         return json.dumps(self.content, indent=2, ensure_ascii=False)

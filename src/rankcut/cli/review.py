@@ -324,15 +324,8 @@ def _simulated(recs: Any, source: Path, folder: Path, qrels: Path | None, option
     if as_json:
         typer.echo(result.to_json())
         return
-    typer.echo(_plain_first(result))
+    typer.echo(result.render(plain_first=True))
     typer.echo(f"next: rankcut review report --folder {shlex.quote(str(folder))} --out report.html")
-
-
-def _plain_first(result: Any) -> str:
-    """A certificate as a reviewer reads it: the verdict and the plain words first, then the
-    certificate in full (the theorem, δ and the bound: what ``certificate.json`` records)."""
-    return "\n".join([result.verdict, *result.content.get("notes", []), "", "in full:",
-                      result.report.render()])
 
 
 @app.command("next")
@@ -537,7 +530,7 @@ def certify(folder: Path = FOLDER, as_json: bool = JSON) -> None:
         raise typer.Exit(1)
     with bars(show_progress(as_json=as_json)):
         result = workflow.certify(folder)
-    typer.echo(result.to_json() if as_json else _plain_first(result))
+    typer.echo(result.to_json() if as_json else result.render(plain_first=True))
     ids = session.kept_relevant(folder)
     if ids and not as_json:
         more = ", ..." if len(ids) > 10 else ""
