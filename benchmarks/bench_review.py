@@ -153,7 +153,7 @@ def cal_screen_order(records: Records) -> NDArray[np.int64]:
 def set_row(args: tuple[Path, int, int, str | None]) -> dict:
     """Every approach on one screening set."""
     path, seeds, asr_seeds, python = args
-    records = load_records(path)
+    records = load_records(path, label="label_included")   # the final decision, not the abstract one
     y = records.labels
     assert y is not None
     big, rel = len(records), int(y.sum())

@@ -71,7 +71,7 @@ def main() -> None:
         path = DATASETS / "screening" / f"{name}.csv"
         if not path.is_file():
             ap.error(f"--only {name}: no {path}")
-        records = load_records(path)
+        records = load_records(path, label="label_included")   # the final decision, not the abstract one
         for s in range(args.seeds):
             print(json.dumps(review_in_batches(with_prior(records, prior_of(records, s)), args.batch, s,
                                                args.target)), flush=True)

@@ -50,7 +50,7 @@ ORDERS_SEED = 10_000
 
 
 def diagnose(path: Path, seed: int, target: float, orders: int = 0) -> dict:
-    records = load_records(path)
+    records = load_records(path, label="label_included")   # the final decision, not the abstract one
     y = records.labels
     assert y is not None
     known = with_prior(records, prior_of(records, seed))

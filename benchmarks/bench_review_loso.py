@@ -66,7 +66,7 @@ CANDIDATES: dict[str, tuple[Policy, CALConfig] | tuple[Policy, CALConfig, str]] 
 def run_grid(out: Path, target: float, seeds: int, names: list[str]) -> None:
     """Append one line per (candidate, set, seed) not yet in ``out``."""
     done = {(r["config"], r["set"], r["seed"]) for r in read_rows(out) if r["target"] == target}
-    records = [load_records(p) for p in screening_paths()]
+    records = [load_records(p, label="label_included") for p in screening_paths()]
     with out.open("a") as f:
         for name in names:
             policy, config, *basis = CANDIDATES[name]

@@ -45,7 +45,7 @@ def main() -> None:
     read: dict[float, float] = defaultdict(float)
     total = 0
     for path in screening_paths():
-        records = load_records(path)
+        records = load_records(path, label="label_included")   # the final decision, not the abstract one
         total += len(records)
         for s in range(args.seeds):
             rec = with_prior(records, prior_of(records, s))

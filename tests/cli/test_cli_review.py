@@ -91,6 +91,8 @@ def test_start_next_label_status_certify_report(tmp_path: Path) -> None:
                           "--target-recall", 0.8, "--policy", POLICY)
     assert code == 0, err
     assert "started review" in out and "seed 3" in out and "a screening record" in out
+    code, out, _ = _run("review", "status", "--folder", folder)   # no bound of 0 is called certified
+    assert "0 relevant found; no recall certified yet (nothing read) (target 0.8" in out and "≥ 0 " not in out
     code, out, _ = _run("review", "next", "--folder", folder, "--json")
     first = json.loads(out)
     assert first["move"] == "screen" and first["position"] >= 1 and first["why"]

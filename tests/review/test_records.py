@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -122,5 +123,24 @@ def test_records_check_their_fields() -> None:
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/datasets/screening")
 def test_the_shared_screening_sets_read_as_records() -> None:
-    r = load_records(SHARED / "cohen2006-ADHD.csv")
+    r = load_records(SHARED / "cohen2006-ADHD.csv", label="label_included")
     assert len(r) == 851 and r.labels is not None and int(r.labels.sum()) == 20
+
+
+def test_a_second_column_that_reads_like_labels_is_named_unless_the_column_is_chosen(tmp_path: Path) -> None:
+    """The Cohen et al. sets carry the abstract decision and the final one: the review takes the first
+    ASReview label name and says which other column it did not read."""
+    path = tmp_path / "two.csv"
+    path.write_text("record_id,title,abstract,label_abstract_screening,label_included,labelled_by\n"
+                    "1,a,x,1,0,Ada\n2,b,y,0,0,Bob\n")
+    with pytest.warns(UserWarning, match=r"two.csv: column label_included holds the labels \(the first "
+                      r"ASReview label name\); label_abstract_screening reads like labels too and is not "
+                      r"read: choose with --label-column"):
+        assert load_records(path).labels.tolist() == [0, 0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert load_records(path, label="label_abstract_screening").labels.tolist() == [1, 0]
+    path.write_text("record_id,title,abstract,label_abstract_screening,label_fulltext\n1,a,x,1,0\n")
+    with pytest.warns(UserWarning, match="no column holds the labels .*; label_abstract_screening, "
+                      "label_fulltext read like labels too and are not read"):
+        assert load_records(path).labels is None

@@ -75,6 +75,13 @@ def test_labels_of_records_not_asked_for_yet_are_kept_until_the_review_asks(tmp_
     assert code == 0, err
     asked = json.loads(out)["next_record"]["record_id"]
     other = next(f"r{i}" for i in range(40) if f"r{i}" != asked)
+    # the row asked for first left blank: nothing recorded, and the review says what it waits for
+    (tmp_path / "blank.csv").write_text(f"record_id,label\n{asked},\n{other},yes\n")
+    code, out, err = _run("review", "label", "--folder", folder, "--from", tmp_path / "blank.csv")
+    assert code == 0 and out.startswith("recorded 0 labels"), err
+    assert f"waiting for record {asked} (number " in out and "blank.csv gives it no label" in out
+    assert f"next: rankcut review label --folder {folder} --from {tmp_path / 'blank.csv'}" in out
+    (folder / "pending-labels.csv").unlink()   # as if never given: the test goes on as before
     (tmp_path / "l.csv").write_text(f"record_id,label\n{asked},no\n{other},yes\n")
     code, out, err = _run("review", "label", "--folder", folder, "--from", tmp_path / "l.csv")
     assert code == 0 and "recorded 1 label" in out, err

@@ -3,6 +3,7 @@ fields of a page's forms, the labels in a folder's store, and a truthful answer.
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from serve_testdata import SmallAudit
 from rankcut.audit.labels import LabelStore
 from rankcut.serve.app import create_app
 
-__all__ = ["ORIGIN", "TOKEN", "answer", "fields_of", "open_client", "stored_labels"]
+__all__ = ["ORIGIN", "TOKEN", "answer", "fields_of", "open_client", "said", "stored_labels"]
 
 TOKEN = "t0ken-for-tests"
 ORIGIN = {"origin": "http://testserver"}
@@ -42,10 +43,20 @@ def stored_labels(folder: Path) -> dict[tuple[str, str], int]:
         return {(q, d): y for q, d, y in store.items()}
 
 
-def answer(client: TestClient, small: SmallAudit, **change: str) -> tuple[int, str, dict[str, str]]:
-    """Answer the item the page asks for truthfully (``change`` alters form fields)."""
+def said(page: str) -> str | None:
+    """The message a page shows above the item (or its refusal), unescaped; None when it shows none."""
+    found = re.search(r'id="(?:message|refusal)">(.*?)</', page, re.S)
+    return None if found is None else html.unescape(found.group(1))
+
+
+def answer(client: TestClient, small: SmallAudit, **change: str) -> tuple[str | None, str, dict[str, str]]:
+    """Answer the item the page asks for truthfully (``change`` alters form fields): the message the
+    page then shows (None: the answer was taken without a word), that page, and the form sent. An
+    answer, refused or not, is followed by a redirect to ``/`` (nothing sent again on a reload)."""
     fields = fields_of(client.get("/").text)
     fields["label"] = str(int((fields["query_id"], fields["doc_id"]) in small.relevant))
     fields.update(change)
-    response = client.post("/answer", data=fields, headers=ORIGIN)
-    return response.status_code, response.text, fields
+    response = client.post("/answer", data=fields, headers=ORIGIN, follow_redirects=False)
+    assert response.status_code == 303 and response.headers["location"] == "/", response.text
+    page = client.get("/").text
+    return said(page), page, fields

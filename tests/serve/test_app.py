@@ -16,7 +16,7 @@ pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
 
 from fastapi.testclient import TestClient  # noqa: E402
-from serve_client import ORIGIN, TOKEN, answer, fields_of, open_client, stored_labels  # noqa: E402
+from serve_client import ORIGIN, TOKEN, answer, fields_of, open_client, said, stored_labels  # noqa: E402
 from serve_testdata import SmallAudit, make_audit  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
@@ -96,8 +96,8 @@ def test_without_a_name_nothing_is_recorded_and_a_blank_name_is_refused(small: S
 
 def test_an_item_not_in_the_sample_is_refused(small: SmallAudit) -> None:
     client = open_client(small.folder)
-    status, text, _ = answer(client, small, doc_id="not-sampled")
-    assert status == 409 and "is not in the sample" in text
+    message, text, _ = answer(client, small, doc_id="not-sampled")
+    assert message and "is not in the sample" in message
     assert text.count("is not in the sample") == 1     # said once, not again in the page's header
     assert stored_labels(small.folder) == {}
 
@@ -105,9 +105,13 @@ def test_an_item_not_in_the_sample_is_refused(small: SmallAudit) -> None:
 def test_a_double_submit_records_one_label(small: SmallAudit) -> None:
     client = open_client(small.folder)
     fields = fields_of(client.get("/").text) | {"label": "1"}
-    assert client.post("/answer", data=fields, headers=ORIGIN).status_code == 200
-    again = client.post("/answer", data=fields, headers=ORIGIN)
-    assert again.status_code == 409 and "already labelled 1: nothing was recorded" in again.text
+    assert said(client.post("/answer", data=fields, headers=ORIGIN).text) is None
+    again = client.post("/answer", data=fields, headers=ORIGIN, follow_redirects=False)
+    assert again.status_code == 303 and again.headers["location"] == "/"   # a reload sends nothing again
+    page = client.get("/").text
+    assert "already labelled 1: nothing was recorded" in (said(page) or "")
+    assert fields_of(page)["position"] != fields["position"]   # the message is above the item asked now
+    assert said(client.get("/").text) is None                  # and said once
     with LabelStore(small.folder / "labels.sqlite", create=False) as store:
         assert len(store.history()) == 1 and store.count() == 1
 
@@ -120,12 +124,12 @@ def test_a_stale_page_for_a_later_item_is_refused(small: SmallAudit) -> None:
     # the first page, sent again with the other label: already labelled, and the two readings
     # disagree; a later item's form, early: stale
     held = stored_labels(small.folder)[(first["query_id"], first["doc_id"])]
-    status, text, _ = answer(client, small, **{k: first[k] for k in ("position", "query_id", "doc_id")},
-                              label=str(1 - held))
-    assert status == 409 and f"is already labelled {held}, and this answer says {1 - held}: two readings " \
-        "disagree. Nothing was recorded" in text
-    status, text, _ = answer(client, small, position="5", query_id="q1", doc_id="d1-1")
-    assert status == 409 and "this page is stale" in text
+    message, _, _ = answer(client, small, **{k: first[k] for k in ("position", "query_id", "doc_id")},
+                           label=str(1 - held))
+    assert f"is already labelled {held}, and this answer says {1 - held}: two readings disagree. Nothing " \
+        "was recorded" in (message or "")
+    message, _, _ = answer(client, small, position="5", query_id="q1", doc_id="d1-1")
+    assert "this page is stale" in (message or "")
     assert len(stored_labels(small.folder)) == 2
 
 
@@ -133,8 +137,8 @@ def test_a_stale_page_for_a_later_item_is_refused(small: SmallAudit) -> None:
                                     {"audit_id": "0" * 64}, {"sample_hash": "f" * 64}])
 def test_a_tampered_form_records_nothing(small: SmallAudit, change: dict[str, str]) -> None:
     client = open_client(small.folder)
-    status, text, _ = answer(client, small, **change)
-    assert status == 409 and "nothing was recorded" in text
+    message, _, _ = answer(client, small, **change)
+    assert "nothing was recorded" in (message or "")
     assert stored_labels(small.folder) == {}
 
 
@@ -164,8 +168,8 @@ def test_a_sequential_audit_is_labelled_to_its_certificate(small: SmallAudit) ->
         page = client.get("/").text
         if "target recall ≥ 0.5: met" in page:
             break
-        status, _, fields = answer(client, small)
-        assert status == 200
+        message, _, fields = answer(client, small)
+        assert message is None
         given[fields["query_id"], fields["doc_id"]] = int(fields["label"])
         bounds += re.findall(r"recall ≥ (0\.\d+) —", client.get("/").text)
     assert len(given) == 12 and bounds == sorted(bounds) and float(bounds[-1]) >= 0.5 > float(bounds[-2])
@@ -196,11 +200,11 @@ def test_undo_takes_the_last_answer_back_while_nothing_may_have_seen_it(small: S
     page = client.get("/").text
     assert 'id="undo"' in page
     response = client.post("/undo", data={"csrf": fields_of(page)["csrf"]}, headers=ORIGIN)
-    assert "undone: the item is asked again" in response.text and "cut 1 of 8" in response.text
+    assert "undone: the document is asked again" in response.text and "cut 1 of 8" in response.text
     assert 'id="undo"' not in response.text   # one answer back
     assert stored_labels(small.folder) == {}
-    status, _, _ = answer(client, small, label="0")
-    assert status == 200 and stored_labels(small.folder) == {item: 0}
+    message, _, _ = answer(client, small, label="0")
+    assert message is None and stored_labels(small.folder) == {item: 0}
     with LabelStore(small.folder / "labels.sqlite", create=False) as store:
         assert [(e.old_label, e.new_label, e.source) for e in store.history()] == [
             (None, 1, "serve reviewer Ada"), (1, None, "serve reviewer Ada"), (None, 0, "serve reviewer Ada")]
@@ -240,7 +244,7 @@ def test_a_fixed_size_design_shows_no_bound_and_certifies_once_every_item_is_lab
     assert early.status_code == 409 and "every sampled item must be labelled first" in early.text
     assert not (small.folder / "opened.json").exists()
     for _ in range(4):
-        assert answer(client, small)[0] == 200
+        assert answer(client, small)[0] is None
     page = client.get("/").text
     assert "Every item of the sample is labelled" in page and 'id="certify"' in page
     response = client.post("/certify", data={"csrf": fields_of(page)["csrf"]}, headers=ORIGIN)
@@ -300,9 +304,9 @@ def test_the_command_line_and_the_page_label_the_same_folder_at_once(small: Smal
     stale = fields_of(client.get("/").text) | {"label": "1"}
     wf.label(small.folder, qrels=qrels, limit=3)   # rankcut audit label --oracle qrels --next 3
     response = client.post("/answer", data=stale, headers=ORIGIN)
-    assert response.status_code == 409 and "already labelled 1" in response.text
-    assert "cut 4 of 8" in client.get("/").text and "3 labelled" in client.get("/").text
-    assert answer(client, small)[0] == 200
+    assert "already labelled 1" in (said(response.text) or "")
+    assert "cut 4 of 8" in response.text and "3 labelled" in response.text
+    assert answer(client, small)[0] is None
     with LabelStore(small.folder / "labels.sqlite", create=False) as store:
         assert sorted(e.source.split()[0] for e in store.history()) == ["qrels"] * 3 + ["serve"]
 
@@ -324,8 +328,8 @@ def test_a_store_that_cannot_be_written_is_a_message_not_a_crash(small: SmallAud
         raise sqlite3.OperationalError("attempt to write a readonly database")
 
     monkeypatch.setattr(LabelStore, "record", read_only)
-    status, text, _ = answer(client, small)
-    assert status == 409 and "could not be written (attempt to write a readonly database)" in text
+    message, _, _ = answer(client, small)
+    assert "could not be written (attempt to write a readonly database)" in (message or "")
     assert len(stored_labels(small.folder)) == 1
 
 
@@ -342,7 +346,7 @@ def test_the_bound_shown_after_each_answer_is_the_one_certify_writes(small: Smal
             assert shown and shown.group(1) == written["verdict"]["text"]
             recall = written["members"][0]["recall"]
             assert f"recall ≥ {int(recall * 1000) / 1000:.3f} —" in page
-        assert answer(client, small)[0] == 200
+        assert answer(client, small)[0] is None
     assert not (small.folder / "opened.json").exists()   # showing the bound opened nothing
 
 
@@ -354,9 +358,9 @@ def test_two_reviewers_are_asked_different_items_and_each_answer_carries_its_nam
     assert (first["position"], second["position"]) == ("0", "1")
     assert fields_of(ada.get("/").text)["position"] == "0"   # a reload asks the same item again
     # Ada may not answer the item Bob was asked
-    status, text, _ = answer(ada, small, **{k: second[k] for k in ("position", "query_id", "doc_id")})
-    assert status == 409 and "this page is stale" in text
-    assert answer(bob, small)[0] == 200 and answer(ada, small)[0] == 200
+    message, _, _ = answer(ada, small, **{k: second[k] for k in ("position", "query_id", "doc_id")})
+    assert "this page is stale" in (message or "")
+    assert answer(bob, small)[0] is None and answer(ada, small)[0] is None
     with LabelStore(small.folder / "labels.sqlite", create=False) as store:
         sources = {(e.query_id, e.doc_id): e.source for e in store.history()}
     assert sources == {(first["query_id"], first["doc_id"]): "serve reviewer Ada",
@@ -387,8 +391,8 @@ def test_a_label_after_an_opening_recorded_in_the_store_only_is_refused(tmp_path
     answer(client, small)
     with LabelStore(small.folder / "labels.sqlite", create=False) as store:
         store.set_meta("opened_at", "2026-01-01T00:00:00+00:00")
-    status, text, _ = answer(client, small)
-    assert status == 409 and "recording labels is refused" in text
+    message, _, _ = answer(client, small)
+    assert "recording labels is refused" in (message or "")
     assert len(stored_labels(small.folder)) == 1
 
 
@@ -416,3 +420,13 @@ def test_a_second_server_on_one_folder_is_refused_while_the_first_runs(
     assert "token=" not in seconds[0].output   # the address is named, never its access token
     monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets: None)
     assert CliRunner().invoke(app, ["serve", str(small.folder), "--port", "0"]).exit_code == 0
+
+
+def test_the_command_refuses_a_folder_without_a_manifest_and_a_port_out_of_range(tmp_path: Path) -> None:
+    from rankcut.cli.main import app
+
+    result = CliRunner().invoke(app, ["serve", str(tmp_path), "--port", "0"])
+    assert result.exit_code == 2 and "holds no audit or review (manifest.json is missing)" in result.output
+    assert "rankcut review start" in result.output and "rankcut audit freeze" in result.output
+    result = CliRunner().invoke(app, ["serve", str(tmp_path), "--port", "99999"])
+    assert result.exit_code == 2 and "65535" in result.output and "Traceback" not in result.output

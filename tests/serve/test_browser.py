@@ -169,7 +169,7 @@ def test_a_reviewer_screens_a_review_to_its_certificate_with_the_keyboard(
     browser.find_element(By.ID, "name").send_keys("Ada\n")
     WebDriverWait(browser, 10).until(ec.presence_of_element_located((By.ID, "counts")))
     header = browser.find_element(By.TAG_NAME, "header").text
-    assert header.startswith("rankcut · review ") and "migraine-review, 90 records" in header
+    assert header.startswith("rankcut · review ") and "90 records of migraine-review" in header
     moves = set()
     while "met after" not in browser.find_element(By.TAG_NAME, "header").text:
         place = browser.find_element(By.ID, "place").text

@@ -155,9 +155,13 @@ def _status_lines(info: dict[str, Any]) -> list[str]:
 
     prior = f" ({info['prior_read']} of them prior knowledge)" if info["prior_read"] else ""
     met = "met" if info["recall_bound"] >= info["target"] else "not met yet"
+    # the bound is the relevant records found over the most there can be: 0 until one is found (unless
+    # the review shows there are none)
+    bound = (f"recall ≥ {format_bound(info['recall_bound'], 'lower')} certified now" if info["recall_bound"]
+             else f"no recall certified yet ({'nothing read' if not info['read'] else 'none found'})")
     lines = [f"review {info['audit_id'][:12]}: {info['read']} of {info['collection']} records read{prior}, "
-             f"{info['found']} relevant found; recall ≥ {format_bound(info['recall_bound'], 'lower')} "
-             f"certified now (target {info['target']:g} at {1 - info['delta']:.0%} confidence: {met})",
+             f"{info['found']} relevant found; {bound} (target {info['target']:g} at "
+             f"{1 - info['delta']:.0%} confidence: {met})",
              f"guarantee: {info['guarantee']}"]
     if info["corrects"]:
         fix = info["corrects"]
@@ -488,7 +492,14 @@ def label(
         return
     typer.echo(f"recorded {result.recorded} label{'' if result.recorded == 1 else 's'} ({result.source})")
     size = None if from_file is None or info["next_record"] is None else session.batch_size(from_file)
-    if size is not None:   # the reviewer reads in batches: the next one, of the same size
+    if from_file is not None and not result.recorded and info["next_record"] is not None:
+        # nothing recorded: the answers given are kept, and the review waits for the one it asks first
+        asked = info["next_record"]
+        more = [f"waiting for record {asked['record_id']} ({_where(asked)}): the review asks for it first, "
+                f"and {from_file.name} gives it no label; fill it in and run label --from again",
+                f"next: rankcut review label --folder {shlex.quote(str(folder))} --from "
+                f"{shlex.quote(str(from_file))}"]
+    elif size is not None:   # the reviewer reads in batches: the next one, of the same size
         more = [f"next: rankcut review next --folder {shlex.quote(str(folder))} --batch {size} --out "
                 f"{shlex.quote(str(from_file))}   # the next records to read"]
     else:

@@ -84,7 +84,8 @@ def _options(folder: Path) -> Mapping[str, str]:
 def serve(
     folder: Path = typer.Argument(..., help="The audit folder (sampled: rankcut audit sample), or a review "
                                   "folder of rankcut review."),
-    port: int = typer.Option(8765, "--port", help="The port to listen on (0: any free port)."),
+    port: int = typer.Option(8765, "--port", min=0, max=65535,
+                             help="The port to listen on (0: any free port)."),
     host: str = typer.Option(LOOPBACK, "--host", help="The address to listen on. Anything but 127.0.0.1 lets "
                              "other machines reach the page (the token still guards it)."),
 ) -> None:
@@ -95,8 +96,13 @@ def serve(
         from rankcut.serve.app import create_app
     except ImportError as err:
         fail(f"rankcut serve needs the extra 'serve' (pip install 'rankcut[serve]'): {err}")
+    from rankcut.audit.manifest import MANIFEST_FILE
     from rankcut.cli.audit import spoken_as_options
 
+    if not (folder / MANIFEST_FILE).is_file():   # neither kind of folder: name both ways to make one
+        fail(f"{folder} holds no audit or review ({MANIFEST_FILE} is missing): serve the folder of rankcut "
+             "review start (records to screen), or of rankcut audit freeze and sample (a ranked run to "
+             "audit)")
     token = secrets.token_urlsafe(32)
     # the folder's refusals, warnings and notes name rankcut audit's steps, or rankcut review's
     options = _options(folder)

@@ -165,6 +165,7 @@ class Table:
     :param label_column: the label column's name as the header spells it (``None``: no label column).
     :param labels: the label column's stripped values (empty without a label column).
     :param lines: the line each record starts on.
+    :param columns: the header's column names, stripped.
     """
 
     where: str
@@ -174,6 +175,16 @@ class Table:
     label_column: str | None
     labels: tuple[str, ...]
     lines: tuple[int, ...]
+    columns: tuple[str, ...] = ()
+
+    def other_label_columns(self) -> list[str]:
+        """The columns besides :attr:`label_column` whose names read like labels (one of
+        :data:`LABEL_COLUMNS`, or a word ``label``/``included``/``include`` in it, as in
+        ``label_abstract_screening``): a file with two, such as the abstract and the full-text
+        decision, leaves the choice to its user."""
+        word = re.compile(r"(?:^|_)(?:labels?|included|include|inclusion)(?:_|$)")
+        return [c for c in self.columns if c != self.label_column
+                and (c.lower() in LABEL_COLUMNS or word.search(c.lower()))]
 
 
 def _column(columns: list[str], names: tuple[str, ...], where: str) -> int:
@@ -261,7 +272,7 @@ def read_table(source: Source, *, label: str | None, name: str | None = None,
     if not ids:
         raise ValueError(f"{where}: no record after the header")
     return Table(where, tuple(ids), tuple(titles), tuple(abstracts),
-                 columns[l_col] if l_col is not None else None, tuple(labels), tuple(lines))
+                 columns[l_col] if l_col is not None else None, tuple(labels), tuple(lines), tuple(columns))
 
 
 def load_screening(source: Source, *, label: str = "label_included", name: str | None = None

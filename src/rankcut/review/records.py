@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -164,6 +165,14 @@ def load_records(source: str | os.PathLike[str], *, label: str | None = None, na
         raise
     for rid, line in zip(table.record_ids, table.lines, strict=True):
         check_record_id(rid, f"{table.where}, line {line}")
+    others = table.other_label_columns()
+    if others and label is None:   # the user chose none: say which was taken, and what was left
+        one = len(others) == 1
+        taken = ("no column holds the labels (none has an ASReview label name)" if table.label_column is None
+                 else f"column {table.label_column} holds the labels (the first ASReview label name)")
+        warnings.warn(f"{table.where}: {taken}; {', '.join(others)} {'reads' if one else 'read'} like labels "
+                      f"too and {'is' if one else 'are'} not read: choose with --label-column (label= in "
+                      "Python)", UserWarning, stacklevel=2)
     values = []
     for value, line, rid in zip(table.labels, table.lines, table.record_ids, strict=False):  # no labels: none
         y = _VALUES.get(value.lower())

@@ -116,19 +116,19 @@ class SecondReading:
         desk = self.desk
         if answer.audit_id != desk.audit_id or answer.sample_hash != desk.sample_hash:
             raise Refused("this form was made for another audit or sample of this folder: nothing was "
-                          "recorded — reload the page")
+                          "recorded")
         item = (answer.query_id, answer.doc_id)
         if item not in desk.index or answer.position != str(desk.index[item]) \
                 or answer.label not in ("0", "1"):
             raise Refused("the form was altered (its item, position or label is not one the page sent): "
-                          "nothing was recorded — reload the page")
+                          "nothing was recorded")
         desk.check_current()
         if item in self._second():
             raise Refused(f"{desk.place(desk.index[item])} was read twice already: nothing was recorded")
         first = self._first().get(item)
         if first is None or first[1] == f"serve reviewer {reviewer}" or not desk.was_asked(who, item):
             raise Refused("this page is stale (the item is not the one this second reading asked): nothing "
-                          "was recorded — reload the page")
+                          "was recorded")
         store = self._open(create=True)
         assert store is not None
         with store:

@@ -4,6 +4,10 @@ Security (docs/serve.md): every request needs the access token — once in the U
 then as an HttpOnly, SameSite=Strict cookie — or gets 403; every POST carries the session's CSRF
 token in its form and must come from this server's own origin (``Origin``, else ``Referer``);
 documents are sent in pages only, never in a URL; a refused submission records nothing.
+
+An answer (a label, or a second reading's) is always followed by a redirect to ``/``, refused or not:
+the reason travels in the session and is shown above the item asked now, and a reload of that page
+sends nothing again. Only a form that fails the security checks gets a page of its own (403).
 """
 
 from __future__ import annotations
@@ -165,8 +169,8 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S,
         try:
             given = desk.record(Answer(audit_id, sample_hash, position, query_id, doc_id, label),
                                 session.reviewer, session.key)
-        except ValueError as err:
-            return refuse(request, 409, str(err))
+        except ValueError as err:   # said above the item asked now; a reload sends nothing again
+            return back(str(err), session)
         session.last = given
         if given.ahead:
             return back(f"kept your answer for record {given.item[1]} (read ahead): it is recorded when the "
@@ -191,7 +195,7 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S,
             reading.record(Answer(audit_id, sample_hash, position, query_id, doc_id, label),
                            session.reviewer, session.key)
         except ValueError as err:
-            return refuse(request, 409, str(err))
+            return back(str(err), session)
         return back(None, session)
 
     @app.post("/undo")
@@ -207,8 +211,8 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S,
         except ValueError as err:
             return refuse(request, 409, str(err))
         session.last = None   # one answer back, as in the terminal: the one before it stays
-        return back("undone: the item is asked again (the label taken back is kept in the store's history)",
-                    session)
+        return back(f"undone: the {desk.thing} is asked again (the label taken back is kept in the store's "
+                    "history)", session)
 
     @app.post("/certify")
     def certify(request: Request, csrf: str = Form("")) -> Response:

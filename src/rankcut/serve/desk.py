@@ -41,6 +41,7 @@ import copy
 import dataclasses
 import itertools
 import re
+import shlex
 import sqlite3
 import tempfile
 import threading
@@ -77,6 +78,7 @@ from rankcut.audit.folder import (
 from rankcut.audit.interactive import seen_state
 from rankcut.audit.labels import LabelStore, StoreMark
 from rankcut.audit.manifest import load_manifest, read_json
+from rankcut.audit.options import spelled
 from rankcut.audit.pools import Item
 from rankcut.audit.to_label import write_to_label
 from rankcut.certify.result import format_bound
@@ -232,19 +234,30 @@ class Desk:
 
     def place(self, position: int) -> str:
         """``audit order 12 of 4,670`` (the design's place, numbers grouped), or ``item 7 of 40``
-        (``rank 7 of 5,220`` for the interleaved review, whose order is the ranking)."""
-        # the interleaved page's order is the ranking (a review's: the records' file)
-        kind = "position" if self.review else "rank" if self.interleaved else "item"
+        (``rank 7 of 5,220`` for the interleaved review, whose order is the ranking; a review's
+        ``number 72 in the file``: its place in the records' file, which is not its ID)."""
+        if self.review:
+            return f"number {position + 1:,} in the file"
+        kind = "rank" if self.interleaved else "item"
         n = len(self.order)
         shown = f"{kind} {position + 1}/{n}" if self._place is None else self._place(position + 1)
         return re.sub(r"(\d+)/(\d+)", lambda m: f"{int(m[1]):,} of {int(m[2]):,}", shown)
 
     def named(self, item: Item) -> str:
         """An item as a refusal names it: ``rank 7 of 5,220 (query 'q1', document 'd9')``, or a
-        review's ``record '72' (position 72 of 671)``."""
+        review's ``record '72' (number 72 in the file)``."""
         if self.review:
             return f"record {item[1]!r} ({self.place(self.index[item])})"
         return f"{self.place(self.index[item])} (query {item[0]!r}, document {item[1]!r})"
+
+    def _mend(self, item: Item, label: int) -> str:
+        """How a review's recorded label is mended, for a refusal of an answer that disagrees
+        with it (empty outside a review: an audit's label is changed with its own step)."""
+        if not self.review:
+            return ""
+        command = (f"{spelled('correct')} --folder {shlex.quote(str(self.folder))} --into NEW_FOLDER "
+                   f"--relabel {shlex.quote(f'{item[1]}={label}')}")
+        return f"; if the recorded label is the wrong one, {command} starts the review again with it mended"
 
     def _read(self) -> None:
         """Bring the labels of the sampled items up to date: only what the store recorded since the
@@ -544,14 +557,14 @@ class Desk:
         """
         if answer.audit_id != self.audit_id or answer.sample_hash != self.sample_hash:
             raise Refused("this form was made for another audit or sample of this folder (it was frozen or "
-                          "sampled again): nothing was recorded — reload the page")
+                          "sampled again): nothing was recorded")
         item = (answer.query_id, answer.doc_id)
         if item not in self.index:
             raise Refused(f"query {answer.query_id!r}, document {answer.doc_id!r} is not in the sample of "
                           f"audit {self.audit_id[:12]}: nothing was recorded")
         if answer.position != str(self.index[item]) or answer.label not in ("0", "1"):
             raise Refused("the form was altered (its position or label is not one the page sent): nothing "
-                          "was recorded — reload the page")
+                          "was recorded")
         label, source = int(answer.label), f"serve reviewer {reviewer}"
         with self._lock:
             self.check_current()
@@ -563,15 +576,17 @@ class Desk:
                 if item in held and held[item] != label:
                     raise Refused(f"{self.named(item)} is already labelled {held[item]}, and this answer "
                                   f"says {label}: two readings disagree. Nothing was recorded: the recorded "
-                                  "label stands (labelled elsewhere, or on a page left open)")
+                                  "label stands (labelled elsewhere, or on a page left open)"
+                                  f"{self._mend(item, label)}")
                 if item in held:
                     raise Refused(f"{self.named(item)} is already labelled {held[item]}: nothing was "
                                   "recorded (a second submit of the same answer, or labelled elsewhere)")
                 now = self._asked_now() if self.interleaved else None
                 ahead = self.review and now is not None and now != item   # a record read ahead
                 if not self.was_asked(who, item) or (self.interleaved and now != item and not ahead):
-                    raise Refused(f"this page is stale: the item to label now is not "
-                                  f"{self.place(self.index[item])}; nothing was recorded — reload the page")
+                    raise Refused(f"this page is stale: the {self.thing} to label now is not "
+                                  f"{self.named(item) if self.review else self.place(self.index[item])}; "
+                                  "nothing was recorded")
                 if ahead:   # a review's record read ahead: its answer is kept, not recorded
                     kept = review_session.kept_answers(self.folder)
                     if kept.get(item[1], label) != label:
