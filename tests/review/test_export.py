@@ -40,7 +40,8 @@ def test_the_export_lists_the_records_read_in_reading_order_then_the_unread(reco
     counts = session.export(folder, out)
     rows = _rows(out)
     steps = [json.loads(x) for x in (folder / "review.jsonl").read_text().splitlines()]
-    assert tuple(rows[0]) == session.EXPORT_COLUMNS and len(rows) == len(records) == counts["records"]
+    assert tuple(rows[0]) == (*session.EXPORT_COLUMNS, "text")
+    assert len(rows) == len(records) == counts["records"]
     assert [(r["record_id"], int(r["label"]), int(r["step"]), r["move"]) for r in rows[:len(steps)]] == \
         [(s["doc_id"], s["label"], s["step"], s["move"]) for s in steps]
     assert [r["prior_knowledge"] for r in rows[:len(steps)]].count("yes") == 1
@@ -52,7 +53,7 @@ def test_the_export_lists_the_records_read_in_reading_order_then_the_unread(reco
     assert rows[5]["text"] == records.texts[records.ids.index(rows[5]["record_id"])]
     info = session.status(folder)
     assert counts == {"records": len(records), "read": info["read"], "relevant": info["found"],
-                      "kept_relevant": 0}
+                      "kept_relevant": 0, "columns_of": "", "no_columns": ""}
 
     # only the relevant ones, as TSV; an earlier export is replaced, any other file is refused
     tsv = tmp_path / "included.tsv"
@@ -64,6 +65,59 @@ def test_the_export_lists_the_records_read_in_reading_order_then_the_unread(reco
     with pytest.raises(FileExistsError, match="records.csv exists and is not an export of a review"):
         session.export(folder, mine)
     assert mine.read_text() == "record_id,title\n1,mine\n"
+
+
+def _file(path: Path, records: Records, known: int) -> Path:
+    """The records as a reviewer's CSV: its own columns besides title and abstract, a ``Label``
+    (case apart, the review's name) holding the prior knowledge (record number ``known``), and a
+    field with a comma."""
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["pubmedID", "title", "abstract", "authors", "Label", "record_id"])
+        for i, rid in enumerate(records.ids):
+            w.writerow([f"pm{i}", records.titles[i], records.abstracts[i], f"Doe, J.; Roe, {i}",
+                        "1" if i == known else "", rid])
+    return path
+
+
+def test_the_export_carries_the_columns_of_the_records_file(records: Records, tmp_path: Path) -> None:
+    """A review started from a CSV exports that file's columns after its own, as the file holds
+    them; once the file changed (or for records from no table) it gives the screened text."""
+    assert records.labels is not None
+    truth = dict(zip(records.ids, records.labels.tolist(), strict=True))
+    known = int(records.labels.argmax())   # a relevant record: the prior knowledge
+    source = _file(tmp_path / "mine.csv", records, known)
+    folder, out = tmp_path / "R", tmp_path / "export.csv"
+    runner = CliRunner()
+    started = runner.invoke(app, ["review", "start", str(source), "--folder", str(folder), "--seed",
+                                  "4", "--target-recall", "0.8", "--policy", POLICY])
+    assert started.exit_code == 0, started.output
+    session.label(folder, known=truth, limit=12)
+    result = runner.invoke(app, ["review", "export", "--folder", str(folder), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip().endswith(f"with the columns of {source.resolve()}")
+    with open(out, newline="", encoding="utf-8") as f:
+        header, *rows = list(csv.reader(f))
+    assert header == [*session.EXPORT_COLUMNS, "pubmedID", "title", "abstract", "authors", "file_Label"]
+    with open(source, newline="", encoding="utf-8") as f:
+        given = {r["record_id"]: r for r in csv.DictReader(f)}
+    for row in rows:
+        mine = dict(zip(header, row, strict=True))
+        own = given[mine["record_id"]]
+        assert [mine["pubmedID"], mine["title"], mine["abstract"], mine["authors"], mine["file_Label"]] == \
+            [own["pubmedID"], own["title"], own["abstract"], own["authors"], own["Label"]]
+    assert rows[0][0] == records.ids[known] and rows[0][4] == "yes"   # the prior knowledge, read first
+    assert len(rows) == len(records)
+
+    source.write_text(source.read_text().replace("pm0,", "pm-edited,"))   # changed since start
+    result = runner.invoke(app, ["review", "export", "--folder", str(folder), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert f"note: {source.resolve()} changed since the review started, so the export gives the title " \
+        "and abstract the review screened (column text)" in result.stdout
+    header = out.read_text().splitlines()[0].split(",")
+    assert header == [*session.EXPORT_COLUMNS, "text"]
+    source.unlink()
+    assert session.export(folder, out)["no_columns"] == f"{source.resolve()} is gone"
 
 
 def test_the_command_says_what_it_wrote(records: Records, tmp_path: Path) -> None:

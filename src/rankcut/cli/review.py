@@ -371,8 +371,8 @@ def next_(
 def export(
     folder: Path = FOLDER,
     out: Path = typer.Option(..., "--out", help="The CSV to write (TSV for .tsv): record_id, label, step, "
-                             "move, prior_knowledge, text; the records read in reading order, then the "
-                             "unread ones."),
+                             "move, prior_knowledge, then the records file's own columns (text for RIS "
+                             "or TREC records); the records read in reading order, then the unread ones."),
     relevant: bool = typer.Option(False, "--relevant", help="Only the records labelled relevant."),
 ) -> None:
     """Write the review's records with their labels (the records found relevant: --relevant)."""
@@ -381,8 +381,12 @@ def export(
     counts = session.export(folder, out, relevant_only=relevant)
     what = "relevant records" if relevant else "records"
     kept = f", {counts['kept_relevant']} more answered relevant but kept" if counts["kept_relevant"] else ""
+    columns = f", with the columns of {counts['columns_of']}" if counts["columns_of"] else ""
     typer.echo(f"wrote {counts['records']} {what} to {out} ({counts['read']} read, {counts['relevant']} "
-               f"relevant{kept})")
+               f"relevant{kept}){columns}")
+    if counts["no_columns"]:
+        typer.echo(f"note: {counts['no_columns']}, so the export gives the title and abstract the review "
+                   "screened (column text), not the file's columns")
     if counts["kept_relevant"]:
         typer.echo(f"note: {_kept_relevant(counts['kept_relevant'])}; the export lists them with move 'kept'")
 

@@ -166,6 +166,7 @@ class Table:
     :param labels: the label column's stripped values (empty without a label column).
     :param lines: the line each record starts on.
     :param columns: the header's column names, stripped.
+    :param rows: each record's fields as the file holds them (unstripped), one per column.
     """
 
     where: str
@@ -176,6 +177,7 @@ class Table:
     labels: tuple[str, ...]
     lines: tuple[int, ...]
     columns: tuple[str, ...] = ()
+    rows: tuple[tuple[str, ...], ...] = ()
 
     def other_label_columns(self) -> list[str]:
         """The columns besides :attr:`label_column` whose names read like labels (one of
@@ -218,6 +220,7 @@ def read_table(source: Source, *, label: str | None, name: str | None = None,
     abstracts: list[str] = []
     labels: list[str] = []
     lines: list[int] = []
+    rows: list[tuple[str, ...]] = []
     seen: dict[str, int] = {}
     with open_text(source, name, newline="") as (where, f):
         reader = csv.reader(f, delimiter=delimiter)
@@ -269,10 +272,12 @@ def read_table(source: Source, *, label: str | None, name: str | None = None,
             if l_col is not None:
                 labels.append(row[l_col].strip())
             lines.append(line)
+            rows.append(tuple(row))
     if not ids:
         raise ValueError(f"{where}: no record after the header")
     return Table(where, tuple(ids), tuple(titles), tuple(abstracts),
-                 columns[l_col] if l_col is not None else None, tuple(labels), tuple(lines), tuple(columns))
+                 columns[l_col] if l_col is not None else None, tuple(labels), tuple(lines), tuple(columns),
+                 tuple(rows))
 
 
 def load_screening(source: Source, *, label: str = "label_included", name: str | None = None

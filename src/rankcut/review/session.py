@@ -71,7 +71,7 @@ from rankcut.audit.manifest import (
 from rankcut.audit.options import check_count, spelled
 from rankcut.audit.pools import Item
 from rankcut.data.io import open_text
-from rankcut.data.screening import LABEL_COLUMNS, delimiter_for
+from rankcut.data.screening import LABEL_COLUMNS, Table, delimiter_for, read_table
 from rankcut.review.cal import CALConfig, CALScreener
 from rankcut.review.records import _FORMS, _VALUES, Records, check_record_id
 
@@ -780,11 +780,44 @@ def _table_rows(path: Path) -> list[list[str]]:
         return []
 
 
-EXPORT_COLUMNS = ("record_id", "label", "step", "move", "prior_knowledge", "text")
+#: an export's first columns, the review's (the file's own, or ``text``, follow them)
+EXPORT_COLUMNS = ("record_id", "label", "step", "move", "prior_knowledge")
+_TABLES = (".csv", ".tsv", ".tab")
+
+
+def _source_table(manifest: Manifest) -> tuple[Table | None, str]:
+    """The table (CSV/TSV) the review's records were read from, if it is one and unchanged at its
+    path, else ``None``; and the file's path, or why its columns are not exported (``""``: the
+    records came from no table)."""
+    sources = manifest["screener"]["config"]["sources"]
+    if len(sources) != 1 or Path(sources[0]["path"].removesuffix(".gz")).suffix.lower() not in _TABLES:
+        return None, ""
+    src = sources[0]
+    path = Path(src["path"])
+    if not path.is_file():
+        return None, f"{path} is gone"
+    if _changed(src) is not None:
+        return None, f"{path} changed since the review started"
+    return read_table(path, label=None), str(path)
+
+
+def _export_header(columns: Sequence[str]) -> tuple[str, ...]:
+    """:data:`EXPORT_COLUMNS` and a table's columns after them, but its ``record_id`` (the
+    review's); a column named as one of the review's is written ``file_<name>``."""
+    taken = {c.lower() for c in EXPORT_COLUMNS}
+    header = list(EXPORT_COLUMNS)
+    for name in columns:
+        if name.lower() == "record_id":
+            continue
+        while name.lower() in taken:
+            name = f"file_{name}"
+        taken.add(name.lower())
+        header.append(name)
+    return tuple(header)
 
 
 def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, relevant_only: bool = False
-           ) -> dict[str, int]:
+           ) -> dict[str, Any]:
     """Write the review's records with their labels to ``path`` (CSV; TSV for ``.tsv``/``.tab``):
     :data:`EXPORT_COLUMNS`, the records read first, in reading order (``step``, ``move`` ``screen``
     or ``audit``, ``prior_knowledge`` ``yes`` for a record labelled before the session), then the
@@ -794,15 +827,24 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
     records labelled relevant, kept ones included. The labels are the review's as
     replayed from its label store (an edited store is refused). Written whole or not at all.
 
-    :returns: ``{"records", "read", "relevant", "kept_relevant"}``: the rows written, the review's
-        counts (relevant: recorded), and the kept answers that say relevant.
+    After those columns come the record's own: every column of the CSV/TSV the review was started
+    from (its ``record_id`` but once; one named as a column before it gets ``file_`` in front),
+    with the values as the file holds them, so an export carries the PubMed ids, authors and DOIs
+    a review goes on with. The file must be unchanged at its path (its sha256 was frozen at
+    start); otherwise, and for records from a RIS file, a TREC run or Python, the last column is
+    ``text``: the title and abstract the review screened.
+
+    :returns: ``{"records", "read", "relevant", "kept_relevant", "columns_of", "no_columns"}``: the
+        rows written, the review's counts (relevant: recorded), the kept answers that say
+        relevant, the table whose columns were written (``""``: none), and why a table's were
+        not (``""``).
     :raises FileExistsError: when ``path`` exists and is not such an export (nothing is replaced
         but an earlier export).
     :raises ValueError: when a frozen input changed, or the label store was edited.
     """
     out, target = Path(folder), Path(path)
     manifest = load_review(out)
-    if target.exists() and tuple(next(iter(_table_rows(target)), [])) != EXPORT_COLUMNS:
+    if target.exists() and tuple(next(iter(_table_rows(target)), [])[:len(EXPORT_COLUMNS)]) != EXPORT_COLUMNS:
         raise FileExistsError(f"{target} exists and is not an export of a review: name a new file")
     texts = _texts(check_inputs(manifest)["texts"]["path"])
     review = replayed(FrozenAudit(manifest), read_rows(out / SAMPLE_ITEMS))
@@ -817,9 +859,16 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
     relevant = sum(r[1] == 1 and r[3] != "kept" for r in rows)
     if relevant_only:
         rows = [r for r in rows if r[1] == 1]
-    _write_table(target, EXPORT_COLUMNS, ([*r, texts.get((qid, r[0]), "")] for r in rows))
+    table, source = _source_table(manifest)
+    if table is None:
+        _write_table(target, (*EXPORT_COLUMNS, "text"), ([*r, texts.get((qid, r[0]), "")] for r in rows))
+    else:
+        own = [i for i, c in enumerate(table.columns) if c.lower() != "record_id"]
+        fields = {rid: [row[i] for i in own] for rid, row in zip(table.record_ids, table.rows, strict=True)}
+        _write_table(target, _export_header(table.columns), ([*r, *fields[r[0]]] for r in rows))
     return {"records": len(rows), "read": len(read), "relevant": relevant,
-            "kept_relevant": sum(y for y in kept.values())}
+            "kept_relevant": sum(y for y in kept.values()),
+            "columns_of": "" if table is None else source, "no_columns": source if table is None else ""}
 
 
 def correct(folder: str | os.PathLike[str], into: str | os.PathLike[str], relabel: Mapping[str, int]
