@@ -7,7 +7,9 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -104,3 +106,25 @@ def test_a_command_that_fails_to_load_is_not_reported_as_missing(monkeypatch: py
     monkeypatch.setattr(main, "_load", broken)
     with pytest.raises(RuntimeError, match="loading the 'cut' command failed: KeyError 'ordering'"):
         main._Commands()["cut"]
+
+
+def test_every_command_summary_is_one_line_of_its_docstring() -> None:
+    """The help keeps a docstring's line breaks, so a first paragraph on two source lines breaks
+    the command list mid-sentence (``rankcut review --help``): each is one line."""
+    import typer.main
+
+    root = typer.main.get_command(app)
+    ctx = root.context_class(root)   # typer's own click, whichever it vendors
+
+    def summaries(group: Any, path: str) -> Iterator[tuple[str, str]]:
+        for name in group.list_commands(ctx):
+            command = group.get_command(ctx, name)
+            assert command is not None
+            if hasattr(command, "list_commands"):
+                yield from summaries(command, f"{path} {name}")
+            else:
+                yield f"{path} {name}", (command.help or "").strip().split("\n\n")[0]
+
+    found = dict(summaries(root, "rankcut"))
+    assert {"rankcut review next", "rankcut certify audits", "rankcut demo"} <= found.keys()
+    assert [cmd for cmd, summary in found.items() if "\n" in summary or not summary] == []

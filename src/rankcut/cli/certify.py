@@ -142,8 +142,9 @@ def excluded_pool(
     ),
     as_json: bool = JSON,
 ) -> None:
-    """Missed relevant items in the excluded pool: i.i.d. draws (Theorem 7), or draws without
-    replacement from a finite pool with --finite (Theorem 8)."""
+    """Missed relevant items in the excluded pool: i.i.d. draws (Theorem 7), or --finite (Theorem 8).
+
+    With --finite the draws are without replacement from a finite pool of --pool-size items."""
     from rankcut.certify import excluded
 
     check_delta(delta, "--delta")
@@ -725,10 +726,11 @@ def audits(
     shards: _shards.Shards = None,
     ray: _shards.Ray = None,
 ) -> None:
-    """Certify many audits in one batch, each as 'rankcut audit certify --audit AUDIT' does (its
-    certificate.json written in its folder); with --ray the audits are certified in parallel, in
-    --shards groups. The output is the same, in the order given. An audit refused is reported and
-    the others are certified; the exit status is then 2."""
+    """Certify many audits in one batch, each as 'rankcut audit certify --audit AUDIT' does.
+
+    Each certificate.json is written in its audit's folder; with --ray the audits are certified in
+    parallel, in --shards groups. The output is the same, in the order given. An audit refused is
+    reported and the others are certified; the exit status is then 2."""
     import json
     import warnings
 

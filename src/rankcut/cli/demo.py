@@ -69,8 +69,9 @@ def demo(
     seed: int = typer.Option(0, "--seed", help="Seed of the synthetic lists, of AttnCut and of the audit "
                              "sample."),
 ) -> None:
-    """Run the audit paper's §8 example, then cut synthetic ranked lists (classical cutters and
-    AttnCut) and audit the cut, offline."""
+    """Run the audit paper's §8 example, then cut synthetic ranked lists and audit the cut, offline.
+
+    The cutters are the classical ones and AttnCut."""
     # check the options before printing anything: a bad one gives one line and status 2
     if seed < 0:
         fail(f"--seed must be >= 0, got {seed}")

@@ -345,8 +345,7 @@ def next_(
                                     "--from has taken its labels."),
     as_json: bool = JSON,
 ) -> None:
-    """The record to read now (or the next --batch N): a screening or an audit record, its position,
-    and why."""
+    """The record to read now (or the next --batch N): screening or audit, where it stands, and why."""
     from rankcut.review import session
 
     info = session.status(folder, ahead=batch)
@@ -364,90 +363,6 @@ def next_(
              _batch_lines(folder, info["next_records"], out))
     for line in lines:
         typer.echo(line)
-
-
-@app.command("export")
-@_fail_cleanly
-def export(
-    folder: Path = FOLDER,
-    out: Path = typer.Option(..., "--out", help="The CSV to write (TSV for .tsv): record_id, label, step, "
-                             "move, prior_knowledge, then the records file's own columns (text for RIS "
-                             "or TREC records); the records read in reading order, then the unread ones."),
-    relevant: bool = typer.Option(False, "--relevant", help="Only the records labelled relevant."),
-) -> None:
-    """Write the review's records with their labels (the records found relevant: --relevant)."""
-    from rankcut.review import session
-
-    counts = session.export(folder, out, relevant_only=relevant)
-    what = "relevant records" if relevant else "records"
-    kept = f", {counts['kept_relevant']} more answered relevant but kept" if counts["kept_relevant"] else ""
-    columns = f", with the columns of {counts['columns_of']}" if counts["columns_of"] else ""
-    typer.echo(f"wrote {counts['records']} {what} to {out} ({counts['read']} read, {counts['relevant']} "
-               f"relevant{kept}){columns}")
-    if counts["no_columns"]:
-        typer.echo(f"note: {counts['no_columns']}, so the export gives the title and abstract the review "
-                   "screened (column text), not the file's columns")
-    if counts["kept_relevant"]:
-        typer.echo(f"note: {_kept_relevant(counts['kept_relevant'])}; the export lists them with move 'kept'")
-
-
-def _relabel(given: list[str]) -> dict[str, int]:
-    from rankcut.review.records import _FORMS, _VALUES
-
-    out: dict[str, int] = {}
-    for text in given:
-        rid, sep, value = (part.strip() for part in text.partition("="))
-        y = _VALUES.get(value.lower())
-        if not sep or not rid or y is None:
-            raise ValueError(f"--relabel {text!r}: give RECORD=LABEL, the label "
-                             f"{_FORMS.removesuffix(' or empty')}")
-        if out.get(rid, y) != y:
-            raise ValueError(f"--relabel names record {rid!r} twice, with two labels")
-        out[rid] = y
-    return out
-
-
-@app.command("correct")
-@_fail_cleanly
-def correct(
-    folder: Path = FOLDER,
-    into: Path = typer.Option(..., "--into", help="The new folder of the corrected review."),
-    relabel: list[str] = typer.Option(..., "--relabel", help="RECORD=LABEL: a record's right label "
-                                      "(repeat for more)."),
-) -> None:
-    """Start the review as it would have been with the right labels: the same records, seed and audit
-    order, the old answers given again (a recorded step is never changed)."""
-    from rankcut.review import session
-
-    done = session.correct(folder, into, _relabel(relabel))
-    manifest = done["manifest"]
-    old = manifest["screener"]["config"]["corrects"]["review"][:12]
-    changed = ", ".join(f"record {rid} labelled {now} (was {was})"
-                        for rid, (was, now) in done["corrected"].items())
-    typer.echo(f"started review {manifest.audit_id[:12]} in {into}: review {old} with {changed}; the same "
-               f"records, seed {manifest['seed']} (so the same audit order), target, policy and ranker")
-    kept = f"; {done['kept']} kept for when it asks ({session.PENDING_FILE})" if done["kept"] else ""
-    typer.echo(f"recorded {done['recorded']} of its {done['answers']} answers as the corrected review asked "
-               f"for their records{kept}")
-    for line in _next_lines(into, session.status(into)):
-        typer.echo(line)
-
-
-def _label_hint(folder: Path, out: Path | None) -> str:
-    given = shlex.quote(str(out)) if out is not None else "labels.csv   # record_id,label; or --interactive"
-    return f"next: rankcut review label --folder {shlex.quote(str(folder))} --from {given}"
-
-
-def _batch_lines(folder: Path, batch: list[dict[str, Any]], out: Path | None) -> list[str]:
-    lines = [f"the next {len(batch)} records to read, if none of them is relevant (after a relevant one the "
-             "review may ask for others: label --from records the answers as far as the review asks for "
-             "them, and keeps the rest for when it does):"]
-    for i, rec in enumerate(batch, 1):
-        title = rec["text"].split("\n", 1)[0]
-        lines.append(f"{i:>4}. record {rec['record_id']}: {rec['move']}, {_where(rec)} — "
-                     f"{title[:100] + ('…' if len(title) > 100 else '')}")
-    lines.append(_label_hint(folder, out))
-    return lines
 
 
 @app.command("label")
@@ -576,6 +491,89 @@ def report(
     for note in content.get("notes", [])[:1]:
         typer.echo(note)
     typer.echo(f"wrote {files.report} and {files.certificate}" + (f" and {files.plot}" if files.plot else ""))
+
+
+@app.command("export")
+@_fail_cleanly
+def export(
+    folder: Path = FOLDER,
+    out: Path = typer.Option(..., "--out", help="The CSV to write (TSV for .tsv): record_id, label, step, "
+                             "move, prior_knowledge, then the records file's own columns (text for RIS "
+                             "or TREC records); the records read in reading order, then the unread ones."),
+    relevant: bool = typer.Option(False, "--relevant", help="Only the records labelled relevant."),
+) -> None:
+    """Write the review's records with their labels (the records found relevant: --relevant)."""
+    from rankcut.review import session
+
+    counts = session.export(folder, out, relevant_only=relevant)
+    what = "relevant records" if relevant else "records"
+    kept = f", {counts['kept_relevant']} more answered relevant but kept" if counts["kept_relevant"] else ""
+    columns = f", with the columns of {counts['columns_of']}" if counts["columns_of"] else ""
+    typer.echo(f"wrote {counts['records']} {what} to {out} ({counts['read']} read, {counts['relevant']} "
+               f"relevant{kept}){columns}")
+    if counts["no_columns"]:
+        typer.echo(f"note: {counts['no_columns']}, so the export gives the title and abstract the review "
+                   "screened (column text), not the file's columns")
+    if counts["kept_relevant"]:
+        typer.echo(f"note: {_kept_relevant(counts['kept_relevant'])}; the export lists them with move 'kept'")
+
+
+def _relabel(given: list[str]) -> dict[str, int]:
+    from rankcut.review.records import _FORMS, _VALUES
+
+    out: dict[str, int] = {}
+    for text in given:
+        rid, sep, value = (part.strip() for part in text.partition("="))
+        y = _VALUES.get(value.lower())
+        if not sep or not rid or y is None:
+            raise ValueError(f"--relabel {text!r}: give RECORD=LABEL, the label "
+                             f"{_FORMS.removesuffix(' or empty')}")
+        if out.get(rid, y) != y:
+            raise ValueError(f"--relabel names record {rid!r} twice, with two labels")
+        out[rid] = y
+    return out
+
+
+@app.command("correct")
+@_fail_cleanly
+def correct(
+    folder: Path = FOLDER,
+    into: Path = typer.Option(..., "--into", help="The new folder of the corrected review."),
+    relabel: list[str] = typer.Option(..., "--relabel", help="RECORD=LABEL: a record's right label "
+                                      "(repeat for more)."),
+) -> None:
+    """Start the review again, labels mended: same records, seed and audit order; old answers given again."""
+    from rankcut.review import session
+
+    done = session.correct(folder, into, _relabel(relabel))
+    manifest = done["manifest"]
+    old = manifest["screener"]["config"]["corrects"]["review"][:12]
+    changed = ", ".join(f"record {rid} labelled {now} (was {was})"
+                        for rid, (was, now) in done["corrected"].items())
+    typer.echo(f"started review {manifest.audit_id[:12]} in {into}: review {old} with {changed}; the same "
+               f"records, seed {manifest['seed']} (so the same audit order), target, policy and ranker")
+    kept = f"; {done['kept']} kept for when it asks ({session.PENDING_FILE})" if done["kept"] else ""
+    typer.echo(f"recorded {done['recorded']} of its {done['answers']} answers as the corrected review asked "
+               f"for their records{kept}")
+    for line in _next_lines(into, session.status(into)):
+        typer.echo(line)
+
+
+def _label_hint(folder: Path, out: Path | None) -> str:
+    given = shlex.quote(str(out)) if out is not None else "labels.csv   # record_id,label; or --interactive"
+    return f"next: rankcut review label --folder {shlex.quote(str(folder))} --from {given}"
+
+
+def _batch_lines(folder: Path, batch: list[dict[str, Any]], out: Path | None) -> list[str]:
+    lines = [f"the next {len(batch)} records to read, if none of them is relevant (after a relevant one the "
+             "review may ask for others: label --from records the answers as far as the review asks for "
+             "them, and keeps the rest for when it does):"]
+    for i, rec in enumerate(batch, 1):
+        title = rec["text"].split("\n", 1)[0]
+        lines.append(f"{i:>4}. record {rec['record_id']}: {rec['move']}, {_where(rec)} — "
+                     f"{title[:100] + ('…' if len(title) > 100 else '')}")
+    lines.append(_label_hint(folder, out))
+    return lines
 
 
 @app.command("simulate")
