@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from review_testdata import toy_records
@@ -9,7 +11,8 @@ from review_testdata import toy_records
 from rankcut.certify.interleaved import SCREEN, InterleavedRule, interleaved_recall_certificate
 from rankcut.certify.policies import ProjectedCostPolicy, ReviewState
 from rankcut.certify.simulate import play
-from rankcut.review.cal import CALConfig, CALScreener
+from rankcut.review.cal import CALConfig, CALScreener, tfidf_features
+from rankcut.review.records import load_records
 
 
 def _screen_all(screener: CALScreener, labels: np.ndarray, steps: int) -> list[int]:
@@ -132,3 +135,24 @@ def test_an_svm_ranker_also_learns() -> None:
     prior[int(np.flatnonzero(r.labels)[0])] = 1
     order = _screen_all(CALScreener(r.texts, CALConfig(model="svm"), prior=prior), r.labels, 20)
     assert r.labels[order].sum() >= 10                 # of 12; reading at random finds 2
+
+
+SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "screening"
+
+
+@pytest.mark.parametrize("ngrams", [1, 2])
+def test_the_features_are_the_vectorizers_bit_for_bit(ngrams: int) -> None:
+    """One pass over the texts gives ``TfidfVectorizer``'s ``fit`` then ``transform`` values exactly
+    (a review started with those replays the same), the query's too. Real abstracts where they are
+    at hand: their vocabulary and lengths make the norms' order of addition matter."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    texts = (load_records(SHARED / "cohen2006-ADHD.csv", label="label_included").texts if SHARED.is_dir()
+             else toy_records(300, 20).texts)
+    query = ["methylphenidate attention deficit children trial"]
+    matrix, encode = tfidf_features(texts, ngrams)
+    vectorizer = TfidfVectorizer(sublinear_tf=True, ngram_range=(1, ngrams), dtype=np.float64).fit(texts)
+    for mine, theirs in ((matrix, vectorizer.transform(texts)), (encode(query), vectorizer.transform(query))):
+        assert mine.dtype == theirs.dtype == np.float64
+        assert np.array_equal(mine.indptr, theirs.indptr) and np.array_equal(mine.indices, theirs.indices)
+        assert np.array_equal(mine.data, theirs.data)    # exactly, not approximately
