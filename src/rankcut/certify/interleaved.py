@@ -310,12 +310,60 @@ class InterleavedReview:
         """How many more audit reads certify the target if none of them is relevant (0 once
         certified): the review's tail in the best case for the audit, a projection for planning,
         not part of any claim. Each relevant document found, and each screening step, changes it.
-        At most the unread count: with everything read the bound is ``F`` itself."""
-        probe, n = copy.deepcopy(self), 0
-        while not probe.certified:
+        At most the unread count: with everything read the bound is ``F`` itself.
+
+        Found without stepping (which costs ``O(N)`` per step: 7.7 s for a review of 14,717 records
+        at its start). With no audit hit ``F``, the anchor and the prior stay put, and the one-sided
+        predictives telescope (module docstring): after ``n`` more irrelevant audit reads,
+
+            log Λ(h) += log Σ_{r ∈ S(h)} w(r) G_n(r) − log Σ_{r ∈ S(h)} w(r) − log G_n(h),
+
+        with ``w(r) = ρ^{r − A} L(r)`` the weights now, ``S(h)`` the counts below ``h`` in their
+        support, and ``G_n(r) = (W − r)!/(W − r − n)!`` the chance, times ``|U|!/(|U| − n)!``, that
+        ``n`` draws meet no relevant document when ``R = r``. Each step raises every ``Λ(h)`` (the
+        counts below ``h`` make an irrelevant read likelier than ``h`` does) and the hypotheses end
+        at ``W − n``, so "``max C ≤ ⌊F/ρ⌋``" once true stays true, and the least such ``n`` is found
+        by bisection. A count whose evidence comes within ``1e-7`` nats of ``log(1/δ)`` counts as
+        not yet refuted: at an exact tie (``Λ = 1/δ`` in exact arithmetic, as with no relevant
+        document found, where ``Λ(1) = W/(W − n)``) rounding decides the certificate's own step, and
+        the projection then says one read more, which is still true, since a met target stays met.
+        The tests check it against stepping, read by read, equal but at such ties.
+        """
+        if self.certified:
+            return 0
+        if not self.started:   # the first audit read fixes the prior: take it, then project
+            probe = copy.copy(self)
+            probe._log_lik, probe._log_lam = self._log_lik.copy(), self._log_lam.copy()
+            probe.moves, probe.labels = list(self.moves), list(self.labels)
             probe.audit(0)
-            n += 1
-        return n
+            return 1 + probe.audits_to_certify()
+        lo, hi = 1, self.unread   # met after hi reads (everything read); not after lo − 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if self._met_after(mid) else (mid + 1, hi)
+        return lo
+
+    def _met_after(self, n: int) -> bool:
+        """Whether ``max C ≤ ⌊F/ρ⌋`` after ``n`` more irrelevant audit reads (:meth:`audits_to_certify`)."""
+        from scipy.special import gammaln
+
+        f, w, allowed = self.found, self.found + self.unread, self.rule.allowed_total(self.found)
+        if w - n <= allowed:
+            return True
+        hi = min(self._anchor + self._support, w)
+        if hi < f:             # no prior mass left: no read moves Λ (the step leaves it unchanged)
+            return False
+        r = np.arange(f, hi + 1)
+        log_w = (r - self._anchor) * self._log_rho + self._log_lik[f:hi + 1]
+        with np.errstate(divide="ignore"):
+            log_g = np.where(r <= w - n, gammaln(w - r + 1) - gammaln(np.maximum(w - r - n, 0) + 1), -np.inf)
+            num = np.logaddexp.accumulate(log_w + log_g)
+            den = np.logaddexp.accumulate(log_w)
+        h = np.arange(allowed + 1, w - n + 1)       # the hypotheses to refute, all above F
+        below = np.minimum(h - 1, hi) - f           # S(h) ends there
+        log_lam = (self._log_lam[h] + num[below] - den[below]
+                   - (gammaln(w - h + 1) - gammaln(w - h - n + 1)))
+        return bool((log_lam >= self.rule.log_level + 1e-7).all())
 
     def allowed_unfound(self) -> int:
         """Relevant documents that may still be unread for recall ``≥ ρ`` now: ``⌊F/ρ⌋ − F``."""
