@@ -362,7 +362,14 @@ def test_a_changed_answer_names_the_command_that_corrects_it(tmp_path: Path) -> 
     assert _run("review", "label", "--folder", folder, "--from", tmp_path / "a.csv")[0] == 0
     (tmp_path / "a.csv").write_text(f"record_id,label\n{first},1\n")
     code, _, err = _run("review", "label", "--folder", folder, "--from", tmp_path / "a.csv")
-    assert code == 2 and f"(rankcut review correct, relabel {first}=1) — nothing was recorded" in err
+    said = err.strip()
+    assert code == 2 and f"--into NEW_FOLDER --relabel {first}=1 — nothing was recorded" in said
+    command = said.split("with the record relabelled: ", 1)[1].split(" — nothing", 1)[0]
+    words = shlex.split(command.replace("NEW_FOLDER", shlex.quote(str(tmp_path / "R2"))))
+    assert words[:3] == ["rankcut", "review", "correct"]
+    ran = _run(*words[1:])
+    assert ran[0] == 0, ran[2]
+    assert (tmp_path / "R2" / "manifest.json").is_file()   # it runs
 
 
 def test_a_missing_module_outside_the_extra_is_not_called_a_missing_extra(

@@ -200,6 +200,10 @@ def test_a_label_file_error_names_the_line_the_record_starts_on(records: Records
     semicolons = r"it names 'record_id;label;text' — the file looks separated by ';'"
     with pytest.raises(ValueError, match=semicolons):
         session.label(folder, from_file=out)
+    tabs = tmp_path / "b.txt"                          # tab-separated, but not named so
+    tabs.write_text("record_id\tlabel\n1\t0\n")
+    with pytest.raises(ValueError, match=r"looks separated by tabs: name it \*\.tsv"):
+        session.label(folder, from_file=tabs)
     out.write_text("1,0," + "a long abstract " * 40 + "\n")      # no header line
     with pytest.raises(ValueError) as err:
         session.label(folder, from_file=out)

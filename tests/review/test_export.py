@@ -65,6 +65,9 @@ def test_the_export_lists_the_records_read_in_reading_order_then_the_unread(reco
     with pytest.raises(FileExistsError, match="records.csv exists and is not an export of a review"):
         session.export(folder, mine)
     assert mine.read_text() == "record_id,title\n1,mine\n"
+    with pytest.raises(ValueError, match=r"x.xlsx: an export is written as CSV or TSV: name it \*\.csv"):
+        session.export(folder, tmp_path / "x.xlsx")
+    assert not (tmp_path / "x.xlsx").exists()
 
 
 def _file(path: Path, records: Records, known: int) -> Path:

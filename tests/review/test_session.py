@@ -282,7 +282,8 @@ def test_bad_label_files_name_the_file_and_line(records: Records, tmp_path: Path
             f"{tmp_path / 'ok.csv'}, line 3: record {nxt!r} is labelled 1, but the review recorded 0 for it: "
             "a recorded step is never changed")) as refused:
         session.label(folder, from_file=tmp_path / "ok.csv")
-    assert f"made from this one with the record relabelled (correct, relabel {nxt}=1)" in str(refused.value)
+    assert (f"made from this one with the record relabelled: correct --folder {folder} --into NEW_FOLDER "
+            f"--relabel {nxt}=1 — nothing was recorded") in str(refused.value)
     assert not (folder / "pending-labels.csv").exists()    # refused: nothing kept either
 
 

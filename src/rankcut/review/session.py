@@ -37,6 +37,7 @@ import json
 import os
 import re
 import secrets
+import shlex
 import shutil
 import tempfile
 import warnings
@@ -471,7 +472,9 @@ def _separated(header: Sequence[str], delimiter: str) -> str:
     other = next((c for c in (";", "\t", ",") if c != delimiter and c in header[0]), None)
     if other is None:
         return ""
-    name = {";": "';'", "\t": "tabs", ",": "','"}[other]
+    if other == "\t":   # the user's separator is fine: only the name says otherwise
+        return " — the file looks separated by tabs: name it *.tsv (a TSV is read by that name)"
+    name = {";": "';'", ",": "','"}[other]
     return f" — the file looks separated by {name}: save it with ',' (*.csv) or tabs (*.tsv)"
 
 
@@ -558,8 +561,9 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
         raise ValueError(f"{from_file}, line {lines[changed]}: record {changed!r} is labelled "
                          f"{given[changed]}, but the review recorded {held[changed]} for it: a recorded step "
                          "is never changed (the moves after it were chosen from it), so a corrected label "
-                         f"means a new review, made from this one with the record relabelled "
-                         f"({spelled('correct')}, relabel {changed}={given[changed]}) — nothing was recorded")
+                         "means a new review, made from this one with the record relabelled: "
+                         f"{spelled('correct')} --folder {shlex.quote(str(out))} --into NEW_FOLDER --relabel "
+                         f"{shlex.quote(f'{changed}={given[changed]}')} — nothing was recorded")
     kept = kept_answers(out)
     for rid in sorted(set(kept) & set(given), key=_items(out)[1].index):
         if kept[rid] != given[rid]:
@@ -840,9 +844,12 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
         not (``""``).
     :raises FileExistsError: when ``path`` exists and is not such an export (nothing is replaced
         but an earlier export).
-    :raises ValueError: when a frozen input changed, or the label store was edited.
+    :raises ValueError: for a ``path`` not named ``.csv``, ``.tsv`` or ``.tab``, when a frozen
+        input changed, or when the label store was edited.
     """
     out, target = Path(folder), Path(path)
+    if target.suffix.lower() not in _TABLES:   # an .xlsx of CSV text, say, would not open
+        raise ValueError(f"{target}: an export is written as CSV or TSV: name it *.csv or *.tsv")
     manifest = load_review(out)
     if target.exists() and tuple(next(iter(_table_rows(target)), [])[:len(EXPORT_COLUMNS)]) != EXPORT_COLUMNS:
         raise FileExistsError(f"{target} exists and is not an export of a review: name a new file")
