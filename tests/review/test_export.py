@@ -156,6 +156,7 @@ def test_answers_kept_relevant_are_said_and_exported(records: Records, tmp_path:
     runner = CliRunner()
     said = runner.invoke(app, ["review", "status", "--folder", str(folder)]).stdout
     assert "kept: 2 answers for records the review has not asked for, 1 of them relevant" in said
+    assert "5 of 80 records read (+2 answered, kept until the review asks for them), " in said
     out = tmp_path / "rel.csv"
     result = runner.invoke(app, ["review", "export", "--folder", str(folder), "--out", str(out),
                                  "--relevant"])
@@ -170,5 +171,7 @@ def test_answers_kept_relevant_are_said_and_exported(records: Records, tmp_path:
     with pytest.warns(UserWarning, match=r"the known labels replace 1 kept answer that says otherwise"):
         session.label(folder, known={**truth, later[0]: 0, later[1]: 0}, limit=1)
     assert session.kept_answers(folder) == {later[1]: 0}
+    said = runner.invoke(app, ["review", "status", "--folder", str(folder)]).stdout
+    assert "kept: 1 answer for a record the review has not asked for (recorded when it does)" in said
     pending = (folder / "pending-labels.csv").read_text()
     assert later[0] not in pending and later[1] in pending   # the file holds only what is still kept

@@ -153,7 +153,10 @@ def _kept_relevant(n: int) -> str:
 def _status_lines(info: dict[str, Any]) -> list[str]:
     from rankcut.certify.result import format_bound
 
-    prior = f" ({info['prior_read']} of them prior knowledge)" if info["prior_read"] else ""
+    said = [f"{info['prior_read']} of them prior knowledge"] if info["prior_read"] else []
+    if info["kept"]:   # answered, but read by the review only once it asks for them
+        said.append(f"+{info['kept']} answered, kept until the review asks for them")
+    prior = f" ({'; '.join(said)})" if said else ""
     met = "met" if info["recall_bound"] >= info["target"] else "not met yet"
     # the bound is the relevant records found over the most there can be: 0 until one is found (unless
     # the review shows there are none)
@@ -170,10 +173,13 @@ def _status_lines(info: dict[str, Any]) -> list[str]:
                                  for rid, c in fix["relabelled"].items()) + ")")
     if info["kept"]:
         relevant = len(info["kept_relevant"])
-        lines.append(f"kept: {info['kept']} answer{'' if info['kept'] == 1 else 's'} for records the review "
-                     f"has not asked for{f', {relevant} of them relevant' if relevant else ''} "
-                     + ("(it never will: they are not counted)" if info["next_record"] is None else
-                        "(recorded when it does)"))
+        one = info["kept"] == 1
+        which = ("it says relevant" if one else f"{relevant} of them relevant") if relevant else ""
+        lines.append(f"kept: {info['kept']} answer{'' if one else 's'} for "
+                     f"{'a record' if one else 'records'} the review has not asked for"
+                     f"{f', {which}' if which else ''} "
+                     + (f"(it never will: {'it is' if one else 'they are'} not counted)"
+                        if info["next_record"] is None else "(recorded when it does)"))
     if info.get("verdict"):
         lines.append(f"certificate: {info['verdict']}")
     lines.extend(f"warning: {said}" for said in info["changed_sources"])
