@@ -271,6 +271,11 @@ def test_bad_label_files_name_the_file_and_line(records: Records, tmp_path: Path
     bad.write_text("id_of_record,label\n1,1\n")
     with pytest.raises(ValueError, match=r"bad.csv, line 1: the header names no 'record_id' column"):
         session.label(folder, from_file=bad)
+    bad.write_text(f"{records.ids[3]},0\n{records.ids[4]},1\n")   # no header line
+    with pytest.raises(ValueError, match=re.escape(
+            f"bad.csv, line 1: it looks like a record's label, not a header (record {records.ids[3]!r} is "
+            "one of this review's): add a first line naming the columns, record_id,label")):
+        session.label(folder, from_file=bad)
     # a label that contradicts a recorded step names the reviewer's file, not a translation of it
     assert not (folder / "review.jsonl").exists()
     nxt = session.next_record(folder)["record_id"]  # type: ignore[index]

@@ -427,12 +427,17 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str]) -> tuple[di
     lines: dict[str, int] = {}
     with open_text(source, None, newline="") as (where, f):
         reader = csv.reader(f, delimiter=delimiter)
-        header = [c.strip().lower() for c in next(reader, [])]
+        first = [c.strip() for c in next(reader, [])]
+        header = [c.lower() for c in first]
         if not header:
             raise ValueError(f"{where}: the file is empty; expected a header naming record_id and label")
         cols = []
         for names in (_ID_COLUMNS, LABEL_COLUMNS):
             col = next((header.index(n) for n in names if n in header), None)
+            if col is None and any(c in known for c in first):   # a label file without its header line
+                raise ValueError(f"{where}, line 1: it looks like a record's label, not a header (record "
+                                 f"{next(c for c in first if c in known)!r} is one of this review's): add a "
+                                 f"first line naming the columns, {'record_id' + delimiter + 'label'}")
             if col is None:
                 shown = ", ".join(repr(c if len(c) <= 40 else c[:40] + "…") for c in header[:8])
                 raise ValueError(f"{where}, line 1: the header names no {names[0]!r} column (nor "
