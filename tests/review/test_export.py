@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -44,7 +45,10 @@ def test_the_export_lists_the_records_read_in_reading_order_then_the_unread(reco
     assert len(rows) == len(records) == counts["records"]
     assert [(r["record_id"], int(r["label"]), int(r["step"]), r["move"]) for r in rows[:len(steps)]] == \
         [(s["doc_id"], s["label"], s["step"], s["move"]) for s in steps]
-    assert [r["prior_knowledge"] for r in rows[:len(steps)]].count("yes") == 1
+    assert [r["prior_knowledge"] for r in rows].count("yes") == 1
+    assert {r["prior_knowledge"] for r in rows} == {"yes", "no"}
+    short = session.load_review(folder).short_id
+    assert {r["review"] for r in rows} == {short}   # an export names its review
     assert rows[0]["record_id"] == relevant   # the prior knowledge is read first
     unread = rows[len(steps):]
     read = {s["doc_id"] for s in steps}
@@ -65,6 +69,15 @@ def test_the_export_lists_the_records_read_in_reading_order_then_the_unread(reco
     with pytest.raises(FileExistsError, match="records.csv exists and is not an export of a review"):
         session.export(folder, mine)
     assert mine.read_text() == "record_id,title\n1,mine\n"
+    # another review's export is not replaced (a second review of the same records, another seed)
+    other = tmp_path / "R2"
+    session.start(records, other, target_recall=0.8, seed=5, policy=POLICY)
+    before = out.read_text()
+    with pytest.raises(FileExistsError, match=re.escape(
+            f"{out} is an export of review {short}, not of this one ({session.load_review(other).short_id}): "
+            "name a new file (or remove that one)")):
+        session.export(other, out)
+    assert out.read_text() == before
     with pytest.raises(ValueError, match=r"x.xlsx: an export is written as CSV or TSV: name it \*\.csv"):
         session.export(folder, tmp_path / "x.xlsx")
     assert not (tmp_path / "x.xlsx").exists()

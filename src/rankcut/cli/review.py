@@ -504,7 +504,7 @@ def report(
 def export(
     folder: Path = FOLDER,
     out: Path = typer.Option(..., "--out", help="The CSV to write (TSV for .tsv): record_id, label, step, "
-                             "move, prior_knowledge, then the records file's own columns (text for RIS "
+                             "move, prior_knowledge, review, then the records file's own columns (text for RIS "
                              "or TREC records); the records read in reading order, then the unread ones."),
     relevant: bool = typer.Option(False, "--relevant", help="Only the records labelled relevant."),
 ) -> None:

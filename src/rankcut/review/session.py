@@ -790,7 +790,7 @@ def _table_rows(path: Path) -> list[list[str]]:
 
 
 #: an export's first columns, the review's (the file's own, or ``text``, follow them)
-EXPORT_COLUMNS = ("record_id", "label", "step", "move", "prior_knowledge")
+EXPORT_COLUMNS = ("record_id", "label", "step", "move", "prior_knowledge", "review")
 _TABLES = (".csv", ".tsv", ".tab")
 
 
@@ -825,11 +825,24 @@ def _export_header(columns: Sequence[str]) -> tuple[str, ...]:
     return tuple(header)
 
 
+def _check_replaceable(target: Path, review: str) -> None:
+    """Refuse to replace ``target`` unless it is an export of the review ``review`` (short id)."""
+    header, *rows = _table_rows(target) or [[]]
+    if tuple(header[:len(EXPORT_COLUMNS)]) != EXPORT_COLUMNS:
+        raise FileExistsError(f"{target} exists and is not an export of a review: name a new file")
+    other = next((row[len(EXPORT_COLUMNS) - 1] for row in rows if len(row) >= len(EXPORT_COLUMNS)
+                  and row[len(EXPORT_COLUMNS) - 1] != review), None)
+    if other is not None:
+        raise FileExistsError(f"{target} is an export of review {other}, not of this one ({review}): name a "
+                              "new file (or remove that one)")
+
+
 def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, relevant_only: bool = False
            ) -> dict[str, Any]:
     """Write the review's records with their labels to ``path`` (CSV; TSV for ``.tsv``/``.tab``):
     :data:`EXPORT_COLUMNS`, the records read first, in reading order (``step``, ``move`` ``screen``
-    or ``audit``, ``prior_knowledge`` ``yes`` for a record labelled before the session), then the
+    or ``audit``, ``prior_knowledge`` ``yes`` for a record labelled before the session, else ``no``;
+    ``review`` the review's short id on every row, so that an export names its review), then the
     unread ones in the records' order with empty label, step and move — as ASReview exports a
     project — except that a kept answer (:data:`PENDING_FILE`) gives its label and the move
     ``kept``: a reviewer answered it, but no certificate counts it. ``relevant_only``: only the
@@ -847,8 +860,8 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
         rows written, the review's counts (relevant: recorded), the kept answers that say
         relevant, the table whose columns were written (``""``: none), and why a table's were
         not (``""``).
-    :raises FileExistsError: when ``path`` exists and is not such an export (nothing is replaced
-        but an earlier export).
+    :raises FileExistsError: when ``path`` exists and is not such an export of this review
+        (nothing is replaced but an earlier export of the same review).
     :raises ValueError: for a ``path`` not named ``.csv``, ``.tsv`` or ``.tab``, when a frozen
         input changed, or when the label store was edited.
     """
@@ -856,17 +869,18 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
     if target.suffix.lower() not in _TABLES:   # an .xlsx of CSV text, say, would not open
         raise ValueError(f"{target}: an export is written as CSV or TSV: name it *.csv or *.tsv")
     manifest = load_review(out)
-    if target.exists() and tuple(next(iter(_table_rows(target)), [])[:len(EXPORT_COLUMNS)]) != EXPORT_COLUMNS:
-        raise FileExistsError(f"{target} exists and is not an export of a review: name a new file")
+    if target.exists():
+        _check_replaceable(target, manifest.short_id)
     texts = _texts(check_inputs(manifest)["texts"]["path"])
     review = replayed(FrozenAudit(manifest), read_rows(out / SAMPLE_ITEMS))
     qid, ids = _items(out)
     prior = _prior(manifest)
-    rows: list[tuple[str, int | str | None, int | str, str, str]] = [
-        (s.item[1], s.label, s.number, s.move, "yes" if s.item[1] in prior else "") for s in review.steps]
+    known = {rid: "yes" if rid in prior else "no" for rid in ids}
+    rows: list[tuple[str, int | str | None, int | str, str, str, str]] = [
+        (s.item[1], s.label, s.number, s.move, known[s.item[1]], manifest.short_id) for s in review.steps]
     read = {r[0] for r in rows}
     kept = kept_answers(out)   # answered, not recorded: the review has not asked for them (yet)
-    rows += [(rid, kept.get(rid, ""), "", "kept" if rid in kept else "", "")
+    rows += [(rid, kept.get(rid, ""), "", "kept" if rid in kept else "", known[rid], manifest.short_id)
              for rid in ids if rid not in read]
     relevant = sum(r[1] == 1 and r[3] != "kept" for r in rows)
     if relevant_only:
