@@ -68,7 +68,9 @@ def test_full_review_is_the_engine_played_on_the_same_order(topic: Data, tmp_pat
     assert f"| collection | ../run.txt: {len(rows)} documents |" in text   # the path as the manifest has it
     assert "| policy | projected-cost (batch=50, chunk=10, overhead=0.5, window=500) |" in text
     assert "| screener | frontier: the top unread document of the ranking |" in text
-    assert "the review was frozen at" in text
+    frozen = json.loads((audit / "manifest.json").read_text())["frozen_at"]   # its labels are read as it goes
+    assert f"the policy and the target) was frozen at {frozen}, before its first label. Each move was " \
+        "chosen from the labels recorded before it" in text and "labels were first opened" not in text
     assert not any(w in text for w in ("burden N1", "excluded pool N0", "queries = 1", "sampling"))
     # one δ event: no union bound to speak of, and no corpus that was not given
     assert "Confidence at least 0.95 (δ: interleaved review 0.05)." in text and "union bound" not in text

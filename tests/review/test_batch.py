@@ -207,7 +207,8 @@ def test_a_label_file_error_names_the_line_the_record_starts_on(records: Records
     out.write_text("1,0," + "a long abstract " * 40 + "\n")      # no header line
     with pytest.raises(ValueError) as err:
         session.label(folder, from_file=out)
-    assert len(str(err.value)) < 400 and "line 1: it looks like a record's label, not a header" in str(err.value)
+    said = str(err.value)
+    assert len(said) < 400 and "line 1: it looks like a record's label, not a header" in said
     out.write_text("id_of_record,label," + "a long header name " * 40 + "\n")   # a long header: cut short
     with pytest.raises(ValueError) as err:
         session.label(folder, from_file=out)

@@ -81,6 +81,9 @@ def test_start_next_label_status_certify_report(records: Records, tmp_path: Path
     assert files.plot is not None and "met" in files.report.read_text()
     text = files.report.read_text()
     assert text.startswith("# Review report ") and "| ranker | CAL (AutoTAR/BMI): logistic regression" in text
+    frozen = session.load_review(folder)["frozen_at"]   # a review reads its labels as it goes
+    assert f"the policy and the target) was frozen at {frozen}, before its first label. Each move" in text
+    assert "labels were first opened" not in text
     assert "| prior knowledge | none |" in text and "burden N1" not in text
     curve = json.loads(files.certificate.read_text())["curve"]
     assert curve["found"][-1] == info["found"] and len(curve["found"]) == len(curve["bound"])

@@ -284,6 +284,11 @@ def _member_table(content: Mapping[str, Any]) -> tuple[list[str], list[list[str]
 
 
 def _validity(manifest: Mapping[str, Any], content: Mapping[str, Any]) -> list[str]:
+    from rankcut.audit.designs import DESIGNS
+
+    own = DESIGNS[manifest["design"]].validity(manifest, content)
+    if own is not None:
+        return own
     return [
         f"Assumption 1 (design before certification): the {_noun(manifest)} was frozen at "
         f"{manifest['frozen_at']} and "

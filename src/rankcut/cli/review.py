@@ -504,8 +504,9 @@ def report(
 def export(
     folder: Path = FOLDER,
     out: Path = typer.Option(..., "--out", help="The CSV to write (TSV for .tsv): record_id, label, step, "
-                             "move, prior_knowledge, review, then the records file's own columns (text for RIS "
-                             "or TREC records); the records read in reading order, then the unread ones."),
+                             "move, prior_knowledge, review, then the records file's own columns (text for "
+                             "RIS or TREC records); the records read in reading order, then the unread "
+                             "ones."),
     relevant: bool = typer.Option(False, "--relevant", help="Only the records labelled relevant."),
 ) -> None:
     """Write the review's records with their labels (the records found relevant: --relevant)."""

@@ -177,6 +177,7 @@ class Design(Protocol):
                     folder: Path) -> tuple[dict[str, Any], dict[str, Any]]: ...
     def spent_text(self, counts: Mapping[str, Any], manifest: Mapping[str, Any]) -> str | None: ...
     def frozen_facts(self, manifest: Mapping[str, Any]) -> list[tuple[str, str]] | None: ...
+    def validity(self, manifest: Mapping[str, Any], content: Mapping[str, Any]) -> list[str] | None: ...
     def status(self, folder: Path, out: dict[str, Any], steps: dict[str, bool]) -> None: ...
 
 
@@ -591,6 +592,12 @@ class FixedSampleDesign:
     def frozen_facts(self, manifest: Mapping[str, Any]) -> list[tuple[str, str]] | None:
         """The report's "What was frozen" rows, where the design says them otherwise than the
         report's own (pools, burden, sampling); None: the report's."""
+        return None
+
+    def validity(self, manifest: Mapping[str, Any], content: Mapping[str, Any]) -> list[str] | None:
+        """The report's "Validity" lines, where the design's assumptions are other than the
+        report's own (Assumption 1, design before the labels are opened, and Assumption 2); None:
+        the report's."""
         return None
 
     def status(self, folder: Path, out: dict[str, Any], steps: dict[str, bool]) -> None:

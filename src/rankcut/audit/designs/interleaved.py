@@ -832,6 +832,22 @@ class Interleaved(FixedSampleDesign):
                 ("prior", f"{manifest['prior_scale']:g} × {BASIS_WORDS[manifest['prior_basis']]} (fixed "
                           "at the first audit step)")]
 
+    def validity(self, manifest: Mapping[str, Any], content: Mapping[str, Any]) -> list[str] | None:
+        """A review reads its labels as it goes (every move may depend on them), so its assumption is
+        not the fixed-sample audits' "design before the labels are opened" but that the moves are
+        predictable: each chosen from the labels recorded before it (the theorem's condition)."""
+        return [
+            f"Design before the labels: the review (what it reads, the audit order its seed "
+            f"{manifest['seed']} draws, how it screens, the policy and the target) was frozen at "
+            f"{manifest['frozen_at']}, before its first label. Each move was chosen from the labels "
+            "recorded before it, and the certificate recomputes every move from the folder (refused if "
+            "anything frozen changed); the guarantee holds however the moves were chosen, so a ranker or "
+            f"policy that learns from the labels does not weaken it. It was first certified at "
+            f"{content['opened_at']}.",
+            "Noiseless labels: the bound holds if every recorded label is the true relevance (a wrong "
+            "label means a new review, started again with the label corrected and the same seed).",
+        ]
+
     def status(self, folder: Path, out: dict[str, Any], steps: dict[str, bool]) -> None:
         """The steps read, the next one and why, and the audit reads that would meet the target if
         none of them is relevant (a projection); labelled once certified (or everything read);
