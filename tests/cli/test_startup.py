@@ -128,3 +128,16 @@ def test_every_command_summary_is_one_line_of_its_docstring() -> None:
     found = dict(summaries(root, "rankcut"))
     assert {"rankcut review next", "rankcut certify audits", "rankcut demo"} <= found.keys()
     assert [cmd for cmd, summary in found.items() if "\n" in summary or not summary] == []
+
+
+def test_no_flag_is_shown_as_taking_a_value() -> None:
+    """A flag (``--interactive``, ``--json``) takes no value; a help that shows it as ``--json
+    <bool>`` (typer 0.29's rendering, hence ``typer!=0.29.*``) has users type ``--json true``,
+    which is refused."""
+    from typer.testing import CliRunner
+
+    for words in (["review", "label"], ["review", "export"], ["audit", "label"], ["demo"]):
+        result = CliRunner().invoke(app, [*words, "--help"], env={"COLUMNS": "120"})
+        assert result.exit_code == 0, result.output
+        assert "--help " in result.output
+        assert "<bool>" not in result.output, " ".join(words)
