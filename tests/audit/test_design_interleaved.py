@@ -364,7 +364,8 @@ def test_the_screener_is_frozen_by_name_and_plugs_in_there(topic: Data, tmp_path
     assert manifest["policy"] == {"name": "screen-then-audit", "config": {"depth": 3}}
     # a screener that reads the ranking from the bottom, registered under the frozen name
     monkeypatch.setitem(interleaved.SCREENERS, "frontier",
-                        lambda audit, items: lambda state: int(np.flatnonzero(state.rank_labels < 0)[-1]))
+                        lambda audit, items, cached: lambda state: int(
+                            np.flatnonzero(state.rank_labels < 0)[-1]))
     wf.label(audit, qrels=topic.qrels, limit=3)
     assert [s["rank"] for s in _steps(audit)] == [240, 239, 238]
 

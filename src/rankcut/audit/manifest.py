@@ -62,6 +62,7 @@ __all__ = [
     "sha256_file",
     "write_json_atomic",
     "write_manifest",
+    "write_bytes_atomic",
     "write_exclusive",
     "write_text_atomic",
 ]
@@ -229,8 +230,13 @@ def write_exclusive(path: str | os.PathLike[str], data: bytes, taken: str) -> No
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` atomically: readers see the old file or the new one."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: readers see the old file or the new one."""
     out = Path(path)
-    tmp = _write_temp(out.parent, out.name, text.encode("utf-8"))
+    tmp = _write_temp(out.parent, out.name, data)
     try:
         os.replace(tmp, out)
     except BaseException:

@@ -24,6 +24,14 @@ the records in the ranking's order when they come from a run (:attr:`Records.ran
 <rankcut.review.records.Records.ranked>`), else in a seeded random order — the same
 random-reading start ASReview uses without prior knowledge.
 
+Two things a replay recomputes may be handed in, computed before: the features
+(:func:`tfidf_features`, the texts tokenised once), and the fits' batches (``fits``: a mapping from
+a fit's inputs, hashed, to the batch it chose). A batch is taken from ``fits`` only under the hash
+of everything that decides it (the features' values, the configuration, the library versions, the
+documents read and their labels, the presumed-irrelevant draws, the batch size), so a mapping of
+another review's or another version's fits is never used; the draws are made either way, so the
+screener's state is the same as after the fit.
+
 Everything random (the presumed-irrelevant draws and the random start) comes from
 ``numpy.random.default_rng(config.seed)`` drawn afresh for each review, and the fits are
 deterministic, so the screen order is a function of the labels read and the seed. The screener
@@ -36,9 +44,11 @@ scikit-learn is imported here only (the ``review`` extra).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import math
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +58,7 @@ from numpy.typing import NDArray
 if TYPE_CHECKING:  # rankcut.certify.policies loads scipy
     from rankcut.certify.policies import ReviewState
 
-__all__ = ["CALConfig", "CALScreener"]
+__all__ = ["CALConfig", "CALScreener", "library_versions", "query_features", "tfidf_features"]
 
 MODELS = ("logistic", "svm")
 
@@ -124,6 +134,41 @@ def tfidf_features(texts: Sequence[str], ngrams: int = 1) -> tuple[Any, Callable
     return weights.transform(x).tocsr(), lambda more: weights.transform(counts.transform(more))
 
 
+def query_features(texts: Sequence[str], config: CALConfig) -> tuple[Any, Any]:
+    """The features of ``texts`` (:func:`tfidf_features`) and the seed query's row (``None``
+    without one): what :class:`CALScreener` takes as ``features``."""
+    matrix, encode = tfidf_features(texts, config.ngrams)
+    return matrix, None if config.query is None else encode([config.query])
+
+
+def library_versions() -> str:
+    """The versions of the libraries a fit's result depends on (part of every cache key)."""
+    import scipy
+    import sklearn
+
+    return f"numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn {sklearn.__version__}"
+
+
+def _fit_salt(matrix: Any, query: Any, config: CALConfig, ranked: bool) -> str:
+    """The part of a fit's key that one review's fits share: the features' values, the
+    configuration, the start's order (``ranked``: a one-class fit ranks by it) and the library
+    versions."""
+    h = hashlib.sha256(json.dumps([config.to_json(), ranked], sort_keys=True).encode())
+    h.update(library_versions().encode())
+    for m in (matrix, query) if query is not None else (matrix,):
+        h.update(np.array(m.shape, dtype=np.int64).tobytes())
+        for part in (m.indptr, m.indices, m.data):
+            h.update(np.ascontiguousarray(part).tobytes())
+    return h.hexdigest()
+
+
+def _unread_batch(batch: Sequence[int], labels: NDArray[np.int64], size: int) -> bool:
+    """Whether ``batch`` is ``size`` distinct unread documents (as a fit's batch is)."""
+    docs = np.asarray(batch, dtype=np.int64)
+    return bool(docs.size == size == np.unique(docs).size and ((docs >= 0) & (docs < labels.size)).all()
+                and (labels[docs] < 0).all())
+
+
 class CALScreener:
     """AutoTAR continuous active learning as a :class:`~rankcut.certify.policies.Screener`.
 
@@ -134,6 +179,10 @@ class CALScreener:
         first, in file order.
     :param ranked: the texts are in a ranking's order: until a relevant record is read, screen
         them in that order rather than a random one.
+    :param features: :func:`query_features` of ``texts`` and ``config``, computed before (a cache);
+        ``None``: computed here.
+    :param fits: a mapping of fits' batches (the module docstring) to take batches from and put
+        new ones in; ``None``: every batch is fitted.
 
     It keeps what it learned for one review and starts afresh when it is handed another
     :class:`~rankcut.certify.policies.ReviewState` (so one screener serves every seed of a
@@ -141,16 +190,25 @@ class CALScreener:
     """
 
     def __init__(self, texts: Sequence[str], config: CALConfig | None = None, *,
-                 prior: NDArray[np.int8] | None = None, ranked: bool = False) -> None:
+                 prior: NDArray[np.int8] | None = None, ranked: bool = False,
+                 features: tuple[Any, Any] | None = None,
+                 fits: MutableMapping[str, list[int]] | None = None) -> None:
         self.config = CALConfig() if config is None else config
-        self.matrix_, encode = tfidf_features(texts, self.config.ngrams)
-        self._query = None if self.config.query is None else encode([self.config.query])
+        if features is None:
+            self.matrix_, encode = tfidf_features(texts, self.config.ngrams)
+            self._query = None if self.config.query is None else encode([self.config.query])
+        else:   # computed before (a cache of :func:`query_features`)
+            self.matrix_, self._query = features
         n = self.matrix_.shape[0]
+        if len(texts) != n:
+            raise ValueError(f"the features have {n} rows for {len(texts)} texts")
         known = np.full(n, -1, dtype=np.int8) if prior is None else np.asarray(prior, dtype=np.int8)
         if known.shape != (n,):
             raise ValueError(f"prior must have one entry per text ({n}), got shape {known.shape}")
         self._prior = np.flatnonzero(known >= 0)
         self._ranked = ranked
+        self._fits = fits
+        self._fits_salt = "" if fits is None else _fit_salt(self.matrix_, self._query, self.config, ranked)
         self._state: ReviewState | None = None
 
     def _start(self, state: ReviewState) -> None:
@@ -174,19 +232,35 @@ class CALScreener:
         unread = np.flatnonzero(labels < 0)
         if self._query is None and not (labels == 1).any():
             return int(self._fallback[np.flatnonzero(labels[self._fallback] < 0)[0]])
-        scores = self._fit_scores(labels, unread)
-        top = unread[np.argsort(-scores, kind="stable")[:self._batch]]
+        read = np.flatnonzero(labels >= 0)
+        presumed = self._rng.choice(unread, size=min(self.config.presumed, unread.size), replace=False)
+        key = None if self._fits is None else self._fit_key(read, labels[read], presumed)
+        held = None if key is None else self._fits.get(key)   # type: ignore[union-attr]
+        if held is not None and _unread_batch(held, labels, min(self._batch, unread.size)):
+            top = np.asarray(held, dtype=np.int64)
+        else:   # not held, or not a batch of this state (a damaged cache): fitted
+            scores = self._fit_scores(labels, read, unread, presumed)
+            top = unread[np.argsort(-scores, kind="stable")[:self._batch]]
+            if key is not None:
+                self._fits[key] = top.tolist()   # type: ignore[index]
         self._batch += -(-self._batch // 10)
         self._queue.extend(top[1:].tolist())
         return int(top[0])
 
-    def _fit_scores(self, labels: NDArray[np.int64], unread: NDArray[np.int64]) -> NDArray[np.float64]:
+    def _fit_key(self, read: NDArray[np.int64], y: NDArray[np.int64], presumed: NDArray[np.int64]) -> str:
+        """The hash of everything that decides a fit's batch (the module docstring)."""
+        h = hashlib.sha256(self._fits_salt.encode())
+        for part in (read, y, presumed, np.array([self._batch])):
+            h.update(np.ascontiguousarray(part, dtype=np.int64).tobytes())
+            h.update(b"|")
+        return h.hexdigest()
+
+    def _fit_scores(self, labels: NDArray[np.int64], read: NDArray[np.int64], unread: NDArray[np.int64],
+                    presumed: NDArray[np.int64]) -> NDArray[np.float64]:
         """Fit on the labels read (and the presumed irrelevant, and the query); score ``unread``."""
         import scipy.sparse as sp
         from threadpoolctl import threadpool_limits
 
-        read = np.flatnonzero(labels >= 0)
-        presumed = self._rng.choice(unread, size=min(self.config.presumed, unread.size), replace=False)
         x = self.matrix_[np.concatenate([read, presumed])]
         y = np.concatenate([labels[read], np.zeros(presumed.size, dtype=np.int64)])
         if self._query is not None:

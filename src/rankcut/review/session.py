@@ -19,7 +19,9 @@ module only translates records and record ids into the audit's collection and it
 
 Then :func:`label`, :func:`status`, ``workflow.certify`` and ``audit.report.write_report`` run on
 the folder as on any interleaved audit. The review is replayed from the label store at every call
-(the ranker's fits are deterministic and seeded), so a killed session resumes at the same record.
+(the ranker's fits are deterministic and seeded), so a killed session resumes at the same record;
+``next``, ``status`` and ``label`` take the ranker's features and fits from the folder's
+``ranker-cache/`` (:mod:`rankcut.review.ranker_cache`), certify recomputes them.
 
 Importing this module registers ``cal`` in the design's
 :data:`~rankcut.audit.designs.interleaved.SCREENERS` (and the report's words for it in
@@ -97,23 +99,48 @@ _ID_COLUMNS = ("record_id", "doc_id", "id")
 
 
 @lru_cache(maxsize=4)
-def _cal(texts_path: str, texts_sha: str, items: tuple[Item, ...], config: str) -> CALScreener:
-    """One fitted vectorizer per frozen texts file and config in a process: the template each
-    review's screener is copied from (:func:`cal_screener`)."""
+def _texts_of(texts_path: str, texts_sha: str, items: tuple[Item, ...]) -> list[str]:
+    """The frozen texts of the review's records, in the records' order."""
     from rankcut.data.texts import read_texts_jsonl
 
-    spec = json.loads(config)
     texts = read_texts_jsonl(texts_path, by="pair")
     missing = [item for item in items if item not in texts]
     if missing:
         raise ValueError(f"{texts_path}: no text for record {missing[0][1]!r} of the review")
+    return [texts[item] for item in items]
+
+
+@lru_cache(maxsize=4)
+def _features(texts_path: str, texts_sha: str, items: tuple[Item, ...], cal: str) -> tuple[Any, Any]:
+    """The features of the frozen texts, computed (once per process)."""
+    from rankcut.review.cal import query_features
+
+    return query_features(_texts_of(texts_path, texts_sha, items), CALConfig.from_json(json.loads(cal)))
+
+
+@lru_cache(maxsize=8)
+def _cal(texts_path: str, texts_sha: str, items: tuple[Item, ...], config: str, folder: str, cached: bool
+         ) -> CALScreener:
+    """One screener per review folder, frozen texts file and config in a process: the template each
+    review's screener is copied from (:func:`cal_screener`). ``cached``: it takes its features and
+    fits from the folder's ranker cache (:mod:`rankcut.review.ranker_cache`); otherwise (certify)
+    both are recomputed, and the fits it computes are added to the cache."""
+    from rankcut.review import ranker_cache
+
+    spec = json.loads(config)
+    cal = CALConfig.from_json(spec["cal"])
+    cal_json = json.dumps(spec["cal"], sort_keys=True)
     index = {d: i for i, (_, d) in enumerate(items)}
     prior = np.full(len(items), -1, dtype=np.int8)
     for rid, y in spec["prior"].items():
         prior[index[rid]] = y
+    texts = _texts_of(texts_path, texts_sha, items)
+    review = Path(folder)
     try:
-        return CALScreener([texts[item] for item in items], CALConfig.from_json(spec["cal"]), prior=prior,
-                           ranked=bool(spec["ranked"]))
+        computed = lambda: _features(texts_path, texts_sha, items, cal_json)  # noqa: E731
+        features = ranker_cache.features(review, texts_sha, items, cal, computed) if cached else computed()
+        return CALScreener(texts, cal, prior=prior, ranked=bool(spec["ranked"]), features=features,
+                           fits=ranker_cache.FitsFile(review, trusted=cached))
     except ValueError as err:   # scikit-learn's words: name what the ranker could not read
         raise ValueError(f"the ranker finds no word in the titles and abstracts of the {len(items)} records "
                          f"to learn from ({err}; words of one letter are not read)") from None
@@ -134,17 +161,19 @@ class _OncePerStep:
         return self._doc
 
 
-def cal_screener(audit: FrozenAudit, items: Sequence[Item], *, cal: Mapping[str, Any],
+def cal_screener(audit: FrozenAudit, items: Sequence[Item], *, cached: bool, cal: Mapping[str, Any],
                  prior: Mapping[str, int], ranked: bool, sources: Sequence[Mapping[str, Any]],
                  corrects: Mapping[str, Any] | None) -> Callable[[ReviewState], int]:
     """The CAL ranker of a review folder, on its frozen texts (their hash checked; ``sources``,
     the files the records were read from, and ``corrects``, the review it corrects
-    (:func:`correct`), are provenance only: the ranker never reads them)."""
+    (:func:`correct`), are provenance only: the ranker never reads them). ``cached``: its features
+    and fits may come from the folder's ranker cache (not for certify)."""
     path = locate_input(audit.folder, audit.manifest["inputs"]["texts"])
     config = json.dumps({"cal": dict(cal), "prior": dict(prior), "ranked": ranked}, sort_keys=True)
     # a copy per review: the fitted features are shared, but what the ranker learned along one
     # review (its batch queue, its draws) must not be restarted by another review in the process
-    return _OncePerStep(copy.copy(_cal(str(path), sha256_file(path), tuple(items), config)))
+    return _OncePerStep(copy.copy(_cal(str(path), sha256_file(path), tuple(items), config,
+                                       str(audit.folder.resolve()), cached)))
 
 
 def cal_facts(config: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -295,7 +295,7 @@ class Desk:
         if review is None or self._rewind or len(review.steps) != len(self._held):
             self._review = self._step = None   # a refusal below leaves none: the next read replays it
             review = review_of(self.audit, self.rows, self._held, str(self.folder / LABELS_FILE),
-                               recorded_steps(self.folder))
+                               recorded_steps(self.folder), cached=True)
             step = review.next()
         self._review, self._step, self._rewind = review, step, False
 

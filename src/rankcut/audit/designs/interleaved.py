@@ -126,9 +126,11 @@ def frontier(state: ReviewState) -> int:
 # twice for the same step (it must name the same document). The audit order never depends on it.
 # The audit layer imports no ranker: a package above it adds its entry when imported
 # (:mod:`rankcut.review.session` adds ``cal``), and a folder whose screener is not registered is
-# refused by name.
+# refused by name. ``cached``: the replay of status, next and label, which may take what the
+# screener recomputes (a ranker's fits) from a cache in the folder; certify passes False, and
+# recomputes everything.
 ScreenerFactory = Callable[..., Callable[["ReviewState"], int]]
-SCREENERS: dict[str, ScreenerFactory] = {"frontier": lambda audit, items: frontier}
+SCREENERS: dict[str, ScreenerFactory] = {"frontier": lambda audit, items, cached: frontier}
 # How the report says a screener's frozen config, by the same names (a package that registers a
 # screener may add its words; otherwise the report names it and points at the manifest).
 SCREENER_FACTS: dict[str, Callable[[Mapping[str, Any]], list[tuple[str, str]]]] = {
@@ -173,14 +175,14 @@ def screener_spec(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
     return {"name": name, "config": json.loads(json.dumps(dict(config), allow_nan=False))}
 
 
-def _screener(audit: FrozenAudit, items: Sequence[Item]) -> Callable[[ReviewState], int]:
+def _screener(audit: FrozenAudit, items: Sequence[Item], cached: bool) -> Callable[[ReviewState], int]:
     spec = audit.manifest["screener"]
     factory = SCREENERS.get(spec["name"])
     if factory is None:
         raise ValueError(f"{audit.folder}: its screener {spec['name']!r} is not registered in this process "
                          f"(registered: {', '.join(SCREENERS)}); a review folder of rankcut review is "
                          "driven by rankcut review (in Python: import rankcut.review.session)")
-    return factory(audit, items, **spec["config"])
+    return factory(audit, items, cached=cached, **spec["config"])
 
 
 def policy_spec(text: str | None) -> dict[str, Any]:
@@ -257,16 +259,18 @@ class Step:
 
 class Review:
     """An interleaved review replayed from the frozen sample: the policy's state, the audit order's
-    pointer and the steps so far. Pure replay: reads and writes no file."""
+    pointer and the steps so far. Pure replay: reads and writes no file (but the screener's cache,
+    when ``cached``: :data:`SCREENERS`)."""
 
-    def __init__(self, audit: FrozenAudit, rows: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(self, audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], *, cached: bool = False
+                 ) -> None:
         from rankcut.certify.policies import ReviewState
 
         self.items: list[Item] = [(r["query_id"], r["doc_id"]) for r in rows]
         self.order = np.argsort(np.array([r["audit"] for r in rows], dtype=np.int64))  # position → rank
         self.state = ReviewState(len(self.items), review_rule(audit))
         self.policy = _policy(audit)
-        self.screener = _screener(audit, self.items)
+        self.screener = _screener(audit, self.items, cached)
         self.screener_name = str(audit.manifest["screener"]["name"])
         self.words = words_of(audit.manifest)
         self.read = np.zeros(len(self.items), dtype=bool)
@@ -406,7 +410,7 @@ class Review:
 
 
 def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Mapping[Item, int],
-              where: str, recorded: Sequence[Mapping[str, Any]] = ()) -> Review:
+              where: str, recorded: Sequence[Mapping[str, Any]] = (), *, cached: bool = False) -> Review:
     """The review replayed from the recorded ``labels``: step after step while the item asked for
     has a label. A label of an item the review never asked for is refused (the store was edited,
     or is not this review's).
@@ -415,16 +419,16 @@ def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Map
     chose on this same history; while each names the document its move reads now and the store
     holds its label, the review takes it without asking the policy again (the policy's decision is
     the replay's cost). The first step that does not match ends their use: the policy decides from
-    there, so a stale or shortened ``review.jsonl`` costs time, never a different review."""
-    review = Review(audit, rows)
-    for entry in recorded:
-        if (step := review.resumed(entry, labels)) is None:
-            break
-        review.take(step, labels[step.item])
-    while (step := review.next()) is not None and step.item in labels:
-        review.take(step, labels[step.item])
+    there, so a stale or shortened ``review.jsonl`` costs time, never a different review.
+    ``cached``: the screener may take its recomputed work from the folder's cache (:data:`SCREENERS`;
+    not for certify); when the labels are then not the review's steps, the review is replayed
+    again without it (a cache that disagrees costs one replay, and that replay mends it) before
+    the store is refused."""
+    review = _replay(audit, rows, labels, recorded, cached)
     taken = {s.item for s in review.steps}
     stray = [item for item in labels if item not in taken]
+    if stray and cached:
+        return review_of(audit, rows, labels, where, recorded)
     if stray:
         q, d = stray[0]
         more = f" (and {len(stray) - 1} more)" if len(stray) > 1 else ""
@@ -434,15 +438,28 @@ def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Map
     return review
 
 
+def _replay(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Mapping[Item, int],
+            recorded: Sequence[Mapping[str, Any]], cached: bool) -> Review:
+    review = Review(audit, rows, cached=cached)
+    for entry in recorded:
+        if (step := review.resumed(entry, labels)) is None:
+            break
+        review.take(step, labels[step.item])
+    while (step := review.next()) is not None and step.item in labels:
+        review.take(step, labels[step.item])
+    return review
+
+
 def replayed(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]]) -> Review:
     """The review of an interleaved audit, replayed from its label store (refused when the store
-    was edited, :func:`stored_labels`) and ``review.jsonl``'s moves."""
+    was edited, :func:`stored_labels`) and ``review.jsonl``'s moves, the screener's cache used
+    (status, next; certify replays without it)."""
     path = audit.folder / LABELS_FILE
     labels: dict[Item, int] = {}
     if path.exists() and path.stat().st_size:
         with labels_mod.LabelStore(path, readonly=True) as store:
             labels = stored_labels(store)
-    return review_of(audit, rows, labels, str(path), recorded_steps(audit.folder))
+    return review_of(audit, rows, labels, str(path), recorded_steps(audit.folder), cached=True)
 
 
 def lookahead(review: Review, assumed: Mapping[Item, int]) -> Iterator[Step]:
@@ -684,7 +701,7 @@ class Interleaved(FixedSampleDesign):
         from rankcut._progress import BARS
 
         review = review_of(audit, rows, stored_labels(store), str(store.path),
-                           recorded_steps(audit.folder))
+                           recorded_steps(audit.folder), cached=True)
         recorded, step = 0, None
         # the unread documents are the most the review can still ask for (it stops once certified)
         bar = tqdm(total=len(rows) - len(review.steps), desc="label", unit=words_of(audit.manifest).item,
