@@ -402,3 +402,17 @@ def test_the_help_names_the_defaults_the_commands_freeze(monkeypatch: pytest.Mon
         assert f"{policy} (default)" in shown and f"{prior} (default)" in shown, (command, shown)
         # the names are spelled again in rankcut.cli._interleaved (no import at startup): every one
         assert all(name in shown for name in [*POLICIES, *PRIOR_BASES]), (command, shown)
+
+
+def test_start_says_what_takes_its_time_where_bars_are_shown(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The features of a large collection take seconds before the first line: start says so on
+    stderr where progress bars are shown, and nothing where they are not."""
+    _records(tmp_path / "r.csv", n=60, relevant=0)
+    monkeypatch.setenv("RANKCUT_PROGRESS", "1")
+    code, out, err = _run("review", "start", tmp_path / "r.csv", "--folder", tmp_path / "A", "--seed", 1)
+    assert code == 0 and err.startswith("freezing 60 records and computing the ranker's features")
+    assert "freezing" not in out
+    monkeypatch.setenv("RANKCUT_PROGRESS", "0")
+    code, _, err = _run("review", "start", tmp_path / "r.csv", "--folder", tmp_path / "B", "--seed", 1)
+    assert code == 0 and "freezing" not in err

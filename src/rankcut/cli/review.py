@@ -234,6 +234,8 @@ def start(
     options = {"target_recall": target_recall, "delta": delta, "seed": seed, "policy": policy,
                "config": _config(model, seed_query), "sources": _sources(records, texts),
                "prior_basis": prior_basis}
+    if show_progress(as_json=as_json):   # the features take seconds on a large collection, silently
+        typer.echo(f"freezing {len(recs):,} records and computing the ranker's features …", err=True)
     if simulate:
         again = _label_again(folder, records, format=fmt, texts=texts, query=query,
                              label_column=label_column, qrels=qrels)
