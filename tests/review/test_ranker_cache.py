@@ -54,6 +54,10 @@ def test_the_cache_gives_the_same_review_and_certify_never_reads_it(records: Rec
     _fresh_process()
     with_cache = _next_ids(folder)
     status = session.status(folder)
+    for damaged in (b"", b"PK\x03\x04 cut short", (cache / "features.npz").read_bytes()[:-40]):
+        (cache / "features.npz").write_bytes(damaged)   # unreadable: recomputed and written again
+        _fresh_process()
+        assert _next_ids(folder) == with_cache
     # the same review recomputed: no cache at all
     (cache / "features.npz").rename(tmp_path / "features.npz")
     (cache / "fits.jsonl").rename(tmp_path / "fits.jsonl")

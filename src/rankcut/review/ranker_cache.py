@@ -29,6 +29,7 @@ import hashlib
 import io
 import json
 import os
+import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -83,7 +84,7 @@ def features(review: Path, texts_sha: str, items: Sequence[Any], config: CALConf
         with np.load(path, allow_pickle=False) as held:
             if str(held["key"]) == key:
                 return _csr(held, "x"), (_csr(held, "q") if "q_data" in held else None)
-    except (OSError, ValueError, KeyError):   # missing, cut short, or not ours: recomputed
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):   # missing, cut short: recomputed
         pass
     matrix, query = compute()
     folder = cache_folder(review)
