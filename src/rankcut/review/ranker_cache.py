@@ -82,7 +82,7 @@ def features(review: Path, texts_sha: str, items: Sequence[Any], config: CALConf
     path = review / RANKER_CACHE / FEATURES_FILE
     try:
         with np.load(path, allow_pickle=False) as held:
-            if str(held["key"]) == key:
+            if str(held["key"]) == key and int(held["x_shape"][0]) == len(items):
                 return _csr(held, "x"), (_csr(held, "q") if "q_data" in held else None)
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):   # missing, cut short: recomputed
         pass
