@@ -14,6 +14,8 @@ from typer.testing import CliRunner
 
 from rankcut.cli.main import app
 from rankcut.review import session
+from rankcut.review.export import EXPORT_COLUMNS
+from rankcut.review.export import export as write_export
 from rankcut.review.records import Records
 
 POLICY = "projected-cost:batch=10,chunk=5"
@@ -38,10 +40,10 @@ def test_the_export_lists_the_records_read_in_reading_order_then_the_unread(reco
     session.start(records.with_prior({relevant: 1}), folder, target_recall=0.8, seed=4, policy=POLICY)
     session.label(folder, known=truth, limit=30)
     out = tmp_path / "export.csv"
-    counts = session.export(folder, out)
+    counts = write_export(folder, out)
     rows = _rows(out)
     steps = [json.loads(x) for x in (folder / "review.jsonl").read_text().splitlines()]
-    assert tuple(rows[0]) == (*session.EXPORT_COLUMNS, "text")
+    assert tuple(rows[0]) == (*EXPORT_COLUMNS, "text")
     assert len(rows) == len(records) == counts["records"]
     assert [(r["record_id"], int(r["label"]), int(r["step"]), r["move"]) for r in rows[:len(steps)]] == \
         [(s["doc_id"], s["label"], s["step"], s["move"]) for s in steps]
@@ -61,13 +63,13 @@ def test_the_export_lists_the_records_read_in_reading_order_then_the_unread(reco
 
     # only the relevant ones, as TSV; an earlier export is replaced, any other file is refused
     tsv = tmp_path / "included.tsv"
-    assert session.export(folder, tsv, relevant_only=True)["records"] == info["found"]
+    assert write_export(folder, tsv, relevant_only=True)["records"] == info["found"]
     assert [r["record_id"] for r in _rows(tsv, "\t")] == [s["doc_id"] for s in steps if s["label"] == 1]
-    session.export(folder, out)
+    write_export(folder, out)
     mine = tmp_path / "records.csv"
     mine.write_text("record_id,title\n1,mine\n")
     with pytest.raises(FileExistsError, match="records.csv exists and is not an export of a review"):
-        session.export(folder, mine)
+        write_export(folder, mine)
     assert mine.read_text() == "record_id,title\n1,mine\n"
     # another review's export is not replaced (a second review of the same records, another seed)
     other = tmp_path / "R2"
@@ -76,10 +78,11 @@ def test_the_export_lists_the_records_read_in_reading_order_then_the_unread(reco
     with pytest.raises(FileExistsError, match=re.escape(
             f"{out} is an export of review {short}, not of this one ({session.load_review(other).short_id}): "
             "name a new file (or remove that one)")):
-        session.export(other, out)
+        write_export(other, out)
     assert out.read_text() == before
-    with pytest.raises(ValueError, match=r"x.xlsx: an export is written as CSV or TSV: name it \*\.csv"):
-        session.export(folder, tmp_path / "x.xlsx")
+    with pytest.raises(ValueError, match=r"x.xlsx: an export is written as CSV, TSV or RIS: name it \*\.csv, "
+                                         r"\*\.tsv or \*\.ris"):
+        write_export(folder, tmp_path / "x.xlsx")
     assert not (tmp_path / "x.xlsx").exists()
 
 
@@ -114,7 +117,7 @@ def test_the_export_carries_the_columns_of_the_records_file(records: Records, tm
     assert result.stdout.strip().endswith(f"with the columns of {source.resolve()}")
     with open(out, newline="", encoding="utf-8") as f:
         header, *rows = list(csv.reader(f))
-    assert header == [*session.EXPORT_COLUMNS, "pubmedID", "title", "abstract", "authors", "file_Label"]
+    assert header == [*EXPORT_COLUMNS, "pubmedID", "title", "abstract", "authors", "file_Label"]
     with open(source, newline="", encoding="utf-8") as f:
         given = {r["record_id"]: r for r in csv.DictReader(f)}
     for row in rows:
@@ -131,9 +134,9 @@ def test_the_export_carries_the_columns_of_the_records_file(records: Records, tm
     assert f"note: {source.resolve()} changed since the review started, so the export gives the title " \
         "and abstract the review screened (column text)" in result.stdout
     header = out.read_text().splitlines()[0].split(",")
-    assert header == [*session.EXPORT_COLUMNS, "text"]
+    assert header == [*EXPORT_COLUMNS, "text"]
     source.unlink()
-    assert session.export(folder, out)["no_columns"] == f"{source.resolve()} is gone"
+    assert write_export(folder, out)["no_columns"] == f"{source.resolve()} is gone"
 
 
 def test_the_command_says_what_it_wrote(records: Records, tmp_path: Path) -> None:
@@ -188,3 +191,76 @@ def test_answers_kept_relevant_are_said_and_exported(records: Records, tmp_path:
     assert "kept: 1 answer for a record the review has not asked for (recorded when it does)" in said
     pending = (folder / "pending-labels.csv").read_text()
     assert later[0] not in pending and later[1] in pending   # the file holds only what is still kept
+
+
+def _ris(path: Path, records: Records, known: int) -> Path:
+    """The records as a reviewer's RIS file: authors, a DOI, a tag rispy does not know, a note, the
+    record ``known`` labelled relevant in ASReview's note (the prior knowledge), and the last
+    record without an ID (its number in the file is its ID)."""
+    entries = []
+    for i, rid in enumerate(records.ids):
+        lines = ["TY  - JOUR"] + ([f"ID  - {rid}"] if i < len(records) - 1 else []) + [
+            f"TI  - {records.titles[i]}", "AU  - Doe, J.", f"AU  - Roe, {i}.",
+            f"AB  - {records.abstracts[i]}", f"DO  - 10.1/{i}", "ZZ  - a tag of its own",
+            f"N1  - a note of record {i}"]
+        if i == known:
+            lines.append("N1  - ASReview_relevant")
+        entries.append("\n".join(lines + ["ER  - ", ""]))
+    path.write_text("\n".join(entries))
+    return path
+
+
+def test_a_ris_review_exports_its_ris_file_with_the_labels(records: Records, tmp_path: Path) -> None:
+    """A review of a RIS file exports that file, every tag kept, its labels in ASReview's notes
+    (which ASReview's reader, and ours, read back), in the table's order; a RIS export of a review
+    of a CSV is refused; an earlier RIS export of the review is replaced, another file refused."""
+    from rankcut.review.records import load_records
+
+    assert records.labels is not None
+    last = len(records) - 1
+    truth = dict(zip(records.ids[:last] + (str(len(records)),), records.labels.tolist(), strict=True))
+    known = int(records.labels.argmax())
+    source = _ris(tmp_path / "mine.ris", records, known)
+    folder = tmp_path / "R"
+    session.start(load_records(source), folder, target_recall=0.8, seed=4, policy=POLICY,
+                  sources=[source])
+    session.label(folder, known=truth, limit=25)
+    table = _rows(tmp_path / "t.csv") if write_export(folder, tmp_path / "t.csv") else []
+    out = tmp_path / "labelled.ris"
+    counts = write_export(folder, out)
+    assert counts["records"] == len(records) and counts["columns_of"] == str(source.resolve())
+    back = load_records(out)   # read as ASReview would: the labels of the records read are its labels
+    assert list(back.ids) == [r["record_id"] for r in table]
+    short = session.load_review(folder).short_id
+    for row, prior in zip(table, back.prior.tolist(), strict=True):
+        assert prior == (int(row["label"]) if row["label"] else -1)
+    text = out.read_text()
+    assert text.count("ZZ  - a tag of its own") == text.count("AU  - Doe, J.") == len(records)
+    assert text.count("ASReview_relevant") == sum(r["label"] == "1" for r in table)   # the old note replaced
+    steps = [r for r in table if r["step"]]
+    assert f"N1  - rankcut review {short}: step 1, {steps[0]['move']}, prior knowledge" in text
+    assert f"N1  - rankcut review {short}: not read" in text
+    assert f"a note of record {known}" in text
+    assert f"ID  - {len(records)}\n" in text   # the record without an ID: the review's ID for it
+
+    relevant = tmp_path / "included.ris"
+    assert write_export(folder, relevant, relevant_only=True)["records"] == session.status(folder)["found"]
+    assert "ASReview_irrelevant" not in relevant.read_text() and "not read" not in relevant.read_text()
+    write_export(folder, out)   # replaced: an export of this review
+    with pytest.raises(FileExistsError, match="mine.ris exists and is not a RIS export of a review"):
+        write_export(folder, source)
+    other = tmp_path / "R2"
+    session.start(load_records(source), other, target_recall=0.8, seed=5, policy=POLICY,
+                  sources=[source])
+    with pytest.raises(FileExistsError, match=f"is an export of review {short}, not of this one"):
+        write_export(other, out)
+    csv_review = tmp_path / "C"
+    session.start(records, csv_review, target_recall=0.8, seed=4, policy=POLICY)
+    with pytest.raises(ValueError, match=r"x\.ris: a RIS export is the RIS file the review's records were "
+                                         r"read from, with their labels, and they were not read from a RIS "
+                                         r"file: name it \*\.csv or \*\.tsv"):
+        write_export(csv_review, tmp_path / "x.ris")
+    source.write_text(source.read_text().replace("Doe, J.", "Doe, John"))
+    with pytest.raises(ValueError, match="mine.ris changed since the review started: name it"):
+        write_export(folder, tmp_path / "y.ris")
+    assert not (tmp_path / "x.ris").exists() and not (tmp_path / "y.ris").exists()

@@ -508,16 +508,20 @@ def export(
     out: Path = typer.Option(..., "--out", help="The CSV to write (TSV for .tsv): record_id, label, step, "
                              "move, prior_knowledge, review, then the records file's own columns (text for "
                              "RIS or TREC records); the records read in reading order, then the unread "
-                             "ones."),
+                             "ones. For records read from a RIS file, also *.ris: that file with the labels "
+                             "in ASReview's notes."),
     relevant: bool = typer.Option(False, "--relevant", help="Only the records labelled relevant."),
 ) -> None:
     """Write the review's records with their labels (the records found relevant: --relevant)."""
-    from rankcut.review import session
+    from rankcut.review.export import export as write_export
 
-    counts = session.export(folder, out, relevant_only=relevant)
+    counts = write_export(folder, out, relevant_only=relevant)
     what = "relevant records" if relevant else "records"
     kept = f", {counts['kept_relevant']} more answered relevant but kept" if counts["kept_relevant"] else ""
-    columns = f", with the columns of {counts['columns_of']}" if counts["columns_of"] else ""
+    ris = out.suffix.lower() == ".ris"
+    columns = ("" if not counts["columns_of"] else
+               f", the records of {counts['columns_of']} with ASReview's label notes" if ris else
+               f", with the columns of {counts['columns_of']}")
     typer.echo(f"wrote {counts['records']} {what} to {out} ({counts['read']} read, {counts['relevant']} "
                f"relevant{kept}){columns}")
     if counts["no_columns"]:

@@ -25,6 +25,7 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -35,7 +36,7 @@ from rankcut.data.screening import read_table
 from rankcut.data.texts import read_texts_jsonl
 from rankcut.data.trec import read_qrels, read_run
 
-__all__ = ["Records", "check_record_id", "load_records", "load_trec_records"]
+__all__ = ["RIS_NOTES", "Records", "check_record_id", "load_records", "load_trec_records", "ris_record_id"]
 
 #: a label's spellings: ASReview's (``asreview.data.utils.standardize_included_label``), the
 #: 0.0/1.0 and True/False a spreadsheet or pandas writes for a partly filled column; "" is unlabelled
@@ -43,7 +44,7 @@ _VALUES = {"0": 0, "1": 1, "0.0": 0, "1.0": 1, "false": 0, "true": 1, "no": 0, "
            "": -1}
 _FORMS = "0/1, 0.0/1.0, true/false, yes/no, y/n or empty"
 #: ASReview's RIS notes that carry a label (``asreview.data.ris.RIS_NOTE_LABEL_MAPPING``)
-_RIS_NOTES = {"ASReview_relevant": 1, "ASReview_irrelevant": 0, "ASReview_not_seen": -1}
+RIS_NOTES = {"ASReview_relevant": 1, "ASReview_irrelevant": 0, "ASReview_not_seen": -1}
 _RIS_START = re.compile(r"^TY  - ")
 _RIS_END = re.compile(r"^ER  -")
 
@@ -193,6 +194,11 @@ def check_record_id(rid: str, where: str) -> None:
                          "ids)")
 
 
+def ris_record_id(entry: Mapping[str, Any], index: int) -> str:
+    """A RIS record's ID: its ``ID`` tag, else its number in file order (``index`` + 1)."""
+    return str(entry.get("id", "")).strip() or str(index + 1)
+
+
 def _load_ris(source: Source, name: str | None) -> Records:
     import rispy
 
@@ -224,7 +230,7 @@ def _load_ris(source: Source, name: str | None) -> Records:
     seen: dict[str, int] = {}
     for i, (entry, at) in enumerate(zip(entries, starts, strict=True)):
         given = str(entry.get("id", "")).strip()
-        rid = given or str(i + 1)
+        rid = ris_record_id(entry, i)
         check_record_id(rid, f"{where}, line {at}")
         if rid in seen and given:
             raise ValueError(f"{where}, line {at}: record id {rid!r} repeats the record of line {seen[rid]}")
@@ -239,7 +245,7 @@ def _load_ris(source: Source, name: str | None) -> Records:
             raise ValueError(f"{where}, line {at}: record {rid!r} has neither title (TI, T1) nor "
                              "abstract (AB)")
         notes = entry.get("notes") or []
-        values.append(next((v for note in notes for k, v in _RIS_NOTES.items() if k in note), -1))
+        values.append(next((v for note in notes for k, v in RIS_NOTES.items() if k in note), -1))
         ids.append(rid)
         titles.append(title)
         abstracts.append(abstract)

@@ -74,16 +74,16 @@ from rankcut.audit.manifest import (
 from rankcut.audit.options import check_count, spelled
 from rankcut.audit.pools import Item
 from rankcut.data.io import open_text
-from rankcut.data.screening import LABEL_COLUMNS, Table, delimiter_for, read_table
+from rankcut.data.screening import LABEL_COLUMNS, delimiter_for
 from rankcut.review.cal import CALConfig, CALScreener
 from rankcut.review.records import _FORMS, _VALUES, Records, check_record_id
 
 if TYPE_CHECKING:
     from rankcut.certify.policies import ReviewState
 
-__all__ = ["BATCH_COLUMNS", "CAL", "EXPORT_COLUMNS", "POLICY", "PRIOR_BASIS", "RUN_FILE", "TEXTS_FILE",
+__all__ = ["BATCH_COLUMNS", "CAL", "POLICY", "PRIOR_BASIS", "RUN_FILE", "TEXTS_FILE",
            "batch_size", "correct",
-           "export", "is_review", "keep", "kept_answers", "kept_relevant", "known_from_qrels", "label",
+           "is_review", "keep", "kept_answers", "kept_relevant", "known_from_qrels", "label",
            "load_review", "next_record", "next_records", "read_labels", "record_kept", "simulate", "start",
            "status", "where", "write_batch"]
 
@@ -816,114 +816,6 @@ def _table_rows(path: Path) -> list[list[str]]:
             return list(csv.reader(f, delimiter=delimiter_for(path)))
     except (OSError, UnicodeDecodeError, csv.Error):
         return []
-
-
-#: an export's first columns, the review's (the file's own, or ``text``, follow them)
-EXPORT_COLUMNS = ("record_id", "label", "step", "move", "prior_knowledge", "review")
-_TABLES = (".csv", ".tsv", ".tab")
-
-
-def _source_table(manifest: Manifest) -> tuple[Table | None, str]:
-    """The table (CSV/TSV) the review's records were read from, if it is one and unchanged at its
-    path, else ``None``; and the file's path, or why its columns are not exported (``""``: the
-    records came from no table)."""
-    sources = manifest["screener"]["config"]["sources"]
-    if len(sources) != 1 or Path(sources[0]["path"].removesuffix(".gz")).suffix.lower() not in _TABLES:
-        return None, ""
-    src = sources[0]
-    path = Path(src["path"])
-    if not path.is_file():
-        return None, f"{path} is gone"
-    if _changed(src) is not None:
-        return None, f"{path} changed since the review started"
-    return read_table(path, label=None), str(path)
-
-
-def _export_header(columns: Sequence[str]) -> tuple[str, ...]:
-    """:data:`EXPORT_COLUMNS` and a table's columns after them, but its ``record_id`` (the
-    review's); a column named as one of the review's is written ``file_<name>``."""
-    taken = {c.lower() for c in EXPORT_COLUMNS}
-    header = list(EXPORT_COLUMNS)
-    for name in columns:
-        if name.lower() == "record_id":
-            continue
-        while name.lower() in taken:
-            name = f"file_{name}"
-        taken.add(name.lower())
-        header.append(name)
-    return tuple(header)
-
-
-def _check_replaceable(target: Path, review: str) -> None:
-    """Refuse to replace ``target`` unless it is an export of the review ``review`` (short id)."""
-    header, *rows = _table_rows(target) or [[]]
-    if tuple(header[:len(EXPORT_COLUMNS)]) != EXPORT_COLUMNS:
-        raise FileExistsError(f"{target} exists and is not an export of a review: name a new file")
-    other = next((row[len(EXPORT_COLUMNS) - 1] for row in rows if len(row) >= len(EXPORT_COLUMNS)
-                  and row[len(EXPORT_COLUMNS) - 1] != review), None)
-    if other is not None:
-        raise FileExistsError(f"{target} is an export of review {other}, not of this one ({review}): name a "
-                              "new file (or remove that one)")
-
-
-def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, relevant_only: bool = False
-           ) -> dict[str, Any]:
-    """Write the review's records with their labels to ``path`` (CSV; TSV for ``.tsv``/``.tab``):
-    :data:`EXPORT_COLUMNS`, the records read first, in reading order (``step``, ``move`` ``screen``
-    or ``audit``, ``prior_knowledge`` ``yes`` for a record labelled before the session, else ``no``;
-    ``review`` the review's short id on every row, so that an export names its review), then the
-    unread ones in the records' order with empty label, step and move — as ASReview exports a
-    project — except that a kept answer (:data:`PENDING_FILE`) gives its label and the move
-    ``kept``: a reviewer answered it, but no certificate counts it. ``relevant_only``: only the
-    records labelled relevant, kept ones included. The labels are the review's as
-    replayed from its label store (an edited store is refused). Written whole or not at all.
-
-    After those columns come the record's own: every column of the CSV/TSV the review was started
-    from (its ``record_id`` but once; one named as a column before it gets ``file_`` in front),
-    with the values as the file holds them, so an export carries the PubMed ids, authors and DOIs
-    a review goes on with. The file must be unchanged at its path (its sha256 was frozen at
-    start); otherwise, and for records from a RIS file, a TREC run or Python, the last column is
-    ``text``: the title and abstract the review screened.
-
-    :returns: ``{"records", "read", "relevant", "kept_relevant", "columns_of", "no_columns"}``: the
-        rows written, the review's counts (relevant: recorded), the kept answers that say
-        relevant, the table whose columns were written (``""``: none), and why a table's were
-        not (``""``).
-    :raises FileExistsError: when ``path`` exists and is not such an export of this review
-        (nothing is replaced but an earlier export of the same review).
-    :raises ValueError: for a ``path`` not named ``.csv``, ``.tsv`` or ``.tab``, when a frozen
-        input changed, or when the label store was edited.
-    """
-    out, target = Path(folder), Path(path)
-    if target.suffix.lower() not in _TABLES:   # an .xlsx of CSV text, say, would not open
-        raise ValueError(f"{target}: an export is written as CSV or TSV: name it *.csv or *.tsv")
-    manifest = load_review(out)
-    if target.exists():
-        _check_replaceable(target, manifest.short_id)
-    texts = _texts(check_inputs(manifest)["texts"]["path"])
-    review = replayed(FrozenAudit(manifest), read_rows(out / SAMPLE_ITEMS))
-    qid, ids = _items(out)
-    prior = _prior(manifest)
-    known = {rid: "yes" if rid in prior else "no" for rid in ids}
-    rows: list[tuple[str, int | str | None, int | str, str, str, str]] = [
-        (s.item[1], s.label, s.number, s.move, known[s.item[1]], manifest.short_id) for s in review.steps]
-    read = {r[0] for r in rows}
-    kept = kept_answers(out)   # answered, not recorded: the review has not asked for them (yet)
-    rows += [(rid, kept.get(rid, ""), "", "kept" if rid in kept else "", known[rid], manifest.short_id)
-             for rid in ids if rid not in read]
-    relevant = sum(r[1] == 1 and r[3] != "kept" for r in rows)
-    if relevant_only:
-        rows = [r for r in rows if r[1] == 1]
-    table, source = _source_table(manifest)
-    if table is None:
-        _write_table(target, (*EXPORT_COLUMNS, "text"), ([*r, texts.get((qid, r[0]), "")] for r in rows))
-    else:
-        own = [i for i, c in enumerate(table.columns) if c.lower() != "record_id"]
-        fields = {rid: [row[i] for i in own] for rid, row in zip(table.record_ids, table.rows, strict=True)}
-        _write_table(target, _export_header(table.columns), ([*r, *fields[r[0]]] for r in rows))
-    return {"records": len(rows), "read": len(read), "relevant": relevant,
-            "kept_relevant": sum(y for y in kept.values()),
-            "columns_of": "" if table is None else source, "no_columns": source if table is None else ""}
 
 
 def correct(folder: str | os.PathLike[str], into: str | os.PathLike[str], relabel: Mapping[str, int]
