@@ -350,6 +350,34 @@ def test_interactive_labelling_answers_a_prior_record_from_the_prior(records: Re
     assert all(s["label"] == truth[s["doc_id"]] for s in steps)
 
 
+def test_interactive_labelling_never_asks_a_record_answered_in_a_file(records: Records,
+                                                                     tmp_path: Path) -> None:
+    """Answers kept from a batch file (records read ahead) are recorded when the review asks for
+    their records, also between interactive answers: the reviewer is not asked again."""
+    truth = _truth(records)
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=3, policy="screen-then-audit:depth=0")
+    ahead = [r["record_id"] for r in session.next_records(folder, 6)]   # the audit order: fixed
+    session.keep(folder, {rid: truth[rid] for rid in ahead[1:5:2]})     # 2nd and 4th answered ahead
+    shown: list[str] = []
+    said: list[str] = []
+
+    def answer(prompt: str) -> str:
+        return "q" if len(shown) > 3 else "y" if truth[shown[-1]] else "n"
+
+    def output(line: str) -> None:
+        said.append(line)
+        if line.startswith("record "):
+            shown.append(line.split()[1])
+
+    result = session.label(folder, interactive=True, input=answer, output=output)
+    steps = [s["doc_id"] for s in _steps(folder)]
+    assert steps == ahead[:5] and shown == [ahead[0], ahead[2], ahead[4], ahead[5]]   # the last: quit
+    assert result.recorded == 3 and session.kept_answers(folder) == {}
+    assert sum("answer given before (prior knowledge, or kept from a label file)" in x for x in said) == 2
+    assert all(s["label"] == truth[s["doc_id"]] for s in _steps(folder))
+
+
 def test_two_reviews_in_one_process_do_not_restart_each_others_ranker(records: Records,
                                                                       tmp_path: Path) -> None:
     # the labelling page keeps a review in memory while a certify replays another in the same

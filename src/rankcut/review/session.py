@@ -385,16 +385,37 @@ def _record_prior(folder: Path) -> None:
 def _interactive(folder: Path, input: Callable[[str], str], output: Callable[[str], Any]
                  ) -> workflow.LabelResult:
     """The interactive label step. While a record of the prior knowledge is unread (a policy that
-    audits before the ranker has screened them all), one answer a call: the step after it is not
-    shown but answered from the prior if it asks for a prior record (each call starts with that)."""
+    audits before the ranker has screened them all), or an answer is kept for a record not asked
+    yet (:data:`PENDING_FILE`), one answer a call: the step after it is not shown but answered from
+    what is known if it asks for such a record (each call starts with that), so a record answered
+    before is never asked again."""
     recorded = 0
     while True:
-        pending = _unread_prior(folder)
+        pending = _unread_prior(folder) or bool(kept_answers(folder))
         result = _ask(folder, input, output, once=pending)
         recorded += result.recorded
         if not pending or not result.recorded:
             return dataclasses.replace(result, recorded=recorded)
+        known = _record_known(folder)
+        if known:
+            output(f"recorded {known} answer{'s' * (known != 1)} given before (prior knowledge, or kept from "
+                   f"a label file) for the record{'s' * (known != 1)} the review asked for next")
+
+
+def _record_known(folder: Path) -> int:
+    """Record the steps the prior knowledge and the kept answers hold, as far as the review asks
+    for their records, in turn; how many were recorded."""
+    def known() -> int:
+        return len(_unread(folder, _prior(load_review(folder)))) + len(kept_answers(folder))
+
+    before = left = known()
+    while True:
         _record_prior(folder)
+        record_kept(folder)
+        now = known()
+        if now == left:
+            return before - now
+        left = now
 
 
 def _ask(folder: Path, input: Callable[[str], str], output: Callable[[str], Any], *, once: bool
@@ -574,7 +595,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
         _keep(out, {rid: y for rid, y in kept_answers(out).items() if rid not in other})   # none stale
         return result
     if interactive:
-        record_kept(out)
+        _record_known(out)
         return _interactive(out, input, output)
     assert from_file is not None
     if not Path(from_file).is_file():
