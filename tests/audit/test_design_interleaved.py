@@ -386,12 +386,12 @@ def test_an_edited_audit_order_is_refused(topic: Data, tmp_path: Path) -> None:
 
 def test_interactive_labelling_asks_step_by_step_until_quit(topic: Data, tmp_path: Path) -> None:
     audit = _frozen(tmp_path, topic)
-    answers = iter(["maybe", "n", "y", "q"])
+    answers = iter(["maybe", "n", "1", "q"])   # 1/0 as a label file says them
     shown: list[str] = []
     result = wf.label(audit, interactive=True, input=lambda _: next(answers), output=shown.append)
     assert result.recorded == 2 and [s["label"] for s in _steps(audit)] == [0, 1]
     assert any(line.startswith("[step 1: screen, rank 1 of the ranking]") for line in shown)
-    assert any("please answer y, n or q (not 'maybe')" in line for line in shown)
+    assert any("please answer y (or 1), n (or 0) or q (not 'maybe')" in line for line in shown)
     # an unfilled list to label records nothing and leaves the next item where it was
     assert wf.label(audit, from_file=audit / "to_label.csv").recorded == 0
     assert wf.status(audit)["next_item"]["rank"] == 3

@@ -518,7 +518,7 @@ def test_interactive_session_records_each_answer_and_resumes(store):
     page = "\n".join(shown)
     assert "1 of 4 items already labelled, 3 to go" in page
     assert "[1/4] query q1: how long is a piece\ndocument d1\ntext of d1 for q1" in page
-    assert "please answer y, n, s, u or q (not 'maybe')" in page
+    assert "please answer y (or 1), n (or 0), s, u or q (not 'maybe')" in page
     assert "[2/4] query q1: how long is a piece\ndocument d2\nrelevant?" not in page  # no text known
     assert "[4/4] query q2\ndocument d3\ntext of d3" in page  # the end of input quit at item 4
     assert "[3/4]" not in page  # labelled before: not asked

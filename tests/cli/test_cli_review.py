@@ -270,9 +270,12 @@ def test_interactive_labelling_from_the_terminal(tmp_path: Path) -> None:
     assert _run("review", "start", tmp_path / "records.csv", "--folder", folder, "--seed", 1)[0] == 0
     first = json.loads(_run("review", "next", "--folder", folder, "--json")[1])
     out = CliRunner().invoke(app, ["review", "label", "--folder", str(folder), "--interactive"],
-                             input="n\nmaybe\ny\nq\n")
+                             input="0\nmaybe\ny\nq\n")
     assert out.exit_code == 0, out.stderr
-    assert f"\nrecord {first['record_id']}\n" in out.stdout and "please answer y, n or q" in out.stdout
+    assert f"\nrecord {first['record_id']}\n" in out.stdout
+    assert "please answer y (or 1), n (or 0) or q" in out.stdout
+    # piped answers are echoed after their prompt, each on its line
+    assert "relevant? [y]es / [n]o / [q]uit: 0\n" in out.stdout and "[q]uit: maybe\nplease" in out.stdout
     # in the review's words: the record's place among the records, no query, no ranking
     assert f"[step 1: screen, number {first['position']} in the file]" in out.stdout
     assert "query " not in out.stdout and "document" not in out.stdout and "ranking" not in out.stdout

@@ -30,8 +30,8 @@ class LabellingSummary:
 
 
 _PROMPT = "relevant? [y]es / [n]o / [s]kip / [u]ndo the last answer / [q]uit: "
-_CHOICES = {"y": "y", "yes": "y", "n": "n", "no": "n", "s": "s", "skip": "s", "u": "u", "undo": "u",
-            "q": "q", "quit": "q"}
+_CHOICES = {"y": "y", "yes": "y", "1": "y", "n": "n", "no": "n", "0": "n", "s": "s", "skip": "s", "u": "u",
+            "undo": "u", "q": "q", "quit": "q"}   # 1/0 as a label file says them
 def seen_state(store: LabelStore) -> tuple[str | None, ...]:
     """What shows whether the store's labels were seen (:data:`~rankcut.audit.labels.SEEN_META`)."""
     return tuple(store.get_meta(key) for key in SEEN_META)
@@ -99,7 +99,7 @@ def label_interactively(store: LabelStore, items: Iterable[Item], *,
             choice = _CHOICES.get(answer.strip().lower())
             if choice is not None:
                 break
-            output(f"please answer y, n, s, u or q (not {answer!r})")
+            output(f"please answer y (or 1), n (or 0), s, u or q (not {answer!r})")
         if choice == "q":
             stopped = True
             break

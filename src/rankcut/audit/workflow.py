@@ -798,11 +798,11 @@ def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Map
                     reply = input("relevant? [y]es / [n]o / [q]uit: ").strip().lower()
                 except EOFError:
                     return None
-                if reply in ("y", "yes", "n", "no"):
-                    return int(reply[0] == "y")
+                if reply in ("y", "yes", "1", "n", "no", "0"):   # 1/0 as a label file says them
+                    return int(reply in ("y", "yes", "1"))
                 if reply in ("q", "quit"):
                     return None
-                output(f"please answer y, n or q (not {reply!r})")
+                output(f"please answer y (or 1), n (or 0) or q (not {reply!r})")
     else:
         raise ValueError(f"{_o('reuse')} is not offered for the {audit.design} design: its steps are chosen "
                          "from its own labels")

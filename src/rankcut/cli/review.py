@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import json
 import shlex
+import sys
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -410,7 +411,7 @@ def label(
             known = _known(folder, records, qrels, fmt, texts, label_column, query)
             result = session.label(folder, known=known, limit=next_n)
         elif interactive:
-            result = session.label(folder, interactive=True, output=typer.echo)
+            result = session.label(folder, interactive=True, output=typer.echo, input=_prompt)
         else:
             result = session.label(folder, from_file=from_file)
     info = session.status(folder)
@@ -433,6 +434,19 @@ def label(
         more = _next_lines(folder, info)
     for line in _status_lines(info)[:1] + more:
         typer.echo(line)
+
+
+def _prompt(prompt: str) -> str:
+    """``input``, but answers piped in (not typed at a terminal) are echoed after their prompt, so
+    that the output reads as a session, one answer a line."""
+    if sys.stdin.isatty():
+        return input(prompt)
+    line = sys.stdin.readline()
+    if not line:
+        typer.echo(prompt)
+        raise EOFError
+    typer.echo(prompt + line.rstrip("\n"))
+    return line.rstrip("\r\n")
 
 
 @app.command("status")

@@ -175,8 +175,8 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
     ASReview writes it in a note (``ASReview_relevant``, ``ASReview_irrelevant`` or
     ``ASReview_not_seen``, a kept answer's label included), beside a note ``rankcut review <id>:
     step 12, screen`` (or ``not read``, ``answered, kept ...``). Such notes the file held before are
-    replaced, so that ASReview reads the review's labels (a reference manager keeps them as notes). A record without an
-    ``ID`` tag gets one: the review's ID for it, its number in the file.
+    replaced, so that ASReview reads the review's labels (a reference manager keeps them as
+    notes). A record without an ``ID`` tag gets one: the review's ID for it, its number in the file.
 
     :returns: ``{"records", "read", "relevant", "kept_relevant", "columns_of", "no_columns"}``: the
         rows written, the review's counts (relevant: recorded), the kept answers that say

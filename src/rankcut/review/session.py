@@ -433,7 +433,7 @@ def _ask(folder: Path, input: Callable[[str], str], output: Callable[[str], Any]
             output(line)
         held.clear()
         reply = input(prompt)
-        answered = answered or reply.strip().lower() in ("y", "yes", "n", "no")
+        answered = answered or reply.strip().lower() in ("y", "yes", "1", "n", "no", "0")
         return reply
 
     result = workflow.label(folder, interactive=True, input=ask, output=held.append)
