@@ -278,8 +278,8 @@ def test_certify_midway_then_label_on(topic: Data, tmp_path: Path) -> None:
     assert info["next"] == "certify"
     # the old certificate is said to be of step 20, not of the review now
     since = info["review_steps"] - 20
-    assert info["verdict"].startswith("as certified at step 20: target recall")
-    assert info["verdict"].endswith(f" — {since} steps were read since, which only certify counts: "
+    assert info["verdict"].startswith('out of date: the last certify, at step 20, said "target recall')
+    assert info["verdict"].endswith(f'"; {since} steps were read since, which only certify counts: '
                                     "run certify again")
     assert wf.certify(audit).content["verdict"]["met"]
 

@@ -146,7 +146,14 @@ def test_next_batch_on_the_command_line(records: Records, tmp_path: Path) -> Non
     assert [r["record_id"] for r in json.loads(as_json.stdout)] == [r[0] for r in rows[1:]]
     bad = runner.invoke(app, ["review", "next", "--folder", str(folder), "--batch", "0"])
     assert bad.exit_code == 2 and bad.stderr.strip() == "error: --batch must be an integer >= 1, got 0"
-    with open(tmp_path / "b.tsv", "w", newline="", encoding="utf-8") as f:   # the reviewer fills it in
+    txt = runner.invoke(app, ["review", "next", "--folder", str(folder), "--batch", "6", "--out",
+                              str(tmp_path / "b.txt")])
+    assert txt.exit_code == 2
+    assert txt.stderr.strip() == (f"error: {tmp_path / 'b.txt'}: a batch is written as CSV or TSV: name it "
+                                  "*.csv or *.tsv")
+    assert not (tmp_path / "b.txt").exists()
+    # the reviewer fills it in, and the spreadsheet saves it with a byte-order mark
+    with open(tmp_path / "b.tsv", "w", newline="", encoding="utf-8-sig") as f:
         csv.writer(f, delimiter="\t").writerows([rows[0]] + [[r[0], "0", *r[2:]] for r in rows[1:]])
     done = runner.invoke(app, ["review", "label", "--folder", str(folder), "--from", str(tmp_path / "b.tsv")])
     assert done.exit_code == 0, done.stderr

@@ -380,9 +380,11 @@ def label(
     folder: Path = FOLDER,
     from_file: Path | None = typer.Option(None, "--from", help="A CSV/TSV: record_id, label (0/1, "
                                           "true/false, yes/no; empty: not yet); the labels of the records "
-                                          "the review asks for, as far as it holds them."),
-    interactive: bool = typer.Option(False, "--interactive", help="Ask in the terminal, record by record, "
-                                     "until quit (q) or certified."),
+                                          "the review asks for, as far as it holds them; the others are "
+                                          "kept until it asks for their records."),
+    interactive: bool = typer.Option(False, "--interactive", help="Ask in the terminal, record by record "
+                                     "(y or 1, n or 0), until quit (q) or certified; a record answered in "
+                                     "a file before is not asked again."),
     simulate: bool = typer.Option(False, "--simulate", help="Known labels play the reviewer: --records "
                                   "(its label column) or --qrels."),
     records: Path | None = typer.Option(None, "--records", help="--simulate: the records file with a label "
@@ -452,7 +454,7 @@ def _prompt(prompt: str) -> str:
 @app.command("status")
 @_fail_cleanly
 def status(folder: Path = FOLDER, as_json: bool = JSON) -> None:
-    """Found so far, read so far, the current recall bound, the next move and why."""
+    """Read and found so far, the recall bound, the audit reads that would meet the target, the next move."""
     from rankcut.review import session
 
     info = session.status(folder)

@@ -21,6 +21,7 @@ from rankcut.data.io import open_text
 from rankcut.data.screening import Table, read_table
 from rankcut.review.records import RIS_NOTES, ris_record_id
 from rankcut.review.session import (
+    TABLES,
     _changed,
     _items,
     _prior,
@@ -34,7 +35,6 @@ from rankcut.review.session import (
 __all__ = ["EXPORT_COLUMNS", "export"]
 
 EXPORT_COLUMNS = ("record_id", "label", "step", "move", "prior_knowledge", "review")
-_TABLES = (".csv", ".tsv", ".tab")
 _RIS = (".ris", ".txt")   # as the records are read (rankcut.review.records)
 #: the note of a RIS export that names its review, then the record's step
 _RIS_NOTE = re.compile(r"^rankcut review ([^\s:]+)")
@@ -46,7 +46,7 @@ def _source_table(manifest: Manifest) -> tuple[Table | None, str]:
     """The table (CSV/TSV) the review's records were read from, if it is one and unchanged at its
     path, else ``None``; and the file's path, or why its columns are not exported (``""``: the
     records came from no table)."""
-    path, why = _source(manifest, _TABLES)
+    path, why = _source(manifest, TABLES)
     return (None, why) if path is None else (read_table(path, label=None), str(path))
 
 
@@ -190,7 +190,7 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
     """
     out, target = Path(folder), Path(path)
     suffix = target.suffix.lower()
-    if suffix not in (*_TABLES, ".ris"):   # an .xlsx of CSV text, say, would not open
+    if suffix not in (*TABLES, ".ris"):   # an .xlsx of CSV text, say, would not open
         raise ValueError(f"{target}: an export is written as CSV, TSV or RIS: name it *.csv, *.tsv or *.ris")
     manifest = load_review(out)
     ris = None

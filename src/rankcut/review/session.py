@@ -91,6 +91,7 @@ CAL = "cal"
 RUN_FILE = "records.run"       # the collection: the records in order, one query
 TEXTS_FILE = "records.jsonl"   # their titles and abstracts, frozen
 PENDING_FILE = "pending-labels.csv"   # answers given before the review asked for their records
+TABLES = (".csv", ".tsv", ".tab")     # the names of the tables a review writes (TSV: .tsv, .tab)
 _ID_COLUMNS = ("record_id", "doc_id", "id")
 
 
@@ -802,8 +803,11 @@ def write_batch(folder: str | os.PathLike[str], path: str | os.PathLike[str],
 
     :raises FileExistsError: when ``path`` exists and holds a label the review has not recorded, or
         is not a label file of this review.
+    :raises ValueError: for a ``path`` not named ``.csv``, ``.tsv`` or ``.tab``.
     """
     out = Path(path)
+    if out.suffix.lower() not in TABLES:   # a CSV named .txt or .xlsx would open as something else
+        raise ValueError(f"{out}: a batch is written as CSV or TSV: name it *.csv or *.tsv")
     if out.exists():
         try:
             given = read_labels(out, _items(Path(folder))[1])
@@ -833,7 +837,7 @@ def _write_table(path: Path, columns: Sequence[str], rows: Iterable[Sequence[Any
 def _table_rows(path: Path) -> list[list[str]]:
     """A CSV's (TSV's) rows, header first; none when the file cannot be read as one."""
     try:
-        with open(path, newline="", encoding="utf-8") as f:
+        with open(path, newline="", encoding="utf-8-sig") as f:   # a spreadsheet's BOM
             return list(csv.reader(f, delimiter=delimiter_for(path)))
     except (OSError, UnicodeDecodeError, csv.Error):
         return []

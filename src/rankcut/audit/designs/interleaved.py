@@ -859,8 +859,8 @@ class Interleaved(FixedSampleDesign):
             f"{manifest['frozen_at']}, before its first label. Each move was chosen from the labels "
             "recorded before it, and the certificate recomputes every move from the folder (refused if "
             "anything frozen changed); the guarantee holds however the moves were chosen, so a ranker or "
-            f"policy that learns from the labels does not weaken it. It was first certified at "
-            f"{content['opened_at']}.",
+            f"policy that learns from the labels does not weaken it. Certify was first run at "
+            f"{content['opened_at']} (whether or not the target was met then).",
             "Noiseless labels: the bound holds if every recorded label is the true relevance (a wrong "
             "label means a new review, started again with the label corrected and the same seed).",
         ]
@@ -895,8 +895,10 @@ class Interleaved(FixedSampleDesign):
             out["verdict"] = verdict.get("text")
             if len(review.steps) > seen:
                 since = len(review.steps) - seen
-                out["verdict"] = (f"as certified at step {seen}: {verdict.get('text')} — {since} steps were "
-                                  "read since, which only certify counts: run certify again")
+                were = "steps were" if since != 1 else "step was"
+                out["verdict"] = (f"out of date: the last certify, at step {seen}, said "
+                                  f"\"{verdict.get('text')}\"; {since} {were} read since, which only "
+                                  "certify counts: run certify again")
                 steps["certify"] = False
             else:
                 steps["certify"] = bool(verdict.get("met")) or seen == len(review.items)
