@@ -419,3 +419,17 @@ def test_start_says_what_takes_its_time_where_bars_are_shown(tmp_path: Path,
     monkeypatch.setenv("RANKCUT_PROGRESS", "0")
     code, _, err = _run("review", "start", tmp_path / "r.csv", "--folder", tmp_path / "B", "--seed", 1)
     assert code == 0 and "freezing" not in err
+
+
+def test_simulate_says_what_the_known_labels_show(tmp_path: Path) -> None:
+    """A simulation knows every label: it says how many relevant records the review found, the
+    step of the last one, and the share read (which the certificate cannot know)."""
+    truth = _records(tmp_path / "records.csv", n=90, relevant=9, seed=3)
+    code, out, err = _run("review", "simulate", tmp_path / "records.csv", "--folder", tmp_path / "S",
+                          "--seed", 2, "--target-recall", 0.8, "--policy", POLICY)
+    assert code == 0, err
+    steps = [json.loads(x) for x in (tmp_path / "S" / "review.jsonl").read_text().splitlines()]
+    hits = [s["step"] for s in steps if truth[s["doc_id"]]]
+    assert all(s["label"] == truth[s["doc_id"]] for s in steps)
+    assert (f"with the known labels: {len(hits)} of 9 relevant records found (recall {len(hits) / 9:.3f}, "
+            f"the last at step {max(hits)}); {len(steps)} of 90 records read ({len(steps) / 90:.1%})") in out

@@ -338,6 +338,12 @@ def _simulated(recs: Any, source: Path, folder: Path, qrels: Path | None, option
         typer.echo(result.to_json())
         return
     typer.echo(result.render(plain_first=True))
+    truth = known if known is not None else dict(zip(recs.ids, recs.labels.tolist(), strict=True))
+    done = session.known_outcome(folder, truth)   # what the certificate cannot know
+    last = f", the last at step {done['last_found_at']}" if done["found"] else ""
+    typer.echo(f"with the known labels: {done['found']} of {done['relevant']} relevant records found (recall "
+               f"{done['recall']:.3f}{last}); {done['read']} of {done['collection']} records read "
+               f"({done['read'] / done['collection']:.1%})")
     typer.echo(f"next: rankcut review report --folder {shlex.quote(str(folder))} --out report.html")
 
 

@@ -81,9 +81,9 @@ from rankcut.review.records import _FORMS, _VALUES, Records, check_record_id
 if TYPE_CHECKING:
     from rankcut.certify.policies import ReviewState
 
-__all__ = ["BATCH_COLUMNS", "CAL", "POLICY", "PRIOR_BASIS", "RUN_FILE", "TEXTS_FILE",
+__all__ = ["BATCH_COLUMNS", "CAL", "POLICY", "PRIOR_BASIS", "RUN_FILE", "TABLES", "TEXTS_FILE",
            "batch_size", "correct",
-           "is_review", "keep", "kept_answers", "kept_relevant", "known_from_qrels", "label",
+           "is_review", "keep", "kept_answers", "kept_relevant", "known_from_qrels", "known_outcome", "label",
            "load_review", "next_record", "next_records", "read_labels", "record_kept", "simulate", "start",
            "status", "where", "write_batch"]
 
@@ -929,6 +929,21 @@ def batch_size(path: str | os.PathLike[str]) -> int | None:
     label file, or unreadable), so that the next batch can be asked of the same size."""
     rows = _table_rows(Path(path))
     return len(rows) - 1 if rows and tuple(rows[0]) == BATCH_COLUMNS and len(rows) > 1 else None
+
+
+def known_outcome(folder: str | os.PathLike[str], known: Mapping[str, int]) -> dict[str, Any]:
+    """What a simulated review did, by the known labels (record id → 0/1) that played the reviewer,
+    which the certificate does not use: ``relevant`` (all the records known relevant), ``found``
+    (of them, read), ``recall`` (their ratio; 1.0 with none relevant), ``last_found_at`` (the step
+    that read the last relevant record found; 0: none found), ``read`` and ``collection``."""
+    from rankcut.audit.designs.interleaved import recorded_steps
+
+    out = Path(folder)
+    steps = recorded_steps(out)
+    relevant = sum(int(y) for y in known.values())
+    hits = [int(s["step"]) for s in steps if int(known.get(s["doc_id"], 0))]
+    return {"relevant": relevant, "found": len(hits), "recall": len(hits) / relevant if relevant else 1.0,
+            "last_found_at": max(hits, default=0), "read": len(steps), "collection": len(_items(out)[1])}
 
 
 def simulate(records: Records, folder: str | os.PathLike[str], *, known: Mapping[str, int] | None = None,
