@@ -433,3 +433,12 @@ def test_simulate_says_what_the_known_labels_show(tmp_path: Path) -> None:
     assert all(s["label"] == truth[s["doc_id"]] for s in steps)
     assert (f"with the known labels: {len(hits)} of 9 relevant records found (recall {len(hits) / 9:.3f}, "
             f"the last at step {max(hits)}); {len(steps)} of 90 records read ({len(steps) / 90:.1%})") in out
+
+
+def test_simulate_takes_a_seed_query_as_start_does(tmp_path: Path) -> None:
+    _records(tmp_path / "records.csv")
+    code, _, err = _run("review", "simulate", tmp_path / "records.csv", "--folder", tmp_path / "Q", "--seed",
+                        4, "--target-recall", 0.8, "--policy", POLICY, "--seed-query", "migraine triptan")
+    assert code == 0, err
+    config = json.loads((tmp_path / "Q" / "manifest.json").read_text())["screener"]["config"]["cal"]
+    assert config["query"] == "migraine triptan"

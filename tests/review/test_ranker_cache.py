@@ -124,12 +124,16 @@ def test_a_read_only_folder_gets_no_cache(records: Records, tmp_path: Path,
     session.start(records, folder, target_recall=0.9, seed=3, policy=POLICY)
     session.label(folder, known=_truth(records), limit=30)
     expected = _next_ids(folder)
+    workflow.certify(folder)
     for f in (folder / "ranker-cache").iterdir():
         f.unlink()
     (folder / "ranker-cache").rmdir()
     monkeypatch.setattr(labels_mod, "writable", lambda path: False)
     _fresh_process()
     assert _next_ids(folder) == expected
+    notes = workflow.certify(folder).content["notes"]   # in the review's words
+    said = f"the review folder {folder} is read-only: certificate.json was checked"
+    assert any(n.startswith(said) for n in notes)
     assert not (folder / "ranker-cache").exists()
 
 

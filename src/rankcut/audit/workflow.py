@@ -651,7 +651,7 @@ def label(
     store_path = audit.folder / LABELS_FILE
     if not labels_mod.writable(store_path):
         folder_ro = not labels_mod.writable(audit.folder / "_")  # a name not there: the folder's own right
-        what = (f"the audit folder {audit.folder} is read-only" if folder_ro
+        what = (f"the {spec.noun} folder {audit.folder} is read-only" if folder_ro
                 else f"the label store {store_path} is read-only")
         raise AuditStepError(f"{what}: labels are recorded in {store_path}, which cannot be written; label a "
                              f"writable copy of the folder ({_o('certify')}, {_o('report')} and "
@@ -849,10 +849,10 @@ def certify(audit_dir: str | Path) -> CertifyResult:
     except labels_mod.ReadOnlyStoreError:
         if labels_mod.writable(audit.folder / CERTIFICATE_FILE):
             raise  # another store (its own file, or that of an audit whose labels it reused): it names it
-        raise AuditStepError(f"the audit folder {audit.folder} is read-only, and this certify has to record "
-                             "in it the labels it opens (the first certify, or new labels of a sequential "
-                             "audit): certify a writable copy; a read-only copy can be certified again, "
-                             "unchanged, once it was certified") from None
+        raise AuditStepError(f"the {spec.noun} folder {audit.folder} is read-only, and this certify has to "
+                             "record in it the labels it opens (the first certify, or new labels of a "
+                             "sequential audit): certify a writable copy; a read-only copy can be certified "
+                             "again, unchanged, once it was certified") from None
     readonly = not labels_mod.writable(audit.folder / CERTIFICATE_FILE)
     content = {
         "schema": "rankcut.audit_certificate", "schema_version": 1,
@@ -866,7 +866,7 @@ def certify(audit_dir: str | Path) -> CertifyResult:
     if opened.curve is not None:
         content["curve"] = opened.curve
     if readonly:  # the labels were opened before: the certificates are those already written
-        content["notes"] = [*content.get("notes", []), f"the audit folder {audit.folder} is read-only: "
+        content["notes"] = [*content.get("notes", []), f"the {spec.noun} folder {audit.folder} is read-only: "
                             f"{CERTIFICATE_FILE} was checked and recomputed, not rewritten"]
     else:
         # both files as text first: a value JSON cannot hold refuses certify before either is written,

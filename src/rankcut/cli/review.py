@@ -629,6 +629,7 @@ def simulate(
     prior_basis: str | None = typer.Option(None, "--prior-basis", help="As for start."),
     prior_relevant: str | None = typer.Option(None, "--prior-relevant", help="As for start."),
     model: str = typer.Option("logistic", "--model", help="logistic or svm."),
+    seed_query: str | None = typer.Option(None, "--seed-query", help="As for start."),
     as_json: bool = JSON,
 ) -> None:
     """A whole seeded review with known labels as the reviewer, to the certificate (progress bar)."""
@@ -637,7 +638,7 @@ def simulate(
     recs = _with_prior(_records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query),
                        prior_relevant)
     options = {"target_recall": target_recall, "delta": delta, "seed": seed, "policy": policy,
-               "config": _config(model, None), "sources": _sources(records, texts),
+               "config": _config(model, seed_query), "sources": _sources(records, texts),
                "prior_basis": prior_basis}
     again = (_label_again(folder, None, qrels=qrels) if qrels is not None and fmt != "trec" else
              _label_again(folder, records, format=fmt, texts=texts, query=query, label_column=label_column,
