@@ -103,7 +103,7 @@ def test_the_tail_prior_is_frozen_and_the_certificate_replays_it(topic: Data, tm
         interleaved_recall_certificate(len(y), moves, labels).details != cert.details
     text = write_report(audit, tmp_path / "report.md").report.read_text()
     assert ("| prior | 1 × the relevant count the screened tail projects (fixed at the first audit "
-            "step) |") in text
+            "step; it tunes how soon the bound tightens, any prior keeps the guarantee) |") in text
 
 
 def test_the_prior_basis_elsewhere_and_on_the_command_line(tmp_path: Path) -> None:

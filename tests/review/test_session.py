@@ -122,7 +122,7 @@ def test_the_certificate_of_a_review_counts_records_read_in_a_reviewer_s_words(r
     statement = content["report"]["certificates"][0]["certificate"]["statement"]
     assert "relevant records" in statement and "12 of 80 records read" in statement
     report = write_report(folder, tmp_path / "report.md").report.read_text()
-    assert "Labels spent: 12 of the collection's 80 records" in report
+    assert "Read: 12 of the collection's 80 records" in report
     for said in (text, statement, content["verdict"]["text"], *content["notes"], report):
         assert "document" not in said and "ranked list" not in said, said
     # the collection's size is recounted from the sample, never taken from the file

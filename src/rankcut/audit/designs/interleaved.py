@@ -822,7 +822,7 @@ class Interleaved(FixedSampleDesign):
         return {}, {}   # nothing is drawn: the collection's size is the counts' total
 
     def spent_text(self, counts: Mapping[str, Any], manifest: Mapping[str, Any]) -> str | None:
-        return (f"Labels spent: {counts['steps']} of the collection's {counts['collection']} "
+        return (f"Read: {counts['steps']} of the collection's {counts['collection']} "
                 f"{words_of(manifest).items} — "
                 f"{counts['screened']} screened (the screener's picks), {counts['audited']} in the frozen "
                 f"audit order; {counts['relevant']} relevant.")
@@ -847,7 +847,8 @@ class Interleaved(FixedSampleDesign):
                 ("seed", f"{manifest['seed']} (the audit order)"), ("δ", f"{manifest['delta']:g}"),
                 ("target", f"recall ≥ {manifest['target']['recall']:g}"),
                 ("prior", f"{manifest['prior_scale']:g} × {BASIS_WORDS[manifest['prior_basis']]} (fixed "
-                          "at the first audit step)")]
+                          "at the first audit step; it tunes how soon the bound tightens, any prior keeps "
+                          "the guarantee)")]
 
     def validity(self, manifest: Mapping[str, Any], content: Mapping[str, Any]) -> list[str] | None:
         """A review reads its labels as it goes (every move may depend on them), so its assumption is
