@@ -194,11 +194,7 @@ class CALScreener:
                  features: tuple[Any, Any] | None = None,
                  fits: MutableMapping[str, list[int]] | None = None) -> None:
         self.config = CALConfig() if config is None else config
-        if features is None:
-            self.matrix_, encode = tfidf_features(texts, self.config.ngrams)
-            self._query = None if self.config.query is None else encode([self.config.query])
-        else:   # computed before (a cache of :func:`query_features`)
-            self.matrix_, self._query = features
+        self.matrix_, self._query = query_features(texts, self.config) if features is None else features
         n = self.matrix_.shape[0]
         if len(texts) != n:
             raise ValueError(f"the features have {n} rows for {len(texts)} texts")

@@ -19,7 +19,7 @@ from rankcut.audit.folder import SAMPLE_ITEMS, FrozenAudit, read_rows
 from rankcut.audit.manifest import Manifest, check_inputs, write_text_atomic
 from rankcut.data.io import open_text
 from rankcut.data.screening import Table, read_table
-from rankcut.review.records import RIS_NOTES, ris_record_id
+from rankcut.review.records import RIS_NOTES, RIS_SUFFIXES, ris_record_id
 from rankcut.review.session import (
     TABLES,
     _changed,
@@ -35,7 +35,6 @@ from rankcut.review.session import (
 __all__ = ["EXPORT_COLUMNS", "export"]
 
 EXPORT_COLUMNS = ("record_id", "label", "step", "move", "prior_knowledge", "review")
-_RIS = (".ris", ".txt")   # as the records are read (rankcut.review.records)
 #: the note of a RIS export that names its review, then the record's step
 _RIS_NOTE = re.compile(r"^rankcut review ([^\s:]+)")
 #: ASReview's label notes (the ones its RIS reader reads back), by the label
@@ -195,14 +194,14 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
     manifest = load_review(out)
     ris = None
     if suffix == ".ris":
-        ris, why = _source(manifest, _RIS)
+        ris, why = _source(manifest, RIS_SUFFIXES)
         if ris is None:
             raise ValueError(f"{target}: a RIS export is the RIS file the review's records were read from, "
                              f"with their labels, and {why or 'they were not read from a RIS file'}: "
                              "name it *.csv or *.tsv")
     if target.exists():
         (_check_ris if ris is not None else _check_table)(target, manifest.short_id)
-    texts = _texts(check_inputs(manifest)["texts"]["path"])
+    texts_path = check_inputs(manifest)["texts"]["path"]   # refused if a frozen input changed
     rows, read, kept = _rows(out, manifest)
     relevant = sum(r[1] == 1 and r[3] != "kept" for r in rows)
     if relevant_only:
@@ -212,6 +211,7 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
     if ris is not None:
         _write_ris(target, ris, rows)
     elif table is None:
+        texts = _texts(texts_path)
         _write_table(target, (*EXPORT_COLUMNS, "text"), ([*r, texts.get((qid, r[0]), "")] for r in rows))
     else:
         own = [i for i, c in enumerate(table.columns) if c.lower() != "record_id"]

@@ -36,7 +36,8 @@ from rankcut.data.screening import read_table
 from rankcut.data.texts import read_texts_jsonl
 from rankcut.data.trec import read_qrels, read_run
 
-__all__ = ["RIS_NOTES", "Records", "check_record_id", "load_records", "load_trec_records", "ris_record_id"]
+__all__ = ["RIS_NOTES", "RIS_SUFFIXES", "Records", "check_record_id", "load_records", "load_trec_records",
+           "ris_record_id"]
 
 #: a label's spellings: ASReview's (``asreview.data.utils.standardize_included_label``), the
 #: 0.0/1.0 and True/False a spreadsheet or pandas writes for a partly filled column; "" is unlabelled
@@ -45,6 +46,7 @@ _VALUES = {"0": 0, "1": 1, "0.0": 0, "1.0": 1, "false": 0, "true": 1, "no": 0, "
 _FORMS = "0/1, 0.0/1.0, true/false, yes/no, y/n or empty"
 #: ASReview's RIS notes that carry a label (``asreview.data.ris.RIS_NOTE_LABEL_MAPPING``)
 RIS_NOTES = {"ASReview_relevant": 1, "ASReview_irrelevant": 0, "ASReview_not_seen": -1}
+RIS_SUFFIXES = (".ris", ".txt")   # the names a RIS file is read by
 _RIS_START = re.compile(r"^TY  - ")
 _RIS_END = re.compile(r"^ER  -")
 
@@ -153,7 +155,7 @@ def load_records(source: str | os.PathLike[str], *, label: str | None = None, na
         record without its ``ER`` line or without title and abstract.
     """
     suffix = Path(str(source).removesuffix(".gz")).suffix.lower()
-    if suffix in (".ris", ".txt"):
+    if suffix in RIS_SUFFIXES:
         if label is not None:
             raise ValueError(f"{source}: a RIS file carries its labels in its notes; drop label={label!r}")
         return _load_ris(source, name)

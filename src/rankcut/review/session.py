@@ -34,6 +34,7 @@ from __future__ import annotations
 import copy
 import csv
 import dataclasses
+import functools
 import io
 import json
 import os
@@ -138,7 +139,7 @@ def _cal(texts_path: str, texts_sha: str, items: tuple[Item, ...], config: str, 
     texts = _texts_of(texts_path, texts_sha, items)
     review = Path(folder)
     try:
-        computed = lambda: _features(texts_path, texts_sha, items, cal_json)  # noqa: E731
+        computed = functools.partial(_features, texts_path, texts_sha, items, cal_json)
         features = ranker_cache.features(review, texts_sha, items, cal, computed) if cached else computed()
         return CALScreener(texts, cal, prior=prior, ranked=bool(spec["ranked"]), features=features,
                            fits=ranker_cache.FitsFile(review, trusted=cached))
@@ -378,7 +379,7 @@ def _label_file(folder: Path, labels: Mapping[str, int], name: str) -> Iterator[
 def _record_prior(folder: Path) -> None:
     """Record the steps that ask for a record of the prior knowledge, from the frozen prior."""
     prior = _prior(load_review(folder))
-    if prior:
+    if _unread(folder, prior):   # each call replays the review: none once the prior is read
         with _label_file(folder, prior, "prior-knowledge.csv") as path:
             workflow.label(folder, from_file=path)
 
