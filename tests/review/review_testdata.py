@@ -24,3 +24,9 @@ def toy_records(n: int = 120, relevant: int = 12, seed: int = 0) -> Records:
         texts.append(" ".join(words))
     return Records("toy", tuple(str(i) for i in range(n)), tuple(f"title {i}" for i in range(n)),
                    tuple(texts), labels)
+
+
+def labels_of(records: Records) -> dict[str, int]:
+    """The records' own labels by record id (what a simulation plays as the reviewer)."""
+    assert records.labels is not None
+    return dict(zip(records.ids, records.labels.tolist(), strict=True))

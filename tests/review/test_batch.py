@@ -9,7 +9,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from review_testdata import toy_records
+from review_testdata import labels_of, toy_records
 from typer.testing import CliRunner
 
 from rankcut.audit import workflow
@@ -32,18 +32,13 @@ def _steps(folder: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def _truth(records: Records) -> dict[str, int]:
-    assert records.labels is not None
-    return dict(zip(records.ids, records.labels.tolist(), strict=True))
-
-
 @pytest.mark.parametrize("read", [0, 9, 42])
 def test_the_batch_is_what_the_review_asks_for_when_every_answer_is_not_relevant(
         records: Records, tmp_path: Path, read: int) -> None:
     folder = tmp_path / "R"
     session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY, prior_basis="misses")
     if read:
-        session.label(folder, known=_truth(records), limit=read)
+        session.label(folder, known=labels_of(records), limit=read)
     before = len(_steps(folder))
     batch = session.next_records(folder, 15)
     assert len(batch) == 15 and batch[0] == session.next_record(folder)
@@ -61,7 +56,7 @@ def test_a_batch_filled_in_with_the_true_labels_is_recorded_as_far_as_the_review
         records: Records, tmp_path: Path) -> None:
     folder = tmp_path / "R"
     session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
-    truth = _truth(records)
+    truth = labels_of(records)
     out = tmp_path / "batch.csv"
     session.write_batch(folder, out, session.next_records(folder, 30))
     with open(out, newline="", encoding="utf-8") as f:
@@ -176,7 +171,7 @@ def test_a_review_read_in_batches_takes_the_steps_of_one_read_record_by_record(
         records: Records, tmp_path: Path) -> None:
     """The kept answers are recorded only when asked for: the same moves, documents and labels as
     the review answered one record at a time, so the same certificate."""
-    truth = _truth(records)
+    truth = labels_of(records)
     one = tmp_path / "one"
     session.simulate(records, one, target_recall=0.8, seed=6, policy=POLICY)
     folder = tmp_path / "R"
@@ -224,7 +219,7 @@ def test_a_label_file_error_names_the_line_the_record_starts_on(records: Records
 
 def test_status_after_the_certificate(records: Records, tmp_path: Path) -> None:
     folder = tmp_path / "R"
-    truth = _truth(records)
+    truth = labels_of(records)
     prior = next(r for r in records.ids if truth[r])
     session.start(records.with_prior({prior: 1}), folder, target_recall=0.8, seed=4, policy=POLICY)
     session.label(folder, known=truth)
@@ -250,7 +245,7 @@ def test_status_after_the_certificate(records: Records, tmp_path: Path) -> None:
 
 def test_answers_kept_when_the_last_one_certifies_are_said_not_to_count(records: Records,
                                                                          tmp_path: Path) -> None:
-    truth = _truth(records)
+    truth = labels_of(records)
     whole = tmp_path / "W"
     session.simulate(records, whole, target_recall=0.8, seed=4, policy=POLICY)
     last = _steps(whole)[-1]["doc_id"]

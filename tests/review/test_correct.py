@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from review_testdata import toy_records
+from review_testdata import labels_of, toy_records
 from typer.testing import CliRunner
 
 from rankcut.audit import workflow
@@ -25,11 +25,6 @@ def records() -> Records:
     return toy_records(80, 8, seed=2)
 
 
-def _truth(records: Records) -> dict[str, int]:
-    assert records.labels is not None
-    return dict(zip(records.ids, records.labels.tolist(), strict=True))
-
-
 def _steps(folder: Path) -> list[tuple[str, str, int]]:
     return [(s["move"], s["doc_id"], s["label"])
             for s in map(json.loads, (folder / "review.jsonl").read_text().splitlines())]
@@ -41,7 +36,7 @@ def test_the_corrected_review_is_the_review_the_right_labels_give(records: Recor
     """A reviewer labels one relevant record 0 by mistake and reads on; the corrected review, read on
     with the right labels, takes step for step the moves, records and labels of the review read with
     the right labels from the start (same seed, so same audit order), and certifies the same."""
-    truth = _truth(records)
+    truth = labels_of(records)
     right = tmp_path / "right"
     session.start(records, right, target_recall=0.8, seed=6, policy=POLICY)
     session.label(right, known=truth)
@@ -74,7 +69,7 @@ def test_the_corrected_review_is_the_review_the_right_labels_give(records: Recor
 
 def test_a_relabelled_record_of_the_prior_knowledge_is_the_new_prior(records: Records,
                                                                      tmp_path: Path) -> None:
-    truth = _truth(records)
+    truth = labels_of(records)
     relevant = next(rid for rid, y in truth.items() if y)
     old = tmp_path / "old"
     session.start(records.with_prior({relevant: 0}), old, target_recall=0.8, seed=2, policy=POLICY)
@@ -86,7 +81,7 @@ def test_a_relabelled_record_of_the_prior_knowledge_is_the_new_prior(records: Re
 
 def test_corrections_that_change_nothing_or_name_nothing_are_refused(records: Records,
                                                                      tmp_path: Path) -> None:
-    truth = _truth(records)
+    truth = labels_of(records)
     old = tmp_path / "old"
     session.start(records, old, target_recall=0.8, seed=2, policy=POLICY)
     session.label(old, known=truth, limit=10)
@@ -108,7 +103,7 @@ def test_corrections_that_change_nothing_or_name_nothing_are_refused(records: Re
 
 
 def test_the_command_line(records: Records, tmp_path: Path) -> None:
-    truth = _truth(records)
+    truth = labels_of(records)
     old = tmp_path / "old"
     session.start(records, old, target_recall=0.8, seed=2, policy=POLICY)
     session.label(old, known=truth, limit=12)

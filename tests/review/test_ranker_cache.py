@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from review_testdata import toy_records
+from review_testdata import labels_of, toy_records
 
 from rankcut.audit import labels as labels_mod
 from rankcut.audit import workflow
@@ -23,11 +23,6 @@ POLICY = "marginal-cost:probe=5"
 @pytest.fixture
 def records() -> Records:
     return toy_records(150, 12, seed=5)
-
-
-def _truth(records: Records) -> dict[str, int]:
-    assert records.labels is not None
-    return dict(zip(records.ids, records.labels.tolist(), strict=True))
 
 
 def _fresh_process() -> None:
@@ -48,7 +43,7 @@ def test_the_cache_gives_the_same_review_and_certify_never_reads_it(records: Rec
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     folder = tmp_path / "R"
     session.start(records, folder, target_recall=0.9, seed=3, policy=POLICY)
-    session.label(folder, known=_truth(records), limit=60)
+    session.label(folder, known=labels_of(records), limit=60)
     cache = folder / "ranker-cache"
     assert (cache / "features.npz").is_file() and len(_fits(folder)) > 5   # label wrote them
     _fresh_process()
@@ -83,7 +78,7 @@ def test_the_cache_gives_the_same_review_and_certify_never_reads_it(records: Rec
     damaged = workflow.certify(folder).content
     clean = tmp_path / "clean"
     session.start(records, clean, target_recall=0.9, seed=3, policy=POLICY)
-    session.label(clean, known=_truth(records), limit=60)
+    session.label(clean, known=labels_of(records), limit=60)
     shutil.rmtree(clean / "ranker-cache")
     _fresh_process()
     expected = workflow.certify(clean).content
@@ -103,7 +98,7 @@ def test_fits_under_other_library_versions_are_not_taken(records: Records, tmp_p
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     folder = tmp_path / "R"
     session.start(records, folder, target_recall=0.9, seed=3, policy=POLICY)
-    session.label(folder, known=_truth(records), limit=40)
+    session.label(folder, known=labels_of(records), limit=40)
     held = len(_fits(folder))
     fitted = _count_fits(monkeypatch)
     _fresh_process()
@@ -122,7 +117,7 @@ def test_a_read_only_folder_gets_no_cache(records: Records, tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     folder = tmp_path / "R"
     session.start(records, folder, target_recall=0.9, seed=3, policy=POLICY)
-    session.label(folder, known=_truth(records), limit=30)
+    session.label(folder, known=labels_of(records), limit=30)
     expected = _next_ids(folder)
     workflow.certify(folder)
     for f in (folder / "ranker-cache").iterdir():
@@ -143,16 +138,16 @@ def test_certify_refuses_steps_a_damaged_cache_chose(records: Records, tmp_path:
     refuses them, while a certify that trusted the cache would certify them."""
     folder, ahead = tmp_path / "R", tmp_path / "ahead"
     session.start(records, folder, target_recall=0.99, seed=3, policy=POLICY)
-    session.label(folder, known=_truth(records), limit=40)
+    session.label(folder, known=labels_of(records), limit=40)
     shutil.copytree(folder, ahead)
     _fresh_process()
-    session.label(ahead, known=_truth(records), limit=30)   # the fits the next steps need
+    session.label(ahead, known=labels_of(records), limit=30)   # the fits the next steps need
     new = _fits(ahead)[len(_fits(folder)):]
     assert new and all(len(e["batch"]) > 1 for e in new)
     with open(folder / "ranker-cache" / "fits.jsonl", "a") as f:
         f.writelines(json.dumps({"key": e["key"], "batch": e["batch"][::-1]}) + "\n" for e in new)
     _fresh_process()
-    session.label(folder, known=_truth(records), limit=30)
+    session.label(folder, known=labels_of(records), limit=30)
     assert _steps(folder) != _steps(ahead)   # the damaged fits chose other records
     _fresh_process()
     with pytest.raises(ValueError, match="that the review never asked for"):

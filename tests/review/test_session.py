@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from review_testdata import toy_records
+from review_testdata import labels_of, toy_records
 
 from rankcut.audit import workflow
 from rankcut.audit.report import write_report
@@ -42,11 +42,6 @@ def records(tmp_path: Path) -> Records:
     return load_records(_csv(tmp_path / "records.csv", toy_records(80, 8, seed=2)))
 
 
-def _truth(records: Records) -> dict[str, int]:
-    assert records.labels is not None
-    return dict(zip(records.ids, records.labels.tolist(), strict=True))
-
-
 def _steps(folder: Path) -> list[dict]:
     return [json.loads(line) for line in (folder / "review.jsonl").read_text().splitlines()]
 
@@ -69,7 +64,7 @@ def test_start_next_label_status_certify_report(records: Records, tmp_path: Path
     assert info["read"] == 1 and info["found"] == 0 and info["recall_bound"] == 0.0
     assert info["next_record"]["record_id"] != first["record_id"]
     # known labels play the reviewer to the certificate
-    session.label(folder, known=_truth(records))
+    session.label(folder, known=labels_of(records))
     info = session.status(folder)
     assert info["next_record"] is None and info["next"] == "certify"
     cert = workflow.certify(folder)
@@ -107,7 +102,7 @@ def test_the_certificate_of_a_review_counts_records_read_in_a_reviewer_s_words(r
     of records, with one δ event said as one."""
     folder = tmp_path / "R"
     session.start(records, folder, target_recall=0.8, seed=3, policy=POLICY)
-    session.label(folder, known=_truth(records), limit=12)   # stopped early: records left unread
+    session.label(folder, known=labels_of(records), limit=12)   # stopped early: records left unread
     cert = workflow.certify(folder)
     info = session.status(folder)
     content = cert.content
@@ -150,7 +145,7 @@ def test_bigram_and_balanced_options_are_frozen_and_replayed(records: Records, t
 def test_a_killed_session_resumes_at_the_same_record(records: Records, tmp_path: Path) -> None:
     folder = tmp_path / "R"
     session.start(records, folder, target_recall=0.8, seed=1, policy=POLICY)
-    truth = _truth(records)
+    truth = labels_of(records)
     asked: list[str] = []
 
     def answer(prompt: str) -> str:
@@ -180,11 +175,11 @@ def test_an_edited_frozen_input_is_refused(records: Records, tmp_path: Path) -> 
     with pytest.raises(ValueError, match="changed after the audit was frozen"):
         session.next_record(folder)
     with pytest.raises(ValueError, match="changed after the audit was frozen"):
-        session.label(folder, known=_truth(records))
+        session.label(folder, known=labels_of(records))
 
 
 def test_prior_knowledge_is_read_first_from_the_frozen_prior(records: Records, tmp_path: Path) -> None:
-    relevant = [rid for rid, y in _truth(records).items() if y][:2]
+    relevant = [rid for rid, y in labels_of(records).items() if y][:2]
     known = records.with_prior({relevant[1]: 1, relevant[0]: 1, records.ids[0]: 0})
     folder = tmp_path / "R"
     manifest = session.start(known, folder, target_recall=0.8, seed=2, policy=POLICY)
@@ -194,7 +189,7 @@ def test_prior_knowledge_is_read_first_from_the_frozen_prior(records: Records, t
     assert [s["doc_id"] for s in steps] == in_file_order and {s["move"] for s in steps} == {"screen"}
     assert session.status(folder)["found"] == 2
     with pytest.raises(ValueError, match="prior knowledge"):
-        session.label(folder, known={**_truth(records), relevant[0]: 0})
+        session.label(folder, known={**labels_of(records), relevant[0]: 0})
     (tmp_path / "l.csv").write_text(f"record_id,label\n{relevant[0]},no\n")
     with pytest.raises(ValueError, match=re.escape(
             f"{tmp_path / 'l.csv'}, line 2: record {relevant[0]!r} is labelled 0, but the prior knowledge "
@@ -330,7 +325,7 @@ def test_interactive_labelling_answers_a_prior_record_from_the_prior(records: Re
                                                                     tmp_path: Path) -> None:
     # a policy that audits from the start: the audit order reaches records of the prior knowledge
     # before the ranker screens them, and the reviewer is never asked for one
-    truth = _truth(records)
+    truth = labels_of(records)
     prior = {rid: truth[rid] for rid in records.ids[::2]}
     folder = tmp_path / "R"
     session.start(records.with_prior(prior), folder, target_recall=0.8, seed=1,
@@ -354,7 +349,7 @@ def test_interactive_labelling_never_asks_a_record_answered_in_a_file(records: R
                                                                      tmp_path: Path) -> None:
     """Answers kept from a batch file (records read ahead) are recorded when the review asks for
     their records, also between interactive answers: the reviewer is not asked again."""
-    truth = _truth(records)
+    truth = labels_of(records)
     folder = tmp_path / "R"
     session.start(records, folder, target_recall=0.8, seed=3, policy="screen-then-audit:depth=0")
     ahead = [r["record_id"] for r in session.next_records(folder, 6)]   # the audit order: fixed
@@ -388,10 +383,10 @@ def test_two_reviews_in_one_process_do_not_restart_each_others_ranker(records: R
 
     folder = tmp_path / "R"
     session.start(records, folder, target_recall=0.8, seed=3, policy=POLICY)
-    session.label(folder, known=_truth(records))
+    session.label(folder, known=labels_of(records))
     recorded = [(s["move"], s["doc_id"]) for s in _steps(folder)]
     audit, rows = FrozenAudit(load_manifest(folder)), read_rows(folder / SAMPLE_ITEMS)
-    truth = _truth(records)
+    truth = labels_of(records)
     first, second = Review(audit, rows), Review(audit, rows)
     for _ in range(len(recorded)):      # turn about: one step of each, as page and certify would
         for review in (first, second):
