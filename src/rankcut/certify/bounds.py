@@ -27,7 +27,9 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
+
+# scipy.stats is imported in the functions that use it: it takes about a second to import, which
+# every command line call that loads rankcut.certify but computes none of these would pay.
 
 __all__ = [
     "cp_lower",
@@ -125,6 +127,7 @@ def cp_upper(k: ArrayLike, n: ArrayLike, alpha: ArrayLike) -> Any:
     out = np.ones(k_a.shape, dtype=float)
     inner = k_a < n_a
     if np.any(inner):
+        from scipy import stats
         out[inner] = stats.beta.isf(a[inner], k_a[inner] + 1, n_a[inner] - k_a[inner])
     return _as_scalar_if_0d(out, k, n, alpha)
 
@@ -139,6 +142,7 @@ def cp_lower(k: ArrayLike, n: ArrayLike, alpha: ArrayLike) -> Any:
     out = np.zeros(k_a.shape, dtype=float)
     inner = k_a > 0
     if np.any(inner):
+        from scipy import stats
         out[inner] = stats.beta.ppf(a[inner], k_a[inner], n_a[inner] - k_a[inner] + 1)
     return _as_scalar_if_0d(out, k, n, alpha)
 
@@ -158,11 +162,13 @@ def hypergeom_cdf(k: ArrayLike, *, population: ArrayLike, successes: ArrayLike, 
     scipy orders them (observed, population, successes, draws); naming them here avoids the
     classic swap of ``successes`` and ``draws``.
     """
+    from scipy import stats
     return stats.hypergeom.cdf(k, population, successes, draws)
 
 
 def hypergeom_sf(k: ArrayLike, *, population: ArrayLike, successes: ArrayLike, draws: ArrayLike) -> Any:
     """``P(Hypergeom(population, successes, draws) ≥ k)`` with named arguments."""
+    from scipy import stats
     return stats.hypergeom.sf(np.asarray(k) - 1, population, successes, draws)
 
 
@@ -205,6 +211,7 @@ def _guess_upper(k: NDArray[np.int64], a: NDArray[np.float64], big_n: NDArray[np
     on 99.9% of the random inputs of ``benchmarks/bench_bounds.py`` and is off by one on the rest.
     """
     kf, nf, big_nf = k.astype(float), n.astype(float), big_n.astype(float)
+    from scipy import stats
     u = stats.beta.isf(a, kf + 1, nf - kf)
     mean = (kf + 1) / (nf + 1)
     return kf + (big_nf - nf) * (mean + (u - mean) * np.sqrt((big_nf + 1) / (big_nf - nf)))

@@ -143,10 +143,9 @@ def query_features(texts: Sequence[str], config: CALConfig) -> tuple[Any, Any]:
 
 def library_versions() -> str:
     """The versions of the libraries a fit's result depends on (part of every cache key)."""
-    import scipy
-    import sklearn
+    from importlib.metadata import version  # not importing scikit-learn: it loads pandas too
 
-    return f"numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn {sklearn.__version__}"
+    return f"numpy {np.__version__}, scipy {version('scipy')}, scikit-learn {version('scikit-learn')}"
 
 
 def _fit_salt(matrix: Any, query: Any, config: CALConfig, ranked: bool) -> str:
