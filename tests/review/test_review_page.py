@@ -307,3 +307,29 @@ def test_a_read_ahead_answer_once_the_review_asks_for_nothing_keeps_nothing(reco
         desk.record(Answer(desk.audit_id, desk.sample_hash, str(desk.index[unread]), *unread, "1"),
                     "Bob", "bob")
     assert session.kept_answers(folder) == {}
+
+
+def test_the_page_reads_on_once_the_reviewer_chooses_to(records: Records, tmp_path: Path) -> None:
+    """Met: the page offers the read-on command; after it (run while the page is open), the page
+    asks for the ranker's next picks, and its answers are the review's steps."""
+    assert records.labels is not None
+    truth = dict(zip(records.ids, records.labels.tolist(), strict=True))
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    session.label(folder, known=truth)
+    client = _open(folder)
+    page = client.get("/").text
+    met = session.status(folder)["read"]
+    assert 'id="answer"' not in page
+    assert "The target is certified: the review asks for no further record." in page
+    assert f"rankcut review read-on --folder {folder}" in html.unescape(page)
+    session.read_on(folder)
+    page = client.get("/").text
+    asked = session.next_record(folder)
+    assert asked is not None and 'id="answer"' in page and _fields(page)["doc_id"] == asked["record_id"]
+    assert f"the target was met at step {met}, and the reviewer chose to read on" in html.unescape(page)
+    _answer(client, truth[asked["record_id"]])
+    steps = _steps(folder)
+    assert len(steps) == met + 1 and steps[-1][:2] == ("screen", asked["record_id"])
+    verdict = workflow.certify(folder).content["verdict"]
+    assert verdict["met"] and f"met at step {met}, read on to {met + 1} of 80 records" in verdict["text"]

@@ -194,6 +194,7 @@ class InterleavedReview:
         self._log_rho = 0.0
         self._running = self.total                 # min over steps of max C_t
         self._running_step = 0
+        self.met_step: int | None = None          # the step at which the target was first met
 
     @property
     def read(self) -> int:
@@ -263,6 +264,8 @@ class InterleavedReview:
         new = r0 if not self.started or self._kept(r0) else min(r0, self.upper())
         if new < self._running:
             self._running, self._running_step = new, len(self.moves)
+        if self.met_step is None and self.certified:   # once met, always met (the running bound)
+            self.met_step = len(self.moves)
 
     def _kept(self, r: int) -> bool:
         return bool(self._log_lam[r] < self.rule.log_level)
@@ -409,6 +412,9 @@ def interleaved_recall_certificate(total: int, moves: str, labels: str, target: 
     review = replay(check_count(total, "total"), moves, labels, rule)
     upper, ok = review.running_upper, review.certified
     screened = moves.count(SCREEN)
+    first = review.met_step   # read on after it: the statement says when the target was first met
+    met = (f"met (first at step {first} of the {review.read} read)" if first not in (None, review.read)
+           else "met")
     return Certificate(
         quantity="recall",
         side="lower",
@@ -427,10 +433,11 @@ def interleaved_recall_certificate(total: int, moves: str, labels: str, target: 
             f"{review.audit_labels} in the frozen audit order, {review.audit_hits} of them relevant), "
             f"at most {upper - review.found} relevant left unread (anytime-valid: it holds wherever "
             f"the review stops, whatever decided each move); target {target:g} "
-            f"{'met' if ok else 'not met yet'}."
+            f"{met if ok else 'not met yet'}."
         ),
         details={"relevant_upper": upper, "allowed_total": rule.allowed_total(review.found),
-                 "certified": ok, "best_step": review.running_step, "prior_mean": review.prior_mean},
+                 "certified": ok, "met_step": review.met_step, "best_step": review.running_step,
+                 "prior_mean": review.prior_mean},
     )
 
 

@@ -131,8 +131,12 @@ def _config(model: str, seed_query: str | None) -> Any:
 def _next_lines(folder: Path, info: dict[str, Any], out: Path | None = None) -> list[str]:
     nxt = info["next_record"]
     if nxt is None:
-        return [info["next_move"], f"next: rankcut review certify --folder {shlex.quote(str(folder))}"
-                if info["next"] == "certify" else "done"]
+        lines = [info["next_move"], f"next: rankcut review certify --folder {shlex.quote(str(folder))}"
+                 if info["next"] == "certify" else "done"]
+        if info["read"] < info["collection"]:   # met, with records unread: the reviewer may read on
+            lines.append(f"to read on (the ranker's next picks, each counted; the target stays met): "
+                         f"rankcut review read-on --folder {shlex.quote(str(folder))}")
+        return lines
     where = _where(nxt)
     kind = ("a screening record (the ranker's pick)" if nxt["move"] == "screen" else
             "an audit record (the next of the frozen random order)")
@@ -455,6 +459,24 @@ def _prompt(prompt: str) -> str:
         raise EOFError
     typer.echo(prompt + line.rstrip("\n"))
     return line.rstrip("\r\n")
+
+
+@app.command("read-on")
+@_fail_cleanly
+def read_on(folder: Path = FOLDER, as_json: bool = JSON) -> None:
+    """After the target is met: ask for the ranker's next picks again, each counted; the target stays met."""
+    from rankcut.review import session
+
+    read = session.read_on(folder)
+    info = session.status(folder)
+    if as_json:
+        _echo_json({"read_on_after": read, **_json_status(info)})
+        return
+    typer.echo(f"reading on after {read} records read: the review asks for the ranker's next picks, one at "
+               "a time, until every record is read or you stop; certify counts them, and says at which step "
+               "the target was first met")
+    for line in _next_lines(folder, info):
+        typer.echo(line)
 
 
 @app.command("status")

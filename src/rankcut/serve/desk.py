@@ -59,6 +59,7 @@ from rankcut.audit.designs.interleaved import (
     Review,
     Step,
     lookahead,
+    reads_on,
     recorded_steps,
     review_of,
     verdict_text,
@@ -199,6 +200,7 @@ class Desk:
         self._review: Review | None = None
         self._step: Step | None = None   # the step it asks for now
         self._rewind = False   # a label was taken back or changed since the review was replayed
+        self._read_on = False  # the store says the reviewer reads on after the target was met
 
     @property
     def anytime(self) -> bool:
@@ -270,12 +272,15 @@ class Desk:
             return
         with open_store(self.audit, self.info, create=False) as store:
             changes = store.changes_since(self._mark)
+            read_on = self.interleaved and reads_on(store)
         if changes.full:
             self._forget()
+        if read_on != self._read_on:   # the reviewer chose to read on (rankcut review read-on)
+            self._read_on, self._rewind = read_on, True
         for q, d, label in changes.labels:
             self._apply((q, d), label)
         self._mark = changes.mark
-        if self.interleaved and (changes.full or changes.labels or self._review is None):
+        if self.interleaved and (changes.full or changes.labels or self._review is None or self._rewind):
             self._advance()
         while self._free < len(self.order) and self.order[self._free] in self._held:
             self._free += 1
@@ -295,7 +300,7 @@ class Desk:
         if review is None or self._rewind or len(review.steps) != len(self._held):
             self._review = self._step = None   # a refusal below leaves none: the next read replays it
             review = review_of(self.audit, self.rows, self._held, str(self.folder / LABELS_FILE),
-                               recorded_steps(self.folder), cached=True)
+                               recorded_steps(self.folder), cached=True, read_on=self._read_on)
             step = review.next()
         self._review, self._step, self._rewind = review, step, False
 
@@ -459,11 +464,14 @@ class Desk:
             bound = f"recall ≥ {format_bound(rev.recall_lower, 'lower')}"   # as status and certify say it
             met = rev.certified
             verdict = verdict_text(rho, met, rev.read, n, screened, rev.audit_labels, rev.found,
-                                   rev.running_upper, review.words)
+                                   rev.running_upper, review.words, rev.met_step)
         place = done = kept = None
         if step is None:
             done = (f"The target is certified: the review asks for no further {self.thing}." if rev.certified
                     else f"Every {self.thing} is read: the review asks for no further {self.thing}.")
+            if rev.certified and rev.unread and self.review:   # the reviewer may read on (the page follows)
+                done += (f" To read on (the ranker's next picks, each counted; the target stays met): "
+                         f"rankcut review read-on --folder {shlex.quote(str(self.folder))}")
         elif ahead is not None:   # a review: the record asked now is another reviewer's; read ahead
             (later, answered, others), item = ahead, ahead[0].item
             place = f"read ahead · {self._step_place(later)}"

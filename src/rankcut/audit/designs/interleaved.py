@@ -27,7 +27,9 @@ the policy choose (their hash is in the store's opening) and has the policy choo
 Each step is written to ``review.jsonl`` (move, document, label, why), and certify puts the moves
 and labels into the certificate's inputs (``interleaved_recall_certificate``), which the report
 recomputes. A recorded step is never changed (the moves after it were chosen from it), and the
-review stops asking once certified.
+review stops asking once certified, unless the reviewer chooses to read on (:func:`read_on`, recorded
+in the label store): it then asks for the screener's next picks, and the certificate says at which
+step the target was first met.
 
 **The guarantee** (the theorem of :mod:`rankcut.certify.interleaved`: the next unread document of a
 frozen permutation is uniform on the unread set; for each ``r`` the one-sided predictable mixture of the
@@ -94,6 +96,9 @@ __all__ = ["MAX_COLLECTION", "POLICIES", "REVIEW_FILE", "SCREENERS", "SCREENER_F
 # The design lists its whole collection in sample.jsonl, and the engine keeps one number per R.
 MAX_COLLECTION = 2_000_000
 REVIEW_FILE = "review.jsonl"   # one line a step: move, document, label, why
+# The label store's meta key that records the reviewer's choice to read on after the target was met
+# (:func:`read_on`): the step count then. The review then asks for the screener's picks.
+READ_ON_META = "read_on_after_step"
 DEFAULT_POLICY = "projected-cost"
 MOVES = {"s": "screen", "a": "audit"}
 # How the report says the prior's basis (InterleavedRule.prior_basis)
@@ -262,8 +267,8 @@ class Review:
     pointer and the steps so far. Pure replay: reads and writes no file (but the screener's cache,
     when ``cached``: :data:`SCREENERS`)."""
 
-    def __init__(self, audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], *, cached: bool = False
-                 ) -> None:
+    def __init__(self, audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], *, cached: bool = False,
+                 read_on: bool = False) -> None:
         from rankcut.certify.policies import ReviewState
 
         self.items: list[Item] = [(r["query_id"], r["doc_id"]) for r in rows]
@@ -280,21 +285,24 @@ class Review:
         self.found: list[int] = []      # the relevant documents read after each step
         self._asked: tuple[int, Step] | None = None   # the step next() gave, and after how many steps
         self.lines: list[str] = []   # review.jsonl's lines of the first steps, as last written
+        self.read_on = read_on   # after the target is met, screen on (:func:`read_on`) instead of stopping
 
     @property
     def done(self) -> bool:
         rev = self.state.review
-        return bool(rev.certified or rev.unread == 0)
+        return bool((rev.certified and not self.read_on) or rev.unread == 0)
 
     def next(self) -> Step | None:
-        """The step the policy asks for now (None once certified or everything is read)."""
+        """The step the policy asks for now (None once certified, unless reading on, or once
+        everything is read). Reading on after the target is met (:func:`read_on`), every step is a
+        screening step: the screener's next pick."""
         from rankcut.certify.interleaved import SCREEN, audit_order_draw
 
         if self._asked is not None and self._asked[0] == len(self.steps):
             return self._asked[1]   # asked already at this step: the policy decides once a step
         if self.done:
             return None
-        move = self.policy(self.state)
+        move = SCREEN if self.state.review.certified else self.policy(self.state)
         if move == SCREEN:
             rank = self.screener(self.state)
             if self.read[rank]:
@@ -314,7 +322,7 @@ class Review:
         from rankcut.certify.interleaved import AUDIT, SCREEN, audit_order_draw
 
         move = {"screen": SCREEN, "audit": AUDIT}.get(entry.get("move"))  # type: ignore[arg-type]
-        if move is None or self.done:
+        if move is None or self.done or (self.state.review.certified and move != SCREEN):
             return None
         if move == SCREEN:
             rank, position = self.screener(self.state), None
@@ -358,6 +366,9 @@ class Review:
 
         st, rev, p, doc = self.state, self.state.review, self.policy, self.words.item
         name = type(p).__name__
+        if rev.certified:
+            return (f"the target was met at step {rev.met_step}, and the reviewer chose to read on: the "
+                    f"next screening pick (the certificate stays met; each {doc} read is counted)")
         if name == "ScreenThenAudit":
             depth = p.depth  # type: ignore[attr-defined]
             return (f"screen-then-audit: {st.screened} of the first {depth} ranks screened"
@@ -410,7 +421,8 @@ class Review:
 
 
 def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Mapping[Item, int],
-              where: str, recorded: Sequence[Mapping[str, Any]] = (), *, cached: bool = False) -> Review:
+              where: str, recorded: Sequence[Mapping[str, Any]] = (), *, cached: bool = False,
+              read_on: bool = False) -> Review:
     """The review replayed from the recorded ``labels``: step after step while the item asked for
     has a label. A label of an item the review never asked for is refused (the store was edited,
     or is not this review's).
@@ -423,12 +435,13 @@ def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Map
     ``cached``: the screener may take its recomputed work from the folder's cache (:data:`SCREENERS`;
     not for certify); when the labels are then not the review's steps, the review is replayed
     again without it (a cache that disagrees costs one replay, and that replay mends it) before
-    the store is refused."""
-    review = _replay(audit, rows, labels, recorded, cached)
+    the store is refused. ``read_on``: the reviewer chose to read on after the target was met
+    (:func:`read_on`; the store's meta says so)."""
+    review = _replay(audit, rows, labels, recorded, cached, read_on)
     taken = {s.item for s in review.steps}
     stray = [item for item in labels if item not in taken]
     if stray and cached:
-        return review_of(audit, rows, labels, where, recorded)
+        return review_of(audit, rows, labels, where, recorded, read_on=read_on)
     if stray:
         q, d = stray[0]
         more = f" (and {len(stray) - 1} more)" if len(stray) > 1 else ""
@@ -439,8 +452,8 @@ def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Map
 
 
 def _replay(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Mapping[Item, int],
-            recorded: Sequence[Mapping[str, Any]], cached: bool) -> Review:
-    review = Review(audit, rows, cached=cached)
+            recorded: Sequence[Mapping[str, Any]], cached: bool, read_on: bool) -> Review:
+    review = Review(audit, rows, cached=cached, read_on=read_on)
     for entry in recorded:
         if (step := review.resumed(entry, labels)) is None:
             break
@@ -456,10 +469,46 @@ def replayed(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]]) -> Review:
     (status, next; certify replays without it)."""
     path = audit.folder / LABELS_FILE
     labels: dict[Item, int] = {}
+    reading_on = False
     if path.exists() and path.stat().st_size:
         with labels_mod.LabelStore(path, readonly=True) as store:
-            labels = stored_labels(store)
-    return review_of(audit, rows, labels, str(path), recorded_steps(audit.folder), cached=True)
+            labels, reading_on = stored_labels(store), reads_on(store)
+    return review_of(audit, rows, labels, str(path), recorded_steps(audit.folder), cached=True,
+                     read_on=reading_on)
+
+
+def reads_on(store: labels_mod.LabelStore) -> bool:
+    """Whether the reviewer chose to read on after the target was met (:func:`read_on`)."""
+    return store.get_meta(READ_ON_META) is not None
+
+
+def read_on(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]]) -> int:
+    """Record in the label store that the reviewer reads on after the target was met: from now on
+    the review asks for the screener's next picks (screening moves), one at a time, as before the
+    target was met, until everything is read or the reviewer stops. Returns the steps read so far.
+
+    The guarantee is not touched: reading on is a policy's choice made from the labels recorded
+    before it (the theorem of :mod:`rankcut.certify.interleaved` holds for any predictable policy),
+    and a met target stays met (the running bound); each relevant record read on is counted, so the
+    recall bound can only rise. The certificate says at which step the target was first met.
+
+    :raises ValueError: when the review reads on already, the target is not met yet (the review
+        still asks for documents), or every document is read.
+    """
+    path = audit.folder / LABELS_FILE
+    review = replayed(audit, rows)
+    if review.read_on:
+        with labels_mod.LabelStore(path, readonly=True) as store:
+            since = store.get_meta(READ_ON_META)
+        raise ValueError(f"{path}: this review reads on already (since step {since}): nothing to do")
+    if review.state.review.unread == 0:
+        raise ValueError("every document is read: there is nothing to read on")
+    if not review.state.review.certified:
+        raise ValueError(f"the target is not met yet ({len(review.steps)} steps read): the review still asks "
+                         "for documents, and reading on is for after it is met")
+    with labels_mod.LabelStore(path) as store:
+        store.set_meta_many({READ_ON_META: str(len(review.steps))})
+    return len(review.steps)
 
 
 def lookahead(review: Review, assumed: Mapping[Item, int]) -> Iterator[Step]:
@@ -529,12 +578,15 @@ def write_review(folder: Path, review: Review) -> None:
 
 
 def verdict_text(rho: float, met: bool, read: int, n: int, screened: int, audited: int, found: int,
-                 upper: int, words: Words = Words()) -> str:
+                 upper: int, words: Words = Words(), met_step: int | None = None) -> str:
     """The verdict in words: met or not after ``read`` of ``n`` items, at most ``upper − found``
-    relevant unfound (``upper``: the certificate's bound on ``R``)."""
-    return (f"target recall ≥ {rho:g}: {'met' if met else 'NOT met yet'} after {read} of {n} "
-            f"{words.items} read ({screened} screened, {audited} audited; {found} relevant found, at most "
-            f"{upper - found} unfound)")
+    relevant unfound (``upper``: the certificate's bound on ``R``); ``met_step``, the step at which
+    the target was first met, when the review read on after it (:func:`read_on`)."""
+    read_on = met and met_step is not None and met_step < read
+    when = (f"met at step {met_step}, read on to {read} of {n} {words.items}" if read_on else
+            f"{'met' if met else 'NOT met yet'} after {read} of {n} {words.items} read")
+    return (f"target recall ≥ {rho:g}: {when} ({screened} screened, {audited} audited; {found} relevant "
+            f"found, at most {upper - found} unfound)")
 
 
 def next_text(step: Step | None, review: Review) -> str:
@@ -695,13 +747,14 @@ class Interleaved(FixedSampleDesign):
                     ) -> tuple[int, Review]:
         """Ask ``answer`` for each step the review chooses, recording each label at once (so a killed
         session loses nothing and resumes at the same item), until it has no answer, ``limit`` steps
-        were taken, or the review is certified. Writes ``review.jsonl``."""
+        were taken, or the review is certified (or, reading on, everything is read). Writes
+        ``review.jsonl``."""
         from tqdm.auto import tqdm
 
         from rankcut._progress import BARS
 
         review = review_of(audit, rows, stored_labels(store), str(store.path),
-                           recorded_steps(audit.folder), cached=True)
+                           recorded_steps(audit.folder), cached=True, read_on=reads_on(store))
         recorded, step = 0, None
         # the unread documents are the most the review can still ask for (it stops once certified)
         bar = tqdm(total=len(rows) - len(review.steps), desc="label", unit=words_of(audit.manifest).item,
@@ -742,7 +795,7 @@ class Interleaved(FixedSampleDesign):
         with open_store(audit, info, create=False) as store:
             labels = stored_labels(store)
             review = review_of(audit, rows, labels, str(store.path),
-                               verified_steps(store, recorded_steps(audit.folder)))
+                               verified_steps(store, recorded_steps(audit.folder)), read_on=reads_on(store))
             t = len(review.steps)
 
             def digest(prefix: int) -> str:
@@ -796,7 +849,7 @@ class Interleaved(FixedSampleDesign):
         met = bool(cert.details["certified"])
         t, found = int(stats["steps"]), int(stats["relevant"])
         text = verdict_text(rho, met, t, n, int(stats["screened"]), int(stats["audited"]), found,
-                            int(cert.details["relevant_upper"]), words)
+                            int(cert.details["relevant_upper"]), words, cert.details["met_step"])
         doc, docs = words.item, words.items
         corpus = " and the corpus' other documents" if audit.manifest.get("corpus") else ""
         among = (f"the collection's {n} (every {doc} the review could read: {words.everything}{corpus})"
