@@ -73,7 +73,7 @@ def test_full_review_is_the_engine_played_on_the_same_order(topic: Data, tmp_pat
         "chosen from the labels recorded before it" in text and "labels were first opened" not in text
     assert not any(w in text for w in ("burden N1", "excluded pool N0", "queries = 1", "sampling"))
     # one δ event: no union bound to speak of, and no corpus that was not given
-    assert "Confidence at least 0.95 (δ: interleaved review 0.05)." in text and "union bound" not in text
+    assert "Confidence at least 0.95 (δ = 0.05)." in text and "union bound" not in text
     assert "every document the review could read: the ranked list)" in text and "corpus" not in text
 
 

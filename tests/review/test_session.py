@@ -110,7 +110,7 @@ def test_the_certificate_of_a_review_counts_records_read_in_a_reviewer_s_words(r
     assert "draws" not in content["counts"] and "unlabelled" not in content["counts"]
     assert content["counts"]["collection"] == 80 and content["counts"]["steps"] == 12
     text = cert.render()
-    assert "With confidence at least 0.95 (δ: interleaved review 0.05):" in text
+    assert "With confidence at least 0.95 (δ = 0.05):" in text
     assert "union bound" not in text and "simultaneous" not in text
     assert f"of {records.name}, 80 records (interleaved design" in text
     assert "NOT met yet after 12 of 80 records read" in content["verdict"]["text"]

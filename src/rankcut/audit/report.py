@@ -321,7 +321,7 @@ def _summary(manifest: Mapping[str, Any], content: Mapping[str, Any], report: Jo
     events = ", ".join(f"{e} {v:g}" for e, v in report.budget.items())
     joint = (f"Joint confidence at least {confidence_text(report.joint_delta)} (union bound over {events})."
              if len(report.budget) > 1 else
-             f"Confidence at least {confidence_text(report.joint_delta)} (δ: {events}).")
+             f"Confidence at least {confidence_text(report.joint_delta)} (δ = {report.joint_delta:g}).")
     lines = [joint, spent]
     verdict = content.get("verdict")
     if verdict:

@@ -143,7 +143,7 @@ class JointReport:
         used = [e for e in self.budget if users[e]]
         budget = ", ".join(f"{e} {self.budget[e]:g}" for e in used)
         lines.append(f"With simultaneous confidence at least {conf} (union bound over {budget}):"
-                     if len(used) > 1 else f"With confidence at least {conf} (δ: {budget}):")
+                     if len(used) > 1 else f"With confidence at least {conf} (δ = {self.joint_delta:g}):")
         shared: dict[tuple[str, ...], list[str]] = {}
         for e in used:
             if len(users[e]) > 1:

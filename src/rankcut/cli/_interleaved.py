@@ -20,15 +20,16 @@ def policy_option(default: str, scope: str = "") -> Any:
     """``--policy`` (``scope`` opens the help, e.g. ``"interleaved: "``)."""
     names = [f"{default} (default)", *(n for n in _POLICIES if default.partition(":")[0] != n)]
     return typer.Option(None, "--policy", help=_opened(scope, "when to screen and when to audit, "
-                        f"NAME[:key=value,...]: {', '.join(names)}, or screen-then-audit:depth=K (labels "
-                        "only, never validity)."))
+                        f"NAME[:key=value,...]: {', '.join(names)}, or screen-then-audit:depth=K (it changes "
+                        "how much is read, never the guarantee)."))
 
 
 def prior_basis_option(default: str, scope: str = "") -> Any:
     """``--prior-basis`` (``scope`` as for :func:`policy_option`)."""
     bases = [f"{b}{' (default)' if b == default else ''}, {what}" for b, what in _BASES.items()]
-    return typer.Option(None, "--prior-basis", help=_opened(scope, "the certificate's prior mean, fixed at "
-                        f"the first audit step: {'; or '.join(bases)} (labels only, never validity)."))
+    return typer.Option(None, "--prior-basis", help=_opened(scope, "the certificate's prior mean, fixed "
+                        f"at the first audit step: {'; or '.join(bases)} (it changes how much is read, never "
+                        "the guarantee)."))
 
 
 def _opened(scope: str, text: str) -> str:
