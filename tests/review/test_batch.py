@@ -255,6 +255,6 @@ def test_answers_kept_when_the_last_one_certifies_are_said_not_to_count(records:
     spare = next(r for r in records.ids if r not in {s["doc_id"] for s in _steps(whole)})
     (tmp_path / "l.csv").write_text(f"record_id,label\n{last},{truth[last]}\n{spare},0\n")
     with pytest.warns(UserWarning, match=r"record " + spare + r"\); it asks for no further record now, so "
-                      "they will not be counted"):
+                      r"they are not counted \(unless you read on"):
         assert session.label(folder, from_file=tmp_path / "l.csv").recorded == 1
     assert session.status(folder)["next_record"] is None and session.status(folder)["kept"] == 1

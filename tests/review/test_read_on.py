@@ -46,9 +46,8 @@ def test_reading_on_counts_the_ranker_s_next_picks_and_the_target_stays_met(reco
     met = _met(records, folder)
     before = workflow.certify(folder)
     bound = session.status(folder)["recall_bound"]
-    assert session.read_on(folder) == met
-    with pytest.raises(ValueError, match=rf"reads on already \(since step {met}\)"):
-        session.read_on(folder)
+    assert session.read_on(folder) == (met, True)
+    assert session.read_on(folder) == (met, False)   # again: nothing changes
     nxt = session.next_record(folder)
     assert nxt is not None and nxt["move"] == "screen"
     assert f"the target was met at step {met}, and the reviewer chose to read on" in nxt["why"]
@@ -96,9 +95,38 @@ def test_reading_on_is_refused_before_the_target_is_met(records: Records, tmp_pa
     with pytest.raises(ValueError, match="nothing is read yet"):
         session.read_on(folder)
     session.label(folder, known=labels_of(records), limit=4)
-    with pytest.raises(ValueError, match=r"the target is not met yet \(4 steps read\)"):
+    with pytest.raises(ValueError, match=r"the target is not met yet \(4 records read\): the review still "
+                                         "asks for records"):
         session.read_on(folder)
     assert session.next_record(folder) is not None
+
+
+def test_an_answer_kept_before_reading_on_is_recorded_when_the_ranker_picks_its_record(
+        records: Records, tmp_path: Path) -> None:
+    """A label file that met the target and answered records past it: those answers are kept, and
+    reading on records the one the ranker picks next instead of asking for it again."""
+    truth = labels_of(records)
+    done = tmp_path / "done"
+    met = _met(records, done)
+    step_met = _steps(done)[-1]
+    shutil.copytree(done, tmp_path / "peek")
+    session.read_on(tmp_path / "peek")
+    pick = session.next_record(tmp_path / "peek")
+    assert pick is not None
+    folder = tmp_path / "R"   # the same review, labelled to one step before its "met"
+    session.start(records, folder, target_recall=0.8, seed=5, policy=POLICY)
+    session.label(folder, known=truth, limit=met - 1)
+    ids = (step_met["doc_id"], pick["record_id"])
+    (tmp_path / "mine.csv").write_text("record_id,label\n" + "".join(f"{i},{truth[i]}\n" for i in ids))
+    with pytest.warns(UserWarning, match="not counted .unless you read on, rankcut review read-on, and the "
+                                         "ranker picks them."):
+        session.label(folder, from_file=tmp_path / "mine.csv")
+    assert session.status(folder)["kept"] == 1 and session.next_record(folder) is None
+    session.read_on(folder)
+    info = session.status(folder)
+    assert info["kept"] == 0 and info["read"] == met + 1 and info["reads_on"] and info["met_step"] == met
+    assert _steps(folder)[-1]["doc_id"] == pick["record_id"]
+    assert info["next_record"]["record_id"] != pick["record_id"]
 
 
 def test_the_engine_keeps_a_met_target_met_while_screening_on() -> None:
@@ -137,6 +165,8 @@ def test_the_command_line_offers_reading_on_once_met(records: Records, tmp_path:
     session.label(folder, known=labels_of(records))
     code, out, _ = run("next", "--folder", folder)
     assert code == 0 and "the target is certified: the review asks for no further record" in out
+    code, status, _ = run("status", "--folder", folder)
+    assert f"rankcut review read-on --folder {folder}" in status
     assert f"to read on (the ranker's next picks, each counted; the target stays met): rankcut review " \
            f"read-on --folder {folder}" in out
     met = session.status(folder)["read"]
@@ -145,3 +175,27 @@ def test_the_command_line_offers_reading_on_once_met(records: Records, tmp_path:
     assert "read record " in out and "a screening record (the ranker's pick)" in out
     code, out, _ = run("next", "--folder", folder)
     assert code == 0 and "review read-on" not in out and "the reviewer chose to read on" in out
+    code, out, _ = run("read-on", "--folder", folder)
+    assert code == 0
+    assert out.startswith(f"this review reads on already, since {met} records were read: nothing was changed")
+    code, out, _ = run("status", "--folder", folder, "--json")
+    info = json.loads(out)
+    assert info["reads_on"] and info["met_step"] == met
+    session.label(folder, known=labels_of(records))   # to the end
+    code, out, _ = run("status", "--folder", folder)
+    assert "every record is read: the review asks for no further record" in out
+    assert "review read-on" not in out
+
+
+def test_a_short_batch_says_why(records: Records, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from rankcut.cli.main import app
+
+    folder = tmp_path / "R"
+    met = _met(records, tmp_path / "done")
+    session.start(records, folder, target_recall=0.8, seed=5, policy=POLICY)
+    session.label(folder, known=labels_of(records), limit=met - 3)
+    out = CliRunner().invoke(app, ["review", "next", "--folder", str(folder), "--batch", "10"]).stdout
+    assert "only 3 of the 10 asked for: if none of them is relevant, the review asks for no further record " \
+           "after them" in out

@@ -133,10 +133,7 @@ def _next_lines(folder: Path, info: dict[str, Any], out: Path | None = None) -> 
     if nxt is None:
         lines = [info["next_move"], f"next: rankcut review certify --folder {shlex.quote(str(folder))}"
                  if info["next"] == "certify" else "done"]
-        if info["read"] < info["collection"]:   # met, with records unread: the reviewer may read on
-            lines.append(f"to read on (the ranker's next picks, each counted; the target stays met): "
-                         f"rankcut review read-on --folder {shlex.quote(str(folder))}")
-        return lines
+        return lines + _read_on_hint(folder, info)
     where = _where(nxt)
     kind = ("a screening record (the ranker's pick)" if nxt["move"] == "screen" else
             "an audit record (the next of the frozen random order)")
@@ -147,6 +144,14 @@ def _next_lines(folder: Path, info: dict[str, Any], out: Path | None = None) -> 
         lines.append("  " + nxt["text"].replace("\n", "\n  "))
     lines.append(_label_hint(folder, out))
     return lines
+
+
+def _read_on_hint(folder: Path, info: dict[str, Any]) -> list[str]:
+    """The read-on command, once the target is met with records unread (and not read on yet)."""
+    if info["next_record"] is not None or info["read"] >= info["collection"] or info["reads_on"]:
+        return []
+    return [f"to read on (the ranker's next picks, each counted; the target stays met): rankcut review "
+            f"read-on --folder {shlex.quote(str(folder))}"]
 
 
 def _kept_relevant(n: int) -> str:
@@ -183,8 +188,9 @@ def _status_lines(info: dict[str, Any]) -> list[str]:
         lines.append(f"kept: {info['kept']} answer{'' if one else 's'} for "
                      f"{'a record' if one else 'records'} the review has not asked for"
                      f"{f', {which}' if which else ''} "
-                     + (f"(it never will: {'it is' if one else 'they are'} not counted)"
-                        if info["next_record"] is None else "(recorded when it does)"))
+                     + ("(it asks for none now: counted only if you read on and the ranker picks "
+                        f"{'it' if one else 'them'})" if info["next_record"] is None else
+                        "(recorded when it does)"))
     if info.get("verdict"):
         lines.append(f"certificate: {info['verdict']}")
     lines.extend(f"warning: {said}" for said in info["changed_sources"])
@@ -271,7 +277,7 @@ def start(
 def _json_status(info: dict[str, Any]) -> dict[str, Any]:
     keys = ("audit_id", "read", "prior_read", "kept", "collection", "found", "recall_bound", "target",
             "delta", "guarantee", "verdict", "audits_to_certify", "tail", "changed_sources", "kept_relevant",
-            "next_record", "next_move", "next")
+            "next_record", "next_move", "next", "met_step", "reads_on")
     return {k: info.get(k) for k in keys}
 
 
@@ -379,7 +385,7 @@ def next_(
         typer.echo(f"wrote {len(info['next_records'])} records to {out}: fill in its label column (1 "
                    "relevant, 0 not)")
     lines = (_next_lines(folder, info, out) if batch == 1 or not info["next_records"] else
-             _batch_lines(folder, info["next_records"], out))
+             _batch_lines(folder, info["next_records"], out, batch))
     for line in lines:
         typer.echo(line)
 
@@ -467,14 +473,15 @@ def read_on(folder: Path = FOLDER, as_json: bool = JSON) -> None:
     """After the target is met: ask for the ranker's next picks again, each counted; the target stays met."""
     from rankcut.review import session
 
-    read = session.read_on(folder)
+    since, now = session.read_on(folder)
     info = session.status(folder)
     if as_json:
-        _echo_json({"read_on_after": read, **_json_status(info)})
+        _echo_json({"read_on_after": since, **_json_status(info)})
         return
-    typer.echo(f"reading on after {read} records read: the review asks for the ranker's next picks, one at "
+    typer.echo(f"reading on after {since} records read: the review asks for the ranker's next picks, one at "
                "a time, until every record is read or you stop; certify counts them, and says at which step "
-               "the target was first met")
+               "the target was first met" if now else
+               f"this review reads on already, since {since} records were read: nothing was changed")
     for line in _next_lines(folder, info):
         typer.echo(line)
 
@@ -489,7 +496,7 @@ def status(folder: Path = FOLDER, as_json: bool = JSON) -> None:
     if as_json:
         _echo_json(_json_status(info))
         return
-    for line in _status_lines(info):
+    for line in _status_lines(info) + _read_on_hint(folder, info):
         typer.echo(line)
 
 
@@ -621,7 +628,7 @@ def _label_hint(folder: Path, out: Path | None) -> str:
     return f"next: rankcut review label --folder {shlex.quote(str(folder))} --from {given}"
 
 
-def _batch_lines(folder: Path, batch: list[dict[str, Any]], out: Path | None) -> list[str]:
+def _batch_lines(folder: Path, batch: list[dict[str, Any]], out: Path | None, asked: int) -> list[str]:
     lines = [f"the next {len(batch)} records to read, if none of them is relevant (after a relevant one the "
              "review may ask for others: label --from records the answers as far as the review asks for "
              "them, and keeps the rest for when it does):"]
@@ -629,6 +636,10 @@ def _batch_lines(folder: Path, batch: list[dict[str, Any]], out: Path | None) ->
         title = rec["text"].split("\n", 1)[0]
         lines.append(f"{i:>4}. record {rec['record_id']}: {rec['move']}, {_where(rec)} — "
                      f"{title[:100] + ('…' if len(title) > 100 else '')}")
+    if len(batch) < asked:   # the lookahead ended: met (or all read) if these are all not relevant
+        lines.append(f"only {len(batch)} of the {asked} asked for: if none of them is relevant, the review "
+                     "asks for no further record after them (the target is met then, or every record is "
+                     "read)")
     lines.append(_label_hint(folder, out))
     return lines
 

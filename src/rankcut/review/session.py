@@ -63,7 +63,6 @@ from rankcut.audit.designs.interleaved import (
 )
 from rankcut.audit.folder import LABELS_FILE, SAMPLE_ITEMS, FrozenAudit, read_rows
 from rankcut.audit.labels import LabelStore, write_label_file
-from rankcut.audit.labels import writable as labels_writable
 from rankcut.audit.manifest import (
     MANIFEST_FILE,
     Manifest,
@@ -652,8 +651,8 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     _keep(out, {rid: answers[rid] for rid in waiting})
     if new:
         shown = ", ".join(new[:5]) + (", ..." if len(new) > 5 else "")
-        when = ("it asks for no further record now, so they will not be counted (unless you read on: "
-                "rankcut review read-on, then label again)" if asked is None else
+        when = ("it asks for no further record now, so they are not counted (unless you read on, rankcut "
+                "review read-on, and the ranker picks them)" if asked is None else
                 "they are recorded when it does")
         warnings.warn(f"{from_file}: {len(new)} of its labels {'is' if len(new) == 1 else 'are'} kept for "
                       f"later: the review has not asked for those records yet (record {shown}); {when} "
@@ -935,15 +934,17 @@ def batch_size(path: str | os.PathLike[str]) -> int | None:
     return len(rows) - 1 if rows and tuple(rows[0]) == BATCH_COLUMNS and len(rows) > 1 else None
 
 
-def read_on(folder: str | os.PathLike[str]) -> int:
+def read_on(folder: str | os.PathLike[str]) -> tuple[int, bool]:
     """Read on after the target was met: from now on the review asks for the ranker's next picks,
     one at a time (``next``, ``label``, the labelling page), until every record is read or the
     reviewer stops; each one read is counted, and the certificate stays met and says at which step
     it was first met (:func:`rankcut.audit.designs.interleaved.read_on`, where the guarantee is
-    argued). Returns the records read so far.
+    argued). Answers kept for records not asked for yet (:data:`PENDING_FILE`) are recorded as far
+    as the ranker picks them. Returns the records read when the review began to read on, and
+    whether it began now (``False``: it read on already; nothing is changed).
 
-    :raises ValueError: when the target is not met yet, every record is read, the review reads on
-        already, or a frozen input changed.
+    :raises ValueError: when the target is not met yet, every record is read, the folder is
+        read-only, or a frozen input changed.
     """
     from rankcut.audit.designs.interleaved import read_on as design_read_on
 
@@ -953,10 +954,9 @@ def read_on(folder: str | os.PathLike[str]) -> int:
     if not (out / LABELS_FILE).exists():
         raise ValueError(f"{out}: nothing is read yet: the target is not met, and reading on is for after "
                          "it is")
-    if not labels_writable(out / LABELS_FILE):
-        raise ValueError(f"the review folder {out} is read-only: reading on records the choice in "
-                         f"{out / LABELS_FILE} — nothing was changed")
-    return design_read_on(FrozenAudit(manifest), read_rows(out / SAMPLE_ITEMS))
+    since, now = design_read_on(FrozenAudit(manifest), read_rows(out / SAMPLE_ITEMS))
+    _record_known(out)   # an answer given before, for a record the ranker picks now, is not asked again
+    return since, now
 
 
 def known_outcome(folder: str | os.PathLike[str], known: Mapping[str, int]) -> dict[str, Any]:

@@ -467,8 +467,9 @@ class Desk:
                                    rev.running_upper, review.words, rev.met_step)
         place = done = kept = None
         if step is None:
-            done = (f"The target is certified: the review asks for no further {self.thing}." if rev.certified
-                    else f"Every {self.thing} is read: the review asks for no further {self.thing}.")
+            done = (f"The target is certified: the review asks for no further {self.thing}."
+                    if rev.certified and not review.read_on else
+                    f"Every {self.thing} is read: the review asks for no further {self.thing}.")
             if rev.certified and rev.unread and self.review:   # the reviewer may read on (the page follows)
                 done += (f" To read on (the ranker's next picks, each counted; the target stays met): "
                          f"rankcut review read-on --folder {shlex.quote(str(self.folder))}")

@@ -482,33 +482,37 @@ def reads_on(store: labels_mod.LabelStore) -> bool:
     return store.get_meta(READ_ON_META) is not None
 
 
-def read_on(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]]) -> int:
+def read_on(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]]) -> tuple[int, bool]:
     """Record in the label store that the reviewer reads on after the target was met: from now on
     the review asks for the screener's next picks (screening moves), one at a time, as before the
-    target was met, until everything is read or the reviewer stops. Returns the steps read so far.
+    target was met, until everything is read or the reviewer stops. Returns the step count at which
+    the review began to read on, and whether it began now (``False``: it read on already, and
+    nothing is changed).
 
     The guarantee is not touched: reading on is a policy's choice made from the labels recorded
     before it (the theorem of :mod:`rankcut.certify.interleaved` holds for any predictable policy),
     and a met target stays met (the running bound); each relevant record read on is counted, so the
     recall bound can only rise. The certificate says at which step the target was first met.
 
-    :raises ValueError: when the review reads on already, the target is not met yet (the review
-        still asks for documents), or every document is read.
+    :raises ValueError: when the target is not met yet (the review still asks for documents), every
+        document is read, or the folder is read-only.
     """
-    path = audit.folder / LABELS_FILE
+    path, words = audit.folder / LABELS_FILE, words_of(audit.manifest)
     review = replayed(audit, rows)
     if review.read_on:
         with labels_mod.LabelStore(path, readonly=True) as store:
-            since = store.get_meta(READ_ON_META)
-        raise ValueError(f"{path}: this review reads on already (since step {since}): nothing to do")
+            return int(store.get_meta(READ_ON_META) or 0), False
     if review.state.review.unread == 0:
-        raise ValueError("every document is read: there is nothing to read on")
+        raise ValueError(f"every {words.item} is read: there is nothing to read on")
     if not review.state.review.certified:
-        raise ValueError(f"the target is not met yet ({len(review.steps)} steps read): the review still asks "
-                         "for documents, and reading on is for after it is met")
+        raise ValueError(f"the target is not met yet ({len(review.steps)} {words.items} read): the review "
+                         f"still asks for {words.items}, and reading on is for after it is met")
+    if not labels_mod.writable(path):
+        raise ValueError(f"the review folder {audit.folder} is read-only: reading on records the choice in "
+                         f"{path} — nothing was changed")
     with labels_mod.LabelStore(path) as store:
         store.set_meta_many({READ_ON_META: str(len(review.steps))})
-    return len(review.steps)
+    return len(review.steps), True
 
 
 def lookahead(review: Review, assumed: Mapping[Item, int]) -> Iterator[Step]:
@@ -592,7 +596,8 @@ def verdict_text(rho: float, met: bool, read: int, n: int, screened: int, audite
 def next_text(step: Step | None, review: Review) -> str:
     if step is None:
         rev, doc = review.state.review, review.words.item
-        return (f"the target is certified: the review asks for no further {doc}" if rev.certified else
+        return (f"the target is certified: the review asks for no further {doc}"
+                if rev.certified and not review.read_on else
                 f"every {doc} is read: the review asks for no further {doc}")
     q, d = step.item
     return f"next: {step.move} query {q}, document {d} ({step.where}) — {step.why}"
@@ -941,6 +946,7 @@ class Interleaved(FixedSampleDesign):
                        "read moves)")
         out["next_item"] = None if step is None else step.to_dict()
         out["next_move"] = next_text(step, review)
+        out["met_step"], out["reads_on"] = rev.met_step, review.read_on   # reading on past "met"
         steps["label"] = step is None
         if steps["certify"]:
             content = read_json(folder / CERTIFICATE_FILE, "written by certify")
