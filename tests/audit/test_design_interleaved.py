@@ -395,3 +395,38 @@ def test_interactive_labelling_asks_step_by_step_until_quit(topic: Data, tmp_pat
     # an unfilled list to label records nothing and leaves the next item where it was
     assert wf.label(audit, from_file=audit / "to_label.csv").recorded == 0
     assert wf.status(audit)["next_item"]["rank"] == 3
+
+
+def test_rankcut_audit_read_on_asks_for_the_ranking_s_next_documents(topic: Data, tmp_path: Path) -> None:
+    """Once met, `rankcut audit status` offers read-on; after it the review asks for the frontier's
+    next documents, and certify says when the target was first met."""
+    audit = _frozen(tmp_path, topic)
+    runner = CliRunner()
+    early = runner.invoke(app, ["read-on", "--audit", str(audit)])
+    assert early.exit_code == 2 and "the target is not met yet (0 documents read)" in early.stderr
+    wf.label(audit, qrels=topic.qrels)
+    met = len(_steps(audit))
+    status = runner.invoke(app, ["status", "--audit", str(audit)]).stdout
+    assert f"to read on (the ranking's next documents, each counted; the target stays met): rankcut audit " \
+           f"read-on --audit {audit}" in status
+    out = runner.invoke(app, ["read-on", "--audit", str(audit)])
+    assert out.exit_code == 0 and out.stdout.startswith(f"reading on after {met} documents read: ")
+    assert "next: screen query q0, document" in out.stdout
+    assert "rankcut audit read-on" not in runner.invoke(app, ["status", "--audit", str(audit)]).stdout
+    assert wf.label(audit, qrels=topic.qrels, limit=2).recorded == 2
+    steps = _steps(audit)
+    read = {s["doc_id"] for s in steps[:met]}
+    frontier = [d for d in topic.lists["q0"] if d not in read][:2]   # the frontier screener's next two
+    assert [(s["move"], s["doc_id"]) for s in steps[met:]] == [("screen", d) for d in frontier]
+    verdict = wf.certify(audit).content["verdict"]
+    assert verdict["met"] and f"met at step {met}, read on to {met + 2} of 240 documents" in verdict["text"]
+    again = runner.invoke(app, ["read-on", "--audit", str(audit)])
+    assert again.exit_code == 0 and "reads on already, since" in again.stdout
+
+
+def test_read_on_is_refused_for_a_fixed_sample_design(tmp_path: Path) -> None:
+    data = Data(tmp_path, queries=1, depth=60, seed=1)
+    audit = tmp_path / "P"
+    wf.freeze(audit, run=data.run, design="prefixes", depths=[5, 20], max_missed=25, seed=2)
+    out = CliRunner().invoke(app, ["read-on", "--audit", str(audit)])
+    assert out.exit_code == 2 and "reading on is for an interleaved review" in out.stderr
