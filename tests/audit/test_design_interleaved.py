@@ -15,6 +15,7 @@ import pytest
 from audit_testdata import Data, _frozen, _rows, _steps, _truth
 from typer.testing import CliRunner
 
+from rankcut.audit import labels as labels_mod
 from rankcut.audit import workflow as wf
 from rankcut.audit.report import write_report
 from rankcut.certify.interleaved import InterleavedRule, interleaved_recall_certificate
@@ -403,15 +404,22 @@ def test_rankcut_audit_read_on_asks_for_the_ranking_s_next_documents(topic: Data
     audit = _frozen(tmp_path, topic)
     runner = CliRunner()
     early = runner.invoke(app, ["read-on", "--audit", str(audit)])
-    assert early.exit_code == 2 and "the target is not met yet (0 documents read)" in early.stderr
+    assert early.exit_code == 2 and "nothing is read yet" in early.stderr
+    wf.label(audit, qrels=topic.qrels, limit=3)
+    with pytest.raises(ValueError, match=r"the target is not met yet \(3 documents read\)"):
+        wf.read_on(audit)
     wf.label(audit, qrels=topic.qrels)
     met = len(_steps(audit))
     status = runner.invoke(app, ["status", "--audit", str(audit)]).stdout
-    assert f"to read on (the ranking's next documents, each counted; the target stays met): rankcut audit " \
+    assert f"to read on (the screener's next picks, each counted; the target stays met): rankcut audit " \
            f"read-on --audit {audit}" in status
+    assert (audit / "to_label.csv").read_text().count("\n") == 1   # met: nothing to label
     out = runner.invoke(app, ["read-on", "--audit", str(audit)])
     assert out.exit_code == 0 and out.stdout.startswith(f"reading on after {met} documents read: ")
-    assert "next: screen query q0, document" in out.stdout
+    asked = wf.status(audit)["next_item"]
+    assert f"next: screen query q0, document {asked['doc_id']}" in out.stdout
+    assert f"q0,{asked['doc_id']}," in (audit / "to_label.csv").read_text()   # the list to label names it
+    assert f"rankcut audit label --audit {audit} --from {audit / 'to_label.csv'}" in out.stdout
     assert "rankcut audit read-on" not in runner.invoke(app, ["status", "--audit", str(audit)]).stdout
     assert wf.label(audit, qrels=topic.qrels, limit=2).recorded == 2
     steps = _steps(audit)
@@ -420,8 +428,28 @@ def test_rankcut_audit_read_on_asks_for_the_ranking_s_next_documents(topic: Data
     assert [(s["move"], s["doc_id"]) for s in steps[met:]] == [("screen", d) for d in frontier]
     verdict = wf.certify(audit).content["verdict"]
     assert verdict["met"] and f"met at step {met}, read on to {met + 2} of 240 documents" in verdict["text"]
-    again = runner.invoke(app, ["read-on", "--audit", str(audit)])
-    assert again.exit_code == 0 and "reads on already, since" in again.stdout
+    again = runner.invoke(app, ["read-on", "--audit", str(audit), "--json"])
+    assert again.exit_code == 0 and json.loads(again.stdout)["began_now"] is False
+    assert json.loads(again.stdout)["read_on_after"] == met
+
+
+def test_read_on_refuses_a_changed_input_a_missing_sample_and_a_read_only_folder(
+        topic: Data, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    unsampled = tmp_path / "U"
+    wf.freeze(unsampled, run=topic.run, design="interleaved", target_recall=0.8, seed=7)
+    with pytest.raises(wf.AuditStepError, match="no sample yet .*: run sample first"):
+        wf.read_on(unsampled)
+    audit = _frozen(tmp_path, topic)
+    wf.label(audit, qrels=topic.qrels)
+    monkeypatch.setattr(labels_mod, "writable", lambda path: False)
+    with pytest.raises(wf.AuditStepError, match=r"the review folder .* is read-only: reading on records the "
+                                                 "choice in .*labels.sqlite — nothing was changed"):
+        wf.read_on(audit)
+    monkeypatch.undo()
+    with open(topic.run, "a") as f:
+        f.write("q0 Q0 extra 999 -1.0 x\n")
+    with pytest.raises(ValueError, match="changed"):
+        wf.read_on(audit)
 
 
 def test_read_on_is_refused_for_a_fixed_sample_design(tmp_path: Path) -> None:

@@ -346,6 +346,33 @@ def test_without_the_review_extra_it_says_which_to_install(tmp_path: Path,
     assert not (tmp_path / "R").exists()
 
 
+def test_a_started_review_without_the_extra_says_which_to_install(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """`status` reads the ranker cache, whose key names scikit-learn's version from the installed
+    package's metadata, not by importing it: a missing package still asks for the extra."""
+    import importlib.metadata
+
+    _records(tmp_path / "records.csv")
+    code, _, err = _run("review", "start", tmp_path / "records.csv", "--folder", tmp_path / "R", "--seed", 1)
+    assert code == 0, err
+    real = importlib.metadata.version
+
+    def version(name: str) -> str:
+        if name == "scikit-learn":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", version)
+    from rankcut.review import session
+
+    session._cal.cache_clear()   # as in a new process: no screener kept from start
+    for name in [m for m in sys.modules if m.split(".")[0] == "sklearn"] + ["sklearn"]:
+        monkeypatch.setitem(sys.modules, name, None)
+    code, _, err = _run("review", "status", "--folder", tmp_path / "R")
+    assert code == 2 and "needs the extra 'review' (pip install 'rankcut[review]')" in err, err
+    assert "Traceback" not in err
+
+
 def test_a_simulation_without_labels_names_the_file_and_the_options(tmp_path: Path) -> None:
     _records(tmp_path / "records.csv")
     bare = tmp_path / "bare.csv"

@@ -89,6 +89,20 @@ def test_labels_read_on_without_the_choice_are_refused(records: Records, tmp_pat
         workflow.certify(pick_folder)
 
 
+def test_reading_on_is_refused_in_a_read_only_folder(records: Records, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from rankcut.audit import labels as labels_mod
+
+    folder = tmp_path / "R"
+    _met(records, folder)
+    monkeypatch.setattr(labels_mod, "writable", lambda path: False)
+    with pytest.raises(ValueError, match=f"the review folder {folder} is read-only: reading on records the "
+                                         "choice in"):
+        session.read_on(folder)
+    monkeypatch.undo()
+    assert session.next_record(folder) is None   # nothing was changed
+
+
 def test_reading_on_is_refused_before_the_target_is_met(records: Records, tmp_path: Path) -> None:
     folder = tmp_path / "R"
     session.start(records, folder, target_recall=0.8, seed=5, policy=POLICY)
@@ -122,6 +136,13 @@ def test_an_answer_kept_before_reading_on_is_recorded_when_the_ranker_picks_its_
                                          "ranker picks them."):
         session.label(folder, from_file=tmp_path / "mine.csv")
     assert session.status(folder)["kept"] == 1 and session.next_record(folder) is None
+    from typer.testing import CliRunner
+
+    from rankcut.cli.main import app
+
+    shown = CliRunner().invoke(app, ["review", "status", "--folder", str(folder)]).stdout
+    assert "kept: 1 answer for a record the review has not asked for (it asks for none now: counted only " \
+           "if you read on and the ranker picks it)" in shown
     session.read_on(folder)
     info = session.status(folder)
     assert info["kept"] == 0 and info["read"] == met + 1 and info["reads_on"] and info["met_step"] == met
@@ -178,6 +199,8 @@ def test_the_command_line_offers_reading_on_once_met(records: Records, tmp_path:
     code, out, _ = run("read-on", "--folder", folder)
     assert code == 0
     assert out.startswith(f"this review reads on already, since {met} records were read: nothing was changed")
+    code, out, _ = run("read-on", "--folder", folder, "--json")
+    assert code == 0 and json.loads(out)["began_now"] is False and json.loads(out)["read_on_after"] == met
     code, out, _ = run("status", "--folder", folder, "--json")
     info = json.loads(out)
     assert info["reads_on"] and info["met_step"] == met

@@ -80,6 +80,8 @@ def test_start_next_label_status_certify_report(records: Records, tmp_path: Path
     assert f"the policy and the target) was frozen at {frozen}, before its first label. Each move" in text
     assert "labels were first opened" not in text
     assert "| prior knowledge | none |" in text and "burden N1" not in text
+    assert "| collection | 80 records, in the order of the records file (the folder's frozen copy: " \
+           "records.run) |" in text
     curve = json.loads(files.certificate.read_text())["curve"]
     assert curve["found"][-1] == info["found"] and len(curve["found"]) == len(curve["bound"])
 

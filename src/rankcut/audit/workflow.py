@@ -123,6 +123,7 @@ __all__ = [
     "freeze",
     "label",
     "plan",
+    "read_on",
     "sample",
     "status",
 ]
@@ -649,10 +650,7 @@ def label(
     record = opened_record(audit)
     spec.guard_labelling(audit, record)
     store_path = audit.folder / LABELS_FILE
-    if not labels_mod.writable(store_path):
-        folder_ro = not labels_mod.writable(audit.folder / "_")  # a name not there: the folder's own right
-        what = (f"the {spec.noun} folder {audit.folder} is read-only" if folder_ro
-                else f"the label store {store_path} is read-only")
+    if (what := _read_only(audit)) is not None:
         raise AuditStepError(f"{what}: labels are recorded in {store_path}, which cannot be written; label a "
                              f"writable copy of the folder ({_o('certify')}, {_o('report')} and "
                              f"{_o('status')} work on a read-only one)")
@@ -670,6 +668,47 @@ def label(
         if empty:  # this call made the store and recorded nothing: leave none behind
             labels_mod.remove_store(store_path)
     return result
+
+
+def _read_only(audit: Audit) -> str | None:
+    """What keeps the label store from being written (the folder, or the store itself), or None."""
+    store_path = audit.folder / LABELS_FILE
+    if labels_mod.writable(store_path):
+        return None
+    folder_ro = not labels_mod.writable(audit.folder / "_")  # a name not there: the folder's own right
+    return (f"the {design_of(audit).noun} folder {audit.folder} is read-only" if folder_ro
+            else f"the label store {store_path} is read-only")
+
+
+def read_on(audit_dir: str | Path) -> tuple[int, bool]:
+    """An interleaved review reads on after its target was met: the choice is recorded in the label
+    store (:func:`rankcut.audit.designs.interleaved.read_on`, where the guarantee is argued), and
+    the to-label file names the document asked for next.
+
+    :returns: the steps read when the review began to read on, and whether it began now (``False``:
+        it read on already, and nothing is changed).
+    :raises ValueError: for another design, a frozen input that changed, no sample or no label yet,
+        a target not met yet, everything read, or a read-only folder.
+    """
+    from rankcut.audit.designs.interleaved import read_on as design_read_on
+    from rankcut.audit.designs.interleaved import replayed
+
+    audit = load_audit(audit_dir)
+    if audit.design != "interleaved":
+        raise ValueError(f"reading on is for an interleaved review; audit {audit.manifest.short_id} has the "
+                         f"{audit.design} design, whose sample is fixed when it is drawn")
+    _, rows = load_sample(audit)
+    store_path = audit.folder / LABELS_FILE
+    if not store_path.exists():
+        raise AuditStepError(f"nothing is read yet ({store_path} missing): the target is not met, and "
+                             f"reading on is for after it is — run {_o('label')}")
+    if (what := _read_only(audit)) is not None:
+        raise AuditStepError(f"{what}: reading on records the choice in {store_path} — nothing was changed")
+    since, now = design_read_on(audit, rows)
+    step = replayed(audit, rows).next()
+    fmt = Path(str(read_json(audit.folder / SAMPLE_FILE, "written by sample")["to_label"])).suffix[1:]
+    write_to_label(audit, [] if step is None else [step.item], fmt)   # the item asked for next
+    return since, now
 
 
 def _record_labels(audit: Audit, store: labels_mod.LabelStore, order: list[Item],

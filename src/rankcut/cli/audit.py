@@ -452,32 +452,28 @@ def status(audit: Path = AUDIT, as_json: bool = JSON) -> None:
         typer.echo(f"  guarantee: {info['guarantee']}")
         if info.get("tail"):
             typer.echo(f"  ahead: {info['tail']}")
-        if info["met_step"] is not None and not info["reads_on"] and info["next_item"] is None \
-                and info["review_steps"] < info["sample"]["items"]:   # met with documents unread
-            typer.echo(f"  to read on (the ranking's next documents, each counted; the target stays met): "
+        if info["can_read_on"]:   # met with documents unread
+            typer.echo(f"  to read on (the screener's next picks, each counted; the target stays met): "
                        f"rankcut audit read-on --audit {_q(audit)}")
     typer.echo(_next_line(info, audit))
 
 
 @app.command("read-on")
 @_fail_cleanly
-def read_on(audit: Path = AUDIT) -> None:
-    """Interleaved design, once met: ask for the ranking's next documents again, each counted."""
+def read_on(audit: Path = AUDIT, as_json: bool = JSON) -> None:
+    """Interleaved design, once met: ask for the screener's next picks again, each counted."""
     from rankcut.audit import workflow
-    from rankcut.audit.designs.interleaved import read_on as design_read_on
-    from rankcut.audit.folder import SAMPLE_ITEMS, FrozenAudit, read_rows
-    from rankcut.audit.manifest import load_manifest
 
-    manifest = load_manifest(audit)
-    if manifest["design"] != "interleaved":
-        raise ValueError(f"reading on is for an interleaved review; audit {manifest.short_id} has the "
-                         f"{manifest['design']} design, whose sample is fixed when it is drawn")
-    since, now = design_read_on(FrozenAudit(manifest), read_rows(Path(audit) / SAMPLE_ITEMS))
+    since, now = workflow.read_on(audit)
+    info = workflow.status(audit)
+    if as_json:
+        _echo_json({"read_on_after": since, "began_now": now, **info})
+        return
     typer.echo(f"reading on after {since} documents read: the review asks for the screener's next picks, "
                "one at a time; certify counts them, and says at which step the target was first met" if now
                else f"this review reads on already, since {since} documents were read: nothing was changed")
-    typer.echo(workflow.status(audit)["next_move"])
-    typer.echo(f"next: rankcut audit label --audit {_q(audit)} --interactive   # or --oracle qrels --qrels Q")
+    typer.echo(info["next_move"])
+    typer.echo(_next_line(info, audit))
 
 
 def _q(path: Path | str) -> str:

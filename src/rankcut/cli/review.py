@@ -12,6 +12,7 @@
     rankcut review report   --folder REVIEW --out report.html [--json]
     rankcut review export   --folder REVIEW --out labels.csv [--relevant]
     rankcut review correct  --folder REVIEW --into REVIEW2 --relabel ID=LABEL [--relabel ...]
+    rankcut review read-on  --folder REVIEW     # once met: the ranker's next picks too, each counted
     rankcut review simulate records.csv --folder REVIEW --seed 7
 
 A review is an audit folder of the ``interleaved`` design whose screener is the CAL ranker
@@ -148,7 +149,7 @@ def _next_lines(folder: Path, info: dict[str, Any], out: Path | None = None) -> 
 
 def _read_on_hint(folder: Path, info: dict[str, Any]) -> list[str]:
     """The read-on command, once the target is met with records unread (and not read on yet)."""
-    if info["next_record"] is not None or info["read"] >= info["collection"] or info["reads_on"]:
+    if not info["can_read_on"]:
         return []
     return [f"to read on (the ranker's next picks, each counted; the target stays met): rankcut review "
             f"read-on --folder {shlex.quote(str(folder))}"]
@@ -277,7 +278,7 @@ def start(
 def _json_status(info: dict[str, Any]) -> dict[str, Any]:
     keys = ("audit_id", "read", "prior_read", "kept", "collection", "found", "recall_bound", "target",
             "delta", "guarantee", "verdict", "audits_to_certify", "tail", "changed_sources", "kept_relevant",
-            "next_record", "next_move", "next", "met_step", "reads_on")
+            "next_record", "next_move", "next", "met_step", "reads_on", "can_read_on")
     return {k: info.get(k) for k in keys}
 
 
@@ -399,8 +400,8 @@ def label(
                                           "the review asks for, as far as it holds them; the others are "
                                           "kept until it asks for their records."),
     interactive: bool = typer.Option(False, "--interactive", help="Ask in the terminal, record by record "
-                                     "(y or 1, n or 0), until quit (q) or certified; a record answered in "
-                                     "a file before is not asked again."),
+                                     "(y or 1, n or 0), until quit (q) or certified (reading on: all read); "
+                                     "a record answered in a file before is not asked again."),
     simulate: bool = typer.Option(False, "--simulate", help="Known labels play the reviewer: --records "
                                   "(its label column) or --qrels."),
     records: Path | None = typer.Option(None, "--records", help="--simulate: the records file with a label "
@@ -476,7 +477,7 @@ def read_on(folder: Path = FOLDER, as_json: bool = JSON) -> None:
     since, now = session.read_on(folder)
     info = session.status(folder)
     if as_json:
-        _echo_json({"read_on_after": since, **_json_status(info)})
+        _echo_json({"read_on_after": since, "began_now": now, **_json_status(info)})
         return
     typer.echo(f"reading on after {since} records read: the review asks for the ranker's next picks, one at "
                "a time, until every record is read or you stop; certify counts them, and says at which step "

@@ -142,10 +142,18 @@ def query_features(texts: Sequence[str], config: CALConfig) -> tuple[Any, Any]:
 
 
 def library_versions() -> str:
-    """The versions of the libraries a fit's result depends on (part of every cache key)."""
-    from importlib.metadata import version  # not importing scikit-learn: it loads pandas too
+    """The versions of the libraries a fit's result depends on (part of every cache key), read from
+    the installed packages' metadata (importing scikit-learn would load pandas too).
 
-    return f"numpy {np.__version__}, scipy {version('scipy')}, scikit-learn {version('scikit-learn')}"
+    :raises ModuleNotFoundError: naming ``sklearn`` (as its import would) when it is not installed.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        learn = version("scikit-learn")
+    except PackageNotFoundError:
+        raise ModuleNotFoundError("No module named 'sklearn'", name="sklearn") from None
+    return f"numpy {np.__version__}, scipy {version('scipy')}, scikit-learn {learn}"
 
 
 def _fit_salt(matrix: Any, query: Any, config: CALConfig, ranked: bool) -> str:

@@ -736,9 +736,10 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
     current ``recall_bound`` (certified at every step), ``collection``, ``target``, ``delta``,
     ``prior_read`` (the records of the prior knowledge among those read), ``kept`` (answers kept for
     records not asked for, :data:`PENDING_FILE`; ``kept_relevant``: the ids of those answered
-    relevant, which no certificate counts until recorded), ``changed_sources`` (:func:`changed_sources`) and
-    the ``next_record`` (``None`` once certified or
-    all is read) with its move, place, why and text.
+    relevant, which no certificate counts until recorded), ``changed_sources`` (:func:`changed_sources`),
+    ``met_step`` (the step at which the target was first met, ``None`` before), ``reads_on`` and
+    ``can_read_on`` (:func:`read_on`), and the ``next_record`` (``None`` once certified, unless
+    reading on, or once all is read) with its move, place, why and text.
 
     :param ahead: also list, as ``next_records``, the next ``ahead`` records the review asks for if
         none of them is relevant (a record of the prior knowledge, or one whose answer is kept in
@@ -946,15 +947,9 @@ def read_on(folder: str | os.PathLike[str]) -> tuple[int, bool]:
     :raises ValueError: when the target is not met yet, every record is read, the folder is
         read-only, or a frozen input changed.
     """
-    from rankcut.audit.designs.interleaved import read_on as design_read_on
-
     out = Path(folder)
-    manifest = load_review(out)
-    check_inputs(manifest)
-    if not (out / LABELS_FILE).exists():
-        raise ValueError(f"{out}: nothing is read yet: the target is not met, and reading on is for after "
-                         "it is")
-    since, now = design_read_on(FrozenAudit(manifest), read_rows(out / SAMPLE_ITEMS))
+    check_inputs(load_review(out))
+    since, now = workflow.read_on(out)
     _record_known(out)   # an answer given before, for a record the ranker picks now, is not asked again
     return since, now
 

@@ -470,9 +470,11 @@ class Desk:
             done = (f"The target is certified: the review asks for no further {self.thing}."
                     if rev.certified and not review.read_on else
                     f"Every {self.thing} is read: the review asks for no further {self.thing}.")
-            if rev.certified and rev.unread and self.review:   # the reviewer may read on (the page follows)
-                done += (f" To read on (the ranker's next picks, each counted; the target stays met): "
-                         f"rankcut review read-on --folder {shlex.quote(str(self.folder))}")
+            if review.can_read_on:   # the reviewer may read on (the page follows)
+                command = (f"rankcut review read-on --folder {shlex.quote(str(self.folder))}" if self.review
+                           else f"rankcut audit read-on --audit {shlex.quote(str(self.folder))}")
+                done += (f" To read on (the {'ranker' if self.review else 'screener'}'s next picks, each "
+                         f"counted; the target stays met): {command}")
         elif ahead is not None:   # a review: the record asked now is another reviewer's; read ahead
             (later, answered, others), item = ahead, ahead[0].item
             place = f"read ahead · {self._step_place(later)}"

@@ -89,9 +89,9 @@ if TYPE_CHECKING:
     from rankcut.certify.policies import Policy, ReviewState
     from rankcut.certify.report import JointReport
 
-__all__ = ["MAX_COLLECTION", "POLICIES", "REVIEW_FILE", "SCREENERS", "SCREENER_FACTS", "SCREENER_WORDS",
-           "Interleaved", "Review", "Step", "Words", "build_policy", "lookahead", "policy_spec", "replayed",
-           "review_of", "screener_spec", "words_of"]
+__all__ = ["MAX_COLLECTION", "POLICIES", "READ_ON_META", "REVIEW_FILE", "SCREENERS", "SCREENER_FACTS",
+           "SCREENER_WORDS", "Interleaved", "Review", "Step", "Words", "build_policy", "lookahead",
+           "policy_spec", "read_on", "reads_on", "replayed", "review_of", "screener_spec", "words_of"]
 
 # The design lists its whole collection in sample.jsonl, and the engine keeps one number per R.
 MAX_COLLECTION = 2_000_000
@@ -286,6 +286,13 @@ class Review:
         self._asked: tuple[int, Step] | None = None   # the step next() gave, and after how many steps
         self.lines: list[str] = []   # review.jsonl's lines of the first steps, as last written
         self.read_on = read_on   # after the target is met, screen on (:func:`read_on`) instead of stopping
+
+    @property
+    def can_read_on(self) -> bool:
+        """Whether the reviewer may choose to read on now (:func:`read_on`): met, not read on yet,
+        documents unread."""
+        rev = self.state.review
+        return bool(rev.certified and not self.read_on and rev.unread)
 
     @property
     def done(self) -> bool:
@@ -494,8 +501,8 @@ def read_on(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]]) -> tuple[int,
     and a met target stays met (the running bound); each relevant record read on is counted, so the
     recall bound can only rise. The certificate says at which step the target was first met.
 
-    :raises ValueError: when the target is not met yet (the review still asks for documents), every
-        document is read, or the folder is read-only.
+    :raises ValueError: when the target is not met yet (the review still asks for documents), or
+        every document is read. (:func:`rankcut.audit.workflow.read_on` checks the folder first.)
     """
     path, words = audit.folder / LABELS_FILE, words_of(audit.manifest)
     review = replayed(audit, rows)
@@ -507,9 +514,6 @@ def read_on(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]]) -> tuple[int,
     if not review.state.review.certified:
         raise ValueError(f"the target is not met yet ({len(review.steps)} {words.items} read): the review "
                          f"still asks for {words.items}, and reading on is for after it is met")
-    if not labels_mod.writable(path):
-        raise ValueError(f"the review folder {audit.folder} is read-only: reading on records the choice in "
-                         f"{path} — nothing was changed")
     with labels_mod.LabelStore(path) as store:
         store.set_meta_many({READ_ON_META: str(len(review.steps))})
     return len(review.steps), True
@@ -586,8 +590,8 @@ def verdict_text(rho: float, met: bool, read: int, n: int, screened: int, audite
     """The verdict in words: met or not after ``read`` of ``n`` items, at most ``upper − found``
     relevant unfound (``upper``: the certificate's bound on ``R``); ``met_step``, the step at which
     the target was first met, when the review read on after it (:func:`read_on`)."""
-    read_on = met and met_step is not None and met_step < read
-    when = (f"met at step {met_step}, read on to {read} of {n} {words.items}" if read_on else
+    past = met and met_step is not None and met_step < read   # read on after "met"
+    when = (f"met at step {met_step}, read on to {read} of {n} {words.items}" if past else
             f"{'met' if met else 'NOT met yet'} after {read} of {n} {words.items} read")
     return (f"target recall ≥ {rho:g}: {when} ({screened} screened, {audited} audited; {found} relevant "
             f"found, at most {upper - found} unfound)")
@@ -890,8 +894,10 @@ class Interleaved(FixedSampleDesign):
         scale (no pools, burden or sample sizes: the review reads the collection as it goes)."""
         policy, screener = manifest["policy"], manifest["screener"]
         say = SCREENER_FACTS.get(screener["name"])
-        collection = (f"{manifest['inputs']['run']['path']}: {manifest['pools']['items']} "
-                      f"{words_of(manifest).items}")
+        words, path, n = words_of(manifest), manifest["inputs"]["run"]["path"], manifest["pools"]["items"]
+        collection = (f"{path}: {n} {words.items}" if words.in_run else   # a review: its records file's order
+                      f"{n} {words.items}, in the order of the records file (the folder's frozen copy: "
+                      f"{path})")
         if manifest.get("corpus"):
             corpus = manifest["corpus"]
             collection += f" (corpus: {corpus['documents']} documents, {corpus['kind']})"
@@ -926,7 +932,8 @@ class Interleaved(FixedSampleDesign):
 
     def status(self, folder: Path, out: dict[str, Any], steps: dict[str, bool]) -> None:
         """The steps read, the next one and why, and the audit reads that would meet the target if
-        none of them is relevant (a projection); labelled once certified (or everything read);
+        none of them is relevant (a projection); whether the review reads on past "met", or may;
+        labelled once certified (unless reading on) or everything read;
         certify is done when the certificate covers every step read and says met (or all is read)."""
         audit = FrozenAudit(load_manifest(folder))
         review = replayed(audit, read_rows(folder / SAMPLE_ITEMS))
@@ -947,6 +954,7 @@ class Interleaved(FixedSampleDesign):
         out["next_item"] = None if step is None else step.to_dict()
         out["next_move"] = next_text(step, review)
         out["met_step"], out["reads_on"] = rev.met_step, review.read_on   # reading on past "met"
+        out["can_read_on"] = review.can_read_on
         steps["label"] = step is None
         if steps["certify"]:
             content = read_json(folder / CERTIFICATE_FILE, "written by certify")
