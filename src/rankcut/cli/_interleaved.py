@@ -1,15 +1,18 @@
-"""The options of the two commands that freeze an interleaved review: ``rankcut audit freeze
---design interleaved`` and ``rankcut review start`` (and ``simulate``). Each has its own defaults
+"""What ``rankcut audit`` and ``rankcut review`` share for an interleaved review: the options of
+the two commands that freeze one (``rankcut audit freeze --design interleaved`` and ``rankcut
+review start``, and ``simulate``), and what ``read-on`` says. Each has its own defaults
 (:data:`rankcut.audit.designs.interleaved.DEFAULT_POLICY`, :data:`rankcut.review.session.POLICY`);
 the names are spelled here, not imported, so that ``rankcut --help`` loads neither module."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import typer
 
-__all__ = ["policy_option", "prior_basis_option"]
+__all__ = ["policy_option", "prior_basis_option", "said_read_on"]
 
 _POLICIES = ("projected-cost", "precision", "marginal-cost")
 _BASES = {"misses": "a share of the misses the target allows",
@@ -34,3 +37,18 @@ def prior_basis_option(default: str, scope: str = "") -> Any:
 
 def _opened(scope: str, text: str) -> str:
     return scope + text if scope else text[0].upper() + text[1:]
+
+
+def said_read_on(since: int, now: bool, words: Any, info: Mapping[str, Any], after: Sequence[str],
+                 as_json: bool) -> None:
+    """What ``read-on`` did (:func:`rankcut.audit.workflow.read_on`'s ``since`` and ``now``), in
+    ``words`` (:class:`~rankcut.audit.designs.interleaved.Words`) and then the lines ``after`` it;
+    or as JSON, with the status ``info``."""
+    from rankcut.audit.designs.interleaved import read_on_text
+
+    if as_json:
+        said = {"read_on_after": since, "began_now": now, **info}
+        typer.echo(json.dumps(said, indent=2, ensure_ascii=False))
+        return
+    for line in (read_on_text(since, now, words), *after):
+        typer.echo(line)

@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 import typer
 
 from rankcut.cli._errors import option_names, user_errors
-from rankcut.cli._interleaved import policy_option, prior_basis_option
+from rankcut.cli._interleaved import policy_option, prior_basis_option, said_read_on
 
 app = typer.Typer(help="Certify what a cut run leaves behind: freeze → plan → sample → label → certify → "
                        "report.", no_args_is_help=True)
@@ -463,17 +463,11 @@ def status(audit: Path = AUDIT, as_json: bool = JSON) -> None:
 def read_on(audit: Path = AUDIT, as_json: bool = JSON) -> None:
     """Interleaved design, once met: ask for the screener's next picks again, each counted."""
     from rankcut.audit import workflow
+    from rankcut.audit.designs.interleaved import Words
 
     since, now = workflow.read_on(audit)
     info = workflow.status(audit)
-    if as_json:
-        _echo_json({"read_on_after": since, "began_now": now, **info})
-        return
-    typer.echo(f"reading on after {since} documents read: the review asks for the screener's next picks, "
-               "one at a time; certify counts them, and says at which step the target was first met" if now
-               else f"this review reads on already, since {since} documents were read: nothing was changed")
-    typer.echo(info["next_move"])
-    typer.echo(_next_line(info, audit))
+    said_read_on(since, now, Words(), info, [info["next_move"], _next_line(info, audit)], as_json)
 
 
 def _q(path: Path | str) -> str:

@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 import typer
 
 from rankcut.cli._errors import fail, option_names, user_errors
-from rankcut.cli._interleaved import policy_option, prior_basis_option
+from rankcut.cli._interleaved import policy_option, prior_basis_option, said_read_on
 from rankcut.cli.audit import spoken_as_options
 
 app = typer.Typer(help="Screen records with active learning and stop with a certificate: start → next → "
@@ -472,19 +472,13 @@ def _prompt(prompt: str) -> str:
 @_fail_cleanly
 def read_on(folder: Path = FOLDER, as_json: bool = JSON) -> None:
     """After the target is met: ask for the ranker's next picks again, each counted; the target stays met."""
+    from rankcut.audit.designs.interleaved import SCREENER_WORDS
     from rankcut.review import session
 
     since, now = session.read_on(folder)
     info = session.status(folder)
-    if as_json:
-        _echo_json({"read_on_after": since, "began_now": now, **_json_status(info)})
-        return
-    typer.echo(f"reading on after {since} records read: the review asks for the ranker's next picks, one at "
-               "a time, until every record is read or you stop; certify counts them, and says at which step "
-               "the target was first met" if now else
-               f"this review reads on already, since {since} records were read: nothing was changed")
-    for line in _next_lines(folder, info):
-        typer.echo(line)
+    said_read_on(since, now, SCREENER_WORDS[session.CAL], _json_status(info), _next_lines(folder, info),
+                 as_json)
 
 
 @app.command("status")

@@ -250,7 +250,8 @@ PRIOR_BASIS = "tail"
 
 SCREENERS[CAL] = cal_screener
 SCREENER_FACTS[CAL] = cal_facts
-SCREENER_WORDS[CAL] = Words(item="record", everything="", chooser="whatever the ranker learns", in_run=False,
+SCREENER_WORDS[CAL] = Words(item="record", everything="", chooser="whatever the ranker learns",
+                            picker="ranker", in_run=False,
                             screened_at="number {rank} in the file",
                             audited_at="audit order position {position}, number {rank} in the file")
 

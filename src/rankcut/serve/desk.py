@@ -473,8 +473,8 @@ class Desk:
             if review.can_read_on:   # the reviewer may read on (the page follows)
                 command = (f"rankcut review read-on --folder {shlex.quote(str(self.folder))}" if self.review
                            else f"rankcut audit read-on --audit {shlex.quote(str(self.folder))}")
-                done += (f" To read on (the {'ranker' if self.review else 'screener'}'s next picks, each "
-                         f"counted; the target stays met): {command}")
+                done += (f" To read on (the {review.words.picker}'s next picks, each counted; the target "
+                         f"stays met): {command}")
         elif ahead is not None:   # a review: the record asked now is another reviewer's; read ahead
             (later, answered, others), item = ahead, ahead[0].item
             place = f"read ahead · {self._step_place(later)}"

@@ -91,7 +91,8 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_COLLECTION", "POLICIES", "READ_ON_META", "REVIEW_FILE", "SCREENERS", "SCREENER_FACTS",
            "SCREENER_WORDS", "Interleaved", "Review", "Step", "Words", "build_policy", "lookahead",
-           "policy_spec", "read_on", "reads_on", "replayed", "review_of", "screener_spec", "words_of"]
+           "policy_spec", "read_on", "read_on_text", "reads_on", "replayed", "review_of", "screener_spec",
+           "words_of"]
 
 # The design lists its whole collection in sample.jsonl, and the engine keeps one number per R.
 MAX_COLLECTION = 2_000_000
@@ -151,6 +152,7 @@ class Words:
     item: str = "document"
     everything: str = "the ranked list"   # every item the review could read ("": all are listed)
     chooser: str = "whatever the ranking"   # what the guarantee holds for, in the plain words
+    picker: str = "screener"   # who picks a screening move's item ("ranker" for a review of records)
     in_run: bool = True   # whether the title names the run file the items came in (and its query)
     screened_at: str = "rank {rank} of the ranking"   # where a screened item stands
     audited_at: str = "audit order position {position}, rank {rank}"   # where an audited one does
@@ -375,7 +377,8 @@ class Review:
         name = type(p).__name__
         if rev.certified:
             return (f"the target was met at step {rev.met_step}, and the reviewer chose to read on: the "
-                    f"next screening pick (the certificate stays met; each {doc} read is counted)")
+                    f"{self.words.picker}'s next pick (the certificate stays met; each {doc} read is "
+                    "counted)")
         if name == "ScreenThenAudit":
             depth = p.depth  # type: ignore[attr-defined]
             return (f"screen-then-audit: {st.screened} of the first {depth} ranks screened"
@@ -595,6 +598,14 @@ def verdict_text(rho: float, met: bool, read: int, n: int, screened: int, audite
             f"{'met' if met else 'NOT met yet'} after {read} of {n} {words.items} read")
     return (f"target recall ≥ {rho:g}: {when} ({screened} screened, {audited} audited; {found} relevant "
             f"found, at most {upper - found} unfound)")
+
+
+def read_on_text(since: int, now: bool, words: Words) -> str:
+    """What :func:`read_on` did, in words: the step count it began at, and whether it began now."""
+    return (f"reading on after {since} {words.items} read: the review asks for the {words.picker}'s next "
+            f"picks, one at a time, until every {words.item} is read or you stop; certify counts them, and "
+            "says at which step the target was first met" if now else
+            f"this review reads on already, since {since} {words.items} were read: nothing was changed")
 
 
 def next_text(step: Step | None, review: Review) -> str:
