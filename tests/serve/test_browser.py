@@ -91,10 +91,17 @@ def browser() -> Iterator[webdriver.Chrome]:
 
 
 def _press(driver: webdriver.Chrome, key: str) -> None:
-    """Press ``key`` on the page and wait for the next page."""
+    """Press ``key`` on the page and wait for the next page, loaded (a key sent while a page is
+    still loading fails in Chrome with "Node with given id does not belong to the document", seen
+    on a loaded CI machine)."""
+    def loaded(d: webdriver.Chrome) -> bool:
+        return bool(d.execute_script("return document.readyState") == "complete")
+
+    WebDriverWait(driver, 10).until(loaded)
     old = driver.find_element(By.TAG_NAME, "body")
     ActionChains(driver).send_keys(key).perform()
     WebDriverWait(driver, 10).until(ec.staleness_of(old))
+    WebDriverWait(driver, 10).until(loaded)
 
 
 def _shot(driver: webdriver.Chrome, name: str) -> None:
