@@ -704,8 +704,9 @@ def read_on(audit_dir: str | Path) -> tuple[int, bool]:
                              f"reading on is for after it is — run {_o('label')}")
     if (what := _read_only(audit)) is not None:
         raise AuditStepError(f"{what}: reading on records the choice in {store_path} — nothing was changed")
-    since, now = design_read_on(audit, rows)
-    step = replayed(audit, rows).next()
+    review = replayed(audit, rows)
+    since, now = design_read_on(audit, review)
+    step = review.next()
     fmt = Path(str(read_json(audit.folder / SAMPLE_FILE, "written by sample")["to_label"])).suffix[1:]
     write_to_label(audit, [] if step is None else [step.item], fmt)   # the item asked for next
     return since, now

@@ -492,8 +492,9 @@ def reads_on(store: labels_mod.LabelStore) -> bool:
     return store.get_meta(READ_ON_META) is not None
 
 
-def read_on(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]]) -> tuple[int, bool]:
-    """Record in the label store that the reviewer reads on after the target was met: from now on
+def read_on(audit: FrozenAudit, review: Review) -> tuple[int, bool]:
+    """Record in the label store that the reviewer reads on after the target was met (``review``,
+    the review :func:`replayed` from the store, reads on too from then on): from now on
     the review asks for the screener's next picks (screening moves), one at a time, as before the
     target was met, until everything is read or the reviewer stops. Returns the step count at which
     the review began to read on, and whether it began now (``False``: it read on already, and
@@ -508,7 +509,6 @@ def read_on(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]]) -> tuple[int,
         every document is read. (:func:`rankcut.audit.workflow.read_on` checks the folder first.)
     """
     path, words = audit.folder / LABELS_FILE, words_of(audit.manifest)
-    review = replayed(audit, rows)
     if review.read_on:
         with labels_mod.LabelStore(path, readonly=True) as store:
             return int(store.get_meta(READ_ON_META) or 0), False
@@ -519,6 +519,7 @@ def read_on(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]]) -> tuple[int,
                          f"still asks for {words.items}, and reading on is for after it is met")
     with labels_mod.LabelStore(path) as store:
         store.set_meta_many({READ_ON_META: str(len(review.steps))})
+    review.read_on = True
     return len(review.steps), True
 
 
