@@ -333,3 +333,33 @@ def test_the_page_reads_on_once_the_reviewer_chooses_to(records: Records, tmp_pa
     assert len(steps) == met + 1 and steps[-1][:2] == ("screen", asked["record_id"])
     verdict = workflow.certify(folder).content["verdict"]
     assert verdict["met"] and f"met at step {met}, read on to {met + 1} of 80 records" in verdict["text"]
+
+
+def test_the_reviewer_reads_on_with_the_page_s_button(records: Records, tmp_path: Path) -> None:
+    """The button is offered once met and nowhere before; a forged form or a press before met
+    changes nothing; pressed, the page asks for the ranker's next pick and says it reads on."""
+    assert records.labels is not None
+    truth = dict(zip(records.ids, records.labels.tolist(), strict=True))
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    session.label(folder, known=truth, limit=3)
+    client = _open(folder)
+    page = client.get("/").text
+    assert 'id="read-on"' not in page
+    refused = client.post("/read-on", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
+    assert refused.status_code == 409
+    assert "read on is offered once the target is met" in html.unescape(refused.text)
+    session.label(folder, known=truth)   # on to the certificate
+    met = session.status(folder)["read"]
+    page = client.get("/").text
+    assert 'id="read-on"' in page and "review stops once the target is certified" in page
+    forged = client.post("/read-on", data={"csrf": "forged"}, headers=ORIGIN)
+    assert forged.status_code == 403 and not session.status(folder)["reads_on"]
+    said = client.post("/read-on", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
+    assert said.status_code == 200 and session.status(folder)["reads_on"]
+    assert f"reading on after {met} records read" in _said(said.text)
+    asked = session.next_record(folder)
+    assert asked is not None and _fields(said.text)["doc_id"] == asked["record_id"]
+    assert "review reads on after the target was met" in said.text and 'id="read-on"' not in said.text
+    assert _answer(client, truth[asked["record_id"]]) == asked["record_id"]
+    assert len(_steps(folder)) == met + 1

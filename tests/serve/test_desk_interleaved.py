@@ -199,3 +199,20 @@ def test_a_held_document_names_its_reader_and_a_second_session_of_that_name_is_a
     assert desk.standing("ada-phone", "Ada").item == first.item
     brief = Desk(folder, hold_s=0.0)   # a hold that ran out: the document is asked of another
     assert brief.standing("ada", "Ada").item == first.item == brief.standing("bob", "Bob").item
+
+
+def test_the_page_reads_on_an_audit_in_the_screener_s_words(tmp_path: Path) -> None:
+    """An interleaved audit met: the page's Read on asks for the ranking's next document (a screen
+    step), as ``rankcut audit read-on`` does."""
+    folder, _, qrels = _topic(tmp_path)
+    wf.label(folder, qrels=qrels)
+    met = len(_steps(folder))
+    assert met < 240   # certified before every document was read
+    client = open_client(folder)
+    page = client.get("/").text
+    assert "screener's next picks" in page and f"rankcut audit read-on --audit {folder}" in page
+    response = client.post("/read-on", data={"csrf": fields_of(page)["csrf"]}, headers=ORIGIN)
+    assert response.status_code == 200
+    assert f"reading on after {met} documents read: the review asks for the screener's next picks" in said(
+        response.text)
+    assert "screen · rank" in response.text and fields_of(response.text)["doc_id"]

@@ -226,6 +226,18 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S,
             return refuse(request, 409, str(err))
         return back(None, session, "/result")
 
+    @app.post("/read-on")
+    def read_on(request: Request, csrf: str = Form("")) -> Response:
+        session: Session = request.state.session
+        if not form_ok(request, csrf):
+            return refuse(request, 403, "refused: the form's session token is missing or wrong; nothing was "
+                                        "changed")
+        try:
+            done = desk.read_on()
+        except ValueError as err:
+            return refuse(request, 409, str(err))
+        return back(done, session)
+
     @app.get("/result", response_class=HTMLResponse)
     def result(request: Request) -> HTMLResponse:
         content = desk.certificate()

@@ -59,6 +59,7 @@ from rankcut.audit.designs.interleaved import (
     Review,
     Step,
     lookahead,
+    read_on_text,
     reads_on,
     recorded_steps,
     review_of,
@@ -140,6 +141,8 @@ class Standing:
     certified: bool
     done: str | None = None  # interleaved: why the review asks for nothing more (None: it asks)
     kept: str | None = None  # a rankcut review folder: the answer kept for the record asked, if any
+    can_read_on: bool = False  # interleaved: the target is met and the reviewer may read on
+    reads_on: bool = False  # interleaved: the reviewer chose to read on after the target was met
 
 
 class Desk:
@@ -219,6 +222,11 @@ class Desk:
         """What an item is called: the interleaved review's screener's word (``record`` in a review),
         ``document`` otherwise."""
         return words_of(self.audit.manifest).item if self.interleaved else "document"
+
+    @property
+    def picker(self) -> str:
+        """Who picks the next screened item of the interleaved review (``ranker`` in a review)."""
+        return words_of(self.audit.manifest).picker
 
     @property
     def audit_id(self) -> str:
@@ -470,11 +478,11 @@ class Desk:
             done = (f"The target is certified: the review asks for no further {self.thing}."
                     if rev.certified and not review.read_on else
                     f"Every {self.thing} is read: the review asks for no further {self.thing}.")
-            if review.can_read_on:   # the reviewer may read on (the page follows)
+            if review.can_read_on:   # the reviewer may read on: the button, or the command beside the page
                 command = (f"rankcut review read-on --folder {shlex.quote(str(self.folder))}" if self.review
                            else f"rankcut audit read-on --audit {shlex.quote(str(self.folder))}")
                 done += (f" To read on (the {review.words.picker}'s next picks, each counted; the target "
-                         f"stays met): {command}")
+                         f"stays met): press Read on, or run {command}")
         elif ahead is not None:   # a review: the record asked now is another reviewer's; read ahead
             (later, answered, others), item = ahead, ahead[0].item
             place = f"read ahead · {self._step_place(later)}"
@@ -497,7 +505,8 @@ class Desk:
             kept = self._kept(step.item)
         return Standing(len(review.steps), n, item, None if item is None else self.index[item], place,
                         progress, bound, met, verdict, bool(review.steps),
-                        (self.folder / CERTIFICATE_FILE).exists(), done, kept)
+                        (self.folder / CERTIFICATE_FILE).exists(), done, kept,
+                        step is None and review.can_read_on, review.read_on)
 
     def _step_place(self, step: Step) -> str:
         """``audit · audit order position 1,204, rank 4,011`` (numbers grouped)."""
@@ -718,6 +727,21 @@ class Desk:
                     "every sampled item must be labelled first, and the labels are opened once")
                     + "; nothing was certified")
             return workflow.certify(self.folder).content
+
+    def read_on(self) -> str:
+        """Read on after the target was met (``rankcut review read-on``, ``rankcut audit read-on``):
+        the review asks for the screener's next picks from now on. Returns what was done, in words.
+
+        :raises Refused: when the page does not offer it now (the target not met, or the review asks
+            for a step still).
+        """
+        with self._lock:
+            if not self.standing().can_read_on:
+                raise Refused("read on is offered once the target is met and the review asks for nothing "
+                              "more; nothing was changed")
+            since, now = (review_session.read_on(self.folder) if self.review
+                          else workflow.read_on(self.folder))
+            return read_on_text(since, now, words_of(self.audit.manifest))
 
     def certificate(self) -> dict[str, Any] | None:
         path = self.folder / CERTIFICATE_FILE
