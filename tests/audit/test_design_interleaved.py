@@ -458,3 +458,21 @@ def test_read_on_is_refused_for_a_fixed_sample_design(tmp_path: Path) -> None:
     wf.freeze(audit, run=data.run, design="prefixes", depths=[5, 20], max_missed=25, seed=2)
     out = CliRunner().invoke(app, ["read-on", "--audit", str(audit)])
     assert out.exit_code == 2 and "reading on is for an interleaved review" in out.stderr
+
+
+def test_read_on_is_refused_once_every_document_is_read(tmp_path: Path) -> None:
+    """Every document relevant, recall 0.9: five found of six is short of it, so the review reads
+    all six before the bound says met; there is nothing to read on, and status does not offer it."""
+    run, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    run.write_text("".join(f"q0 Q0 d{r} {r + 1} {9 - r} t\n" for r in range(6)))
+    qrels.write_text("".join(f"q0 0 d{r} 1\n" for r in range(6)))
+    audit = tmp_path / "A"
+    wf.freeze(audit, run=run, design="interleaved", target_recall=0.9, seed=7)
+    wf.plan(audit)
+    wf.sample(audit)
+    wf.label(audit, qrels=qrels)
+    info = wf.status(audit)
+    assert len(_steps(audit)) == 6 and info["next_item"] is None and not info["can_read_on"]
+    with pytest.raises(ValueError, match="every document is read: there is nothing to read on"):
+        wf.read_on(audit)
+    assert wf.certify(audit).content["verdict"]["met"]
