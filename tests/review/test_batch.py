@@ -258,3 +258,30 @@ def test_answers_kept_when_the_last_one_certifies_are_said_not_to_count(records:
                       r"they are not counted \(unless you read on"):
         assert session.label(folder, from_file=tmp_path / "l.csv").recorded == 1
     assert session.status(folder)["next_record"] is None and session.status(folder)["kept"] == 1
+
+
+def test_a_batch_of_another_review_is_refused_whose_record_ids_are_the_same(records: Records,
+                                                                          tmp_path: Path) -> None:
+    """Two reviews of files numbered 1…N share their record ids, not their records: a batch of
+    one, filled in, records nothing in the other, and is not replaced by the other's next batch."""
+    mine, other = tmp_path / "A", tmp_path / "B"
+    session.start(records, mine, target_recall=0.8, seed=4, policy=POLICY)
+    session.start(records, other, target_recall=0.8, seed=5, policy=POLICY)
+    theirs = session.load_review(other).short_id
+    batch = tmp_path / "batch.csv"
+    session.write_batch(other, batch, session.next_records(other, 5))
+    with open(batch, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert {r["review"] for r in rows} == {theirs}
+    with open(batch, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(session.BATCH_COLUMNS))
+        w.writeheader()
+        w.writerows({**r, "label": "0"} for r in rows)
+    ours = session.load_review(mine).short_id
+    with pytest.raises(ValueError, match=rf"batch.csv, line 2: the row is of review '{theirs}' \(its review "
+                                         rf"column\), not of this one \({ours}\)"):
+        session.label(mine, from_file=batch)
+    assert _steps(mine) == [] and session.kept_answers(mine) == {}
+    with pytest.raises(FileExistsError, match="exists and is not a label file of this review"):
+        session.write_batch(mine, batch, session.next_records(mine, 5))
+    assert session.label(other, from_file=batch).recorded == 5   # in its own review it is taken

@@ -461,18 +461,24 @@ def _unread(folder: Path, ids: Iterable[str]) -> list[str]:
     return [rid for rid in ids if (qid, rid) not in read]
 
 
-def read_labels(source: str | os.PathLike[str], ids: Sequence[str]) -> dict[str, int]:
+def read_labels(source: str | os.PathLike[str], ids: Sequence[str], review: str | None = None
+                ) -> dict[str, int]:
     """A reviewer's labels: a CSV (TSV for ``.tsv``/``.tab``) with a header naming ``record_id`` (or
     ``doc_id``, ``id``) and a label column (ASReview's names, ``label`` among them; any case); labels
-    ``0``/``1``, ``yes``/``no``, ``y``/``n``, an empty cell not labelled yet.
+    ``0``/``1``, ``yes``/``no``, ``y``/``n``, an empty cell not labelled yet. A file with a ``review``
+    column (a batch of ``next --out``, an export) names on each row the review it was written for:
+    with ``review`` (this review's short id) a row of another review is refused, since the same
+    record ids (numbers in a file) mean other records there.
 
-    :raises ValueError: naming the file and line for a missing column, a record id that is not one
-        of ``ids``, a label value it cannot read, or a record labelled twice with different labels.
+    :raises ValueError: naming the file and line for a missing column, a row of another review, a
+        record id that is not one of ``ids``, a label value it cannot read, or a record labelled
+        twice with different labels.
     """
-    return _label_lines(source, ids)[0]
+    return _label_lines(source, ids, review)[0]
 
 
-def _label_lines(source: str | os.PathLike[str], ids: Sequence[str]) -> tuple[dict[str, int], dict[str, int]]:
+def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], review: str | None = None
+                 ) -> tuple[dict[str, int], dict[str, int]]:
     """:func:`read_labels`'s labels, and the line each record's label is on."""
     known = set(ids)
     delimiter = delimiter_for(source)
@@ -498,6 +504,7 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str]) -> tuple[di
                                  f"{', ...' if len(header) > 8 else ''}{_separated(header, delimiter)}")
             cols.append(col)
         id_col, label_col = cols
+        review_col = header.index("review") if review is not None and "review" in header else None
         ended = reader.line_num
         for row in reader:   # a record's line is where it starts (a quoted text may hold line breaks)
             line, ended = ended + 1, reader.line_num
@@ -507,6 +514,10 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str]) -> tuple[di
                 raise ValueError(f"{where}, line {line}: the row has {len(row)} fields, the header "
                                  f"{len(header)}")
             rid, value = row[id_col].strip(), row[label_col].strip()
+            if review_col is not None and row[review_col].strip() not in ("", review):
+                raise ValueError(f"{where}, line {line}: the row is of review {row[review_col].strip()!r} "
+                                 f"(its review column), not of this one ({review}): its record {rid!r} is "
+                                 "another record there; label it in the review that wrote the file")
             if rid not in known:
                 raise ValueError(f"{where}, line {line}: record {rid!r} is not a record of this review")
             y = _VALUES.get(value.lower())
@@ -604,7 +615,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     if not Path(from_file).is_file():
         raise FileNotFoundError(f"{spelled('from_file')} {from_file}: no such file — nothing was recorded")
     qid, ids = _items(out)
-    given, lines = _label_lines(from_file, ids)
+    given, lines = _label_lines(from_file, ids, manifest.short_id)
     clash = next((rid for rid, y in given.items() if rid in prior and prior[rid] != y), None)
     if clash is not None:
         raise ValueError(f"{from_file}, line {lines[clash]}: record {clash!r} is labelled {given[clash]}, "
@@ -794,7 +805,7 @@ def next_records(folder: str | os.PathLike[str], n: int) -> list[dict[str, Any]]
     return status(folder, ahead=n)["next_records"]  # type: ignore[no-any-return]
 
 
-BATCH_COLUMNS = ("record_id", "label", "move", "position", "audit_position", "why", "text")
+BATCH_COLUMNS = ("record_id", "label", "move", "position", "audit_position", "why", "review", "text")
 
 
 def write_batch(folder: str | os.PathLike[str], path: str | os.PathLike[str],
@@ -802,7 +813,8 @@ def write_batch(folder: str | os.PathLike[str], path: str | os.PathLike[str],
     """A batch of the review's records to read (:func:`next_records`) as a CSV for :func:`label`'s
     ``from_file``: :data:`BATCH_COLUMNS`, the label column empty (to fill in), ``position`` the
     record's place in the records, ``audit_position`` its place in the audit order (audit moves),
-    its title and abstract in ``text``; TSV for ``.tsv``/``.tab``. Written whole or not at all. An
+    ``review`` the review's short id (:func:`label` refuses the file in another review), its title
+    and abstract in ``text``; TSV for ``.tsv``/``.tab``. Written whole or not at all. An
     existing file is replaced only when the review has recorded or kept (:data:`PENDING_FILE`)
     every label it holds (the last batch, given to :func:`label`), so that no answer is lost.
 
@@ -813,9 +825,10 @@ def write_batch(folder: str | os.PathLike[str], path: str | os.PathLike[str],
     out = Path(path)
     if out.suffix.lower() not in TABLES:   # a CSV named .txt or .xlsx would open as something else
         raise ValueError(f"{out}: a batch is written as CSV or TSV: name it *.csv or *.tsv")
+    review = load_review(Path(folder)).short_id
     if out.exists():
         try:
-            given = read_labels(out, _items(Path(folder))[1])
+            given = read_labels(out, _items(Path(folder))[1], review)
         except (ValueError, UnicodeDecodeError):
             raise FileExistsError(f"{out} exists and is not a label file of this review: name a new file "
                                   "for the batch") from None
@@ -827,7 +840,8 @@ def write_batch(folder: str | os.PathLike[str], path: str | os.PathLike[str],
                                   f"{waiting[0]}{', ...' if len(waiting) > 1 else ''}): record them first "
                                   f"(rankcut review label --from {out}), or name a new file")
     _write_table(out, BATCH_COLUMNS, ([r["record_id"], "", r["move"], r["position"],
-                                       r["audit_position"] or "", r["why"], r["text"]] for r in batch))
+                                       r["audit_position"] or "", r["why"], review, r["text"]]
+                                      for r in batch))
 
 
 def _write_table(path: Path, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
