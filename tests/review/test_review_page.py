@@ -140,8 +140,8 @@ def test_answers_kept_from_a_batch_file_are_recorded_when_the_review_asks_for_th
     # the kept answers of the records asked next are recorded at once, and the page says so
     page = client.post("/answer", data={**stale, "label": "0"}, headers=ORIGIN).text   # the page after it
     assert _fields(page)["doc_id"] == batch[4]
-    assert "recorded the answers a batch file gave for the records the review asked for next (kept in " \
-        f"pending-labels.csv): {', '.join(batch[1:4])}" in page
+    assert "recorded the answers kept for the records the review asked for next (read ahead, or given in a " \
+        f"batch file; kept in pending-labels.csv): {', '.join(batch[1:4])}" in page
     steps = [json.loads(x) for x in (folder / "review.jsonl").read_text().splitlines()]
     assert [s["doc_id"] for s in steps] == batch[:4] and session.kept_answers(folder) == {}
     refused = client.post("/answer", data={**stale, "label": "1"}, headers=ORIGIN)   # a page left open
@@ -156,7 +156,8 @@ def test_answers_kept_from_a_batch_file_are_recorded_when_the_review_asks_for_th
     workflow.label(folder, qrels=_qrels(tmp_path, {batch[4]: 0}), limit=1)   # batch[4], elsewhere
     page = client.get("/").text                     # this page: batch[5] is asked, its answer shown
     assert _fields(page)["doc_id"] == batch[5]
-    assert "a batch file answered this record: not relevant (kept, not recorded)" in page
+    assert ("this record was answered before the review asked for it (read ahead, or in a batch file): not "
+            "relevant (kept, not recorded)") in page
     assert _fields(_open(folder).get("/").text)["doc_id"] == batch[7]
 
 
@@ -250,7 +251,9 @@ def test_a_second_reviewer_reads_ahead_and_the_answer_is_recorded_when_the_revie
     assert ("asked after it (step 3) if that one is not relevant; of the 1 record between, 1 answered "
             "already (kept). Your answer is kept") in page
     fields = {**_fields(ada.get("/").text), "label": "0"}
-    ada.post("/answer", data=fields, headers=ORIGIN)
+    said = _said(ada.post("/answer", data=fields, headers=ORIGIN).text)
+    assert said == ("recorded the answer kept for the record the review asked for next (read ahead, or given "
+                    f"in a batch file; kept in pending-labels.csv): {ahead[1]}")
     assert [s[1] for s in _steps(folder)] == ahead[:2] and session.kept_answers(folder) == {}
     assert not (folder / "pending-labels.csv").exists()   # no stale row left of what was recorded
     path = tmp_path / "two.csv"

@@ -176,9 +176,9 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S,
             return back(f"kept your answer for record {given.item[1]} (read ahead): it is recorded when the "
                         "review asks for that record", session)
         kept = (None if not given.kept else
-                f"recorded the answer{'s' if len(given.kept) > 1 else ''} a batch file gave for the "
-                f"record{'s' if len(given.kept) > 1 else ''} the review asked for next (kept in "
-                f"pending-labels.csv): {', '.join(given.kept)}")
+                f"recorded the answer{'s' if len(given.kept) > 1 else ''} kept for the "
+                f"record{'s' if len(given.kept) > 1 else ''} the review asked for next (read ahead, or "
+                f"given in a batch file; kept in pending-labels.csv): {', '.join(given.kept)}")
         return back(kept, session)
 
     @app.post("/second")

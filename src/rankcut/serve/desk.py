@@ -529,7 +529,8 @@ class Desk:
         if label is None:
             return None
         said = "relevant" if label else "not relevant"
-        return f"a batch file answered this record: {said} (kept, not recorded); answer it here to record it"
+        return (f"this record was answered before the review asked for it (read ahead, or in a batch file): "
+                f"{said} (kept, not recorded); answer it here to record it")
 
     def _preview(self, labels: Mapping[Item, int], cut: list[Item], order: list[Item], t: int
                  ) -> tuple[str, bool, str]:
@@ -630,9 +631,9 @@ class Desk:
         return given
 
     def _record_kept(self) -> tuple[str, ...]:
-        """Record the answers a review keeps from a batch file read ahead, as long as the review asks
-        for their records next (under the answer's lock): as ``label --from`` records them, with
-        the source ``file pending-labels.csv``. Returns their record ids."""
+        """Record the answers a review keeps (read ahead on the page, or given in a batch file), as
+        long as the review asks for their records next (under the answer's lock): as ``label --from``
+        records them, with the source ``file pending-labels.csv``. Returns their record ids."""
         recorded: list[str] = []
         while (asked := self._asked_now()) is not None:
             label = review_session.kept_answers(self.folder).get(asked[1])
