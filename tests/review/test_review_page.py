@@ -105,7 +105,8 @@ def test_the_page_takes_the_review_s_steps_and_gives_its_certificate_in_a_review
             asked_next = ("toy", _fields(client.get("/").text)["doc_id"])
             write_to_label(load_audit(page_folder), [asked_next], "csv")   # the design's own, replayed
             assert (page_folder / "to_label.csv").read_bytes() == written
-            assert f"toy,{asked_next[1]},,screen".encode() in written
+            place = f"number {records.ids.index(asked_next[1]) + 1} in the file"   # its place, not a rank
+            assert f"toy,{asked_next[1]},,screen,{place},".encode() in written
     assert audit_seen and "The target is certified: the review asks for no further record." in page
     info = session.status(page_folder)   # the page rounds the bound as status and certify do
     assert f"current bound: recall ≥ {format_bound(info['recall_bound'], 'lower')} —" in page

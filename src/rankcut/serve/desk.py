@@ -512,11 +512,15 @@ class Desk:
         """``audit · audit order position 1,204, rank 4,011`` (numbers grouped)."""
         return f"{step.move} · " + re.sub(r"\d+", lambda m: f"{int(m[0]):,}", self._where(step))
 
+    def where(self, step: Step) -> str:
+        """Where the step's item stands, in the screener's words (as ``to_label`` says it)."""
+        return words_of(self.audit.manifest).where(step.move, step.rank, step.position)
+
     def _where(self, step: Step) -> str:
         """Where the step's document stands: the design's words (``rank 301 of the ranking``), or a
         review's (``the ranker's pick, number 30 in the file``)."""
         if not self.review:
-            return step.where
+            return self.where(step)
         why = "the ranker's pick" if step.move == "screen" else "the next of the frozen random order"
         return f"{why}, {review_session.where(step.move, step.rank, step.position)}"
 
@@ -674,7 +678,8 @@ class Desk:
             step = self._step   # the positions the design would give, from the review kept here
             fmt = Path(str(self.info["to_label"])).suffix[1:]
             write_to_label(self.audit, [] if step is None else [step.item], fmt,
-                           known=([] if step is None else [(step.move, step.where, step.why)], self.texts))
+                           known=([] if step is None else [(step.move, self.where(step), step.why)],
+                                  self.texts))
 
     def can_undo(self, given: Given | None) -> bool:
         """Whether an answer may be taken back now: while nothing may have seen it, as

@@ -259,10 +259,6 @@ class Step:
         return {"step": self.number, "move": self.move, "query_id": self.item[0], "doc_id": self.item[1],
                 "rank": self.rank, "audit_position": self.position, "label": self.label, "why": self.why}
 
-    @property
-    def where(self) -> str:
-        return Words().where(self.move, self.rank, self.position)
-
 
 class Review:
     """An interleaved review replayed from the frozen sample: the policy's state, the audit order's
@@ -616,7 +612,8 @@ def next_text(step: Step | None, review: Review) -> str:
                 if rev.certified and not review.read_on else
                 f"every {doc} is read: the review asks for no further {doc}")
     q, d = step.item
-    return f"next: {step.move} query {q}, document {d} ({step.where}) — {step.why}"
+    where = review.words.where(step.move, step.rank, step.position)
+    return f"next: {step.move} query {q}, document {d} ({where}) — {step.why}"
 
 
 class Interleaved(FixedSampleDesign):
@@ -738,7 +735,10 @@ class Interleaved(FixedSampleDesign):
     def positions(self, audit: Audit, n: int) -> list[tuple[Any, ...]]:
         """The next item's move, place and why (``to_label`` holds that one item)."""
         step = self._next(audit, read_rows(audit.folder / SAMPLE_ITEMS))
-        return [] if step is None or n == 0 else [(step.move, step.where, step.why)]
+        if step is None or n == 0:
+            return []
+        # in the screener's words: a review of records says where a record is in its file
+        return [(step.move, words_of(audit.manifest).where(step.move, step.rank, step.position), step.why)]
 
     def _next(self, audit: Audit, rows: Sequence[Mapping[str, Any]]) -> Step | None:
         return replayed(audit, rows).next()
