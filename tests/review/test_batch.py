@@ -163,8 +163,11 @@ def test_next_batch_on_the_command_line(records: Records, tmp_path: Path) -> Non
     (tmp_path / "one.csv").write_text(f"record_id,label\n{session.next_record(folder)['record_id']},0\n")
     one = runner.invoke(app, ["review", "label", "--folder", str(folder), "--from",
                               str(tmp_path / "one.csv")])
-    assert one.exit_code == 0 and "--batch" not in one.stdout, one.stdout
-    assert one.stdout.splitlines()[-1].startswith(f"next: rankcut review label --folder {folder} --from")
+    assert one.exit_code == 0 and "--batch 6" not in one.stdout, one.stdout
+    assert one.stdout.splitlines()[-2:] == [   # no file named that does not exist
+        f"next: rankcut review label --folder {folder} --interactive",
+        f"  or: rankcut review next --folder {folder} --batch 25 --out batch.csv   # a CSV to fill in, then "
+        "label --from batch.csv"]
 
 
 def test_a_review_read_in_batches_takes_the_steps_of_one_read_record_by_record(

@@ -143,8 +143,7 @@ def _next_lines(folder: Path, info: dict[str, Any], out: Path | None = None) -> 
         lines.append("  (prior knowledge: its frozen label is recorded at the next label call)")
     if nxt["text"]:
         lines.append("  " + nxt["text"].replace("\n", "\n  "))
-    lines.append(_label_hint(folder, out))
-    return lines
+    return lines + _label_hint(folder, out)
 
 
 def _read_on_hint(folder: Path, info: dict[str, Any]) -> list[str]:
@@ -618,9 +617,14 @@ def correct(
         typer.echo(line)
 
 
-def _label_hint(folder: Path, out: Path | None) -> str:
-    given = shlex.quote(str(out)) if out is not None else "labels.csv   # record_id,label; or --interactive"
-    return f"next: rankcut review label --folder {shlex.quote(str(folder))} --from {given}"
+def _label_hint(folder: Path, out: Path | None, batch: int = 25) -> list[str]:
+    """How to answer: from the batch file just written, else in the terminal or a batch to fill in."""
+    f = shlex.quote(str(folder))
+    if out is not None:
+        return [f"next: rankcut review label --folder {f} --from {shlex.quote(str(out))}"]
+    return [f"next: rankcut review label --folder {f} --interactive",
+            f"  or: rankcut review next --folder {f} --batch {batch} --out batch.csv   # a CSV to fill in, "
+            "then label --from batch.csv"]
 
 
 def _batch_lines(folder: Path, batch: list[dict[str, Any]], out: Path | None, asked: int) -> list[str]:
@@ -635,8 +639,7 @@ def _batch_lines(folder: Path, batch: list[dict[str, Any]], out: Path | None, as
         lines.append(f"only {len(batch)} of the {asked} asked for: if none of them is relevant, the review "
                      "asks for no further record after them (the target is met then, or every record is "
                      "read)")
-    lines.append(_label_hint(folder, out))
-    return lines
+    return lines + _label_hint(folder, out, asked)
 
 
 @app.command("simulate")
