@@ -115,6 +115,13 @@ def test_start_next_label_status_certify_report(tmp_path: Path) -> None:
     # a reviewer reads the verdict and the plain words first; the theorem and δ come after
     assert out.startswith("target recall ≥ 0.8: NOT met yet after 6 of 80")
     assert out.index("In plain words:") < out.index("\nin full:\n") < out.index("Ville's inequality")
+    # status says what the certificate says: the records screened and audited, the most left unfound
+    said = re.search(r"\((\d+) screened, (\d+) audited; (\d+) relevant found, at most (\d+) unfound\)", out)
+    assert said is not None
+    screened, audited, found, unfound = said.groups()
+    code, out, _ = _run("review", "status", "--folder", folder)
+    assert (f"6 of 80 records read ({screened} screened, {audited} audited), {found} relevant found, at most "
+            f"{unfound} unfound;") in out
     code, out, err = _run("review", "label", "--folder", folder, "--simulate", "--records",
                           tmp_path / "records.csv")
     assert code == 0, err

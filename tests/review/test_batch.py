@@ -234,7 +234,8 @@ def test_status_after_the_certificate(records: Records, tmp_path: Path) -> None:
 
     assert shown[0].endswith(f"recall ≥ {format_bound(info['recall_bound'], 'lower')} certified now (target "
                              "0.8 at 95% confidence: met)")
-    assert f"{info['read']} of 80 records read (1 of them prior knowledge)" in shown[0]
+    counts = f"({info['screened']} screened, {info['audited']} audited; 1 of them prior knowledge)"
+    assert f"{info['read']} of 80 records read {counts}" in shown[0]
     # nothing more to read: next writes no batch file, and a label file is refused
     out = runner.invoke(app, ["review", "next", "--folder", str(folder), "--batch", "5", "--out",
                               str(tmp_path / "b.csv")])

@@ -172,7 +172,8 @@ def test_answers_kept_relevant_are_said_and_exported(records: Records, tmp_path:
     runner = CliRunner()
     said = runner.invoke(app, ["review", "status", "--folder", str(folder)]).stdout
     assert "kept: 2 answers for records the review has not asked for, 1 of them relevant" in said
-    assert "5 of 80 records read (+2 answered, kept until the review asks for them), " in said
+    assert ("5 of 80 records read (5 screened, 0 audited; +2 answered, kept until the review asks for them), "
+            in said)
     out = tmp_path / "rel.csv"
     result = runner.invoke(app, ["review", "export", "--folder", str(folder), "--out", str(out),
                                  "--relevant"])

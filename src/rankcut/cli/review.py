@@ -163,17 +163,20 @@ def _kept_relevant(n: int) -> str:
 def _status_lines(info: dict[str, Any]) -> list[str]:
     from rankcut.certify.result import format_bound
 
-    said = [f"{info['prior_read']} of them prior knowledge"] if info["prior_read"] else []
+    said = [f"{info['screened']} screened, {info['audited']} audited"] if info["read"] else []
+    if info["prior_read"]:
+        said.append(f"{info['prior_read']} of them prior knowledge")
     if info["kept"]:   # answered, but read by the review only once it asks for them
         said.append(f"+{info['kept']} answered, kept until the review asks for them")
-    prior = f" ({'; '.join(said)})" if said else ""
+    counts = f" ({'; '.join(said)})" if said else ""
     met = "met" if info["recall_bound"] >= info["target"] else "not met yet"
     # the bound is the relevant records found over the most there can be: 0 until one is found (unless
     # the review shows there are none)
     bound = (f"recall ≥ {format_bound(info['recall_bound'], 'lower')} certified now" if info["recall_bound"]
              else f"no recall certified yet ({'nothing read' if not info['read'] else 'none found'})")
-    lines = [f"review {info['audit_id'][:12]}: {info['read']} of {info['collection']} records read{prior}, "
-             f"{info['found']} relevant found; {bound} (target {info['target']:g} at "
+    unfound = f", at most {info['unfound_at_most']} unfound" if info["unfound_at_most"] is not None else ""
+    lines = [f"review {info['audit_id'][:12]}: {info['read']} of {info['collection']} records read{counts}, "
+             f"{info['found']} relevant found{unfound}; {bound} (target {info['target']:g} at "
              f"{1 - info['delta']:.0%} confidence: {met})",
              f"guarantee: {info['guarantee']}"]
     if info["corrects"]:
@@ -275,7 +278,8 @@ def start(
 
 
 def _json_status(info: dict[str, Any]) -> dict[str, Any]:
-    keys = ("audit_id", "read", "prior_read", "kept", "collection", "found", "recall_bound", "target",
+    keys = ("audit_id", "read", "screened", "audited", "prior_read", "kept", "collection", "found",
+            "unfound_at_most", "recall_bound", "target",
             "delta", "guarantee", "verdict", "audits_to_certify", "tail", "changed_sources", "kept_relevant",
             "next_record", "next_move", "next", "met_step", "reads_on", "can_read_on")
     return {k: info.get(k) for k in keys}

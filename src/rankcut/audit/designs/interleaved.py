@@ -943,7 +943,8 @@ class Interleaved(FixedSampleDesign):
         ]
 
     def status(self, folder: Path, out: dict[str, Any], steps: dict[str, bool]) -> None:
-        """The steps read, the next one and why, and the audit reads that would meet the target if
+        """The steps read (screened, audited), the relevant found and the most left unfound, the
+        next one and why, and the audit reads that would meet the target if
         none of them is relevant (a projection); whether the review reads on past "met", or may;
         labelled once certified (unless reading on) or everything read;
         certify is done when the certificate covers every step read and says met (or all is read)."""
@@ -957,6 +958,9 @@ class Interleaved(FixedSampleDesign):
                             f"{audit.target['recall']:g} is at most {audit.delta:g}, however each move was "
                             "chosen and wherever it stops")
         rev, words = review.state.review, review.words
+        out["screened"], out["audited"] = review.state.screened, rev.audit_labels
+        # the most relevant items left unread (the running bound on R, less those found), as certify says it
+        out["unfound_at_most"] = int(rev.running_upper) - rev.found if review.steps else None
         out["audits_to_certify"] = tail = rev.audits_to_certify()
         out["tail"] = (None if tail == 0 else
                        f"if the next {tail:,} audit {words.item if tail == 1 else words.items} "
