@@ -289,3 +289,17 @@ def test_a_batch_of_another_review_is_refused_whose_record_ids_are_the_same(reco
     with pytest.raises(FileExistsError, match="exists and is not a label file of this review"):
         session.write_batch(mine, batch, session.next_records(mine, 5))
     assert session.label(other, from_file=batch).recorded == 5   # in its own review it is taken
+
+
+def test_a_label_file_says_include_or_exclude_as_a_screening_tool_exports_it(records: Records,
+                                                                             tmp_path: Path) -> None:
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    asked = session.next_records(folder, 2)
+    answers = tmp_path / "decisions.csv"
+    answers.write_text(f"record_id,label\n{asked[0]['record_id']},Exclude\n{asked[1]['record_id']},maybe\n")
+    with pytest.raises(ValueError, match=r"decisions.csv, line 3: the label of record .* got 'maybe'"):
+        session.label(folder, from_file=answers)
+    answers.write_text(f"record_id,label\n{asked[0]['record_id']},Exclude\n")
+    assert session.label(folder, from_file=answers).recorded == 1
+    assert [(s["doc_id"], s["label"]) for s in _steps(folder)] == [(asked[0]["record_id"], 0)]

@@ -41,7 +41,8 @@ def test_a_partly_labelled_column_is_prior_knowledge(tmp_path: Path) -> None:
 
 
 def test_bad_tables_are_refused_by_file_and_line(tmp_path: Path) -> None:
-    forms = r"0/1, 0\.0/1\.0, true/false, yes/no, y/n or empty \(unlabelled\)"
+    forms = (r"0/1, 0\.0/1\.0, true/false, yes/no, y/n, include/exclude, relevant/irrelevant or empty "
+             r"\(unlabelled\)")
     with pytest.raises(ValueError, match=rf"r\.csv, line 3: label_included must be {forms}, got 'maybe' "
                                          r"\(record '2'\)"):
         load_records(_write(tmp_path, "r.csv", "title,abstract,label_included\nA,x,1\nB,y,maybe\n"))
@@ -50,6 +51,9 @@ def test_bad_tables_are_refused_by_file_and_line(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"r\.csv, line 1: the header names no 'abstract' column "
                                          r"\(nor 'notes_abstract', 'abstract note'\)"):
         load_records(_write(tmp_path, "r.csv", "title,label\nA,1\n"))
+    with pytest.raises(ValueError, match=r"r\.csv: the column 'id' reads like the record ids, but only a "
+                                         r"column named record_id is read as them: rename it record_id"):
+        load_records(_write(tmp_path, "r.csv", "id,title,abstract\n31,A,x\n7,B,y\n"))
     with pytest.raises(ValueError, match=r"r\.csv, line 3: record id 'r 2' holds white space"):
         load_records(_write(tmp_path, "r.csv", "record_id,title,abstract\nr1,A,x\nr 2,B,y\n"))
 
@@ -59,6 +63,15 @@ def test_labels_as_a_spreadsheet_or_pandas_writes_them(tmp_path: Path) -> None:
     r = load_records(_write(tmp_path, "r.csv", "title,abstract,label_included\nA,x,1.0\nB,y,\nC,z,0.0\n"
                                                "D,w,TRUE\nE,v,False\n"))
     assert r.prior.tolist() == [1, -1, 0, 1, 0]
+
+
+def test_labels_as_screening_tools_say_them(tmp_path: Path) -> None:
+    """Rayyan's and Covidence's decisions, and relevant/irrelevant, in any case; "maybe" is no label."""
+    r = load_records(_write(tmp_path, "r.csv", "title,abstract,label_included\nA,x,Included\nB,y,exclude\n"
+                                               "C,z,\nD,w,RELEVANT\nE,v,irrelevant\nF,u,excluded\n"))
+    assert r.prior.tolist() == [1, 0, -1, 1, 0, 0]
+    with pytest.raises(ValueError, match="got 'Maybe'"):
+        load_records(_write(tmp_path, "r.csv", "title,abstract,label_included\nA,x,Maybe\n"))
 
 
 RIS = """TY  - JOUR

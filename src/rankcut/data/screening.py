@@ -9,7 +9,7 @@ One record a row, with a header naming at least ``title``, ``abstract`` and the 
 
 Fields may hold quoted commas and line breaks (RFC 4180), so an error names the line where the
 record starts. ``record_id`` is optional: without it, records are numbered 1, 2, … in file order
-(a column that reads like it, ``Record ID`` say, is refused rather than dropped).
+(a column that reads like it, ``Record ID`` or ``id`` say, is refused rather than dropped).
 Column names follow ASReview's conventions (``asreview.data.base.BaseReader``): matched without
 regard to case or surrounding spaces, with its alternatives (``primary_title`` for the title;
 ``notes_abstract``, ``abstract note`` for the abstract; :data:`LABEL_COLUMNS` for the label),
@@ -240,7 +240,8 @@ def read_table(source: Source, *, label: str | None, name: str | None = None,
         else:
             l_col = next((low.index(n) for n in LABEL_COLUMNS if n in low), None)
         id_col = low.index("record_id") if "record_id" in low else None
-        near = next((c for c in columns if re.sub(r"[^a-z]", "", c.lower()) == "recordid"), None)
+        # "Record ID", or a bare "id" (a label file's record id column may be named so)
+        near = next((c for c in columns if re.sub(r"[^a-z]", "", c.lower()) in ("recordid", "id")), None)
         if id_col is None and near is not None:   # its ids would be dropped without a word
             raise ValueError(f"{where}: the column {near!r} reads like the record ids, but only a column "
                              "named record_id is read as them: rename it record_id (its ids are kept), or "

@@ -40,10 +40,11 @@ __all__ = ["RIS_NOTES", "RIS_SUFFIXES", "Records", "check_record_id", "load_reco
            "ris_record_id"]
 
 #: a label's spellings: ASReview's (``asreview.data.utils.standardize_included_label``), the
-#: 0.0/1.0 and True/False a spreadsheet or pandas writes for a partly filled column; "" is unlabelled
+#: 0.0/1.0 and True/False a spreadsheet or pandas writes for a partly filled column, and a screening
+#: tool's decisions (Rayyan's and Covidence's include/exclude); "" is unlabelled ("maybe" is no label)
 _VALUES = {"0": 0, "1": 1, "0.0": 0, "1.0": 1, "false": 0, "true": 1, "no": 0, "yes": 1, "n": 0, "y": 1,
-           "": -1}
-_FORMS = "0/1, 0.0/1.0, true/false, yes/no, y/n or empty"
+           "exclude": 0, "include": 1, "excluded": 0, "included": 1, "irrelevant": 0, "relevant": 1, "": -1}
+_FORMS = "0/1, 0.0/1.0, true/false, yes/no, y/n, include/exclude, relevant/irrelevant or empty"
 #: ASReview's RIS notes that carry a label (``asreview.data.ris.RIS_NOTE_LABEL_MAPPING``)
 RIS_NOTES = {"ASReview_relevant": 1, "ASReview_irrelevant": 0, "ASReview_not_seen": -1}
 RIS_SUFFIXES = (".ris", ".txt")   # the names a RIS file is read by
