@@ -51,6 +51,9 @@ def test_bad_tables_are_refused_by_file_and_line(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"r\.csv, line 1: the header names no 'abstract' column "
                                          r"\(nor 'notes_abstract', 'abstract note'\)"):
         load_records(_write(tmp_path, "r.csv", "title,label\nA,1\n"))
+    with pytest.raises(ValueError, match=r"r\.csv, line 1: the header names no 'title' column .* — the file "
+                                         r"looks separated by tabs: name it \*\.tsv"):
+        load_records(_write(tmp_path, "r.csv", "title\tabstract\nA\tx\n"))
     with pytest.raises(ValueError, match=r"r\.csv: the column 'id' reads like the record ids, but only a "
                                          r"column named record_id is read as them: rename it record_id"):
         load_records(_write(tmp_path, "r.csv", "id,title,abstract\n31,A,x\n7,B,y\n"))

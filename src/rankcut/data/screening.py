@@ -27,6 +27,7 @@ from __future__ import annotations
 import csv
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -189,14 +190,27 @@ class Table:
                 and (c.lower() in LABEL_COLUMNS or word.search(c.lower()))]
 
 
-def _column(columns: list[str], names: tuple[str, ...], where: str) -> int:
+def separator_hint(header: Sequence[str], delimiter: str) -> str:
+    """A hint when a one-column header looks separated by another character than ``delimiter``."""
+    if len(header) != 1:
+        return ""
+    other = next((c for c in (";", "\t", ",") if c != delimiter and c in header[0]), None)
+    if other is None:
+        return ""
+    if other == "\t":   # the user's separator is fine: only the name says otherwise
+        return " — the file looks separated by tabs: name it *.tsv (a TSV is read by that name)"
+    name = {";": "';'", ",": "','"}[other]
+    return f" — the file looks separated by {name}: save it with ',' (*.csv) or tabs (*.tsv)"
+
+
+def _column(columns: list[str], names: tuple[str, ...], where: str, delimiter: str) -> int:
     low = [c.lower() for c in columns]
     for n in names:
         if n in low:
             return low.index(n)
     others = f" (nor {', '.join(repr(n) for n in names[1:])})" if len(names) > 1 else ""
     raise ValueError(f"{where}, line 1: the header names no {names[0]!r} column{others}; it names "
-                     f"{', '.join(repr(c) for c in columns)}")
+                     f"{', '.join(repr(c) for c in columns)}{separator_hint(columns, delimiter)}")
 
 
 def read_table(source: Source, *, label: str | None, name: str | None = None,
@@ -233,10 +247,10 @@ def read_table(source: Source, *, label: str | None, name: str | None = None,
             raise ValueError(f"{where}, line 1: not a CSV header ({exc})") from None
         columns = [c.strip() for c in header]
         low = [c.lower() for c in columns]
-        t_col = _column(columns, _TITLE, where)
-        a_col = _column(columns, _ABSTRACT, where)
+        t_col = _column(columns, _TITLE, where, delimiter)
+        a_col = _column(columns, _ABSTRACT, where, delimiter)
         if label is not None:
-            l_col: int | None = _column(columns, (label.lower(),), where)
+            l_col: int | None = _column(columns, (label.lower(),), where, delimiter)
         else:
             l_col = next((low.index(n) for n in LABEL_COLUMNS if n in low), None)
         id_col = low.index("record_id") if "record_id" in low else None

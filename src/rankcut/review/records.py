@@ -160,13 +160,7 @@ def load_records(source: str | os.PathLike[str], *, label: str | None = None, na
         if label is not None:
             raise ValueError(f"{source}: a RIS file carries its labels in its notes; drop label={label!r}")
         return _load_ris(source, name)
-    try:
-        table = read_table(source, label=label, name=name)
-    except ValueError as err:
-        if "the header names no" in str(err) and ";" in str(err).rsplit("it names", 1)[-1]:
-            raise ValueError(f"{err} — the file looks separated by ';': save it with ',' (*.csv) or tabs "
-                             "(*.tsv)") from None
-        raise
+    table = read_table(source, label=label, name=name)
     for rid, line in zip(table.record_ids, table.lines, strict=True):
         check_record_id(rid, f"{table.where}, line {line}")
     others = table.other_label_columns()

@@ -75,7 +75,7 @@ from rankcut.audit.manifest import (
 from rankcut.audit.options import check_count, spelled
 from rankcut.audit.pools import Item
 from rankcut.data.io import open_text
-from rankcut.data.screening import LABEL_COLUMNS, delimiter_for
+from rankcut.data.screening import LABEL_COLUMNS, delimiter_for, separator_hint
 from rankcut.review.cal import CALConfig, CALScreener
 from rankcut.review.records import _FORMS, _VALUES, Records, check_record_id
 
@@ -501,7 +501,7 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], review: str
                 shown = ", ".join(repr(c if len(c) <= 40 else c[:40] + "…") for c in header[:8])
                 raise ValueError(f"{where}, line 1: the header names no {names[0]!r} column (nor "
                                  f"{', '.join(repr(n) for n in names[1:])}); it names {shown}"
-                                 f"{', ...' if len(header) > 8 else ''}{_separated(header, delimiter)}")
+                                 f"{', ...' if len(header) > 8 else ''}{separator_hint(header, delimiter)}")
             cols.append(col)
         id_col, label_col = cols
         review_col = header.index("review") if review is not None and "review" in header else None
@@ -532,19 +532,6 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], review: str
             out.setdefault(rid, y)
             lines.setdefault(rid, line)
     return out, lines
-
-
-def _separated(header: Sequence[str], delimiter: str) -> str:
-    """A hint when a one-column header looks separated by another character than ``delimiter``."""
-    if len(header) != 1:
-        return ""
-    other = next((c for c in (";", "\t", ",") if c != delimiter and c in header[0]), None)
-    if other is None:
-        return ""
-    if other == "\t":   # the user's separator is fine: only the name says otherwise
-        return " — the file looks separated by tabs: name it *.tsv (a TSV is read by that name)"
-    name = {";": "';'", ",": "','"}[other]
-    return f" — the file looks separated by {name}: save it with ',' (*.csv) or tabs (*.tsv)"
 
 
 def known_from_qrels(source: str | os.PathLike[str], folder: str | os.PathLike[str]) -> dict[str, int]:
