@@ -68,6 +68,16 @@ def test_labels_as_a_spreadsheet_or_pandas_writes_them(tmp_path: Path) -> None:
     assert r.prior.tolist() == [1, -1, 0, 1, 0]
 
 
+def test_a_workbook_is_refused_and_a_record_without_text_is_warned_of(tmp_path: Path) -> None:
+    (tmp_path / "r.xlsx").write_bytes(b"PK\x03\x04 not text")
+    with pytest.raises(ValueError, match=r"r\.xlsx: a spreadsheet workbook is not read: save it as CSV"):
+        load_records(tmp_path / "r.xlsx")
+    with pytest.warns(UserWarning, match=r"r\.csv: 2 records have neither title nor abstract \(line 3, 5\): "
+                                         "the ranker sees nothing of them"):
+        r = load_records(_write(tmp_path, "r.csv", "title,abstract\nA,x\n,\nB,\n , \n"))
+    assert len(r.ids) == 4
+
+
 def test_labels_as_screening_tools_say_them(tmp_path: Path) -> None:
     """Rayyan's and Covidence's decisions, and relevant/irrelevant, in any case; "maybe" is no label."""
     r = load_records(_write(tmp_path, "r.csv", "title,abstract,label_included\nA,x,Included\nB,y,exclude\n"

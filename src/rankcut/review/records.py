@@ -48,6 +48,7 @@ _FORMS = "0/1, 0.0/1.0, true/false, yes/no, y/n, include/exclude, relevant/irrel
 #: ASReview's RIS notes that carry a label (``asreview.data.ris.RIS_NOTE_LABEL_MAPPING``)
 RIS_NOTES = {"ASReview_relevant": 1, "ASReview_irrelevant": 0, "ASReview_not_seen": -1}
 RIS_SUFFIXES = (".ris", ".txt")   # the names a RIS file is read by
+_WORKBOOKS = (".xlsx", ".xls", ".xlsm", ".ods", ".numbers")   # spreadsheets' own formats, not text
 _RIS_START = re.compile(r"^TY  - ")
 _RIS_END = re.compile(r"^ER  -")
 
@@ -160,9 +161,19 @@ def load_records(source: str | os.PathLike[str], *, label: str | None = None, na
         if label is not None:
             raise ValueError(f"{source}: a RIS file carries its labels in its notes; drop label={label!r}")
         return _load_ris(source, name)
+    if suffix in _WORKBOOKS:   # read as CSV it would be binary noise ("it names 'PK\x03\x04…'")
+        raise ValueError(f"{source}: a spreadsheet workbook is not read: save it as CSV UTF-8 (*.csv) or as "
+                         "tab-separated text (*.tsv), and give that file")
     table = read_table(source, label=label, name=name)
     for rid, line in zip(table.record_ids, table.lines, strict=True):
         check_record_id(rid, f"{table.where}, line {line}")
+    empty = [str(line) for t, a, line in zip(table.titles, table.abstracts, table.lines, strict=True)
+             if not (t or a)]
+    if empty:   # kept (a record is read when the review asks), but the ranker learns nothing from it
+        lines = ", ".join(empty[:5]) + (", ..." if len(empty) > 5 else "")
+        warnings.warn(f"{table.where}: {len(empty)} record{'s have' if len(empty) > 1 else ' has'} neither "
+                      f"title nor abstract (line {lines}): the ranker sees nothing of them, so it finds them "
+                      "only by chance", UserWarning, stacklevel=2)
     others = table.other_label_columns()
     if others and label is None:   # the user chose none: say which was taken, and what was left
         one = len(others) == 1
