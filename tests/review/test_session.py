@@ -421,3 +421,18 @@ def test_next_and_status_refuse_a_changed_ranking(records: Records, tmp_path: Pa
     for step in (session.status, session.next_record):
         with pytest.raises(ValueError, match="records.run .*changed after the audit was frozen"):
             step(folder)
+
+
+def test_labelling_in_the_terminal_says_where_the_review_stands_before_each_record(records: Records,
+                                                                                  tmp_path: Path) -> None:
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=1, policy=POLICY)
+    lines: list[str] = []
+    replies = iter(["y", "n", "n", "q"])
+    session.label(folder, interactive=True, input=lambda _: next(replies), output=lines.append)
+    steps = [i for i, line in enumerate(lines) if line.startswith("[step ")]
+    assert len(steps) == 4 and not any(line.startswith("so far: ") for line in lines[:steps[0]])
+    for read, at in enumerate(steps[1:], 1):
+        assert lines[at - 1] == (f"so far: target recall ≥ 0.8: NOT met yet after {read} of 80 records read "
+                                 f"({read} screened, 0 audited; 1 relevant found, at most {80 - read} "
+                                 "unfound)")

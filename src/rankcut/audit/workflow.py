@@ -782,13 +782,13 @@ def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Map
     is recorded at once. From a file: the labels it holds for the items asked for, as far as it
     holds them (labels of items not asked for yet are left for a later call); from qrels: the
     next ``limit`` steps, or until certified; interactively: until quit or certified."""
-    from rankcut.audit.designs.interleaved import next_text, words_of
+    from rankcut.audit.designs.interleaved import next_text, verdict_text, words_of
 
     spec = design_of(audit)
     collection = {(r["query_id"], r["doc_id"]) for r in rows}
     unjudged: int | None = None
     asked: list[Item] = []
-    answer: Callable[[Any], int | None]
+    answer: Callable[[Any, Any], int | None]   # (the step asked for, the review so far) -> its label
     if from_file is not None:
         file_rows = labels_mod.read_label_file(from_file)
         outside = [(q, d) for q, d, _ in file_rows if (q, d) not in collection]
@@ -805,7 +805,7 @@ def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Map
                              f"{given[changed]}, but the review recorded {held[changed]} for it: "
                              f"{spec.refusal_hint(store)} — nothing was recorded")
         source = file_source or f"file {Path(from_file).name} sha256:{sha256_file(from_file)[:12]}"
-        answer = lambda step: given.get(step.item)  # noqa: E731
+        answer = lambda step, _: given.get(step.item)  # noqa: E731
     elif qrels is not None:
         from rankcut.data.trec import read_qrels
 
@@ -814,7 +814,7 @@ def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Map
             check_qrels_cover(audit, judged, sorted(collection), qrels)
         source = file_source or f"qrels {Path(qrels).name} sha256:{sha256_file(qrels)[:12]}"
 
-        def answer(step: Any) -> int | None:
+        def answer(step: Any, _: Any) -> int | None:
             asked.append(step.item)
             return int(qrels_oracle(judged, [step.item], threshold)[0])
     elif interactive:
@@ -822,9 +822,14 @@ def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Map
         words = words_of(audit.manifest)   # a review of records speaks of records, not queries
         source = "interactive"
 
-        def answer(step: Any) -> int | None:
+        def answer(step: Any, review: Any) -> int | None:
             q, d = step.item
             output("")
+            if review.steps:   # where the review stands, as the labelling page's header says it
+                rev = review.state.review
+                output("so far: " + verdict_text(float(audit.target["recall"]), rev.certified, rev.read,
+                                                 len(rows), review.state.screened, rev.audit_labels,
+                                                 rev.found, rev.running_upper, words, rev.met_step))
             output(f"[step {step.number}: {step.move}, {words.where(step.move, step.rank, step.position)}] "
                    f"{step.why}")
             if words.in_run:

@@ -162,7 +162,7 @@ class Design(Protocol):
                     overwrite: bool) -> None: ...
     def refusal_hint(self, store: labels_mod.LabelStore) -> str: ...
     def label_steps(self, audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Mapping[str, Any]],
-                    answer: Callable[[Any], int | None], source: str, limit: int | None
+                    answer: Callable[[Any, Any], int | None], source: str, limit: int | None
                     ) -> tuple[int, Any]: ...
     def place(self, audit: Audit, order: Sequence[Item]) -> Callable[[int], str] | None: ...
     def progress(self, rows: Sequence[Mapping[str, Any]], store: labels_mod.LabelStore) -> str | None: ...
@@ -512,9 +512,10 @@ class FixedSampleDesign:
         return None
 
     def label_steps(self, audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Mapping[str, Any]],
-                    answer: Callable[[Any], int | None], source: str, limit: int | None
+                    answer: Callable[[Any, Any], int | None], source: str, limit: int | None
                     ) -> tuple[int, Any]:
-        """An adaptive design's label step (a fixed sample's order is labelled as it is)."""
+        """An adaptive design's label step (a fixed sample's order is labelled as it is): ``answer``
+        is asked for each step, with the review so far."""
         raise NotImplementedError
 
     def progress(self, rows: Sequence[Mapping[str, Any]], store: labels_mod.LabelStore) -> str | None:

@@ -764,12 +764,12 @@ class Interleaved(FixedSampleDesign):
         return "a recorded step is never changed (the moves after it were chosen from it)"
 
     def label_steps(self, audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Mapping[str, Any]],
-                    answer: Callable[[Step], int | None], source: str, limit: int | None
+                    answer: Callable[[Step, Review], int | None], source: str, limit: int | None
                     ) -> tuple[int, Review]:
-        """Ask ``answer`` for each step the review chooses, recording each label at once (so a killed
-        session loses nothing and resumes at the same item), until it has no answer, ``limit`` steps
-        were taken, or the review is certified (or, reading on, everything is read). Writes
-        ``review.jsonl``."""
+        """Ask ``answer`` for each step the review chooses (with the review so far), recording each
+        label at once (so a killed session loses nothing and resumes at the same item), until it has
+        no answer, ``limit`` steps were taken, or the review is certified (or, reading on, everything
+        is read). Writes ``review.jsonl``."""
         from tqdm.auto import tqdm
 
         from rankcut._progress import BARS
@@ -782,7 +782,7 @@ class Interleaved(FixedSampleDesign):
                    disable=not BARS.get())
         try:
             while (limit is None or recorded < limit) and (step := review.next()) is not None:
-                y = answer(step)
+                y = answer(step, review)
                 if y is None:
                     break
                 store.record([step.item], [y], source, refusal_hint=self.refusal_hint(store))
