@@ -436,3 +436,18 @@ def test_labelling_in_the_terminal_says_where_the_review_stands_before_each_reco
         assert lines[at - 1] == (f"so far: target recall ≥ 0.8: NOT met yet after {read} of 80 records read "
                                  f"({read} screened, 0 audited; 1 relevant found, at most {80 - read} "
                                  "unfound)")
+
+
+def test_a_folder_without_a_review_is_named_with_the_way_out_that_works(tmp_path: Path) -> None:
+    """start is offered only for a folder it would take (missing or empty); a working folder with
+    other files in it is told to name the review's folder instead."""
+    with pytest.raises(FileNotFoundError, match=r"review folder .*nope does not exist \(start one with "
+                                                r"rankcut review start RECORDS --folder .*nope\)"):
+        session.status(tmp_path / "nope")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match=r"empty holds no review yet \(start one with"):
+        session.status(tmp_path / "empty")
+    (tmp_path / "records.csv").write_text("title,abstract\nA,x\n")
+    said = r"holds no review \(manifest.json is missing\): give the folder that rankcut review start made"
+    with pytest.raises(FileNotFoundError, match=said):
+        session.status(tmp_path)

@@ -428,5 +428,8 @@ def test_the_command_refuses_a_folder_without_a_manifest_and_a_port_out_of_range
     result = CliRunner().invoke(app, ["serve", str(tmp_path), "--port", "0"])
     assert result.exit_code == 2 and "holds no audit or review (manifest.json is missing)" in result.output
     assert "rankcut review start" in result.output and "rankcut audit freeze" in result.output
+    missing = CliRunner().invoke(app, ["serve", str(tmp_path / "nope"), "--port", "0"])
+    assert missing.exit_code == 2
+    assert f"{tmp_path / 'nope'} does not exist: serve the folder" in missing.output
     result = CliRunner().invoke(app, ["serve", str(tmp_path), "--port", "99999"])
     assert result.exit_code == 2 and "65535" in result.output and "Traceback" not in result.output

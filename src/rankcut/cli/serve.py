@@ -100,9 +100,10 @@ def serve(
     from rankcut.cli.audit import spoken_as_options
 
     if not (folder / MANIFEST_FILE).is_file():   # neither kind of folder: name both ways to make one
-        fail(f"{folder} holds no audit or review ({MANIFEST_FILE} is missing): serve the folder of rankcut "
-             "review start (records to screen), or of rankcut audit freeze and sample (a ranked run to "
-             "audit)")
+        what = (f"holds no audit or review ({MANIFEST_FILE} is missing)" if folder.is_dir() else
+                "does not exist")
+        fail(f"{folder} {what}: serve the folder of rankcut review start (records to screen), or of "
+             "rankcut audit freeze and sample (a ranked run to audit)")
     token = secrets.token_urlsafe(32)
     # the folder's refusals, warnings and notes name rankcut audit's steps, or rankcut review's
     options = _options(folder)
