@@ -134,6 +134,12 @@ def test_start_next_label_status_certify_report(tmp_path: Path) -> None:
     code, out, err = _run("review", "report", "--folder", folder, "--out", tmp_path / "report.md")
     assert code == 0, err
     assert "met after" in out and (tmp_path / "report.png").exists()
+    assert out.splitlines()[-1] == f"wrote {tmp_path / 'report.md'} and {tmp_path / 'report.json'} and " \
+        f"{tmp_path / 'report.png'}"
+    code, out, err = _run("review", "report", "--folder", folder, "--out", tmp_path / "report.html")
+    assert code == 0, err   # the JSON beside it is the one the Markdown report wrote: said replaced
+    assert out.splitlines()[-1] == (f"wrote {tmp_path / 'report.html'} and {tmp_path / 'report.json'} "
+                                    f"(replacing the earlier {tmp_path / 'report.json'})")
     code, out, _ = _run("review", "report", "--folder", folder, "--out", tmp_path / "r2.html", "--json")
     assert json.loads(out)["curve"]["found"][-1] == cert["counts"]["relevant"]
 

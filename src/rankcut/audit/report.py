@@ -59,11 +59,19 @@ _PLOT_NOTE = "no plot: matplotlib is not installed (pip install 'rankcut[eval]')
 
 @dataclass(frozen=True)
 class ReportFiles:
-    """The files :func:`write_report` wrote: the report, the certificate JSON and the plot (or None)."""
+    """The files :func:`write_report` wrote: the report, the certificate JSON and the plot (or None),
+    and those of them that replaced a file of the same name."""
 
     report: Path
     certificate: Path
     plot: Path | None
+    replaced: tuple[Path, ...] = ()
+
+    def said(self) -> str:
+        """``wrote r.md and r.json and r.png (replacing the earlier r.json)``."""
+        wrote = [self.report, self.certificate] + ([self.plot] if self.plot else [])
+        again = f" (replacing the earlier {', '.join(map(str, self.replaced))})" if self.replaced else ""
+        return f"wrote {' and '.join(map(str, wrote))}{again}"
 
 
 def _normal(obj: Any) -> Any:
@@ -520,14 +528,14 @@ def write_report(audit_dir: str | Path, out: str | Path) -> ReportFiles:
     manifest, content, report = _load(audit_dir)
     png = _plot_png(content, manifest)
     cert_path = path.with_suffix(".json")
+    plot = path.with_suffix(".png") if png is not None and path.suffix.lower() != ".html" else None
+    replaced = tuple(p for p in (path, cert_path, plot) if p is not None and p.exists())
     write_json_atomic(cert_path, content)
-    plot_path: Path | None = None
     if path.suffix.lower() == ".html":
         write_text_atomic(path, render_html(manifest, content, report, png))
     else:
-        if png is not None:
-            plot_path = path.with_suffix(".png")
-            write_atomic(plot_path, png)   # a failed write leaves no temporary file behind
+        if plot is not None and png is not None:
+            write_atomic(plot, png)   # a failed write leaves no temporary file behind
         write_text_atomic(path, render_markdown(manifest, content, report,
-                                                None if plot_path is None else plot_path.name))
-    return ReportFiles(path, cert_path, plot_path)
+                                                None if plot is None else plot.name))
+    return ReportFiles(path, cert_path, plot, replaced)

@@ -425,7 +425,7 @@ def report(
     from rankcut.audit.report import write_report
 
     files = write_report(audit, out)
-    typer.echo(f"wrote {files.report} and {files.certificate}" + (f" and {files.plot}" if files.plot else ""))
+    typer.echo(files.said())
 
 
 @app.command("status")

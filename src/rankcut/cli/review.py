@@ -547,7 +547,7 @@ def report(
     typer.echo((content.get("verdict") or {}).get("text", ""))
     for note in content.get("notes", [])[:1]:
         typer.echo(note)
-    typer.echo(f"wrote {files.report} and {files.certificate}" + (f" and {files.plot}" if files.plot else ""))
+    typer.echo(files.said())
 
 
 @app.command("export")
