@@ -87,7 +87,7 @@ def test_corrections_that_change_nothing_or_name_nothing_are_refused(records: Re
     session.label(old, known=truth, limit=10)
     read = _steps(old)[0]
     unread, kept = [rid for rid in records.ids if rid not in {s[1] for s in _steps(old)}][-2:]
-    session.keep(old, {kept: 0})   # answered ahead, never recorded
+    session.keep(old, {kept: 0}, "serve reviewer Bob")   # answered ahead, never recorded
     for relabel, into, message in [
         ({read[1]: read[2]}, "n1", f"record '{read[1]}' is labelled {read[2]} in review .* already"),
         ({"nope": 1}, "n2", "record 'nope' is not in review"),

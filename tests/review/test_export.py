@@ -166,7 +166,7 @@ def test_answers_kept_relevant_are_said_and_exported(records: Records, tmp_path:
     session.label(folder, known=truth, limit=5)
     read = {json.loads(x)["doc_id"] for x in (folder / "review.jsonl").read_text().splitlines()}
     later = [rid for rid in records.ids if rid not in read][-2:]   # far down: not asked soon
-    session.keep(folder, {later[0]: 1, later[1]: 0})
+    session.keep(folder, {later[0]: 1, later[1]: 0}, "serve reviewer Bob")
     info = session.status(folder)
     assert info["kept_relevant"] == [later[0]] and info["kept"] == 2
     runner = CliRunner()

@@ -21,7 +21,7 @@ from review_testdata import toy_records  # noqa: E402
 
 from rankcut.audit import workflow  # noqa: E402
 from rankcut.audit.folder import load_audit  # noqa: E402
-from rankcut.audit.labels import write_label_file  # noqa: E402
+from rankcut.audit.labels import LabelStore, write_label_file  # noqa: E402
 from rankcut.audit.to_label import write_to_label  # noqa: E402
 from rankcut.certify.result import format_bound  # noqa: E402
 from rankcut.review import session  # noqa: E402
@@ -257,6 +257,9 @@ def test_a_second_reviewer_reads_ahead_and_the_answer_is_recorded_when_the_revie
                     f"in a batch file; kept in pending-labels.csv): {ahead[1]}")
     assert [s[1] for s in _steps(folder)] == ahead[:2] and session.kept_answers(folder) == {}
     assert not (folder / "pending-labels.csv").exists()   # no stale row left of what was recorded
+    with LabelStore(folder / "labels.sqlite", readonly=True) as store:   # each recorded as given: by whom
+        assert [(e.doc_id, e.source) for e in store.history()] == [(ahead[0], "serve reviewer Ada"),
+                                                                   (ahead[1], "serve reviewer Bob")]
     path = tmp_path / "two.csv"
     path.write_text(f"record_id,label\n{ahead[0]},0\n{ahead[1]},{truth[ahead[1]]}\n")
     session.label(cli, from_file=path)
@@ -266,7 +269,7 @@ def test_a_second_reviewer_reads_ahead_and_the_answer_is_recorded_when_the_revie
     assert current is not None and _fields(bob.get("/").text)["doc_id"] == current["record_id"]   # his
     fields = {**_fields(ada.get("/").text), "label": "0"}   # so Ada reads ahead now
     assert fields["doc_id"] != current["record_id"]
-    session.keep(folder, {fields["doc_id"]: 1})   # a batch file's answer, given meanwhile
+    session.keep(folder, {fields["doc_id"]: 1}, "file b.csv")   # a batch file's answer, given meanwhile
     refused = ada.post("/answer", data=fields, headers=ORIGIN)
     assert refused.status_code == 200 and "two readings disagree" in _said(refused.text)
     assert session.kept_answers(folder)[fields["doc_id"]] == 1

@@ -15,6 +15,8 @@ import pytest
 from review_testdata import labels_of, toy_records
 
 from rankcut.audit import workflow
+from rankcut.audit.labels import LabelStore
+from rankcut.audit.manifest import sha256_file
 from rankcut.audit.report import write_report
 from rankcut.certify.policies import MarginalCostPolicy, ProjectedCostPolicy
 from rankcut.certify.result import verify
@@ -355,7 +357,7 @@ def test_interactive_labelling_never_asks_a_record_answered_in_a_file(records: R
     folder = tmp_path / "R"
     session.start(records, folder, target_recall=0.8, seed=3, policy="screen-then-audit:depth=0")
     ahead = [r["record_id"] for r in session.next_records(folder, 6)]   # the audit order: fixed
-    session.keep(folder, {rid: truth[rid] for rid in ahead[1:5:2]})     # 2nd and 4th answered ahead
+    session.keep(folder, {rid: truth[rid] for rid in ahead[1:5:2]}, "serve reviewer Bob")   # 2nd, 4th ahead
     shown: list[str] = []
     said: list[str] = []
 
@@ -451,3 +453,23 @@ def test_a_folder_without_a_review_is_named_with_the_way_out_that_works(tmp_path
     said = r"holds no review \(manifest.json is missing\): give the folder that rankcut review start made"
     with pytest.raises(FileNotFoundError, match=said):
         session.status(tmp_path)
+
+
+def test_answers_kept_are_recorded_with_the_source_they_were_given_by(records: Records,
+                                                                      tmp_path: Path) -> None:
+    """A record read ahead on the page (kept as ``serve reviewer Bob``) and then reached by a label
+    file of another reviewer is recorded as Bob's answer; the file's own answers as the file's."""
+    truth = labels_of(records)
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=3, policy="screen-then-audit:depth=0")
+    ahead = [r["record_id"] for r in session.next_records(folder, 4)]   # the audit order: fixed
+    session.keep(folder, {ahead[1]: truth[ahead[1]]}, "serve reviewer Bob")
+    assert session.kept_with_sources(folder) == {ahead[1]: (truth[ahead[1]], "serve reviewer Bob")}
+    mine = tmp_path / "mine.csv"
+    mine.write_text("record_id,label\n" + "".join(f"{rid},{truth[rid]}\n" for rid in (ahead[0], ahead[2])))
+    result = session.label(folder, from_file=mine)
+    assert result.recorded == 3 and result.source.endswith("and pending-labels.csv")
+    with LabelStore(folder / "labels.sqlite", readonly=True) as store:
+        by = {e.doc_id: e.source for e in store.history()}
+    file = f"file mine.csv sha256:{sha256_file(mine)[:12]}"
+    assert [by[rid] for rid in ahead[:3]] == [file, "serve reviewer Bob", file]

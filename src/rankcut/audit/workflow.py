@@ -596,6 +596,7 @@ def label(
     overwrite: bool = False,
     limit: int | None = None,
     file_source: str | None = None,
+    item_sources: Mapping[Item, str] | None = None,
     input: Callable[[str], str] = input,
     output: Callable[[str], Any] = print,
 ) -> LabelResult:
@@ -624,6 +625,9 @@ def label(
         order (a simulated reviewer labelling in batches, for the sequential design).
     :param file_source: with ``from_file`` or ``qrels``: the source recorded with its labels, when the
         file was made from the caller's own (default: the file's name and sha256).
+    :param item_sources: with ``from_file``, for the interleaved design: the source recorded with
+        the label of each item it names, in place of ``file_source`` (a file that gathers answers
+        given by several people, each recorded as given).
     :raises AuditStepError: without a sample, in a read-only audit folder, or after the labels were
         opened by :func:`certify` (recorded in the store or in ``opened.json``). The sequential
         design takes new labels after an opening — its certificate holds wherever the audit stops —
@@ -646,6 +650,9 @@ def label(
                          "labels items it has no judgement for")
     audit = load_audit(audit_dir)
     spec = design_of(audit)
+    if item_sources is not None and (from_file is None or not spec.adaptive):
+        raise ValueError("item_sources is for a label file of the interleaved design (its labels are "
+                         "recorded one step at a time)")
     info, rows = load_sample(audit)
     record = opened_record(audit)
     spec.guard_labelling(audit, record)
@@ -659,9 +666,9 @@ def label(
     store = open_store(audit, info, create=True)
     try:
         result = _record_labels(audit, store, order, rows, from_file=from_file, file_source=file_source,
-                                qrels=qrels, threshold=threshold, unjudged_nonrelevant=unjudged_nonrelevant,
-                                interactive=interactive, overwrite=overwrite, limit=limit, record=record,
-                                input=input, output=output)
+                                item_sources=item_sources, qrels=qrels, threshold=threshold,
+                                unjudged_nonrelevant=unjudged_nonrelevant, interactive=interactive,
+                                overwrite=overwrite, limit=limit, record=record, input=input, output=output)
     finally:
         empty = created and store.count() == 0
         store.close()
@@ -714,7 +721,8 @@ def read_on(audit_dir: str | Path) -> tuple[int, bool]:
 
 def _record_labels(audit: Audit, store: labels_mod.LabelStore, order: list[Item],
                    rows: Sequence[Mapping[str, Any]], *, from_file: str | Path | None,
-                   file_source: str | None, qrels: str | Path | None, threshold: float,
+                   file_source: str | None, item_sources: Mapping[Item, str] | None,
+                   qrels: str | Path | None, threshold: float,
                    unjudged_nonrelevant: bool, interactive: bool, overwrite: bool, limit: int | None,
                    record: Mapping[str, Any] | None, input: Callable[[str], str],
                    output: Callable[[str], Any]) -> LabelResult:
@@ -723,9 +731,10 @@ def _record_labels(audit: Audit, store: labels_mod.LabelStore, order: list[Item]
     sampled = set(order)
     spec.guard_store(store, record, overwrite)
     if spec.adaptive:
-        return _record_steps(audit, store, rows, from_file=from_file, file_source=file_source, qrels=qrels,
-                             threshold=threshold, unjudged_nonrelevant=unjudged_nonrelevant,
-                             interactive=interactive, limit=limit, input=input, output=output)
+        return _record_steps(audit, store, rows, from_file=from_file, file_source=file_source,
+                             item_sources=item_sources, qrels=qrels, threshold=threshold,
+                             unjudged_nonrelevant=unjudged_nonrelevant, interactive=interactive, limit=limit,
+                             input=input, output=output)
     seen = store.get_meta("seen_at")
     if overwrite and seen is not None:
         raise AuditStepError(
@@ -774,7 +783,8 @@ def _record_labels(audit: Audit, store: labels_mod.LabelStore, order: list[Item]
 
 
 def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Mapping[str, Any]], *,
-                  from_file: str | Path | None, file_source: str | None, qrels: str | Path | None,
+                  from_file: str | Path | None, file_source: str | None,
+                  item_sources: Mapping[Item, str] | None, qrels: str | Path | None,
                   threshold: float, unjudged_nonrelevant: bool, interactive: bool, limit: int | None,
                   input: Callable[[str], str], output: Callable[[str], Any]) -> LabelResult:
     """The label step of an adaptive design (the interleaved review): each label decides the next
@@ -851,7 +861,7 @@ def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Map
     else:
         raise ValueError(f"{_o('reuse')} is not offered for the {audit.design} design: its steps are chosen "
                          "from its own labels")
-    recorded, review = spec.label_steps(audit, store, rows, answer, source, limit)
+    recorded, review = spec.label_steps(audit, store, rows, answer, source, limit, item_sources)
     if qrels is not None:
         unjudged = len(unjudged_items(judged, asked))
     step = review.next()

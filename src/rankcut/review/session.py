@@ -84,7 +84,8 @@ if TYPE_CHECKING:
 
 __all__ = ["BATCH_COLUMNS", "CAL", "POLICY", "PRIOR_BASIS", "RUN_FILE", "TABLES", "TEXTS_FILE",
            "batch_size", "correct",
-           "is_review", "keep", "kept_answers", "kept_relevant", "known_from_qrels", "known_outcome", "label",
+           "is_review", "keep", "kept_answers", "kept_relevant", "kept_with_sources", "known_from_qrels",
+           "known_outcome", "label",
            "load_review", "next_record", "next_records", "read_labels", "record_kept", "simulate", "start",
            "status", "where", "write_batch"]
 
@@ -92,6 +93,7 @@ CAL = "cal"
 RUN_FILE = "records.run"       # the collection: the records in order, one query
 TEXTS_FILE = "records.jsonl"   # their titles and abstracts, frozen
 PENDING_FILE = "pending-labels.csv"   # answers given before the review asked for their records
+PENDING_COLUMNS = ("query_id", "doc_id", "label", "source")   # source: who gave it, recorded with it
 TABLES = (".csv", ".tsv", ".tab")     # the names of the tables a review writes (TSV: .tsv, .tab)
 _ID_COLUMNS = ("record_id", "doc_id", "id")
 
@@ -586,6 +588,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
                              f"known label ({known.get(clash, 0)})")
         qid, ids = _items(out)
         kept = kept_answers(out)
+        sources = {rid: source for rid, (_, source) in kept_with_sources(out).items()}
         other = [rid for rid, y in kept.items() if int(known.get(rid, 0)) != y]
         if other:
             shown = ", ".join(other[:5]) + (", ..." if len(other) > 5 else "")
@@ -597,7 +600,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
             write_text_atomic(qrels, "".join(f"{qid} 0 {rid} {int(known.get(rid, 0))}\n" for rid in ids))
             result = workflow.label(out, qrels=qrels, limit=limit,
                                     file_source=f"known labels (simulation) sha256:{sha256_file(qrels)[:12]}")
-        _keep(out, {rid: y for rid, y in kept_answers(out).items() if rid not in other})   # none stale
+        _keep(out, {rid: (y, sources[rid]) for rid, y in kept_answers(out).items() if rid not in other})
         return result
     if interactive:
         _record_known(out)
@@ -631,13 +634,16 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
                           f"{kept[rid]} kept for it from an earlier file (not recorded yet)", stacklevel=2)
     answers = {**kept, **given}
     source = f"file {Path(from_file).name} sha256:{sha256_file(from_file)[:12]}"   # the reviewer's file
-    if kept:
-        source += f" and {PENDING_FILE}"
+    # a kept answer is recorded with the source it was given by (a file before, a reviewer's page)
+    sources = {rid: by for rid, (_, by) in kept_with_sources(out).items()} | dict.fromkeys(given, source)
     with _label_file(out, answers, Path(from_file).name) as path:
         try:
-            result = workflow.label(out, from_file=path, file_source=source)
+            result = workflow.label(out, from_file=path, file_source=source,
+                                    item_sources={(qid, rid): sources[rid] for rid in answers})
         except ValueError as err:   # the translated file's errors name the reviewer's file
             raise ValueError(str(err).replace(str(path), str(from_file))) from None
+    if kept:
+        result = dataclasses.replace(result, source=f"{source} and {PENDING_FILE}")
     waiting = _unread(out, answers)
     new = [rid for rid in waiting if kept.get(rid) != answers[rid]]
     # the record the review asks for now (one replay, and only where a message needs it)
@@ -651,7 +657,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
             raise ValueError(f"{from_file}: nothing was recorded — it holds no new label, and none for "
                              f"record {asked['doc_id']!r}, the one the review asks for now (rankcut review "
                              "next names it, and --batch N the ones after it)")
-    _keep(out, {rid: answers[rid] for rid in waiting})
+    _keep(out, {rid: (answers[rid], sources[rid]) for rid in waiting})
     if new:
         shown = ", ".join(new[:5]) + (", ..." if len(new) > 5 else "")
         when = ("it asks for no further record now, so they are not counted (unless you read on, rankcut "
@@ -666,12 +672,22 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
 def kept_answers(folder: str | os.PathLike[str]) -> dict[str, int]:
     """The answers kept for records the review has not asked for yet (:data:`PENDING_FILE`): record
     id → 0/1."""
+    return {rid: y for rid, (y, _) in kept_with_sources(folder).items()}
+
+
+def kept_with_sources(folder: str | os.PathLike[str]) -> dict[str, tuple[int, str]]:
+    """The kept answers with who gave them: record id → (0/1, the source its label is recorded
+    with: the reviewer's file, or ``serve reviewer NAME`` for a record read ahead on the page)."""
     out = Path(folder)
     path = out / PENDING_FILE
     if not path.is_file():
         return {}
     kept = read_labels(path, _items(out)[1])
-    return {rid: kept[rid] for rid in _unread(out, kept)}
+    rows = _table_rows(path)
+    at = {c: i for i, c in enumerate(rows[0])} if rows else {}
+    given = {row[at["doc_id"]]: row[at["source"]] for row in rows[1:]
+             if "source" in at and len(row) == len(at)}
+    return {rid: (kept[rid], given.get(rid) or f"file {PENDING_FILE}") for rid in _unread(out, kept)}
 
 
 def kept_relevant(folder: str | os.PathLike[str]) -> list[str]:
@@ -681,32 +697,36 @@ def kept_relevant(folder: str | os.PathLike[str]) -> list[str]:
     return sorted((rid for rid, y in kept_answers(folder).items() if y), key=order.__getitem__)
 
 
-def _keep(folder: Path, answers: Mapping[str, int]) -> None:
-    """Keep ``answers`` (none: remove the file) in :data:`PENDING_FILE`."""
+def _keep(folder: Path, kept: Mapping[str, tuple[int, str]]) -> None:
+    """Keep ``kept`` (record id → (0/1, source); none: remove the file) in :data:`PENDING_FILE`."""
     path = folder / PENDING_FILE
-    if answers:
+    if kept:
         qid, _ = _items(folder)
-        write_label_file(path, [(qid, rid, y) for rid, y in answers.items()], kind="csv")
+        _write_table(path, PENDING_COLUMNS, ([qid, rid, y, source] for rid, (y, source) in kept.items()))
     else:
         path.unlink(missing_ok=True)
 
 
-def keep(folder: str | os.PathLike[str], answers: Mapping[str, int]) -> None:
-    """Keep ``answers`` (record id → 0/1) for records the review has not asked for yet, beside the
-    answers kept already (:data:`PENDING_FILE`): each is recorded when the review asks for its record
-    (:func:`record_kept`, or the next ``label``). The labelling page keeps a record read ahead so."""
+def keep(folder: str | os.PathLike[str], answers: Mapping[str, int], source: str) -> None:
+    """Keep ``answers`` (record id → 0/1), given by ``source`` (recorded with them, as ``serve
+    reviewer NAME``), for records the review has not asked for yet, beside the answers kept already
+    (:data:`PENDING_FILE`): each is recorded when the review asks for its record (:func:`record_kept`,
+    or the next ``label``). The labelling page keeps a record read ahead so; with no ``answers``,
+    the file is rewritten without those recorded since."""
     out = Path(folder)
-    _keep(out, {**kept_answers(out), **answers})
+    _keep(out, {**kept_with_sources(out), **{rid: (y, source) for rid, y in answers.items()}})
 
 
 def record_kept(folder: str | os.PathLike[str]) -> None:
     """Record the steps the kept answers hold (before an interactive call, or the labelling page,
-    asks for them)."""
+    asks for them), each with the source it was given by."""
     out = Path(folder)
-    kept = kept_answers(out)
+    kept = kept_with_sources(out)
     if kept:
-        with _label_file(out, kept, PENDING_FILE) as path:
-            workflow.label(out, from_file=path, file_source=f"file {PENDING_FILE}")
+        qid, _ = _items(out)
+        with _label_file(out, {rid: y for rid, (y, _) in kept.items()}, PENDING_FILE) as path:
+            workflow.label(out, from_file=path, file_source=f"file {PENDING_FILE}",
+                           item_sources={(qid, rid): source for rid, (_, source) in kept.items()})
         _keep(out, {rid: kept[rid] for rid in _unread(out, kept)})
 
 
@@ -927,7 +947,10 @@ def correct(folder: str | os.PathLike[str], into: str | os.PathLike[str], relabe
                   policy=f"{policy['name']}:" + ",".join(f"{k}={v}" for k, v in policy["config"].items()),
                   prior_scale=manifest["prior_scale"], prior_basis=manifest["prior_basis"])
     given = {rid: y for rid, y in fixed.items() if rid not in prior}
-    _keep(out, given)
+    # each old answer is recorded with where it came from: the corrected review, or the correction
+    said = f"review {manifest.short_id}'s answer (rankcut review correct)"
+    _keep(out, {rid: (y, "relabelled by rankcut review correct" if rid in relabel else said)
+                for rid, y in given.items()})
     record_kept(out)
     kept = kept_answers(out)
     return {"manifest": new, "corrected": {rid: (answers[rid], int(y)) for rid, y in relabel.items()},

@@ -618,7 +618,7 @@ class Desk:
                         raise Refused(f"{self.named(item)} has a kept answer {kept[item[1]]}, and this "
                                       f"answer says {label}: two readings disagree. Nothing was kept: the "
                                       "kept answer stands")
-                    review_session.keep(self.folder, {item[1]: label})
+                    review_session.keep(self.folder, {item[1]: label}, source)   # recorded as given
                     self.answered(who)
                     return Given(item, label, source, seen_state(store), ahead=True)
                 try:
@@ -637,22 +637,23 @@ class Desk:
     def _record_kept(self) -> tuple[str, ...]:
         """Record the answers a review keeps (read ahead on the page, or given in a batch file), as
         long as the review asks for their records next (under the answer's lock): as ``label --from``
-        records them, with the source ``file pending-labels.csv``. Returns their record ids."""
+        records them, each with the source it was given by (``serve reviewer NAME``, the file).
+        Returns their record ids."""
         recorded: list[str] = []
         while (asked := self._asked_now()) is not None:
-            label = review_session.kept_answers(self.folder).get(asked[1])
-            if label is None:
+            kept = review_session.kept_with_sources(self.folder).get(asked[1])
+            if kept is None:
                 break
+            label, source = kept
             try:
                 with open_store(self.audit, self.info, create=True) as store:
-                    store.record([asked], [label], f"file {review_session.PENDING_FILE}",
-                                 refusal_hint=self.spec.refusal_hint(store))
+                    store.record([asked], [label], source, refusal_hint=self.spec.refusal_hint(store))
             except (sqlite3.Error, OSError):   # the answer itself is recorded; the kept one stays kept
                 break
             self._write_review()
             recorded.append(asked[1])
         if recorded:
-            review_session.keep(self.folder, {})   # the file lists only the answers still kept
+            review_session.keep(self.folder, {}, "")   # the file lists only the answers still kept
         return tuple(recorded)
 
     def _asked_now(self) -> Item | None:

@@ -162,8 +162,8 @@ class Design(Protocol):
                     overwrite: bool) -> None: ...
     def refusal_hint(self, store: labels_mod.LabelStore) -> str: ...
     def label_steps(self, audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Mapping[str, Any]],
-                    answer: Callable[[Any, Any], int | None], source: str, limit: int | None
-                    ) -> tuple[int, Any]: ...
+                    answer: Callable[[Any, Any], int | None], source: str, limit: int | None,
+                    sources: Mapping[Item, str] | None = None) -> tuple[int, Any]: ...
     def place(self, audit: Audit, order: Sequence[Item]) -> Callable[[int], str] | None: ...
     def progress(self, rows: Sequence[Mapping[str, Any]], store: labels_mod.LabelStore) -> str | None: ...
     def open(self, audit: Audit, info: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
@@ -512,10 +512,11 @@ class FixedSampleDesign:
         return None
 
     def label_steps(self, audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Mapping[str, Any]],
-                    answer: Callable[[Any, Any], int | None], source: str, limit: int | None
-                    ) -> tuple[int, Any]:
+                    answer: Callable[[Any, Any], int | None], source: str, limit: int | None,
+                    sources: Mapping[Item, str] | None = None) -> tuple[int, Any]:
         """An adaptive design's label step (a fixed sample's order is labelled as it is): ``answer``
-        is asked for each step, with the review so far."""
+        is asked for each step, with the review so far; each label is recorded with ``source``, or
+        its item's in ``sources``."""
         raise NotImplementedError
 
     def progress(self, rows: Sequence[Mapping[str, Any]], store: labels_mod.LabelStore) -> str | None:

@@ -764,12 +764,13 @@ class Interleaved(FixedSampleDesign):
         return "a recorded step is never changed (the moves after it were chosen from it)"
 
     def label_steps(self, audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Mapping[str, Any]],
-                    answer: Callable[[Step, Review], int | None], source: str, limit: int | None
-                    ) -> tuple[int, Review]:
+                    answer: Callable[[Step, Review], int | None], source: str, limit: int | None,
+                    sources: Mapping[Item, str] | None = None) -> tuple[int, Review]:
         """Ask ``answer`` for each step the review chooses (with the review so far), recording each
         label at once (so a killed session loses nothing and resumes at the same item), until it has
         no answer, ``limit`` steps were taken, or the review is certified (or, reading on, everything
-        is read). Writes ``review.jsonl``."""
+        is read). Each label is recorded with ``source``, or its item's in ``sources``. Writes
+        ``review.jsonl``."""
         from tqdm.auto import tqdm
 
         from rankcut._progress import BARS
@@ -785,7 +786,8 @@ class Interleaved(FixedSampleDesign):
                 y = answer(step, review)
                 if y is None:
                     break
-                store.record([step.item], [y], source, refusal_hint=self.refusal_hint(store))
+                store.record([step.item], [y], (sources or {}).get(step.item, source),
+                             refusal_hint=self.refusal_hint(store))
                 review.take(step, y)
                 recorded += 1
                 bar.update()
