@@ -368,5 +368,31 @@ def test_the_reviewer_reads_on_with_the_page_s_button(records: Records, tmp_path
     asked = session.next_record(folder)
     assert asked is not None and _fields(said.text)["doc_id"] == asked["record_id"]
     assert "review reads on after the target was met" in said.text and 'id="read-on"' not in said.text
+    again = client.post("/read-on", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)   # a stale page
+    assert again.status_code == 200
+    assert f"this review reads on already, since {met} records" in _said(again.text)
     assert _answer(client, truth[asked["record_id"]]) == asked["record_id"]
     assert len(_steps(folder)) == met + 1
+
+
+def test_the_answer_that_met_the_target_is_not_taken_back_once_the_reviewer_reads_on(
+        records: Records, tmp_path: Path) -> None:
+    """Reading on is chosen from the labels up to "met": the answer that met it stays."""
+    assert records.labels is not None
+    truth = dict(zip(records.ids, records.labels.tolist(), strict=True))
+    first, folder = tmp_path / "first", tmp_path / "R"
+    for f in (first, folder):
+        session.start(records, f, target_recall=0.8, seed=4, policy=POLICY)
+    session.label(first, known=truth)
+    met = session.status(first)["read"]
+    session.label(folder, known=truth, limit=met - 1)
+    client = _open(folder)
+    _answer(client, truth[_fields(client.get("/").text)["doc_id"]])   # the answer that meets it
+    page = client.get("/").text
+    assert session.status(folder)["met_step"] == met and 'id="undo"' in page and 'id="read-on"' in page
+    client.post("/read-on", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
+    page = client.get("/").text
+    assert 'id="undo"' not in page
+    undone = client.post("/undo", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
+    assert "there is no answer of yours that can be undone now" in _said(undone.text)
+    assert len(_steps(folder)) == met and session.status(folder)["reads_on"]

@@ -56,6 +56,7 @@ import numpy as np
 from rankcut.audit import workflow
 from rankcut.audit.designs import certificates, design_of
 from rankcut.audit.designs.interleaved import (
+    READ_ON_META,
     Review,
     Step,
     lookahead,
@@ -143,6 +144,13 @@ class Standing:
     kept: str | None = None  # a rankcut review folder: the answer kept for the record asked, if any
     can_read_on: bool = False  # interleaved: the target is met and the reviewer may read on
     reads_on: bool = False  # interleaved: the reviewer chose to read on after the target was met
+
+
+def _read_on_since(store: LabelStore) -> bool:
+    """Whether the reviewer chose to read on after the last label of ``store`` (that choice was
+    made from it, so it is not taken back)."""
+    since = store.get_meta(READ_ON_META)
+    return since is not None and store.count() <= int(since)
 
 
 class Desk:
@@ -691,7 +699,8 @@ class Desk:
         if self.interleaved and self._last_step() != given.item:   # a later step was chosen from it
             return False
         with open_store(self.audit, self.info, create=False) as store:
-            return seen_state(store) == given.seen and store.get([given.item]).get(given.item) == given.label
+            return (seen_state(store) == given.seen and store.get([given.item]).get(given.item) == given.label
+                    and not _read_on_since(store))
 
     def undo(self, given: Given, who: str) -> None:
         """Take back an answer (the label removed, kept in the store's history) and ask its item of
@@ -710,6 +719,9 @@ class Desk:
                     raise Refused(f"{self.place(self.index[given.item])} cannot be taken back: the review "
                                   "took a step after it, chosen from its label, and a recorded step is never "
                                   "changed")
+                if _read_on_since(store):
+                    raise Refused(f"{self.place(self.index[given.item])} cannot be taken back: the reviewer "
+                                  "chose to read on after it, from the labels up to it (the target met)")
                 store.undo(given.item, given.label, given.source)
             if self.interleaved:
                 self._write_review()
@@ -743,11 +755,16 @@ class Desk:
             for a step still).
         """
         with self._lock:
-            if not self.standing().can_read_on:
+            standing = self.standing()
+            if not (standing.can_read_on or standing.reads_on):   # reading on already: said so below
                 raise Refused("read on is offered once the target is met and the review asks for nothing "
                               "more; nothing was changed")
-            since, now = (review_session.read_on(self.folder) if self.review
-                          else workflow.read_on(self.folder))
+            try:
+                since, now = (review_session.read_on(self.folder) if self.review
+                              else workflow.read_on(self.folder))
+            except (sqlite3.Error, OSError) as err:   # a lock held long, a full disk
+                raise Refused(f"{self.folder / LABELS_FILE} could not be written ({err}): nothing was "
+                              "changed") from None
             return read_on_text(since, now, words_of(self.audit.manifest))
 
     def certificate(self) -> dict[str, Any] | None:
