@@ -264,31 +264,36 @@ def test_answers_kept_when_the_last_one_certifies_are_said_not_to_count(records:
     assert session.status(folder)["next_record"] is None and session.status(folder)["kept"] == 1
 
 
-def test_a_batch_of_another_review_is_refused_whose_record_ids_are_the_same(records: Records,
-                                                                          tmp_path: Path) -> None:
+def test_a_batch_of_other_records_is_refused_whose_record_ids_are_the_same(records: Records,
+                                                                         tmp_path: Path) -> None:
     """Two reviews of files numbered 1…N share their record ids, not their records: a batch of
-    one, filled in, records nothing in the other, and is not replaced by the other's next batch."""
-    mine, other = tmp_path / "A", tmp_path / "B"
-    session.start(records, mine, target_recall=0.8, seed=4, policy=POLICY)
+    one, filled in, records nothing in the other, and is not replaced by the other's next batch. A
+    review of the same records (another seed, a corrected review) takes it."""
+    mine, other, same = tmp_path / "A", tmp_path / "B", tmp_path / "C"
+    session.start(toy_records(80, 8, seed=9), mine, target_recall=0.8, seed=4, policy=POLICY)
     session.start(records, other, target_recall=0.8, seed=5, policy=POLICY)
-    theirs = session.load_review(other).short_id
+    session.start(records, same, target_recall=0.8, seed=6, policy=POLICY)
+    theirs = session.records_key(session.load_review(other))
     batch = tmp_path / "batch.csv"
     session.write_batch(other, batch, session.next_records(other, 5))
     with open(batch, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    assert {r["review"] for r in rows} == {theirs}
+    assert {r["records"] for r in rows} == {theirs} == {session.records_key(session.load_review(same))}
     with open(batch, "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=list(session.BATCH_COLUMNS))
         w.writeheader()
         w.writerows({**r, "label": "0"} for r in rows)
-    ours = session.load_review(mine).short_id
-    with pytest.raises(ValueError, match=rf"batch.csv, line 2: the row is of review '{theirs}' \(its review "
-                                         rf"column\), not of this one \({ours}\)"):
+    ours = session.records_key(session.load_review(mine))
+    with pytest.raises(ValueError, match=rf"batch.csv, line 2: the row is of other records \(its records "
+                                         rf"column says '{theirs}', this review's are '{ours}'\)"):
         session.label(mine, from_file=batch)
     assert _steps(mine) == [] and session.kept_answers(mine) == {}
     with pytest.raises(FileExistsError, match="exists and is not a label file of this review"):
         session.write_batch(mine, batch, session.next_records(mine, 5))
     assert session.label(other, from_file=batch).recorded == 5   # in its own review it is taken
+    with pytest.warns(UserWarning, match="kept for later"):   # the same records: every answer holds there
+        taken = session.label(same, from_file=batch).recorded
+    assert taken + len(session.kept_answers(same)) == 5
 
 
 def test_a_label_file_says_include_or_exclude_as_a_screening_tool_exports_it(records: Records,

@@ -86,7 +86,8 @@ __all__ = ["BATCH_COLUMNS", "CAL", "POLICY", "PRIOR_BASIS", "RUN_FILE", "TABLES"
            "batch_size", "correct",
            "is_review", "keep", "kept_answers", "kept_relevant", "kept_with_sources", "known_from_qrels",
            "known_outcome", "label",
-           "load_review", "next_record", "next_records", "read_labels", "record_kept", "simulate", "start",
+           "load_review", "next_record", "next_records", "read_labels", "record_kept", "records_key",
+           "simulate", "start",
            "status", "where", "write_batch"]
 
 CAL = "cal"
@@ -467,23 +468,24 @@ def _unread(folder: Path, ids: Iterable[str]) -> list[str]:
     return [rid for rid in ids if (qid, rid) not in read]
 
 
-def read_labels(source: str | os.PathLike[str], ids: Sequence[str], review: str | None = None
+def read_labels(source: str | os.PathLike[str], ids: Sequence[str], records: str | None = None
                 ) -> dict[str, int]:
     """A reviewer's labels: a CSV (TSV for ``.tsv``/``.tab``) with a header naming ``record_id`` (or
     ``doc_id``, ``id``) and a label column (ASReview's names, ``label`` among them; any case); labels
-    ``0``/``1``, ``yes``/``no``, ``y``/``n``, an empty cell not labelled yet. A file with a ``review``
-    column (a batch of ``next --out``, an export) names on each row the review it was written for:
-    with ``review`` (this review's short id) a row of another review is refused, since the same
-    record ids (numbers in a file) mean other records there.
+    ``0``/``1``, ``yes``/``no``, ``y``/``n``, ``include``/``exclude``, ``relevant``/``irrelevant``,
+    an empty cell not labelled yet. A file with a ``records`` column (a batch of ``next --out``)
+    names on each row the records it was written for (:func:`records_key`): with ``records`` (the
+    review's) a row of other records is refused, since the same record ids (numbers in a file) mean
+    other records there.
 
-    :raises ValueError: naming the file and line for a missing column, a row of another review, a
+    :raises ValueError: naming the file and line for a missing column, a row of other records, a
         record id that is not one of ``ids``, a label value it cannot read, or a record labelled
         twice with different labels.
     """
-    return _label_lines(source, ids, review)[0]
+    return _label_lines(source, ids, records)[0]
 
 
-def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], review: str | None = None
+def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], records: str | None = None
                  ) -> tuple[dict[str, int], dict[str, int]]:
     """:func:`read_labels`'s labels, and the line each record's label is on."""
     known = set(ids)
@@ -510,7 +512,7 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], review: str
                                  f"{', ...' if len(header) > 8 else ''}{separator_hint(header, delimiter)}")
             cols.append(col)
         id_col, label_col = cols
-        review_col = header.index("review") if review is not None and "review" in header else None
+        records_col = header.index("records") if records is not None and "records" in header else None
         ended = reader.line_num
         for row in reader:   # a record's line is where it starts (a quoted text may hold line breaks)
             line, ended = ended + 1, reader.line_num
@@ -520,10 +522,11 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], review: str
                 raise ValueError(f"{where}, line {line}: the row has {len(row)} fields, the header "
                                  f"{len(header)}")
             rid, value = row[id_col].strip(), row[label_col].strip()
-            if review_col is not None and row[review_col].strip() not in ("", review):
-                raise ValueError(f"{where}, line {line}: the row is of review {row[review_col].strip()!r} "
-                                 f"(its review column), not of this one ({review}): its record {rid!r} is "
-                                 "another record there; label it in the review that wrote the file")
+            if records_col is not None and row[records_col].strip() not in ("", records):
+                raise ValueError(f"{where}, line {line}: the row is of other records (its records column "
+                                 f"says {row[records_col].strip()!r}, this review's are {records!r}): its "
+                                 f"record {rid!r} is another record there; label it in a review of the "
+                                 "records the file was written for")
             if rid not in known:
                 raise ValueError(f"{where}, line {line}: record {rid!r} is not a record of this review")
             y = _VALUES.get(value.lower())
@@ -609,7 +612,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     if not Path(from_file).is_file():
         raise FileNotFoundError(f"{spelled('from_file')} {from_file}: no such file — nothing was recorded")
     qid, ids = _items(out)
-    given, lines = _label_lines(from_file, ids, manifest.short_id)
+    given, lines = _label_lines(from_file, ids, records_key(manifest))
     clash = next((rid for rid, y in given.items() if rid in prior and prior[rid] != y), None)
     if clash is not None:
         raise ValueError(f"{from_file}, line {lines[clash]}: record {clash!r} is labelled {given[clash]}, "
@@ -816,7 +819,13 @@ def next_records(folder: str | os.PathLike[str], n: int) -> list[dict[str, Any]]
     return status(folder, ahead=n)["next_records"]  # type: ignore[no-any-return]
 
 
-BATCH_COLUMNS = ("record_id", "label", "move", "position", "audit_position", "why", "review", "text")
+BATCH_COLUMNS = ("record_id", "label", "move", "position", "audit_position", "why", "records", "text")
+
+
+def records_key(manifest: Manifest) -> str:
+    """What names a review's records in its batch files: the start of the frozen texts' sha256
+    (the same for every review of the same records, a corrected one included)."""
+    return str(manifest["inputs"]["texts"]["sha256"])[:12]
 
 
 def write_batch(folder: str | os.PathLike[str], path: str | os.PathLike[str],
@@ -824,10 +833,11 @@ def write_batch(folder: str | os.PathLike[str], path: str | os.PathLike[str],
     """A batch of the review's records to read (:func:`next_records`) as a CSV for :func:`label`'s
     ``from_file``: :data:`BATCH_COLUMNS`, the label column empty (to fill in), ``position`` the
     record's place in the records, ``audit_position`` its place in the audit order (audit moves),
-    ``review`` the review's short id (:func:`label` refuses the file in another review), its title
-    and abstract in ``text``; TSV for ``.tsv``/``.tab``. Written whole or not at all. An
-    existing file is replaced only when the review has recorded or kept (:data:`PENDING_FILE`)
-    every label it holds (the last batch, given to :func:`label`), so that no answer is lost.
+    ``records`` the review's :func:`records_key` (:func:`label` refuses the file in a review of
+    other records), its title and abstract in ``text``; TSV for ``.tsv``/``.tab``. Written whole or
+    not at all. An existing file is replaced only when the review has recorded or kept
+    (:data:`PENDING_FILE`) every label it holds (the last batch, given to :func:`label`), so that no
+    answer is lost.
 
     :raises FileExistsError: when ``path`` exists and holds a label the review has not recorded, or
         is not a label file of this review.
@@ -836,10 +846,10 @@ def write_batch(folder: str | os.PathLike[str], path: str | os.PathLike[str],
     out = Path(path)
     if out.suffix.lower() not in TABLES:   # a CSV named .txt or .xlsx would open as something else
         raise ValueError(f"{out}: a batch is written as CSV or TSV: name it *.csv or *.tsv")
-    review = load_review(Path(folder)).short_id
+    records = records_key(load_review(Path(folder)))
     if out.exists():
         try:
-            given = read_labels(out, _items(Path(folder))[1], review)
+            given = read_labels(out, _items(Path(folder))[1], records)
         except (ValueError, UnicodeDecodeError):
             raise FileExistsError(f"{out} exists and is not a label file of this review: name a new file "
                                   "for the batch") from None
@@ -851,7 +861,7 @@ def write_batch(folder: str | os.PathLike[str], path: str | os.PathLike[str],
                                   f"{waiting[0]}{', ...' if len(waiting) > 1 else ''}): record them first "
                                   f"(rankcut review label --from {out}), or name a new file")
     _write_table(out, BATCH_COLUMNS, ([r["record_id"], "", r["move"], r["position"],
-                                       r["audit_position"] or "", r["why"], review, r["text"]]
+                                       r["audit_position"] or "", r["why"], records, r["text"]]
                                       for r in batch))
 
 
