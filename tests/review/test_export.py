@@ -13,6 +13,7 @@ from review_testdata import toy_records
 from typer.testing import CliRunner
 
 from rankcut.cli.main import app
+from rankcut.review import export as export_module
 from rankcut.review import session
 from rankcut.review.export import EXPORT_COLUMNS
 from rankcut.review.export import export as write_export
@@ -127,6 +128,16 @@ def test_the_export_carries_the_columns_of_the_records_file(records: Records, tm
             [own["pubmedID"], own["title"], own["abstract"], own["authors"], own["Label"]]
     assert rows[0][0] == records.ids[known] and rows[0][4] == "yes"   # the prior knowledge, read first
     assert len(rows) == len(records)
+
+    def refused(*args: object, **kwargs: object) -> None:   # a reading rule added after the review started
+        raise ValueError(f"{source}: the column 'id' reads like the record ids")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(export_module, "read_table", refused)
+        said = write_export(folder, out)["no_columns"]
+    assert said == f"{source.resolve()} is not read as a table of records now ({source}: the column 'id' " \
+        "reads like the record ids)"
+    assert out.read_text().splitlines()[0].split(",") == [*EXPORT_COLUMNS, "text"]   # still exported
 
     source.write_text(source.read_text().replace("pm0,", "pm-edited,"))   # changed since start
     result = runner.invoke(app, ["review", "export", "--folder", str(folder), "--out", str(out)])
