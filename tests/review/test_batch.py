@@ -234,7 +234,7 @@ def test_status_after_the_certificate(records: Records, tmp_path: Path) -> None:
 
     assert shown[0].endswith(f"recall ≥ {format_bound(info['recall_bound'], 'lower')} certified now (target "
                              "0.8 at 95% confidence: met)")
-    counts = f"({info['screened']} screened, {info['audited']} audited; 1 of them prior knowledge)"
+    counts = f"({info['screened']} screened, {info['audited']} audited; prior knowledge among them: 1)"
     assert f"{info['read']} of 80 records read {counts}" in shown[0]
     # nothing more to read: next writes no batch file, and a label file is refused
     out = runner.invoke(app, ["review", "next", "--folder", str(folder), "--batch", "5", "--out",

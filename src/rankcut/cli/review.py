@@ -165,7 +165,7 @@ def _status_lines(info: dict[str, Any]) -> list[str]:
 
     said = [f"{info['screened']} screened, {info['audited']} audited"] if info["read"] else []
     if info["prior_read"]:
-        said.append(f"{info['prior_read']} of them prior knowledge")
+        said.append(f"prior knowledge among them: {info['prior_read']}")
     if info["kept"]:   # answered, but read by the review only once it asks for them
         said.append(f"+{info['kept']} answered, kept until the review asks for them")
     counts = f" ({'; '.join(said)})" if said else ""
@@ -399,7 +399,8 @@ def next_(
 def label(
     folder: Path = FOLDER,
     from_file: Path | None = typer.Option(None, "--from", help="A CSV/TSV: record_id, label (0/1, "
-                                          "true/false, yes/no; empty: not yet); the labels of the records "
+                                          "true/false, yes/no, include/exclude, relevant/irrelevant; empty: "
+                                          "not yet); the labels of the records "
                                           "the review asks for, as far as it holds them; the others are "
                                           "kept until it asks for their records."),
     interactive: bool = typer.Option(False, "--interactive", help="Ask in the terminal, record by record "

@@ -101,7 +101,7 @@ def serve(
 
     if not (folder / MANIFEST_FILE).is_file():   # neither kind of folder: name both ways to make one
         what = (f"holds no audit or review ({MANIFEST_FILE} is missing)" if folder.is_dir() else
-                "does not exist")
+                "is a file, not a folder" if folder.exists() else "does not exist")
         fail(f"{folder} {what}: serve the folder of rankcut review start (records to screen), or of "
              "rankcut audit freeze and sample (a ranked run to audit)")
     token = secrets.token_urlsafe(32)

@@ -255,7 +255,7 @@ def read_table(source: Source, *, label: str | None, name: str | None = None,
             l_col = next((low.index(n) for n in LABEL_COLUMNS if n in low), None)
         id_col = low.index("record_id") if "record_id" in low else None
         # "Record ID", or a bare "id" (a label file's record id column may be named so)
-        near = next((c for c in columns if re.sub(r"[^a-z]", "", c.lower()) in ("recordid", "id")), None)
+        near = next((c for c in columns if re.sub(r"[^a-z0-9]", "", c.lower()) in ("recordid", "id")), None)
         if id_col is None and near is not None:   # its ids would be dropped without a word
             raise ValueError(f"{where}: the column {near!r} reads like the record ids, but only a column "
                              "named record_id is read as them: rename it record_id (its ids are kept), or "

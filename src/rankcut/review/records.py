@@ -171,9 +171,11 @@ def load_records(source: str | os.PathLike[str], *, label: str | None = None, na
              if not (t or a)]
     if empty:   # kept (a record is read when the review asks), but the ranker learns nothing from it
         lines = ", ".join(empty[:5]) + (", ..." if len(empty) > 5 else "")
-        warnings.warn(f"{table.where}: {len(empty)} record{'s have' if len(empty) > 1 else ' has'} neither "
-                      f"title nor abstract (line {lines}): the ranker sees nothing of them, so it finds them "
-                      "only by chance", UserWarning, stacklevel=2)
+        many = len(empty) > 1
+        them = "them" if many else "it"
+        warnings.warn(f"{table.where}: {len(empty)} record{'s have' if many else ' has'} neither title nor "
+                      f"abstract (line {lines}): the ranker sees nothing of {them}, so it finds {them} only "
+                      "by chance", UserWarning, stacklevel=2)
     others = table.other_label_columns()
     if others and label is None:   # the user chose none: say which was taken, and what was left
         one = len(others) == 1

@@ -349,10 +349,11 @@ def load_review(folder: str | os.PathLike[str]) -> Manifest:
     what the steps that need no replay check first."""
     folder = Path(folder)
     if not (folder / MANIFEST_FILE).is_file():
-        if folder.is_dir() and any(folder.iterdir()):   # start would refuse it: not empty
-            raise FileNotFoundError(f"{folder} holds no review ({MANIFEST_FILE} is missing): give the folder "
-                                    "that rankcut review start made (or start one in a new folder: rankcut "
-                                    "review start RECORDS --folder NEW_FOLDER)")
+        if folder.exists() and not (folder.is_dir() and not any(folder.iterdir())):   # start refuses it
+            what = f"holds no review ({MANIFEST_FILE} is missing)" if folder.is_dir() else "is a file"
+            raise FileNotFoundError(f"{folder} {what}: give the folder that rankcut review start made (or "
+                                    "start one in a new folder: rankcut review start RECORDS --folder "
+                                    "NEW_FOLDER)")
         what = "does not exist" if not folder.exists() else "holds no review yet"
         raise FileNotFoundError(f"review folder {folder} {what} (start one with rankcut review start "
                                 f"RECORDS --folder {folder})")
