@@ -17,7 +17,7 @@ pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
 
 from fastapi.testclient import TestClient  # noqa: E402
-from review_testdata import toy_records  # noqa: E402
+from review_testdata import labels_of, toy_records  # noqa: E402
 
 from rankcut.audit import workflow  # noqa: E402
 from rankcut.audit.folder import load_audit  # noqa: E402
@@ -378,13 +378,11 @@ def test_the_reviewer_reads_on_with_the_page_s_button(records: Records, tmp_path
 def test_the_answer_that_met_the_target_is_not_taken_back_once_the_reviewer_reads_on(
         records: Records, tmp_path: Path) -> None:
     """Reading on is chosen from the labels up to "met": the answer that met it stays."""
-    assert records.labels is not None
-    truth = dict(zip(records.ids, records.labels.tolist(), strict=True))
-    first, folder = tmp_path / "first", tmp_path / "R"
-    for f in (first, folder):
-        session.start(records, f, target_recall=0.8, seed=4, policy=POLICY)
+    truth, first, folder = labels_of(records), tmp_path / "first", tmp_path / "R"
+    session.start(records, first, target_recall=0.8, seed=4, policy=POLICY)
     session.label(first, known=truth)
     met = session.status(first)["read"]
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
     session.label(folder, known=truth, limit=met - 1)
     client = _open(folder)
     _answer(client, truth[_fields(client.get("/").text)["doc_id"]])   # the answer that meets it

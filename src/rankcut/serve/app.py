@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -214,29 +214,28 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S,
         return back(f"undone: the {desk.thing} is asked again (the label taken back is kept in the store's "
                     "history)", session)
 
-    @app.post("/certify")
-    def certify(request: Request, csrf: str = Form("")) -> Response:
-        session: Session = request.state.session
+    def acted(request: Request, csrf: str, unchanged: str, act: Callable[[], str | None],
+              to: str = "/") -> Response:
+        """A button that acts on the whole folder: refused without the form's token (nothing was
+        ``unchanged``) or when ``act`` refuses; else back to ``to``, saying what ``act`` returns."""
         if not form_ok(request, csrf):
             return refuse(request, 403, "refused: the form's session token is missing or wrong; nothing was "
-                                        "certified")
+                                        f"{unchanged}")
         try:
-            desk.certify()
+            said = act()
         except ValueError as err:
             return refuse(request, 409, str(err))
-        return back(None, session, "/result")
+        return back(said, request.state.session, to)
+
+    @app.post("/certify")
+    def certify(request: Request, csrf: str = Form("")) -> Response:
+        def run() -> None:
+            desk.certify()
+        return acted(request, csrf, "certified", run, "/result")
 
     @app.post("/read-on")
     def read_on(request: Request, csrf: str = Form("")) -> Response:
-        session: Session = request.state.session
-        if not form_ok(request, csrf):
-            return refuse(request, 403, "refused: the form's session token is missing or wrong; nothing was "
-                                        "changed")
-        try:
-            done = desk.read_on()
-        except ValueError as err:
-            return refuse(request, 409, str(err))
-        return back(done, session)
+        return acted(request, csrf, "changed", desk.read_on)
 
     @app.get("/result", response_class=HTMLResponse)
     def result(request: Request) -> HTMLResponse:
