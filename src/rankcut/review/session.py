@@ -591,8 +591,8 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
             raise ValueError(f"the prior knowledge of record {clash!r} ({prior[clash]}) contradicts its "
                              f"known label ({known.get(clash, 0)})")
         qid, ids = _items(out)
-        kept = kept_answers(out)
-        sources = {rid: source for rid, (_, source) in kept_with_sources(out).items()}
+        kept_by = kept_with_sources(out)
+        kept = {rid: y for rid, (y, _) in kept_by.items()}
         other = [rid for rid, y in kept.items() if int(known.get(rid, 0)) != y]
         if other:
             shown = ", ".join(other[:5]) + (", ..." if len(other) > 5 else "")
@@ -604,7 +604,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
             write_text_atomic(qrels, "".join(f"{qid} 0 {rid} {int(known.get(rid, 0))}\n" for rid in ids))
             result = workflow.label(out, qrels=qrels, limit=limit,
                                     file_source=f"known labels (simulation) sha256:{sha256_file(qrels)[:12]}")
-        _keep(out, {rid: (y, sources[rid]) for rid, y in kept_answers(out).items() if rid not in other})
+        _keep(out, {rid: (y, kept_by[rid][1]) for rid, y in kept_answers(out).items() if rid not in other})
         return result
     if interactive:
         _record_known(out)
@@ -631,7 +631,8 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
                          "means a new review, made from this one with the record relabelled: "
                          f"{spelled('correct')} --folder {shlex.quote(str(out))} --into NEW_FOLDER --relabel "
                          f"{shlex.quote(f'{changed}={given[changed]}')} — nothing was recorded")
-    kept = kept_answers(out)
+    kept_by = kept_with_sources(out)
+    kept = {rid: y for rid, (y, _) in kept_by.items()}
     for rid in sorted(set(kept) & set(given), key=_items(out)[1].index):
         if kept[rid] != given[rid]:
             warnings.warn(f"{from_file}: record {rid!r} is labelled {given[rid]}, which replaces the "
@@ -639,7 +640,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     answers = {**kept, **given}
     source = f"file {Path(from_file).name} sha256:{sha256_file(from_file)[:12]}"   # the reviewer's file
     # a kept answer is recorded with the source it was given by (a file before, a reviewer's page)
-    sources = {rid: by for rid, (_, by) in kept_with_sources(out).items()} | dict.fromkeys(given, source)
+    sources = {rid: by for rid, (_, by) in kept_by.items()} | dict.fromkeys(given, source)
     with _label_file(out, answers, Path(from_file).name) as path:
         try:
             result = workflow.label(out, from_file=path, file_source=source,

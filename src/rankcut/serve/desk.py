@@ -530,7 +530,7 @@ class Desk:
         if not self.review:
             return self.where(step)
         why = "the ranker's pick" if step.move == "screen" else "the next of the frozen random order"
-        return f"{why}, {review_session.where(step.move, step.rank, step.position)}"
+        return f"{why}, {self.where(step)}"
 
     def _kept(self, item: Item) -> str | None:
         """A review's answer for ``item`` kept from a batch file read ahead (``label --from``), which
