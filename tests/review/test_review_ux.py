@@ -122,6 +122,26 @@ def test_simulating_twice_into_one_folder_says_how_to_go_on(tmp_path: Path) -> N
     assert "already holds a review" in err and "rankcut review label --simulate" in err
 
 
+def test_name_calls_the_review_and_the_file_is_still_named_in_messages(tmp_path: Path) -> None:
+    # records.csv, as a database export is called: the certificate said "Review … of records"
+    _labelled(tmp_path / "records.csv")
+    (tmp_path / "blank.csv").write_text("record_id,title,abstract\nr1,,\nr2,dogs bark,dogs bark loudly\n")
+    folder = tmp_path / "S"
+    code, out, err = _run("review", "simulate", tmp_path / "records.csv", "--folder", folder, "--seed", 1,
+                          "--name", "Cats update 2026", "--target-recall", 0.8)
+    assert code == 0, err
+    assert "Review " in out and " of Cats_update_2026, 40 records" in out and " of records" not in out
+    code, _, err = _run("review", "start", tmp_path / "blank.csv", "--folder", tmp_path / "B",
+                        "--seed", 1, "--name", "Dogs")
+    assert code == 0
+    assert f"warning: {tmp_path / 'blank.csv'}: 1 record has neither title nor abstract" in err
+    code, _, err = _run("review", "start", tmp_path / "records.csv", "--folder", tmp_path / "E",
+                        "--name", " ")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and not (tmp_path / "E").exists()
+    assert "--name must name the review (it is empty): leave it out to call the review by its file, " \
+           "records.csv" in err
+
+
 def test_a_semicolon_separated_csv_is_named_as_such(tmp_path: Path) -> None:
     (tmp_path / "r.csv").write_text("record_id;title;abstract\n1;cats sleep;cats sleep well\n")
     code, _, err = _run("review", "start", tmp_path / "r.csv", "--folder", tmp_path / "R")

@@ -77,10 +77,14 @@ def _echo_json(obj: Any) -> None:
 
 
 def _records(path: Path, fmt: str | None, texts: Path | None, label_column: str | None,
-             qrels: Path | None = None, query: str | None = None) -> Any:
-    """The records of ``path`` in ``fmt`` (default: from its name; ``trec``: a run with ``--texts``)."""
+             qrels: Path | None = None, query: str | None = None, name: str | None = None) -> Any:
+    """The records of ``path`` in ``fmt`` (default: from its name; ``trec``: a run with ``--texts``),
+    called ``name`` (default: the file's name without its suffixes)."""
     from rankcut.review.records import load_records, load_trec_records
 
+    if name is not None and not name.strip():
+        raise ValueError("--name must name the review (it is empty): leave it out to call the review by "
+                         f"its file, {path.name}")
     stem = path.name.removesuffix(".gz").lower()
     guessed = ("ris" if stem.endswith((".ris", ".txt")) else "tsv" if stem.endswith((".tsv", ".tab"))
                else "csv")
@@ -91,13 +95,13 @@ def _records(path: Path, fmt: str | None, texts: Path | None, label_column: str 
         if texts is None:
             raise ValueError(f"--format trec reads {path} as a TREC run: give its documents' texts with "
                              "--texts FILE (JSON lines with doc_id and text)")
-        return load_trec_records(path, texts, qrels=qrels, query=query)
+        return load_trec_records(path, texts, qrels=qrels, query=query, name=name)
     if texts is not None or query is not None:
         raise ValueError(f"{'--texts' if texts is not None else '--query'} is for --format trec: {path} "
                          "holds its records' texts")
     if fmt != guessed:
         raise ValueError(f"--format {fmt}: {path} is read by its name as {guessed}; name it *.{fmt}")
-    return load_records(path, label=label_column)
+    return load_records(path, label=label_column, name=name)
 
 
 def _sources(records: Path, texts: Path | None) -> list[Path]:
@@ -215,6 +219,8 @@ def start(
     records: Path = typer.Argument(..., help="The records: CSV/TSV with title and abstract columns "
                                    "(ASReview's names), RIS, or a TREC run (--format trec --texts)."),
     folder: Path = typer.Option(..., "--folder", help="The review folder to create."),
+    name: str | None = typer.Option(None, "--name", help="What the certificate and report call the "
+                                    "review (default: the records file's name; white space becomes _)."),
     fmt: str | None = typer.Option(None, "--format", help="csv, tsv, ris or trec (default: from the name)."),
     texts: Path | None = typer.Option(None, "--texts", help="--format trec: the documents' texts (JSON "
                                       "lines with doc_id and text)."),
@@ -243,8 +249,8 @@ def start(
     from rankcut._progress import show_progress
     from rankcut.review import session
 
-    recs = _with_prior(_records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query),
-                       prior_relevant)
+    recs = _with_prior(_records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query,
+                                name), prior_relevant)
     options = {"target_recall": target_recall, "delta": delta, "seed": seed, "policy": policy,
                "config": _config(model, seed_query), "sources": _sources(records, texts),
                "prior_basis": prior_basis}
@@ -655,6 +661,7 @@ def simulate(
     label_column: str | None = typer.Option(None, "--label-column", help="The label column played as the "
                                             "reviewer (default: ASReview's names)."),
     seed: int = typer.Option(..., "--seed", help="Seed of the audit order and the ranker."),
+    name: str | None = typer.Option(None, "--name", help="As for start."),
     fmt: str | None = typer.Option(None, "--format", help="csv, tsv, ris or trec (default: from the name)."),
     texts: Path | None = typer.Option(None, "--texts", help="--format trec: the documents' texts."),
     query: str | None = typer.Option(None, "--query", help="--format trec: the query of the run."),
@@ -671,8 +678,8 @@ def simulate(
     """A whole seeded review with known labels as the reviewer, to the certificate (progress bar)."""
     from rankcut._progress import show_progress
 
-    recs = _with_prior(_records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query),
-                       prior_relevant)
+    recs = _with_prior(_records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query,
+                                name), prior_relevant)
     options = {"target_recall": target_recall, "delta": delta, "seed": seed, "policy": policy,
                "config": _config(model, seed_query), "sources": _sources(records, texts),
                "prior_basis": prior_basis}

@@ -99,6 +99,13 @@ class _BomDropped(io.TextIOBase):
         return self._drop(self._stream.readline(size))
 
 
+def stream_name(source: Source, name: str | None) -> str | None:
+    """The display name :func:`open_text` is given for a source whose ``name`` names what is read
+    (a review, a screening set), not the file: a path is named by itself in messages, a stream by
+    ``name``."""
+    return None if isinstance(source, str | os.PathLike) else name
+
+
 @contextmanager
 def open_text(source: Source, name: str | None = None, *,
               newline: str | None = None) -> Iterator[tuple[str, io.TextIOBase]]:

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from rankcut.data.io import Source, open_text
+from rankcut.data.io import Source, open_text, stream_name
 from rankcut.data.lists import Posting, RankedLists
 
 __all__ = ["LABEL_COLUMNS", "ScreeningSet", "Table", "delimiter_for", "load_screening", "read_table"]
@@ -308,7 +308,7 @@ def load_screening(source: Source, *, label: str = "label_included", name: str |
     """
     if not isinstance(label, str) or not label:
         raise ValueError(f"label must name a column, got {label!r}")
-    table = read_table(source, label=label, name=name)
+    table = read_table(source, label=label, name=stream_name(source, name))
     for value, line, rid in zip(table.labels, table.lines, table.record_ids, strict=True):
         if value not in _LABELS:
             raise ValueError(f"{table.where}, line {line}: {label} must be 0 or 1, got {value!r} "

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from rankcut.data.io import Source, open_text
+from rankcut.data.io import Source, open_text, stream_name
 from rankcut.data.lists import order_postings
 from rankcut.data.screening import read_table
 from rankcut.data.texts import read_texts_jsonl
@@ -164,7 +164,7 @@ def load_records(source: str | os.PathLike[str], *, label: str | None = None, na
     if suffix in _WORKBOOKS:   # read as CSV it would be binary noise ("it names 'PK\x03\x04…'")
         raise ValueError(f"{source}: a spreadsheet workbook is not read: save it as CSV UTF-8 (*.csv) or as "
                          "tab-separated text (*.tsv), and give that file")
-    table = read_table(source, label=label, name=name)
+    table = read_table(source, label=label, name=stream_name(source, name))
     for rid, line in zip(table.record_ids, table.lines, strict=True):
         check_record_id(rid, f"{table.where}, line {line}")
     empty = [str(line) for t, a, line in zip(table.titles, table.abstracts, table.lines, strict=True)
@@ -212,7 +212,7 @@ def ris_record_id(entry: Mapping[str, Any], index: int) -> str:
 def _load_ris(source: Source, name: str | None) -> Records:
     import rispy
 
-    with open_text(source, name) as (where, f):
+    with open_text(source, stream_name(source, name)) as (where, f):
         text = f.read()
     starts: list[int] = []
     open_at = None
