@@ -142,6 +142,48 @@ def test_name_calls_the_review_and_the_file_is_still_named_in_messages(tmp_path:
            "records.csv" in err
 
 
+def test_threshold_grades_qrels_as_trec_dl_does(tmp_path: Path, monkeypatch) -> None:
+    # graded qrels (TREC DL: 1 related, 2 relevant): every grade > 0 was relevant, with no way to say 2
+    rows = [f"r{i},Study {i},{'cats purr softly' if i % 4 == 0 else 'dogs bark loudly'} {i}"
+            for i in range(40)]
+    (tmp_path / "r.csv").write_text("record_id,title,abstract\n" + "\n".join(rows) + "\n")
+    (tmp_path / "q.txt").write_text("".join(f"R 0 r{i} {2 if i % 4 == 0 else 1}\n" for i in range(0, 40, 2)))
+    args = (tmp_path / "r.csv", "--qrels", tmp_path / "q.txt", "--seed", 1, "--target-recall", 0.8)
+    code, out, err = _run("review", "simulate", *args, "--folder", tmp_path / "A", "--threshold", 2)
+    assert code == 0, err
+    assert "with the known labels: 10 of 10 relevant records found" in out
+    code, out, err = _run("review", "simulate", *args, "--folder", tmp_path / "B")
+    assert code == 0 and "of 20 relevant records found" in out, err
+    (tmp_path / "r.run").write_text("".join(f"R Q0 r{i} {i + 1} {40 - i} bm25\n" for i in range(40)))
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps({"doc_id": f"r{i}", "text": row}) + "\n"
+                                              for i, row in enumerate(rows)))
+    code, out, err = _run("review", "simulate", tmp_path / "r.run", "--format", "trec", "--texts",
+                          tmp_path / "t.jsonl", *args[1:], "--folder", tmp_path / "T", "--threshold", 2)
+    assert code == 0 and "of 10 relevant records found" in out, err
+    from rankcut.audit import workflow
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(workflow, "certify", interrupted)
+        code, _, err = _run("review", "simulate", *args, "--folder", tmp_path / "D", "--threshold", 2)
+    assert code == 130 and "resume with rankcut review label --folder" in err, err
+    assert err.rstrip().endswith(f"--qrels {tmp_path / 'q.txt'} --threshold 2"), err   # graded the same
+    # start, then label --simulate: the same review as simulate's at the same grade
+    assert _run("review", "start", tmp_path / "r.csv", "--folder", tmp_path / "C", "--seed", 1,
+                "--target-recall", 0.8)[0] == 0
+    code, _, err = _run("review", "label", "--folder", tmp_path / "C", "--simulate", "--qrels",
+                        tmp_path / "q.txt", "--threshold", 2)
+    assert code == 0, err
+    assert (tmp_path / "A" / "review.jsonl").read_text() == (tmp_path / "C" / "review.jsonl").read_text()
+    for bad, says in ((("--threshold", 2), "--threshold is the grade --qrels count as relevant: give "
+                                           "--qrels"),
+                      (("--qrels", tmp_path / "q.txt", "--threshold", 0), "--threshold must be > 0")):
+        code, _, err = _run("review", "label", "--folder", tmp_path / "C", "--simulate", *bad)
+        assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
+
+
 def test_a_semicolon_separated_csv_is_named_as_such(tmp_path: Path) -> None:
     (tmp_path / "r.csv").write_text("record_id;title;abstract\n1;cats sleep;cats sleep well\n")
     code, _, err = _run("review", "start", tmp_path / "r.csv", "--folder", tmp_path / "R")

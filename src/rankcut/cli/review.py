@@ -56,12 +56,13 @@ REVIEW_EXTRA = ("sklearn", "threadpoolctl", "rispy")
 
 FOLDER = typer.Option(..., "--folder", help="The review folder (made by start).")
 JSON = typer.Option(False, "--json", help="Print the result as JSON.")
+THRESHOLD = typer.Option(1.0, "--threshold", help="--qrels: the grade counted as relevant (TREC DL: 2).")
 
 
 def _fail_cleanly(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with user_errors(), spoken_as_options(OPTIONS):
+        with user_errors(("threshold",)), spoken_as_options(OPTIONS):   # check_threshold's ParamError
             try:
                 return fn(*args, **kwargs)
             except ModuleNotFoundError as err:
@@ -77,9 +78,11 @@ def _echo_json(obj: Any) -> None:
 
 
 def _records(path: Path, fmt: str | None, texts: Path | None, label_column: str | None,
-             qrels: Path | None = None, query: str | None = None, name: str | None = None) -> Any:
-    """The records of ``path`` in ``fmt`` (default: from its name; ``trec``: a run with ``--texts``),
-    called ``name`` (default: the file's name without its suffixes)."""
+             qrels: Path | None = None, query: str | None = None, name: str | None = None,
+             threshold: float = 1) -> Any:
+    """The records of ``path`` in ``fmt`` (default: from its name; ``trec``: a run with ``--texts``,
+    relevant where ``qrels`` grade them at least ``threshold``), called ``name`` (default: the file's
+    name without its suffixes)."""
     from rankcut.review.records import load_records, load_trec_records
 
     if name is not None and not name.strip():
@@ -95,13 +98,22 @@ def _records(path: Path, fmt: str | None, texts: Path | None, label_column: str 
         if texts is None:
             raise ValueError(f"--format trec reads {path} as a TREC run: give its documents' texts with "
                              "--texts FILE (JSON lines with doc_id and text)")
-        return load_trec_records(path, texts, qrels=qrels, query=query, name=name)
+        return load_trec_records(path, texts, qrels=qrels, query=query, name=name, threshold=threshold)
     if texts is not None or query is not None:
         raise ValueError(f"{'--texts' if texts is not None else '--query'} is for --format trec: {path} "
                          "holds its records' texts")
     if fmt != guessed:
         raise ValueError(f"--format {fmt}: {path} is read by its name as {guessed}; name it *.{fmt}")
     return load_records(path, label=label_column, name=name)
+
+
+def _grade(threshold: float, qrels: Path | None) -> float:
+    """``--threshold``, checked: a grade > 0, and only with ``--qrels`` (it grades nothing else)."""
+    from rankcut.data.lists import check_threshold
+
+    if check_threshold(threshold) != 1 and qrels is None:
+        raise ValueError("--threshold is the grade --qrels count as relevant: give --qrels")
+    return threshold
 
 
 def _sources(records: Path, texts: Path | None) -> list[Path]:
@@ -243,6 +255,7 @@ def start(
     simulate: bool = typer.Option(False, "--simulate", help="Play the whole review with the label column "
                                   "(or --qrels) as the reviewer, to the certificate."),
     qrels: Path | None = typer.Option(None, "--qrels", help="--simulate: the known labels as TREC qrels."),
+    threshold: float = THRESHOLD,
     as_json: bool = JSON,
 ) -> None:
     """Freeze a review: the records in order, their texts, the ranker and its seed, the target."""
@@ -250,7 +263,7 @@ def start(
     from rankcut.review import session
 
     recs = _with_prior(_records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query,
-                                name), prior_relevant)
+                                name, _grade(threshold, qrels)), prior_relevant)
     options = {"target_recall": target_recall, "delta": delta, "seed": seed, "policy": policy,
                "config": _config(model, seed_query), "sources": _sources(records, texts),
                "prior_basis": prior_basis}
@@ -258,8 +271,9 @@ def start(
         typer.echo(f"freezing {len(recs):,} records and computing the ranker's features …", err=True)
     if simulate:
         again = _label_again(folder, records, format=fmt, texts=texts, query=query,
-                             label_column=label_column, qrels=qrels)
-        _simulated(recs, records, folder, qrels, options, show_progress(as_json=as_json), as_json, again)
+                             label_column=label_column, qrels=qrels, threshold=threshold)
+        _simulated(recs, records, folder, qrels, threshold, options, show_progress(as_json=as_json), as_json,
+                   again)
         return
     if qrels is not None and fmt != "trec":
         raise ValueError("--qrels is for --simulate (or the labels of --format trec)")
@@ -292,15 +306,15 @@ def _json_status(info: dict[str, Any]) -> dict[str, Any]:
 
 
 def _known(folder: Path, records: Path | None, qrels: Path | None, fmt: str | None, texts: Path | None,
-           label_column: str | None, query: str | None) -> dict[str, int]:
+           label_column: str | None, query: str | None, threshold: float) -> dict[str, int]:
     from rankcut.review import session
 
     if (records is None) == (qrels is None) and fmt != "trec":
         raise ValueError("--simulate needs the known labels: --records FILE (its label column) or --qrels Q")
     if records is None:
         assert qrels is not None
-        return session.known_from_qrels(qrels, folder)
-    recs = _records(records, fmt, texts, label_column, qrels, query)
+        return session.known_from_qrels(qrels, folder, threshold=threshold)
+    recs = _records(records, fmt, texts, label_column, qrels, query, threshold=threshold)
     if recs.labels is None:
         raise ValueError(f"--simulate: {records} does not label every record (give --label-column, or "
                          "--qrels)")
@@ -313,8 +327,8 @@ def _label_again(folder: Path, records: Path | None, **options: Any) -> str:
     if records is not None:
         words += ["--records", str(records)]
     for name, value in options.items():
-        if value is not None:
-            words += [f"--{name.replace('_', '-')}", str(value)]
+        if value is not None and (name, value) != ("threshold", 1):   # the default grade goes unsaid
+            words += [f"--{name.replace('_', '-')}", f"{value:g}" if name == "threshold" else str(value)]
     return shlex.join(words)
 
 
@@ -337,8 +351,8 @@ def _interrupted(folder: Path, resume: str) -> Iterator[None]:
         raise typer.Exit(130) from None
 
 
-def _simulated(recs: Any, source: Path, folder: Path, qrels: Path | None, options: dict[str, Any],
-               progress: bool, as_json: bool, resume: str) -> None:
+def _simulated(recs: Any, source: Path, folder: Path, qrels: Path | None, threshold: float,
+               options: dict[str, Any], progress: bool, as_json: bool, resume: str) -> None:
     from rankcut.data.trec import read_qrels
     from rankcut.review import session
 
@@ -351,7 +365,7 @@ def _simulated(recs: Any, source: Path, folder: Path, qrels: Path | None, option
         if len(judged) != 1:
             raise ValueError(f"--qrels {qrels}: give qrels of one query (they hold {len(judged)})")
         grades = next(iter(judged.values()))
-        known = {rid: int(grades.get(rid, 0) > 0) for rid in recs.ids}
+        known = {rid: int(grades.get(rid, 0) >= threshold) for rid in recs.ids}
     with _interrupted(folder, resume):
         result = session.simulate(recs, folder, known=known, progress=progress, **options)
     if as_json:
@@ -422,6 +436,7 @@ def label(
     query: str | None = typer.Option(None, "--query", help="--records with --format trec: the query."),
     label_column: str | None = typer.Option(None, "--label-column", help="--records: the label column."),
     next_n: int | None = typer.Option(None, "--next", help="--simulate: label only the next N steps."),
+    threshold: float = THRESHOLD,
     as_json: bool = JSON,
 ) -> None:
     """Record labels of the records the review asks for, one step at a time."""
@@ -432,12 +447,13 @@ def label(
         raise ValueError("give one source of labels: --from FILE, --interactive or --simulate")
     if not simulate and (records or qrels or next_n is not None):
         raise ValueError("--records, --qrels and --next are for --simulate")
+    _grade(threshold, qrels)
     again = (_label_again(folder, records, format=fmt, texts=texts, query=query, label_column=label_column,
-                          qrels=qrels) if simulate else
+                          qrels=qrels, threshold=threshold) if simulate else
              shlex.join(["rankcut", "review", "next", "--folder", str(folder)]))
     with bars(show_progress(as_json=as_json) and simulate), _interrupted(folder, again):
         if simulate:
-            known = _known(folder, records, qrels, fmt, texts, label_column, query)
+            known = _known(folder, records, qrels, fmt, texts, label_column, query, threshold)
             result = session.label(folder, known=known, limit=next_n)
         elif interactive:
             result = session.label(folder, interactive=True, output=typer.echo, input=_prompt)
@@ -673,18 +689,20 @@ def simulate(
     prior_relevant: str | None = typer.Option(None, "--prior-relevant", help="As for start."),
     model: str = typer.Option("logistic", "--model", help="logistic or svm."),
     seed_query: str | None = typer.Option(None, "--seed-query", help="As for start."),
+    threshold: float = THRESHOLD,
     as_json: bool = JSON,
 ) -> None:
     """A whole seeded review with known labels as the reviewer, to the certificate (progress bar)."""
     from rankcut._progress import show_progress
 
     recs = _with_prior(_records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query,
-                                name), prior_relevant)
+                                name, _grade(threshold, qrels)), prior_relevant)
     options = {"target_recall": target_recall, "delta": delta, "seed": seed, "policy": policy,
                "config": _config(model, seed_query), "sources": _sources(records, texts),
                "prior_basis": prior_basis}
-    again = (_label_again(folder, None, qrels=qrels) if qrels is not None and fmt != "trec" else
+    again = (_label_again(folder, None, qrels=qrels, threshold=threshold)
+             if qrels is not None and fmt != "trec" else
              _label_again(folder, records, format=fmt, texts=texts, query=query, label_column=label_column,
-                          qrels=qrels))
-    _simulated(recs, records, folder, None if fmt == "trec" else qrels, options,
+                          qrels=qrels, threshold=threshold))
+    _simulated(recs, records, folder, None if fmt == "trec" else qrels, threshold, options,
                show_progress(as_json=as_json), as_json, again)

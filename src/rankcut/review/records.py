@@ -265,7 +265,7 @@ def _load_ris(source: Source, name: str | None) -> Records:
 
 
 def load_trec_records(run: Source, texts: Source, *, qrels: Source | None = None, query: str | None = None,
-                      threshold: int = 1, name: str | None = None) -> Records:
+                      threshold: float = 1, name: str | None = None) -> Records:
     """The documents of one query of a TREC run as records, in the run's order (best first).
 
     :param texts: JSON-lines texts keyed by ``doc_id`` (:func:`rankcut.data.texts.read_texts_jsonl`).

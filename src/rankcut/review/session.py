@@ -544,9 +544,10 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], records: st
     return out, lines
 
 
-def known_from_qrels(source: str | os.PathLike[str], folder: str | os.PathLike[str]) -> dict[str, int]:
-    """The relevance of every record from TREC qrels (unjudged: 0): of the review's query, or of the
-    one query the qrels hold."""
+def known_from_qrels(source: str | os.PathLike[str], folder: str | os.PathLike[str], *,
+                     threshold: float = 1) -> dict[str, int]:
+    """The relevance of every record from TREC qrels: 1 where graded at least ``threshold``, else 0
+    (unjudged: 0); of the review's query, or of the one query the qrels hold."""
     from rankcut.data.trec import read_qrels
 
     qid, ids = _items(Path(folder))
@@ -555,7 +556,7 @@ def known_from_qrels(source: str | os.PathLike[str], folder: str | os.PathLike[s
         raise ValueError(f"{source}: the qrels hold {len(judged)} queries, none of them the review's "
                          f"{qid!r}: give qrels of one query, or of {qid!r}")
     grades = judged.get(qid) or next(iter(judged.values()))
-    return {rid: int(grades.get(rid, 0) > 0) for rid in ids}
+    return {rid: int(grades.get(rid, 0) >= threshold) for rid in ids}
 
 
 def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] | None = None,
