@@ -160,6 +160,29 @@ def test_threshold_grades_qrels_as_trec_dl_does(tmp_path: Path, monkeypatch) -> 
     code, out, err = _run("review", "simulate", tmp_path / "r.run", "--format", "trec", "--texts",
                           tmp_path / "t.jsonl", *args[1:], "--folder", tmp_path / "T", "--threshold", 2)
     assert code == 0 and "of 10 relevant records found" in out, err
+    # qrels that judge nothing here, or nothing relevant: "met, 0 of 0 found" was printed without a word
+    (tmp_path / "other.txt").write_text("S 0 r1 2\n")
+    (tmp_path / "elsewhere.txt").write_text("R 0 x1 2\n")
+    for folder, more, says in (
+            ("T2", ("--format", "trec", "--texts", tmp_path / "t.jsonl", "--qrels", tmp_path / "other.txt"),
+             "other.txt: the qrels judge no document of query 'R': give the qrels of the run's query"),
+            ("T3", ("--format", "trec", "--texts", tmp_path / "t.jsonl", "--qrels", tmp_path / "q.txt",
+                    "--threshold", 3),
+             "q.txt: the qrels grade none of the records relevant (at least 3; the highest grade among them "
+             "is 2): lower the threshold, or give other qrels"),
+            ("T4", ("--format", "trec", "--texts", tmp_path / "t.jsonl", "--qrels", tmp_path / "q.txt",
+                    "--query", "S"), "r.run: the run holds no query 'S' (it holds 1: 'R')")):
+        code, _, err = _run("review", "simulate", tmp_path / "r.run", *more, "--folder", tmp_path / folder,
+                            "--seed", 1)
+        assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
+        assert not (tmp_path / folder).exists()
+    code, _, err = _run("review", "simulate", tmp_path / "r.csv", "--qrels", tmp_path / "elsewhere.txt",
+                        "--folder", tmp_path / "E", "--seed", 1)
+    assert code == 2 and "elsewhere.txt: the qrels judge none of the 40 records (their documents are " \
+                         "others, e.g. 'x1'): give the qrels of these records" in err, err
+    code, _, err = _run("review", "label", "--folder", tmp_path / "C", "--simulate", "--qrels",
+                        tmp_path / "q.txt")   # before start: the folder is named, not its records.run
+    assert code == 2 and f"{tmp_path / 'C'} does not exist" in err and "records.run" not in err, err
     from rankcut.audit import workflow
 
     def interrupted(*args: object, **kwargs: object) -> None:
@@ -177,6 +200,9 @@ def test_threshold_grades_qrels_as_trec_dl_does(tmp_path: Path, monkeypatch) -> 
                         tmp_path / "q.txt", "--threshold", 2)
     assert code == 0, err
     assert (tmp_path / "A" / "review.jsonl").read_text() == (tmp_path / "C" / "review.jsonl").read_text()
+    code, _, err = _run("review", "label", "--folder", tmp_path / "C", "--simulate", "--qrels",
+                        tmp_path / "elsewhere.txt")
+    assert code == 2 and "elsewhere.txt: the qrels judge none of the 40 records" in err, err
     for bad, says in ((("--threshold", 2), "--threshold is the grade --qrels count as relevant: give "
                                            "--qrels"),
                       (("--qrels", tmp_path / "q.txt", "--threshold", 0), "--threshold must be > 0")):

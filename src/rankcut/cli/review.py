@@ -355,6 +355,7 @@ def _simulated(recs: Any, source: Path, folder: Path, qrels: Path | None, thresh
                options: dict[str, Any], progress: bool, as_json: bool, resume: str) -> None:
     from rankcut.data.trec import read_qrels
     from rankcut.review import session
+    from rankcut.review.records import graded
 
     known = None
     if qrels is None and recs.labels is None:
@@ -364,8 +365,8 @@ def _simulated(recs: Any, source: Path, folder: Path, qrels: Path | None, thresh
         judged = read_qrels(qrels)
         if len(judged) != 1:
             raise ValueError(f"--qrels {qrels}: give qrels of one query (they hold {len(judged)})")
-        grades = next(iter(judged.values()))
-        known = {rid: int(grades.get(rid, 0) >= threshold) for rid in recs.ids}
+        known = dict(zip(recs.ids, graded(next(iter(judged.values())), recs.ids, threshold, str(qrels)),
+                         strict=True))
     with _interrupted(folder, resume):
         result = session.simulate(recs, folder, known=known, progress=progress, **options)
     if as_json:

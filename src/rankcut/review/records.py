@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import re
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -196,6 +196,26 @@ def load_records(source: str | os.PathLike[str], *, label: str | None = None, na
                    labelled_by=None if table.label_column is None else f"column {table.label_column}")
 
 
+def graded(grades: Mapping[str, float], ids: Sequence[str], threshold: float, where: str) -> list[int]:
+    """Each record's relevance from qrels ``grades`` (document → grade): 1 where graded at least
+    ``threshold``, else 0 (unjudged: 0, the TREC convention).
+
+    :raises ValueError: naming ``where`` when the qrels judge none of the records (qrels of
+        another collection or query), or grade none of them relevant: a review with nothing to find
+        is met at once ("0 of 0 found"), which is no simulation of it.
+    """
+    if not any(rid in grades for rid in ids):
+        raise ValueError(f"{where}: the qrels judge none of the {len(ids)} records (their documents are "
+                         f"others, e.g. {next(iter(grades), '')!r}): give the qrels of these records")
+    labels = [int(grades.get(rid, 0) >= threshold) for rid in ids]
+    if not any(labels):
+        top = max(grades.get(rid, 0) for rid in ids if rid in grades)
+        raise ValueError(f"{where}: the qrels grade none of the records relevant (at least {threshold:g}; "
+                         f"the highest grade among them is {top:g}): lower the threshold, or give other "
+                         "qrels")
+    return labels
+
+
 def check_record_id(rid: str, where: str) -> None:
     """A record id names the record in the review's TREC-format files: not empty, no white space."""
     if not rid or re.search(r"\s", rid):
@@ -283,7 +303,9 @@ def load_trec_records(run: Source, texts: Source, *, qrels: Source | None = None
                              f"(--query), e.g. {next(iter(postings))!r}")
         query = next(iter(postings))
     if query not in postings:
-        raise ValueError(f"{where}: the run holds no query {query!r}")
+        some = ", ".join(repr(q) for q in list(postings)[:5])
+        raise ValueError(f"{where}: the run holds no query {query!r} (it holds {len(postings)}: "
+                         f"{some}{', ...' if len(postings) > 5 else ''})")
     docs = [p.doc_id for p in order_postings(postings[query])]
     text = read_texts_jsonl(texts, by="doc")
     missing = [d for d in docs if d not in text]
@@ -292,7 +314,10 @@ def load_trec_records(run: Source, texts: Source, *, qrels: Source | None = None
                          f"{query!r} ({len(missing)} of the run's {len(docs)} documents have none)")
     labels = None
     if qrels is not None:
-        judged = read_qrels(qrels).get(query, {})
-        labels = np.array([judged.get(d, 0) >= threshold for d in docs], dtype=np.int8)
+        judged, named = read_qrels(qrels), str(getattr(qrels, "name", qrels))
+        if query not in judged:
+            raise ValueError(f"{named}: the qrels judge no document of query {query!r}: give the qrels of "
+                             "the run's query")
+        labels = np.array(graded(judged[query], docs, threshold, named), dtype=np.int8)
     return Records(name or query, tuple(docs), ("",) * len(docs), tuple(text[d] for d in docs), labels,
                    ranked=True, labelled_by=None if qrels is None else "qrels")

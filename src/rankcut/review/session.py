@@ -77,7 +77,7 @@ from rankcut.audit.pools import Item
 from rankcut.data.io import open_text
 from rankcut.data.screening import LABEL_COLUMNS, delimiter_for, separator_hint
 from rankcut.review.cal import CALConfig, CALScreener
-from rankcut.review.records import _FORMS, _VALUES, Records, check_record_id
+from rankcut.review.records import _FORMS, _VALUES, Records, check_record_id, graded
 
 if TYPE_CHECKING:
     from rankcut.certify.policies import ReviewState
@@ -550,13 +550,14 @@ def known_from_qrels(source: str | os.PathLike[str], folder: str | os.PathLike[s
     (unjudged: 0); of the review's query, or of the one query the qrels hold."""
     from rankcut.data.trec import read_qrels
 
+    load_review(folder)   # a review folder, refused by name otherwise
     qid, ids = _items(Path(folder))
     judged = read_qrels(source)
     if qid not in judged and len(judged) != 1:
         raise ValueError(f"{source}: the qrels hold {len(judged)} queries, none of them the review's "
                          f"{qid!r}: give qrels of one query, or of {qid!r}")
     grades = judged.get(qid) or next(iter(judged.values()))
-    return {rid: int(grades.get(rid, 0) >= threshold) for rid in ids}
+    return dict(zip(ids, graded(grades, ids, threshold, str(source)), strict=True))
 
 
 def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] | None = None,
