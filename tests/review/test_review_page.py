@@ -141,8 +141,9 @@ def test_answers_kept_from_a_batch_file_are_recorded_when_the_review_asks_for_th
     # the kept answers of the records asked next are recorded at once, and the page says so
     page = client.post("/answer", data={**stale, "label": "0"}, headers=ORIGIN).text   # the page after it
     assert _fields(page)["doc_id"] == batch[4]
-    assert "recorded the answers kept for the records the review asked for next (read ahead, or given in a " \
-        f"batch file; kept in pending-labels.csv): {', '.join(batch[1:4])}" in page
+    assert "recorded the answers known for the records the review asked for next (read ahead, or given in " \
+        "a batch file, and kept in pending-labels.csv; or the prior knowledge): " \
+        f"{', '.join(batch[1:4])}" in page
     steps = [json.loads(x) for x in (folder / "review.jsonl").read_text().splitlines()]
     assert [s["doc_id"] for s in steps] == batch[:4] and session.kept_answers(folder) == {}
     refused = client.post("/answer", data={**stale, "label": "1"}, headers=ORIGIN)   # a page left open
@@ -192,6 +193,27 @@ def test_the_page_says_that_the_prior_knowledge_counts_as_read(records: Records,
     shown = _open(folder).get("/").text
     assert "2 read · 78 unread (the\nreview stops once the target is certified; the 2 records of the prior " \
         "knowledge count as read)" in shown
+
+
+def test_the_page_never_asks_for_a_record_of_the_prior_knowledge(records: Records, tmp_path: Path) -> None:
+    # 60 of 80 records known before: the policy audits after 10 screening reads, and its audit meets
+    # records of the prior knowledge, which the page showed to be labelled again
+    truth = labels_of(records)
+    prior = {rid: truth[rid] for rid in records.ids[:60]}
+    folder = tmp_path / "R"
+    session.start(records.with_prior(prior), folder, target_recall=0.8, seed=4, policy=POLICY)
+    before = session.status(folder)["prior_read"]
+    client = _open(folder)
+    shown: list[str] = []
+    while "doc_id" in (fields := _fields(client.get("/").text)):
+        shown.append(fields["doc_id"])
+        _answer(client, truth[fields["doc_id"]])
+    assert shown and not set(shown) & set(prior)
+    assert session.status(folder)["prior_read"] > before   # met by the audit after the page's answers
+    with LabelStore(folder / "labels.sqlite", readonly=True) as store:
+        by = {e.doc_id: e.source for e in store.history()}
+    assert {by[rid] for rid in by if rid in prior} == {session.PRIOR_SOURCE}
+    assert {by[rid] for rid in shown} == {"serve reviewer Ada"}
 
 
 def test_the_page_s_notes_name_rankcut_review_s_steps(records: Records, tmp_path: Path) -> None:
@@ -253,8 +275,9 @@ def test_a_second_reviewer_reads_ahead_and_the_answer_is_recorded_when_the_revie
             "already (kept). Your answer is kept") in page
     fields = {**_fields(ada.get("/").text), "label": "0"}
     said = _said(ada.post("/answer", data=fields, headers=ORIGIN).text)
-    assert said == ("recorded the answer kept for the record the review asked for next (read ahead, or given "
-                    f"in a batch file; kept in pending-labels.csv): {ahead[1]}")
+    assert said == ("recorded the answer known for the record the review asked for next (read ahead, or "
+                    "given in a batch file, and kept in pending-labels.csv; or the prior knowledge): "
+                    f"{ahead[1]}")
     assert [s[1] for s in _steps(folder)] == ahead[:2] and session.kept_answers(folder) == {}
     assert not (folder / "pending-labels.csv").exists()   # no stale row left of what was recorded
     with LabelStore(folder / "labels.sqlite", readonly=True) as store:   # each recorded as given: by whom

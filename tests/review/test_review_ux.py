@@ -210,6 +210,52 @@ def test_threshold_grades_qrels_as_trec_dl_does(tmp_path: Path, monkeypatch) -> 
         assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
 
 
+def test_prior_knowledge_the_audit_meets_is_answered_from_it_and_never_asked(tmp_path: Path) -> None:
+    # 140 of 150 records labelled before the session: the policy audits after its first 100 screening
+    # reads, and the audit meets records of the prior knowledge. A batch listed them, label-less, to be
+    # read again, and label --from stopped at the first one (the file had no label for it)
+    import csv
+
+    from rankcut.audit.labels import LabelStore
+
+    relevant = {0, 50, 100, 145, 148}
+    words = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa"]
+    texts = ["cats purr" if i in relevant else f"dogs {words[i % 10]} {words[i // 10 % 10]}"
+             for i in range(150)]
+    rows = [f"r{i},Study {i},{texts[i]},{int(i in relevant) if i < 140 else ''}" for i in range(150)]
+    (tmp_path / "r.csv").write_text("record_id,title,abstract,label_included\n" + "\n".join(rows) + "\n")
+    prior = {f"r{i}" for i in range(140)}
+    folder = tmp_path / "R"
+    code, out, err = _run("review", "start", tmp_path / "r.csv", "--folder", folder, "--seed", 1,
+                          "--target-recall", 0.8)
+    assert code == 0, err
+    assert "recorded the prior knowledge: 105 records (from the column label_included); 35 more when the " \
+           "review asks for them" in out        # 100 screened, then 5 audit draws met prior records
+    code, _, err = _run("review", "next", "--folder", folder, "--batch", 30, "--out", tmp_path / "b.csv")
+    assert code == 0, err
+    with open(tmp_path / "b.csv", newline="") as f:
+        batch = list(csv.DictReader(f))
+    assert batch and not prior & {r["record_id"] for r in batch}
+    for r in batch:
+        r["label"] = str(int(int(r["record_id"][1:]) in relevant))
+    with open(tmp_path / "b.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(batch[0]))
+        w.writeheader()
+        w.writerows(batch)
+    info = session.status(folder)
+    code, out, err = _run("review", "label", "--folder", folder, "--from", tmp_path / "b.csv")
+    assert code == 0, err
+    after = session.status(folder)
+    met_prior, answered = after["prior_read"] - info["prior_read"], len(batch) - after["kept"]
+    assert met_prior > 0 and answered > 0 and after["read"] == info["read"] + answered + met_prior
+    assert f"recorded {answered + met_prior} labels (file b.csv sha256:" in out
+    assert f"and the prior knowledge, {met_prior} of them)" in out
+    with LabelStore(folder / "labels.sqlite", readonly=True) as store:
+        by = {e.doc_id: e.source for e in store.history()}
+    assert {by[r] for r in by if r in prior} == {session.PRIOR_SOURCE}
+    assert sum(by.get(r["record_id"], "").startswith("file b.csv sha256:") for r in batch) == answered
+
+
 def test_a_semicolon_separated_csv_is_named_as_such(tmp_path: Path) -> None:
     (tmp_path / "r.csv").write_text("record_id;title;abstract\n1;cats sleep;cats sleep well\n")
     code, _, err = _run("review", "start", tmp_path / "r.csv", "--folder", tmp_path / "R")

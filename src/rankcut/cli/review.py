@@ -292,7 +292,10 @@ def start(
                f"{manifest['policy']['name']}, ranker CAL ({manifest['screener']['config']['cal']['model']})")
     if info["read"]:
         source = f" (from the {recs.labelled_by})" if recs.labelled_by and (recs.prior >= 0).any() else ""
-        typer.echo(f"recorded the prior knowledge: {info['read']} record{'s' * (info['read'] != 1)}{source}")
+        later = int((recs.prior >= 0).sum()) - info["prior_read"]   # the policy audits before the ranker
+        more = f"; {later} more when the review asks for them" if later else ""   # has read them all
+        typer.echo(f"recorded the prior knowledge: {info['read']} record{'s' * (info['read'] != 1)}{source}"
+                   f"{more}")
     for line in _next_lines(folder, info):
         typer.echo(line)
 

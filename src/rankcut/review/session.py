@@ -385,12 +385,16 @@ def _label_file(folder: Path, labels: Mapping[str, int], name: str) -> Iterator[
         yield path
 
 
+#: the source the label store records with a step answered from the prior knowledge
+PRIOR_SOURCE = "prior knowledge (frozen at start)"
+
+
 def _record_prior(folder: Path) -> None:
     """Record the steps that ask for a record of the prior knowledge, from the frozen prior."""
     prior = _prior(load_review(folder))
     if _unread(folder, prior):   # each call replays the review: none once the prior is read
         with _label_file(folder, prior, "prior-knowledge.csv") as path:
-            workflow.label(folder, from_file=path)
+            workflow.label(folder, from_file=path, file_source=PRIOR_SOURCE)
 
 
 def _interactive(folder: Path, input: Callable[[str], str], output: Callable[[str], Any]
@@ -639,19 +643,25 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
         if kept[rid] != given[rid]:
             warnings.warn(f"{from_file}: record {rid!r} is labelled {given[rid]}, which replaces the "
                           f"{kept[rid]} kept for it from an earlier file (not recorded yet)", stacklevel=2)
-    answers = {**kept, **given}
+    # a record of the prior knowledge the review asks for among the file's is answered from it (a
+    # policy may audit before the ranker has screened them all, and the audit meet one)
+    unread_prior = {rid: prior[rid] for rid in _unread(out, prior)}
+    answers = {**unread_prior, **kept, **given}
     source = f"file {Path(from_file).name} sha256:{sha256_file(from_file)[:12]}"   # the reviewer's file
     # a kept answer is recorded with the source it was given by (a file before, a reviewer's page)
-    sources = {rid: by for rid, (_, by) in kept_by.items()} | dict.fromkeys(given, source)
+    sources = (dict.fromkeys(unread_prior, PRIOR_SOURCE) | {rid: by for rid, (_, by) in kept_by.items()}
+               | dict.fromkeys(given, source))
     with _label_file(out, answers, Path(from_file).name) as path:
         try:
             result = workflow.label(out, from_file=path, file_source=source,
                                     item_sources={(qid, rid): sources[rid] for rid in answers})
         except ValueError as err:   # the translated file's errors name the reviewer's file
             raise ValueError(str(err).replace(str(path), str(from_file))) from None
-    if kept:
-        result = dataclasses.replace(result, source=f"{source} and {PENDING_FILE}")
-    waiting = _unread(out, answers)
+    from_prior = len(unread_prior) - len(_unread(out, unread_prior))
+    also = [PENDING_FILE] * bool(kept) + [f"the prior knowledge, {from_prior} of them"] * bool(from_prior)
+    if also:
+        result = dataclasses.replace(result, source=" and ".join([source, *also]))
+    waiting = [rid for rid in _unread(out, answers) if rid not in unread_prior]   # the prior is frozen
     new = [rid for rid in waiting if kept.get(rid) != answers[rid]]
     # the record the review asks for now (one replay, and only where a message needs it)
     asked = workflow.status(out).get("next_item") if new or not result.recorded else None
@@ -773,7 +783,7 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
 
     :param ahead: also list, as ``next_records``, the next ``ahead`` records the review asks for if
         none of them is relevant (a record of the prior knowledge, or one whose answer is kept in
-        :data:`PENDING_FILE`, as it is known; the kept ones are not listed again), for a reviewer
+        :data:`PENDING_FILE`, as it is known; neither is listed: it is answered when asked), for a reviewer
         who reads a batch before labelling it (:func:`~rankcut.audit.designs.interleaved.lookahead`:
         a relevant answer can change the records after it).
     :raises ValueError: when a frozen input (the records' ranking or texts) changed: the next record
@@ -803,8 +813,8 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
         review = replayed(FrozenAudit(manifest), read_rows(out / SAMPLE_ITEMS))
         batch: list[dict[str, Any]] = []
         for step in lookahead(review, {(qid, rid): y for rid, y in {**prior, **kept}.items()}):
-            if step.item[1] not in kept:     # answered already: its label is kept for when it is asked
-                batch.append(_record(step.to_dict(), texts, prior))
+            if step.item[1] not in kept and step.item[1] not in prior:   # answered already: recorded
+                batch.append(_record(step.to_dict(), texts, prior))          # when it is asked
             if len(batch) == ahead:
                 break
         result["next_records"] = batch

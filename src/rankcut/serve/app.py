@@ -176,9 +176,10 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S,
             return back(f"kept your answer for record {given.item[1]} (read ahead): it is recorded when the "
                         "review asks for that record", session)
         kept = (None if not given.kept else
-                f"recorded the answer{'s' if len(given.kept) > 1 else ''} kept for the "
+                f"recorded the answer{'s' if len(given.kept) > 1 else ''} known for the "
                 f"record{'s' if len(given.kept) > 1 else ''} the review asked for next (read ahead, or "
-                f"given in a batch file; kept in pending-labels.csv): {', '.join(given.kept)}")
+                "given in a batch file, and kept in pending-labels.csv; or the prior knowledge): "
+                f"{', '.join(given.kept)}")
         return back(kept, session)
 
     @app.post("/second")

@@ -643,13 +643,17 @@ class Desk:
         return given
 
     def _record_kept(self) -> tuple[str, ...]:
-        """Record the answers a review keeps (read ahead on the page, or given in a batch file), as
+        """Record the answers a review keeps (read ahead on the page, or given in a batch file) and
+        its prior knowledge (which an audit move may meet before the ranker has read it all), as
         long as the review asks for their records next (under the answer's lock): as ``label --from``
-        records them, each with the source it was given by (``serve reviewer NAME``, the file).
-        Returns their record ids."""
+        records them, each with the source it was given by (``serve reviewer NAME``, the file,
+        :data:`~rankcut.review.session.PRIOR_SOURCE`). Returns their record ids."""
         recorded: list[str] = []
+        prior = self.audit.manifest["screener"]["config"]["prior"]
         while (asked := self._asked_now()) is not None:
             kept = review_session.kept_with_sources(self.folder).get(asked[1])
+            if kept is None and asked[1] in prior:   # never asked: its label was known before
+                kept = (int(prior[asked[1]]), review_session.PRIOR_SOURCE)
             if kept is None:
                 break
             label, source = kept
