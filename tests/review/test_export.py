@@ -247,6 +247,7 @@ def test_a_ris_review_exports_its_ris_file_with_the_labels(records: Records, tmp
     for row, prior in zip(table, back.prior.tolist(), strict=True):
         assert prior == (int(row["label"]) if row["label"] else -1)
     text = out.read_text()
+    assert text.startswith("TY  - ") and re.search(r"^\d+\.$", text, re.M) is None   # no rispy numbering
     assert text.count("ZZ  - a tag of its own") == text.count("AU  - Doe, J.") == len(records)
     assert text.count("ASReview_relevant") == sum(r["label"] == "1" for r in table)   # the old note replaced
     steps = [r for r in table if r["step"]]

@@ -151,7 +151,12 @@ def _write_ris(target: Path, source: Path, rows: Sequence[tuple[Any, ...]]) -> N
                if move == "kept" else f"step {step}, {move}{', prior knowledge' if prior == 'yes' else ''}")
         entry["notes"] = [*notes, _RIS_LABEL[label], f"rankcut review {review}: {how}"]
         out.append(entry)
-    write_text_atomic(target, rispy.dumps(out))
+
+    class Unnumbered(rispy.RisWriter):
+        def set_header(self, count: int) -> str:
+            return ""   # rispy's "1.", "2.", … line before each record is no RIS tag line
+
+    write_text_atomic(target, rispy.dumps(out, implementation=Unnumbered))
 
 
 def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, relevant_only: bool = False

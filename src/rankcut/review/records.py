@@ -154,7 +154,7 @@ def load_records(source: str | os.PathLike[str], *, label: str | None = None, na
     :param name: the review's name (default: the file name without its suffixes).
     :raises ValueError: naming the file and the line for a malformed table (as
         :func:`rankcut.data.screening.read_table`) or a label ASReview does not read, and for a RIS
-        record without its ``ER`` line or without title and abstract.
+        record without its ``ER`` line. Records with neither title nor abstract are warned of by line.
     """
     suffix = Path(str(source).removesuffix(".gz")).suffix.lower()
     if suffix in RIS_SUFFIXES:
@@ -167,15 +167,8 @@ def load_records(source: str | os.PathLike[str], *, label: str | None = None, na
     table = read_table(source, label=label, name=stream_name(source, name))
     for rid, line in zip(table.record_ids, table.lines, strict=True):
         check_record_id(rid, f"{table.where}, line {line}")
-    empty = [str(line) for t, a, line in zip(table.titles, table.abstracts, table.lines, strict=True)
-             if not (t or a)]
-    if empty:   # kept (a record is read when the review asks), but the ranker learns nothing from it
-        lines = ", ".join(empty[:5]) + (", ..." if len(empty) > 5 else "")
-        many = len(empty) > 1
-        them = "them" if many else "it"
-        warnings.warn(f"{table.where}: {len(empty)} record{'s have' if many else ' has'} neither title nor "
-                      f"abstract (line {lines}): the ranker sees nothing of {them}, so it finds {them} only "
-                      "by chance", UserWarning, stacklevel=2)
+    _warn_empty(table.where, [line for t, a, line in zip(table.titles, table.abstracts, table.lines,
+                                                          strict=True) if not (t or a)])
     others = table.other_label_columns()
     if others and label is None:   # the user chose none: say which was taken, and what was left
         one = len(others) == 1
@@ -214,6 +207,18 @@ def graded(grades: Mapping[str, float], ids: Sequence[str], threshold: float, wh
                          f"the highest grade among them is {top:g}): lower the threshold, or give other "
                          "qrels")
     return labels
+
+
+def _warn_empty(where: str, lines: Sequence[int]) -> None:
+    """Warn of the records at ``lines`` of ``where`` that have neither title nor abstract: they are
+    kept (a record is read when the review asks), but the ranker learns nothing from them."""
+    if lines:
+        shown = ", ".join(map(str, lines[:5])) + (", ..." if len(lines) > 5 else "")
+        many = len(lines) > 1
+        them = "them" if many else "it"
+        warnings.warn(f"{where}: {len(lines)} record{'s have' if many else ' has'} neither title nor "
+                      f"abstract (line {shown}): the ranker sees nothing of {them}, so it finds {them} only "
+                      "by chance", UserWarning, stacklevel=3)
 
 
 def check_record_id(rid: str, where: str) -> None:
@@ -258,6 +263,7 @@ def _load_ris(source: Source, name: str | None) -> Records:
     abstracts: list[str] = []
     values: list[int] = []
     seen: dict[str, int] = {}
+    empty: list[int] = []   # the lines of the records with neither title nor abstract
     for i, (entry, at) in enumerate(zip(entries, starts, strict=True)):
         given = str(entry.get("id", "")).strip()
         rid = ris_record_id(entry, i)
@@ -272,13 +278,13 @@ def _load_ris(source: Source, name: str | None) -> Records:
         title = str(entry.get("title") or entry.get("primary_title") or "").strip()
         abstract = str(entry.get("abstract") or entry.get("notes_abstract") or "").strip()
         if not title and not abstract:
-            raise ValueError(f"{where}, line {at}: record {rid!r} has neither title (TI, T1) nor "
-                             "abstract (AB)")
+            empty.append(at)
         notes = entry.get("notes") or []
         values.append(next((v for note in notes for k, v in RIS_NOTES.items() if k in note), -1))
         ids.append(rid)
         titles.append(title)
         abstracts.append(abstract)
+    _warn_empty(where, empty)
     truth, prior = _labels(values)
     return Records(name or _stem(source), tuple(ids), tuple(titles), tuple(abstracts), truth, prior,
                    labelled_by=None if truth is None and not (prior >= 0).any() else "ASReview notes")
