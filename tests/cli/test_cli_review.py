@@ -220,8 +220,22 @@ def test_refusals_are_one_line(tmp_path: Path) -> None:
                                        "r0,A,a,0\nr1,B,b,\nr2,C,c,1\n")
     code, _, err = _run("review", "start", tmp_path / "part.csv", "--folder", tmp_path / "T",
                         "--prior-relevant", "r1,r0")
-    assert code == 2 and "--prior-relevant names record 'r0', which part's label column says" in err
+    assert code == 2 and "--prior-relevant names record 'r0', which part.csv marks not relevant (its " \
+        "column label_included): drop it from --prior-relevant" in err
     assert not (tmp_path / "T").exists()
+    # a TREC run read as a table, texts given to a table, a simulation of a RIS file without labels
+    (tmp_path / "bm25.run").write_text("q1 Q0 d1 1 2.0 bm25\n")
+    (tmp_path / "r.ris").write_text("TY  - JOUR\nTI  - A\nER  - \n")
+    for args, says in (
+            (("bm25.run",), "bm25.run is named as a TREC run: read it with --format trec --texts FILE"),
+            (("records.csv", "--texts", "t.jsonl"), "--texts is for a TREC run, read with --format trec: add "
+             f"it to read {tmp_path / 'records.csv'} as one, or leave --texts out"),
+            (("r.ris", "--simulate"), "r.ris: a simulation needs every record's label: label every record "
+             "with an ASReview note (N1  - ASReview_relevant or ASReview_irrelevant), or give the labels as "
+             "--qrels FILE")):
+        code, _, err = _run("review", "start", tmp_path / args[0], *args[1:], "--folder", tmp_path / "T")
+        assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
+        assert not (tmp_path / "T").exists()
 
 
 def test_rankcut_audit_reads_a_review_folder(tmp_path: Path) -> None:

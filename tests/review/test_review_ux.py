@@ -152,6 +152,10 @@ def test_threshold_grades_qrels_as_trec_dl_does(tmp_path: Path, monkeypatch) -> 
     code, out, err = _run("review", "simulate", *args, "--folder", tmp_path / "A", "--threshold", 2)
     assert code == 0, err
     assert "with the known labels: 10 of 10 relevant records found" in out
+    code, out, _ = _run("review", "next", "--folder", tmp_path / "A", "--batch", 5, "--out",
+                        tmp_path / "b.csv")
+    assert code == 0 and f"{tmp_path / 'b.csv'} is not written: the review asks for no further record" in out
+    assert not (tmp_path / "b.csv").exists()   # certified: said, not silently skipped
     code, out, err = _run("review", "simulate", *args, "--folder", tmp_path / "B")
     assert code == 0 and "of 20 relevant records found" in out, err
     (tmp_path / "r.run").write_text("".join(f"R Q0 r{i} {i + 1} {40 - i} bm25\n" for i in range(40)))

@@ -91,6 +91,10 @@ def _records(path: Path, fmt: str | None, texts: Path | None, label_column: str 
     stem = path.name.removesuffix(".gz").lower()
     guessed = ("ris" if stem.endswith((".ris", ".txt")) else "tsv" if stem.endswith((".tsv", ".tab"))
                else "csv")
+    if fmt is None and stem.endswith(".run"):
+        raise ValueError(f"{path} is named as a TREC run: read it with --format trec --texts FILE (the "
+                         "documents' texts, JSON lines with doc_id and text); records are read from CSV, TSV "
+                         "or RIS")
     fmt = fmt or guessed
     if fmt not in FORMATS:
         raise ValueError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
@@ -100,8 +104,10 @@ def _records(path: Path, fmt: str | None, texts: Path | None, label_column: str 
                              "--texts FILE (JSON lines with doc_id and text)")
         return load_trec_records(path, texts, qrels=qrels, query=query, name=name, threshold=threshold)
     if texts is not None or query is not None:
-        raise ValueError(f"{'--texts' if texts is not None else '--query'} is for --format trec: {path} "
-                         "holds its records' texts")
+        raise ValueError(f"{'--texts' if texts is not None else '--query'} is for a TREC run, read with "
+                         f"--format trec: add it to read {path} as one, or leave "
+                         f"{'--texts' if texts is not None else '--query'} out (a CSV, TSV or RIS file holds "
+                         "its records' texts)")
     if fmt != guessed:
         raise ValueError(f"--format {fmt}: {path} is read by its name as {guessed}; name it *.{fmt}")
     return load_records(path, label=label_column, name=name)
@@ -121,18 +127,18 @@ def _sources(records: Path, texts: Path | None) -> list[Path]:
     return [records, *([texts] if texts else [])]
 
 
-def _with_prior(records: Any, prior_relevant: str | None) -> Any:
+def _with_prior(records: Any, prior_relevant: str | None, path: Path) -> Any:
     if prior_relevant is None:
         return records
     known = {rid: int(y) for rid, y in zip(records.ids, records.prior.tolist(), strict=True) if y >= 0}
     ids = [p.strip() for p in prior_relevant.split(",") if p.strip()]
     missing = next((p for p in ids if p not in records.ids), None)
     if missing is not None:
-        raise ValueError(f"--prior-relevant names record {missing!r}, which {records.name} does not hold")
+        raise ValueError(f"--prior-relevant names record {missing!r}, which {path.name} does not hold")
     clash = next((p for p in ids if known.get(p) == 0), None)
     if clash is not None:
-        raise ValueError(f"--prior-relevant names record {clash!r}, which {records.name}'s label column says "
-                         "is not relevant: drop it from --prior-relevant, or correct the file")
+        raise ValueError(f"--prior-relevant names record {clash!r}, which {path.name} marks not relevant "
+                         f"(its {records.labelled_by}): drop it from --prior-relevant, or correct the file")
     return records.with_prior({**known, **dict.fromkeys(ids, 1)})
 
 
@@ -263,7 +269,7 @@ def start(
     from rankcut.review import session
 
     recs = _with_prior(_records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query,
-                                name, _grade(threshold, qrels)), prior_relevant)
+                                name, _grade(threshold, qrels)), prior_relevant, records)
     options = {"target_recall": target_recall, "delta": delta, "seed": seed, "policy": policy,
                "config": _config(model, seed_query), "sources": _sources(records, texts),
                "prior_basis": prior_basis}
@@ -358,12 +364,16 @@ def _simulated(recs: Any, source: Path, folder: Path, qrels: Path | None, thresh
                options: dict[str, Any], progress: bool, as_json: bool, resume: str) -> None:
     from rankcut.data.trec import read_qrels
     from rankcut.review import session
-    from rankcut.review.records import graded
+    from rankcut.review.records import RIS_SUFFIXES, graded
 
     known = None
     if qrels is None and recs.labels is None:
-        raise ValueError(f"{source}: a simulation needs every record's label: name the column labelled on "
-                         "every record with --label-column, or give the labels as --qrels FILE")
+        how = ("give the labels as --qrels FILE" if recs.ranked else
+               "label every record with an ASReview note (N1  - ASReview_relevant or ASReview_irrelevant), "
+               "or give the labels as --qrels FILE" if source.suffix.lower() in RIS_SUFFIXES else
+               "name the column labelled on every record with --label-column, or give the labels as --qrels "
+               "FILE")
+        raise ValueError(f"{source}: a simulation needs every record's label: {how}")
     if qrels is not None and recs.labels is None:
         judged = read_qrels(qrels)
         if len(judged) != 1:
@@ -412,6 +422,8 @@ def next_(
     if out is not None and info["next_records"]:
         typer.echo(f"wrote {len(info['next_records'])} records to {out}: fill in its label column (1 "
                    "relevant, 0 not)")
+    elif out is not None:   # a batch file there already (the last one, labelled) is left as it is
+        typer.echo(f"{out} is not written: the review asks for no further record")
     lines = (_next_lines(folder, info, out) if batch == 1 or not info["next_records"] else
              _batch_lines(folder, info["next_records"], out, batch))
     for line in lines:
@@ -700,7 +712,7 @@ def simulate(
     from rankcut._progress import show_progress
 
     recs = _with_prior(_records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query,
-                                name, _grade(threshold, qrels)), prior_relevant)
+                                name, _grade(threshold, qrels)), prior_relevant, records)
     options = {"target_recall": target_recall, "delta": delta, "seed": seed, "policy": policy,
                "config": _config(model, seed_query), "sources": _sources(records, texts),
                "prior_basis": prior_basis}
