@@ -197,23 +197,41 @@ def test_the_page_says_that_the_prior_knowledge_counts_as_read(records: Records,
 
 def test_the_page_never_asks_for_a_record_of_the_prior_knowledge(records: Records, tmp_path: Path) -> None:
     # 60 of 80 records known before: the policy audits after 10 screening reads, and its audit meets
-    # records of the prior knowledge, which the page showed to be labelled again
+    # records of the prior knowledge, which the page showed to be labelled again, to the reviewer
+    # asked now and to one reading ahead (whose answer then replaced the frozen label)
     truth = labels_of(records)
     prior = {rid: truth[rid] for rid in records.ids[:60]}
     folder = tmp_path / "R"
     session.start(records.with_prior(prior), folder, target_recall=0.8, seed=4, policy=POLICY)
     before = session.status(folder)["prior_read"]
-    client = _open(folder)
+    app = create_app(folder, TOKEN)
+    ada, bob = _named(app, "Ada"), _named(app, "Bob")
+    unread = next(rid for rid in prior if rid not in _steps_read(folder))
+    forged = {**_fields(ada.get("/").text), "doc_id": unread, "position": str(records.ids.index(unread)),
+              "label": str(1 - prior[unread])}
+    said = _said(ada.post("/answer", data=forged, headers=ORIGIN).text)
+    assert f"is of the review's prior knowledge, labelled {prior[unread]} before it started: it is never " \
+        "asked, and nothing was recorded" in said
     shown: list[str] = []
-    while "doc_id" in (fields := _fields(client.get("/").text)):
-        shown.append(fields["doc_id"])
-        _answer(client, truth[fields["doc_id"]])
+    while "doc_id" in (fields := _fields(ada.get("/").text)):
+        if "doc_id" in (ahead := _fields(bob.get("/").text)):   # Bob reads ahead, Ada answers after
+            shown.append(ahead["doc_id"])
+            bob.post("/answer", data={**ahead, "label": str(truth[ahead["doc_id"]])}, headers=ORIGIN)
+        fields = _fields(ada.get("/").text)
+        if "doc_id" in fields:
+            shown.append(fields["doc_id"])
+            ada.post("/answer", data={**fields, "label": str(truth[fields["doc_id"]])}, headers=ORIGIN)
     assert shown and not set(shown) & set(prior)
     assert session.status(folder)["prior_read"] > before   # met by the audit after the page's answers
     with LabelStore(folder / "labels.sqlite", readonly=True) as store:
         by = {e.doc_id: e.source for e in store.history()}
     assert {by[rid] for rid in by if rid in prior} == {session.PRIOR_SOURCE}
-    assert {by[rid] for rid in shown} == {"serve reviewer Ada"}
+    assert {by[rid] for rid in set(shown) & set(by)} == {"serve reviewer Ada", "serve reviewer Bob"}
+
+
+def _steps_read(folder: Path) -> set[str]:
+    with LabelStore(folder / "labels.sqlite", readonly=True) as store:
+        return {d for _, d, _ in store.items()}
 
 
 def test_the_page_s_notes_name_rankcut_review_s_steps(records: Records, tmp_path: Path) -> None:
@@ -272,7 +290,7 @@ def test_a_second_reviewer_reads_ahead_and_the_answer_is_recorded_when_the_revie
     page = html.unescape(bob.get("/").text)
     assert _fields(page)["doc_id"] == ahead[2]   # the next one ahead, after the kept answer
     assert ("asked after it (step 3) if that one is not relevant; of the 1 record between, 1 answered "
-            "already (kept). Your answer is kept") in page
+            "already (kept, or the prior knowledge). Your answer is kept") in page
     fields = {**_fields(ada.get("/").text), "label": "0"}
     said = _said(ada.post("/answer", data=fields, headers=ORIGIN).text)
     assert said == ("recorded the answer known for the record the review asked for next (read ahead, or "

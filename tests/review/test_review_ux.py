@@ -158,12 +158,20 @@ def test_threshold_grades_qrels_as_trec_dl_does(tmp_path: Path, monkeypatch) -> 
     assert not (tmp_path / "b.csv").exists()   # certified: said, not silently skipped
     code, out, err = _run("review", "simulate", *args, "--folder", tmp_path / "B")
     assert code == 0 and "of 20 relevant records found" in out, err
+    # a file that labels every record and qrels too: the qrels were ignored without a word
+    _labelled(tmp_path / "lab.csv")
+    code, _, err = _run("review", "simulate", tmp_path / "lab.csv", *args[1:], "--folder", tmp_path / "L")
+    assert code == 2 and "lab.csv: its column label_included labels every record, and --qrels" in err, err
+    assert not (tmp_path / "L").exists()
     (tmp_path / "r.run").write_text("".join(f"R Q0 r{i} {i + 1} {40 - i} bm25\n" for i in range(40)))
     (tmp_path / "t.jsonl").write_text("".join(json.dumps({"doc_id": f"r{i}", "text": row}) + "\n"
                                               for i, row in enumerate(rows)))
     code, out, err = _run("review", "simulate", tmp_path / "r.run", "--format", "trec", "--texts",
                           tmp_path / "t.jsonl", *args[1:], "--folder", tmp_path / "T", "--threshold", 2)
     assert code == 0 and "of 10 relevant records found" in out, err
+    code, _, err = _run("review", "simulate", tmp_path / "r.run", "--format", "trec", "--texts",
+                        tmp_path / "t.jsonl", *args[1:], "--folder", tmp_path / "N", "--name", "R2")
+    assert code == 2 and "--name is not for --format trec: the review of a run is called by its query" in err
     # qrels that judge nothing here, or nothing relevant: "met, 0 of 0 found" was printed without a word
     (tmp_path / "other.txt").write_text("S 0 r1 2\n")
     (tmp_path / "elsewhere.txt").write_text("R 0 x1 2\n")
@@ -173,7 +181,7 @@ def test_threshold_grades_qrels_as_trec_dl_does(tmp_path: Path, monkeypatch) -> 
             ("T3", ("--format", "trec", "--texts", tmp_path / "t.jsonl", "--qrels", tmp_path / "q.txt",
                     "--threshold", 3),
              "q.txt: the qrels grade none of the records relevant (at least 3; the highest grade among them "
-             "is 2): lower the threshold, or give other qrels"),
+             "is 2): a threshold of at most that (--threshold) counts it, or give other qrels"),
             ("T4", ("--format", "trec", "--texts", tmp_path / "t.jsonl", "--qrels", tmp_path / "q.txt",
                     "--query", "S"), "r.run: the run holds no query 'S' (it holds 1: 'R')")):
         code, _, err = _run("review", "simulate", tmp_path / "r.run", *more, "--folder", tmp_path / folder,
@@ -195,8 +203,14 @@ def test_threshold_grades_qrels_as_trec_dl_does(tmp_path: Path, monkeypatch) -> 
     with monkeypatch.context() as m:
         m.setattr(workflow, "certify", interrupted)
         code, _, err = _run("review", "simulate", *args, "--folder", tmp_path / "D", "--threshold", 2)
+        code, _, err2 = _run("review", "start", *args, "--folder", tmp_path / "D2", "--threshold", 2,
+                             "--simulate")
     assert code == 130 and "resume with rankcut review label --folder" in err, err
     assert err.rstrip().endswith(f"--qrels {tmp_path / 'q.txt'} --threshold 2"), err   # graded the same
+    resume = err2.split("resume with ", 1)[1].split()   # start --simulate's: qrels, not the records too
+    assert "--records" not in resume and resume[-2:] == ["--threshold", "2"], err2
+    code, _, err = _run(*resume[1:])
+    assert code == 0, err
     # start, then label --simulate: the same review as simulate's at the same grade
     assert _run("review", "start", tmp_path / "r.csv", "--folder", tmp_path / "C", "--seed", 1,
                 "--target-recall", 0.8)[0] == 0
@@ -207,8 +221,8 @@ def test_threshold_grades_qrels_as_trec_dl_does(tmp_path: Path, monkeypatch) -> 
     code, _, err = _run("review", "label", "--folder", tmp_path / "C", "--simulate", "--qrels",
                         tmp_path / "elsewhere.txt")
     assert code == 2 and "elsewhere.txt: the qrels judge none of the 40 records" in err, err
-    for bad, says in ((("--threshold", 2), "--threshold is the grade --qrels count as relevant: give "
-                                           "--qrels"),
+    for bad, says in ((("--threshold", 2), "--threshold is the grade --qrels count as relevant: it goes "
+                                           "with --qrels"),
                       (("--qrels", tmp_path / "q.txt", "--threshold", 0), "--threshold must be > 0")):
         code, _, err = _run("review", "label", "--folder", tmp_path / "C", "--simulate", *bad)
         assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
@@ -258,6 +272,15 @@ def test_prior_knowledge_the_audit_meets_is_answered_from_it_and_never_asked(tmp
         by = {e.doc_id: e.source for e in store.history()}
     assert {by[r] for r in by if r in prior} == {session.PRIOR_SOURCE}
     assert sum(by.get(r["record_id"], "").startswith("file b.csv sha256:") for r in batch) == answered
+    # a corrected review gives its old answers again: the prior knowledge its audit meets is answered too
+    wrong = next(r["record_id"] for r in batch if r["record_id"] in by and r["label"] == "0")
+    code, _, err = _run("review", "correct", "--folder", folder, "--into", tmp_path / "R2", "--relabel",
+                        f"{wrong}=1")
+    assert code == 0, err
+    info = session.status(tmp_path / "R2", ahead=3)
+    assert info["next_record"] is None or info["next_record"]["record_id"] not in prior
+    assert not prior & {r["record_id"] for r in info["next_records"]}
+    assert not prior & {r["record_id"] for r in session.status(tmp_path / "R2")["next_records"]}
 
 
 def test_a_semicolon_separated_csv_is_named_as_such(tmp_path: Path) -> None:

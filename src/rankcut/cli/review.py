@@ -81,8 +81,8 @@ def _records(path: Path, fmt: str | None, texts: Path | None, label_column: str 
              qrels: Path | None = None, query: str | None = None, name: str | None = None,
              threshold: float = 1) -> Any:
     """The records of ``path`` in ``fmt`` (default: from its name; ``trec``: a run with ``--texts``,
-    relevant where ``qrels`` grade them at least ``threshold``), called ``name`` (default: the file's
-    name without its suffixes)."""
+    relevant where ``qrels`` grade them at least ``threshold``, called by its query), called ``name``
+    (default: the file's name without its suffixes)."""
     from rankcut.review.records import load_records, load_trec_records
 
     if name is not None and not name.strip():
@@ -99,6 +99,9 @@ def _records(path: Path, fmt: str | None, texts: Path | None, label_column: str 
     if fmt not in FORMATS:
         raise ValueError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if fmt == "trec":
+        if name is not None:   # the review's query id is its name, and the run's qrels name that query
+            raise ValueError("--name is not for --format trec: the review of a run is called by its query, "
+                             "as the run's qrels call it")
         if texts is None:
             raise ValueError(f"--format trec reads {path} as a TREC run: give its documents' texts with "
                              "--texts FILE (JSON lines with doc_id and text)")
@@ -118,7 +121,7 @@ def _grade(threshold: float, qrels: Path | None) -> float:
     from rankcut.data.lists import check_threshold
 
     if check_threshold(threshold) != 1 and qrels is None:
-        raise ValueError("--threshold is the grade --qrels count as relevant: give --qrels")
+        raise ValueError("--threshold is the grade --qrels count as relevant: it goes with --qrels")
     return threshold
 
 
@@ -238,7 +241,8 @@ def start(
                                    "(ASReview's names), RIS, or a TREC run (--format trec --texts)."),
     folder: Path = typer.Option(..., "--folder", help="The review folder to create."),
     name: str | None = typer.Option(None, "--name", help="What the certificate and report call the "
-                                    "review (default: the records file's name; white space becomes _)."),
+                                    "review (default: the records file's name; white space becomes _; "
+                                    "not for a TREC run, called by its query)."),
     fmt: str | None = typer.Option(None, "--format", help="csv, tsv, ris or trec (default: from the name)."),
     texts: Path | None = typer.Option(None, "--texts", help="--format trec: the documents' texts (JSON "
                                       "lines with doc_id and text)."),
@@ -276,10 +280,9 @@ def start(
     if show_progress(as_json=as_json):   # the features take seconds on a large collection, silently
         typer.echo(f"freezing {len(recs):,} records and computing the ranker's features …", err=True)
     if simulate:
-        again = _label_again(folder, records, format=fmt, texts=texts, query=query,
-                             label_column=label_column, qrels=qrels, threshold=threshold)
-        _simulated(recs, records, folder, qrels, threshold, options, show_progress(as_json=as_json), as_json,
-                   again)
+        again = _simulate_again(folder, records, fmt, texts, query, label_column, qrels, threshold)
+        _simulated(recs, records, folder, None if fmt == "trec" else qrels, threshold, options,
+                   show_progress(as_json=as_json), as_json, again)
         return
     if qrels is not None and fmt != "trec":
         raise ValueError("--qrels is for --simulate (or the labels of --format trec)")
@@ -330,6 +333,16 @@ def _known(folder: Path, records: Path | None, qrels: Path | None, fmt: str | No
     return dict(zip(recs.ids, recs.labels.tolist(), strict=True))
 
 
+def _simulate_again(folder: Path, records: Path, fmt: str | None, texts: Path | None, query: str | None,
+                    label_column: str | None, qrels: Path | None, threshold: float) -> str:
+    """The command that goes on with a simulation's known labels: the qrels' (the records file
+    is frozen), or the records file's (a TREC run's with its texts and qrels)."""
+    if qrels is not None and fmt != "trec":
+        return _label_again(folder, None, qrels=qrels, threshold=threshold)
+    return _label_again(folder, records, format=fmt, texts=texts, query=query, label_column=label_column,
+                        qrels=qrels, threshold=threshold)
+
+
 def _label_again(folder: Path, records: Path | None, **options: Any) -> str:
     """The ``rankcut review label --simulate`` command that goes on with the same known labels."""
     words = ["rankcut", "review", "label", "--folder", str(folder), "--simulate"]
@@ -370,11 +383,16 @@ def _simulated(recs: Any, source: Path, folder: Path, qrels: Path | None, thresh
     if qrels is None and recs.labels is None:
         how = ("give the labels as --qrels FILE" if recs.ranked else
                "label every record with an ASReview note (N1  - ASReview_relevant or ASReview_irrelevant), "
-               "or give the labels as --qrels FILE" if source.suffix.lower() in RIS_SUFFIXES else
+               "or give the labels as --qrels FILE" if Path(source.name.removesuffix(".gz")).suffix.lower()
+               in RIS_SUFFIXES else
                "name the column labelled on every record with --label-column, or give the labels as --qrels "
                "FILE")
         raise ValueError(f"{source}: a simulation needs every record's label: {how}")
-    if qrels is not None and recs.labels is None:
+    if qrels is not None and recs.labels is not None:   # which would play the reviewer?
+        raise ValueError(f"{source}: its {recs.labelled_by} labels every record, and --qrels {qrels} would "
+                         "label them too: give one of the two (leave --qrels out, or give a file without "
+                         "labels)")
+    if qrels is not None:
         judged = read_qrels(qrels)
         if len(judged) != 1:
             raise ValueError(f"--qrels {qrels}: give qrels of one query (they hold {len(judged)})")
@@ -423,7 +441,11 @@ def next_(
         typer.echo(f"wrote {len(info['next_records'])} records to {out}: fill in its label column (1 "
                    "relevant, 0 not)")
     elif out is not None:   # a batch file there already (the last one, labelled) is left as it is
-        typer.echo(f"{out} is not written: the review asks for no further record")
+        why = ("the review asks for no further record" if info["next_record"] is None else
+               "the records the review asks for next are answered already (kept, or its prior knowledge): "
+               f"rankcut review label --folder {shlex.quote(str(folder))} --interactive records them first")
+        typer.echo(f"{out} is not written: {why}")
+        out = None
     lines = (_next_lines(folder, info, out) if batch == 1 or not info["next_records"] else
              _batch_lines(folder, info["next_records"], out, batch))
     for line in lines:
@@ -716,9 +738,6 @@ def simulate(
     options = {"target_recall": target_recall, "delta": delta, "seed": seed, "policy": policy,
                "config": _config(model, seed_query), "sources": _sources(records, texts),
                "prior_basis": prior_basis}
-    again = (_label_again(folder, None, qrels=qrels, threshold=threshold)
-             if qrels is not None and fmt != "trec" else
-             _label_again(folder, records, format=fmt, texts=texts, query=query, label_column=label_column,
-                          qrels=qrels, threshold=threshold))
+    again = _simulate_again(folder, records, fmt, texts, query, label_column, qrels, threshold)
     _simulated(recs, records, folder, None if fmt == "trec" else qrels, threshold, options,
                show_progress(as_json=as_json), as_json, again)

@@ -152,7 +152,7 @@ def _write_ris(target: Path, source: Path, rows: Sequence[tuple[Any, ...]]) -> N
         entry["notes"] = [*notes, _RIS_LABEL[label], f"rankcut review {review}: {how}"]
         out.append(entry)
 
-    class Unnumbered(rispy.RisWriter):
+    class Unnumbered(rispy.RisWriter):   # rispy >= 0.10 (pyproject): an empty header is left out
         def set_header(self, count: int) -> str:
             return ""   # rispy's "1.", "2.", … line before each record is no RIS tag line
 

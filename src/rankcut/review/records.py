@@ -203,9 +203,10 @@ def graded(grades: Mapping[str, float], ids: Sequence[str], threshold: float, wh
     labels = [int(grades.get(rid, 0) >= threshold) for rid in ids]
     if not any(labels):
         top = max(grades.get(rid, 0) for rid in ids if rid in grades)
+        way = ("a threshold of at most that (--threshold) counts it, or give other qrels" if top > 0 else
+               "give qrels that grade a relevant record above 0")
         raise ValueError(f"{where}: the qrels grade none of the records relevant (at least {threshold:g}; "
-                         f"the highest grade among them is {top:g}): lower the threshold, or give other "
-                         "qrels")
+                         f"the highest grade among them is {top:g}): {way}")
     return labels
 
 

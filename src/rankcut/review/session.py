@@ -389,12 +389,14 @@ def _label_file(folder: Path, labels: Mapping[str, int], name: str) -> Iterator[
 PRIOR_SOURCE = "prior knowledge (frozen at start)"
 
 
-def _record_prior(folder: Path) -> None:
-    """Record the steps that ask for a record of the prior knowledge, from the frozen prior."""
+def _record_prior(folder: Path) -> int:
+    """Record the steps that ask for a record of the prior knowledge, from the frozen prior; how
+    many were recorded."""
     prior = _prior(load_review(folder))
-    if _unread(folder, prior):   # each call replays the review: none once the prior is read
-        with _label_file(folder, prior, "prior-knowledge.csv") as path:
-            workflow.label(folder, from_file=path, file_source=PRIOR_SOURCE)
+    if not _unread(folder, prior):   # each call replays the review: none once the prior is read
+        return 0
+    with _label_file(folder, prior, "prior-knowledge.csv") as path:
+        return workflow.label(folder, from_file=path, file_source=PRIOR_SOURCE).recorded
 
 
 def _interactive(folder: Path, input: Callable[[str], str], output: Callable[[str], Any]
@@ -411,15 +413,18 @@ def _interactive(folder: Path, input: Callable[[str], str], output: Callable[[st
         recorded += result.recorded
         if not pending or not result.recorded:
             return dataclasses.replace(result, recorded=recorded)
-        known = _record_known(folder)
+        known = record_known(folder)
         if known:
             output(f"recorded {known} answer{'s' * (known != 1)} given before (prior knowledge, or kept from "
                    f"a label file) for the record{'s' * (known != 1)} the review asked for next")
 
 
-def _record_known(folder: Path) -> int:
+def record_known(folder: str | os.PathLike[str]) -> int:
     """Record the steps the prior knowledge and the kept answers hold, as far as the review asks
-    for their records, in turn; how many were recorded."""
+    for their records, in turn (before an interactive call, or the labelling page, asks for
+    them); how many were recorded."""
+    folder = Path(folder)
+
     def known() -> int:
         return len(_unread(folder, _prior(load_review(folder)))) + len(kept_answers(folder))
 
@@ -590,7 +595,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     if sum((from_file is not None, known is not None, bool(interactive))) != 1:
         raise ValueError("give one source of labels: a label file, known labels (simulate), or interactive")
     prior = _prior(manifest)
-    _record_prior(out)
+    prior_first = _record_prior(out)   # the steps the prior knowledge answers before any other
     if known is not None:
         clash = next((rid for rid, y in prior.items() if known.get(rid, 0) != y), None)
         if clash is not None:
@@ -613,7 +618,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
         _keep(out, {rid: (y, kept_by[rid][1]) for rid, y in kept_answers(out).items() if rid not in other})
         return result
     if interactive:
-        _record_known(out)
+        record_known(out)
         return _interactive(out, input, output)
     assert from_file is not None
     if not Path(from_file).is_file():
@@ -646,21 +651,21 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     # a record of the prior knowledge the review asks for among the file's is answered from it (a
     # policy may audit before the ranker has screened them all, and the audit meet one)
     unread_prior = {rid: prior[rid] for rid in _unread(out, prior)}
-    answers = {**unread_prior, **kept, **given}
+    answers = {**kept, **given, **unread_prior}   # the frozen prior wins (a file's may only agree)
     source = f"file {Path(from_file).name} sha256:{sha256_file(from_file)[:12]}"   # the reviewer's file
     # a kept answer is recorded with the source it was given by (a file before, a reviewer's page)
-    sources = (dict.fromkeys(unread_prior, PRIOR_SOURCE) | {rid: by for rid, (_, by) in kept_by.items()}
-               | dict.fromkeys(given, source))
+    sources = ({rid: by for rid, (_, by) in kept_by.items()} | dict.fromkeys(given, source)
+               | dict.fromkeys(unread_prior, PRIOR_SOURCE))
     with _label_file(out, answers, Path(from_file).name) as path:
         try:
             result = workflow.label(out, from_file=path, file_source=source,
                                     item_sources={(qid, rid): sources[rid] for rid in answers})
         except ValueError as err:   # the translated file's errors name the reviewer's file
             raise ValueError(str(err).replace(str(path), str(from_file))) from None
-    from_prior = len(unread_prior) - len(_unread(out, unread_prior))
+    from_prior = prior_first + len(unread_prior) - len(_unread(out, unread_prior))
     also = [PENDING_FILE] * bool(kept) + [f"the prior knowledge, {from_prior} of them"] * bool(from_prior)
-    if also:
-        result = dataclasses.replace(result, source=" and ".join([source, *also]))
+    result = dataclasses.replace(result, recorded=result.recorded + prior_first,
+                                 source=" and ".join([source, *also]))
     waiting = [rid for rid in _unread(out, answers) if rid not in unread_prior]   # the prior is frozen
     new = [rid for rid in waiting if kept.get(rid) != answers[rid]]
     # the record the review asks for now (one replay, and only where a message needs it)
@@ -808,13 +813,14 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
               "target": manifest["target"]["recall"], "delta": manifest["delta"], "next_record": nxt,
               "changed_sources": changed_sources(manifest),
               "corrects": manifest["screener"]["config"]["corrects"]}
-    if ahead > 1:
+    known = {**kept, **prior}   # answered already, so never listed: recorded when it is asked
+    if ahead > 1 or (nxt is not None and nxt["record_id"] in known):
         qid, _ = _items(out)
         review = replayed(FrozenAudit(manifest), read_rows(out / SAMPLE_ITEMS))
         batch: list[dict[str, Any]] = []
-        for step in lookahead(review, {(qid, rid): y for rid, y in {**prior, **kept}.items()}):
-            if step.item[1] not in kept and step.item[1] not in prior:   # answered already: recorded
-                batch.append(_record(step.to_dict(), texts, prior))          # when it is asked
+        for step in lookahead(review, {(qid, rid): y for rid, y in known.items()}):
+            if step.item[1] not in known:
+                batch.append(_record(step.to_dict(), texts, prior))
             if len(batch) == ahead:
                 break
         result["next_records"] = batch
@@ -975,7 +981,7 @@ def correct(folder: str | os.PathLike[str], into: str | os.PathLike[str], relabe
     said = f"review {manifest.short_id}'s answer (rankcut review correct)"
     _keep(out, {rid: (y, "relabelled by rankcut review correct" if rid in relabel else said)
                 for rid, y in given.items()})
-    record_kept(out)
+    record_known(out)   # the prior knowledge too: the corrected review's audit may meet it
     kept = kept_answers(out)
     return {"manifest": new, "corrected": {rid: (answers[rid], int(y)) for rid, y in relabel.items()},
             "answers": len(given), "recorded": len(given) - len(kept), "kept": len(kept)}
@@ -1003,7 +1009,7 @@ def read_on(folder: str | os.PathLike[str]) -> tuple[int, bool]:
     out = Path(folder)
     check_inputs(load_review(out))
     since, now = workflow.read_on(out)
-    _record_known(out)   # an answer given before, for a record the ranker picks now, is not asked again
+    record_known(out)   # an answer given before, for a record the ranker picks now, is not asked again
     return since, now
 
 

@@ -176,9 +176,12 @@ class Desk:
         # a folder of rankcut review: the page speaks of records, and the answers kept from a batch
         # file read ahead are recorded as far as the review asks for them, as label --interactive does
         self.review = review_session.is_review(self.audit.manifest)
-        self.prior = len(self.audit.manifest["screener"]["config"]["prior"]) if self.review else 0
+        # a review's prior knowledge: record id → its label, frozen at start (never asked)
+        self.known = ({str(k): int(v) for k, v in self.audit.manifest["screener"]["config"]["prior"].items()}
+                      if self.review else {})
+        self.prior = len(self.known)
         if self.review:
-            review_session.record_kept(self.folder)
+            review_session.record_known(self.folder)
         # the interleaved review asks for one document at a time, chosen from the answers: the page's
         # order is the collection's (the ranking), and the review says which one is asked (_review)
         self.order = ([(r["query_id"], r["doc_id"]) for r in self.rows] if self.interleaved
@@ -396,12 +399,12 @@ class Desk:
         """A review's page, when the record asked now is held by another reviewer: a record the
         review asks for after it *if the records before it are not relevant*
         (:func:`~rankcut.audit.designs.interleaved.lookahead` on a copy of the review, the kept
-        answers as known), held by no other reviewer and with no kept answer, at most
-        :data:`AHEAD` records ahead; the one this reviewer holds if it still is one. Its answer is
-        kept (:func:`~rankcut.review.session.keep`), and recorded only when the review asks for
-        that record, as a batch file's is: the ranker and the policy never see it before. Returns
-        the step, and how many of the steps between have a kept answer."""
-        kept = review_session.kept_answers(self.folder)
+        answers and the prior knowledge as known), held by no other reviewer and with no answer
+        known, at most :data:`AHEAD` records ahead; the one this reviewer holds if it still is one.
+        Its answer is kept (:func:`~rankcut.review.session.keep`), and recorded only when the review
+        asks for that record, as a batch file's is: the ranker and the policy never see it before.
+        Returns the step, and how many of the steps between have a known answer."""
+        kept = {**review_session.kept_answers(self.folder), **self.known}   # the frozen prior wins
         qid = self.order[0][0]
         with self._asking:
             held = set(self._held_by_others(who, time.monotonic()))
@@ -495,7 +498,7 @@ class Desk:
             (later, answered, others), item = ahead, ahead[0].item
             place = f"read ahead · {self._step_place(later)}"
             between = later.number - step.number - 1
-            counts = ((answered, "answered already (kept)"),
+            counts = ((answered, "answered already (kept, or the prior knowledge)"),
                       (others, "being read ahead by other reviewers, taken as not relevant"),
                       (between - answered - others, "not read yet, taken as not relevant"))
             parts = [f"{n:,} {what}" for n, what in counts if n]
@@ -614,6 +617,10 @@ class Desk:
                 if item in held:
                     raise Refused(f"{self.named(item)} is already labelled {held[item]}: nothing was "
                                   "recorded (a second submit of the same answer, or labelled elsewhere)")
+                if item[1] in self.known:   # a page left open from before, or a forged form
+                    raise Refused(f"{self.named(item)} is of the review's prior knowledge, labelled "
+                                  f"{self.known[item[1]]} before it started: it is never asked, and nothing "
+                                  "was recorded")
                 now = self._asked_now() if self.interleaved else None
                 ahead = self.review and now is not None and now != item   # a record read ahead
                 if not self.was_asked(who, item) or (self.interleaved and now != item and not ahead):
@@ -649,11 +656,9 @@ class Desk:
         records them, each with the source it was given by (``serve reviewer NAME``, the file,
         :data:`~rankcut.review.session.PRIOR_SOURCE`). Returns their record ids."""
         recorded: list[str] = []
-        prior = self.audit.manifest["screener"]["config"]["prior"]
         while (asked := self._asked_now()) is not None:
-            kept = review_session.kept_with_sources(self.folder).get(asked[1])
-            if kept is None and asked[1] in prior:   # never asked: its label was known before
-                kept = (int(prior[asked[1]]), review_session.PRIOR_SOURCE)
+            kept = ((self.known[asked[1]], review_session.PRIOR_SOURCE) if asked[1] in self.known
+                    else review_session.kept_with_sources(self.folder).get(asked[1]))
             if kept is None:
                 break
             label, source = kept
