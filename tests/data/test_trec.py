@@ -85,6 +85,14 @@ def test_read_run_path_and_gzip(tmp_path):
     plain.write_text("q1 Q0 d1 1 x s\n")
     with pytest.raises(ValueError, match=rf"{plain}, line 1"):
         read_run(plain)
+    # a .gz that is not gzip, or cut short: pyarrow's bare "zlib inflate failed" named no file
+    fake = tmp_path / "b.run.gz"
+    fake.write_text(textwrap.dedent(RUN))
+    cut = tmp_path / "c.run.gz"
+    cut.write_bytes(gzip.compress(textwrap.dedent(RUN).encode() * 200)[:-20])
+    for bad, why in ((fake, "Not a gzipped file"), (cut, "ended before the end-of-stream marker")):
+        with pytest.raises(ValueError, match=rf"{bad}, line \d+: not a readable gzip file \(.*{why}"):
+            read_run(bad)
 
 
 # ----------------------------------------------------------------------------- read_qrels
@@ -191,6 +199,11 @@ def test_write_run_prefixes_and_round_trip(tmp_path):
     again = load_trec(out)
     assert np.array_equal(again.doc_ids, lists.doc_ids)
     assert np.array_equal(again.scores, lists.scores, equal_nan=True)
+    packed = tmp_path / "cut.run.gz"   # written as its name says (it was plain text, unreadable back)
+    write_run(packed, lists, np.array([2, 1]), tag="mine")
+    assert gzip.decompress(packed.read_bytes()).decode().splitlines() == [
+        "q1 Q0 d1 1 3.0 mine", "q1 Q0 d2 2 2.0 mine", "q2 Q0 d9 1 0.5 mine"]
+    assert np.array_equal(load_trec(packed).doc_ids[:, :2], lists.doc_ids[:, :2])
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ import io
 import json
 import os
 import tempfile
+import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,7 +49,11 @@ class _Utf8Checked(io.RawIOBase):
         return True
 
     def readinto(self, buffer: memoryview | bytearray) -> int:  # type: ignore[override]
-        data = self._raw.read(len(buffer))
+        try:
+            data = self._raw.read(len(buffer))
+        except (zlib.error, gzip.BadGzipFile, EOFError) as exc:   # a .gz that is not gzip, or cut short
+            raise ValueError(f"{self._name}, line {self._line}: not a readable gzip file ({exc}); a name "
+                             "ending .gz is read as gzip-compressed") from None
         self._check(data)
         buffer[: len(data)] = data
         return len(data)

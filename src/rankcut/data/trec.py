@@ -20,6 +20,7 @@ open text file; to parse text held in a string, wrap it in :class:`io.StringIO`.
 
 from __future__ import annotations
 
+import gzip
 import math
 import os
 import warnings
@@ -192,7 +193,7 @@ def _read_run_arrow(path: Path) -> RunColumns | None:
                 scores.append(score)
             if pending:
                 settle()
-    except pa.ArrowException:
+    except (pa.ArrowException, OSError):   # OSError: a .gz that is not gzip (the line reader names it)
         return None
     if not qcodes:
         return None
@@ -448,8 +449,8 @@ def _check_token(value: str, what: str) -> None:
 
 def write_run(path: str | os.PathLike[str], lists: RankedLists, cuts: Any = None, *,
               tag: str = "rankcut") -> None:
-    """Write the kept prefix of every list as a TREC run (or Parquet, by the suffix ``.parquet``),
-    atomically.
+    """Write the kept prefix of every list as a TREC run (gzip-compressed for a name ending ``.gz``;
+    or Parquet, by the suffix ``.parquet``), atomically.
 
     Each query's first ``cuts[i]`` documents are written in list order with ranks ``1..k``, the
     scores as stored (``repr`` of the float, so they read back exactly) and ``tag``. A cut of 0
@@ -485,7 +486,8 @@ def write_run(path: str | os.PathLike[str], lists: RankedLists, cuts: Any = None
     qids = lists.qids
     text = "".join([f"{qids[r]} Q0 {d} {j} {s!r} {tag}\n"
                     for r, d, j, s in zip(rows, docs, ranks, scores, strict=True)])
-    write_atomic(out, text.encode("utf-8"))
+    data = text.encode("utf-8")   # gzip-compressed for a name ending .gz, as the readers take it
+    write_atomic(out, gzip.compress(data, mtime=0) if out.suffix.lower() == ".gz" else data)
 
 
 def _bad_token(value: object) -> bool:
