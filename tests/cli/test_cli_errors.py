@@ -26,3 +26,28 @@ def test_param_error_and_cli_words_use_the_same_rule() -> None:
         f"{flag('recall_base')} must be one of ..."
     assert cli_words("got fit_metric='f1'; set recall_base=judged") == \
         f"got {flag('fit_metric')} f1; set {flag('recall_base')} judged"
+
+
+def test_an_option_of_one_value_given_twice_is_refused(tmp_path) -> None:
+    # click kept the last --qrels without a word: an evaluation of two runs read one qrels file
+    from typer.testing import CliRunner
+
+    from rankcut.cli.main import app
+
+    run = tmp_path / "a.run"
+    run.write_text("q1 Q0 d1 1 2.0 x\nq1 Q0 d2 2 1.0 x\n")
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    q = tmp_path / "q.txt"
+    for args, twice in (
+            (["evaluate", "--run", run, "--qrels", q, "--qrels", q], "--qrels"),
+            (["cut", "--run", run, "--cutter", "fixed-k:1", "--cutter=fixed-k:2", "--out",
+              tmp_path / "o.run"], "--cutter"),
+            (["review", "status", "--folder", tmp_path, "--folder", tmp_path], "--folder")):
+        out = CliRunner().invoke(app, [str(a) for a in args])
+        assert out.exit_code == 2, out.stderr
+        assert out.stderr == (f"error: {twice} is given 2 times, and it takes one value (only the last "
+                              "would be read): give it once\n"), out.stderr
+    assert not (tmp_path / "o.run").exists()
+    twice_run = CliRunner().invoke(app, ["evaluate", "--run", str(run), "--run", str(run), "--qrels",
+                                         str(tmp_path / "q.txt"), "--cutters", "fixed-k:1", "--json"])
+    assert "is given 2 times" not in twice_run.stderr   # --run is read as often as it is given

@@ -45,7 +45,38 @@ def _load(name: str) -> Command:
         single.command(name)(target)
         command = typer.main.get_command(single)
     command.name = name
+    _given_once(command)
     return command
+
+
+def _given_once(command: Command) -> None:
+    """Make ``command`` (each command of a group) refuse an option that takes one value given
+    twice: click keeps the last one without a word (``--qrels a --qrels b`` read only ``b``),
+    while ``--run`` and the like may be repeated (their values are all read)."""
+    for sub in getattr(command, "commands", {}).values():
+        _given_once(sub)
+    if hasattr(command, "commands"):
+        return
+    single = {opt: param.opts[0] for param in command.params
+              if param.param_type_name == "option" and not param.multiple
+              and not getattr(param, "is_flag", False)
+              for opt in (*param.opts, *param.secondary_opts) if opt.startswith("--")}
+    parse = command.parse_args
+
+    def parse_args(ctx: Context, args: list[str]) -> list[str]:
+        given = args[:args.index("--")] if "--" in args else args
+        counts: dict[str, int] = {}
+        for word in given:
+            opt = single.get(word.split("=", 1)[0]) if word.startswith("--") else None
+            if opt is not None:
+                counts[opt] = counts.get(opt, 0) + 1
+        twice = next((opt for opt, n in counts.items() if n > 1), None)
+        if twice is not None:
+            fail(f"{twice} is given {counts[twice]} times, and it takes one value (only the last would "
+                 "be read): give it once")
+        return parse(ctx, args)
+
+    command.parse_args = parse_args  # type: ignore[method-assign]
 
 
 class _Commands(MutableMapping[str, "Command"]):
