@@ -688,7 +688,9 @@ def _tasks(lists: RankedLists, train: RankedLists | Sequence[str] | None,
             test_ids = set(_present(lists, test_queries, "test_queries"))
             shared = sorted(test_ids & set(train_ids))
             if shared:
-                raise ValueError(f"train and test_queries share {_count(len(shared), 'query', 'queries')}: "
+                shown = _count(len(shared), "query", "queries")
+                raise ValueError(f"the train and test queries share {shown} (training on test queries "
+                                 "would leak their labels): "
                                  f"{', '.join(map(repr, shared[:_MAX_IDS_SHOWN]))}")
         else:
             test_ids = set(lists.qids) - set(train_ids)

@@ -111,6 +111,18 @@ def test_evaluate_with_query_id_splits_and_markdown(tiny):
     assert "fitted on 2 training queries of the lists, tested on the 2 others" in result.stdout
 
 
+def test_split_and_fold_refusals_name_the_options(tiny):
+    # they said "train and test_queries share" and "folds must be", the library's names
+    splits = tiny["dir"] / "splits.json"
+    splits.write_text(json.dumps({"train": ["q2", "q4"], "test": ["q1", "q2"]}))
+    base = ("evaluate", "--run", tiny["run"], "--qrels", tiny["qrels"], "--missing", "keep", "--cutters",
+            "greedy-k")
+    one_line_error(invoke(*base, "--train-queries", f"{splits}#train", "--test-queries", f"{splits}#test"),
+                   "error: the train and test queries share 1 query (training on test queries would leak "
+                   "their labels): 'q2'")
+    one_line_error(invoke(*base, "--folds", "1"), "error: --folds must be an integer ≥ 2, got 1")
+
+
 def test_evaluate_cross_validation_over_merged_runs(tiny):
     result = invoke("evaluate", "--run", tiny["run"], "--run", tiny["train"], "--qrels", tiny["qrels"],
                     "--missing", "keep", "--cutters", "greedy-k", "--folds", "3", "--seed", "4", "--json")
