@@ -192,7 +192,7 @@ def test_the_page_says_that_the_prior_knowledge_counts_as_read(records: Records,
                   target_recall=0.8, seed=4, policy=POLICY)
     shown = _open(folder).get("/").text
     assert "2 read · 78 unread (the\nreview stops once the target is certified; the 2 records of the prior " \
-        "knowledge count as read)" in shown
+        "knowledge read so far count as read)" in shown
 
 
 def test_the_page_never_asks_for_a_record_of_the_prior_knowledge(records: Records, tmp_path: Path) -> None:
@@ -206,6 +206,8 @@ def test_the_page_never_asks_for_a_record_of_the_prior_knowledge(records: Record
     before = session.status(folder)["prior_read"]
     app = create_app(folder, TOKEN)
     ada, bob = _named(app, "Ada"), _named(app, "Bob")
+    assert f"the {before} records of the prior knowledge read so far count as read" in ada.get("/").text
+    assert before < len(prior)   # not the whole prior, which the header said
     unread = next(rid for rid in prior if rid not in _steps_read(folder))
     forged = {**_fields(ada.get("/").text), "doc_id": unread, "position": str(records.ids.index(unread)),
               "label": str(1 - prior[unread])}

@@ -144,6 +144,7 @@ class Standing:
     kept: str | None = None  # a rankcut review folder: the answer kept for the record asked, if any
     can_read_on: bool = False  # interleaved: the target is met and the reviewer may read on
     reads_on: bool = False  # interleaved: the reviewer chose to read on after the target was met
+    prior_read: int = 0  # a rankcut review folder: the records of its prior knowledge read so far
 
 
 def _read_on_since(store: LabelStore) -> bool:
@@ -179,7 +180,6 @@ class Desk:
         # a review's prior knowledge: record id → its label, frozen at start (never asked)
         self.known = ({str(k): int(v) for k, v in self.audit.manifest["screener"]["config"]["prior"].items()}
                       if self.review else {})
-        self.prior = len(self.known)
         if self.review:
             review_session.record_known(self.folder)
         # the interleaved review asks for one document at a time, chosen from the answers: the page's
@@ -517,7 +517,8 @@ class Desk:
         return Standing(len(review.steps), n, item, None if item is None else self.index[item], place,
                         progress, bound, met, verdict, bool(review.steps),
                         (self.folder / CERTIFICATE_FILE).exists(), done, kept,
-                        step is None and review.can_read_on, review.read_on)
+                        step is None and review.can_read_on, review.read_on,
+                        sum(s.item[1] in self.known for s in review.steps))
 
     def _step_place(self, step: Step) -> str:
         """``audit · audit order position 1,204, rank 4,011`` (numbers grouped)."""
