@@ -206,6 +206,9 @@ def test_to_dict_is_strict_json_with_per_query_rows():
     [
         ({"specs": ["greedy-k"]}, "must be fitted"),
         ({"specs": ["oracle", " oracle"]}, r"^cutter 'oracle' is listed twice$"),
+        ({"specs": ["fixed-k:10", "fixed-k:010"]},
+         r"^cutter 'fixed-k:010' is 'fixed-k:10' again \(FixedK\(k=10\)\): list it once$"),
+        ({"specs": ["oracle", "oracle:f1"]}, r"^cutter 'oracle:f1' is 'oracle' again"),
         ({"specs": ["oracle", "", "greedy-k"]}, r"^cutter spec 2 is empty$"),
         ({"specs": ["oracle", 3]}, r"^cutter spec 2 must be a string"),
         ({"specs": []}, "at least one"),

@@ -325,14 +325,18 @@ def check_specs(specs: Sequence[str], *, baseline: str | None = None) -> list[st
     if isinstance(specs, str):
         raise ValueError("specs must be a sequence of cutter specs, not one string")
     names: list[str] = []
+    made: dict[str, str] = {}   # each cutter's repr (its class and every parameter) → its spec
     for i, spec in enumerate(specs, 1):
         if not isinstance(spec, str):
             raise ValueError(f"cutter spec {i} must be a string 'NAME[:PARAM]', got {spec!r}")
         if not spec.strip():
             raise ValueError(f"cutter spec {i} is empty")
-        make_cutter(spec)  # unknown names and bad parameters fail here
+        cutter = repr(make_cutter(spec))  # unknown names and bad parameters fail here
         if spec.strip() in names:
             raise ValueError(f"cutter {spec.strip()!r} is listed twice")
+        if cutter in made:   # fixed-k:10 and fixed-k:010, oracle and oracle:f1: one cutter, two rows
+            raise ValueError(f"cutter {spec.strip()!r} is {made[cutter]!r} again ({cutter}): list it once")
+        made[cutter] = spec.strip()
         names.append(spec.strip())
     if not names:
         raise ValueError("specs: give at least one cutter")
