@@ -208,7 +208,7 @@ def test_the_page_never_asks_for_a_record_of_the_prior_knowledge(records: Record
     ada, bob = _named(app, "Ada"), _named(app, "Bob")
     assert f"the {before} records of the prior knowledge read so far count as read" in ada.get("/").text
     assert before < len(prior)   # not the whole prior, which the header said
-    unread = next(rid for rid in prior if rid not in _steps_read(folder))
+    unread = next(rid for rid in prior if rid not in {step[1] for step in _steps(folder)})
     forged = {**_fields(ada.get("/").text), "doc_id": unread, "position": str(records.ids.index(unread)),
               "label": str(1 - prior[unread])}
     said = _said(ada.post("/answer", data=forged, headers=ORIGIN).text)
@@ -229,11 +229,6 @@ def test_the_page_never_asks_for_a_record_of_the_prior_knowledge(records: Record
         by = {e.doc_id: e.source for e in store.history()}
     assert {by[rid] for rid in by if rid in prior} == {session.PRIOR_SOURCE}
     assert {by[rid] for rid in set(shown) & set(by)} == {"serve reviewer Ada", "serve reviewer Bob"}
-
-
-def _steps_read(folder: Path) -> set[str]:
-    with LabelStore(folder / "labels.sqlite", readonly=True) as store:
-        return {d for _, d, _ in store.items()}
 
 
 def test_the_page_s_notes_name_rankcut_review_s_steps(records: Records, tmp_path: Path) -> None:

@@ -24,12 +24,12 @@ from rankcut.review.session import (
     TABLES,
     _changed,
     _items,
-    _prior,
     _table_rows,
     _texts,
     _write_table,
     kept_answers,
     load_review,
+    prior_knowledge,
 )
 
 __all__ = ["EXPORT_COLUMNS", "export"]
@@ -120,7 +120,7 @@ def _rows(folder: Path, manifest: Manifest) -> tuple[list[tuple[Any, ...]], int,
     unread ones; the records read; the kept answers."""
     review = replayed(FrozenAudit(manifest), read_rows(folder / SAMPLE_ITEMS))
     _, ids = _items(folder)
-    prior = _prior(manifest)
+    prior = prior_knowledge(manifest)
     known = {rid: "yes" if rid in prior else "no" for rid in ids}
     rows: list[tuple[Any, ...]] = [
         (s.item[1], s.label, s.number, s.move, known[s.item[1]], manifest.short_id) for s in review.steps]

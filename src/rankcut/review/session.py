@@ -82,11 +82,12 @@ from rankcut.review.records import _FORMS, _VALUES, Records, check_record_id, gr
 if TYPE_CHECKING:
     from rankcut.certify.policies import ReviewState
 
-__all__ = ["BATCH_COLUMNS", "CAL", "POLICY", "PRIOR_BASIS", "RUN_FILE", "TABLES", "TEXTS_FILE",
-           "batch_size", "correct",
+__all__ = ["BATCH_COLUMNS", "CAL", "POLICY", "PRIOR_BASIS", "PRIOR_SOURCE", "RUN_FILE", "TABLES",
+           "TEXTS_FILE", "batch_size", "correct",
            "is_review", "keep", "kept_answers", "kept_relevant", "kept_with_sources", "known_from_qrels",
            "known_outcome", "label",
-           "load_review", "next_record", "next_records", "read_labels", "record_kept", "records_key",
+           "load_review", "next_record", "next_records", "prior_knowledge", "read_labels", "record_kept",
+           "record_known", "records_key",
            "simulate", "start",
            "status", "where", "write_batch"]
 
@@ -364,7 +365,8 @@ def load_review(folder: str | os.PathLike[str]) -> Manifest:
     return manifest
 
 
-def _prior(manifest: Manifest) -> dict[str, int]:
+def prior_knowledge(manifest: Manifest) -> dict[str, int]:
+    """A review's prior knowledge, frozen at start: record id → its label (never asked)."""
     return {str(k): int(v) for k, v in manifest["screener"]["config"]["prior"].items()}
 
 
@@ -392,7 +394,7 @@ PRIOR_SOURCE = "prior knowledge (frozen at start)"
 def _record_prior(folder: Path) -> int:
     """Record the steps that ask for a record of the prior knowledge, from the frozen prior; how
     many were recorded."""
-    prior = _prior(load_review(folder))
+    prior = prior_knowledge(load_review(folder))
     if not _unread(folder, prior):   # each call replays the review: none once the prior is read
         return 0
     with _label_file(folder, prior, "prior-knowledge.csv") as path:
@@ -426,7 +428,7 @@ def record_known(folder: str | os.PathLike[str]) -> int:
     folder = Path(folder)
 
     def known() -> int:
-        return len(_unread(folder, _prior(load_review(folder)))) + len(kept_answers(folder))
+        return len(_unread(folder, prior_knowledge(load_review(folder)))) + len(kept_answers(folder))
 
     before = left = known()
     while True:
@@ -464,7 +466,7 @@ def _ask(folder: Path, input: Callable[[str], str], output: Callable[[str], Any]
 
 def _unread_prior(folder: Path) -> bool:
     """Whether a record of the prior knowledge is not read yet."""
-    return bool(_unread(folder, _prior(load_review(folder))))
+    return bool(_unread(folder, prior_knowledge(load_review(folder))))
 
 
 def _unread(folder: Path, ids: Iterable[str]) -> list[str]:
@@ -594,7 +596,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     manifest = load_review(out)
     if sum((from_file is not None, known is not None, bool(interactive))) != 1:
         raise ValueError("give one source of labels: a label file, known labels (simulate), or interactive")
-    prior = _prior(manifest)
+    prior = prior_knowledge(manifest)
     prior_first = _record_prior(out)   # the steps the prior knowledge answers before any other
     if known is not None:
         clash = next((rid for rid, y in prior.items() if known.get(rid, 0) != y), None)
@@ -798,7 +800,7 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
     check_count(ahead, "ahead", minimum=1)
     texts_path = check_inputs(manifest)["texts"]["path"]
     info = workflow.status(out)
-    prior = _prior(manifest)
+    prior = prior_knowledge(manifest)
     item = info.get("next_item")
     texts = _texts(texts_path) if item is not None else {}
     nxt = None if item is None else _record(item, texts, prior)

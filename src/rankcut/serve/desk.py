@@ -177,9 +177,7 @@ class Desk:
         # a folder of rankcut review: the page speaks of records, and the answers kept from a batch
         # file read ahead are recorded as far as the review asks for them, as label --interactive does
         self.review = review_session.is_review(self.audit.manifest)
-        # a review's prior knowledge: record id → its label, frozen at start (never asked)
-        self.known = ({str(k): int(v) for k, v in self.audit.manifest["screener"]["config"]["prior"].items()}
-                      if self.review else {})
+        self.known = review_session.prior_knowledge(self.audit.manifest) if self.review else {}
         if self.review:
             review_session.record_known(self.folder)
         # the interleaved review asks for one document at a time, chosen from the answers: the page's
