@@ -137,8 +137,9 @@ def test_bad_shards_and_a_missing_ray_are_one_line_errors(files: dict[str, Path]
 
 
 # --------------------------------------------------------------------------- audits
-def _audits(folder: Path, n: int) -> list[Path]:
-    """``n`` labelled excluded-pool audits of small runs, ready for certify."""
+def _audits(folder: Path, n: int, max_missed: int | None = None) -> list[Path]:
+    """``n`` labelled excluded-pool audits of small runs, ready for certify (each excluded pool holds
+    relevant items; with ``max_missed``, the frozen target)."""
     from rankcut.audit import workflow as wf
 
     made = []
@@ -153,7 +154,7 @@ def _audits(folder: Path, n: int) -> list[Path]:
                         c.write(line)
                     j.write(f"q{q} 0 d{q}-{rank} {int(rank % (4 + a) == 0)}\n")
         audit = folder / f"audit{a}"
-        wf.freeze(audit, run=run, cut=cut, design="excluded", corpus_size=200, seed=a)
+        wf.freeze(audit, run=run, cut=cut, design="excluded", corpus_size=200, seed=a, max_missed=max_missed)
         wf.plan(audit)
         wf.sample(audit, excluded=40, allow_underpowered=True)
         wf.label(audit, qrels=qrels)
@@ -181,6 +182,21 @@ def test_certify_audits_certifies_each_and_reports_the_refused(tmp_path: Path) -
     assert alone.exit_code == 0 and alone.stdout.strip() in res.stdout
     res = invoke("certify", "audits", audits[0], audits[0])
     assert res.exit_code == 2 and res.stderr.strip() == f"error: audit folder {audits[0]} is given twice"
+
+
+def test_certify_audits_and_audit_certify_exit_1_when_a_target_is_not_met(tmp_path: Path) -> None:
+    (tmp_path / "free").mkdir()
+    (tmp_path / "strict").mkdir()
+    free = _audits(tmp_path / "free", 1)        # no target frozen: nothing to miss
+    strict = _audits(tmp_path / "strict", 1, max_missed=0)   # its excluded pool holds relevant items
+    for audit, code in ((free[0], 0), (strict[0], 1)):
+        alone = invoke("audit", "certify", "--audit", audit)
+        assert alone.exit_code == code, alone.output
+        assert ("target M0 ≤ 0: NOT met" in alone.stdout) == (code == 1)
+        assert invoke("audit", "certify", "--audit", audit, "--json").exit_code == code
+    assert invoke("certify", "audits", *free).exit_code == 0
+    res = invoke("certify", "audits", *free, *strict)
+    assert res.exit_code == 1 and res.stdout.count("== ") == 2
 
 
 # --------------------------------------------------------------------------- on Ray

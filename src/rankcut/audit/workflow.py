@@ -192,6 +192,13 @@ class LabelResult:
         return text
 
 
+def target_met(content: dict[str, Any]) -> bool:
+    """Whether a certificate's content (``certificate.json``) meets its frozen target; ``True`` when
+    none was frozen. What ``rankcut audit certify``'s exit status says (1 when not met)."""
+    verdict = content.get("verdict")
+    return verdict is None or bool(verdict["met"])
+
+
 @dataclass(frozen=True)
 class CertifyResult:
     """The certificates of an audit (``certificate.json``).
@@ -207,6 +214,11 @@ class CertifyResult:
     def verdict(self) -> str | None:
         v = self.content.get("verdict")
         return None if v is None else str(v["text"])
+
+    @property
+    def met(self) -> bool:
+        """Whether the frozen target is met; ``True`` when none was frozen (nothing to miss)."""
+        return target_met(self.content)
 
     def render(self, plain_first: bool = False) -> str:
         """The certificates, then the verdict and the notes; ``plain_first``: the verdict and the

@@ -405,13 +405,18 @@ def label(
 @app.command("certify")
 @_fail_cleanly
 def certify(audit: Path = AUDIT, as_json: bool = JSON) -> None:
-    """Compute the certificates; refuses when anything frozen changed or the labels do not fit."""
+    """Compute the certificates; refuses when anything frozen changed or the labels do not fit.
+
+    Exit status 0 when the frozen target is met (or none was frozen), 1 when it is not met, 2 when
+    refused."""
     from rankcut._progress import bars, show_progress
     from rankcut.audit import workflow
 
     with bars(show_progress(as_json=as_json)):
         result = workflow.certify(audit)
     typer.echo(result.to_json() if as_json else result.render())
+    if not result.met:
+        raise typer.Exit(1)   # a script can stop on "met" alone, as with `rankcut review certify`
 
 
 @app.command("report")

@@ -730,10 +730,12 @@ def audits(
 
     Each certificate.json is written in its audit's folder; with --ray the audits are certified in
     parallel, in --shards groups. The output is the same, in the order given. An audit refused is
-    reported and the others are certified; the exit status is then 2."""
+    reported and the others are certified; the exit status is then 2, else 1 when an audit's frozen
+    target is not met, else 0."""
     import json
     import warnings
 
+    from rankcut.audit import workflow
     from rankcut.parallel import shard_bounds
 
     names = [str(f) for f in folders]
@@ -762,3 +764,5 @@ def audits(
         typer.echo(f"error: {folder}: {text}", err=True)
     if refused:
         raise typer.Exit(2)
+    if not all(workflow.target_met(content) for _, content, _ in results if content is not None):
+        raise typer.Exit(1)

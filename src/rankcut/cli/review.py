@@ -583,7 +583,7 @@ def certify(folder: Path = FOLDER, as_json: bool = JSON) -> None:
     if ids and not as_json:
         more = ", ..." if len(ids) > 10 else ""
         typer.echo(f"note: {_kept_relevant(len(ids))}: {', '.join(ids[:10])}{more}")
-    if not result.content["verdict"]["met"]:
+    if not result.met:
         raise typer.Exit(1)   # a script can stop on "met" alone
 
 
