@@ -228,6 +228,36 @@ def test_threshold_grades_qrels_as_trec_dl_does(tmp_path: Path, monkeypatch) -> 
         assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
 
 
+def test_simulate_and_label_take_one_query_of_qrels_by_one_rule(tmp_path: Path) -> None:
+    """``simulate`` and ``label --simulate`` read qrels by the same rule (records.qrels_labels):
+    the review's query, else the one query the qrels hold; a run's review only its run's query
+    (``simulate`` refused qrels of several queries that ``label`` took; ``label`` took qrels of
+    another query for a run's review)."""
+    rows = [f"r{i},Study {i},{'cats purr' if i % 4 == 0 else 'dogs bark'} {i}" for i in range(40)]
+    (tmp_path / "r.csv").write_text("record_id,title,abstract\n" + "\n".join(rows) + "\n")
+    mine = "".join(f"r 0 r{i} 1\n" for i in range(0, 40, 4))   # the review of r.csv is called 'r'
+    (tmp_path / "many.txt").write_text(mine + "S 0 r1 1\nS 0 r2 1\n")
+    (tmp_path / "others.txt").write_text("S 0 r1 1\nT 0 r2 1\n")
+    code, out, err = _run("review", "simulate", tmp_path / "r.csv", "--qrels", tmp_path / "many.txt",
+                          "--folder", tmp_path / "A", "--seed", 1, "--target-recall", 0.8)
+    assert code == 0 and "with the known labels: 10 of 10 relevant records found" in out, err
+    code, _, err = _run("review", "simulate", tmp_path / "r.csv", "--qrels", tmp_path / "others.txt",
+                        "--folder", tmp_path / "B", "--seed", 1)
+    assert code == 2 and "others.txt: the qrels hold 2 queries, none of them the review's 'r': give qrels " \
+                         "of one query, or of 'r'" in err, err
+    assert not (tmp_path / "B").exists()
+    (tmp_path / "r.run").write_text("".join(f"R Q0 r{i} {i + 1} {40 - i} bm25\n" for i in range(40)))
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps({"doc_id": f"r{i}", "text": row}) + "\n"
+                                              for i, row in enumerate(rows)))
+    (tmp_path / "s.txt").write_text("S 0 r0 1\nS 0 r4 1\n")   # another query's, of the same documents
+    assert _run("review", "start", tmp_path / "r.run", "--format", "trec", "--texts", tmp_path / "t.jsonl",
+                "--folder", tmp_path / "T", "--seed", 1)[0] == 0
+    code, _, err = _run("review", "label", "--folder", tmp_path / "T", "--simulate", "--qrels",
+                        tmp_path / "s.txt")
+    assert code == 2 and "s.txt: the qrels judge no document of query 'R': give the qrels of the run's " \
+                         "query" in err, err
+
+
 def test_prior_knowledge_the_audit_meets_is_answered_from_it_and_never_asked(tmp_path: Path) -> None:
     # 140 of 150 records labelled before the session: the policy audits after its first 100 screening
     # reads, and the audit meets records of the prior knowledge. A batch listed them, label-less, to be

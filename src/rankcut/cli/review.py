@@ -375,9 +375,8 @@ def _interrupted(folder: Path, resume: str) -> Iterator[None]:
 
 def _simulated(recs: Any, source: Path, folder: Path, qrels: Path | None, threshold: float,
                options: dict[str, Any], progress: bool, as_json: bool, resume: str) -> None:
-    from rankcut.data.trec import read_qrels
     from rankcut.review import session
-    from rankcut.review.records import RIS_SUFFIXES, graded
+    from rankcut.review.records import RIS_SUFFIXES, qrels_labels
 
     known = None
     if qrels is None and recs.labels is None:
@@ -393,11 +392,8 @@ def _simulated(recs: Any, source: Path, folder: Path, qrels: Path | None, thresh
                          "label them too: give one of the two (leave --qrels out, or give a file without "
                          "labels)")
     if qrels is not None:
-        judged = read_qrels(qrels)
-        if len(judged) != 1:
-            raise ValueError(f"--qrels {qrels}: give qrels of one query (they hold {len(judged)})")
-        known = dict(zip(recs.ids, graded(next(iter(judged.values())), recs.ids, threshold, str(qrels)),
-                         strict=True))
+        labels = qrels_labels(qrels, recs.ids, recs.query_id, threshold=threshold, ranked=recs.ranked)
+        known = dict(zip(recs.ids, labels.tolist(), strict=True))
     with _interrupted(folder, resume):
         result = session.simulate(recs, folder, known=known, progress=progress, **options)
     if as_json:

@@ -36,8 +36,8 @@ from rankcut.data.screening import read_table
 from rankcut.data.texts import read_texts_jsonl
 from rankcut.data.trec import read_qrels, read_run
 
-__all__ = ["RIS_NOTES", "RIS_SUFFIXES", "Records", "check_record_id", "load_records", "load_trec_records",
-           "ris_record_id"]
+__all__ = ["RIS_NOTES", "RIS_SUFFIXES", "Records", "check_record_id", "load_records",
+           "load_trec_records", "qrels_labels", "ris_record_id"]
 
 #: a label's spellings: ASReview's (``asreview.data.utils.standardize_included_label``), the
 #: 0.0/1.0 and True/False a spreadsheet or pandas writes for a partly filled column, and a screening
@@ -77,6 +77,12 @@ class Records:
     prior: NDArray[np.int8] = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
     ranked: bool = False
     labelled_by: str | None = None
+
+    @property
+    def query_id(self) -> str:
+        """The query id of the review's frozen collection: the name, white space as ``_`` (a TREC
+        run's query id, which is its name)."""
+        return re.sub(r"\s+", "_", self.name.strip()) or "review"
 
     def __post_init__(self) -> None:
         n = len(self.ids)
@@ -189,7 +195,7 @@ def load_records(source: str | os.PathLike[str], *, label: str | None = None, na
                    labelled_by=None if table.label_column is None else f"column {table.label_column}")
 
 
-def graded(grades: Mapping[str, float], ids: Sequence[str], threshold: float, where: str) -> list[int]:
+def _graded(grades: Mapping[str, float], ids: Sequence[str], threshold: float, where: str) -> list[int]:
     """Each record's relevance from qrels ``grades`` (document → grade): 1 where graded at least
     ``threshold``, else 0 (unjudged: 0, the TREC convention).
 
@@ -208,6 +214,30 @@ def graded(grades: Mapping[str, float], ids: Sequence[str], threshold: float, wh
         raise ValueError(f"{where}: the qrels grade none of the records relevant (at least {threshold:g}; "
                          f"the highest grade among them is {top:g}): {way}")
     return labels
+
+
+def qrels_labels(qrels: Source, ids: Sequence[str], query: str, *, threshold: float = 1,
+                 ranked: bool = False) -> NDArray[np.int8]:
+    """Each record's label from TREC qrels (:func:`_graded`): the judgements of ``query``, the
+    review's query id. Records that are not a run's (``ranked`` false) are called by the review's
+    name, which qrels need not share: when the qrels hold no ``query``, those of the one query they
+    hold.
+
+    :raises ValueError: naming the file when the qrels judge no document of a run's query, or hold
+        several queries and none of them ``query``; and as :func:`_graded`.
+    """
+    judged, named = read_qrels(qrels), str(getattr(qrels, "name", qrels))
+    if query in judged:
+        grades = judged[query]
+    elif ranked:
+        raise ValueError(f"{named}: the qrels judge no document of query {query!r}: give the qrels of the "
+                         "run's query")
+    elif len(judged) == 1:
+        grades = next(iter(judged.values()))
+    else:
+        raise ValueError(f"{named}: the qrels hold {len(judged)} queries, none of them the review's "
+                         f"{query!r}: give qrels of one query, or of {query!r}")
+    return np.array(_graded(grades, ids, threshold, named), dtype=np.int8)
 
 
 def _warn_empty(where: str, lines: Sequence[int]) -> None:
@@ -319,12 +349,6 @@ def load_trec_records(run: Source, texts: Source, *, qrels: Source | None = None
     if missing:
         raise ValueError(f"{getattr(texts, 'name', texts)}: no text for document {missing[0]!r} of query "
                          f"{query!r} ({len(missing)} of the run's {len(docs)} documents have none)")
-    labels = None
-    if qrels is not None:
-        judged, named = read_qrels(qrels), str(getattr(qrels, "name", qrels))
-        if query not in judged:
-            raise ValueError(f"{named}: the qrels judge no document of query {query!r}: give the qrels of "
-                             "the run's query")
-        labels = np.array(graded(judged[query], docs, threshold, named), dtype=np.int8)
+    labels = None if qrels is None else qrels_labels(qrels, docs, query, threshold=threshold, ranked=True)
     return Records(name or query, tuple(docs), ("",) * len(docs), tuple(text[d] for d in docs), labels,
                    ranked=True, labelled_by=None if qrels is None else "qrels")

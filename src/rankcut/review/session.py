@@ -38,7 +38,6 @@ import functools
 import io
 import json
 import os
-import re
 import secrets
 import shlex
 import shutil
@@ -77,7 +76,7 @@ from rankcut.audit.pools import Item
 from rankcut.data.io import open_text
 from rankcut.data.screening import LABEL_COLUMNS, delimiter_for, separator_hint
 from rankcut.review.cal import CALConfig, CALScreener
-from rankcut.review.records import _FORMS, _VALUES, Records, check_record_id, graded
+from rankcut.review.records import _FORMS, _VALUES, Records, check_record_id, qrels_labels
 
 if TYPE_CHECKING:
     from rankcut.certify.policies import ReviewState
@@ -264,10 +263,6 @@ SCREENER_WORDS[CAL] = Words(item="record", everything="", chooser="whatever the 
 # start
 
 
-def _query_id(name: str) -> str:
-    return re.sub(r"\s+", "_", name.strip()) or "review"
-
-
 def start(records: Records, folder: str | os.PathLike[str], *, target_recall: float = 0.95,
           delta: float = 0.05, seed: int | None = None, policy: str | None = None,
           config: CALConfig | None = None, sources: Sequence[str | os.PathLike[str]] = (),
@@ -293,7 +288,7 @@ def start(records: Records, folder: str | os.PathLike[str], *, target_recall: fl
     seed = secrets.randbelow(2**31) if seed is None else check_count(seed, "seed")
     cal = CALConfig.from_json({**(config or CALConfig()).to_json(), "seed": seed})
     prior = {rid: int(y) for rid, y in zip(records.ids, records.prior.tolist(), strict=True) if y >= 0}
-    qid = _query_id(records.name)
+    qid = records.query_id
     n = len(records)
     run = "".join(f"{qid} Q0 {rid} {r + 1} {n - r} rankcut-review\n" for r, rid in enumerate(records.ids))
     texts = "".join(json.dumps({"query_id": qid, "doc_id": rid, "text": text}, ensure_ascii=False) + "\n"
@@ -558,17 +553,12 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], records: st
 def known_from_qrels(source: str | os.PathLike[str], folder: str | os.PathLike[str], *,
                      threshold: float = 1) -> dict[str, int]:
     """The relevance of every record from TREC qrels: 1 where graded at least ``threshold``, else 0
-    (unjudged: 0); of the review's query, or of the one query the qrels hold."""
-    from rankcut.data.trec import read_qrels
-
-    load_review(folder)   # a review folder, refused by name otherwise
+    (unjudged: 0); of the review's query (:func:`rankcut.review.records.qrels_labels`)."""
+    manifest = load_review(folder)   # a review folder, refused by name otherwise
     qid, ids = _items(Path(folder))
-    judged = read_qrels(source)
-    if qid not in judged and len(judged) != 1:
-        raise ValueError(f"{source}: the qrels hold {len(judged)} queries, none of them the review's "
-                         f"{qid!r}: give qrels of one query, or of {qid!r}")
-    grades = judged.get(qid) or next(iter(judged.values()))
-    return dict(zip(ids, graded(grades, ids, threshold, str(source)), strict=True))
+    ranked = bool(manifest["screener"]["config"]["ranked"])
+    labels = qrels_labels(source, ids, qid, threshold=threshold, ranked=ranked)
+    return dict(zip(ids, labels.tolist(), strict=True))
 
 
 def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] | None = None,
