@@ -221,7 +221,7 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
     if ris is not None:
         _write_ris(target, ris, rows)
     elif table is None:
-        texts = _texts(texts_path)
+        texts = _texts(texts_path, out)
         _write_table(target, (*EXPORT_COLUMNS, "text"), ([*r, texts.get((qid, r[0]), "")] for r in rows))
     else:
         own = [i for i, c in enumerate(table.columns) if c.lower() != "record_id"]
