@@ -12,6 +12,7 @@ from audit_testdata import write_lists
 from typer.testing import CliRunner
 
 from rankcut.audit import workflow as wf
+from rankcut.audit.labels import LabelStore
 from rankcut.audit.oracle import uncovered_queries, unjudged_items
 from rankcut.cli.audit import app
 
@@ -93,3 +94,43 @@ def test_qrels_that_judge_every_item_say_so(tmp_path: Path) -> None:
     full.write_text("".join(f"q{q} 0 d{q}-{r} {int(r < 3)}\n" for q in range(4) for r in range(20)))
     res = wf.label(audit, qrels=full)
     assert res.unjudged == 0 and "the qrels judge every item given to the qrels oracle" in res.render()
+
+
+def test_relevant_documents_outside_a_size_only_corpus_run_are_refused(tmp_path: Path) -> None:
+    """With ``--corpus-size`` the unretrieved documents are ``#u`` placeholders, which no qrels
+    judge: qrels that grade relevant documents the run does not list were labelled 0 on every
+    sampled placeholder (a falsely tight certificate, said only as "no judgement")."""
+    run, cut, qrels = write_lists(tmp_path, queries=4, depth=20, cut=5)
+    extra = "".join(f"q{q} 0 x{q}-{i} {1 if i < 3 else 0}\n" for q in range(2) for i in range(5))
+    qrels.write_text(qrels.read_text() + extra)    # q0, q1: 3 relevant documents the run does not hold
+
+    def sampled(name: str, n: int = 60, **corpus: object) -> Path:
+        audit = tmp_path / name
+        wf.freeze(audit, run=run, cut=cut, design="excluded", seed=3, **corpus)
+        wf.plan(audit)
+        wf.sample(audit, excluded=n, allow_underpowered=True)
+        return audit
+
+    sized = sampled("S", corpus_size=200)
+    code, out, err = _cli("label", "--audit", sized, "--oracle", "qrels", "--qrels", qrels)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert "grades relevant 6 documents that the run does not list ('q0': 3, 'q1': 3)" in err
+    assert "--corpus-ids FILE" in err and "--unjudged-nonrelevant" in err
+    assert not (sized / "labels.sqlite").exists()
+    code, out, err = _cli("label", "--audit", sized, "--oracle", "qrels", "--qrels", qrels,
+                          "--unjudged-nonrelevant")
+    assert code == 0, err
+    ids = tmp_path / "ids.txt"   # the collection by its ids: the qrels judge the unretrieved documents
+    ids.write_text("".join(f"d{q}-{r}\n" for q in range(4) for r in range(20)) +
+                   "".join(f"x{q}-{i}\n" for q in range(2) for i in range(5)))
+    named = sampled("N", 300, corpus_ids=ids)   # of the 340 excluded items
+    res = wf.label(named, qrels=qrels)
+    rows = [json.loads(line) for line in (named / "sample.jsonl").read_text().splitlines()]
+    relevant = [(r["query_id"], r["doc_id"]) for r in rows
+                if r["doc_id"].startswith(f"x{r['query_id'][1:]}-") and int(r["doc_id"][-1]) < 3]
+    assert relevant and res.recorded == len(rows)
+    with LabelStore(named / "labels.sqlite") as store:
+        assert set(store.get(relevant).values()) == {1}   # the qrels judge the unretrieved documents
+    plain = tmp_path / "in-run.txt"   # qrels of the listed documents only: nothing to refuse
+    plain.write_text("".join(line + "\n" for line in qrels.read_text().splitlines() if " d" in line))
+    assert wf.label(sampled("P", corpus_size=200), qrels=plain).recorded == 60

@@ -12,11 +12,12 @@ from pathlib import Path
 from rankcut.audit.folder import Audit
 from rankcut.audit.labels import check_items
 from rankcut.audit.options import spelled as _o
-from rankcut.audit.pools import Item
+from rankcut.audit.pools import NUMBERED, Item
 from rankcut.audit.provenance import AuditWarning
 from rankcut.data.lists import check_threshold
 
-__all__ = ["check_qrels_cover", "qrels_oracle", "uncovered_queries", "unjudged_items"]
+__all__ = ["check_qrels_cover", "check_unretrieved_judged", "qrels_oracle", "uncovered_queries",
+           "unjudged_items"]
 
 
 def qrels_oracle(qrels: Mapping[str, Mapping[str, int]], items: Iterable[Item],
@@ -80,3 +81,32 @@ def check_qrels_cover(audit: Audit, judged: Mapping[str, Mapping[str, int]], ord
                          "label unjudged items not relevant all the same")
     warnings.warn(f"{what}; their items are labelled not relevant (right if these queries have no relevant "
                   "document, wrong if the qrels are another topic set's)", AuditWarning, stacklevel=4)
+
+
+def check_unretrieved_judged(audit: Audit, judged: Mapping[str, Mapping[str, float]], todo: Sequence[Item],
+                             threshold: float, qrels: str | Path) -> None:
+    """The qrels oracle's guard for a corpus known only by its size: its unretrieved documents are
+    named ``#u`` (:mod:`rankcut.audit.pools`), which no qrels judge. When the qrels grade relevant
+    documents that the run does not list for a query with such items to label, the oracle cannot
+    tell which of them those documents are, and labelling them all not relevant would give a
+    falsely tight certificate: refused."""
+    sampled = {q for q, d in todo if d.startswith(NUMBERED)}
+    t = check_threshold(threshold)
+    outside = {}
+    for q in sorted(sampled):
+        listed = set(audit.base.listed(q)) if q in audit.base.qids else set()
+        n = sum(grade >= t and d not in listed for d, grade in judged.get(q, {}).items())
+        if n:
+            outside[q] = n
+    if not outside:
+        return
+    names = ", ".join(f"{q!r}: {n}" for q, n in list(outside.items())[:3])
+    if len(outside) > 3:
+        names += f" and {len(outside) - 3} more queries"
+    raise ValueError(f"{qrels} grades relevant {sum(outside.values())} documents that the run does not list "
+                     f"({names}), and the corpus is known only by its size ({_o('corpus_size')}): the "
+                     f"oracle cannot tell which of the sampled unretrieved documents ({NUMBERED}u) they are, "
+                     "and labelling those not relevant would give a falsely tight certificate — refused, "
+                     f"nothing was recorded; freeze with {_o('corpus_ids')} FILE (the collection's ids) so "
+                     f"that the qrels judge them, or give {_o('unjudged_nonrelevant')} to label them not "
+                     "relevant all the same")

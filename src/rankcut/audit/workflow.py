@@ -99,7 +99,7 @@ from rankcut.audit.manifest import (
 )
 from rankcut.audit.options import check_count, check_delta, start_again
 from rankcut.audit.options import spelled as _o
-from rankcut.audit.oracle import check_qrels_cover, qrels_oracle, unjudged_items
+from rankcut.audit.oracle import check_qrels_cover, check_unretrieved_judged, qrels_oracle, unjudged_items
 from rankcut.audit.pools import Item
 from rankcut.audit.power import check_power
 from rankcut.audit.provenance import AuditWarning
@@ -775,6 +775,8 @@ def _record_labels(audit: Audit, store: labels_mod.LabelStore, order: list[Item]
             check_qrels_cover(audit, judged, order, qrels)
         todo = order if overwrite else store.missing(order)
         todo = todo if limit is None else todo[:limit]
+        if not unjudged_nonrelevant:
+            check_unretrieved_judged(audit, judged, todo, threshold, qrels)
         source = file_source or f"qrels {Path(qrels).name} sha256:{sha256_file(qrels)[:12]}"
         recorded = store.record(todo, qrels_oracle(judged, todo, threshold), source,
                                 overwrite=overwrite, refusal_hint=spec.refusal_hint(store))
