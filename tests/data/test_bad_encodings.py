@@ -62,6 +62,17 @@ def test_the_bad_byte_is_named_by_its_line_not_by_the_block_read(tmp_path: Path)
         read_run(path)
 
 
+def test_a_gzip_file_without_gz_is_named_as_gzip_not_as_an_encoding(tmp_path: Path) -> None:
+    # it was told "not UTF-8 ... convert the file (e.g. iconv -f latin1 -t utf-8)"
+    path = _write(tmp_path, "x.run", gzip.compress(RUN))
+    with pytest.raises(ValueError, match=r"x\.run: a gzip-compressed file .* rename it \*\.gz"):
+        read_run(path)
+    qrels = _write(tmp_path, "q", QRELS)
+    res = CliRunner().invoke(app, ["evaluate", "--run", str(path), "--qrels", str(qrels), "--folds", "2",
+                                   "--cutters", "fixed-k:1"])
+    assert res.exit_code == 2 and "a gzip-compressed file" in res.stderr and "iconv" not in res.stderr
+
+
 def test_a_character_cut_at_the_end_of_the_file(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"cut\.run, line 2: not UTF-8 text \(byte 1 of the line, "
                                          r"0xe2: unexpected end of data\)"):

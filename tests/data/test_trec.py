@@ -204,6 +204,11 @@ def test_write_run_prefixes_and_round_trip(tmp_path):
     assert gzip.decompress(packed.read_bytes()).decode().splitlines() == [
         "q1 Q0 d1 1 3.0 mine", "q1 Q0 d2 2 2.0 mine", "q2 Q0 d9 1 0.5 mine"]
     assert np.array_equal(load_trec(packed).doc_ids[:, :2], lists.doc_ids[:, :2])
+    for suffix in (".bz2", ".XZ", ".zst"):   # plain text was written under these names, unreadable back
+        other = tmp_path / f"cut.run{suffix}"
+        with pytest.raises(ValueError, match=rf"cannot write {other}: .* not {suffix}: name it \*\.gz"):
+            write_run(other, lists)
+        assert not other.exists()
 
 
 @pytest.mark.parametrize(

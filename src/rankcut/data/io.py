@@ -74,6 +74,10 @@ class _Utf8Checked(io.RawIOBase):
                         else self._column + len(checked))
 
     def _fail(self, block: bytes, at: int, why: str) -> None:
+        if self._line == 1 and self._column == 1 and block.startswith(b"\x1f\x8b"):   # gzip's magic
+            raise ValueError(f"{self._name}: a gzip-compressed file (it starts with gzip's magic bytes "
+                             "1f 8b), which is read as gzip only under a name ending .gz: rename it *.gz, "
+                             "or decompress it (gunzip -c)")
         self._advance(block[:at])
         raise ValueError(f"{self._name}, line {self._line}: not UTF-8 text (byte {self._column} of "
                          f"the line, {why}); rankcut reads UTF-8: convert the file (e.g. iconv "

@@ -442,6 +442,10 @@ def load_trec(
     return lists
 
 
+#: suffixes of compressions a run is not written in (it was written as plain text under the name)
+_OTHER_COMPRESSIONS = frozenset({".bz2", ".xz", ".lzma", ".zst", ".lz4", ".zip", ".7z", ".z"})
+
+
 def _check_token(value: str, what: str) -> None:
     if not value or any(c.isspace() for c in value):
         raise ValueError(f"{what} {value!r} cannot be written to a TREC run (empty or whitespace)")
@@ -461,7 +465,8 @@ def write_run(path: str | os.PathLike[str], lists: RankedLists, cuts: Any = None
     :func:`os.replace`, so an error never leaves a half-written run behind.
 
     :raises ValueError: for cuts outside ``[0, length]`` (see :meth:`RankedLists.check_cuts`), or a
-        tag, query id or document id that is empty or contains whitespace.
+        tag, query id or document id that is empty or contains whitespace, or a name ending in another
+        compression's suffix (``.bz2``, ``.xz``, ...: it was written as plain text under that name).
     :raises FileNotFoundError: when the folder of ``path`` does not exist (it is not created).
     :raises OSError: when the folder cannot be written; the message names ``path``, not the
         temporary file.
@@ -469,6 +474,10 @@ def write_run(path: str | os.PathLike[str], lists: RankedLists, cuts: Any = None
     k = lists.lengths if cuts is None else lists.check_cuts(cuts, allow_zero=True)
     _check_token(tag, "tag")
     out = Path(path)
+    if out.suffix.lower() in _OTHER_COMPRESSIONS:
+        raise ValueError(f"cannot write {out}: rankcut writes a run as gzip (a name ending .gz), Parquet "
+                         f"(.parquet) or plain text, not {out.suffix}: name it *.gz, or leave out "
+                         f"{out.suffix}")
     if not out.parent.is_dir():
         what = "is not a folder" if out.parent.exists() else "does not exist"
         raise FileNotFoundError(f"cannot write {out}: output folder {out.parent} {what}")
