@@ -320,3 +320,21 @@ def test_clef_tar_counts(datasets):
         lists = load_trec(tar / "runs" / "waterloo-A-rank-normal.run", tar / "qrel_abs_test.txt")
     assert len(lists) == 30 and int(lists.lengths.sum()) == 117_558
     assert int(lists.n_relevant.sum()) == 1857
+
+
+def test_scores_that_rise_with_the_rank_are_warned_of(tmp_path):
+    """Distances read as scores: every list was read from its last rank up without a word (the
+    rank column said the opposite in every query)."""
+    rows = [(q, d, r) for q in ("q1", "q2", "q3") for r, d in enumerate("abcd", 1)]
+    far = tmp_path / "dist.run"
+    far.write_text("".join(f"{q} Q0 {d} {r} {0.1 * r:.1f} t\n" for q, d, r in rows))
+    with pytest.warns(UserWarning, match=r"the scores rise with the rank column in 3 of the 3 queries "
+                                         r"\(e\.g\. 'q1'\).*negate them"):
+        lists = load_trec(far)
+    assert lists.doc_ids[0].tolist() == ["d", "c", "b", "a"]   # still ordered by score, as trec_eval
+    near = tmp_path / "near.run"   # one query of three reversed, and ties: no warning
+    near.write_text("".join(f"{q} Q0 {d} {r} {(0.1 * r if q == 'q1' else 1 - 0.1 * r):.1f} t\n"
+                            for q, d, r in rows) + "q4 Q0 a 1 1.0 t\nq4 Q0 b 2 1.0 t\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_trec(near)

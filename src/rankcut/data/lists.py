@@ -35,7 +35,8 @@ from numpy.typing import NDArray
 from rankcut.errors import ParamError
 
 __all__ = ["ORDERINGS", "PAD_CODE", "PAD_DOC", "NoRelevantWarning", "Posting", "RankedLists", "RunColumns",
-           "check_threshold", "concat_columns", "order_postings", "warn_if_nothing_relevant"]
+           "check_threshold", "concat_columns", "order_postings", "warn_if_nothing_relevant",
+           "warn_if_scores_rise"]
 
 Ordering = Literal["rank", "trec_eval"]
 ORDERINGS: tuple[str, ...] = ("rank", "trec_eval")
@@ -513,3 +514,27 @@ def warn_if_nothing_relevant(lists: RankedLists, *, stacklevel: int = 2) -> None
     warnings.warn(f"no judged document reaches relevance ≥ {lists.threshold:g} (the highest listed grade "
                   f"is {top:g}): no document of the {len(lists)} lists counts as relevant",
                   NoRelevantWarning, stacklevel=stacklevel + 1)
+
+
+def warn_if_scores_rise(columns: RunColumns, *, stacklevel: int = 2) -> None:
+    """Warn when, in most queries whose scores differ, the scores rise with the run's rank column:
+    a list is ordered by score, highest first, as trec_eval does, so such lists are read from the
+    bottom up; scores that are distances (smaller is better) must be negated first. A run whose
+    rank column merely disagrees in places (ties, a reranker's scores) is not warned of."""
+    n = len(columns)
+    if n == 0 or columns.n_rows < 2:
+        return
+    query = np.repeat(np.arange(n), np.diff(columns.offsets))
+    order = np.lexsort((columns.ranks, query))
+    step = np.diff(columns.scores[order])
+    same = query[order][1:] == query[order][:-1]
+    q = query[order][1:]
+    up = np.bincount(q[same & (step > 0)], minlength=n) > 0
+    down = np.bincount(q[same & (step < 0)], minlength=n) > 0
+    rising = up & ~down
+    if 2 * int(rising.sum()) > int((up | down).sum()):
+        first = columns.qids[int(np.flatnonzero(rising)[0])]
+        warnings.warn(f"the scores rise with the rank column in {int(rising.sum())} of the {n} queries (e.g. "
+                      f"{first!r}): a list is ordered by score, highest first, as trec_eval does, so these "
+                      "lists are read from their last rank up; if the scores are distances (smaller is "
+                      "better), negate them", UserWarning, stacklevel=stacklevel + 1)

@@ -39,6 +39,7 @@ from rankcut.data.lists import (
     RunColumns,
     check_threshold,
     warn_if_nothing_relevant,
+    warn_if_scores_rise,
 )
 
 __all__ = [
@@ -425,7 +426,9 @@ def load_trec(
         run.
 
     A :class:`~rankcut.data.lists.NoRelevantWarning` says when no judged document of the kept
-    queries reaches ``threshold`` (e.g. ``threshold=3`` on qrels graded 0–2).
+    queries reaches ``threshold`` (e.g. ``threshold=3`` on qrels graded 0–2), and
+    :func:`~rankcut.data.lists.warn_if_scores_rise` when the scores rise with the rank column in
+    most queries (distances read as scores).
 
     :raises ValueError: for a threshold that is not finite and > 0 (unjudged documents count as
         relevance 0), and the errors of :func:`read_run`, :func:`read_qrels` and :func:`align`.
@@ -433,6 +436,7 @@ def load_trec(
     threshold = check_threshold(threshold)
     columns = (run if isinstance(run, RunColumns) else RunColumns.from_postings(run)
                if isinstance(run, Mapping) else read_run_columns(run))
+    warn_if_scores_rise(columns)
     if qrels is None:
         return RankedLists.from_columns(columns, None, threshold=threshold, ordering=ordering)
     judged = qrels if isinstance(qrels, Mapping) else read_qrels(qrels)
