@@ -332,6 +332,23 @@ def test_a_corpus_adds_the_unretrieved_documents_after_the_ranking(tmp_path: Pat
     assert len(rows) == 50 and [r["doc_id"] for r in rows[30:]] == [f"#{u}" for u in range(20)]
 
 
+def test_qrels_relevant_outside_the_run_of_a_size_only_corpus_are_refused(tmp_path: Path) -> None:
+    """The unretrieved documents of ``--corpus-size`` are ``#u`` placeholders that no qrels judge:
+    the oracle labelled each one the audit drew not relevant, though the qrels grade relevant
+    documents outside the run (a falsely tight simulated certificate)."""
+    topic = Data(tmp_path, queries=1, depth=30)
+    with open(topic.qrels, "a") as f:
+        f.write("q0 0 elsewhere-1 1\nq0 0 elsewhere-2 2\n")
+    audit = _frozen(tmp_path, topic, corpus_size=50)
+    with pytest.raises(ValueError, match=r"grades relevant 2 documents that the run does not list "
+                                         r"\('q0': 2\)"):
+        wf.label(audit, qrels=topic.qrels)
+    with pytest.raises(ValueError, match=r"grades relevant 1 document that"):   # grade 2 only
+        wf.label(audit, qrels=topic.qrels, threshold=2)
+    res = wf.label(audit, qrels=topic.qrels, unjudged_nonrelevant=True, limit=3)
+    assert res.recorded == 3
+
+
 def test_cli_status_says_the_next_move_and_why(topic: Data, tmp_path: Path) -> None:
     runner = CliRunner()
     audit = tmp_path / "A"

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from rankcut.audit import workflow as wf
 from rankcut.audit.labels import LabelStore
+from rankcut.audit.manifest import sha256_file
 from rankcut.audit.oracle import uncovered_queries, unjudged_items
 from rankcut.cli.audit import app
 
@@ -118,8 +119,11 @@ def test_relevant_documents_outside_a_size_only_corpus_run_are_refused(tmp_path:
     assert "--corpus-ids FILE" in err and "--unjudged-nonrelevant" in err
     assert not (sized / "labels.sqlite").exists()
     code, out, err = _cli("label", "--audit", sized, "--oracle", "qrels", "--qrels", qrels,
-                          "--unjudged-nonrelevant")
-    assert code == 0, err
+                          "--unjudged-nonrelevant", "--threshold", "0.5")
+    assert code == 0, err   # the grade counted relevant is recorded with the labels (it changes them)
+    assert f"(qrels qrels.txt sha256:{sha256_file(qrels)[:12]}, relevant at grade ≥ 0.5)" in out
+    with LabelStore(sized / "labels.sqlite") as store:
+        assert "relevant at grade ≥ 0.5" in str(store.sources())
     ids = tmp_path / "ids.txt"   # the collection by its ids: the qrels judge the unretrieved documents
     ids.write_text("".join(f"d{q}-{r}\n" for q in range(4) for r in range(20)) +
                    "".join(f"x{q}-{i}\n" for q in range(2) for i in range(5)))

@@ -103,7 +103,8 @@ def check_unretrieved_judged(audit: Audit, judged: Mapping[str, Mapping[str, flo
     names = ", ".join(f"{q!r}: {n}" for q, n in list(outside.items())[:3])
     if len(outside) > 3:
         names += f" and {len(outside) - 3} more queries"
-    raise ValueError(f"{qrels} grades relevant {sum(outside.values())} documents that the run does not list "
+    n = sum(outside.values())
+    raise ValueError(f"{qrels} grades relevant {n} document{'s' if n > 1 else ''} that the run does not list "
                      f"({names}), and the corpus is known only by its size ({_o('corpus_size')}): the "
                      f"oracle cannot tell which of the sampled unretrieved documents ({NUMBERED}u) they are, "
                      "and labelling those not relevant would give a falsely tight certificate — refused, "

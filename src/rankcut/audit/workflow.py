@@ -192,6 +192,13 @@ class LabelResult:
         return text
 
 
+def _qrels_source(qrels: str | Path, threshold: float) -> str:
+    """The label store's source of the qrels oracle's labels: the file, its hash, and the grade
+    counted relevant when it is not 1 (TREC DL's 2: the labels differ by it)."""
+    grade = "" if threshold == 1 else f", relevant at grade ≥ {threshold:g}"
+    return f"qrels {Path(qrels).name} sha256:{sha256_file(qrels)[:12]}{grade}"
+
+
 def target_met(content: dict[str, Any]) -> bool:
     """Whether a certificate's content (``certificate.json``) meets its frozen target; ``True`` when
     none was frozen. What ``rankcut audit certify``'s exit status says (1 when not met)."""
@@ -777,7 +784,7 @@ def _record_labels(audit: Audit, store: labels_mod.LabelStore, order: list[Item]
         todo = todo if limit is None else todo[:limit]
         if not unjudged_nonrelevant:
             check_unretrieved_judged(audit, judged, todo, threshold, qrels)
-        source = file_source or f"qrels {Path(qrels).name} sha256:{sha256_file(qrels)[:12]}"
+        source = file_source or _qrels_source(qrels, threshold)
         recorded = store.record(todo, qrels_oracle(judged, todo, threshold), source,
                                 overwrite=overwrite, refusal_hint=spec.refusal_hint(store))
         unjudged = len(unjudged_items(judged, todo))
@@ -836,7 +843,8 @@ def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Map
         judged = read_qrels(qrels)
         if not unjudged_nonrelevant:
             check_qrels_cover(audit, judged, sorted(collection), qrels)
-        source = file_source or f"qrels {Path(qrels).name} sha256:{sha256_file(qrels)[:12]}"
+            check_unretrieved_judged(audit, judged, sorted(collection), threshold, qrels)
+        source = file_source or _qrels_source(qrels, threshold)
 
         def answer(step: Any, _: Any) -> int | None:
             asked.append(step.item)
