@@ -23,6 +23,21 @@ from rankcut.certify.result import verify
 DATASETS = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets"
 
 
+def test_two_pool_of_a_cut_that_keeps_everything_needs_no_label(data: Data, tmp_path: Path) -> None:
+    """N0 = 0: the plan asked for one included label, and its K1 decided the verdict ("recall ≥ 0:
+    NOT met" on three seeds of five, "met" on two), though nothing can be missed."""
+    for seed in (2, 3, 4):
+        audit = tmp_path / f"A{seed}"
+        wf.freeze(audit, run=data.run, cut=data.run, design="two-pool", target_recall=0.8, seed=seed)
+        plan = wf.plan(audit)
+        assert plan.sizes == {"excluded": 0, "included": 0}
+        assert "the cut keeps every item (N0 = 0): it misses none" in plan.render()
+        wf.sample(audit)
+        wf.label(audit, qrels=data.qrels)
+        result = wf.certify(audit)
+        assert result.met and [c.value for name, c, _ in result.report.entries if name == "recall"] == [1.0]
+
+
 def test_two_pool_end_to_end(data: Data, tmp_path: Path) -> None:
     audit = tmp_path / "A"
     m = wf.freeze(audit, run=data.run, cut=data.cut, design="two-pool", delta=0.05, target_recall=0.5,

@@ -139,8 +139,9 @@ def test_full_review_recall():
     assert c.value == pytest.approx(4983 / (4983 + 853), rel=1e-15)
     assert (c.quantity, c.side) == ("recall", "lower")
     both_zero = full_review_recall_certificate([0, 0], [0, 10], [0, 10], [0, 0], 0.05)
-    assert both_zero.value == (0.0, 0.0)  # M1 = MU = 0 is read as 0
+    assert both_zero.value == (1.0, 1.0)  # MU = 0: nothing is missed, read as 1 (Corollary 11 too)
     assert both_zero.details["M0_upper"] == (0, 0)
+    assert full_review_recall_certificate(0, 5, 30, 0, 0.05).value == 0.0   # MU > 0 = M1
 
 
 # ---------------------------------------------------------------------------- recompute, JSON

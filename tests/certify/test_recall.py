@@ -31,12 +31,18 @@ def test_section_8_two_pool_recall():
     assert (c.quantity, c.side, c.theorem) == ("recall", "lower", "Corollary 11")
 
 
-def test_finite_two_pool_degenerate_reading_is_zero():
-    # no relevant item found in the included sample (ML = 0) and an empty excluded pool (MU = 0)
+def test_finite_two_pool_reads_one_when_nothing_can_be_missed():
+    # an empty excluded pool (MU = 0) misses nothing: recall 1 whatever the included sample shows
+    # (ML = 0 read as 0 gave "recall ≥ 0: NOT met" for a cut that keeps every item), as the
+    # binomial version reads p0 = 0
     c = two_pool_recall_finite_certificate(0, 0, 0, 0, 50, 200, 0.05)
-    assert (c.details["M0_upper"], c.details["M1_lower"], c.value) == (0, 0, 0.0)
-    # an empty excluded pool with relevant items caught: recall 1
+    assert (c.details["M0_upper"], c.details["M1_lower"], c.value) == (0, 0, 1.0)
     assert two_pool_recall_finite_certificate(0, 0, 0, 5, 50, 200, 0.05).value == 1.0
+    assert two_pool_recall_certificate(0, 0, 0, 50, 0.0, 0.05).value == 1.0
+    # an excluded pool sampled nearly through with nothing found: MU = 0, so recall ≥ 1 on its event
+    c = two_pool_recall_finite_certificate(0, 98, 100, 0, 1, 50, 0.05)
+    assert (c.details["M0_upper"], c.value) == (0, 1.0)
+    assert two_pool_recall_finite_certificate(0, 90, 100, 0, 1, 50, 0.05).value == 0.0   # MU > 0 = ML
 
 
 def test_finite_two_pool_custom_split():

@@ -118,6 +118,26 @@ def test_corollary_11_two_pool_finite():
     assert_coverage(recall >= values.astype(float), delta, "Corollary 11")
 
 
+def test_corollary_11_exact_where_the_excluded_pool_can_be_sampled_through():
+    """Exact enumeration over every truth (M0, M1 ≥ 1) of small pools sampled nearly or wholly
+    through, where MU = 0 happens and the bound reads 1: the probability that it exceeds the true
+    recall is at most δ for every truth."""
+    from scipy.stats import hypergeom
+
+    delta = 0.05
+    for pool0, n0, pool1, n1 in ((60, 59, 12, 3), (40, 40, 12, 12), (0, 0, 12, 2), (25, 24, 8, 8)):
+        values = {(k0, k1): two_pool_recall_finite_certificate(k0, n0, pool0, k1, n1, pool1, delta).value
+                  for k0 in range(n0 + 1) for k1 in range(n1 + 1)}
+        assert any(v == 1.0 for v in values.values()) == (n0 != 24)   # 24 of 25: MU ≥ 1 even at K0 = 0
+        for m0 in range(pool0 + 1):
+            p0 = hypergeom(pool0, m0, n0).pmf(np.arange(n0 + 1)) if pool0 else np.ones(1)
+            for m1 in range(1, pool1 + 1):
+                p1 = hypergeom(pool1, m1, n1).pmf(np.arange(n1 + 1))
+                truth = m1 / (m1 + m0)
+                fail = sum(p0[k0] * p1[k1] for (k0, k1), v in values.items() if v > truth + 1e-12)
+                assert fail <= delta + 1e-9, (pool0, n0, pool1, n1, m0, m1, fail)
+
+
 def test_corollary_11_gives_the_excluded_audit_its_share():
     """The included pool reviewed in full (n1 = N1) makes ML = M1 exactly, so the bound fails
     exactly when MU(K0, δ0) < M0: probability ≈ δ0 = δ/2 with M0 just above MU(20, δ0)."""

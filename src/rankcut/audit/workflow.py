@@ -689,7 +689,9 @@ def label(
                                 unjudged_nonrelevant=unjudged_nonrelevant, interactive=interactive,
                                 overwrite=overwrite, limit=limit, record=record, input=input, output=output)
     finally:
-        empty = created and store.count() == 0
+        # a sample with nothing to label (a cut that keeps every item) keeps the store it made:
+        # certify reads it as this sample's, with no label
+        empty = created and store.count() == 0 and (spec.adaptive or bool(order))
         store.close()
         if empty:  # this call made the store and recorded nothing: leave none behind
             labels_mod.remove_store(store_path)

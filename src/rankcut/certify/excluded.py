@@ -362,7 +362,9 @@ def full_review_recall_certificate(
     ``M1(g)``, the relevant items in the included pool, is then known; on the event of
     Theorem 8, ``Recall(g) = M1/(M1 + M0) ≥ M1/(M1 + MU(K0(g), δ_g; N0(g), n0(g)))``
     (the ratio falls as ``M0`` grows). No denominator floor is needed (Remark 9). When
-    ``M1 = MU = 0`` the bound is read as 0, as in Corollary 11.
+    ``MU = 0`` the cut misses nothing on the event and the bound is read as 1, as in Corollary 11
+    (with ``M1 = 0`` too nothing is relevant, and a cut that misses nothing has recall 1 by that
+    convention).
 
     :param counts: ``K0(g)``, relevant items in the excluded-pool sample.
     :param sizes: ``n0(g) ≤ N0(g)``.
@@ -377,8 +379,7 @@ def full_review_recall_certificate(
     m1, m1_scalar = as_family(included_relevant, "included_relevant", integer=True)
     same_size(mu.size, "members", included_relevant=m1)
     scalar = scalar and m1_scalar
-    total = m1 + mu
-    recall = np.where(total > 0, m1 / np.maximum(total, 1), 0.0)
+    recall = np.where(mu == 0, 1.0, m1 / np.maximum(m1 + mu, 1))
     value = out(recall, scalar)
     return Certificate(
         quantity="recall",

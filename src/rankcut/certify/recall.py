@@ -212,8 +212,10 @@ def two_pool_recall_finite_certificate(
     ``n0`` items drawn uniformly without replacement from the ``N0`` excluded items (``K0``
     relevant) and, independently, ``n1`` from the ``N1`` included items (``K1`` relevant). With
     probability at least ``1 − δ0 − δ1``, ``M0 ≤ MU(K0, δ0; N0, n0)`` and
-    ``M1 ≥ ML(K1, δ1; N1, n1)``, so ``Recall(g) ≥ ML / (ML + MU)``, read as 0 when
-    ``ML = MU = 0``.
+    ``M1 ≥ ML(K1, δ1; N1, n1)``, so ``Recall(g) ≥ ML / (ML + MU)``, read as 1 when ``MU = 0``:
+    the cut then misses nothing (an empty excluded pool, or one sampled through), as the binomial
+    version reads an empty excluded pool (a recall of 1 whatever ``ML``; with no relevant item at
+    all, 1 by that convention).
 
     §8: ``k0=0, n0=300, pool0=70000, k1=100, n1=500, pool1=30000, δ=0.05`` (0.025 + 0.025)
     gives ``MU = 853``, ``ML = 4983`` and ``Recall ≥ 4983/5836 ≈ 0.8538``.
@@ -238,7 +240,7 @@ def two_pool_recall_finite_certificate(
     d0, d1 = _pool_split(deltas, d)
     mu = int(hypergeom_upper(k0_, d0, population=big0, draws=n0_))
     ml = int(hypergeom_lower(k1_, d1, population=big1, draws=n1_))
-    value = ml / (ml + mu) if ml + mu > 0 else 0.0
+    value = 1.0 if mu == 0 else ml / (ml + mu)
     corpus = big0 + big1
     return Certificate(
         quantity="recall",

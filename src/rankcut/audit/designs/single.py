@@ -230,6 +230,9 @@ def plan_recall(audit: Audit, rho: float, precision: float, tolerated: int
     big0, big1, big_n = p.n0, p.n1, audit.n_items
     if big1 == 0:
         return None, ["the cut keeps no item (N1 = 0): its recall is 0, no sample can certify a target"], []
+    if big0 == 0:
+        return {"excluded": 0, "included": 0}, ["the cut keeps every item (N0 = 0): it misses none, so its "
+                                                 "recall is 1 without a label"], []
 
     best = two_pool_recall_sizes(rho, precision, tolerated, excluded_size=big0, included_size=big1,
                                  corpus_size=big_n, delta0=d0, delta1=d1, finite=audit.finite).value
