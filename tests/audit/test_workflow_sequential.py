@@ -131,6 +131,32 @@ def test_certify_at_every_prefix_is_the_engine_on_the_qrels_counts(data: Data, t
     assert wf.status(audit)["next"] is None
 
 
+def test_labels_past_the_first_met_are_said_with_where_it_was_met(data: Data, tmp_path: Path) -> None:
+    """The qrels oracle labels the whole audit order at once: certify said "met after N0 of N0
+    audit labels", as if the review had to read them all."""
+    audit = _frozen(tmp_path, data)
+    rows = _rows(audit)
+    n1 = sum(r["pool"] == "included" for r in rows)
+    order = [(r["query_id"], r["doc_id"]) for r in rows if r["pool"] == "excluded"]
+    found = sum((r["query_id"], r["doc_id"]) in data.relevant for r in rows[:n1])
+    y = np.array([item in data.relevant for item in order], dtype=np.int64)
+    running, where = SequentialAudit(len(order), found, 0.8, 0.05,
+                                     default_prior_mean(found, 0.8)).running_upper(y)
+    first = next(t for t in range(len(order) + 1) if sequential_recall_certificate(
+        found, len(order), t, int(y[:t].sum()), 0.8, 0.05, default_prior_mean(found, 0.8), int(where[t]),
+        int(y[:where[t]].sum())).details["certified"])
+    assert 0 < first < len(order)
+    wf.label(audit, qrels=data.qrels)
+    res = wf.certify(audit)
+    assert res.met and f"met after {len(order)} of {len(order)} audit labels" in res.render()
+    assert (f"the target was first met after {first} audit labels: the {len(order) - first} after them "
+            "tighten the bound, and a review could have stopped there") in res.content["notes"]
+    partial = _frozen(tmp_path, data, "B")
+    wf.label(partial, qrels=data.qrels, limit=n1 + first)   # stopped at the first "met": no such note
+    res = wf.certify(partial)
+    assert res.met and not any("first met" in n for n in res.content["notes"])
+
+
 def test_labels_after_a_gap_wait_until_it_is_filled(data: Data, tmp_path: Path) -> None:
     audit = _frozen(tmp_path, data)
     rows = _rows(audit)

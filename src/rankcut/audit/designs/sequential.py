@@ -323,6 +323,16 @@ class Sequential(FixedSampleDesign):
                                   "best_prefix": int(reached[t]),
                                   "best_prefix_hits": int(y[:reached[t]].sum())}}
             report, findings = certificates(audit, stats)   # in memory first: a failure records nothing
+            if findings.verdict is not None and findings.verdict.met:
+                from rankcut.certify.sequential import allowed_misses
+
+                xs = np.concatenate(([0], np.cumsum(y)))
+                rho = float(audit.target["recall"])
+                first = int(np.argmax(bound <= allowed_misses(found, xs, rho)))
+                if first < t:   # labelled past the first "met" (a simulation labels all at once)
+                    findings.notes.append(f"the target was first met after {first} audit labels: the "
+                                          f"{t - first} after them tighten the bound, and a review could "
+                                          "have stopped there")
             ahead = len(audited) - t
             if ahead:
                 findings.notes.append(f"{ahead} audit labels after position {t + 1} of the audit order (the "
