@@ -77,7 +77,7 @@ def test_run_frame_errors(change, message):
 def test_qrels_frame_errors():
     run = pyterrier_frame()
     dup = pd.DataFrame({"qid": ["q1", "q1"], "docno": ["d2", "d2"], "label": [1, 0]}, index=[5, 9])
-    match = r"qrels frame: query 'q1', document 'd2' is judged twice \(rows 5 and 9\)"
+    match = r"qrels frame: query 'q1', document 'd2' is judged twice, differently \(1 in row 5, 0 in row 9\)"
     with pytest.raises(ValueError, match=match):
         lists_from_frame(run, dup)
     half = pd.DataFrame({"qid": ["q1"], "docno": ["d2"], "relevance": [0.5]})

@@ -48,8 +48,11 @@ def test_irds_errors(fake_irds):
     with pytest.raises(ValueError, match="'toy/nothing' has no qrels"):
         read_irds_qrels("toy/nothing")
     fake_irds["toy/dup"] = FakeDataset([Qrel("1", "a", 1, "0"), Qrel("1", "a", 0, "0")])
-    with pytest.raises(ValueError, match=r"qrels record 2: query '1', document 'a' is judged twice"):
+    with pytest.raises(ValueError, match=r"qrels record 2: query '1', document 'a' is judged twice, "
+                                         r"differently \(1, then 0\)"):
         read_irds_qrels("toy/dup")
+    fake_irds["toy/same"] = FakeDataset([Qrel("1", "a", 1, "0"), Qrel("1", "a", 1, "1")])
+    assert read_irds_qrels("toy/same") == {"1": {"a": 1}}
 
 
 def test_missing_ir_datasets_says_how_to_install(monkeypatch):

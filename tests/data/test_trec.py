@@ -112,9 +112,12 @@ def test_read_qrels_bad_line(line, message):
 
 
 def test_read_qrels_duplicate_pair_names_both_lines():
-    match = r"line 4: query '1', document 'a' is judged twice \(lines 2 and 4\)"
+    match = r"line 4: query '1', document 'a' is judged twice, differently \(1 on line 2, 2 on line 4\)"
     with pytest.raises(ValueError, match=match):
-        read_qrels(text("1 0 b 0\n1 0 a 1\n2 0 a 1\n1 0 a 1\n"))
+        read_qrels(text("1 0 b 0\n1 0 a 1\n2 0 a 1\n1 0 a 2\n"))
+    # the same judgement again (another iteration column, a file joined twice): read once (it was
+    # refused, though there is nothing to choose)
+    assert read_qrels(text("1 0 a 1\n1 1 a 1\n1 0 b 0\n")) == {"1": {"a": 1, "b": 0}}
 
 
 # ----------------------------------------------------------------------------- load_trec / align

@@ -123,8 +123,10 @@ def _qrels(df: pd.DataFrame) -> dict[str, dict[str, int]]:
     for i, (q, d, g) in enumerate(zip(map(str, df[q_col]), map(str, df[d_col]), grades, strict=True)):
         j = first.setdefault((q, d), i)
         if j != i:
-            raise ValueError(f"qrels frame: query {q!r}, document {d!r} is judged twice "
-                             f"(rows {index[j]!r} and {index[i]!r})")
+            if qrels[q][d] == g:   # the same judgement again: once, as read_qrels does
+                continue
+            raise ValueError(f"qrels frame: query {q!r}, document {d!r} is judged twice, differently "
+                             f"({qrels[q][d]} in row {index[j]!r}, {g} in row {index[i]!r})")
         qrels.setdefault(q, {})[d] = g
     return qrels
 

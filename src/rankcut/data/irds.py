@@ -36,8 +36,11 @@ def read_irds_qrels(dataset_id: str) -> dict[str, dict[str, int]]:
         judged = qrels.setdefault(str(row.query_id), {})
         doc = str(row.doc_id)
         if doc in judged:
+            if judged[doc] == int(row.relevance):   # the same judgement again: once, as read_qrels does
+                continue
             raise ValueError(f"ir_datasets {dataset_id!r}, qrels record {n}: query {row.query_id!r}, "
-                             f"document {doc!r} is judged twice")
+                             f"document {doc!r} is judged twice, differently ({judged[doc]}, then "
+                             f"{int(row.relevance)})")
         judged[doc] = int(row.relevance)
     return qrels
 

@@ -317,7 +317,8 @@ def read_qrels(source: Source, *, name: str | None = None) -> Qrels:
     :param source: path (``.gz`` allowed) or open text file.
     :param name: how to call the source in error messages.
     :raises ValueError: naming file and line, for a line without exactly 4 columns, a relevance
-        that is not an integer, or a (query, document) pair judged twice (both lines named).
+        that is not an integer, or a (query, document) pair judged twice with two grades (both lines
+        named); a line that repeats a judgement is read once.
     """
     qrels: Qrels = {}
     seen: dict[tuple[str, str], int] = {}
@@ -336,9 +337,11 @@ def read_qrels(source: Source, *, name: str | None = None) -> Qrels:
             rel = _int(rel_s, "relevance", where)
             first = seen.setdefault((qid, doc), lineno)
             if first != lineno:
+                if qrels[qid][doc] == rel:   # the same judgement again: nothing to choose, read once
+                    continue
                 raise ValueError(
-                    f"{where}: query {qid!r}, document {doc!r} is judged twice "
-                    f"(lines {first} and {lineno})"
+                    f"{where}: query {qid!r}, document {doc!r} is judged twice, differently "
+                    f"({qrels[qid][doc]} on line {first}, {rel} on line {lineno})"
                 )
             qrels.setdefault(qid, {})[doc] = rel
     return qrels
