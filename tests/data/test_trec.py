@@ -341,3 +341,10 @@ def test_scores_that_rise_with_the_rank_are_warned_of(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         load_trec(near)
+
+
+def test_a_run_of_plain_tuples_names_the_entry():
+    # a notebook's {qid: [(doc, score)]} was an AttributeError on 'doc_id'
+    with pytest.raises(TypeError, match=r"run\['q1'\]\[1\] is \('d2', 1\.0\): a run's entries are "
+                                        r"rankcut\.data\.lists\.Posting\(doc_id, score, rank\)"):
+        load_trec({"q1": [Posting("d1", 3.0, 1), ("d2", 1.0)]}, {"q1": {"d1": 1}})

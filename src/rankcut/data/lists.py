@@ -190,8 +190,17 @@ class RunColumns:
 
     @classmethod
     def from_postings(cls, run: Mapping[str, Sequence[Posting]]) -> RunColumns:
-        """From ``{qid: [Posting, ...]}`` (queries in the mapping's order)."""
+        """From ``{qid: [Posting, ...]}`` (queries in the mapping's order).
+
+        :raises TypeError: naming the query and place of an entry that is not a :class:`Posting`
+            (a ``(doc_id, score)`` tuple was an AttributeError on ``doc_id``)."""
         qids = tuple(run)
+        bad = next(((q, i, p) for q in qids for i, p in enumerate(run[q]) if not isinstance(p, Posting)),
+                   None)
+        if bad is not None:
+            q, i, p = bad
+            raise TypeError(f"run[{q!r}][{i}] is {p!r}: a run's entries are "
+                            "rankcut.data.lists.Posting(doc_id, score, rank), or give the path of a TREC run")
         sizes = [len(run[q]) for q in qids]
         postings = [p for q in qids for p in run[q]]
         docs = np.empty(len(postings), dtype=object)
