@@ -243,6 +243,11 @@ def test_training_on_test_queries_or_without_labels_is_refused():
                                             ordering="trec_eval")
     with pytest.raises(ValueError, match="same ordering"):
         evaluate_cutters(["greedy-k"], lists, train=other_order)
+    # trained counting grade ≥ 2 and tested at ≥ 1: its protocol line named the test lists' alone
+    other_grade = RankedLists.from_postings({"t0": [Posting("d0", 1.0, 1)]}, {"t0": {"d0": 2}}, threshold=2)
+    with pytest.raises(ValueError, match=r"train lists count relevance ≥ 2 relevant, test lists ≥ 1: load "
+                                         r"both with the same threshold"):
+        evaluate_cutters(["greedy-k"], lists, train=other_grade)
     unjudged = RankedLists.from_postings({"q0": [Posting("d0", 1.0, 1)]})
     with pytest.raises(ValueError, match="no relevance judgements"):
         evaluate_cutters(["fixed-k:1"], unjudged)

@@ -546,6 +546,11 @@ def with_trained(evaluation: Evaluation, lists: RankedLists, trained: Mapping[st
     blind = replace(scored, gains=None, n_relevant=None)
     methods = dict(evaluation.methods)
     for label, method in trained.items():
+        learned = getattr(method, "threshold_", None)
+        if learned is not None and learned != lists.threshold:
+            warnings.warn(f"{label} was trained with relevance ≥ {learned:g} counted relevant, and these "
+                          f"lists count relevance ≥ {lists.threshold:g} (--threshold): it learned to cut "
+                          "for another notion of relevant", UserWarning, stacklevel=2)
         cuts = method.predict(blind)
         fitted = {"fold": -1, "best_epoch_": getattr(method, "best_epoch_", None),
                   "val_metric_": getattr(method, "val_metric_", None)}
@@ -685,6 +690,9 @@ def _tasks(lists: RankedLists, train: RankedLists | Sequence[str] | None,
         if train.ordering != lists.ordering:
             raise ValueError(f"train lists are ordered by {train.ordering!r}, test lists by "
                              f"{lists.ordering!r}: load both with the same ordering")
+        if train.threshold != lists.threshold:
+            raise ValueError(f"train lists count relevance ≥ {train.threshold:g} relevant, test lists "
+                             f"≥ {lists.threshold:g}: load both with the same threshold")
         mode, train_lists, train_rows, n_train = "train", train, None, len(train)
     elif train is not None:
         train_ids = _present(lists, train, "train")

@@ -203,3 +203,29 @@ def test_missing_or_broken_files_are_named(saved: Path, tmp_path: Path) -> None:
     os.remove(saved / "config.json")
     with pytest.raises(ValueError, match=r"config.json: missing \(is .* a rankcut checkpoint\?\)"):
         load_checkpoint(saved)
+
+
+def test_the_relevance_grade_trained_with_is_kept_and_checked(tmp_path: Path) -> None:
+    """A model trained counting grade ≥ 2 relevant (TREC DL) and evaluated at ≥ 1: no file said
+    what it was trained for, and the evaluation went on without a word."""
+    import warnings
+
+    from rankcut.evaluation import evaluate_cutters, with_trained
+
+    rng = np.random.default_rng(3)
+    run = {f"q{q}": [Posting(f"d{j}", float(10 - j), j + 1) for j in range(8)] for q in range(10)}
+    qrels = {q: {f"d{j}": int(rng.integers(0, 3)) for j in range(8)} for q in run}
+    features = rng.random((10, 8, 1))
+    strict = RankedLists.from_postings(run, qrels, threshold=2).with_features(features, ["sim"])
+    loose = RankedLists.from_postings(run, qrels, threshold=1).with_features(features, ["sim"])
+    folder = AttnCut(epochs=1, seed=0).fit(strict).save(tmp_path / "m")
+    model = load_checkpoint(folder)
+    assert model.threshold_ == 2.0
+    assert "relevant: relevance ≥ 2." in (folder / "README.md").read_text()
+    result = evaluate_cutters(["fixed-k:2"], loose, folds=2)
+    with pytest.warns(UserWarning, match=r"m was trained with relevance ≥ 2 counted relevant, and these "
+                                         r"lists count relevance ≥ 1 \(--threshold\)"):
+        with_trained(result, loose, {"m": model}, baseline=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with_trained(evaluate_cutters(["fixed-k:2"], strict, folds=2), strict, {"m": model}, baseline=None)

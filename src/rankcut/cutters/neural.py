@@ -72,7 +72,8 @@ class NeuralCutter(Cutter):
     Learned attributes: ``encoder_`` (:class:`rankcut.nn.inputs.InputEncoder`), one network
     per name of ``networks`` (``net_``, ...), ``history_`` (per epoch: train loss, validation
     loss and metric, seconds), ``best_epoch_`` (1-based), ``val_metric_`` (the validation metric
-    of that epoch), ``train_qids_`` and ``val_qids_`` (the queries trained and validated on).
+    of that epoch), ``train_qids_`` and ``val_qids_`` (the queries trained and validated on),
+    ``threshold_`` (the relevance grade the training lists counted as relevant).
     """
 
     #: the paper that defines the model, as the checkpoint's model card cites it
@@ -82,7 +83,7 @@ class NeuralCutter(Cutter):
     networks: ClassVar[tuple[str, ...]] = ("net",)
     #: learned attributes saved in a checkpoint's ``config.json`` (besides encoder and networks)
     summary_attributes: ClassVar[tuple[str, ...]] = (
-        "history_", "best_epoch_", "val_metric_", "train_qids_", "val_qids_")
+        "history_", "best_epoch_", "val_metric_", "train_qids_", "val_qids_", "threshold_")
 
     metric: str
     recall_base: str
@@ -101,6 +102,7 @@ class NeuralCutter(Cutter):
     val_metric_: float
     train_qids_: tuple[str, ...]
     val_qids_: tuple[str, ...]
+    threshold_: float
 
     def __init__(self, **options: Any) -> None:
         """Store the shared training options; :data:`rankcut.nn.options.TRAINING_DEFAULTS` for
@@ -170,6 +172,7 @@ class NeuralCutter(Cutter):
             setattr(self, f"{name}_", net)
         for key, value in learned.items():
             setattr(self, key, value)
+        self.threshold_ = float(lists.threshold)
 
     def _predict(self, lists: RankedLists) -> NDArray[np.int64]:
         import torch
