@@ -61,11 +61,14 @@ def test_without_a_target_a_sample_with_no_excluded_draw_is_refused(inputs: tupl
     assert workflow.sample(audit, excluded=3).n_draws == 3
 
 
-def test_two_pool_an_included_sample_too_small_for_any_excluded_size(inputs: tuple[Path, Path],
-                                                                     tmp_path: Path) -> None:
+def test_two_pool_without_an_included_sample_needs_the_excluded_pool_sampled_through(
+        inputs: tuple[Path, Path], tmp_path: Path) -> None:
+    """No included draw bounds the kept relevant count by ML = 0, so only an excluded sample whose
+    all-irrelevant outcome bounds the missed count by MU = 0 meets a recall target (recall 1:
+    nothing missed): 274 of the 280, the least n with P(K0 = 0 | M0 = 1) = (280 − n)/280 < δ0."""
     run, cut = inputs
     audit = tmp_path / "A"
     workflow.freeze(audit, run=run, cut=cut, design="two-pool", target_recall=0.5, seed=1)
     workflow.plan(audit)
-    with pytest.raises(ValueError, match=r"no excluded can with included 0; give larger sizes"):
+    with pytest.raises(ValueError, match=r"the least excluded that can is 274; give larger sizes"):
         workflow.sample(audit, excluded=10, included=0)
