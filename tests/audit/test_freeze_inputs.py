@@ -55,3 +55,26 @@ def test_a_good_texts_file_still_reaches_the_list_to_label(runs: tuple[Path, Pat
     workflow.plan(tmp_path / "A")
     to_label = workflow.sample(tmp_path / "A").to_label
     assert to_label.read_text().splitlines()[0].endswith(",text")
+
+
+def test_texts_of_other_documents_are_refused_and_missing_ones_warned_of(runs: tuple[Path, Path],
+                                                                          tmp_path: Path) -> None:
+    """Texts of another run (DL20's audit frozen with DL19's texts) were frozen without a word, and
+    every item was then labelled by id alone; a few missing texts were blank without a word."""
+    run, cut = runs
+    other = tmp_path / "other.jsonl"
+    other.write_text("".join(f'{{"query_id": "x{q}", "doc_id": "d{q}-{r}", "text": "t"}}\n'
+                             for q in range(2) for r in range(20)))
+    res = CliRunner().invoke(app, ["freeze", "--run", str(run), "--cut", str(cut), "--design", "excluded",
+                                   "--max-missed", "5", "--seed", "1", "--texts", str(other), "--out",
+                                   str(tmp_path / "A")])
+    assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert (f"--texts {other} holds no text for 40 of the 40 documents the run lists (e.g. query 'q0', "
+            "document 'd0-0'): the texts of another run or topic set?") in res.stderr
+    assert not (tmp_path / "A").exists()
+    some = tmp_path / "some.jsonl"
+    some.write_text("".join(f'{{"query_id": "q{q}", "doc_id": "d{q}-{r}", "text": "t"}}\n'
+                            for q in range(2) for r in range(20) if (q, r) != (1, 7)))
+    with pytest.warns(workflow.AuditWarning, match=r"holds no text for 1 of the 40 documents the run lists "
+                                                   r"\(e\.g\. query 'q1', document 'd1-7'\): they are shown"):
+        workflow.freeze(tmp_path / "B", run=run, cut=cut, design="excluded", max_missed=5, seed=1, texts=some)

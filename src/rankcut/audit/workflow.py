@@ -100,7 +100,7 @@ from rankcut.audit.manifest import (
 from rankcut.audit.options import check_count, check_delta, start_again
 from rankcut.audit.options import spelled as _o
 from rankcut.audit.oracle import check_qrels_cover, check_unretrieved_judged, qrels_oracle, unjudged_items
-from rankcut.audit.pools import Item
+from rankcut.audit.pools import Item, Pools
 from rankcut.audit.power import check_power
 from rankcut.audit.provenance import AuditWarning
 from rankcut.audit.sampling import Draws, write_draws
@@ -190,6 +190,23 @@ class LabelResult:
             text += (f"\n{self.unjudged} of the items given to the qrels oracle have no judgement in the "
                      "qrels and were labelled not relevant")
         return text
+
+
+def _check_texts_cover(pools: Pools, text_of: Mapping[Item, str], texts: str | Path) -> None:
+    """``--texts`` against the run's listed documents: refused when it holds the text of none of
+    them (another run's or topic set's texts: every item would be labelled by id alone, and the
+    file's hash frozen), warned of when it lacks some (they are shown by id)."""
+    listed = [(q, d) for q in pools.qids for d in pools.listed(q)]
+    missing = [item for item in listed if item not in text_of]
+    if not missing:
+        return
+    q, d = missing[0]
+    what = (f"{_o('texts')} {texts} holds no text for {len(missing)} of the {len(listed)} documents the run "
+            f"lists (e.g. query {q!r}, document {d!r})")
+    if len(missing) == len(listed):
+        raise ValueError(f"{what}: the texts of another run or topic set? Give the texts of this run "
+                         f"(JSON lines with query_id, doc_id and text), or leave out {_o('texts')}")
+    warnings.warn(f"{what}: they are shown by their ids alone when labelled", AuditWarning, stacklevel=3)
 
 
 def _qrels_source(qrels: str | Path, threshold: float) -> str:
@@ -380,7 +397,7 @@ def freeze(
         inputs["texts"] = describe_file(texts, "--texts", folder)
         # parsed in full now, as every later step reads it: a file that fails later, once its hash
         # is frozen, would leave an audit that can never be completed
-        read_texts_jsonl(texts, by="pair", name=f"{_o('texts')} {texts}")
+        text_of = read_texts_jsonl(texts, by="pair", name=f"{_o('texts')} {texts}")
         read_query_texts(texts, name=f"{_o('texts')} {texts}")
     # the files as given (the manifest's paths are relative to the folder, which may not exist yet)
     located = resolve_inputs(inputs, lambda e: Path(e["given"]))
@@ -389,6 +406,8 @@ def freeze(
     if corpus_spec is not None and corpus_spec["kind"] == "ids":
         corpus_spec["documents"] = members[0].corpus.n_documents if members[0].corpus else None
     base = members[0]
+    if texts is not None:
+        _check_texts_cover(base, text_of, texts)
     band_sizes = spec.freeze_pools(base, names, band_offsets)
     from rankcut.certify.bounds import MAX_POPULATION
 
