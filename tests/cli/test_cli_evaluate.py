@@ -411,3 +411,40 @@ def test_robust04_cut_lengths_equal_the_cuts(robust04, tmp_path):
     np.testing.assert_array_equal([len(cut[q]) for q in lists.qids], expected)
     for i, q in enumerate(lists.qids):  # the kept prefix, in list order
         assert [p.doc_id for p in cut[q]] == list(lists.doc_ids[i, : expected[i]])
+
+
+def test_a_cut_run_made_elsewhere_is_scored_on_the_full_lists(tiny: dict[str, Path]) -> None:
+    """``evaluate --run cut.run`` scores a cut as a list of its own (recall over what it kept: a
+    top-2 cut read F1 1.0 on q2); ``--run full --cut cut.run`` scores it as the cutters are."""
+    run, qrels, folder = tiny["run"], tiny["qrels"], tiny["dir"]
+    cut = folder / "k2.run"
+    assert invoke("cut", "--run", run, "--cutter", "fixed-k:2", "--out", cut).exit_code == 0
+    res = invoke("evaluate", "--run", run, "--qrels", qrels, "--missing", "keep", "--folds", "2",
+                 "--cutters", "fixed-k:2,fixed-k:3", "--cut", cut, "--baseline", "fixed-k:3", "--json")
+    assert res.exit_code == 0, res.output
+    methods = json.loads(res.stdout)["per_query"]["methods"]
+    assert methods[str(cut)] == methods["fixed-k:2"]
+    alone = invoke("evaluate", "--run", cut, "--qrels", qrels, "--missing", "keep", "--folds", "2",
+                   "--cutters", "fixed-k:8", "--json")
+    f1 = json.loads(alone.stdout)["per_query"]["methods"]["fixed-k:8"]["f1"]["score"]
+    assert np.mean(f1) > np.mean(methods[str(cut)]["f1"]["score"])   # the inflation --cut avoids
+    # not a prefix of the lists, a query left out, a mistaken flag: one line each, naming it
+    lines = cut.read_text().splitlines()
+    swapped = folder / "swapped.run"   # q1 keeps d0 and d2: not the top 2 of its list
+    swapped.write_text("\n".join([lines[0], lines[1].replace("d1", "d2"), *lines[2:]]) + "\n")
+    one_line_error(invoke("evaluate", "--run", run, "--qrels", qrels, "--missing", "keep", "--folds", "2",
+                          "--cut", swapped), f"--cut {swapped}: query 'q1', rank 2: the cut run has 'd2' "
+                   "where the full list has 'd1'")
+    short = folder / "short.run"
+    short.write_text("\n".join(line for line in lines if not line.startswith("q4 ")) + "\n")
+    one_line_error(invoke("evaluate", "--run", run, "--qrels", qrels, "--missing", "keep", "--folds", "2",
+                          "--cut", short), f"--cut {short}: query 'q4' of the full ranked lists is not in "
+                   "the cut run", "give --allow-missing-queries to take an absent query as keeping nothing")
+    res = invoke("evaluate", "--run", run, "--qrels", qrels, "--missing", "keep", "--folds", "2",
+                 "--cut", short, "--allow-missing-queries", "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["per_query"]["methods"][str(short)]["f1"]["k"][-1] == 0   # q4 at 0
+    one_line_error(invoke("evaluate", "--run", run, "--qrels", qrels, "--folds", "2",
+                          "--allow-missing-queries"), "--allow-missing-queries is for --cut")
+    one_line_error(invoke("evaluate", "--run", run, "--qrels", qrels, "--folds", "2", "--cut", cut,
+                          "--cut", cut), f"--cut {cut} is given twice")

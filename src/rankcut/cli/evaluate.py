@@ -100,6 +100,14 @@ def evaluate(
         "--model", help="A trained model folder of 'rankcut train' to evaluate beside --cutters, as "
         "saved (not refitted); repeat for several. Its row is named by the folder as given.",
         exists=True, file_okay=False)] = None,
+    cut: Annotated[list[Path] | None, typer.Option(
+        "--cut", help="A cut run made elsewhere (a prefix of each list of --run, as 'rankcut cut' "
+        "writes it), scored beside --cutters on the full lists, so recall counts what it left out; "
+        "repeat for several. Its row is named by the file as given.", exists=True,
+        dir_okay=False)] = None,
+    allow_missing_queries: Annotated[bool, typer.Option(
+        "--allow-missing-queries", help="--cut: a query of --run without a line in the cut run is "
+        "cut at 0 (a cut of 0 writes no line; without this it is refused).")] = False,
     features: Annotated[list[Path] | None, typer.Option(
         "--features", help="TSV table(s) of per-document features keyed by query_id and doc_id (e.g. "
         "Robust04's features/bm25.{train,test}.tsv), for --run and --train-run; repeat for several "
@@ -156,7 +164,7 @@ def evaluate(
         from rankcut.evaluation import check_specs, evaluate_cutters, format_table, with_trained
 
         run, letor, train_run, train_letor = run or [], letor or [], train_run or [], train_letor or []
-        models, features = model or [], features or []
+        models, features, cuts = model or [], features or [], cut or []
         for value, what in [(ordering, "ordering"), (missing, "missing"), (test, "test"),
                             (fit_metric, "fit_metric"), (recall_base, "recall_base")]:
             choice(value, what)
@@ -177,15 +185,22 @@ def evaluate(
             raise ValueError(f"choose one way to train: {' or '.join(modes)}")
         if as_json and markdown:
             raise ValueError("--json and --markdown are alternatives: choose one")
-        labels = [str(p) for p in models]
+        if cuts and not run:
+            raise ValueError("--cut goes with --run: a cut run keeps a prefix of each of its lists")
+        if allow_missing_queries and not cuts:
+            raise ValueError("--allow-missing-queries is for --cut: it says how a query without a line "
+                             "in the cut run is cut")
+        labels = [str(p) for p in models] + [str(p) for p in cuts]
         specs = check_specs(_cutter_specs(cutters), baseline=None if baseline in labels else baseline)
         if features and letor:
             raise ValueError("--features goes with --run; LETOR files carry their own features")
-        for label in labels:
+        for i, label in enumerate(labels):
+            flag = "--model" if i < len(models) else "--cut"
             if labels.count(label) > 1:
-                raise ValueError(f"--model {label} is given twice")
+                raise ValueError(f"{flag} {label} is given twice")
             if label in specs:
-                raise ValueError(f"--model {label} has the name of a cutter in --cutters: rename the folder")
+                raise ValueError(f"{flag} {label} has the name of a cutter in --cutters: rename the "
+                                 f"{'folder' if flag == '--model' else 'file'}")
         reference = next((s for s in specs if s.partition(":")[0].strip() == "oracle"), "")
         if plot is not None:
             if not reference:
@@ -202,7 +217,7 @@ def evaluate(
         if train_queries is not None:
             train = _query_ids(train_queries, "--train-queries")
         chosen = _query_ids(test_queries, "--test-queries") if test_queries is not None else None
-        trained = {label: load_checkpoint(p) for label, p in zip(labels, models, strict=True)}
+        trained = {str(p): load_checkpoint(p) for p in models}
 
         if letor:
             options: dict[str, Any] = {"score_feature": score_feature, "threshold": threshold,
@@ -224,19 +239,26 @@ def evaluate(
             if train_run:
                 train = attach_feature_tables(train, features)
         _check_models(trained, lists, chosen, train)
+        given = {str(p): _given_cuts(p, lists, judged, missing, allow_missing_queries) for p in cuts}
         with _shards.runner(shards, ray) as (where, n_shards):
             result = evaluate_cutters(
                 specs, lists, train=train, test_queries=chosen,
                 folds=folds, seed=seed, fit_metric=fit_metric, recall_base=recall_base,
-                baseline=None if trained else baseline, test=test, alpha=alpha,
+                baseline=None if trained or given else baseline, test=test, alpha=alpha,
                 progress=show_progress(as_json=as_json), shards=n_shards, runner=where,
             )
-        if trained:
-            fitted_for = ", ".join(f"{label}: {method.metric}" for label, method in trained.items())
-            note = (f"; {count(len(trained), 'trained model', 'trained models')} (--model) cut as saved, not "
-                    f"refitted, one cut per model scored in every column (trained for {fitted_for})")
-            result = with_trained(result, lists, trained, baseline=baseline, test=test, alpha=alpha,
-                                  recall_base=recall_base, note=note)
+        if trained or given:
+            notes = []
+            if trained:
+                fitted_for = ", ".join(f"{label}: {method.metric}" for label, method in trained.items())
+                notes.append(f"{count(len(trained), 'trained model', 'trained models')} (--model) cut as "
+                             "saved, not refitted, one cut per model scored in every column (trained for "
+                             f"{fitted_for})")
+            if given:
+                notes.append(f"{count(len(given), 'cut run', 'cut runs')} (--cut) scored as given on the "
+                             "full lists, one cut per run in every column")
+            result = with_trained(result, lists, {**trained, **given}, baseline=baseline, test=test,
+                                  alpha=alpha, recall_base=recall_base, note="; " + "; ".join(notes))
         if plot is not None:
             from rankcut.plots import plot_cutoffs
 
@@ -254,6 +276,28 @@ def evaluate(
             typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
         else:
             typer.echo(format_table(result, markdown=markdown), nl=False)
+
+
+def _given_cuts(path: Path, lists: Any, judged: dict[str, Any], missing: str, allow_missing: bool) -> Any:
+    """``--cut``: the depth the cut run keeps of each list (a prefix of it, else refused naming the
+    query and rank), as a method of the evaluation. Its queries that ``--missing drop`` dropped
+    from the run (no qrels) are dropped here too."""
+    from rankcut.audit.options import OPTION_NAMES
+    from rankcut.audit.pools import cuts_from_run
+    from rankcut.cutters.given import GivenCuts
+    from rankcut.data.trec import read_run
+
+    kept = set(lists.qids)
+    postings = {q: p for q, p in read_run(path).items()
+                if q in kept or not (missing == "drop" and q not in judged)}
+    token = OPTION_NAMES.set({"allow_missing_queries": "--allow-missing-queries"})
+    try:
+        depth = cuts_from_run(lists, postings, allow_missing_queries=allow_missing)
+    except ValueError as exc:
+        raise ValueError(f"--cut {path}: {exc}") from None
+    finally:
+        OPTION_NAMES.reset(token)
+    return GivenCuts(cuts=dict(zip(lists.qids, depth.tolist(), strict=True)), source=str(path))
 
 
 def _check_models(trained: dict[str, Any], lists: Any, chosen: Any, train: Any) -> None:
