@@ -14,6 +14,7 @@ from audit_testdata import Data, _rows, _run_all, _y
 
 from rankcut.audit import workflow as wf
 from rankcut.audit.manifest import load_manifest
+from rankcut.audit.report import write_report
 from rankcut.certify import excluded as ex
 from rankcut.certify import recall as rc
 from rankcut.certify.bounds import hypergeom_lower
@@ -36,6 +37,7 @@ def test_two_pool_of_a_cut_that_keeps_everything_needs_no_label(data: Data, tmp_
         wf.label(audit, qrels=data.qrels)
         result = wf.certify(audit)
         assert result.met and [c.value for name, c, _ in result.report.entries if name == "recall"] == [1.0]
+        write_report(audit, tmp_path / f"r{seed}.md")   # its curve ends at the certificate (it was refused)
 
 
 def test_two_pool_end_to_end(data: Data, tmp_path: Path) -> None:

@@ -150,7 +150,7 @@ def test_labels_past_the_first_met_are_said_with_where_it_was_met(data: Data, tm
     res = wf.certify(audit)
     assert res.met and f"met after {len(order)} of {len(order)} audit labels" in res.render()
     assert (f"the target was first met after {first} audit labels: the {len(order) - first} after them "
-            "tighten the bound, and a review could have stopped there") in res.content["notes"]
+            "are counted in the bound, and a review could have stopped there") in res.content["notes"]
     partial = _frozen(tmp_path, data, "B")
     wf.label(partial, qrels=data.qrels, limit=n1 + first)   # stopped at the first "met": no such note
     res = wf.certify(partial)

@@ -422,8 +422,10 @@ def test_a_cut_run_made_elsewhere_is_scored_on_the_full_lists(tiny: dict[str, Pa
     res = invoke("evaluate", "--run", run, "--qrels", qrels, "--missing", "keep", "--folds", "2",
                  "--cutters", "fixed-k:2,fixed-k:3", "--cut", cut, "--baseline", "fixed-k:3", "--json")
     assert res.exit_code == 0, res.output
-    methods = json.loads(res.stdout)["per_query"]["methods"]
+    out = json.loads(res.stdout)
+    methods = out["per_query"]["methods"]
     assert methods[str(cut)] == methods["fixed-k:2"]
+    assert out["inputs"]["cuts"] == [str(cut)] and out["inputs"]["models"] == []
     alone = invoke("evaluate", "--run", cut, "--qrels", qrels, "--missing", "keep", "--folds", "2",
                    "--cutters", "fixed-k:8", "--json")
     f1 = json.loads(alone.stdout)["per_query"]["methods"]["fixed-k:8"]["f1"]["score"]
@@ -446,5 +448,10 @@ def test_a_cut_run_made_elsewhere_is_scored_on_the_full_lists(tiny: dict[str, Pa
     assert json.loads(res.stdout)["per_query"]["methods"][str(short)]["f1"]["k"][-1] == 0   # q4 at 0
     one_line_error(invoke("evaluate", "--run", run, "--qrels", qrels, "--folds", "2",
                           "--allow-missing-queries"), "--allow-missing-queries is for --cut")
+    other = folder / "other.run"   # another topic set's cut: every query would be cut at 0
+    other.write_text(cut.read_text().replace("q", "t"))
+    one_line_error(invoke("evaluate", "--run", run, "--qrels", qrels, "--missing", "keep", "--folds", "2",
+                          "--cut", other, "--allow-missing-queries"),
+                   f"--cut {other} holds none of the 4 queries of --run")
     one_line_error(invoke("evaluate", "--run", run, "--qrels", qrels, "--folds", "2", "--cut", cut,
                           "--cut", cut), f"--cut {cut} is given twice")

@@ -222,6 +222,12 @@ def test_the_relevance_grade_trained_with_is_kept_and_checked(tmp_path: Path) ->
     model = load_checkpoint(folder)
     assert model.threshold_ == 2.0
     assert "relevant: relevance ≥ 2." in (folder / "README.md").read_text()
+    config = json.loads((folder / "config.json").read_text())   # as an earlier rankcut wrote it
+    del config["training"]["threshold"]
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match=r"config\.json: training must hold .*; it lacks \['threshold'\] "
+                                         r"\(a checkpoint of an earlier rankcut .*: train it again\)"):
+        load_checkpoint(folder)
     result = evaluate_cutters(["fixed-k:2"], loose, folds=2)
     with pytest.warns(UserWarning, match=r"m was trained with relevance ≥ 2 counted relevant, and these "
                                          r"lists count relevance ≥ 1 \(--threshold\)"):

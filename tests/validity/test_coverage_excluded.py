@@ -119,9 +119,11 @@ def test_corollary_11_two_pool_finite():
 
 
 def test_corollary_11_exact_where_the_excluded_pool_can_be_sampled_through():
-    """Exact enumeration over every truth (M0, M1 ≥ 1) of small pools sampled nearly or wholly
+    """Exact enumeration over every truth (M0, M1) of small pools sampled nearly or wholly
     through, where MU = 0 happens and the bound reads 1: the probability that it exceeds the true
-    recall is at most δ for every truth."""
+    recall is at most δ for every truth. With nothing relevant (M0 = M1 = 0) recall is 1 by the
+    certificates' convention (a cut that misses nothing; the sequential audit's and Theorem 10's
+    too); with M1 = 0 < M0 it is 0."""
     from scipy.stats import hypergeom
 
     delta = 0.05
@@ -131,9 +133,9 @@ def test_corollary_11_exact_where_the_excluded_pool_can_be_sampled_through():
         assert any(v == 1.0 for v in values.values()) == (n0 != 24)   # 24 of 25: MU ≥ 1 even at K0 = 0
         for m0 in range(pool0 + 1):
             p0 = hypergeom(pool0, m0, n0).pmf(np.arange(n0 + 1)) if pool0 else np.ones(1)
-            for m1 in range(1, pool1 + 1):
+            for m1 in range(pool1 + 1):
                 p1 = hypergeom(pool1, m1, n1).pmf(np.arange(n1 + 1))
-                truth = m1 / (m1 + m0)
+                truth = m1 / (m1 + m0) if m1 + m0 else 1.0
                 fail = sum(p0[k0] * p1[k1] for (k0, k1), v in values.items() if v > truth + 1e-12)
                 assert fail <= delta + 1e-9, (pool0, n0, pool1, n1, m0, m1, fail)
 

@@ -184,7 +184,7 @@ class LabelResult:
         where = (self.progress if self.progress is not None else
                  f"{self.labelled} of {self.total} sampled items labelled, {self.missing} to go")
         text = f"recorded {self.recorded} labels ({self.source}); {where}"
-        if self.unjudged == 0:
+        if self.unjudged == 0 and self.recorded:   # (none given: nothing to say)
             text += "\nthe qrels judge every item given to the qrels oracle"
         elif self.unjudged is not None:
             text += (f"\n{self.unjudged} of the items given to the qrels oracle have no judgement in the "

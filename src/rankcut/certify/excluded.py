@@ -363,8 +363,8 @@ def full_review_recall_certificate(
     Theorem 8, ``Recall(g) = M1/(M1 + M0) ≥ M1/(M1 + MU(K0(g), δ_g; N0(g), n0(g)))``
     (the ratio falls as ``M0`` grows). No denominator floor is needed (Remark 9). When
     ``MU = 0`` the cut misses nothing on the event and the bound is read as 1, as in Corollary 11
-    (with ``M1 = 0`` too nothing is relevant, and a cut that misses nothing has recall 1 by that
-    convention).
+    (with ``M1 = 0`` too nothing is relevant: recall is 0/0, read as 1 by the certificates'
+    convention, :func:`rankcut.certify.recall.two_pool_recall_finite_certificate`).
 
     :param counts: ``K0(g)``, relevant items in the excluded-pool sample.
     :param sizes: ``n0(g) ≤ N0(g)``.

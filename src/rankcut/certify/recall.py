@@ -213,9 +213,10 @@ def two_pool_recall_finite_certificate(
     relevant) and, independently, ``n1`` from the ``N1`` included items (``K1`` relevant). With
     probability at least ``1 − δ0 − δ1``, ``M0 ≤ MU(K0, δ0; N0, n0)`` and
     ``M1 ≥ ML(K1, δ1; N1, n1)``, so ``Recall(g) ≥ ML / (ML + MU)``, read as 1 when ``MU = 0``:
-    the cut then misses nothing (an empty excluded pool, or one sampled through), as the binomial
-    version reads an empty excluded pool (a recall of 1 whatever ``ML``; with no relevant item at
-    all, 1 by that convention).
+    on the event the cut misses nothing (an empty excluded pool, or one sampled through), so its
+    recall is 1 whatever ``ML``. With nothing relevant at all (``R = 0``) recall is 0/0, read as
+    1 here, as the binomial version reads an empty excluded pool and the sequential audit a review
+    that found and missed nothing (the evaluation metrics score such a query 0 instead).
 
     §8: ``k0=0, n0=300, pool0=70000, k1=100, n1=500, pool1=30000, δ=0.05`` (0.025 + 0.025)
     gives ``MU = 853``, ``ML = 4983`` and ``Recall ≥ 4983/5836 ≈ 0.8538``.

@@ -271,7 +271,8 @@ def evaluate(
                 "letor": [str(p) for p in letor], "score_feature": score_feature if letor else None,
                 "train_run": [str(p) for p in train_run], "train_letor": [str(p) for p in train_letor],
                 "train_queries": train_queries, "test_queries": test_queries, "missing": missing,
-                "cutters": specs, "models": labels, "features": [str(p) for p in features],
+                "cutters": specs, "models": [str(p) for p in models], "cuts": [str(p) for p in cuts],
+                "features": [str(p) for p in features],
             }
             typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
         else:
@@ -290,6 +291,9 @@ def _given_cuts(path: Path, lists: Any, judged: dict[str, Any], missing: str, al
     kept = set(lists.qids)
     postings = {q: p for q, p in read_run(path).items()
                 if q in kept or not (missing == "drop" and q not in judged)}
+    if not any(q in postings for q in lists.qids):
+        raise ValueError(f"--cut {path} holds none of the {len(lists)} queries of --run: the cut of another "
+                         "run or topic set?")
     token = OPTION_NAMES.set({"allow_missing_queries": "--allow-missing-queries"})
     try:
         depth = cuts_from_run(lists, postings, allow_missing_queries=allow_missing)

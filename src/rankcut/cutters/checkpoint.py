@@ -170,8 +170,12 @@ def load_checkpoint(folder: str | os.PathLike[str]) -> NeuralCutter:
         encoder = InputEncoder.from_dict(config["encoder"])
         training = config["training"]
         wanted = [key.rstrip("_") for key in cls.summary_attributes]
-        if not isinstance(training, dict) or any(k not in training for k in wanted):
+        if not isinstance(training, dict):
             raise ValueError(f"training must hold {wanted}")
+        lacks = [k for k in wanted if k not in training]
+        if lacks:
+            raise ValueError(f"training must hold {wanted}; it lacks {lacks} (a checkpoint of an earlier "
+                             f"rankcut {config.get('rankcut_version', '')}: train it again)")
     except ValueError as exc:
         raise ValueError(f"{config_path}: {exc}") from None
 

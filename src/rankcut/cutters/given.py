@@ -10,6 +10,7 @@ every other cutter. Not in the registry: it learns nothing and has no spec.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -32,6 +33,10 @@ class GivenCuts(Cutter):
     def __init__(self, *, cuts: Mapping[str, int], source: str) -> None:
         self.cuts = dict(cuts)
         self.source = source
+
+    def get_params(self) -> dict[str, Any]:
+        """The source alone: the cuts themselves are the evaluation's per-query rows."""
+        return {"source": self.source}
 
     def _predict(self, lists: RankedLists) -> NDArray[np.int64]:
         absent = [q for q in lists.qids if q not in self.cuts]

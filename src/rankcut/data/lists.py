@@ -546,4 +546,5 @@ def warn_if_scores_rise(columns: RunColumns, *, stacklevel: int = 2) -> None:
         warnings.warn(f"the scores rise with the rank column in {int(rising.sum())} of the {n} queries (e.g. "
                       f"{first!r}): a list is ordered by score, highest first, as trec_eval does, so these "
                       "lists are read from their last rank up; if the scores are distances (smaller is "
-                      "better), negate them", UserWarning, stacklevel=stacklevel + 1)
+                      "better), negate them (if instead the rank column runs backwards, the order by score "
+                      "is right)", UserWarning, stacklevel=stacklevel + 1)

@@ -331,8 +331,8 @@ class Sequential(FixedSampleDesign):
                 first = int(np.argmax(bound <= allowed_misses(found, xs, rho)))
                 if first < t:   # labelled past the first "met" (a simulation labels all at once)
                     findings.notes.append(f"the target was first met after {first} audit labels: the "
-                                          f"{t - first} after them tighten the bound, and a review could "
-                                          "have stopped there")
+                                          f"{t - first} after them are counted in the bound, and a review "
+                                          "could have stopped there")
             ahead = len(audited) - t
             if ahead:
                 findings.notes.append(f"{ahead} audit labels after position {t + 1} of the audit order (the "
