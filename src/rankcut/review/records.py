@@ -322,8 +322,9 @@ def _load_ris(source: Source, name: str | None) -> Records:
 
 
 def load_trec_records(run: Source, texts: Source, *, qrels: Source | None = None, query: str | None = None,
-                      threshold: float = 1, name: str | None = None) -> Records:
-    """The documents of one query of a TREC run as records, in the run's order (best first).
+                      threshold: float = 1) -> Records:
+    """The documents of one query of a TREC run as records, in the run's order (best first),
+    named by the query (the review's query id, as the run's qrels call it).
 
     :param texts: JSON-lines texts keyed by ``doc_id`` (:func:`rankcut.data.texts.read_texts_jsonl`).
     :param qrels: if given, the labels: relevance ``≥ threshold`` is 1, anything else (unjudged
@@ -350,5 +351,5 @@ def load_trec_records(run: Source, texts: Source, *, qrels: Source | None = None
         raise ValueError(f"{getattr(texts, 'name', texts)}: no text for document {missing[0]!r} of query "
                          f"{query!r} ({len(missing)} of the run's {len(docs)} documents have none)")
     labels = None if qrels is None else qrels_labels(qrels, docs, query, threshold=threshold, ranked=True)
-    return Records(name or query, tuple(docs), ("",) * len(docs), tuple(text[d] for d in docs), labels,
+    return Records(query, tuple(docs), ("",) * len(docs), tuple(text[d] for d in docs), labels,
                    ranked=True, labelled_by=None if qrels is None else "qrels")
