@@ -21,6 +21,11 @@ before the page opens (the review resumed from them), under ``--policy``:
 
     .venv/bin/python benchmarks/bench_serve.py --design interleaved --steps 1500
 
+``--folder PATH`` opens the page on a copy of an existing audit or review folder instead (a
+``rankcut review`` of a large collection, docs/scaling.md), answering as above:
+
+    .venv/bin/python benchmarks/bench_serve.py --folder B --answers 300 --find-every 5
+
 The issue's bar: under 100 ms. Results are in docs/serve.md.
 """
 
@@ -29,6 +34,7 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import shutil
 import statistics
 import tempfile
 import time
@@ -100,6 +106,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=1500,
                         help="interleaved: steps read before the page opens")
     parser.add_argument("--policy", default="projected-cost", help="interleaved: the frozen --policy")
+    parser.add_argument("--folder", type=Path, default=None,
+                        help="time the page on a copy of this audit or review folder instead of building one")
     args = parser.parse_args()
     interleaved = args.design == "interleaved"
     if args.depth is None:
@@ -108,9 +116,12 @@ def main() -> None:
         args.queries = 1
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        audit = (build_interleaved(Path(tmp), args.depth, args.steps, args.policy) if interleaved else
-                 build(Path(tmp), args.queries, args.depth, args.cut, args.design, args.excluded,
-                       args.audited))
+        if args.folder is not None:   # answered in a copy: the folder itself is left as it was
+            audit = Path(shutil.copytree(args.folder, Path(tmp) / "audit"))
+        else:
+            audit = (build_interleaved(Path(tmp), args.depth, args.steps, args.policy) if interleaved else
+                     build(Path(tmp), args.queries, args.depth, args.cut, args.design, args.excluded,
+                           args.audited))
         built = time.perf_counter() - t0
         t0 = time.perf_counter()
         client = TestClient(create_app(audit, TOKEN))
@@ -139,8 +150,10 @@ def main() -> None:
         t0 = time.perf_counter()
         desk.standing()
         again = time.perf_counter() - t0
-    print(f"{args.design} design, {args.queries * args.depth:,} items ({standing.total:,} to label): "
-          f"audit built in {built:.1f} s, page up in {started:.1f} s")
+    what = (f"{args.folder} (a copy)" if args.folder is not None else
+            f"{args.design} design, {args.queries * args.depth:,} items")
+    made = "copied" if args.folder is not None else "built"
+    print(f"{what} ({standing.total:,} to label): audit {made} in {built:.1f} s, page up in {started:.1f} s")
     print(f"answer -> next page over {len(times)} answers: median {1000 * statistics.median(times):.0f} ms, "
           f"max {1000 * max(times):.0f} ms (bar: 100 ms); CPU time median "
           f"{1000 * statistics.median(cpu):.0f} ms, max {1000 * max(cpu):.0f} ms")
