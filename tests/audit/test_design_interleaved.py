@@ -17,6 +17,9 @@ from typer.testing import CliRunner
 
 from rankcut.audit import labels as labels_mod
 from rankcut.audit import workflow as wf
+from rankcut.audit.folder import load_audit
+from rankcut.audit.labels import LabelStore
+from rankcut.audit.oracle import place_unretrieved
 from rankcut.audit.report import write_report
 from rankcut.certify.interleaved import InterleavedRule, interleaved_recall_certificate
 from rankcut.certify.policies import ProjectedCostPolicy, ScreenThenAudit
@@ -24,6 +27,7 @@ from rankcut.certify.result import Certificate, verify
 from rankcut.certify.sequential import SequentialAudit, default_prior_mean, sequential_recall_certificate
 from rankcut.certify.simulate import play
 from rankcut.cli.audit import app
+from rankcut.data.trec import read_qrels
 
 
 @pytest.fixture
@@ -332,21 +336,27 @@ def test_a_corpus_adds_the_unretrieved_documents_after_the_ranking(tmp_path: Pat
     assert len(rows) == 50 and [r["doc_id"] for r in rows[30:]] == [f"#{u}" for u in range(20)]
 
 
-def test_qrels_relevant_outside_the_run_of_a_size_only_corpus_are_refused(tmp_path: Path) -> None:
+def test_qrels_relevant_outside_the_run_of_a_size_only_corpus_are_placed(tmp_path: Path) -> None:
     """The unretrieved documents of ``--corpus-size`` are ``#u`` placeholders that no qrels judge:
     the oracle labelled each one the audit drew not relevant, though the qrels grade relevant
-    documents outside the run (a falsely tight simulated certificate)."""
+    documents outside the run (a falsely tight simulated certificate). They are placed at random
+    placeholders now, the same ones at every label call."""
     topic = Data(tmp_path, queries=1, depth=30)
     with open(topic.qrels, "a") as f:
         f.write("q0 0 elsewhere-1 1\nq0 0 elsewhere-2 2\n")
     audit = _frozen(tmp_path, topic, corpus_size=50)
-    with pytest.raises(ValueError, match=r"grades relevant 2 documents that the run does not list "
-                                         r"\('q0': 2\)"):
-        wf.label(audit, qrels=topic.qrels)
-    with pytest.raises(ValueError, match=r"grades relevant 1 document that"):   # grade 2 only
-        wf.label(audit, qrels=topic.qrels, threshold=2)
-    res = wf.label(audit, qrels=topic.qrels, unjudged_nonrelevant=True, limit=3)
-    assert res.recorded == 3
+    first = wf.label(audit, qrels=topic.qrels, limit=3)
+    assert first.placed == 2 and "2 relevant outside the run placed at random #u" in first.source
+    res = wf.label(audit, qrels=topic.qrels)   # the rest of the review, to its end
+    assert res.placed == 2
+    judged, placed = place_unretrieved(load_audit(audit).base, read_qrels(topic.qrels), 1,
+                                       int(load_audit(audit).manifest["seed"]))
+    spots = [d for d in judged["q0"] if d.startswith("#")]
+    assert placed == {"q0": 2} and len(spots) == 2
+    with LabelStore(audit / "labels.sqlite") as store:
+        got = store.get([("q0", d) for d in spots])
+    assert got and all(y == 1 for y in got.values())   # each placed document the review read: relevant
+    assert place_unretrieved(load_audit(audit).base, read_qrels(topic.qrels), 2, 0)[1] == {"q0": 1}
 
 
 def test_cli_status_says_the_next_move_and_why(topic: Data, tmp_path: Path) -> None:

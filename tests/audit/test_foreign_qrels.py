@@ -12,10 +12,12 @@ from audit_testdata import write_lists
 from typer.testing import CliRunner
 
 from rankcut.audit import workflow as wf
+from rankcut.audit.folder import load_audit
 from rankcut.audit.labels import LabelStore
 from rankcut.audit.manifest import sha256_file
-from rankcut.audit.oracle import uncovered_queries, unjudged_items
+from rankcut.audit.oracle import place_unretrieved, uncovered_queries, unjudged_items
 from rankcut.cli.audit import app
+from rankcut.data.trec import read_qrels
 
 
 def _sampled(folder: Path) -> tuple[Path, Path]:
@@ -97,10 +99,12 @@ def test_qrels_that_judge_every_item_say_so(tmp_path: Path) -> None:
     assert res.unjudged == 0 and "the qrels judge every item given to the qrels oracle" in res.render()
 
 
-def test_relevant_documents_outside_a_size_only_corpus_run_are_refused(tmp_path: Path) -> None:
+def test_relevant_documents_outside_a_size_only_corpus_run_are_placed_among_its_unretrieved(
+        tmp_path: Path) -> None:
     """With ``--corpus-size`` the unretrieved documents are ``#u`` placeholders, which no qrels
     judge: qrels that grade relevant documents the run does not list were labelled 0 on every
-    sampled placeholder (a falsely tight certificate, said only as "no judgement")."""
+    sampled placeholder (a falsely tight certificate, said only as "no judgement"). They are now
+    placed at placeholders drawn at random, seeded by the audit's seed."""
     run, cut, qrels = write_lists(tmp_path, queries=4, depth=20, cut=5)
     extra = "".join(f"q{q} 0 x{q}-{i} {1 if i < 3 else 0}\n" for q in range(2) for i in range(5))
     qrels.write_text(qrels.read_text() + extra)    # q0, q1: 3 relevant documents the run does not hold
@@ -112,18 +116,35 @@ def test_relevant_documents_outside_a_size_only_corpus_run_are_refused(tmp_path:
         wf.sample(audit, excluded=n, allow_underpowered=True)
         return audit
 
-    sized = sampled("S", corpus_size=200)
-    code, out, err = _cli("label", "--audit", sized, "--oracle", "qrels", "--qrels", qrels)
-    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
-    assert "grades relevant 6 documents that the run does not list ('q0': 3, 'q1': 3)" in err
-    assert "--corpus-ids FILE" in err and "--unjudged-nonrelevant" in err
-    assert not (sized / "labels.sqlite").exists()
+    sized = sampled("S", 700, corpus_size=200)   # 700 of the 4 x 195 excluded items
     code, out, err = _cli("label", "--audit", sized, "--oracle", "qrels", "--qrels", qrels,
-                          "--unjudged-nonrelevant", "--threshold", "0.5")
+                          "--threshold", "0.5")
     assert code == 0, err   # the grade counted relevant is recorded with the labels (it changes them)
-    assert f"(qrels qrels.txt sha256:{sha256_file(qrels)[:12]}, relevant at grade ≥ 0.5)" in out
+    assert (f"(qrels qrels.txt sha256:{sha256_file(qrels)[:12]}, relevant at grade ≥ 0.5, 6 relevant "
+            "outside the run placed at random #u)") in out
+    assert "the qrels grade relevant 6 documents that the run does not list: in this simulation they stand " \
+           "at unretrieved places (#u) of their queries drawn at random, seeded by the audit's seed" in out
+    audit = load_audit(sized)
+    judged, placed = place_unretrieved(audit.base, read_qrels(qrels), 0.5, 3)
+    assert placed == {"q0": 3, "q1": 3}
+    again, _ = place_unretrieved(audit.base, read_qrels(qrels), 0.5, 3)
+    other, _ = place_unretrieved(audit.base, read_qrels(qrels), 0.5, 4)
+    spots = {q: sorted(d for d in judged[q] if d.startswith("#")) for q in ("q0", "q1")}
+    assert spots == {q: sorted(d for d in again[q] if d.startswith("#")) for q in ("q0", "q1")}
+    assert spots != {q: sorted(d for d in other[q] if d.startswith("#")) for q in ("q0", "q1")}
+    assert all(len(v) == 3 and all(0 <= int(d[1:]) < 180 for d in v) for v in spots.values())
+    lines = (sized / "sample.jsonl").read_text().splitlines()
+    rows = [(r["query_id"], r["doc_id"]) for r in map(json.loads, lines)]
     with LabelStore(sized / "labels.sqlite") as store:
-        assert "relevant at grade ≥ 0.5" in str(store.sources())
+        labels = store.get(rows)
+    hit = [item for item in rows if item[1] in spots.get(item[0], [])]
+    assert hit and all(labels[item] == 1 for item in hit)
+    assert all(labels[item] == 0 for item in rows if item[1].startswith("#") and item not in hit)
+    small = sampled("T", corpus_size=21)   # one unretrieved document a query: no room for 3
+    code, _, err = _cli("label", "--audit", small, "--oracle", "qrels", "--qrels", qrels)
+    assert code == 2 and "query 'q0': the qrels grade relevant 3 documents that its list does not hold, " \
+                         "but the corpus of 21 documents leaves it 1 unretrieved ones (--corpus-size too " \
+                         "small" in err
     ids = tmp_path / "ids.txt"   # the collection by its ids: the qrels judge the unretrieved documents
     ids.write_text("".join(f"d{q}-{r}\n" for q in range(4) for r in range(20)) +
                    "".join(f"x{q}-{i}\n" for q in range(2) for i in range(5)))

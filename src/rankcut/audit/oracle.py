@@ -1,23 +1,27 @@
 """The qrels oracle: a reviewer simulated from TREC qrels (§2.3; Assumption 2 holds with respect to
-the qrels by construction), what it has no judgement for, and the guard that refuses qrels which do
+the qrels by construction), what it has no judgement for, the guard that refuses qrels which do
 not cover the audit's queries (every unjudged item would be labelled not relevant, and the
-certificate would come out falsely tight)."""
+certificate would come out falsely tight), and where the qrels' relevant documents outside the run
+stand among the unretrieved documents of a corpus known only by its size."""
 
 from __future__ import annotations
 
 import warnings
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+import numpy as np
+
+from rankcut.audit.designs.base import STREAM_PLACED
 from rankcut.audit.folder import Audit
 from rankcut.audit.labels import check_items
 from rankcut.audit.options import spelled as _o
-from rankcut.audit.pools import NUMBERED, Item
+from rankcut.audit.pools import NUMBERED, Item, Pools
 from rankcut.audit.provenance import AuditWarning
 from rankcut.data.lists import check_threshold
 
-__all__ = ["check_qrels_cover", "check_unretrieved_judged", "qrels_oracle", "uncovered_queries",
-           "unjudged_items"]
+__all__ = ["check_qrels_cover", "place_unretrieved", "qrels_oracle", "uncovered_queries", "unjudged_items"]
 
 
 def qrels_oracle(qrels: Mapping[str, Mapping[str, int]], items: Iterable[Item],
@@ -83,31 +87,42 @@ def check_qrels_cover(audit: Audit, judged: Mapping[str, Mapping[str, int]], ord
                   "document, wrong if the qrels are another topic set's)", AuditWarning, stacklevel=4)
 
 
-def check_unretrieved_judged(audit: Audit, judged: Mapping[str, Mapping[str, float]], todo: Sequence[Item],
-                             threshold: float, qrels: str | Path) -> None:
-    """The qrels oracle's guard for a corpus known only by its size: its unretrieved documents are
-    named ``#u`` (:mod:`rankcut.audit.pools`), which no qrels judge. When the qrels grade relevant
-    documents that the run does not list for a query with such items to label, the oracle cannot
-    tell which of them those documents are, and labelling them all not relevant would give a
-    falsely tight certificate: refused."""
-    sampled = {q for q, d in todo if d.startswith(NUMBERED)}
+def place_unretrieved(pools: Pools, judged: Mapping[str, Mapping[str, int]], threshold: float, seed: int
+                      ) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
+    """The qrels oracle on a corpus known only by its size (``--corpus-size``), whose unretrieved
+    documents are ``#u`` placeholders (:mod:`rankcut.audit.pools`) that no qrels judge: the ``r_q``
+    documents the qrels grade relevant (``≥ threshold``) but query ``q``'s list does not hold are
+    placed at ``r_q`` of its placeholders drawn uniformly at random (seeded by the audit's seed, a
+    stream of its own, so every label call places them alike); the other placeholders are judged
+    by none, so not relevant, as any unjudged document. A simulation, exact for the designs that
+    draw a query's unretrieved documents exchangeably (uniformly, or in a uniformly random order),
+    and for a screener that reads them in corpus order it takes that order to be unrelated to
+    relevance. Labelling every placeholder 0 made the certificate falsely tight.
+
+    :returns: the qrels with the placeholders' grades added, and ``r_q`` per query placed (none for
+        a corpus of named ids, whose documents the qrels judge by name).
+    :raises ValueError: when a query's list and the relevant documents outside it exceed the corpus.
+    """
+    corpus = pools.corpus
+    qrels = {q: dict(g) for q, g in judged.items()}
+    if corpus is None or corpus.kind != "size":
+        return qrels, {}
     t = check_threshold(threshold)
-    outside = {}
-    for q in sorted(sampled):
-        listed = set(audit.base.listed(q)) if q in audit.base.qids else set()
-        n = sum(grade >= t and d not in listed for d, grade in judged.get(q, {}).items())
-        if n:
-            outside[q] = n
-    if not outside:
-        return
-    names = ", ".join(f"{q!r}: {n}" for q, n in list(outside.items())[:3])
-    if len(outside) > 3:
-        names += f" and {len(outside) - 3} more queries"
-    n = sum(outside.values())
-    raise ValueError(f"{qrels} grades relevant {n} document{'s' if n > 1 else ''} that the run does not list "
-                     f"({names}), and the corpus is known only by its size ({_o('corpus_size')}): the "
-                     f"oracle cannot tell which of the sampled unretrieved documents ({NUMBERED}u) they are, "
-                     "and labelling those not relevant would give a falsely tight certificate — refused, "
-                     f"nothing was recorded; freeze with {_o('corpus_ids')} FILE (the collection's ids) so "
-                     f"that the qrels judge them, or give {_o('unjudged_nonrelevant')} to label them not "
-                     "relevant all the same")
+    placed = {}
+    for q in pools.qids:
+        grades = judged.get(q, {})
+        listed = set(pools.listed(q))
+        outside = sorted(d for d, g in grades.items() if g >= t and d not in listed)
+        if not outside:
+            continue
+        room = len(corpus) - len(listed)
+        if len(outside) > room:
+            raise ValueError(f"query {q!r}: the qrels grade relevant {len(outside)} documents that its list "
+                             f"does not hold, but the corpus of {len(corpus)} documents leaves it {room} "
+                             f"unretrieved ones ({_o('corpus_size')} too small for these qrels)")
+        where = np.random.default_rng([seed, STREAM_PLACED, zlib.crc32(q.encode())]).choice(
+            room, size=len(outside), replace=False)
+        qrels[q].update({f"{NUMBERED}{int(u)}": grades[d]
+                         for u, d in zip(np.sort(where), outside, strict=True)})
+        placed[q] = len(outside)
+    return qrels, placed

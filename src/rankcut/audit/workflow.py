@@ -99,7 +99,7 @@ from rankcut.audit.manifest import (
 )
 from rankcut.audit.options import check_count, check_delta, start_again
 from rankcut.audit.options import spelled as _o
-from rankcut.audit.oracle import check_qrels_cover, check_unretrieved_judged, qrels_oracle, unjudged_items
+from rankcut.audit.oracle import check_qrels_cover, place_unretrieved, qrels_oracle, unjudged_items
 from rankcut.audit.pools import Item, Pools
 from rankcut.audit.power import check_power
 from rankcut.audit.provenance import AuditWarning
@@ -175,6 +175,7 @@ class LabelResult:
     total: int
     progress: str | None = None  # the sequential design: the cut and the labelled start of the audit order
     unjudged: int | None = None  # the qrels oracle: labels recorded as 0 for want of a judgement
+    placed: int = 0  # the qrels oracle: relevant documents outside the run placed at #u (size-only corpus)
 
     @property
     def missing(self) -> int:
@@ -189,6 +190,10 @@ class LabelResult:
         elif self.unjudged is not None:
             text += (f"\n{self.unjudged} of the items given to the qrels oracle have no judgement in the "
                      "qrels and were labelled not relevant")
+        if self.placed:
+            text += (f"\nthe qrels grade relevant {self.placed} documents that the run does not list: in "
+                     "this simulation they stand at unretrieved places (#u) of their queries drawn at "
+                     "random, seeded by the audit's seed")
         return text
 
 
@@ -209,11 +214,13 @@ def _check_texts_cover(pools: Pools, text_of: Mapping[Item, str], texts: str | P
     warnings.warn(f"{what}: they are shown by their ids alone when labelled", AuditWarning, stacklevel=3)
 
 
-def _qrels_source(qrels: str | Path, threshold: float) -> str:
-    """The label store's source of the qrels oracle's labels: the file, its hash, and the grade
-    counted relevant when it is not 1 (TREC DL's 2: the labels differ by it)."""
+def _qrels_source(qrels: str | Path, threshold: float, placed: int) -> str:
+    """The label store's source of the qrels oracle's labels: the file, its hash, the grade counted
+    relevant when it is not 1 (TREC DL's 2: the labels differ by it), and the relevant documents
+    outside the run placed at the first unretrieved positions (:func:`place_unretrieved`)."""
     grade = "" if threshold == 1 else f", relevant at grade ≥ {threshold:g}"
-    return f"qrels {Path(qrels).name} sha256:{sha256_file(qrels)[:12]}{grade}"
+    where = f", {placed} relevant outside the run placed at random #u" if placed else ""
+    return f"qrels {Path(qrels).name} sha256:{sha256_file(qrels)[:12]}{grade}{where}"
 
 
 def target_met(content: dict[str, Any]) -> bool:
@@ -784,6 +791,7 @@ def _record_labels(audit: Audit, store: labels_mod.LabelStore, order: list[Item]
             f"seen (Assumption 1, §2.4); record only missing labels (without {_o('overwrite')}), or "
             f"{start_again()}")
     unjudged: int | None = None
+    placed = 0
     if from_file is not None:
         file_rows = labels_mod.read_label_file(from_file)
         outside = [(q, d) for q, d, _ in file_rows if (q, d) not in sampled]
@@ -801,11 +809,11 @@ def _record_labels(audit: Audit, store: labels_mod.LabelStore, order: list[Item]
         judged = read_qrels(qrels)
         if not unjudged_nonrelevant:
             check_qrels_cover(audit, judged, order, qrels)
+        judged, places = place_unretrieved(audit.base, judged, threshold, int(audit.manifest["seed"]))
+        placed = sum(places.values())
         todo = order if overwrite else store.missing(order)
         todo = todo if limit is None else todo[:limit]
-        if not unjudged_nonrelevant:
-            check_unretrieved_judged(audit, judged, todo, threshold, qrels)
-        source = file_source or _qrels_source(qrels, threshold)
+        source = file_source or _qrels_source(qrels, threshold, placed)
         recorded = store.record(todo, qrels_oracle(judged, todo, threshold), source,
                                 overwrite=overwrite, refusal_hint=spec.refusal_hint(store))
         unjudged = len(unjudged_items(judged, todo))
@@ -821,7 +829,7 @@ def _record_labels(audit: Audit, store: labels_mod.LabelStore, order: list[Item]
         source, recorded = provenance.reuse_into(audit, store, order, overwrite)
     labelled = len(order) - len(store.missing(order))
     progress = spec.progress(rows, store)
-    return LabelResult(source, recorded, labelled, len(order), progress, unjudged)
+    return LabelResult(source, recorded, labelled, len(order), progress, unjudged, placed)
 
 
 def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Mapping[str, Any]], *,
@@ -839,6 +847,7 @@ def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Map
     spec = design_of(audit)
     collection = {(r["query_id"], r["doc_id"]) for r in rows}
     unjudged: int | None = None
+    placed = 0
     asked: list[Item] = []
     answer: Callable[[Any, Any], int | None]   # (the step asked for, the review so far) -> its label
     if from_file is not None:
@@ -864,8 +873,9 @@ def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Map
         judged = read_qrels(qrels)
         if not unjudged_nonrelevant:
             check_qrels_cover(audit, judged, sorted(collection), qrels)
-            check_unretrieved_judged(audit, judged, sorted(collection), threshold, qrels)
-        source = file_source or _qrels_source(qrels, threshold)
+        judged, places = place_unretrieved(audit.base, judged, threshold, int(audit.manifest["seed"]))
+        placed = sum(places.values())
+        source = file_source or _qrels_source(qrels, threshold, placed)
 
         def answer(step: Any, _: Any) -> int | None:
             asked.append(step.item)
@@ -914,7 +924,7 @@ def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Map
     fmt = Path(str(read_json(audit.folder / SAMPLE_FILE, "written by sample")["to_label"])).suffix[1:]
     write_to_label(audit, [] if step is None else [step.item], fmt)   # the item asked for next
     return LabelResult(source, recorded, len(review.steps) if step is not None else len(rows), len(rows),
-                       progress, unjudged)
+                       progress, unjudged, placed)
 
 
 # ---------------------------------------------------------------------------------------------
