@@ -13,7 +13,7 @@ import pytest
 from audit_testdata import Data, _rows, _run_all, _y
 
 from rankcut.audit import workflow as wf
-from rankcut.audit.manifest import load_manifest
+from rankcut.audit.manifest import load_manifest, sha256_file
 from rankcut.audit.report import write_report
 from rankcut.certify import excluded as ex
 from rankcut.certify import recall as rc
@@ -38,6 +38,29 @@ def test_two_pool_of_a_cut_that_keeps_everything_needs_no_label(data: Data, tmp_
         result = wf.certify(audit)
         assert result.met and [c.value for name, c, _ in result.report.entries if name == "recall"] == [1.0]
         write_report(audit, tmp_path / f"r{seed}.md")   # its curve ends at the certificate (it was refused)
+
+
+def test_the_report_says_who_gave_the_labels(data: Data, tmp_path: Path) -> None:
+    """A report of labels simulated from qrels read like a reviewer's: nothing said where they came
+    from."""
+    audit = tmp_path / "A"
+    wf.freeze(audit, run=data.run, cut=data.cut, design="two-pool", target_recall=0.5, seed=11)
+    wf.plan(audit)
+    wf.sample(audit)
+    rows = _rows(audit)
+    half = tmp_path / "half.csv"
+    half.write_text("query_id,doc_id,label\n" +
+                    "".join(f"{r['query_id']},{r['doc_id']},0\n" for r in rows[:5]))
+    wf.label(audit, from_file=half)
+    wf.label(audit, qrels=data.qrels)
+    content = wf.certify(audit).content
+    qrels_source = f"qrels qrels.txt sha256:{sha256_file(data.qrels)[:12]}"
+    n = len({(r["query_id"], r["doc_id"]) for r in rows})
+    from_file = f"file half.csv sha256:{sha256_file(half)[:12]}"
+    assert content["label_sources"] == {from_file: 5, qrels_source: n - 5}
+    text = write_report(audit, tmp_path / "r.md").report.read_text()
+    assert (f"Labels from: {from_file} (5); {qrels_source} ({n - 5:,}) — a simulation: the qrels played "
+            "the reviewer.") in text
 
 
 def test_two_pool_end_to_end(data: Data, tmp_path: Path) -> None:

@@ -453,6 +453,11 @@ class LabelStore:
         """The distinct sources of the current labels, sorted."""
         return [str(r[0]) for r in self._con.execute("SELECT DISTINCT source FROM labels ORDER BY source")]
 
+    def source_counts(self) -> dict[str, int]:
+        """How many current labels each source gave, by source (sorted)."""
+        rows = self._con.execute("SELECT source, COUNT(*) FROM labels GROUP BY source ORDER BY source")
+        return {str(source): int(n) for source, n in rows}
+
     def set_meta(self, key: str, value: str) -> None:
         """Store ``value`` under ``key`` (replacing an earlier value) in the ``meta`` table.
 

@@ -331,6 +331,13 @@ def _summary(manifest: Mapping[str, Any], content: Mapping[str, Any], report: Jo
              if len(report.budget) > 1 else
              f"Confidence at least {confidence_text(report.joint_delta)} (δ = {report.joint_delta:g}).")
     lines = [joint, spent]
+    sources = content.get("label_sources") or {}
+    if sources:
+        shown = "; ".join(f"{source} ({n:,})" for source, n in list(sources.items())[:5])
+        more = f"; and {len(sources) - 5} more sources" if len(sources) > 5 else ""
+        simulated = (" — a simulation: the qrels played the reviewer"
+                     if any(source.startswith("qrels ") for source in sources) else "")
+        lines.append(f"Labels from: {shown}{more}{simulated}.")
     verdict = content.get("verdict")
     if verdict:
         lines.append(f"Verdict: {verdict['text']}")

@@ -962,6 +962,8 @@ def certify(audit_dir: str | Path) -> CertifyResult:
                              "sequential audit): certify a writable copy; a read-only copy can be certified "
                              "again, unchanged, once it was certified") from None
     readonly = not labels_mod.writable(audit.folder / CERTIFICATE_FILE)
+    with labels_mod.LabelStore(audit.folder / LABELS_FILE, create=False, readonly=True) as store:
+        sources = store.source_counts()   # who gave the labels: the report says it (a simulation or not)
     content = {
         "schema": "rankcut.audit_certificate", "schema_version": 1,
         "audit_id": audit.manifest.audit_id, "design": audit.design, "theorem": audit.manifest["theorem"],
@@ -970,6 +972,7 @@ def certify(audit_dir: str | Path) -> CertifyResult:
         "certified_at": now(), "labels": dict(opened.spent),
         "pools": {"queries": audit.queries, "items": audit.n_items},
         "counts": opened.stats, "report": opened.report.to_dict(), **opened.findings.to_dict(),
+        "label_sources": sources,
     }
     if opened.curve is not None:
         content["curve"] = opened.curve
