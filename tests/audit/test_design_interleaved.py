@@ -340,7 +340,7 @@ def test_qrels_relevant_outside_the_run_of_a_size_only_corpus_are_placed(tmp_pat
     """The unretrieved documents of ``--corpus-size`` are ``#u`` placeholders that no qrels judge:
     the oracle labelled each one the audit drew not relevant, though the qrels grade relevant
     documents outside the run (a falsely tight simulated certificate). They are placed at random
-    placeholders now, the same ones at every label call."""
+    placeholders now, the same ones at every label call (seeded by the query id)."""
     topic = Data(tmp_path, queries=1, depth=30)
     with open(topic.qrels, "a") as f:
         f.write("q0 0 elsewhere-1 1\nq0 0 elsewhere-2 2\n")
@@ -349,14 +349,13 @@ def test_qrels_relevant_outside_the_run_of_a_size_only_corpus_are_placed(tmp_pat
     assert first.placed == 2 and "2 relevant outside the run placed at random #u" in first.source
     res = wf.label(audit, qrels=topic.qrels)   # the rest of the review, to its end
     assert res.placed == 2
-    judged, placed = place_unretrieved(load_audit(audit).base, read_qrels(topic.qrels), 1,
-                                       int(load_audit(audit).manifest["seed"]))
+    judged, placed = place_unretrieved(load_audit(audit).base, read_qrels(topic.qrels), 1)
     spots = [d for d in judged["q0"] if d.startswith("#")]
     assert placed == {"q0": 2} and len(spots) == 2
     with LabelStore(audit / "labels.sqlite") as store:
         got = store.get([("q0", d) for d in spots])
     assert got and all(y == 1 for y in got.values())   # each placed document the review read: relevant
-    assert place_unretrieved(load_audit(audit).base, read_qrels(topic.qrels), 2, 0)[1] == {"q0": 1}
+    assert place_unretrieved(load_audit(audit).base, read_qrels(topic.qrels), 2)[1] == {"q0": 1}
 
 
 def test_cli_status_says_the_next_move_and_why(topic: Data, tmp_path: Path) -> None:

@@ -59,8 +59,8 @@ def test_the_report_says_who_gave_the_labels(data: Data, tmp_path: Path) -> None
     from_file = f"file half.csv sha256:{sha256_file(half)[:12]}"
     assert content["label_sources"] == {from_file: 5, qrels_source: n - 5}
     text = write_report(audit, tmp_path / "r.md").report.read_text()
-    assert (f"Labels from: {from_file} (5); {qrels_source} ({n - 5:,}) — a simulation: the qrels played "
-            "the reviewer.") in text
+    assert (f"Labels from: {from_file} (5); {qrels_source} ({n - 5:,}: a simulation, the qrels played "
+            "the reviewer).") in text
 
 
 def test_two_pool_end_to_end(data: Data, tmp_path: Path) -> None:

@@ -452,6 +452,19 @@ def test_a_cut_run_made_elsewhere_is_scored_on_the_full_lists(tiny: dict[str, Pa
     other.write_text(cut.read_text().replace("q", "t"))
     one_line_error(invoke("evaluate", "--run", run, "--qrels", qrels, "--missing", "keep", "--folds", "2",
                           "--cut", other, "--allow-missing-queries"),
-                   f"--cut {other} holds none of the 4 queries of --run")
+                   f"--cut {other} holds none of the 4 queries evaluated")
+    # trained on q1 and q2, evaluated on q3 and q4: a cut needs lines of the evaluated queries only
+    (folder / "train.txt").write_text("q1\nq2\n")
+    tail = folder / "tail.run"
+    tail.write_text("\n".join(line for line in lines if line.split()[0] in ("q3", "q4")) + "\n")
+    res = invoke("evaluate", "--run", run, "--qrels", qrels, "--missing", "keep", "--train-queries",
+                 folder / "train.txt", "--cutters", "fixed-k:2", "--cut", tail, "--cut", cut, "--json")
+    assert res.exit_code == 0, res.output
+    methods = json.loads(res.stdout)["per_query"]["methods"]
+    assert methods[str(tail)] == methods[str(cut)] == methods["fixed-k:2"]
     one_line_error(invoke("evaluate", "--run", run, "--qrels", qrels, "--folds", "2", "--cut", cut,
                           "--cut", cut), f"--cut {cut} is given twice")
+    one_line_error(invoke("evaluate", "--run", run, "--qrels", qrels, "--folds", "2", "--cut", cut,
+                          "--baseline", "k2.run"),
+                   "baseline 'k2.run' is not among the cutters", f"nor a row of --model or --cut, named as "
+                   f"given: ['{cut}']")

@@ -87,13 +87,14 @@ def check_qrels_cover(audit: Audit, judged: Mapping[str, Mapping[str, int]], ord
                   "document, wrong if the qrels are another topic set's)", AuditWarning, stacklevel=4)
 
 
-def place_unretrieved(pools: Pools, judged: Mapping[str, Mapping[str, int]], threshold: float, seed: int
+def place_unretrieved(pools: Pools, judged: Mapping[str, Mapping[str, int]], threshold: float
                       ) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
     """The qrels oracle on a corpus known only by its size (``--corpus-size``), whose unretrieved
     documents are ``#u`` placeholders (:mod:`rankcut.audit.pools`) that no qrels judge: the ``r_q``
     documents the qrels grade relevant (``≥ threshold``) but query ``q``'s list does not hold are
-    placed at ``r_q`` of its placeholders drawn uniformly at random (seeded by the audit's seed, a
-    stream of its own, so every label call places them alike); the other placeholders are judged
+    placed at ``r_q`` of its placeholders drawn uniformly at random, seeded by the query id alone
+    (a stream of its own), so every label call and every audit of the same lists places them alike
+    (labels reused between audits agree); the other placeholders are judged
     by none, so not relevant, as any unjudged document. A simulation, exact for the designs that
     draw a query's unretrieved documents exchangeably (uniformly, or in a uniformly random order),
     and for a screener that reads them in corpus order it takes that order to be unrelated to
@@ -118,9 +119,9 @@ def place_unretrieved(pools: Pools, judged: Mapping[str, Mapping[str, int]], thr
         room = len(corpus) - len(listed)
         if len(outside) > room:
             raise ValueError(f"query {q!r}: the qrels grade relevant {len(outside)} documents that its list "
-                             f"does not hold, but the corpus of {len(corpus)} documents leaves it {room} "
-                             f"unretrieved ones ({_o('corpus_size')} too small for these qrels)")
-        where = np.random.default_rng([seed, STREAM_PLACED, zlib.crc32(q.encode())]).choice(
+                             f"does not hold, but the corpus of {len(corpus)} documents leaves it only "
+                             f"{room} unretrieved ({_o('corpus_size')} too small for these qrels)")
+        where = np.random.default_rng([STREAM_PLACED, zlib.crc32(q.encode())]).choice(
             room, size=len(outside), replace=False)
         qrels[q].update({f"{NUMBERED}{int(u)}": grades[d]
                          for u, d in zip(np.sort(where), outside, strict=True)})

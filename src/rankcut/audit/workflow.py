@@ -193,7 +193,7 @@ class LabelResult:
         if self.placed:
             text += (f"\nthe qrels grade relevant {self.placed} documents that the run does not list: in "
                      "this simulation they stand at unretrieved places (#u) of their queries drawn at "
-                     "random, seeded by the audit's seed")
+                     "random, seeded by the query id")
         return text
 
 
@@ -216,8 +216,8 @@ def _check_texts_cover(pools: Pools, text_of: Mapping[Item, str], texts: str | P
 
 def _qrels_source(qrels: str | Path, threshold: float, placed: int) -> str:
     """The label store's source of the qrels oracle's labels: the file, its hash, the grade counted
-    relevant when it is not 1 (TREC DL's 2: the labels differ by it), and the relevant documents
-    outside the run placed at the first unretrieved positions (:func:`place_unretrieved`)."""
+    relevant when it is not 1 (TREC DL's 2: the labels differ by it), and how many relevant documents
+    outside the run were placed among the unretrieved ones (:func:`place_unretrieved`)."""
     grade = "" if threshold == 1 else f", relevant at grade ≥ {threshold:g}"
     where = f", {placed} relevant outside the run placed at random #u" if placed else ""
     return f"qrels {Path(qrels).name} sha256:{sha256_file(qrels)[:12]}{grade}{where}"
@@ -809,7 +809,7 @@ def _record_labels(audit: Audit, store: labels_mod.LabelStore, order: list[Item]
         judged = read_qrels(qrels)
         if not unjudged_nonrelevant:
             check_qrels_cover(audit, judged, order, qrels)
-        judged, places = place_unretrieved(audit.base, judged, threshold, int(audit.manifest["seed"]))
+        judged, places = place_unretrieved(audit.base, judged, threshold)
         placed = sum(places.values())
         todo = order if overwrite else store.missing(order)
         todo = todo if limit is None else todo[:limit]
@@ -873,7 +873,7 @@ def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Map
         judged = read_qrels(qrels)
         if not unjudged_nonrelevant:
             check_qrels_cover(audit, judged, sorted(collection), qrels)
-        judged, places = place_unretrieved(audit.base, judged, threshold, int(audit.manifest["seed"]))
+        judged, places = place_unretrieved(audit.base, judged, threshold)
         placed = sum(places.values())
         source = file_source or _qrels_source(qrels, threshold, placed)
 

@@ -191,7 +191,12 @@ def evaluate(
             raise ValueError("--allow-missing-queries is for --cut: it says how a query without a line "
                              "in the cut run is cut")
         labels = [str(p) for p in models] + [str(p) for p in cuts]
-        specs = check_specs(_cutter_specs(cutters), baseline=None if baseline in labels else baseline)
+        try:
+            specs = check_specs(_cutter_specs(cutters), baseline=None if baseline in labels else baseline)
+        except ValueError as exc:
+            if labels and baseline is not None and str(exc).startswith("baseline "):
+                raise ValueError(f"{exc}, nor a row of --model or --cut, named as given: {labels}") from None
+            raise
         if features and letor:
             raise ValueError("--features goes with --run; LETOR files carry their own features")
         for i, label in enumerate(labels):
@@ -239,7 +244,13 @@ def evaluate(
             if train_run:
                 train = attach_feature_tables(train, features)
         _check_models(trained, lists, chosen, train)
-        given = {str(p): _given_cuts(p, lists, judged, missing, allow_missing_queries) for p in cuts}
+        evaluated = set(lists.qids)   # the queries scored: --cut needs lines of these only
+        if chosen is not None:
+            evaluated &= set(chosen)
+        elif isinstance(train, tuple):
+            evaluated -= set(train)
+        given = {str(p): _given_cuts(p, lists, evaluated, judged, missing, allow_missing_queries)
+                 for p in cuts}
         with _shards.runner(shards, ray) as (where, n_shards):
             result = evaluate_cutters(
                 specs, lists, train=train, test_queries=chosen,
@@ -279,29 +290,32 @@ def evaluate(
             typer.echo(format_table(result, markdown=markdown), nl=False)
 
 
-def _given_cuts(path: Path, lists: Any, judged: dict[str, Any], missing: str, allow_missing: bool) -> Any:
-    """``--cut``: the depth the cut run keeps of each list (a prefix of it, else refused naming the
-    query and rank), as a method of the evaluation. Its queries that ``--missing drop`` dropped
-    from the run (no qrels) are dropped here too."""
+def _given_cuts(path: Path, lists: Any, evaluated: set[str], judged: dict[str, Any], missing: str,
+                allow_missing: bool) -> Any:
+    """``--cut``: the depth the cut run keeps of each list evaluated (a prefix of it, else refused
+    naming the query and rank), as a method of the evaluation. Its lines of queries not evaluated
+    (``--train-queries``), and of queries that ``--missing drop`` dropped from the run (no qrels),
+    are not read."""
     from rankcut.audit.options import OPTION_NAMES
     from rankcut.audit.pools import cuts_from_run
     from rankcut.cutters.given import GivenCuts
     from rankcut.data.trec import read_run
 
     kept = set(lists.qids)
+    scored = lists.subset([q for q in lists.qids if q in evaluated])
     postings = {q: p for q, p in read_run(path).items()
-                if q in kept or not (missing == "drop" and q not in judged)}
-    if not any(q in postings for q in lists.qids):
-        raise ValueError(f"--cut {path} holds none of the {len(lists)} queries of --run: the cut of another "
-                         "run or topic set?")
+                if q in evaluated or (q not in kept and not (missing == "drop" and q not in judged))}
+    if not any(q in postings for q in scored.qids):
+        raise ValueError(f"--cut {path} holds none of the {len(scored)} queries evaluated: the cut of "
+                         "another run or topic set?")
     token = OPTION_NAMES.set({"allow_missing_queries": "--allow-missing-queries"})
     try:
-        depth = cuts_from_run(lists, postings, allow_missing_queries=allow_missing)
+        depth = cuts_from_run(scored, postings, allow_missing_queries=allow_missing)
     except ValueError as exc:
         raise ValueError(f"--cut {path}: {exc}") from None
     finally:
         OPTION_NAMES.reset(token)
-    return GivenCuts(cuts=dict(zip(lists.qids, depth.tolist(), strict=True)), source=str(path))
+    return GivenCuts(cuts=dict(zip(scored.qids, depth.tolist(), strict=True)), source=str(path))
 
 
 def _check_models(trained: dict[str, Any], lists: Any, chosen: Any, train: Any) -> None:

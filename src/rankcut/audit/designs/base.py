@@ -40,7 +40,7 @@ Row = dict[str, Any]
 # changing one pool's, member's or band's size never changes another's draws.
 STREAM_EXCLUDED, STREAM_INCLUDED, STREAM_ORDER, STREAM_MEMBER = 0, 1, 3, 100
 STREAM_BAND = 200
-STREAM_PLACED = 300   # the qrels oracle's placement of relevant unretrieved documents (oracle.py)
+STREAM_PLACED = 300   # the qrels oracle's placement of relevant unretrieved documents (oracle.py; no seed)
 
 #: the most draws a plan may ask for before it says plainly that no one will label them: 10^5
 #: labels keep a reviewer busy for months at a few hundred an hour
