@@ -94,11 +94,11 @@ def place_unretrieved(pools: Pools, judged: Mapping[str, Mapping[str, int]], thr
     documents the qrels grade relevant (``≥ threshold``) but query ``q``'s list does not hold are
     placed at ``r_q`` of its placeholders drawn uniformly at random, seeded by the query id alone
     (a stream of its own), so every label call and every audit of the same lists places them alike
-    (labels reused between audits agree); the other placeholders are judged
-    by none, so not relevant, as any unjudged document. A simulation, exact for the designs that
-    draw a query's unretrieved documents exchangeably (uniformly, or in a uniformly random order),
-    and for a screener that reads them in corpus order it takes that order to be unrelated to
-    relevance. Labelling every placeholder 0 made the certificate falsely tight.
+    (labels reused between audits agree); the other placeholders are judged by none, so not
+    relevant, as any unjudged document. A simulation, exact for the designs that draw a query's
+    unretrieved documents exchangeably (uniformly, or in a uniformly random order); for a screener
+    that reads them in corpus order it takes that order to be unrelated to relevance. Labelling
+    every placeholder 0 made the certificate falsely tight.
 
     :returns: the qrels with the placeholders' grades added, and ``r_q`` per query placed (none for
         a corpus of named ids, whose documents the qrels judge by name).
