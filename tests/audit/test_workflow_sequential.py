@@ -146,7 +146,8 @@ def test_labels_past_the_first_met_are_said_with_where_it_was_met(data: Data, tm
         found, len(order), t, int(y[:t].sum()), 0.8, 0.05, default_prior_mean(found, 0.8), int(where[t]),
         int(y[:where[t]].sum())).details["certified"])
     assert 0 < first < len(order)
-    wf.label(audit, qrels=data.qrels)
+    labelled = wf.label(audit, qrels=data.qrels).render()   # it said "label on as far as needed"
+    assert f"the audit order: all {len(order)} positions labelled — run certify" in labelled, labelled
     res = wf.certify(audit)
     assert res.met and f"met after {len(order)} of {len(order)} audit labels" in res.render()
     assert (f"the target was first met after {first} audit labels: the {len(order) - first} after them "

@@ -259,6 +259,8 @@ class Sequential(FixedSampleDesign):
         done = (f"the cut: {cut_missing} of {len(cut)} items still unlabelled (certify needs them all)"
                 if cut_missing else f"the cut: all {len(cut)} items labelled")
         ahead = f" ({len(got) - t} more after it wait for it)" if len(got) > t else ""
+        if t == len(order):   # nothing left to label: say so, not "label on"
+            return f"{done}; the audit order: all {len(order)} positions labelled — run {_o('certify')}"
         return (f"{done}; the audit order: positions 1–{t} of {len(order)} labelled{ahead} — label on as far "
                 f"as needed and run {_o('certify')} whenever you like")
 
