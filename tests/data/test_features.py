@@ -47,6 +47,11 @@ def feats(lists: RankedLists) -> np.ndarray:
 
 
 # ----------------------------------------------------------------- tokens and neighbours
+def test_tokenize_reads_decomposed_accents_as_composed() -> None:
+    # "re\u0301sume\u0301" (e + combining acute) was split into ['re', 'sume']
+    assert tokenize("Re\u0301sume\u0301 nai\u0308ve") == tokenize("Résumé naïve") == ["résumé", "naïve"]
+
+
 def test_tokenize_lowercases_and_splits_on_non_alphanumerics() -> None:
     assert tokenize("Hello, World! it's 3.5% snake_case Ünïcode") == [
         "hello", "world", "it", "s", "3", "5", "snake", "case", "ünïcode"]

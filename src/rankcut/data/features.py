@@ -46,6 +46,7 @@ import csv
 import math
 import os
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -86,8 +87,10 @@ _MAX_IDS_SHOWN = 5
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-cased alphanumeric tokens of ``text`` (punctuation and underscores split tokens)."""
-    return _TOKEN.findall(text.lower())
+    """Lower-cased alphanumeric tokens of ``text`` (punctuation and underscores split tokens), read
+    in Unicode's composed form (NFC): a decomposed "résumé" (e + combining accent) is one token, as
+    the composed one is, not "re" and "sume"."""
+    return _TOKEN.findall(unicodedata.normalize("NFC", text).lower())
 
 
 def neighbour_similarity(adjacent: NDArray[np.float64]) -> NDArray[np.float64]:
