@@ -62,6 +62,7 @@ __all__ = [
     "MethodResult",
     "check_specs",
     "evaluate_cutters",
+    "evaluated_queries",
     "format_table",
     "read_query_ids",
     "seen_queries",
@@ -521,11 +522,17 @@ def seen_queries(cutter: Cutter, lists: RankedLists, *, train: Sequence[str] | N
         :func:`evaluate_cutters`).
     :param test_queries: the evaluated query ids (default: all of ``lists`` not trained on).
     """
+    fitted = set(getattr(cutter, "train_qids_", ())) | set(getattr(cutter, "val_qids_", ()))
+    return sorted(set(evaluated_queries(lists, train=train, test_queries=test_queries)) & fitted)
+
+
+def evaluated_queries(lists: RankedLists, *, train: Sequence[str] | None = None,
+                      test_queries: Sequence[str] | None = None) -> list[str]:
+    """The query ids of ``lists`` that an evaluation scores, in list order: ``test_queries`` (default:
+    all), less those of ``train`` (query ids trained on, as for :func:`evaluate_cutters`)."""
     held = set(train or ())
     chosen = None if test_queries is None else set(test_queries)
-    evaluated = {q for q in lists.qids if (chosen is None or q in chosen) and q not in held}
-    fitted = set(getattr(cutter, "train_qids_", ())) | set(getattr(cutter, "val_qids_", ()))
-    return sorted(evaluated & fitted)
+    return [q for q in lists.qids if (chosen is None or q in chosen) and q not in held]
 
 
 def with_trained(evaluation: Evaluation, lists: RankedLists, trained: Mapping[str, Cutter], *,

@@ -84,7 +84,7 @@ def check_qrels_cover(audit: Audit, judged: Mapping[str, Mapping[str, int]], ord
                          f"was recorded; give the qrels of these queries, or {_o('unjudged_nonrelevant')} to "
                          "label unjudged items not relevant all the same")
     warnings.warn(f"{what}; their items are labelled not relevant (right if these queries have no relevant "
-                  "document, wrong if the qrels are another topic set's)", AuditWarning, stacklevel=4)
+                  "document, wrong if the qrels are another topic set's)", AuditWarning, stacklevel=5)
 
 
 def place_unretrieved(pools: Pools, judged: Mapping[str, Mapping[str, int]], threshold: float

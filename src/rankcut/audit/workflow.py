@@ -214,6 +214,23 @@ def _check_texts_cover(pools: Pools, text_of: Mapping[Item, str], texts: str | P
     warnings.warn(f"{what}: they are shown by their ids alone when labelled", AuditWarning, stacklevel=3)
 
 
+def _qrels_judged(audit: Audit, qrels: str | Path, items: Sequence[Item], threshold: float,
+                  unjudged_nonrelevant: bool, file_source: str | None
+                  ) -> tuple[dict[str, dict[str, int]], int, str]:
+    """The qrels oracle's judgements, for every design: the qrels read, checked to cover the
+    queries of ``items`` (:func:`check_qrels_cover`, unless ``unjudged_nonrelevant``), with the
+    relevant documents outside the run placed among the unretrieved ones
+    (:func:`place_unretrieved`); how many were placed, and the labels' source."""
+    from rankcut.data.trec import read_qrels
+
+    judged = read_qrels(qrels)
+    if not unjudged_nonrelevant:
+        check_qrels_cover(audit, judged, items, qrels)
+    judged, places = place_unretrieved(audit.base, judged, threshold)
+    placed = sum(places.values())
+    return judged, placed, file_source or _qrels_source(qrels, threshold, placed)
+
+
 def _qrels_source(qrels: str | Path, threshold: float, placed: int) -> str:
     """The label store's source of the qrels oracle's labels: the file, its hash, the grade counted
     relevant when it is not 1 (TREC DL's 2: the labels differ by it), and how many relevant documents
@@ -804,16 +821,10 @@ def _record_labels(audit: Audit, store: labels_mod.LabelStore, order: list[Item]
         recorded = store.record([(q, d) for q, d, _ in file_rows], [y for _, _, y in file_rows], source,
                                 overwrite=overwrite, refusal_hint=spec.refusal_hint(store))
     elif qrels is not None:
-        from rankcut.data.trec import read_qrels
-
-        judged = read_qrels(qrels)
-        if not unjudged_nonrelevant:
-            check_qrels_cover(audit, judged, order, qrels)
-        judged, places = place_unretrieved(audit.base, judged, threshold)
-        placed = sum(places.values())
+        judged, placed, source = _qrels_judged(audit, qrels, order, threshold, unjudged_nonrelevant,
+                                               file_source)
         todo = order if overwrite else store.missing(order)
         todo = todo if limit is None else todo[:limit]
-        source = file_source or _qrels_source(qrels, threshold, placed)
         recorded = store.record(todo, qrels_oracle(judged, todo, threshold), source,
                                 overwrite=overwrite, refusal_hint=spec.refusal_hint(store))
         unjudged = len(unjudged_items(judged, todo))
@@ -868,14 +879,8 @@ def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Map
         source = file_source or f"file {Path(from_file).name} sha256:{sha256_file(from_file)[:12]}"
         answer = lambda step, _: given.get(step.item)  # noqa: E731
     elif qrels is not None:
-        from rankcut.data.trec import read_qrels
-
-        judged = read_qrels(qrels)
-        if not unjudged_nonrelevant:
-            check_qrels_cover(audit, judged, sorted(collection), qrels)
-        judged, places = place_unretrieved(audit.base, judged, threshold)
-        placed = sum(places.values())
-        source = file_source or _qrels_source(qrels, threshold, placed)
+        judged, placed, source = _qrels_judged(audit, qrels, sorted(collection), threshold,
+                                               unjudged_nonrelevant, file_source)
 
         def answer(step: Any, _: Any) -> int | None:
             asked.append(step.item)

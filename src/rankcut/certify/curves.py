@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from rankcut.certify.bounds import cp_lower, cp_upper, hypergeom_lower, hypergeom_upper
+from rankcut.certify.recall import recall_lower
 
 __all__ = ["CURVE_POINTS", "curve_points", "excluded_curve", "sequential_curve", "two_pool_curve"]
 
@@ -56,8 +57,7 @@ def two_pool_curve(y0: np.ndarray, y1: np.ndarray, pool0: int, pool1: int, delta
     else:
         mu = np.atleast_1d(cp_upper(k0, j0, delta0)) * pool0
         ml = np.atleast_1d(cp_lower(k1, j1, delta1)) * pool1
-    # MU = 0: nothing missed, recall 1, as the certificate reads it (Corollary 11, Theorem 10)
-    recall = np.where(mu == 0, 1.0, ml / np.maximum(ml + mu, 1e-300))
+    recall = recall_lower(ml, mu)   # as the certificate reads it (Corollary 11, Theorem 10)
     return {"quantity": "recall", "labels": (j0 + j1).tolist(), "bound": recall.tolist()}
 
 

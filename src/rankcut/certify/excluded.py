@@ -46,6 +46,7 @@ from rankcut.certify._validate import (
     shown,
 )
 from rankcut.certify.bounds import cp_upper, hypergeom_upper
+from rankcut.certify.recall import recall_lower
 from rankcut.certify.result import (
     Certificate,
     certificate_function,
@@ -363,8 +364,7 @@ def full_review_recall_certificate(
     Theorem 8, ``Recall(g) = M1/(M1 + M0) ≥ M1/(M1 + MU(K0(g), δ_g; N0(g), n0(g)))``
     (the ratio falls as ``M0`` grows). No denominator floor is needed (Remark 9). When
     ``MU = 0`` the cut misses nothing on the event and the bound is read as 1, as in Corollary 11
-    (with ``M1 = 0`` too nothing is relevant: recall is 0/0, read as 1 by the certificates'
-    convention, :func:`rankcut.certify.recall.two_pool_recall_finite_certificate`).
+    (:func:`rankcut.certify.recall.recall_lower`).
 
     :param counts: ``K0(g)``, relevant items in the excluded-pool sample.
     :param sizes: ``n0(g) ≤ N0(g)``.
@@ -379,7 +379,7 @@ def full_review_recall_certificate(
     m1, m1_scalar = as_family(included_relevant, "included_relevant", integer=True)
     same_size(mu.size, "members", included_relevant=m1)
     scalar = scalar and m1_scalar
-    recall = np.where(mu == 0, 1.0, m1 / np.maximum(m1 + mu, 1))
+    recall = recall_lower(m1, mu)
     value = out(recall, scalar)
     return Certificate(
         quantity="recall",

@@ -36,9 +36,21 @@ from rankcut.certify.result import (
 
 __all__ = [
     "recall_from_missed_mass",
+    "recall_lower",
     "two_pool_recall_certificate",
     "two_pool_recall_finite_certificate",
 ]
+
+
+def recall_lower(caught: Any, missed: Any) -> Any:
+    """``caught / (caught + missed)``: the recall bound from a lower bound on the relevant items the
+    cut keeps and an upper bound on those it misses (Theorem 10, Corollary 11, Theorem 8's full
+    review, and their curves), elementwise. Read as 1 when ``missed`` is 0: on the bound's event
+    the cut misses nothing, so its recall is 1 whatever ``caught`` (with nothing relevant at all,
+    ``R = 0``, recall is 0/0, read as 1 by the certificates' convention; the evaluation metrics
+    score such a query 0 instead)."""
+    caught, missed = np.asarray(caught, dtype=np.float64), np.asarray(missed, dtype=np.float64)
+    return np.where(missed == 0, 1.0, caught / np.maximum(caught + missed, 1e-300))
 
 
 def _count_pair(k: Any, n: Any, k_name: str, n_name: str) -> tuple[int, int]:
@@ -170,7 +182,7 @@ def two_pool_recall_certificate(
     upper0 = float(cp_upper(k0_, n0_, d0))
     lower1 = float(cp_lower(k1_, n1_, d1))
     caught, missed = q1 * lower1, q0 * upper0
-    value = 1.0 if q0 == 0 else caught / (caught + missed)  # U0 > 0, so caught + missed > 0
+    value = float(recall_lower(caught, missed))   # U0 > 0: missed is 0 exactly when p0 is
     allocation = {"excluded audit": d0, "included audit": d1}
     if dm > 0:
         allocation["pool masses"] = dm
@@ -212,11 +224,10 @@ def two_pool_recall_finite_certificate(
     ``n0`` items drawn uniformly without replacement from the ``N0`` excluded items (``K0``
     relevant) and, independently, ``n1`` from the ``N1`` included items (``K1`` relevant). With
     probability at least ``1 − δ0 − δ1``, ``M0 ≤ MU(K0, δ0; N0, n0)`` and
-    ``M1 ≥ ML(K1, δ1; N1, n1)``, so ``Recall(g) ≥ ML / (ML + MU)``, read as 1 when ``MU = 0``:
-    on the event the cut misses nothing (an empty excluded pool, or one sampled through), so its
-    recall is 1 whatever ``ML``. With nothing relevant at all (``R = 0``) recall is 0/0, read as
-    1 here, as the binomial version reads an empty excluded pool and the sequential audit a review
-    that found and missed nothing (the evaluation metrics score such a query 0 instead).
+    ``M1 ≥ ML(K1, δ1; N1, n1)``, so ``Recall(g) ≥ ML / (ML + MU)``, read as 1 when ``MU = 0``
+    (:func:`recall_lower`: an empty excluded pool, or one sampled through, misses nothing), as the
+    binomial version reads an empty excluded pool and the sequential audit a review that found and
+    missed nothing.
 
     §8: ``k0=0, n0=300, pool0=70000, k1=100, n1=500, pool1=30000, δ=0.05`` (0.025 + 0.025)
     gives ``MU = 853``, ``ML = 4983`` and ``Recall ≥ 4983/5836 ≈ 0.8538``.
@@ -241,7 +252,7 @@ def two_pool_recall_finite_certificate(
     d0, d1 = _pool_split(deltas, d)
     mu = int(hypergeom_upper(k0_, d0, population=big0, draws=n0_))
     ml = int(hypergeom_lower(k1_, d1, population=big1, draws=n1_))
-    value = 1.0 if mu == 0 else ml / (ml + mu)
+    value = float(recall_lower(ml, mu))
     corpus = big0 + big1
     return Certificate(
         quantity="recall",

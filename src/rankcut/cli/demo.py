@@ -246,6 +246,7 @@ def _audit_demo(folder: Path, cut: _Cut, *, seed: int, kept: bool) -> None:
 def _repeat(pool0: int, m0: int, pool1: int, m1: int, n0: int, n1: int, seed: int) -> None:
     """The same two-pool audit 2,000 times on these pools: how often the 95% certificate holds."""
     from rankcut.certify.bounds import hypergeom_lower, hypergeom_upper
+    from rankcut.certify.recall import recall_lower
 
     rng = np.random.default_rng([seed, 2000])
     k0 = rng.hypergeometric(m0, pool0 - m0, n0, size=2000)
@@ -253,7 +254,7 @@ def _repeat(pool0: int, m0: int, pool1: int, m1: int, n0: int, n1: int, seed: in
     d = AUDIT_DELTA / 2  # Corollary 11's default split, as the workflow froze it
     mu = hypergeom_upper(k0, d, population=pool0, draws=n0)
     ml = hypergeom_lower(k1, d, population=pool1, draws=n1)
-    bound = np.where(mu == 0, 1.0, ml / np.maximum(ml + mu, 1))   # as two_pool_recall_finite reads it
+    bound = recall_lower(ml, mu)   # Corollary 11, as two_pool_recall_finite_certificate reads it
     held = (bound <= m1 / (m1 + m0)) & (mu >= m0)
     typer.echo(f"Repeating this audit 2,000 times on the same pools, the 95% certificate held in "
                f"{held.mean():.1%} of them: a 95% certificate may fail in at most 5% of audits.")

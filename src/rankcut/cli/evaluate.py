@@ -161,7 +161,13 @@ def evaluate(
         from rankcut.data.features import attach_feature_tables
         from rankcut.data.lists import check_threshold
         from rankcut.data.trec import read_qrels
-        from rankcut.evaluation import check_specs, evaluate_cutters, format_table, with_trained
+        from rankcut.evaluation import (
+            check_specs,
+            evaluate_cutters,
+            evaluated_queries,
+            format_table,
+            with_trained,
+        )
 
         run, letor, train_run, train_letor = run or [], letor or [], train_run or [], train_letor or []
         models, features, cuts = model or [], features or [], cut or []
@@ -244,11 +250,9 @@ def evaluate(
             if train_run:
                 train = attach_feature_tables(train, features)
         _check_models(trained, lists, chosen, train)
-        evaluated = set(lists.qids)   # the queries scored: --cut needs lines of these only
-        if chosen is not None:
-            evaluated &= set(chosen)
-        elif isinstance(train, tuple):
-            evaluated -= set(train)
+        # the queries scored (--train-queries' are not): a --cut needs lines of these only
+        evaluated = set(evaluated_queries(lists, train=train if isinstance(train, tuple) else None,
+                                          test_queries=chosen))
         given = {str(p): _given_cuts(p, lists, evaluated, judged, missing, allow_missing_queries)
                  for p in cuts}
         with _shards.runner(shards, ray) as (where, n_shards):
