@@ -145,6 +145,7 @@ def test_relevant_documents_outside_a_size_only_corpus_run_are_placed_among_its_
     assert code == 2 and "query 'q0': the qrels grade relevant 3 documents that its list does not hold, " \
                          "but the corpus of 21 documents leaves it only 1 unretrieved (--corpus-size too " \
                          "small" in err
+    assert not (small / "labels.sqlite").exists()   # refused before anything was recorded
     ids = tmp_path / "ids.txt"   # the collection by its ids: the qrels judge the unretrieved documents
     ids.write_text("".join(f"d{q}-{r}\n" for q in range(4) for r in range(20)) +
                    "".join(f"x{q}-{i}\n" for q in range(2) for i in range(5)))
