@@ -121,8 +121,8 @@ def test_relevant_documents_outside_a_size_only_corpus_run_are_placed_among_its_
     code, out, err = _cli("label", "--audit", sized, "--oracle", "qrels", "--qrels", qrels,
                           "--threshold", "0.5")
     assert code == 0, err   # the grade counted relevant is recorded with the labels (it changes them)
-    assert (f"(qrels qrels.txt sha256:{sha256_file(qrels)[:12]}, relevant at grade ≥ 0.5, 6 relevant "
-            "outside the run placed at random #u)") in out
+    assert (f"(simulation: qrels qrels.txt sha256:{sha256_file(qrels)[:12]}, relevant at grade ≥ 0.5, "
+            "6 relevant outside the run placed at random #u)") in out
     assert "the qrels grade relevant 6 documents that the run does not list: in this simulation they stand " \
            "at unretrieved places (#u) of their queries drawn at random, seeded by the query id" in out
     audit = load_audit(sized)

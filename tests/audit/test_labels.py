@@ -103,6 +103,10 @@ def test_overwrite_is_kept_in_the_history(store):
      ([(" q", "d")], [1], "s", r"items\[0\] query id must be a non-empty string without surrounding"),
      ([("q", 7)], [1], "s", r"items\[0\] doc id must be a non-empty string"),
      ([("q", "d")], [1], " ", r"source must be a non-empty string"),
+     ([("q", "d")], [1], None, r"source must be a non-empty string \(or one per item\), got None"),
+     ([("q", "d"), ("q", "e")], [1, 0], ["s", ""],
+      r"source must be a non-empty string \(or one per item\), got ''"),
+     ([("q", "d"), ("q", "e")], [1, 0], ["s"], r"items and sources must have the same length, got 2 and 1"),
      ([("q", "d"), ("q", "d")], [1, 0], "s",
       r"query 'q', document 'd' is given twice with different labels \(1 and 0\)")],
 )
@@ -560,3 +564,12 @@ def test_logged_is_the_history_replayed_and_tells_a_hand_edit(tmp_path: Path) ->
     con.close()
     with LabelStore(tmp_path / "l.sqlite", readonly=True) as store:
         assert store.logged()[("q", "a")] == 1 != dict(((q, d), y) for q, d, y in store.items())[("q", "a")]
+
+
+def test_each_item_may_have_its_own_source(store):
+    """Labels copied from another store keep who gave each; :meth:`sources_of` reads them back."""
+    assert store.record([("q", "a"), ("q", "b"), ("q", "c")], [1, 0, 1], ["ann", "bob", "ann"]) == 3
+    assert store.source_counts() == {"ann": 2, "bob": 1}
+    assert store.sources_of([("q", "b"), ("q", "x"), ("q", "a"), ("q", "b")]) == {("q", "b"): "bob",
+                                                                                  ("q", "a"): "ann"}
+    assert [(e.doc_id, e.source) for e in store.history()] == [("a", "ann"), ("b", "bob"), ("c", "ann")]

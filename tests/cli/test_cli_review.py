@@ -104,7 +104,7 @@ def test_start_next_label_status_certify_report(tmp_path: Path) -> None:
                           tmp_path / "records.csv", "--next", 5)
     assert code == 0, err
     assert "6 of 80 records read" in out
-    assert "recorded 5 labels (known labels (simulation) sha256:" in out and "qrels" not in out
+    assert "recorded 5 labels (simulation: known labels sha256:" in out and "qrels" not in out
     code, out, _ = _run("review", "status", "--folder", folder, "--json")
     info = json.loads(out)
     assert info["read"] == 6 and info["next_record"] is not None and info["recall_bound"] < 0.8
@@ -496,3 +496,25 @@ def test_simulate_takes_a_seed_query_as_start_does(tmp_path: Path) -> None:
     assert code == 0, err
     config = json.loads((tmp_path / "Q" / "manifest.json").read_text())["screener"]["config"]["cal"]
     assert config["query"] == "migraine triptan"
+
+
+def test_a_simulation_is_not_continued_with_other_known_labels(tmp_path: Path) -> None:
+    truth = _records(tmp_path / "records.csv")
+    folder = tmp_path / "R"
+    assert _run("review", "start", tmp_path / "records.csv", "--folder", folder, "--seed", 3,
+                "--policy", POLICY)[0] == 0
+    code, _, err = _run("review", "label", "--folder", folder, "--simulate", "--records",
+                        tmp_path / "records.csv", "--next", 5)
+    assert code == 0, err
+    flipped = tmp_path / "flipped.csv"
+    lines = (tmp_path / "records.csv").read_text().splitlines()
+    flipped.write_text("\n".join([lines[0], *(line[:-1] + str(1 - int(line[-1])) for line in lines[1:])]))
+    code, out, err = _run("review", "label", "--folder", folder, "--simulate", "--records", flipped,
+                          "--next", 3)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "error: record 'r" in err and "by 'simulation: known labels sha256:" in err
+    assert ("two simulations mixed would certify neither. Simulate with the same labels as before (the "
+            "same file, and --threshold), or start a new review (rankcut review start) — nothing was "
+            "recorded") in err
+    code, out, _ = _run("review", "status", "--folder", folder, "--json")
+    assert json.loads(out)["read"] == 5 and len(truth) == 80

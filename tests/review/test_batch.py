@@ -45,7 +45,10 @@ def test_the_batch_is_what_the_review_asks_for_when_every_answer_is_not_relevant
     assert len({r["record_id"] for r in batch}) == 15
     # after 42 steps the batch ends screening and goes on to audit draws (the policy's own moves)
     assert {r["move"] for r in batch} == ({"screen", "audit"} if read == 42 else {"screen"})
-    session.label(folder, known=dict.fromkeys(records.ids, 0), limit=15)
+    # the simulation goes on with the answers given so far (another one that disagreed is refused)
+    read_so_far = {s["doc_id"] for s in _steps(folder)}
+    known = {rid: y if rid in read_so_far else 0 for rid, y in labels_of(records).items()}
+    session.label(folder, known=known, limit=15)
     taken = _steps(folder)[before:]
     assert [(s["doc_id"], s["move"], s["rank"], s["audit_position"], s["why"]) for s in taken] == \
         [(r["record_id"], r["move"], r["position"], r["audit_position"], r["why"]) for r in batch]

@@ -302,7 +302,7 @@ class LabelStore:
     def __repr__(self) -> str:
         return f"LabelStore({str(self.path)!r})"
 
-    def record(self, items: Sequence[Item], labels: Sequence[Any], source: str, *,
+    def record(self, items: Sequence[Item], labels: Sequence[Any], source: str | Sequence[str], *,
                overwrite: bool = False, meta: Mapping[str, str] | None = None,
                refusal_hint: str = "pass overwrite=True to replace it") -> int:
         """Record ``labels[i]`` for ``items[i]``, all in one transaction.
@@ -312,7 +312,8 @@ class LabelStore:
 
         :param items: ``(query_id, doc_id)`` pairs.
         :param labels: 0/1 (or bool) per item.
-        :param source: who or what gave the labels (``"interactive"``, a file name, ``"qrels"``).
+        :param source: who or what gave the labels (``"interactive"``, a file name, ``"qrels"``), or
+            one such per item (labels copied from another store keep their own).
         :param meta: ``meta`` values written in the same transaction as the labels (as
             :meth:`set_meta_many`), so that a killed process leaves both or neither.
         :param refusal_hint: what the refusal of a different label tells the caller to do (the
@@ -327,18 +328,25 @@ class LabelStore:
         if len(values) != len(pairs):
             raise ValueError(f"items and labels must have the same length, "
                              f"got {len(pairs)} and {len(values)}")
-        if not isinstance(source, str) or not source.strip():
-            raise ValueError(f"source must be a non-empty string, got {source!r}")
+        one = isinstance(source, str) or not isinstance(source, Sequence)
+        given: list[Any] = [source] if one else list(source)
+        bad = [s for s in given if not isinstance(s, str) or not s.strip()]
+        if bad:
+            raise ValueError(f"source must be a non-empty string (or one per item), got {bad[0]!r}")
+        sources: list[str] = given * len(pairs) if one else given
+        if len(sources) != len(pairs):
+            raise ValueError(f"items and sources must have the same length, "
+                             f"got {len(pairs)} and {len(sources)}")
         meta_rows = _meta_rows(meta or {})
-        wanted: dict[Item, int] = {}
-        for (q, d), label in zip(pairs, values, strict=True):
-            if wanted.setdefault((q, d), label) != label:
+        wanted: dict[Item, tuple[int, str]] = {}
+        for (q, d), label, src in zip(pairs, values, sources, strict=True):
+            if wanted.setdefault((q, d), (label, src))[0] != label:
                 raise ValueError(f"items: query {q!r}, document {d!r} is given twice with different labels "
-                                 f"({wanted[q, d]} and {label})")
+                                 f"({wanted[q, d][0]} and {label})")
         now = _now()
         written = 0
         with self._transaction() as con:
-            for (q, d), label in wanted.items():
+            for (q, d), (label, source) in wanted.items():
                 old = con.execute("SELECT label, source, recorded_at FROM labels "
                                   "WHERE query_id = ? AND doc_id = ?", (q, d)).fetchone()
                 if old is None:
@@ -390,6 +398,16 @@ class LabelStore:
                                     item).fetchone()
             if row is not None:
                 out[item] = row[0]
+        return out
+
+    def sources_of(self, items: Iterable[Item]) -> dict[Item, str]:
+        """The source of each of ``items`` that has a label (who gave the label it holds now)."""
+        out: dict[Item, str] = {}
+        for item in unique_items(check_items(items)):
+            row = self._con.execute("SELECT source FROM labels WHERE query_id = ? AND doc_id = ?",
+                                    item).fetchone()
+            if row is not None:
+                out[item] = str(row[0])
         return out
 
     def missing(self, items: Iterable[Item]) -> list[Item]:

@@ -14,14 +14,22 @@ from pathlib import Path
 import numpy as np
 
 from rankcut.audit.designs.base import STREAM_PLACED
+from rankcut.audit.designs.interleaved import Words
 from rankcut.audit.folder import Audit
-from rankcut.audit.labels import check_items
+from rankcut.audit.labels import LabelStore, check_items
+from rankcut.audit.manifest import sha256_file
 from rankcut.audit.options import spelled as _o
 from rankcut.audit.pools import NUMBERED, Item, Pools
 from rankcut.audit.provenance import AuditWarning
 from rankcut.data.lists import check_threshold
 
-__all__ = ["check_qrels_cover", "place_unretrieved", "qrels_oracle", "uncovered_queries", "unjudged_items"]
+__all__ = ["SIMULATION", "check_one_oracle", "check_qrels_cover", "place_unretrieved", "qrels_oracle",
+           "qrels_source", "uncovered_queries", "unjudged_items"]
+
+DOCUMENTS = Words()   # how an audit of a run calls its items
+SIMULATION = "simulation: "
+"""How the source of every label a simulation gave begins (qrels or known labels played the
+reviewer), in the label store and so in the certificate's ``label_sources`` and its report."""
 
 
 def qrels_oracle(qrels: Mapping[str, Mapping[str, int]], items: Iterable[Item],
@@ -127,3 +135,38 @@ def place_unretrieved(pools: Pools, judged: Mapping[str, Mapping[str, int]], thr
                          for u, d in zip(np.sort(where), outside, strict=True)})
         placed[q] = len(outside)
     return qrels, placed
+
+
+def qrels_source(qrels: str | Path, threshold: float, placed: int) -> str:
+    """The label store's source of the qrels oracle's labels: a simulation (:data:`SIMULATION`), the
+    file, its hash, the grade counted relevant when it is not 1 (TREC DL's 2: the labels differ by
+    it), and how many relevant documents outside the run were placed among the unretrieved ones
+    (:func:`place_unretrieved`). Two calls with the same qrels and threshold give the same source."""
+    grade = "" if threshold == 1 else f", relevant at grade ≥ {threshold:g}"
+    where = f", {placed} relevant outside the run placed at random #u" if placed else ""
+    return f"{SIMULATION}qrels {Path(qrels).name} sha256:{sha256_file(qrels)[:12]}{grade}{where}"
+
+
+def check_one_oracle(store: LabelStore, source: str, judged: Mapping[str, Mapping[str, int]],
+                     threshold: float, instead: str, words: Words = DOCUMENTS) -> None:
+    """Refuse to add a simulation's labels to a store where another simulation (other qrels, or the
+    same at another ``--threshold``) gave a label this one would not give. Mixed, the labels would
+    follow two notions of relevant, and the certificate neither. Labels they agree on may stay, each
+    with the source that gave it. ``instead`` says what else the caller may do (relabel every item,
+    or start again), in its option names; ``words`` how the items are called (a review's records)."""
+    if not any(s.startswith(SIMULATION) and s != source for s in store.sources()):
+        return
+    given = store.sources_of((q, d) for q, d, _ in store.items())
+    other = [item for item, s in given.items() if s.startswith(SIMULATION) and s != source]
+    held = store.get(other)
+    says = qrels_oracle(judged, other, threshold)
+    differ = [item for item, y in zip(other, says, strict=True) if held[item] != y]
+    if not differ:
+        return
+    (q, d), s = differ[0], given[differ[0]]
+    more = f" (and {len(differ) - 1} more)" if len(differ) > 1 else ""
+    where = f"query {q!r}, {words.item} {d!r}" if words.in_run else f"{words.item} {d!r}"
+    raise ValueError(f"{where} is labelled {held[q, d]} by "
+                     f"{s!r}, and this call's {source!r} says {1 - held[q, d]}{more}: two simulations mixed "
+                     f"would certify neither. Simulate with the same labels as before (the same file, and "
+                     f"{_o('threshold')}), or {instead} — nothing was recorded")

@@ -258,12 +258,14 @@ def reuse_into(audit: Audit, store: labels_mod.LabelStore, order: list[Item], ov
             raise ValueError(f"{old} holds the labels of audit {str(src.get_meta('audit_id'))[:12]}, not of "
                              f"audit {spec['audit_id'][:12]} named at freeze")
         found = src.get(order)
+        given_by = src.sources_of(found)
     source = f"{REUSED}{spec['audit_id'][:12]}"
     items = list(found)
     # the labels and the note of where they came from in one transaction: a kill between them must
-    # not leave reused labels that certify cannot tell from fresh ones
-    recorded = store.record(items, [found[i] for i in items], source, overwrite=overwrite,
-                            meta={"reused_from": spec["audit_id"]} if items else None)
+    # not leave reused labels that certify cannot tell from fresh ones. Each keeps who gave it, so a
+    # simulation's labels say so in this audit too.
+    recorded = store.record(items, [found[i] for i in items], [f"{source} ({given_by[i]})" for i in items],
+                            overwrite=overwrite, meta={"reused_from": spec["audit_id"]} if items else None)
     first = spec["opened_before_freeze"]
     if first:
         how = "opened for certification" if first.get("how", "opened") == "opened" else first["how"]

@@ -333,9 +333,7 @@ def _summary(manifest: Mapping[str, Any], content: Mapping[str, Any], report: Jo
     lines = [joint, spent]
     sources = content.get("label_sources") or {}
     if sources:
-        qrels = ": a simulation, the qrels played the reviewer"
-        shown = "; ".join(f"{source} ({n:,}{qrels if source.startswith('qrels ') else ''})"
-                          for source, n in list(sources.items())[:5])
+        shown = "; ".join(f"{source} ({n:,})" for source, n in list(sources.items())[:5])
         more = f"; and {len(sources) - 5} more sources" if len(sources) > 5 else ""
         lines.append(f"Labels from: {shown}{more}.")
     verdict = content.get("verdict")

@@ -99,7 +99,14 @@ from rankcut.audit.manifest import (
 )
 from rankcut.audit.options import check_count, check_delta, start_again
 from rankcut.audit.options import spelled as _o
-from rankcut.audit.oracle import check_qrels_cover, place_unretrieved, qrels_oracle, unjudged_items
+from rankcut.audit.oracle import (
+    check_one_oracle,
+    check_qrels_cover,
+    place_unretrieved,
+    qrels_oracle,
+    qrels_source,
+    unjudged_items,
+)
 from rankcut.audit.pools import Item, Pools
 from rankcut.audit.power import check_power
 from rankcut.audit.provenance import AuditWarning
@@ -228,16 +235,7 @@ def _qrels_judged(audit: Audit, qrels: str | Path, items: Sequence[Item], thresh
         check_qrels_cover(audit, judged, items, qrels)
     judged, places = place_unretrieved(audit.base, judged, threshold)
     placed = sum(places.values())
-    return judged, placed, file_source or _qrels_source(qrels, threshold, placed)
-
-
-def _qrels_source(qrels: str | Path, threshold: float, placed: int) -> str:
-    """The label store's source of the qrels oracle's labels: the file, its hash, the grade counted
-    relevant when it is not 1 (TREC DL's 2: the labels differ by it), and how many relevant documents
-    outside the run were placed among the unretrieved ones (:func:`place_unretrieved`)."""
-    grade = "" if threshold == 1 else f", relevant at grade ≥ {threshold:g}"
-    where = f", {placed} relevant outside the run placed at random #u" if placed else ""
-    return f"qrels {Path(qrels).name} sha256:{sha256_file(qrels)[:12]}{grade}{where}"
+    return judged, placed, file_source or qrels_source(qrels, threshold, placed)
 
 
 def target_met(content: dict[str, Any]) -> bool:
@@ -823,6 +821,9 @@ def _record_labels(audit: Audit, store: labels_mod.LabelStore, order: list[Item]
     elif qrels is not None:
         judged, placed, source = _qrels_judged(audit, qrels, order, threshold, unjudged_nonrelevant,
                                                file_source)
+        if not overwrite or limit is not None:   # a full overwrite relabels every item
+            check_one_oracle(store, source, judged, threshold,
+                             f"relabel every item with {_o('overwrite')} and no {_o('limit')}")
         todo = order if overwrite else store.missing(order)
         todo = todo if limit is None else todo[:limit]
         recorded = store.record(todo, qrels_oracle(judged, todo, threshold), source,
@@ -881,6 +882,7 @@ def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Map
     elif qrels is not None:
         judged, placed, source = _qrels_judged(audit, qrels, sorted(collection), threshold,
                                                unjudged_nonrelevant, file_source)
+        check_one_oracle(store, source, judged, threshold, start_again(), words_of(audit.manifest))
 
         def answer(step: Any, _: Any) -> int | None:
             asked.append(step.item)

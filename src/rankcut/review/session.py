@@ -72,6 +72,7 @@ from rankcut.audit.manifest import (
     write_text_atomic,
 )
 from rankcut.audit.options import check_count, spelled
+from rankcut.audit.oracle import SIMULATION
 from rankcut.audit.pools import Item
 from rankcut.data.io import open_text
 from rankcut.data.screening import LABEL_COLUMNS, delimiter_for, separator_hint
@@ -606,7 +607,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
             qrels = Path(tmp) / "known-labels.qrels"
             write_text_atomic(qrels, "".join(f"{qid} 0 {rid} {int(known.get(rid, 0))}\n" for rid in ids))
             result = workflow.label(out, qrels=qrels, limit=limit,
-                                    file_source=f"known labels (simulation) sha256:{sha256_file(qrels)[:12]}")
+                                    file_source=f"{SIMULATION}known labels sha256:{sha256_file(qrels)[:12]}")
         _keep(out, {rid: (y, kept_by[rid][1]) for rid, y in kept_answers(out).items() if rid not in other})
         return result
     if interactive:
