@@ -128,3 +128,15 @@ def test_confidence_never_rounds_up_to_one() -> None:
     assert confidence_text(0.05) == "0.95"
     assert confidence_text(1e-300) == "1 − 1e-300"
     assert confidence_text(1.5e-6) != "1"
+
+
+def test_a_recall_bound_is_shown_rounded_down_and_never_as_zero_when_above_it() -> None:
+    from rankcut.certify.result import recall_percent
+    from rankcut.certify.sequential import sequential_recall_certificate
+
+    assert [recall_percent(x) for x in (0.0, 0.7826, 0.0205, 0.999, 1.0)] == ["0", "78.2", "2", "99.9", "100"]
+    assert [recall_percent(x) for x in (0.0006, 0.000603, 0.00099)] == ["0.06", "0.06", "0.099"]
+    cert = sequential_recall_certificate(found=1, pool=50_000, labelled=10, hits=0)
+    assert 0 < cert.value < 1e-4
+    assert f"found at least {recall_percent(cert.value)}% of the relevant items" in cert.statement
+    assert float(recall_percent(cert.value)) / 100 <= cert.value and "at least 0%" not in cert.statement

@@ -80,7 +80,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rankcut.certify._validate import check_count, check_delta, check_fraction, check_positive
-from rankcut.certify.result import Certificate, certificate_function, confidence_text, theorem_of
+from rankcut.certify.result import (
+    Certificate,
+    certificate_function,
+    confidence_text,
+    recall_percent,
+    theorem_of,
+)
 from rankcut.certify.screening import tail_estimate
 from rankcut.certify.sequential import PRIOR_SCALE, PRIOR_TAIL, default_prior_mean
 
@@ -428,7 +434,7 @@ def interleaved_recall_certificate(total: int, moves: str, labels: str, target: 
         delta=float(delta),
         statement=(
             f"With confidence {confidence_text(delta)}, the review found at least "
-            f"{math.floor(review.recall_lower * 1000) / 10:g}% of the relevant {items}: "
+            f"{recall_percent(review.recall_lower)}% of the relevant {items}: "
             f"{review.found} found in {review.read} of {total} {items} read ({screened} screened, "
             f"{review.audit_labels} in the frozen audit order, {review.audit_hits} of them relevant), "
             f"at most {upper - review.found} relevant left unread (anytime-valid: it holds wherever "

@@ -29,6 +29,7 @@ __all__ = [
     "round_conservative",
     "format_bound",
     "confidence_text",
+    "recall_percent",
     "verify",
 ]
 
@@ -202,6 +203,14 @@ def confidence_text(delta: float) -> str:
     """``1 − δ`` for display, rounded down; written as ``1 − δ`` when rounding would show 1."""
     shown = format_bound(1.0 - delta, "lower", 6)
     return f"1 − {delta:.3g}" if delta < 1e-6 or float(shown) >= 1.0 else shown
+
+
+def recall_percent(share: float) -> str:
+    """A recall lower bound in a statement, as a percentage rounded down to a tenth of a point
+    (``0.7826 → "78.2"``); a bound above 0 but under 0.1% keeps two significant digits (``0.0006 →
+    "0.06"``), so it never reads as 0%."""
+    tenths = math.floor(share * 1000) / 10
+    return f"{tenths:g}" if tenths > 0 or share <= 0 else format_bound(share * 100, "lower", 2)
 
 
 def family_statement(delta: float, what: str, labels: Sequence[str], value: Any, side: str,

@@ -65,7 +65,13 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
 from rankcut.certify._validate import check_count, check_delta, check_fraction, check_positive
-from rankcut.certify.result import Certificate, certificate_function, confidence_text, theorem_of
+from rankcut.certify.result import (
+    Certificate,
+    certificate_function,
+    confidence_text,
+    recall_percent,
+    theorem_of,
+)
 
 __all__ = ["PRIOR_SCALE", "RunningState", "SequentialAudit", "allowed_misses", "audit_checks",
            "default_prior_mean", "ml_count", "operating_characteristics", "sequential_recall_certificate"]
@@ -526,7 +532,7 @@ def sequential_recall_certificate(found: int, pool: int, labelled: int, hits: in
         delta=float(delta),
         statement=(
             f"With confidence {confidence_text(delta)}, the review found at least "
-            f"{math.floor(recall * 1000) / 10:g}% of the relevant items: the cut's {found} plus {hits} "
+            f"{recall_percent(recall)}% of the relevant items: the cut's {found} plus {hits} "
             f"found in {labelled} audit labels of the {pool} excluded items leave at most {upper - hits} "
             f"unfound (anytime-valid: it holds wherever the audit stops"
             + (f"; the bound is the tightest of the audit so far, from its first {extra['best_prefix']} "
