@@ -559,14 +559,14 @@ def with_trained(evaluation: Evaluation, lists: RankedLists, trained: Mapping[st
                           f"lists count relevance ≥ {lists.threshold:g} (--threshold): it learned to cut "
                           "for another notion of relevant", UserWarning, stacklevel=2)
         cuts = method.predict(blind)
-        fitted = {"fold": -1, "best_epoch_": getattr(method, "best_epoch_", None),
-                  "val_metric_": getattr(method, "val_metric_", None)}
+        learned = _learned(method)   # a given cut learned nothing: no row of nulls
+        fitted = [{"fold": -1, **learned}] if learned else []
         methods[label] = MethodResult(
             method=label,
             cuts={m: cuts for m in evaluation.metrics},
             scores={m: _metrics.score_at(scored, cuts, m, recall_base=recall_base, allow_zero=True)
                     for m in evaluation.metrics},
-            fitted={m: [fitted] for m in evaluation.metrics},
+            fitted={m: fitted for m in evaluation.metrics},
             params={m: method.get_params() for m in evaluation.metrics},
         )
     tests = {}

@@ -426,6 +426,8 @@ def test_a_cut_run_made_elsewhere_is_scored_on_the_full_lists(tiny: dict[str, Pa
     methods = out["per_query"]["methods"]
     assert methods[str(cut)] == methods["fixed-k:2"]
     assert out["inputs"]["cuts"] == [str(cut)] and out["inputs"]["models"] == []
+    given = next(row for row in out["summary"] if row["method"] == str(cut))
+    assert given["f1"]["fitted"] == []   # a cut made elsewhere learned nothing here (not a row of nulls)
     alone = invoke("evaluate", "--run", cut, "--qrels", qrels, "--missing", "keep", "--folds", "2",
                    "--cutters", "fixed-k:8", "--json")
     f1 = json.loads(alone.stdout)["per_query"]["methods"]["fixed-k:8"]["f1"]["score"]

@@ -138,6 +138,9 @@ def test_evaluate_puts_the_model_beside_the_cutters(model: Path, files: dict[str
         str(model)
     ]
     assert rows[str(model)]["f1"]["test"] is not None  # tested against greedy-k like the others
+    [fit] = rows[str(model)]["f1"]["fitted"]   # what it learned, as a fitted cutter's row says it
+    assert fit["fold"] == -1 and fit["threshold_"] == 1
+    assert fit["best_epoch_"] == AttnCut.load(model).best_epoch_
     assert (
         data["per_query"]["methods"][str(model)]["f1"]["k"]
         == AttnCut.load(model).predict(load_trec(files["test"])).tolist()
