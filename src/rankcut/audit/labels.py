@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, NamedTuple, Self
+from typing import IO, Any, Literal, NamedTuple, Self
 from urllib.parse import quote
 
 from rankcut.data.io import json_objects, open_text, write_atomic
@@ -392,22 +392,19 @@ class LabelStore:
 
     def get(self, items: Iterable[Item]) -> dict[Item, int]:
         """``{item: label}`` for the labelled ones among ``items``."""
-        out: dict[Item, int] = {}
-        for item in unique_items(check_items(items)):
-            row = self._con.execute("SELECT label FROM labels WHERE query_id = ? AND doc_id = ?",
-                                    item).fetchone()
-            if row is not None:
-                out[item] = row[0]
-        return out
+        return {item: int(v) for item, v in self._column("label", items).items()}
 
     def sources_of(self, items: Iterable[Item]) -> dict[Item, str]:
         """The source of each of ``items`` that has a label (who gave the label it holds now)."""
-        out: dict[Item, str] = {}
+        return {item: str(v) for item, v in self._column("source", items).items()}
+
+    def _column(self, column: Literal["label", "source"], items: Iterable[Item]) -> dict[Item, Any]:
+        out: dict[Item, Any] = {}
         for item in unique_items(check_items(items)):
-            row = self._con.execute("SELECT source FROM labels WHERE query_id = ? AND doc_id = ?",
+            row = self._con.execute(f"SELECT {column} FROM labels WHERE query_id = ? AND doc_id = ?",
                                     item).fetchone()
             if row is not None:
-                out[item] = str(row[0])
+                out[item] = row[0]
         return out
 
     def missing(self, items: Iterable[Item]) -> list[Item]:
