@@ -26,7 +26,7 @@ from rankcut.data.lists import check_threshold
 __all__ = ["SIMULATION", "check_one_oracle", "check_qrels_cover", "place_unretrieved", "qrels_oracle",
            "qrels_source", "uncovered_queries", "unjudged_items"]
 
-DOCUMENTS = Words()   # how an audit of a run calls its items
+_DOCUMENTS = Words()   # how an audit of a run calls its items
 SIMULATION = "simulation: "
 """How the source of every label a simulation gave begins (qrels or known labels played the
 reviewer), in the label store and so in the certificate's ``label_sources`` and its report."""
@@ -148,7 +148,7 @@ def qrels_source(qrels: str | Path, threshold: float, placed: int) -> str:
 
 
 def check_one_oracle(store: LabelStore, source: str, judged: Mapping[str, Mapping[str, int]],
-                     threshold: float, instead: str, words: Words = DOCUMENTS) -> None:
+                     threshold: float, instead: str, words: Words = _DOCUMENTS) -> None:
     """Refuse to add a simulation's labels to a store where another simulation (other qrels, or the
     same at another ``--threshold``) gave a label this one would not give. Mixed, the labels would
     follow two notions of relevant, and the certificate neither. Labels they agree on may stay, each
