@@ -8,6 +8,7 @@ import hashlib
 import json
 import re
 import shlex
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -518,3 +519,21 @@ def test_a_simulation_is_not_continued_with_other_known_labels(tmp_path: Path) -
             "recorded") in err
     code, out, _ = _run("review", "status", "--folder", folder, "--json")
     assert json.loads(out)["read"] == 5 and len(truth) == 80
+
+
+def test_the_report_is_of_the_records_read_now_and_refuses_an_edited_store(tmp_path: Path) -> None:
+    _records(tmp_path / "records.csv")
+    folder = tmp_path / "R"
+    assert _run("review", "start", tmp_path / "records.csv", "--folder", folder, "--seed", 3,
+                "--policy", POLICY)[0] == 0
+    simulate = ("review", "label", "--folder", folder, "--simulate", "--records", tmp_path / "records.csv")
+    assert _run(*simulate, "--next", 8)[0] == 0
+    assert "after 8 of 80" in _run("review", "certify", "--folder", folder)[1]
+    assert _run(*simulate, "--next", 1)[0] == 0   # read on after the certificate was written
+    code, out, err = _run("review", "report", "--folder", folder, "--out", tmp_path / "r.html")
+    assert code == 0, err
+    assert "after 9 of 80" in out and "after 8 of 80" not in (tmp_path / "r.html").read_text()
+    with sqlite3.connect(folder / "labels.sqlite") as con:   # a label changed behind rankcut's back
+        con.execute("UPDATE labels SET label = 1 - label WHERE doc_id = (SELECT MIN(doc_id) FROM labels)")
+    code, out, err = _run("review", "report", "--folder", folder, "--out", tmp_path / "r2.html")
+    assert code == 2 and "edited outside rankcut" in err and not (tmp_path / "r2.html").exists()

@@ -591,11 +591,20 @@ def report(
                              "Markdown plot) go beside it."),
     as_json: bool = JSON,
 ) -> None:
-    """Write the report: plain words, the recall bound and the relevant found against records read."""
+    """Write the report: plain words, the recall bound and the relevant found against records read.
+
+    It certifies the records read so far first (as certify does, refusing an edited label store), so
+    the report is never of an earlier certificate."""
+    from rankcut._progress import bars, show_progress
+    from rankcut.audit import workflow
+    from rankcut.audit.folder import LABELS_FILE
     from rankcut.audit.report import write_report
     from rankcut.review import session
 
     session.load_review(folder)   # a review folder (refused by name otherwise)
+    if (folder / LABELS_FILE).exists():   # else write_report says: nothing certified yet
+        with bars(show_progress(as_json=as_json)):
+            workflow.certify(folder)
     files = write_report(folder, out)
     content = json.loads(files.certificate.read_text(encoding="utf-8"))
     if as_json:
