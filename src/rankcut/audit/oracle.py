@@ -156,9 +156,9 @@ def check_one_oracle(store: LabelStore, source: str, judged: Mapping[str, Mappin
     or start again), in its option names; ``words`` how the items are called (a review's records)."""
     if not any(s.startswith(SIMULATION) and s != source for s in store.sources()):
         return
-    given = store.sources_of((q, d) for q, d, _ in store.items())
+    held = {(q, d): y for q, d, y in store.items()}
+    given = store.sources_of(held)
     other = [item for item, s in given.items() if s.startswith(SIMULATION) and s != source]
-    held = store.get(other)
     says = qrels_oracle(judged, other, threshold)
     differ = [item for item, y in zip(other, says, strict=True) if held[item] != y]
     if not differ:

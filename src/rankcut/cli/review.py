@@ -561,19 +561,14 @@ def certify(folder: Path = FOLDER, as_json: bool = JSON) -> None:
     """Certify the records read so far (recomputed from the folder; refused if anything frozen changed).
 
     Exit status 0 when the target is met, 1 when it is not met yet, 2 when refused."""
-    from rankcut._progress import bars, show_progress
-    from rankcut.audit import workflow
-    from rankcut.audit.folder import LABELS_FILE
     from rankcut.review import session
 
-    session.load_review(folder)   # a review folder (refused by name otherwise); certify replays it
-    if not (folder / LABELS_FILE).exists():   # no label yet: nothing to certify, the target is not met
+    result = _certified(folder, as_json)
+    if result is None:   # no label yet: nothing to certify, the target is not met
         info = session.status(folder)
         typer.echo(f"nothing is read yet: target recall ≥ {info['target']:g} NOT met (0 of "
                    f"{info['collection']} records read); {info['next_move']}", err=as_json)
         raise typer.Exit(1)
-    with bars(show_progress(as_json=as_json)):
-        result = workflow.certify(folder)
     typer.echo(result.to_json() if as_json else result.render(plain_first=True))
     ids = session.kept_relevant(folder)
     if ids and not as_json:
@@ -581,6 +576,21 @@ def certify(folder: Path = FOLDER, as_json: bool = JSON) -> None:
         typer.echo(f"note: {_kept_relevant(len(ids))}: {', '.join(ids[:10])}{more}")
     if not result.met:
         raise typer.Exit(1)   # a script can stop on "met" alone
+
+
+def _certified(folder: Path, as_json: bool) -> Any:
+    """The review's certificate of the records read now (``workflow.certify``, which replays the
+    review and refuses anything changed), or None when nothing is labelled yet."""
+    from rankcut._progress import bars, show_progress
+    from rankcut.audit import workflow
+    from rankcut.audit.folder import LABELS_FILE
+    from rankcut.review import session
+
+    session.load_review(folder)   # a review folder (refused by name otherwise)
+    if not (folder / LABELS_FILE).exists():
+        return None
+    with bars(show_progress(as_json=as_json)):
+        return workflow.certify(folder)
 
 
 @app.command("report")
@@ -595,16 +605,9 @@ def report(
 
     It certifies the records read so far first (as certify does, refusing an edited label store), so
     the report is never of an earlier certificate."""
-    from rankcut._progress import bars, show_progress
-    from rankcut.audit import workflow
-    from rankcut.audit.folder import LABELS_FILE
     from rankcut.audit.report import write_report
-    from rankcut.review import session
 
-    session.load_review(folder)   # a review folder (refused by name otherwise)
-    if (folder / LABELS_FILE).exists():   # else write_report says: nothing certified yet
-        with bars(show_progress(as_json=as_json)):
-            workflow.certify(folder)
+    _certified(folder, as_json)   # None without a label: write_report then says nothing is certified
     files = write_report(folder, out)
     content = json.loads(files.certificate.read_text(encoding="utf-8"))
     if as_json:
