@@ -185,3 +185,42 @@ def test_the_report_never_writes_over_an_audit_file(data: Data, tmp_path: Path) 
             write_report(audit, other / name)
     assert {f.name: f.read_bytes() for f in other.iterdir()} == before
     assert wf.status(audit)["next"] is None
+
+
+def test_the_report_replaces_only_its_own_earlier_report(data: Data, tmp_path: Path) -> None:
+    """A report replaces its own earlier files (re-run after more labels), never a file it did not
+    write: a user's notes, another audit's report, or a PNG without this audit's report beside it."""
+    audit, other = tmp_path / "A", tmp_path / "B"
+    for folder, seed in ((audit, 2), (other, 3)):
+        wf.freeze(folder, run=data.run, cut=data.cut, design="excluded", seed=seed)
+        _run_all(folder, data, excluded=20)
+    out = tmp_path / "out"
+    out.mkdir()
+    first = write_report(audit, out / "report.md")
+    assert first.replaced == ()
+    again = write_report(audit, out / "report.md")   # its own: replaced, and said so
+    assert set(again.replaced) == {out / "report.md", out / "report.json"} | (
+        {out / "report.png"} if again.plot else set())
+    assert write_report(audit, out / "report.html").replaced == (out / "report.json",)
+    assert write_report(audit, out / "report.html").replaced == (out / "report.html", out / "report.json")
+
+    def unchanged(name: str, content: bytes, match: str) -> None:
+        (out / name).write_bytes(content)
+        before = {f.name: f.read_bytes() for f in out.iterdir()}
+        stem = Path(name).stem
+        with pytest.raises(FileExistsError, match=match):
+            write_report(audit, out / f"{stem}.md")
+        assert {f.name: f.read_bytes() for f in out.iterdir()} == before   # nothing written
+        for f in out.glob(f"{stem}.*"):
+            f.unlink()
+
+    mine = "exists and is not a report written by rankcut: refused"
+    unchanged("notes.md", b"# my notes\n", mine)
+    unchanged("notes.json", b'{"audit_id": "' + load_manifest(audit).audit_id.encode() + b'"}', mine)
+    unchanged("notes.png", b"\x89PNG holiday", mine)       # no report beside it: not the report's plot
+    unchanged("notes.md", "# Audit report 0123456789ab\n".encode(), "belongs to the report of 0123456789ab")
+    theirs = write_report(other, out / "theirs.md")
+    with pytest.raises(FileExistsError, match=f"belongs to the report of {load_manifest(other).short_id}, "
+                                              f"not of this one \\({load_manifest(audit).short_id}\\)"):
+        write_report(audit, out / "theirs.html")   # the JSON beside it is the other audit's
+    assert theirs.report.exists()

@@ -32,6 +32,7 @@ import base64
 import html
 import io
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -514,12 +515,52 @@ def _refuse_audit_files(audit_dir: str | Path, targets: Sequence[Path]) -> None:
                              f"replace that audit's files); write it outside it, e.g. into {audit_dir}")
 
 
+_HEADING = re.compile(r"(?:# |<h1>)\w+ report ([0-9a-f]{12})(?:</h1>)?$")
+
+
+def _report_of(path: Path) -> str | None:
+    """The short audit id a report file (Markdown, HTML or certificate JSON) written by
+    :func:`write_report` names, or None when ``path`` is no such file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if path.suffix.lower() == ".json":
+        try:
+            content = json.loads(text)
+        except ValueError:
+            return None
+        owner = content.get("audit_id") if isinstance(content, dict) else None
+        return owner[:12] if isinstance(owner, str) and "report" in content else None
+    return next((m.group(1) for line in text.splitlines()[:12] if (m := _HEADING.match(line.strip()))), None)
+
+
+def _refuse_foreign(targets: Sequence[Path], short_id: str) -> None:
+    """Refuse to replace a file that is not a report of this audit (``short_id``) written before:
+    a user's own ``notes.md``, a report of another audit, a PNG without this audit's report beside
+    it (the plot is written with its Markdown report, and replaced with it). Nothing is written
+    before this check."""
+    for target in targets:
+        if not target.exists():
+            continue
+        owner = _report_of(target.with_suffix(".md") if target.suffix.lower() == ".png" else target)
+        if owner is None:
+            raise FileExistsError(f"{target} exists and is not a report written by rankcut: refused, a "
+                                  "report never replaces a file it did not write; name a new report file "
+                                  "(--out) or remove that one")
+        if owner != short_id:
+            raise FileExistsError(f"{target} belongs to the report of {owner}, not of this one ({short_id}): "
+                                  "name a new report file (--out) or remove that one")
+
+
 def write_report(audit_dir: str | Path, out: str | Path) -> ReportFiles:
     """Write the report of a certified audit (step 6).
 
     :param out: ``report.md`` or ``report.html``. Beside it: ``<stem>.json`` (the certificate JSON)
         and, for Markdown, ``<stem>.png`` (the plot; embedded in the HTML page instead).
     :raises AuditStepError: before :func:`~rankcut.audit.workflow.certify`.
+    :raises FileExistsError: for a report, JSON or plot file of that name that this audit's report
+        did not write (:func:`_refuse_foreign`).
     :raises ValueError: for another format, a report, JSON or plot name that is a file of the audit
         (``manifest.json``, ``certificate.json``, …), or a certificate that does not match its
         inputs, the manifest, the sample or the opening.
@@ -534,7 +575,9 @@ def write_report(audit_dir: str | Path, out: str | Path) -> ReportFiles:
     png = _plot_png(content, manifest)
     cert_path = path.with_suffix(".json")
     plot = path.with_suffix(".png") if png is not None and path.suffix.lower() != ".html" else None
-    replaced = tuple(p for p in (path, cert_path, plot) if p is not None and p.exists())
+    targets = tuple(p for p in (path, cert_path, plot) if p is not None)
+    _refuse_foreign(targets, manifest["audit_id"][:12])
+    replaced = tuple(p for p in targets if p.exists())
     write_json_atomic(cert_path, content)
     if path.suffix.lower() == ".html":
         write_text_atomic(path, render_html(manifest, content, report, png))
