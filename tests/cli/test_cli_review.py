@@ -66,7 +66,7 @@ def test_the_readme_example_runs_as_written(tmp_path: Path, monkeypatch: pytest.
         shown = run(lines[1])
         if "the target is certified" in shown:
             break
-        assert re.search(r"wrote (\d+) records to batch.csv: .*\nthe next \1 records to read", shown), shown
+        assert re.search(r"wrote (\d+) records? to batch.csv: .*\nthe next \1 records? to read", shown), shown
         with open(tmp_path / "batch.csv", newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(f))
         with open(tmp_path / "batch.csv", "w", newline="", encoding="utf-8") as f:
@@ -97,6 +97,8 @@ def test_start_next_label_status_certify_report(tmp_path: Path) -> None:
     code, out, _ = _run("review", "next", "--folder", folder, "--json")
     first = json.loads(out)
     assert first["move"] == "screen" and first["position"] >= 1 and first["why"]
+    code, out, _ = _run("review", "next", "--folder", folder, "--out", tmp_path / "one.csv")
+    assert code == 0 and out.startswith(f"wrote 1 record to {tmp_path / 'one.csv'}: fill in")
     (tmp_path / "mine.csv").write_text(f"record_id,label\n{first['record_id']},{truth[first['record_id']]}\n")
     code, out, err = _run("review", "label", "--folder", folder, "--from", tmp_path / "mine.csv")
     assert code == 0, err

@@ -191,7 +191,7 @@ class LabelResult:
     def render(self) -> str:
         where = (self.progress if self.progress is not None else
                  f"{self.labelled} of {self.total} sampled items labelled, {self.missing} to go")
-        text = f"recorded {self.recorded} labels ({self.source}); {where}"
+        text = f"recorded {self.recorded} label{'s' * (self.recorded != 1)} ({self.source}); {where}"
         if self.unjudged == 0 and self.recorded:   # (none given: nothing to say)
             text += "\nthe qrels judge every item given to the qrels oracle"
         elif self.unjudged is not None:

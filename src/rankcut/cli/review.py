@@ -434,8 +434,8 @@ def next_(
         _echo_json(info["next_record"] if batch == 1 else info["next_records"])
         return
     if out is not None and info["next_records"]:
-        typer.echo(f"wrote {len(info['next_records'])} records to {out}: fill in its label column (1 "
-                   "relevant, 0 not)")
+        n = len(info["next_records"])
+        typer.echo(f"wrote {n} record{'s' * (n != 1)} to {out}: fill in its label column (1 relevant, 0 not)")
     elif out is not None:   # a batch file there already (the last one, labelled) is left as it is
         why = ("the review asks for no further record" if info["next_record"] is None else
                "the records the review asks for next are answered already (kept, or its prior knowledge): "
@@ -701,7 +701,7 @@ def _label_hint(folder: Path, out: Path | None, batch: int = 25) -> list[str]:
 
 
 def _batch_lines(folder: Path, batch: list[dict[str, Any]], out: Path | None, asked: int) -> list[str]:
-    lines = [f"the next {len(batch)} records to read, if none of them is relevant (after a relevant one the "
+    lines = [f"the next {len(batch)} record{'s' * (len(batch) != 1)} to read, if none of them is relevant (after a relevant one the "
              "review may ask for others: label --from records the answers as far as the review asks for "
              "them, and keeps the rest for when it does):"]
     for i, rec in enumerate(batch, 1):
