@@ -169,6 +169,10 @@ def test_a_second_column_that_reads_like_labels_is_named_unless_the_column_is_ch
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert load_records(path, label="label_abstract_screening").labels.tolist() == [1, 0]
+    path.write_text("record_id,title,abstract,label_abstract_screening,label_included\n1,a,x, ,1\n2,b,y,,0\n")
+    with warnings.catch_warnings():   # a column empty in every row holds no labels to choose from
+        warnings.simplefilter("error")
+        assert load_records(path).labels.tolist() == [1, 0]
     path.write_text("record_id,title,abstract,label_abstract_screening,label_fulltext\n1,a,x,1,0\n")
     with pytest.warns(UserWarning, match="no column holds the labels .*; label_abstract_screening, "
                       "label_fulltext read like labels too and are not read"):

@@ -183,11 +183,12 @@ class Table:
     def other_label_columns(self) -> list[str]:
         """The columns besides :attr:`label_column` whose names read like labels (one of
         :data:`LABEL_COLUMNS`, or a word ``label``/``included``/``include`` in it, as in
-        ``label_abstract_screening``): a file with two, such as the abstract and the full-text
-        decision, leaves the choice to its user."""
+        ``label_abstract_screening``) and that hold a value in some row: a file with two, such as
+        the abstract and the full-text decision, leaves the choice to its user."""
         word = re.compile(r"(?:^|_)(?:labels?|included|include|inclusion)(?:_|$)")
-        return [c for c in self.columns if c != self.label_column
-                and (c.lower() in LABEL_COLUMNS or word.search(c.lower()))]
+        return [c for i, c in enumerate(self.columns) if c != self.label_column
+                and (c.lower() in LABEL_COLUMNS or word.search(c.lower()))
+                and any(len(row) > i and row[i].strip() for row in self.rows)]
 
 
 def separator_hint(header: Sequence[str], delimiter: str) -> str:
