@@ -55,6 +55,8 @@ def test_stop_refusals(review: dict[str, Path]) -> None:
                                 ("--window", "0", "--window must be >= 1, got 0"),
                                 ("--prior-scale", "-1", "--prior-scale must be a positive number"),
                                 ("--target-recall", "1.5", "--target-recall must lie in (0, 1]"),
+                                ("--target-recall", "80", "--target-recall must lie in (0, 1], got 80.0 (a "
+                                 "share, not a percentage: 0.8 for 80%)"),
                                 ("--delta", "0", "--delta must lie in (0, 1)")):
         code, _, err = run("stop", "--run", review["run"], "--qrels", review["qrels"], option, value)
         assert code == 2 and err.startswith(f"error: {says}"), err

@@ -86,11 +86,19 @@ def check_positive(x: Any, name: str) -> float:
     return float(x)
 
 
+def percent_hint(x: Any) -> str:
+    """For a share given as a percentage (``95`` for 0.95), the hint an error message ends with."""
+    if not _is_real(x) or not 2.0 <= float(x) <= 100.0:   # 1.2 reads as a slip, not as 1.2%
+        return ""
+    return f" (a share, not a percentage: {float(x) / 100:g} for {float(x):g}%)"
+
+
 def check_fraction(x: Any, name: str, *, open_left: bool = False) -> float:
     """A number in [0, 1], or in (0, 1] with ``open_left`` (a mass, a sensitivity)."""
     v = check_number(x, name)
     if not (0.0 < v <= 1.0 if open_left else 0.0 <= v <= 1.0):
-        raise ValueError(f"{name} must lie in {'(0, 1]' if open_left else '[0, 1]'}, got {shown(x)}")
+        raise ValueError(f"{name} must lie in {'(0, 1]' if open_left else '[0, 1]'}, got {shown(x)}"
+                         + percent_hint(x))
     return v
 
 

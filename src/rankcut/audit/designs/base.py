@@ -379,7 +379,10 @@ class FixedSampleDesign:
                                  f"{self.name} design certifies the missed count: use {_o('max_missed')}")
             if isinstance(target_recall, bool) or not isinstance(target_recall, int | float) \
                     or not 0.0 < float(target_recall) < 1.0:
-                raise ValueError(f"{_o('target_recall')} must lie in (0, 1), got {target_recall!r}")
+                from rankcut.certify._validate import percent_hint
+
+                raise ValueError(f"{_o('target_recall')} must lie in (0, 1), got {target_recall!r}"
+                                 + percent_hint(target_recall))
             return {"recall": float(target_recall)}
         if max_missed is not None:
             if "max_missed" not in self.targets:
