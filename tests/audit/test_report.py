@@ -218,7 +218,7 @@ def test_the_report_replaces_only_its_own_earlier_report(data: Data, tmp_path: P
     unchanged("notes.md", b"# my notes\n", mine)
     unchanged("notes.json", b'{"audit_id": "' + load_manifest(audit).audit_id.encode() + b'"}', mine)
     unchanged("notes.png", b"\x89PNG holiday", mine)       # no report beside it: not the report's plot
-    unchanged("notes.md", "# Audit report 0123456789ab\n".encode(), "belongs to the report of 0123456789ab")
+    unchanged("notes.md", b"# Audit report 0123456789ab\n", "belongs to the report of 0123456789ab")
     theirs = write_report(other, out / "theirs.md")
     with pytest.raises(FileExistsError, match=f"belongs to the report of {load_manifest(other).short_id}, "
                                               f"not of this one \\({load_manifest(audit).short_id}\\)"):

@@ -13,9 +13,10 @@ from review_testdata import toy_records
 from typer.testing import CliRunner
 
 from rankcut.cli.main import app
+from rankcut.data.screening import LABEL_COLUMNS
 from rankcut.review import export as export_module
 from rankcut.review import session
-from rankcut.review.export import EXPORT_COLUMNS
+from rankcut.review.export import EXPORT_COLUMNS, _export_header
 from rankcut.review.export import export as write_export
 from rankcut.review.records import Records
 
@@ -98,6 +99,15 @@ def _file(path: Path, records: Records, known: int) -> Path:
             w.writerow([f"pm{i}", records.titles[i], records.abstracts[i], f"Doe, J.; Roe, {i}",
                         "1" if i == known else "", rid])
     return path
+
+
+def test_the_files_label_columns_are_renamed_so_asreview_reads_the_reviews() -> None:
+    """ASReview takes the first of its label names it finds (``included`` before ``label``): a
+    file's own label column, kept under its name, would be read instead of the review's labels."""
+    header = _export_header(["record_id", "included", "label_included", "Label", "title", "file_label"])
+    assert header[len(EXPORT_COLUMNS):] == ("file_included", "file_label_included", "file_Label", "title",
+                                            "file_file_label")
+    assert not {c.lower() for c in header[len(EXPORT_COLUMNS):]} & set(LABEL_COLUMNS)
 
 
 def test_the_export_carries_the_columns_of_the_records_file(records: Records, tmp_path: Path) -> None:

@@ -701,9 +701,9 @@ def _label_hint(folder: Path, out: Path | None, batch: int = 25) -> list[str]:
 
 
 def _batch_lines(folder: Path, batch: list[dict[str, Any]], out: Path | None, asked: int) -> list[str]:
-    lines = [f"the next {len(batch)} record{'s' * (len(batch) != 1)} to read, if none of them is relevant (after a relevant one the "
-             "review may ask for others: label --from records the answers as far as the review asks for "
-             "them, and keeps the rest for when it does):"]
+    lines = [f"the next {len(batch)} record{'s' * (len(batch) != 1)} to read, if none of them is relevant "
+             "(after a relevant one the review may ask for others: label --from records the answers as far "
+             "as the review asks for them, and keeps the rest for when it does):"]
     for i, rec in enumerate(batch, 1):
         title = rec["text"].split("\n", 1)[0]
         lines.append(f"{i:>4}. record {rec['record_id']}: {rec['move']}, {_where(rec)} — "

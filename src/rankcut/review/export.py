@@ -18,7 +18,7 @@ from rankcut.audit.designs.interleaved import replayed
 from rankcut.audit.folder import SAMPLE_ITEMS, FrozenAudit, read_rows
 from rankcut.audit.manifest import Manifest, check_inputs, write_text_atomic
 from rankcut.data.io import open_text
-from rankcut.data.screening import Table, read_table
+from rankcut.data.screening import LABEL_COLUMNS, Table, read_table
 from rankcut.review.records import RIS_NOTES, RIS_SUFFIXES, ris_record_id
 from rankcut.review.session import (
     TABLES,
@@ -71,8 +71,11 @@ def _source(manifest: Manifest, kinds: Sequence[str]) -> tuple[Path | None, str]
 
 def _export_header(columns: Sequence[str]) -> tuple[str, ...]:
     """:data:`EXPORT_COLUMNS` and a table's columns after them, but its ``record_id`` (the
-    review's); a column named as one of the review's is written ``file_<name>``."""
-    taken = {c.lower() for c in EXPORT_COLUMNS}
+    review's); a column named as one of the review's, or as a label column ASReview reads
+    (:data:`~rankcut.data.screening.LABEL_COLUMNS`), is written ``file_<name>``: ASReview, reading
+    the export, takes the first label column of its list it finds, which would be the file's
+    ``included`` (the labels before the review) rather than the review's ``label``."""
+    taken = {c.lower() for c in (*EXPORT_COLUMNS, *LABEL_COLUMNS)}
     header = list(EXPORT_COLUMNS)
     for name in columns:
         if name.lower() == "record_id":
@@ -173,7 +176,8 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
     ``relevant_only``: only the records labelled relevant, kept ones included. The labels are the
     review's as replayed from its label store (an edited store is refused). After those columns
     come the record's own: every column of the CSV/TSV the review was started from (its
-    ``record_id`` but once; one named as a column before it gets ``file_`` in front), with the
+    ``record_id`` but once; one named as a column before it, or as an ASReview label column, gets
+    ``file_`` in front, so that ASReview reads the review's labels), with the
     values as the file holds them, so an export carries the PubMed ids, authors and DOIs a review
     goes on with. The file must be unchanged at its path (its sha256 was frozen at start);
     otherwise, and for records from a RIS file, a TREC run or Python, the last column is ``text``:
