@@ -286,7 +286,10 @@ def test_certify_midway_then_label_on(topic: Data, tmp_path: Path) -> None:
     assert info["verdict"].startswith('out of date: the last certify, at step 20, said "target recall')
     assert info["verdict"].endswith(f'"; {since} steps were read since, which only certify counts: '
                                     "run certify again")
+    with pytest.raises(wf.AuditStepError, match=f"the certificate is out of date: {since} steps read since"):
+        write_report(audit, tmp_path / "r.md")   # it would say "NOT met" of a review read on since
     assert wf.certify(audit).content["verdict"]["met"]
+    assert "met" in write_report(audit, tmp_path / "r.md").report.read_text()
 
 
 @pytest.mark.parametrize(("kw", "match"), [

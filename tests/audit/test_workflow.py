@@ -343,11 +343,19 @@ def test_status_reads_the_opening_from_opened_json(sampled: Path, data: Data) ->
     with sqlite3.connect(sampled / "labels.sqlite") as con:
         con.execute("DELETE FROM meta WHERE key LIKE 'opened%'")
     con.close()
-    assert wf.status(sampled)["opened_at"] == opened
+    info = wf.status(sampled)   # and says what certify would refuse
+    assert info["opened_at"] == opened and "does not hold the labels that were opened" in info["labels_changed"]
     for name in ("labels.sqlite", "labels.sqlite-wal", "labels.sqlite-shm"):
         (sampled / name).unlink(missing_ok=True)
     info = wf.status(sampled)
     assert info["opened_at"] == opened and info["steps"]["label"] and info["next"] is None
+    assert "labels.sqlite is missing" in info["labels_changed"]
+    from typer.testing import CliRunner
+
+    from rankcut.cli.main import app
+
+    out = CliRunner().invoke(app, ["audit", "status", "--audit", str(sampled)])
+    assert out.exit_code == 0 and "  warning: " in out.stdout and "labels.sqlite is missing" in out.stdout
 
 
 def test_a_deleted_opening_record_is_refused(sampled: Path, data: Data) -> None:

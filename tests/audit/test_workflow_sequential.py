@@ -89,6 +89,9 @@ def test_certify_at_every_prefix_is_the_engine_on_the_qrels_counts(data: Data, t
     y = np.array([item in data.relevant for item in order], dtype=np.int64)
     running, where = SequentialAudit(len(order), found, 0.8, 0.05,
                                      default_prior_mean(found, 0.8)).running_upper(y)
+    certified_at = [sequential_recall_certificate(
+        found, len(order), u, int(y[:u].sum()), 0.8, 0.05, default_prior_mean(found, 0.8), int(where[u]),
+        int(y[:where[u]].sum())).details["certified"] for u in range(len(order) + 1)]
     results = []
     for t in range(0, len(order) + 1, 30):
         if t:
@@ -98,8 +101,10 @@ def test_certify_at_every_prefix_is_the_engine_on_the_qrels_counts(data: Data, t
         want = sequential_recall_certificate(found, len(order), t, x, 0.8, 0.05,
                                              default_prior_mean(found, 0.8), s, int(y[:s].sum()))
         assert res.report["recall"] == want and want.details["missed_upper"] == running[t]
+        first = next((u for u in range(t + 1) if certified_at[u]), None)
         assert res.content["counts"]["excluded"] == {"draws": len(order), "labelled": t, "relevant": x,
-                                                     "best_prefix": s, "best_prefix_hits": int(y[:s].sum())}
+                                                     "best_prefix": s, "best_prefix_hits": int(y[:s].sum()),
+                                                     "first_met": first}
         assert res.content["verdict"]["met"] == want.details["certified"]
         results.append(res)
         if want.details["certified"]:
@@ -150,8 +155,10 @@ def test_labels_past_the_first_met_are_said_with_where_it_was_met(data: Data, tm
     assert f"the audit order: all {len(order)} positions labelled — run certify" in labelled, labelled
     res = wf.certify(audit)
     assert res.met and f"met after {len(order)} of {len(order)} audit labels" in res.render()
-    assert (f"the target was first met after {first} audit labels: the {len(order) - first} after them "
-            "are counted in the bound, and a review could have stopped there") in res.content["notes"]
+    said = (f"the target was first met after {first} audit labels: the {len(order) - first} after them "
+            "are counted in the bound, and a review could have stopped there")
+    assert said in res.content["notes"]
+    assert said in write_report(audit, tmp_path / "r.md").report.read_text()   # rebuilt from the counts
     partial = _frozen(tmp_path, data, "B")
     wf.label(partial, qrels=data.qrels, limit=n1 + first)   # stopped at the first "met": no such note
     res = wf.certify(partial)
@@ -188,6 +195,27 @@ def test_opened_labels_cannot_change_but_new_ones_count(data: Data, tmp_path: Pa
         con.execute("UPDATE labels SET label = 1 - label WHERE query_id = ? AND doc_id = ?", (q, d))
     with pytest.raises(ValueError, match="opened for certification.*changed or were removed"):
         wf.certify(audit)
+    # status says so too (it said "done"), and the report of the certificate before is refused
+    assert "changed or were removed since" in wf.status(audit)["labels_changed"]
+    with pytest.raises(ValueError, match="opened for certification.*changed or were removed"):
+        write_report(audit, tmp_path / "r.md")
+    assert not (tmp_path / "r.md").exists()
+
+
+def test_a_report_of_a_certificate_labels_came_in_after_is_refused(data: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, data)
+    n1 = sum(r["pool"] == "included" for r in _rows(audit))
+    wf.label(audit, qrels=data.qrels, limit=n1 + 10)
+    wf.certify(audit)
+    assert "since_certify" not in wf.status(audit)
+    write_report(audit, tmp_path / "r.md")
+    wf.label(audit, qrels=data.qrels, limit=21)
+    assert wf.status(audit)["since_certify"] == "21 audit labels"
+    with pytest.raises(wf.AuditStepError, match="the certificate is out of date: 21 audit labels read since the "
+                                                "last certify are not in it; run certify again, then report"):
+        write_report(audit, tmp_path / "r.md")
+    wf.certify(audit)
+    assert write_report(audit, tmp_path / "r.md").replaced
 
 
 def test_a_replaced_label_store_is_refused(data: Data, tmp_path: Path) -> None:

@@ -553,12 +553,28 @@ def _refuse_foreign(targets: Sequence[Path], short_id: str) -> None:
                                   "name a new report file (--out) or remove that one")
 
 
+def _refuse_out_of_date(audit_dir: str | Path) -> None:
+    """Refuse to report a certificate that labels read since have made out of date (sequential
+    and interleaved designs: the audit goes on after a certify), or whose opened labels were
+    edited since: the report would say what the folder no longer holds."""
+    from rankcut.audit import folder as af
+    from rankcut.audit.workflow import status
+
+    info = status(audit_dir)
+    if info.get("since_certify"):
+        raise af.AuditStepError(f"the certificate is out of date: {info['since_certify']} read since the last "
+                                "certify are not in it; run certify again, then report")
+    if info.get("labels_changed"):
+        raise ValueError(info["labels_changed"])
+
+
 def write_report(audit_dir: str | Path, out: str | Path) -> ReportFiles:
     """Write the report of a certified audit (step 6).
 
     :param out: ``report.md`` or ``report.html``. Beside it: ``<stem>.json`` (the certificate JSON)
         and, for Markdown, ``<stem>.png`` (the plot; embedded in the HTML page instead).
-    :raises AuditStepError: before :func:`~rankcut.audit.workflow.certify`.
+    :raises AuditStepError: before :func:`~rankcut.audit.workflow.certify`, and after labels
+        read since the last certify.
     :raises FileExistsError: for a report, JSON or plot file of that name that this audit's report
         did not write (:func:`_refuse_foreign`).
     :raises ValueError: for another format, a report, JSON or plot name that is a file of the audit
@@ -572,6 +588,7 @@ def write_report(audit_dir: str | Path, out: str | Path) -> ReportFiles:
         raise FileNotFoundError(f"cannot write {path}: folder {path.parent} does not exist")
     _refuse_audit_files(audit_dir, [path, path.with_suffix(".json"), path.with_suffix(".png")])
     manifest, content, report = _load(audit_dir)
+    _refuse_out_of_date(audit_dir)
     png = _plot_png(content, manifest)
     cert_path = path.with_suffix(".json")
     plot = path.with_suffix(".png") if png is not None and path.suffix.lower() != ".html" else None

@@ -1009,7 +1009,8 @@ def status(audit_dir: str | Path) -> dict[str, Any]:
     :returns: ``{"audit_id", "design", "steps": {step: done?}, "next": the next step or None,
         "opened_at", ...}``.
     :raises ValueError: as certify, when ``certificate.json`` exists without ``opened.json`` or
-        ``opened.json`` is another audit's.
+        ``opened.json`` is another audit's. Labels opened by a certify and edited, removed or
+        replaced since are not refused here: ``labels_changed`` says what certify would refuse.
     """
     manifest = load_manifest(audit_dir)
     folder = manifest.folder
@@ -1033,7 +1034,7 @@ def status(audit_dir: str | Path) -> dict[str, Any]:
         out["opened_at"] = record.get("opened_at")
         steps["label"] = True
     if steps["sample"]:
-        DESIGNS[manifest["design"]].status(folder, out, steps)
+        DESIGNS[manifest["design"]].status(folder, out, steps, record)
     out["steps"] = steps
     out["next"] = next((s for s, done in steps.items() if not done), None)
     return out

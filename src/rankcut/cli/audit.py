@@ -452,6 +452,8 @@ def status(audit: Path = AUDIT, as_json: bool = JSON) -> None:
         typer.echo(f"  labels opened for certification at {info['opened_at']}")
     if info.get("verdict"):
         typer.echo(f"  {info['verdict']}")
+    if info.get("labels_changed"):
+        typer.echo(f"  warning: {info['labels_changed']}")
     if info.get("next_move"):   # the interleaved review: the document asked for next, and why
         typer.echo(f"  {info['next_move']}")
         typer.echo(f"  guarantee: {info['guarantee']}")

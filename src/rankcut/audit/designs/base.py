@@ -22,7 +22,18 @@ import numpy as np
 
 from rankcut.audit import labels as labels_mod
 from rankcut.audit import provenance
-from rankcut.audit.folder import Audit, FrozenAudit, MemberSize, distinct_items, open_store, refuse_if_opened
+from rankcut.audit.folder import (
+    SAMPLE_FILE,
+    SAMPLE_ITEMS,
+    Audit,
+    FrozenAudit,
+    MemberSize,
+    distinct_items,
+    open_store,
+    read_rows,
+    refuse_if_opened,
+)
+from rankcut.audit.manifest import load_manifest, read_json
 from rankcut.audit.options import check_count, check_int_list, start_again
 from rankcut.audit.options import spelled as _o
 from rankcut.audit.pools import Item, Pools
@@ -179,7 +190,8 @@ class Design(Protocol):
     def spent_text(self, counts: Mapping[str, Any], manifest: Mapping[str, Any]) -> str | None: ...
     def frozen_facts(self, manifest: Mapping[str, Any]) -> list[tuple[str, str]] | None: ...
     def validity(self, manifest: Mapping[str, Any], content: Mapping[str, Any]) -> list[str] | None: ...
-    def status(self, folder: Path, out: dict[str, Any], steps: dict[str, bool]) -> None: ...
+    def status(self, folder: Path, out: dict[str, Any], steps: dict[str, bool],
+               record: Mapping[str, Any] | None) -> None: ...
 
 
 # ---------------------------------------------------------------------------------------------
@@ -606,6 +618,20 @@ class FixedSampleDesign:
         the report's."""
         return None
 
-    def status(self, folder: Path, out: dict[str, Any], steps: dict[str, bool]) -> None:
-        return None
+    def status(self, folder: Path, out: dict[str, Any], steps: dict[str, bool],
+               record: Mapping[str, Any] | None) -> None:
+        """After an opening (``record``, from ``opened.json``) the store must hold the labels that
+        were opened, as certify checks (:func:`provenance.check_opening`): for a store edited,
+        replaced or deleted since, ``labels_changed`` says what certify would refuse. The
+        certificate written before stays what it was (the report is built from it)."""
+        if record is None:
+            return
+        audit = FrozenAudit(load_manifest(folder))
+        info = read_json(folder / SAMPLE_FILE, "written by sample")
+        try:
+            with open_store(audit, info, create=False) as store:
+                digest = provenance.labels_hash(store.get(distinct_items(read_rows(folder / SAMPLE_ITEMS))))
+                provenance.check_opening(audit, store, record, info, digest)
+        except ValueError as err:
+            out["labels_changed"] = str(err)
 

@@ -944,7 +944,8 @@ class Interleaved(FixedSampleDesign):
             "label means a new review, started again with the label corrected and the same seed).",
         ]
 
-    def status(self, folder: Path, out: dict[str, Any], steps: dict[str, bool]) -> None:
+    def status(self, folder: Path, out: dict[str, Any], steps: dict[str, bool],
+               record: Mapping[str, Any] | None) -> None:
         """The steps read (screened, audited), the relevant found and the most left unfound, the
         next one and why, and the audit reads that would meet the target if
         none of them is relevant (a projection); whether the review reads on past "met", or may;
@@ -982,6 +983,7 @@ class Interleaved(FixedSampleDesign):
             if len(review.steps) > seen:
                 since = len(review.steps) - seen
                 were = "steps were" if since != 1 else "step was"
+                out["since_certify"] = f"{since} step{'s' * (since != 1)}"
                 out["verdict"] = (f"out of date: the last certify, at step {seen}, said "
                                   f"\"{verdict.get('text')}\"; {since} {were} read since, which only "
                                   "certify counts: run certify again")

@@ -112,6 +112,26 @@ def _openings(store: labels_mod.LabelStore, record: Mapping[str, Any] | None) ->
     return out
 
 
+def _opened_hash(in_cut: Mapping[Item, int], audited: Mapping[Item, int], order: Sequence[Item], prefix: int
+                 ) -> str:
+    """The hash an opening at ``prefix`` records: of the cut's labels and the first ``prefix`` audit labels."""
+    return labels_hash({**in_cut, **{item: audited[item] for item in order[:prefix]}})
+
+
+def _check_openings(store: labels_mod.LabelStore, record: Mapping[str, Any] | None, in_cut: Mapping[Item, int],
+                    audited: Mapping[Item, int], order: Sequence[Item]) -> None:
+    """Refuse when the labels of an earlier opening (:func:`_openings`: the cut and the first
+    ``prefix`` audit labels) changed or were removed since (Assumption 1)."""
+    t = labelled_prefix(order, audited)
+    for where, prefix, held in _openings(store, record):
+        if prefix > t or _opened_hash(in_cut, audited, order, prefix) != held:
+            raise ValueError(
+                f"certifying is refused: the labels opened for certification ({where}: the cut and "
+                f"the first {prefix} audit labels) changed or were removed since, and a certificate "
+                "cannot follow labels edited after being seen (Assumption 1); restore them, or "
+                f"{start_again()}")
+
+
 class Sequential(FixedSampleDesign):
     """Recall of a review: a cut read in full, then the excluded pool labelled in one random order
     until the target is certified (§9, anytime-valid)."""
@@ -301,17 +321,7 @@ class Sequential(FixedSampleDesign):
             in_cut = store.get(cut)
             audited = store.get(order)
             t = labelled_prefix(order, audited)
-
-            def digest(prefix: int) -> str:
-                return labels_hash({**in_cut, **{item: audited[item] for item in order[:prefix]}})
-
-            for where, prefix, held in _openings(store, record):
-                if prefix > t or digest(prefix) != held:
-                    raise ValueError(
-                        f"certifying is refused: the labels opened for certification ({where}: the cut and "
-                        f"the first {prefix} audit labels) changed or were removed since, and a certificate "
-                        "cannot follow labels edited after being seen (Assumption 1); restore them, or "
-                        f"{start_again()}")
+            _check_openings(store, record, in_cut, audited, order)
             found = int(sum(in_cut.values()))
             y = np.array([audited[item] for item in order[:t]], dtype=np.int64)
             hits = int(y.sum())
@@ -319,28 +329,23 @@ class Sequential(FixedSampleDesign):
                       dynamic_ncols=True) as bar:
                 bound, reached = engine(audit, found).running_upper(
                     y, on_progress=lambda done, _: bar.update(done - bar.n))
+            from rankcut.certify.sequential import allowed_misses
+
+            met_at = bound <= allowed_misses(found, np.concatenate(([0], np.cumsum(y))),
+                                             float(audit.target["recall"]))
             stats = {"draws": len(rows), "unlabelled": 0,
                      "included": {"draws": len(cut), "relevant": found},
                      "excluded": {"draws": len(order), "labelled": t, "relevant": hits,
                                   "best_prefix": int(reached[t]),
-                                  "best_prefix_hits": int(y[:reached[t]].sum())}}
+                                  "best_prefix_hits": int(y[:reached[t]].sum()),
+                                  "first_met": int(np.argmax(met_at)) if met_at.any() else None}}
             report, findings = certificates(audit, stats)   # in memory first: a failure records nothing
-            if findings.verdict is not None and findings.verdict.met:
-                from rankcut.certify.sequential import allowed_misses
-
-                xs = np.concatenate(([0], np.cumsum(y)))
-                rho = float(audit.target["recall"])
-                first = int(np.argmax(bound <= allowed_misses(found, xs, rho)))
-                if first < t:   # labelled past the first "met" (a simulation labels all at once)
-                    findings.notes.append(f"the target was first met after {first} audit labels: the "
-                                          f"{t - first} after them are counted in the bound, and a review "
-                                          "could have stopped there")
             ahead = len(audited) - t
             if ahead:
                 findings.notes.append(f"{ahead} audit labels after position {t + 1} of the audit order (the "
                                       "first unlabelled one) are not counted until it is labelled")
             curve = sequential_curve(found, y, bound)
-            now_digest = digest(t)
+            now_digest = _opened_hash(in_cut, audited, order, t)
             opened_at = str(store.get_meta("opened_at") or now())
             opening = {"opened_at": opened_at, "opened_sample_hash": str(info["sample_hash"]),
                        "opened_labels_hash": now_digest, "opened_prefix": str(t)}
@@ -376,6 +381,10 @@ class Sequential(FixedSampleDesign):
                  + (f", over all {audit.queries} queries together, not per query"
                     if audit.queries > 1 else "")
                  + ". It assumes the labels are right and are taken in the listed audit order."]
+        first = audited.get("first_met")
+        if met and first is not None and first < t:   # labelled past the first "met" (a simulation labels all)
+            notes.append(f"the target was first met after {first} audit labels: the {t - first} after them are "
+                         "counted in the bound, and a review could have stopped there")
         if not met:
             more = engine(audit, found).zero_find_stop(t, x) - t
             notes.append(f"next: label on from position {t + 1} of the audit order; if positions "
@@ -401,15 +410,22 @@ class Sequential(FixedSampleDesign):
                 f"first {audited['labelled']} of the {audited['draws']} excluded items in the audit order; "
                 f"{cut['relevant'] + audited['relevant']} relevant.")
 
-    def status(self, folder: Path, out: dict[str, Any], steps: dict[str, bool]) -> None:
+    def status(self, folder: Path, out: dict[str, Any], steps: dict[str, bool],
+               record: Mapping[str, Any] | None) -> None:
         """Labelled once its cut is (the audit labels come as they come); certify is done only when
-        the target was met: until then the next step is to label on."""
+        the target was met: until then the next step is to label on. For labels opened by a
+        certify and edited or removed since, ``labels_changed`` says what certify would refuse."""
         cut, order = parts(read_rows(folder / SAMPLE_ITEMS))
         steps["label"], prefix = False, 0
         if (folder / LABELS_FILE).exists():
             with labels_mod.LabelStore(folder / LABELS_FILE, readonly=True) as store:
                 steps["label"] = not store.missing(cut)
-                prefix = labelled_prefix(order, store.get(order))
+                audited = store.get(order)
+                prefix = labelled_prefix(order, audited)
+                try:
+                    _check_openings(store, record, store.get(cut), audited, order)
+                except ValueError as err:
+                    out["labels_changed"] = str(err)
         out["audit_labels"] = prefix   # the labelled start of the audit order
         if steps["certify"]:
             content = read_json(folder / CERTIFICATE_FILE, "written by certify")
@@ -418,6 +434,7 @@ class Sequential(FixedSampleDesign):
             out["verdict"] = verdict.get("text")
             if prefix > int(audited.get("labelled", 0)):   # labels came in since: certify them
                 since = prefix - int(audited.get("labelled", 0))
+                out["since_certify"] = f"{since} audit label{'s' * (since != 1)}"
                 out["verdict"] = (f"{verdict.get('text')} (certified at {audited.get('labelled', 0)} audit "
                                   f"labels; {since} labelled since are not: run certify again)")
                 steps["certify"] = False
