@@ -433,3 +433,22 @@ def test_the_command_refuses_a_folder_without_a_manifest_and_a_port_out_of_range
     assert f"{tmp_path / 'nope'} does not exist: serve the folder" in missing.output
     result = CliRunner().invoke(app, ["serve", str(tmp_path), "--port", "99999"])
     assert result.exit_code == 2 and "65535" in result.output and "Traceback" not in result.output
+
+
+def test_the_result_of_a_certificate_answers_came_after_is_refused(small: SmallAudit) -> None:
+    """Certified midway, then answered on: the result page (its plot, the report) would show the
+    old certificate as if it were the review's now."""
+    client = open_client(small.folder)
+    while len(stored_labels(small.folder)) < 9:   # the cut and one audit label: not met yet
+        answer(client, small)
+    page = client.get("/").text
+    response = client.post("/certify", data={"csrf": fields_of(page)["csrf"]}, headers=ORIGIN)
+    assert response.status_code == 200 and "NOT met yet after 1 of 16 audit labels" in response.text
+    answer(client, small)
+    for path in ("/result", "/report.html", "/plot.png"):
+        stale = client.get(path)
+        assert stale.status_code == 409 and "the certificate is out of date: 1 audit label read since" in \
+            stale.text, path
+    page = client.get("/").text
+    assert client.post("/certify", data={"csrf": fields_of(page)["csrf"]}, headers=ORIGIN).status_code == 200
+    assert client.get("/result").status_code == 200

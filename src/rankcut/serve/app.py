@@ -243,7 +243,11 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S,
         content = desk.certificate()
         if content is None:
             return refuse(request, 404, "no certificate yet: certify the audit first")
-        return page(request, "result.html", c=content, plot=desk.plot_png() is not None)
+        try:
+            plot = desk.plot_png() is not None
+        except ValueError as err:   # out of date (labels read since), or opened labels edited
+            return refuse(request, 409, str(err))
+        return page(request, "result.html", c=content, plot=plot)
 
     @app.get("/certificate.json")
     def certificate_json() -> Response:
