@@ -184,8 +184,14 @@ def test_labels_from_the_to_label_file_one_step_at_a_time(topic: Data, tmp_path:
     # labels of documents not asked for yet are left for later, not recorded
     ahead = tmp_path / "ahead.csv"
     ahead.write_text("query_id,doc_id,label\nq0,d0-200,0\n")
-    assert wf.label(audit, from_file=ahead).recorded == 0
+    waited = wf.label(audit, from_file=ahead)
+    assert (waited.recorded, waited.waiting) == (0, 1)
+    assert ("1 label of the file is for a document the review has not asked for yet: not recorded; give "
+            "the file again once it asks for them") in waited.render()   # it said only "recorded 0 labels"
     assert wf.status(audit)["review_steps"] == 3
+    q, d = _asked_item(audit)
+    ahead.write_text(f"query_id,doc_id,label\nq0,d0-200,0\n{q},{d},{int((q, d) in topic.relevant)}\n")
+    assert wf.label(audit, from_file=ahead).recorded == 1
 
 
 def test_screen_then_audit_is_the_sequential_certificate(topic: Data, tmp_path: Path) -> None:

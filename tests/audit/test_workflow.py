@@ -344,7 +344,8 @@ def test_status_reads_the_opening_from_opened_json(sampled: Path, data: Data) ->
         con.execute("DELETE FROM meta WHERE key LIKE 'opened%'")
     con.close()
     info = wf.status(sampled)   # and says what certify would refuse
-    assert info["opened_at"] == opened and "does not hold the labels that were opened" in info["labels_changed"]
+    assert info["opened_at"] == opened
+    assert "does not hold the labels that were opened" in info["labels_changed"]
     for name in ("labels.sqlite", "labels.sqlite-wal", "labels.sqlite-shm"):
         (sampled / name).unlink(missing_ok=True)
     info = wf.status(sampled)

@@ -211,8 +211,9 @@ def test_a_report_of_a_certificate_labels_came_in_after_is_refused(data: Data, t
     write_report(audit, tmp_path / "r.md")
     wf.label(audit, qrels=data.qrels, limit=21)
     assert wf.status(audit)["since_certify"] == "21 audit labels"
-    with pytest.raises(wf.AuditStepError, match="the certificate is out of date: 21 audit labels read since the "
-                                                "last certify are not in it; run certify again, then report"):
+    with pytest.raises(wf.AuditStepError, match="the certificate is out of date: 21 audit labels read since "
+                                                "the last certify are not in it; run certify again, then "
+                                                "report"):
         write_report(audit, tmp_path / "r.md")
     wf.certify(audit)
     assert write_report(audit, tmp_path / "r.md").replaced

@@ -325,7 +325,7 @@ def deleted_store_text(audit: FrozenAudit, record: Mapping[str, Any]) -> str:
             f"a new audit (the certificate already written can still be read with {_o('report')})")
 
 
-def open_store(audit: Audit, info: Mapping[str, Any], *, create: bool) -> labels_mod.LabelStore:
+def open_store(audit: FrozenAudit, info: Mapping[str, Any], *, create: bool) -> labels_mod.LabelStore:
     """The audit's label store, checked to hold this audit's sample. Without ``create`` (certify)
     it is opened read-only where the folder cannot be written (an audit shipped to be checked)."""
     path = audit.folder / LABELS_FILE

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rankcut.audit import labels as labels_mod
-from rankcut.audit.folder import CERTIFICATE_FILE, LABELS_FILE, OPENED_FILE, Audit
+from rankcut.audit.folder import CERTIFICATE_FILE, LABELS_FILE, OPENED_FILE, Audit, FrozenAudit
 from rankcut.audit.manifest import MANIFEST_FILE, Manifest, canonical_json, load_manifest, now
 from rankcut.audit.options import spelled as _o
 from rankcut.audit.options import start_again
@@ -328,7 +328,7 @@ def check_reuse(audit: Audit, store: labels_mod.LabelStore) -> list[Source]:
     return chain if reused else []
 
 
-def check_opening(audit: Audit, store: labels_mod.LabelStore, record: Mapping[str, Any] | None,
+def check_opening(audit: FrozenAudit, store: labels_mod.LabelStore, record: Mapping[str, Any] | None,
                    info: Mapping[str, Any], digest: str) -> dict[str, str]:
     """Check the labels against an earlier opening (the store's meta and ``opened.json``) and
     return the meta values that still have to be written to record the opening (all of them the

@@ -562,8 +562,8 @@ def _refuse_out_of_date(audit_dir: str | Path) -> None:
 
     info = status(audit_dir)
     if info.get("since_certify"):
-        raise af.AuditStepError(f"the certificate is out of date: {info['since_certify']} read since the last "
-                                "certify are not in it; run certify again, then report")
+        raise af.AuditStepError(f"the certificate is out of date: {info['since_certify']} read since the "
+                                "last certify are not in it; run certify again, then report")
     if info.get("labels_changed"):
         raise ValueError(info["labels_changed"])
 

@@ -183,6 +183,7 @@ class LabelResult:
     progress: str | None = None  # the sequential design: the cut and the labelled start of the audit order
     unjudged: int | None = None  # the qrels oracle: labels recorded as 0 for want of a judgement
     placed: int = 0  # the qrels oracle: relevant documents outside the run placed at #u (size-only corpus)
+    waiting: int = 0  # a label file, interleaved design: its labels of documents not asked for yet
 
     @property
     def missing(self) -> int:
@@ -197,6 +198,13 @@ class LabelResult:
         elif self.unjudged is not None:
             text += (f"\n{self.unjudged} of the items given to the qrels oracle have no judgement in the "
                      "qrels and were labelled not relevant")
+        if self.waiting:
+            one = self.waiting == 1
+            text += (f"\n{self.waiting} label{'' if one else 's'} of the file "
+                     f"{'is for a document' if one else 'are for documents'} the review has not asked for "
+                     "yet: not recorded; give "
+                     "the file again once it asks for them (each label counts only when its document is "
+                     "asked for)")
         if self.placed:
             text += (f"\nthe qrels grade relevant {self.placed} documents that the run does not list: in "
                      "this simulation they stand at unretrieved places (#u) of their queries drawn at "
@@ -922,6 +930,7 @@ def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Map
         raise ValueError(f"{_o('reuse')} is not offered for the {audit.design} design: its steps are chosen "
                          "from its own labels")
     recorded, review = spec.label_steps(audit, store, rows, answer, source, limit, item_sources)
+    waiting = 0 if from_file is None else len(given) - len(store.get(list(given)))
     if qrels is not None:
         unjudged = len(unjudged_items(judged, asked))
     step = review.next()
@@ -931,7 +940,7 @@ def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Map
     fmt = Path(str(read_json(audit.folder / SAMPLE_FILE, "written by sample")["to_label"])).suffix[1:]
     write_to_label(audit, [] if step is None else [step.item], fmt)   # the item asked for next
     return LabelResult(source, recorded, len(review.steps) if step is not None else len(rows), len(rows),
-                       progress, unjudged, placed)
+                       progress, unjudged, placed, waiting)
 
 
 # ---------------------------------------------------------------------------------------------

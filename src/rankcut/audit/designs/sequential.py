@@ -114,12 +114,12 @@ def _openings(store: labels_mod.LabelStore, record: Mapping[str, Any] | None) ->
 
 def _opened_hash(in_cut: Mapping[Item, int], audited: Mapping[Item, int], order: Sequence[Item], prefix: int
                  ) -> str:
-    """The hash an opening at ``prefix`` records: of the cut's labels and the first ``prefix`` audit labels."""
+    """The labels hash an opening at ``prefix`` records (the cut and the first ``prefix`` audit labels)."""
     return labels_hash({**in_cut, **{item: audited[item] for item in order[:prefix]}})
 
 
-def _check_openings(store: labels_mod.LabelStore, record: Mapping[str, Any] | None, in_cut: Mapping[Item, int],
-                    audited: Mapping[Item, int], order: Sequence[Item]) -> None:
+def _check_openings(store: labels_mod.LabelStore, record: Mapping[str, Any] | None,
+                    in_cut: Mapping[Item, int], audited: Mapping[Item, int], order: Sequence[Item]) -> None:
     """Refuse when the labels of an earlier opening (:func:`_openings`: the cut and the first
     ``prefix`` audit labels) changed or were removed since (Assumption 1)."""
     t = labelled_prefix(order, audited)
@@ -382,9 +382,9 @@ class Sequential(FixedSampleDesign):
                     if audit.queries > 1 else "")
                  + ". It assumes the labels are right and are taken in the listed audit order."]
         first = audited.get("first_met")
-        if met and first is not None and first < t:   # labelled past the first "met" (a simulation labels all)
-            notes.append(f"the target was first met after {first} audit labels: the {t - first} after them are "
-                         "counted in the bound, and a review could have stopped there")
+        if met and first is not None and first < t:   # labelled past the first "met" (a simulation)
+            notes.append(f"the target was first met after {first} audit labels: the {t - first} after them "
+                         "are counted in the bound, and a review could have stopped there")
         if not met:
             more = engine(audit, found).zero_find_stop(t, x) - t
             notes.append(f"next: label on from position {t + 1} of the audit order; if positions "
@@ -430,14 +430,14 @@ class Sequential(FixedSampleDesign):
         if steps["certify"]:
             content = read_json(folder / CERTIFICATE_FILE, "written by certify")
             verdict = content.get("verdict") or {}
-            audited = (content.get("counts") or {}).get("excluded") or {}
+            counted = (content.get("counts") or {}).get("excluded") or {}
             out["verdict"] = verdict.get("text")
-            if prefix > int(audited.get("labelled", 0)):   # labels came in since: certify them
-                since = prefix - int(audited.get("labelled", 0))
+            if prefix > int(counted.get("labelled", 0)):   # labels came in since: certify them
+                since = prefix - int(counted.get("labelled", 0))
                 out["since_certify"] = f"{since} audit label{'s' * (since != 1)}"
-                out["verdict"] = (f"{verdict.get('text')} (certified at {audited.get('labelled', 0)} audit "
+                out["verdict"] = (f"{verdict.get('text')} (certified at {counted.get('labelled', 0)} audit "
                                   f"labels; {since} labelled since are not: run certify again)")
                 steps["certify"] = False
             else:
-                steps["certify"] = bool(verdict.get("met")) or audited.get("labelled") == audited.get("draws")
+                steps["certify"] = bool(verdict.get("met")) or counted.get("labelled") == counted.get("draws")
                 steps["label"] = steps["label"] and steps["certify"]
