@@ -365,6 +365,8 @@ def test_jsonl_keys_and_label_forms():
     [("a.csv", "", r"a.csv: empty label file; a header line query_id,doc_id,label is required"),
      ("a.csv", "\n\nq1,d1,1\n", r"a.csv, line 3: the header line names no query_id / doc_id / label column"),
      ("a.csv", "query,doc\nq,d\n", r"a.csv, line 1: the header line names no label column"),
+     ("a.csv", "query_id;doc_id;label\nq;d;1\n",
+      r"names no query_id / doc_id / label column .* — the file looks separated by ';': save it with ','"),
      ("a.csv", "query,qid,doc,label\n", r"a.csv, line 1: columns 'query' and 'qid' both name the query_id"),
      ("a.csv", "query,doc,label\nq,d,1\nq,e\n", r"a.csv, line 3: expected 3 columns as in the header, got 2"),
      ("a.csv", "query,doc,label\nq,d,maybe\n",

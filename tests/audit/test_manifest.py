@@ -116,6 +116,9 @@ def test_edited_manifest_is_refused(tmp_path: Path) -> None:
 def test_load_refusals(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="does not exist"):
         load_manifest(tmp_path / "nowhere")
+    (tmp_path / "topic.qrels").write_text("q 0 d 1\n")   # a file given for the folder: not "missing"
+    with pytest.raises(FileNotFoundError, match="topic.qrels is a file, not an audit folder: give the"):
+        load_manifest(tmp_path / "topic.qrels")
     with pytest.raises(FileNotFoundError, match="run freeze first"):
         load_manifest(tmp_path)
     (tmp_path / MANIFEST_FILE).write_text("{not json")

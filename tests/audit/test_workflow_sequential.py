@@ -202,6 +202,15 @@ def test_opened_labels_cannot_change_but_new_ones_count(data: Data, tmp_path: Pa
     assert not (tmp_path / "r.md").exists()
 
 
+def test_a_missing_label_file_is_named_by_its_option(data: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, data)
+    with pytest.raises(FileNotFoundError, match=r"^from_file .*missing.csv: the file does not exist$"):
+        wf.label(audit, from_file=tmp_path / "missing.csv")
+    with pytest.raises(FileNotFoundError, match=r"^qrels .*: the file is a folder$"):
+        wf.label(audit, qrels=tmp_path)
+    assert not (audit / "labels.sqlite").exists()
+
+
 def test_a_report_of_a_certificate_labels_came_in_after_is_refused(data: Data, tmp_path: Path) -> None:
     audit = _frozen(tmp_path, data)
     n1 = sum(r["pool"] == "included" for r in _rows(audit))

@@ -621,7 +621,12 @@ def _read_delimited(lines: Iterator[str], label: str, delimiter: str) -> list[Ro
         if not any(cell.strip() for cell in row):
             continue
         if header is None:
-            roles = _roles(row, where, "column")
+            try:
+                roles = _roles(row, where, "column")
+            except ValueError as err:   # a semicolon-separated file (a European spreadsheet), say
+                from rankcut.data.screening import separator_hint  # (numpy: imported where needed)
+
+                raise ValueError(f"{err}{separator_hint(row, delimiter)}") from None
             header = {role: row.index(key) for role, key in roles.items()}
             width = len(row)
             continue

@@ -48,6 +48,7 @@ __all__ = [
     "Manifest",
     "candidates",
     "canonical_json",
+    "check_file",
     "check_inputs",
     "check_unchanged",
     "content_hash",
@@ -110,6 +111,15 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
     return h.hexdigest()
 
 
+def check_file(path: str | os.PathLike[str], option: str) -> Path:
+    """``path``, refused naming ``option`` (``--from``) when it is a folder or does not exist."""
+    p = Path(path)
+    if not p.is_file():
+        what = "is a folder" if p.is_dir() else "does not exist"
+        raise FileNotFoundError(f"{option} {p}: the file {what}")
+    return p
+
+
 def describe_file(path: str | os.PathLike[str], option: str, folder: str | os.PathLike[str]
                   ) -> dict[str, Any]:
     """``{"path", "given", "sha256", "bytes", "option", "status"}`` of an input file, for the
@@ -125,10 +135,7 @@ def describe_file(path: str | os.PathLike[str], option: str, folder: str | os.Pa
     :param option: how the user named the file (``"--run"``), used in later error messages.
     :raises FileNotFoundError: naming ``option`` when the file does not exist.
     """
-    p = Path(path)
-    if not p.is_file():
-        what = "is a folder" if p.is_dir() else "does not exist"
-        raise FileNotFoundError(f"{option} {p}: the file {what}")
+    p = check_file(path, option)
     given = p.resolve()
     try:
         recorded = os.path.relpath(given, Path(folder).resolve())
@@ -342,6 +349,9 @@ def load_manifest(folder: str | os.PathLike[str]) -> Manifest:
     :raises ValueError: for another schema, or a manifest edited after freeze.
     """
     out = Path(folder)
+    if out.is_file():
+        raise FileNotFoundError(f"{out} is a file, not an audit folder: give the folder rankcut audit freeze "
+                                "wrote (--out)")
     if not out.is_dir():
         raise FileNotFoundError(f"audit folder {out} does not exist (create it with rankcut audit freeze)")
     path = out / MANIFEST_FILE

@@ -84,6 +84,7 @@ from rankcut.audit.manifest import (
     SCHEMA,
     SCHEMA_VERSION,
     Manifest,
+    check_file,
     check_unchanged,
     content_hash,
     describe_file,
@@ -716,6 +717,9 @@ def label(
     if unjudged_nonrelevant and qrels is None:
         raise ValueError(f"{_o('unjudged_nonrelevant')} is for {_o('qrels')}: it says how the qrels oracle "
                          "labels items it has no judgement for")
+    for given, option in ((from_file, "from_file"), (qrels, "qrels")):
+        if isinstance(given, str | Path):
+            check_file(given, _o(option))
     audit = load_audit(audit_dir)
     spec = design_of(audit)
     if item_sources is not None and (from_file is None or not spec.adaptive):
