@@ -553,11 +553,8 @@ def with_trained(evaluation: Evaluation, lists: RankedLists, trained: Mapping[st
     blind = replace(scored, gains=None, n_relevant=None)
     methods = dict(evaluation.methods)
     for label, method in trained.items():
-        learned = getattr(method, "threshold_", None)
-        if learned is not None and learned != lists.threshold:
-            warnings.warn(f"{label} was trained with relevance ≥ {learned:g} counted relevant, and these "
-                          f"lists count relevance ≥ {lists.threshold:g} (--threshold): it learned to cut "
-                          "for another notion of relevant", UserWarning, stacklevel=2)
+        for said in trained_otherwise(method, lists, recall_base):
+            warnings.warn(f"{label} {said}", UserWarning, stacklevel=2)
         cuts = method.predict(blind)
         learned = _learned(method)   # a given cut learned nothing: no row of nulls
         fitted = [{"fold": -1, **learned}] if learned else []
@@ -628,6 +625,30 @@ def _cut(cutter: Cutter, lists: RankedLists, rows: NDArray[np.int64], labelled: 
     unless the cutter reads test labels (``labelled``: the oracle)."""
     part = _take(lists, rows)
     return cut_shard(cutter, part if labelled else replace(part, gains=None, n_relevant=None))
+
+
+def trained_otherwise(method: Cutter, lists: RankedLists, recall_base: str | None) -> list[str]:
+    """How a trained model (``threshold_``, ``ordering_``, its ``recall_base``) learned under other
+    settings than ``lists`` are read with and ``recall_base`` scores with (None: not scored), each
+    as a clause after the model's name; the threshold only where ``lists`` carry labels. It then
+    learned to cut another task: said, never silently applied."""
+    out = []
+    learned = getattr(method, "threshold_", None)
+    if learned is not None and lists.gains is not None and learned != lists.threshold:
+        out.append(f"was trained with relevance ≥ {learned:g} counted relevant, and these lists count "
+                   f"relevance ≥ {lists.threshold:g} (--threshold): it learned to cut for another notion "
+                   "of relevant")
+    ordering = getattr(method, "ordering_", None)
+    if ordering is not None and ordering != lists.ordering:
+        out.append(f"was trained on lists ordered by {ordering}, and these are ordered by {lists.ordering} "
+                   f"(--ordering): tied scores stand in another order than it learned from; give "
+                   f"--ordering {ordering}")
+    trained_base = getattr(method, "recall_base", None)
+    if recall_base is not None and trained_base is not None and trained_base != recall_base:
+        out.append(f"was trained to maximise its metric with recall over {trained_base!r} relevant "
+                   f"documents, and these scores count recall over {recall_base!r} (--recall-base): it "
+                   "learned to cut for another metric")
+    return out
 
 
 def _learned(cutter: Cutter) -> dict[str, Any]:

@@ -105,6 +105,10 @@ def test_cut_with_the_model_writes_the_cuts_of_the_loaded_cutter(model: Path, fi
     expected = AttnCut.load(model).predict(load_trec(files["test"]))
     kept = read_run(out)
     assert [len(kept[q]) for q in sorted(kept)] == expected.tolist()
+    assert "warning" not in result.stderr
+    other = invoke("cut", "--model", model, "--run", files["test"], "--out", out, "--ordering", "trec_eval")
+    assert other.exit_code == 0 and f"--model {model} was trained on lists ordered by rank, and these are " \
+        "ordered by trec_eval (--ordering)" in other.stderr
 
 
 def test_the_same_seed_trains_the_same_model(model: Path, files: dict[str, Path]) -> None:

@@ -205,6 +205,46 @@ def test_missing_or_broken_files_are_named(saved: Path, tmp_path: Path) -> None:
         load_checkpoint(saved)
 
 
+def test_training_lists_without_a_relevant_document_are_refused(tmp_path: Path) -> None:
+    """Robust04's binary qrels at --threshold 2: a model was trained and saved that cuts at 1."""
+    run = {f"q{q}": [Posting(f"d{j}", float(10 - j), j + 1) for j in range(6)] for q in range(6)}
+    qrels = {q: {f"d{j}": int(j % 2) for j in range(6)} for q in run}
+    lists = RankedLists.from_postings(run, qrels, threshold=2).with_features(np.ones((6, 6, 1)), ["sim"])
+    with pytest.raises(ValueError, match=r"attncut fit: no document of the 6 training lists counts as "
+                                         r"relevant \(relevance ≥ 2, --threshold\)"):
+        AttnCut(epochs=1, seed=0).fit(lists)
+
+
+def test_the_ordering_and_recall_base_trained_with_are_kept_and_checked(tmp_path: Path) -> None:
+    """A model trained on trec_eval-ordered lists for judged recall, then used on rank-ordered lists
+    scored with list recall: nothing said so (only the relevance grade was checked)."""
+    import warnings
+
+    from rankcut.evaluation import evaluate_cutters, trained_otherwise, with_trained
+
+    rng = np.random.default_rng(4)
+    run = {f"q{q}": [Posting(f"d{j}", float(10 - j // 2), j + 1) for j in range(8)] for q in range(10)}
+    qrels = {q: {f"d{j}": int(rng.integers(0, 2)) for j in range(8)} for q in run}
+    features = rng.random((10, 8, 1))
+    trec = RankedLists.from_postings(run, qrels, ordering="trec_eval").with_features(features, ["sim"])
+    ranked = RankedLists.from_postings(run, qrels, ordering="rank").with_features(features, ["sim"])
+    model = load_checkpoint(AttnCut(epochs=1, seed=0, recall_base="judged").fit(trec).save(tmp_path / "m"))
+    assert model.ordering_ == "trec_eval"
+    assert trained_otherwise(model, trec, "judged") == []
+    said = trained_otherwise(model, ranked, "list")
+    assert said == [
+        "was trained on lists ordered by trec_eval, and these are ordered by rank (--ordering): tied scores "
+        "stand in another order than it learned from; give --ordering trec_eval",
+        "was trained to maximise its metric with recall over 'judged' relevant documents, and these scores "
+        "count recall over 'list' (--recall-base): it learned to cut for another metric"]
+    with pytest.warns(UserWarning, match="m was trained on lists ordered by trec_eval"):
+        with_trained(evaluate_cutters(["fixed-k:2"], ranked, folds=2), ranked, {"m": model}, baseline=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with_trained(evaluate_cutters(["fixed-k:2"], trec, folds=2, recall_base="judged"), trec, {"m": model},
+                     baseline=None, recall_base="judged")
+
+
 def test_the_relevance_grade_trained_with_is_kept_and_checked(tmp_path: Path) -> None:
     """A model trained counting grade ≥ 2 relevant (TREC DL) and evaluated at ≥ 1: no file said
     what it was trained for, and the evaluation went on without a word."""
@@ -221,7 +261,7 @@ def test_the_relevance_grade_trained_with_is_kept_and_checked(tmp_path: Path) ->
     folder = AttnCut(epochs=1, seed=0).fit(strict).save(tmp_path / "m")
     model = load_checkpoint(folder)
     assert model.threshold_ == 2.0
-    assert "relevant: relevance ≥ 2." in (folder / "README.md").read_text()
+    assert "relevant: relevance ≥ 2; lists ordered by rank." in (folder / "README.md").read_text()
     config = json.loads((folder / "config.json").read_text())   # as an earlier rankcut wrote it
     del config["training"]["threshold"]
     (folder / "config.json").write_text(json.dumps(config))

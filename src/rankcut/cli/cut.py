@@ -9,6 +9,7 @@ registered cutters.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -92,10 +93,13 @@ def cut(
                                  "--cutter")
             check_output(out, "--out", inputs)
             from rankcut.cutters.checkpoint import load_checkpoint  # torch: only for --model
+            from rankcut.evaluation import trained_otherwise
 
             method = load_checkpoint(model)
             lists = _model_features(method, load_runs([run], None, threshold=threshold, ordering=ordering,
                                                        missing=missing), features, model)
+            for said in trained_otherwise(method, lists, None):
+                warnings.warn(f"--model {model} {said}", UserWarning, stacklevel=2)
         else:
             assert cutter is not None
             method = make_cutter(cutter)

@@ -230,7 +230,8 @@ def model_card(config: dict[str, Any], title: str) -> str:
         "## Training",
         "",
         f"- Queries: {n_train} trained on, {n_val} held out for validation (val_fraction "
-        f"{params['val_fraction']}, seed {params['seed']}); relevant: relevance ≥ {training['threshold']:g}.",
+        f"{params['val_fraction']}, seed {params['seed']}); relevant: relevance ≥ {training['threshold']:g}; "
+        f"lists ordered by {training['ordering']}.",
         f"- Epochs run: {len(history)} of at most {params['epochs']} (patience {params['patience']}), "
         f"{seconds:.1f} s; batch size {params['batch_size']}, Adam lr {params['lr']}.",
         f"- Chosen epoch: {training['best_epoch']}, validation {params['metric']} "

@@ -73,7 +73,8 @@ class NeuralCutter(Cutter):
     per name of ``networks`` (``net_``, ...), ``history_`` (per epoch: train loss, validation
     loss and metric, seconds), ``best_epoch_`` (1-based), ``val_metric_`` (the validation metric
     of that epoch), ``train_qids_`` and ``val_qids_`` (the queries trained and validated on),
-    ``threshold_`` (the relevance grade the training lists counted as relevant).
+    ``threshold_`` (the relevance grade the training lists counted as relevant), ``ordering_``
+    (the rule the training lists were sorted by, ``rank`` or ``trec_eval``).
     """
 
     #: the paper that defines the model, as the checkpoint's model card cites it
@@ -83,7 +84,7 @@ class NeuralCutter(Cutter):
     networks: ClassVar[tuple[str, ...]] = ("net",)
     #: learned attributes saved in a checkpoint's ``config.json`` (besides encoder and networks)
     summary_attributes: ClassVar[tuple[str, ...]] = (
-        "history_", "best_epoch_", "val_metric_", "train_qids_", "val_qids_", "threshold_")
+        "history_", "best_epoch_", "val_metric_", "train_qids_", "val_qids_", "threshold_", "ordering_")
 
     metric: str
     recall_base: str
@@ -103,6 +104,7 @@ class NeuralCutter(Cutter):
     train_qids_: tuple[str, ...]
     val_qids_: tuple[str, ...]
     threshold_: float
+    ordering_: str
 
     def __init__(self, **options: Any) -> None:
         """Store the shared training options; :data:`rankcut.nn.options.TRAINING_DEFAULTS` for
@@ -157,6 +159,10 @@ class NeuralCutter(Cutter):
         if lists.gains is None:
             raise ValueError(f"{self.name} fit needs relevance judgements: build the training lists "
                              "with qrels")
+        if not lists.labels.any():   # every target would be "cut at 1": nothing to learn, a model saved
+            raise ValueError(f"{self.name} fit: no document of the {len(lists)} training lists counts as "
+                             f"relevant (relevance ≥ {lists.threshold:g}, --threshold): check the threshold "
+                             "and that the qrels are those of the training queries")
         import torch
 
         from rankcut.nn.inputs import InputEncoder
@@ -173,6 +179,7 @@ class NeuralCutter(Cutter):
         for key, value in learned.items():
             setattr(self, key, value)
         self.threshold_ = float(lists.threshold)
+        self.ordering_ = str(lists.ordering)
 
     def _predict(self, lists: RankedLists) -> NDArray[np.int64]:
         import torch
