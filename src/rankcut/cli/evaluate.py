@@ -9,6 +9,7 @@ help of ``--cutters`` lists the registered cutters; the evaluation
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -272,6 +273,12 @@ def evaluate(
             if given:
                 notes.append(f"{count(len(given), 'cut run', 'cut runs')} (--cut) scored as given on the "
                              "full lists, one cut per run in every column")
+                empty = sum(k == 0 for method in given.values() for k in method.cuts.values())
+                if empty and any(spec.split(":")[0] == "oracle" for spec in specs):
+                    notes.append(f"the oracle cuts at k ≥ 1, as in the paper; the cut runs keep nothing of "
+                                 f"{count(empty, 'list', 'lists')} (--allow-missing-queries: k = 0, F1 and "
+                                 "DCG 0), so they can score above it where every cut of a list scores "
+                                 "below 0 (DCG)")
             result = with_trained(result, lists, {**trained, **given}, baseline=baseline, test=test,
                                   alpha=alpha, recall_base=recall_base, note="; " + "; ".join(notes))
         if plot is not None:
@@ -307,8 +314,15 @@ def _given_cuts(path: Path, lists: Any, evaluated: set[str], judged: dict[str, A
 
     kept = set(lists.qids)
     scored = lists.subset([q for q in lists.qids if q in evaluated])
-    postings = {q: p for q, p in read_run(path).items()
-                if q in evaluated or (q not in kept and not (missing == "drop" and q not in judged))}
+    lines = read_run(path)
+    unjudged = [q for q in lines if q not in kept and missing == "drop" and q not in judged]
+    if unjudged:   # a run's query without qrels is dropped with a warning: so is the cut's
+        shown = ", ".join(repr(q) for q in unjudged[:5]) + (", ..." if len(unjudged) > 5 else "")
+        which = count(len(unjudged), "query", "queries")
+        warnings.warn(f"--cut {path}: the qrels judge no document of {which} of it ({shown}): not evaluated "
+                      "(--missing drop)", UserWarning, stacklevel=2)
+    dropped = set(unjudged)
+    postings = {q: p for q, p in lines.items() if q in evaluated or (q not in kept and q not in dropped)}
     if not any(q in postings for q in scored.qids):
         raise ValueError(f"--cut {path} holds none of the {len(scored)} queries evaluated: the cut of "
                          "another run or topic set?")
