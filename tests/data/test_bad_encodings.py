@@ -4,8 +4,11 @@ UTF-8 are refused naming the file and the exact line, by every reader (they shar
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import io
+import lzma
+import re
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -71,6 +74,19 @@ def test_a_gzip_file_without_gz_is_named_as_gzip_not_as_an_encoding(tmp_path: Pa
     res = CliRunner().invoke(app, ["evaluate", "--run", str(path), "--qrels", str(qrels), "--folds", "2",
                                    "--cutters", "fixed-k:1"])
     assert res.exit_code == 2 and "a gzip-compressed file" in res.stderr and "iconv" not in res.stderr
+
+
+@pytest.mark.parametrize(("name", "pack", "said"), [
+    ("x.run.bz2", bz2.compress, "a bzip2-compressed file"),
+    ("x.run.xz", lzma.compress, "an xz-compressed file"),
+])
+def test_other_compressions_are_named_not_taken_for_an_encoding(tmp_path: Path, name: str, pack: Any,
+                                                                 said: str) -> None:
+    # it was told "not UTF-8 ... convert the file (e.g. iconv -f latin1 -t utf-8)"
+    path = _write(tmp_path, name, pack(RUN))
+    with pytest.raises(ValueError, match=rf"{re.escape(name)}: {said} \(by its first bytes\), which rankcut "
+                                         r"does not read: decompress it, or recompress it with gzip"):
+        read_run(path)
 
 
 def test_a_character_cut_at_the_end_of_the_file(tmp_path: Path) -> None:

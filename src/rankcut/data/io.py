@@ -78,10 +78,19 @@ class _Utf8Checked(io.RawIOBase):
             raise ValueError(f"{self._name}: a gzip-compressed file (it starts with gzip's magic bytes "
                              "1f 8b), which is read as gzip only under a name ending .gz: rename it *.gz, "
                              "or decompress it (gunzip -c)")
+        packed = next((name for magic, name in _PACKED if block.startswith(magic)), None)
+        if self._line == 1 and self._column == 1 and packed is not None:
+            raise ValueError(f"{self._name}: {packed} (by its first bytes), which rankcut does not read: "
+                             "decompress it, or recompress it with gzip (*.gz)")
         self._advance(block[:at])
         raise ValueError(f"{self._name}, line {self._line}: not UTF-8 text (byte {self._column} of "
                          f"the line, {why}); rankcut reads UTF-8: convert the file (e.g. iconv "
                          "-f latin1 -t utf-8)")
+
+
+#: the first bytes of compressed or archive formats rankcut does not read, and their names
+_PACKED = ((b"BZh", "a bzip2-compressed file"), (b"\xfd7zXZ\x00", "an xz-compressed file"),
+           (b"\x28\xb5\x2f\xfd", "a zstd-compressed file"), (b"PK\x03\x04", "a zip archive or workbook"))
 
 
 class _BomDropped(io.TextIOBase):
