@@ -51,6 +51,9 @@ def test_read_run_any_whitespace_and_any_second_column():
     [
         ("q1 Q0 d1 1 2.0", "expected 6 columns"),
         ("q1 Q0 d1 1 2.0 sys extra", "expected 6 columns"),
+        ("0 qid:10002 " + " ".join(f"{i}:0.5" for i in range(1, 47)) + " #docid = GX008",
+         r"expected 6 columns .*, got 51: '0 qid:10002 1:0\.5 .{99}\.\.\.' — it reads like a LETOR feature "
+         r"file \('label qid:… 1:…'\), which rankcut evaluate reads with --letor"),
         ("q1 Q0 d1 1 high sys", "score must be a number"),
         ("q1 Q0 d1 1 nan sys", "score must be finite"),
         ("q1 Q0 d1 1 -inf sys", "score must be finite"),

@@ -77,8 +77,13 @@ def _int(token: str, what: str, where: str) -> int:
 def _bad_run_line(parts: list[str], line: str, where: str) -> NoReturn:
     """Raise the ValueError that says what is wrong with a run line that failed to parse."""
     if len(parts) != 6:
+        shown = line.rstrip()
+        shown = shown if len(shown) <= 120 else shown[:117] + "..."
+        letor = (" — it reads like a LETOR feature file ('label qid:… 1:…'), which rankcut evaluate "
+                 "reads with --letor"
+                 if len(parts) > 2 and parts[1].startswith("qid:") else "")
         raise ValueError(f"{where}: expected 6 columns 'query_id Q0 doc_id rank score tag', "
-                         f"got {len(parts)}: {line.rstrip()!r}")
+                         f"got {len(parts)}: {shown!r}{letor}")
     try:
         float(parts[4])
     except ValueError:
