@@ -113,7 +113,8 @@ def input_errors(flags: Collection[str] = ()) -> Iterator[None]:
             raise  # stdout closed by the reader (`| head`): click ends quietly, not an input error
         except (ValueError, OSError, ImportError, MemoryError) as exc:
             error = resource_message(exc) or _message(exc, flags) or type(exc).__name__
-    for w in caught:
-        typer.echo(f"warning: {cli_words(str(w.message))}", err=True)
+    # each once: a cutter fitted per fold warns per fold
+    for said in dict.fromkeys(cli_words(str(w.message)) for w in caught):
+        typer.echo(f"warning: {said}", err=True)
     if error is not None:
         fail(cli_words(error))
