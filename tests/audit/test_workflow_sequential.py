@@ -185,6 +185,13 @@ def test_opened_labels_cannot_change_but_new_ones_count(data: Data, tmp_path: Pa
     wf.certify(audit)
     with pytest.raises(wf.AuditStepError, match="overwrite.*refused.*opened for certification"):
         wf.label(audit, qrels=data.qrels, overwrite=True)
+    rows = _rows(audit)
+    q, d = rows[n1 + 3]["query_id"], rows[n1 + 3]["doc_id"]
+    flipped = _write_labels(tmp_path / "flip.csv", data, [])
+    flipped.write_text(f"query_id,doc_id,label\n{q},{d},{1 - int((q, d) in data.relevant)}\n")
+    with pytest.raises(ValueError, match=r"never changed after that \(freeze a new audit\)$") as refused:
+        wf.label(audit, from_file=flipped)   # it added "(the change is kept in the history)": nothing is
+    assert "history" not in str(refused.value)
     wf.label(audit, qrels=data.qrels, limit=20)          # new labels are taken after the opening
     assert wf.certify(audit).content["counts"]["excluded"]["labelled"] == 40
     opened = json.loads((audit / "opened.json").read_text())

@@ -304,7 +304,8 @@ class LabelStore:
 
     def record(self, items: Sequence[Item], labels: Sequence[Any], source: str | Sequence[str], *,
                overwrite: bool = False, meta: Mapping[str, str] | None = None,
-               refusal_hint: str = "pass overwrite=True to replace it") -> int:
+               refusal_hint: str = "pass overwrite=True to replace it (the change is kept in the history)"
+               ) -> int:
         """Record ``labels[i]`` for ``items[i]``, all in one transaction.
 
         Recording the label an item already has changes nothing. A different label is refused
@@ -357,7 +358,7 @@ class LabelStore:
                     raise ValueError(
                         f"{self.path}: query {q!r}, document {d!r} is already labelled {old[0]} (source "
                         f"{old[1]!r}, {old[2]}); refusing label {label} from source {source!r} — "
-                        f"{refusal_hint} (the change is kept in the history)")
+                        f"{refusal_hint}")
                 else:
                     con.execute("UPDATE labels SET label = ?, source = ?, recorded_at = ? "
                                 "WHERE query_id = ? AND doc_id = ?", (label, source, now, q, d))

@@ -522,7 +522,7 @@ class FixedSampleDesign:
 
     def refusal_hint(self, store: labels_mod.LabelStore) -> str:
         """What to do about a label that differs from the recorded one, in the caller's option names."""
-        return f"give {_o('overwrite')} to replace it"
+        return f"give {_o('overwrite')} to replace it (the change is kept in the history)"
 
     def place(self, audit: Audit, order: Sequence[Item]) -> Callable[[int], str] | None:
         return None
