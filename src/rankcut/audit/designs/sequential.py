@@ -281,8 +281,10 @@ class Sequential(FixedSampleDesign):
         ahead = f" ({len(got) - t} more after it wait for it)" if len(got) > t else ""
         if t == len(order):   # nothing left to label: say so, not "label on"
             return f"{done}; the audit order: all {len(order)} positions labelled — run {_o('certify')}"
-        return (f"{done}; the audit order: positions 1–{t} of {len(order)} labelled{ahead} — label on as far "
-                f"as needed and run {_o('certify')} whenever you like")
+        labelled = (f"positions 1–{t} of {len(order)} labelled" if t else
+                    f"none of {len(order)} positions labelled")
+        return (f"{done}; the audit order: {labelled}{ahead} — label on as far as needed and run "
+                f"{_o('certify')} whenever you like")
 
     # -- certify
 
