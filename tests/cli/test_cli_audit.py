@@ -64,6 +64,8 @@ def test_issue_commands_as_written(files: dict[str, Path], tmp_path: Path) -> No
     assert code == 0, err
     assert (tmp_path / "report.html").read_text().startswith("<!DOCTYPE html>")
     assert json.loads((tmp_path / "report.json").read_text())["audit_id"] == cert["audit_id"]
+    code, out, _ = run("report", "--audit", audit, "--out", tmp_path / "report.md", "--json")
+    assert code == 0 and json.loads(out) == json.loads((tmp_path / "report.json").read_text())
     code, out, _ = run("status", "--audit", audit)
     assert code == 0 and "[x] certify" in out and out.rstrip().endswith("done")
 

@@ -425,11 +425,15 @@ def report(
     audit: Path = AUDIT,
     out: Path = typer.Option(..., "--out", help="report.html or report.md; the certificate JSON (and the "
                              "Markdown plot) go beside it."),
+    as_json: bool = JSON,
 ) -> None:
-    """Write a readable report, the certificate JSON and a plot."""
+    """Write a readable report, the certificate JSON and a plot (--json: print that JSON)."""
     from rankcut.audit.report import write_report
 
     files = write_report(audit, out)
+    if as_json:
+        typer.echo(files.certificate.read_text(encoding="utf-8"), nl=False)
+        return
     typer.echo(files.said())
 
 
