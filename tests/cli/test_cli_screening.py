@@ -40,6 +40,16 @@ def test_stop_is_the_rule_on_the_screened_prefix_and_writes_the_cut(review: dict
     assert "t1: screen on — ranks 1–1 of 600 labelled, 1 relevant, the rule has not stopped; 1 labels " \
            "below it wait for the gap" in out
     assert "0 of 3 queries stopped" in out
+    # read past the stop (a reviewer who went on): said, and the stop stays the rule's
+    past = review["dir"] / "past.csv"
+    past.write_text("query_id,doc_id,label\n" + "".join(f"{q},{q}-{r},{labels[q][r]}\n" for q in labels
+                                                        for r in range(want[q] + 40)))
+    code, out, err = run("stop", "--run", review["run"], "--labels", past)
+    assert code == 0, err
+    for q, k in want.items():
+        assert (f"{q}: stop screening at {k} of 600: {labels[q][:k].sum()} relevant found; audit the "
+                f"{600 - k} below (40 of them labelled already: the audit takes each label when its random "
+                "order reaches that document") in out
     code, out, err = run("stop", "--run", review["run"], "--labels", part, "--out", review["dir"] / "no.run")
     assert code == 0 and "screen on: read" in out and not (review["dir"] / "no.run").exists(), err
 

@@ -37,7 +37,9 @@ class QueryStop:
     found: int      # relevant among ranks 1..stop (or 1..screened while screening on)
     ahead: int      # labels below the screened prefix (not used until the gap above them is filled)
 
-    def render(self) -> str:
+    def render(self, *, simulated: bool = False) -> str:
+        """One line; ``simulated``: the labels came from qrels, which label every rank (no reviewer
+        read past the stop)."""
         if self.stop is None:
             more = f"; {self.ahead} labels below it wait for the gap" if self.ahead else ""
             return (f"{self.query_id}: screen on — ranks 1–{self.screened} of {self.length} labelled, "
@@ -45,8 +47,12 @@ class QueryStop:
         if self.stop == self.length:
             return (f"{self.query_id}: screened to the end ({self.length}), {self.found} relevant: nothing "
                     "to audit")
+        below = 0 if simulated else self.screened - self.stop + self.ahead   # read past the stop already
+        read = (f" ({below} of them labelled already: the audit takes each label when its random order "
+                "reaches that document, as for any other; they do not move the stop, which the rule fixed "
+                "where it did)" if below else "")
         return (f"{self.query_id}: stop screening at {self.stop} of {self.length}: {self.found} relevant "
-                f"found; audit the {self.length - self.stop} below")
+                f"found; audit the {self.length - self.stop} below{read}")
 
 
 def screening_stops(lists: RankedLists, labels: Mapping[tuple[str, str], int], rule: ReviewRule | None = None,

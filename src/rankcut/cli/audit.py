@@ -281,7 +281,7 @@ def stop(
                     "read_more": more})
         return
     for s in stops:
-        typer.echo(s.render())
+        typer.echo(s.render(simulated=qrels is not None))
     typer.echo(f"{len(stops) - len(screening)} of {len(stops)} queries stopped")
     if screening:
         todo = ", ".join(f"{s.query_id}: {more[s.query_id]} more, to rank {s.screened + more[s.query_id]}"
