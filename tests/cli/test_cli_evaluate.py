@@ -145,6 +145,8 @@ def test_evaluate_letor_input(tmp_path):
     data = json.loads(result.stdout)
     assert data["summary"][0]["f1"]["mean"] == 1.0  # feature 2 ranks the two relevant docs first
     assert data["summary"][1]["f1"]["mean_k"] == 2.0
+    one_line_error(invoke("evaluate", "--letor", path, "--score-feature", "3", "--folds", "2"),
+                   "error: --score-feature must be in [1, 2] (features seen), got 3")
 
 
 @pytest.mark.parametrize(

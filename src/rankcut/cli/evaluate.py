@@ -40,7 +40,7 @@ __all__ = ["DEFAULT_CUTTERS", "evaluate"]
 _SPECS = ", ".join(spec_forms())
 DEFAULT_CUTTERS = "oracle,fixed-k:5,fixed-k:10,fixed-k:50,greedy-k"
 #: library parameters that the messages of this command name by their flags
-FLAGS = ("threshold", "features", "folds")
+FLAGS = ("threshold", "features", "folds", "score_feature")
 
 
 def _cutter_specs(text: str) -> list[str]:

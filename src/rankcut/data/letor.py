@@ -22,6 +22,7 @@ import numpy as np
 
 from rankcut.data.io import Source, open_text
 from rankcut.data.lists import Posting, RankedLists, warn_if_nothing_relevant
+from rankcut.errors import ParamError
 
 __all__ = ["LETOR4_FEATURES", "load_letor"]
 
@@ -127,7 +128,8 @@ def load_letor(
         raise ValueError("no LETOR line in the input")
     n_feat = max((max(idx, default=0) for r in rows.values() for _, _, idx, _ in r), default=0)
     if not 1 <= score_feature <= n_feat:
-        raise ValueError(f"score_feature must be in [1, {n_feat}] (features seen), got {score_feature}")
+        raise ParamError("score_feature",
+                         f"score_feature must be in [1, {n_feat}] (features seen), got {score_feature}")
     run = {q: [Posting(doc, dict(zip(idx, val, strict=True)).get(score_feature, 0.0), i)
                for i, (doc, _, idx, val) in enumerate(r, 1)] for q, r in rows.items()}
     qrels = {q: {doc: grade for doc, grade, _, _ in r} for q, r in rows.items()}
