@@ -643,8 +643,9 @@ def trained_otherwise(method: Cutter, lists: RankedLists, recall_base: str | Non
         out.append(f"was trained on lists ordered by {ordering}, and these are ordered by {lists.ordering} "
                    f"(--ordering): tied scores stand in another order than it learned from; give "
                    f"--ordering {ordering}")
-    trained_base = getattr(method, "recall_base", None)
-    if recall_base is not None and trained_base is not None and trained_base != recall_base:
+    trained_base = getattr(method, "recall_base", None)   # F1 and recall count it; precision and DCG not
+    if (recall_base is not None and trained_base is not None and trained_base != recall_base
+            and getattr(method, "metric", None) in ("f1", "recall")):
         out.append(f"was trained to maximise its metric with recall over {trained_base!r} relevant "
                    f"documents, and these scores count recall over {recall_base!r} (--recall-base): it "
                    "learned to cut for another metric")

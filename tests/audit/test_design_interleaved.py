@@ -278,6 +278,27 @@ def test_recorded_steps_are_never_changed(topic: Data, tmp_path: Path) -> None:
     assert len(_steps(audit)) == 5
 
 
+def test_labels_edited_with_their_history_after_certify_are_warned_of_by_status(topic: Data,
+                                                                                tmp_path: Path) -> None:
+    """A label and its history row edited together: the replay is consistent, so status said the
+    review of the edited labels ("certified now") while certify refused."""
+    audit = _frozen(tmp_path, topic)
+    wf.label(audit, qrels=topic.qrels, limit=20)
+    wf.certify(audit)
+    assert "labels_changed" not in wf.status(audit)
+    first = _steps(audit)[0]
+    with sqlite3.connect(audit / "labels.sqlite") as con:
+        for table, column in (("labels", "label"), ("events", "new_label")):
+            con.execute(f"UPDATE {table} SET {column} = 1 - {column} WHERE doc_id = ?", (first["doc_id"],))
+    con.close()
+    said = "certifying is refused: the labels opened for certification"
+    with pytest.raises(ValueError, match=said):
+        wf.certify(audit)
+    assert wf.status(audit)["labels_changed"].startswith(said)
+    result = CliRunner().invoke(app, ["status", "--audit", str(audit)])
+    assert result.exit_code == 0 and f"  warning: {said}" in result.stdout
+
+
 def test_certify_midway_then_label_on(topic: Data, tmp_path: Path) -> None:
     audit = _frozen(tmp_path, topic)
     wf.label(audit, qrels=topic.qrels, limit=20)
@@ -292,10 +313,17 @@ def test_certify_midway_then_label_on(topic: Data, tmp_path: Path) -> None:
     assert info["verdict"].startswith('out of date: the last certify, at step 20, said "target recall')
     assert info["verdict"].endswith(f'"; {since} steps were read since, which only certify counts: '
                                     "run certify again")
-    with pytest.raises(wf.AuditStepError, match=f"the certificate is out of date: {since} steps read since"):
+    with pytest.raises(wf.AuditStepError, match=f"certificate is out of date \\({since} steps read since"):
         write_report(audit, tmp_path / "r.md")   # it would say "NOT met" of a review read on since
     assert wf.certify(audit).content["verdict"]["met"]
     assert "met" in write_report(audit, tmp_path / "r.md").report.read_text()
+    read = {(s["query_id"], s["doc_id"]) for s in _steps(audit)}
+    q, d = next((q, d) for q, docs in topic.lists.items() for d in docs if (q, d) not in read)
+    late = tmp_path / "late.csv"
+    late.write_text(f"query_id,doc_id,label\n{q},{d},0\n")
+    said = wf.label(audit, from_file=late).render()   # met: never asked, so never "give it again"
+    assert "1 label of the file is for a document the review has not asked for yet: not recorded; the " \
+        "review asks for no further document" in said, said
 
 
 @pytest.mark.parametrize(("kw", "match"), [

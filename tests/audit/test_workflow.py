@@ -357,6 +357,7 @@ def test_status_reads_the_opening_from_opened_json(sampled: Path, data: Data) ->
 
     out = CliRunner().invoke(app, ["audit", "status", "--audit", str(sampled)])
     assert out.exit_code == 0 and "  warning: " in out.stdout and "labels.sqlite is missing" in out.stdout
+    assert out.stdout.splitlines()[-1].startswith("next: restore the labels that were opened")   # not "done"
 
 
 def test_a_deleted_opening_record_is_refused(sampled: Path, data: Data) -> None:

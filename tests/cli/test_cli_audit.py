@@ -85,7 +85,8 @@ def test_sequential_is_the_default_design_and_labels_in_batches(files: dict[str,
     code, out, err = run("label", "--audit", audit, "--oracle", "qrels", "--qrels", files["qrels"],
                          "--next", n1)
     assert code == 0, err
-    assert f"the cut: all {n1} items labelled; the audit order: none of {300 - n1} positions labelled" in out
+    assert (f"the cut: all {n1} items labelled; the audit order: none of its {300 - n1} positions "
+            "labelled") in out
     assert "next: rankcut audit certify" in out
     code, out, err = run("certify", "--audit", audit)
     assert code == 1 and "NOT met yet after 0 of" in out and "next: label on from position 1" in out, err
@@ -93,6 +94,9 @@ def test_sequential_is_the_default_design_and_labels_in_batches(files: dict[str,
     assert "NOT met yet" in out and f"next: rankcut audit label --audit {audit} --from " in out
     code, out, err = run("label", "--audit", audit, "--from", files["qrels"], "--next", "5")
     assert code == 2 and err.startswith("error: --next is for --oracle qrels"), err
+    for option in (["--from"], ["--oracle", "qrels", "--qrels"]):   # a missing file, by the option typed
+        code, _, err = run("label", "--audit", audit, *option, tmp_path / "nope.txt")
+        assert code == 2 and err == f"error: {option[-1]} {tmp_path / 'nope.txt'}: the file does not exist\n"
 
 
 def test_family_designs(files: dict[str, Path], tmp_path: Path) -> None:

@@ -15,8 +15,8 @@ def test_option_names_spell_parameters_by_their_flag() -> None:
 def test_the_audit_table_uses_the_flag_rule() -> None:
     from rankcut.cli.audit import OPTIONS
 
-    renamed = {"label_format", "from_file", "qrels", "limit", "plan", "sample", "label", "certify", "freeze",
-               "report", "status"}
+    renamed = {"label_format", "from_file", "qrels", "qrels_file", "limit", "plan", "sample", "label",
+               "certify", "freeze", "report", "status"}
     assert {k for k, v in OPTIONS.items() if v != flag(k)} == renamed
     assert OPTIONS["target_recall"] == "--target-recall" and OPTIONS["limit"] == "--next"
 

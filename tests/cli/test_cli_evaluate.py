@@ -453,8 +453,8 @@ def test_a_cut_run_made_elsewhere_is_scored_on_the_full_lists(tiny: dict[str, Pa
     assert json.loads(res.stdout)["per_query"]["methods"][str(short)]["f1"]["k"][-1] == 0   # q4 at 0
     res = invoke("evaluate", "--run", run, "--qrels", qrels, "--missing", "keep", "--folds", "2",
                  "--cutters", "oracle", "--cut", short, "--allow-missing-queries")
-    assert res.exit_code == 0 and "the oracle cuts at k ≥ 1, as in the paper; the cut runs keep nothing " \
-        "of 1 list (--allow-missing-queries: k = 0, F1 and DCG 0), so they can score above it" in res.stdout
+    assert res.exit_code == 0 and "the oracle cuts at k ≥ 1, as in the paper; the cut run keeps nothing " \
+        "of 1 list (--allow-missing-queries: k = 0, F1 and DCG 0), so it can score above it" in res.stdout
     extra = folder / "extra.run"   # a query the qrels do not judge: dropped as the run's would be, said
     extra.write_text(cut.read_text() + "z9 Q0 x 1 1.0 t\n")
     res = invoke("evaluate", "--run", run, "--qrels", qrels, "--folds", "2", "--cut", extra)

@@ -237,6 +237,9 @@ def test_the_ordering_and_recall_base_trained_with_are_kept_and_checked(tmp_path
         "stand in another order than it learned from; give --ordering trec_eval",
         "was trained to maximise its metric with recall over 'judged' relevant documents, and these scores "
         "count recall over 'list' (--recall-base): it learned to cut for another metric"]
+    dcg = load_checkpoint(AttnCut(epochs=1, seed=0, metric="dcg", recall_base="judged").fit(trec)
+                          .save(tmp_path / "d"))
+    assert trained_otherwise(dcg, trec, "list") == []   # ±1-DCG counts no recall
     with pytest.warns(UserWarning, match="m was trained on lists ordered by trec_eval"):
         with_trained(evaluate_cutters(["fixed-k:2"], ranked, folds=2), ranked, {"m": model}, baseline=None)
     with warnings.catch_warnings():

@@ -9,6 +9,7 @@ import gzip
 import io
 import lzma
 import re
+import zipfile
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -76,9 +77,18 @@ def test_a_gzip_file_without_gz_is_named_as_gzip_not_as_an_encoding(tmp_path: Pa
     assert res.exit_code == 2 and "a gzip-compressed file" in res.stderr and "iconv" not in res.stderr
 
 
+def _zipped(data: bytes) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("run.txt", data)
+    return buf.getvalue()
+
+
 @pytest.mark.parametrize(("name", "pack", "said"), [
     ("x.run.bz2", bz2.compress, "a bzip2-compressed file"),
     ("x.run.xz", lzma.compress, "an xz-compressed file"),
+    ("x.run.zst", lambda data: b"\x28\xb5\x2f\xfd\x00\x58\xff" + data, "a zstd-compressed file"),
+    ("x.zip", lambda data: _zipped(data), "a zip archive or workbook"),
 ])
 def test_other_compressions_are_named_not_taken_for_an_encoding(tmp_path: Path, name: str, pack: Any,
                                                                  said: str) -> None:

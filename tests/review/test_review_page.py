@@ -432,3 +432,26 @@ def test_the_answer_that_met_the_target_is_not_taken_back_once_the_reviewer_read
     undone = client.post("/undo", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
     assert "there is no answer of yours that can be undone now" in _said(undone.text)
     assert len(_steps(folder)) == met and session.status(folder)["reads_on"]
+
+
+def test_an_answer_into_a_store_edited_by_hand_is_refused(records: Records, tmp_path: Path) -> None:
+    """A label row edited with sqlite3 while the page is open: the page recorded the next answers
+    into a store that every command then refused (it read only the store's changes)."""
+    import sqlite3
+
+    assert records.labels is not None
+    truth = labels_of(records)
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    client = _open(folder)
+    first = _answer(client, truth[_fields(client.get("/").text)["doc_id"]])
+    _answer(client, truth[_fields(client.get("/").text)["doc_id"]])
+    with sqlite3.connect(folder / "labels.sqlite") as con:   # the labels row only, not its history
+        con.execute("UPDATE labels SET label = 1 - label WHERE doc_id = ?", (first,))
+    con.close()
+    fields = {**_fields(client.get("/").text), "label": "0"}
+    said = _said(client.post("/answer", data=fields, headers=ORIGIN).text)
+    assert f"document '{first}' holds label {1 - truth[first]}, but the store's history wrote label " \
+        f"{truth[first]}: it was edited outside rankcut — refused; restore it, or start a new review" in said
+    with LabelStore(folder / "labels.sqlite", create=False) as store:
+        assert store.count() == 2   # nothing recorded

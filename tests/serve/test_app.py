@@ -436,8 +436,8 @@ def test_the_command_refuses_a_folder_without_a_manifest_and_a_port_out_of_range
 
 
 def test_the_result_of_a_certificate_answers_came_after_is_refused(small: SmallAudit) -> None:
-    """Certified midway, then answered on: the result page (its plot, the report) would show the
-    old certificate as if it were the review's now."""
+    """Certified midway, then answered on: the report and its plot would show the old certificate
+    as if it were the audit's now (refused); the result page shows it as the last one."""
     client = open_client(small.folder)
     while len(stored_labels(small.folder)) < 9:   # the cut and one audit label: not met yet
         answer(client, small)
@@ -445,10 +445,13 @@ def test_the_result_of_a_certificate_answers_came_after_is_refused(small: SmallA
     response = client.post("/certify", data={"csrf": fields_of(page)["csrf"]}, headers=ORIGIN)
     assert response.status_code == 200 and "NOT met yet after 1 of 16 audit labels" in response.text
     answer(client, small)
-    for path in ("/result", "/report.html", "/plot.png"):
+    for path in ("/report.html", "/plot.png"):
         stale = client.get(path)
-        assert stale.status_code == 409 and "the certificate is out of date: 1 audit label read since" in \
-            stale.text, path
+        assert stale.status_code == 409, path
+        assert "the certificate is out of date (1 audit label read since the last" in stale.text, path
+    last = client.get("/result")   # the link "the last certificate": shown, said out of date, no report
+    assert last.status_code == 200 and 'id="stale"' in last.text and "NOT met yet after 1 of 16" in last.text
+    assert 'id="report"' not in last.text and 'id="plot"' not in last.text
     page = client.get("/").text
     assert client.post("/certify", data={"csrf": fields_of(page)["csrf"]}, headers=ORIGIN).status_code == 200
     assert client.get("/result").status_code == 200

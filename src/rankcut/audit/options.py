@@ -21,10 +21,12 @@ __all__ = ["OPTION_NAMES", "check_count", "check_delta", "check_int_list", "spel
 OPTION_NAMES: ContextVar[Mapping[str, str] | None] = ContextVar("OPTION_NAMES", default=None)
 
 
-def spelled(name: str) -> str:
-    """``name`` as the caller spells it (an argument, an option or a step)."""
+def spelled(name: str, python: str | None = None) -> str:
+    """``name`` as the caller spells it (an argument, an option or a step); ``python``: the
+    argument's name where a command's table keys it otherwise (``qrels_file``, the ``--qrels``
+    file, beside ``qrels``, the ``--oracle qrels`` choice)."""
     names = OPTION_NAMES.get()
-    return name if names is None else names.get(name, name)
+    return (python or name) if names is None else names.get(name, python or name)
 
 
 def start_again() -> str:

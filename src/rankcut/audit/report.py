@@ -520,11 +520,18 @@ _HEADING = re.compile(r"(?:# |<h1>)\w+ report ([0-9a-f]{12})(?:</h1>)?$")
 
 def _report_of(path: Path) -> str | None:
     """The short audit id a report file (Markdown, HTML or certificate JSON) written by
-    :func:`write_report` names, or None when ``path`` is no such file."""
+    :func:`write_report` names, or None when ``path`` is no such file.
+
+    :raises FileExistsError: when ``path`` exists but cannot be read (nothing shows whose it is)."""
+    if not path.exists():
+        return None
     try:
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+    except UnicodeDecodeError:
         return None
+    except OSError as err:
+        raise FileExistsError(f"{path} exists and cannot be read ({err.strerror}), so it is not known to be "
+                              "a report of this audit: refused; name a new report file (--out)") from None
     if path.suffix.lower() == ".json":
         try:
             content = json.loads(text)
@@ -535,15 +542,15 @@ def _report_of(path: Path) -> str | None:
     return next((m.group(1) for line in text.splitlines()[:12] if (m := _HEADING.match(line.strip()))), None)
 
 
-def _refuse_foreign(targets: Sequence[Path], short_id: str) -> None:
+def _refuse_foreign(report: Path, targets: Sequence[Path], short_id: str) -> None:
     """Refuse to replace a file that is not a report of this audit (``short_id``) written before:
-    a user's own ``notes.md``, a report of another audit, a PNG without this audit's report beside
-    it (the plot is written with its Markdown report, and replaced with it). Nothing is written
-    before this check."""
+    a user's own ``notes.md``, a report of another audit, a PNG without this audit's report
+    ``report`` beside it (the plot is written with its Markdown report, and replaced with it).
+    Nothing is written before this check."""
     for target in targets:
         if not target.exists():
             continue
-        owner = _report_of(target.with_suffix(".md") if target.suffix.lower() == ".png" else target)
+        owner = _report_of(report if target.suffix.lower() == ".png" else target)
         if owner is None:
             raise FileExistsError(f"{target} exists and is not a report written by rankcut: refused, a "
                                   "report never replaces a file it did not write; name a new report file "
@@ -555,17 +562,17 @@ def _refuse_foreign(targets: Sequence[Path], short_id: str) -> None:
 
 def _refuse_out_of_date(audit_dir: str | Path) -> None:
     """Refuse to report a certificate that labels read since have made out of date (sequential
-    and interleaved designs: the audit goes on after a certify), or whose opened labels were
-    edited since: the report would say what the folder no longer holds."""
-    from rankcut.audit import folder as af
+    and interleaved designs: the audit goes on after a certify, and the report would say "not met"
+    of an audit that is met now). Labels edited or deleted after the opening do not stop the
+    report, which is of the certificate written then; ``status`` warns of them."""
+    from rankcut.audit.folder import AuditStepError
+    from rankcut.audit.options import spelled
     from rankcut.audit.workflow import status
 
-    info = status(audit_dir)
-    if info.get("since_certify"):
-        raise af.AuditStepError(f"the certificate is out of date: {info['since_certify']} read since the "
-                                "last certify are not in it; run certify again, then report")
-    if info.get("labels_changed"):
-        raise ValueError(info["labels_changed"])
+    since = status(audit_dir).get("since_certify")
+    if since:
+        raise AuditStepError(f"the certificate is out of date ({since} read since the last certify): run "
+                             f"{spelled('certify')} again, then {spelled('report')}")
 
 
 def write_report(audit_dir: str | Path, out: str | Path) -> ReportFiles:
@@ -593,7 +600,7 @@ def write_report(audit_dir: str | Path, out: str | Path) -> ReportFiles:
     cert_path = path.with_suffix(".json")
     plot = path.with_suffix(".png") if png is not None and path.suffix.lower() != ".html" else None
     targets = tuple(p for p in (path, cert_path, plot) if p is not None)
-    _refuse_foreign(targets, manifest["audit_id"][:12])
+    _refuse_foreign(path, targets, manifest["audit_id"][:12])
     replaced = tuple(p for p in targets if p.exists())
     write_json_atomic(cert_path, content)
     if path.suffix.lower() == ".html":

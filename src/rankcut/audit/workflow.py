@@ -201,11 +201,12 @@ class LabelResult:
                      "qrels and were labelled not relevant")
         if self.waiting:
             one = self.waiting == 1
+            then = ("the review asks for no further document" if self.labelled == self.total else
+                    "give the file again once it asks for them (each label counts only when its document "
+                    "is asked for)")
             text += (f"\n{self.waiting} label{'' if one else 's'} of the file "
                      f"{'is for a document' if one else 'are for documents'} the review has not asked for "
-                     "yet: not recorded; give "
-                     "the file again once it asks for them (each label counts only when its document is "
-                     "asked for)")
+                     f"yet: not recorded; {then}")
         if self.placed:
             text += (f"\nthe qrels grade relevant {self.placed} documents that the run does not list: in "
                      "this simulation they stand at unretrieved places (#u) of their queries drawn at "
@@ -717,9 +718,9 @@ def label(
     if unjudged_nonrelevant and qrels is None:
         raise ValueError(f"{_o('unjudged_nonrelevant')} is for {_o('qrels')}: it says how the qrels oracle "
                          "labels items it has no judgement for")
-    for given, option in ((from_file, "from_file"), (qrels, "qrels")):
+    for given, option in ((from_file, _o("from_file")), (qrels, _o("qrels_file", "qrels"))):
         if isinstance(given, str | Path):
-            check_file(given, _o(option))
+            check_file(given, option)
     audit = load_audit(audit_dir)
     spec = design_of(audit)
     if item_sources is not None and (from_file is None or not spec.adaptive):

@@ -47,7 +47,7 @@ OPTIONS = option_names(
      "allow_incomplete", "texts", "reuse_labels", "design_data", "expected_precision", "tolerated",
      "excluded", "included", "threshold", "interactive", "reuse", "overwrite", "prior_scale", "prior_basis",
      "allow_missing_queries", "allow_underpowered", "unjudged_nonrelevant", "policy"),
-    label_format="--format", from_file="--from", qrels="--oracle qrels", limit="--next",
+    label_format="--format", from_file="--from", qrels="--oracle qrels", qrels_file="--qrels", limit="--next",
     plan="rankcut audit plan", sample="rankcut audit sample", label="rankcut audit label",
     certify="rankcut audit certify", freeze="rankcut audit freeze", report="rankcut audit report",
     status="rankcut audit status",
@@ -507,6 +507,9 @@ def _counts(info: dict[str, Any]) -> str:
 def _next_line(info: dict[str, Any], audit: Path) -> str:
     """The step after what the audit folder records (``workflow.status``), as a command that runs as
     printed."""
+    if info.get("labels_changed"):   # certify refuses the labels now: neither "done" nor a step to run
+        return ("next: restore the labels that were opened (certify refuses these), or freeze a new audit; "
+                "the certificate written before can still be read with rankcut audit report")
     if info["next"] is None:
         return "done"
     if info["next"] == "label":

@@ -275,9 +275,11 @@ def evaluate(
                              "full lists, one cut per run in every column")
                 empty = sum(k == 0 for method in given.values() for k in method.cuts.values())
                 if empty and any(spec.split(":")[0] == "oracle" for spec in specs):
-                    notes.append(f"the oracle cuts at k ≥ 1, as in the paper; the cut runs keep nothing of "
+                    runs, keep, they = (("the cut run", "keeps", "it") if len(given) == 1 else
+                                        ("the cut runs", "keep", "they"))
+                    notes.append(f"the oracle cuts at k ≥ 1, as in the paper; {runs} {keep} nothing of "
                                  f"{count(empty, 'list', 'lists')} (--allow-missing-queries: k = 0, F1 and "
-                                 "DCG 0), so they can score above it where every cut of a list scores "
+                                 f"DCG 0), so {they} can score above it where every cut of a list scores "
                                  "below 0 (DCG)")
             result = with_trained(result, lists, {**trained, **given}, baseline=baseline, test=test,
                                   alpha=alpha, recall_base=recall_base, note="; " + "; ".join(notes))

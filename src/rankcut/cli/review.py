@@ -221,6 +221,8 @@ def _status_lines(info: dict[str, Any]) -> list[str]:
                         "(recorded when it does)"))
     if info.get("verdict"):
         lines.append(f"certificate: {info['verdict']}")
+    if info.get("labels_changed"):
+        lines.append(f"warning: {info['labels_changed']}")
     lines.extend(f"warning: {said}" for said in info["changed_sources"])
     if info.get("tail"):
         lines.append(f"ahead: {info['tail']}")
@@ -434,7 +436,7 @@ def next_(
         _echo_json(info["next_record"] if batch == 1 else info["next_records"])
         return
     if out is not None and info["next_records"]:
-        n = len(info["next_records"])
+        n = len(info["next_records"])   # (plural by hand: cli._common imports numpy)
         typer.echo(f"wrote {n} record{'s' * (n != 1)} to {out}: fill in its label column (1 relevant, 0 not)")
     elif out is not None:   # a batch file there already (the last one, labelled) is left as it is
         why = ("the review asks for no further record" if info["next_record"] is None else

@@ -160,7 +160,8 @@ class NeuralCutter(Cutter):
             raise ValueError(f"{self.name} fit needs relevance judgements: build the training lists "
                              "with qrels")
         if not lists.labels.any():   # every target would be "cut at 1": nothing to learn, a model saved
-            raise ValueError(f"{self.name} fit: no document of the {len(lists)} training lists counts as "
+            raise ValueError(f"{self.name} fit: no document of the {len(lists)} training list"
+                             f"{'s' * (len(lists) != 1)} counts as "
                              f"relevant (relevance ≥ {lists.threshold:g}, --threshold): check the threshold "
                              "and that the qrels are those of the training queries")
         import torch

@@ -244,10 +244,10 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S,
         if content is None:
             return refuse(request, 404, "no certificate yet: certify the audit first")
         try:
-            plot = desk.plot_png() is not None
-        except ValueError as err:   # out of date (labels read since), or opened labels edited
-            return refuse(request, 409, str(err))
-        return page(request, "result.html", c=content, plot=plot)
+            plot, stale = desk.plot_png() is not None, None
+        except ValueError as err:   # out of date (labels read since): the certificate, said so, no report
+            plot, stale = False, str(err)
+        return page(request, "result.html", c=content, plot=plot, stale=stale)
 
     @app.get("/certificate.json")
     def certificate_json() -> Response:

@@ -64,6 +64,7 @@ from rankcut.audit.designs.interleaved import (
     reads_on,
     recorded_steps,
     review_of,
+    stored_labels,
     verdict_text,
     words_of,
     write_review,
@@ -607,6 +608,8 @@ class Desk:
             self.spec.guard_labelling(self.audit, record)
             with open_store(self.audit, self.info, create=True) as store:
                 self.spec.guard_store(store, record, False)
+                if self.interleaved:   # a label edited by hand since the page last read the store: the
+                    stored_labels(store)   # review replayed from it would be another one (refused)
                 held = store.get([item])
                 if item in held and held[item] != label:
                     raise Refused(f"{self.named(item)} is already labelled {held[item]}, and this answer "

@@ -23,11 +23,13 @@ import numpy as np
 from rankcut.audit import labels as labels_mod
 from rankcut.audit import provenance
 from rankcut.audit.folder import (
+    LABELS_FILE,
     SAMPLE_FILE,
     SAMPLE_ITEMS,
     Audit,
     FrozenAudit,
     MemberSize,
+    deleted_store_text,
     distinct_items,
     open_store,
     read_rows,
@@ -627,9 +629,13 @@ class FixedSampleDesign:
         if record is None:
             return
         audit = FrozenAudit(load_manifest(folder))
+        path = folder / LABELS_FILE
+        if not path.exists() or path.stat().st_size == 0:
+            out["labels_changed"] = deleted_store_text(audit, record)
+            return
         info = read_json(folder / SAMPLE_FILE, "written by sample")
-        try:
-            with open_store(audit, info, create=False) as store:
+        try:   # read-only, as status reads everything (a label call may hold the store's write lock)
+            with labels_mod.LabelStore(path, readonly=True) as store:
                 digest = provenance.labels_hash(store.get(distinct_items(read_rows(folder / SAMPLE_ITEMS))))
                 provenance.check_opening(audit, store, record, info, digest)
         except ValueError as err:

@@ -531,6 +531,23 @@ def lookahead(review: Review, assumed: Mapping[Item, int]) -> Iterator[Step]:
         yield dataclasses.replace(step, label=y)
 
 
+def _steps_hash(review: Review, prefix: int) -> str:
+    """The labels hash an opening at ``prefix`` steps records (the labels of the first ``prefix``)."""
+    return labels_hash({s.item: int(s.label or 0) for s in review.steps[:prefix]})
+
+
+def _check_openings(store: labels_mod.LabelStore, record: Mapping[str, Any] | None, review: Review) -> None:
+    """Refuse when the labels of an earlier opening (the first ``prefix`` steps, store meta and
+    ``opened.json``) changed or were removed since (Assumption 1)."""
+    for where, prefix, held in _openings(store, record):
+        if prefix > len(review.steps) or _steps_hash(review, prefix) != held:
+            raise ValueError(
+                f"certifying is refused: the labels opened for certification ({where}: the first "
+                f"{prefix} steps of the review) changed or were removed since, and a certificate "
+                "cannot follow labels edited after being seen (Assumption 1); restore them, or "
+                f"{start_again()}")
+
+
 def stored_labels(store: labels_mod.LabelStore) -> dict[Item, int]:
     """The labels of the review's store, refused when they are not what its history wrote (a row of
     the store edited or deleted by hand): the review is replayed from them, so an edited label would
@@ -542,8 +559,8 @@ def stored_labels(store: labels_mod.LabelStore) -> dict[Item, int]:
         have, wrote = (("no label" if y is None else f"label {y}")
                        for y in (labels.get((q, d)), logged.get((q, d))))
         raise ValueError(f"{store.path}: query {q!r}, document {d!r} holds {have}, but the store's history "
-                         f"wrote {wrote}: it was edited outside rankcut — refused; restore it, or freeze a "
-                         "new audit")
+                         f"wrote {wrote}: it was edited outside rankcut — refused; restore it, or "
+                         f"{start_again()}")
     return labels
 
 
@@ -820,24 +837,14 @@ class Interleaved(FixedSampleDesign):
             review = review_of(audit, rows, labels, str(store.path),
                                verified_steps(store, recorded_steps(audit.folder)), read_on=reads_on(store))
             t = len(review.steps)
-
-            def digest(prefix: int) -> str:
-                return labels_hash({s.item: int(s.label or 0) for s in review.steps[:prefix]})
-
-            for where, prefix, held in _openings(store, record):
-                if prefix > t or digest(prefix) != held:
-                    raise ValueError(
-                        f"certifying is refused: the labels opened for certification ({where}: the first "
-                        f"{prefix} steps of the review) changed or were removed since, and a certificate "
-                        "cannot follow labels edited after being seen (Assumption 1); restore them, or "
-                        f"{start_again()}")
+            _check_openings(store, record, review)
             rev = review.state.review
             stats = {"collection": len(rows),
                      "moves": "".join(rev.moves), "labels": "".join(map(str, rev.labels)),
                      "steps": t, "screened": review.state.screened, "audited": rev.audit_labels,
                      "relevant": rev.found}
             report, findings = certificates(audit, stats)   # in memory first: a failure records nothing
-            now_digest = digest(t)
+            now_digest = _steps_hash(review, t)
             opened_at = str(store.get_meta("opened_at") or now())
             opening = {"opened_at": opened_at, "opened_sample_hash": str(info["sample_hash"]),
                        "opened_labels_hash": now_digest, "opened_prefix": str(t),
@@ -953,6 +960,12 @@ class Interleaved(FixedSampleDesign):
         certify is done when the certificate covers every step read and says met (or all is read)."""
         audit = FrozenAudit(load_manifest(folder))
         review = replayed(audit, read_rows(folder / SAMPLE_ITEMS))
+        if (folder / LABELS_FILE).exists():
+            with labels_mod.LabelStore(folder / LABELS_FILE, readonly=True) as store:
+                try:   # edited with its history (else the replay refused): certify refuses it
+                    _check_openings(store, record, review)
+                except ValueError as err:
+                    out["labels_changed"] = str(err)
         step = review.next()
         out["review_steps"] = len(review.steps)
         out["found"] = review.state.review.found

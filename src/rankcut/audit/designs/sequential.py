@@ -278,11 +278,12 @@ class Sequential(FixedSampleDesign):
         t = labelled_prefix(order, got)
         done = (f"the cut: {cut_missing} of {len(cut)} items still unlabelled (certify needs them all)"
                 if cut_missing else f"the cut: all {len(cut)} items labelled")
-        ahead = f" ({len(got) - t} more after it wait for it)" if len(got) > t else ""
+        ahead = ("" if len(got) <= t else f" ({len(got) - t} more after it wait for it)" if t else
+                 f" ({len(got)} further on wait for position 1)")
         if t == len(order):   # nothing left to label: say so, not "label on"
             return f"{done}; the audit order: all {len(order)} positions labelled — run {_o('certify')}"
         labelled = (f"positions 1–{t} of {len(order)} labelled" if t else
-                    f"none of {len(order)} positions labelled")
+                    f"none of its {len(order)} position{'s' * (len(order) != 1)} labelled")
         return (f"{done}; the audit order: {labelled}{ahead} — label on as far as needed and run "
                 f"{_o('certify')} whenever you like")
 
@@ -384,6 +385,8 @@ class Sequential(FixedSampleDesign):
                     if audit.queries > 1 else "")
                  + ". It assumes the labels are right and are taken in the listed audit order."]
         first = audited.get("first_met")
+        if first is not None and not (isinstance(first, int) and 0 <= first <= t):
+            raise ValueError(f"first_met {first!r} is not a count of audit labels in 0..{t}")
         if met and first is not None and first < t:   # labelled past the first "met" (a simulation)
             notes.append(f"the target was first met after {first} audit labels: the {t - first} after them "
                          "are counted in the bound, and a review could have stopped there")
