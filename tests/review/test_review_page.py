@@ -455,3 +455,6 @@ def test_an_answer_into_a_store_edited_by_hand_is_refused(records: Records, tmp_
         f"{truth[first]}: it was edited outside rankcut — refused; restore it, or start a new review" in said
     with LabelStore(folder / "labels.sqlite", create=False) as store:
         assert store.count() == 2   # nothing recorded
+    forged = {**_fields(client.get("/").text), "doc_id": "9999", "label": "1"}
+    said = _said(client.post("/answer", data=forged, headers=ORIGIN).text)
+    assert said.startswith(f"record '9999' is not in review {session.load_review(folder).short_id}: nothing")

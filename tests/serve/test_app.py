@@ -100,6 +100,8 @@ def test_an_item_not_in_the_sample_is_refused(small: SmallAudit) -> None:
     assert message and "is not in the sample" in message
     assert text.count("is not in the sample") == 1     # said once, not again in the page's header
     assert stored_labels(small.folder) == {}
+    message, _, _ = answer(client, small, audit_id="", sample_hash="")   # a form without the page's fields
+    assert message and message.startswith("the form lacks the fields the page sends")
 
 
 def test_a_double_submit_records_one_label(small: SmallAudit) -> None:

@@ -591,13 +591,18 @@ class Desk:
             cannot be written.
         :raises ValueError: as the label step refuses (after an opening of a fixed-size design).
         """
+        if not answer.audit_id or not answer.sample_hash:   # not a form this page sent (its fields lost)
+            raise Refused("the form lacks the fields the page sends (an incomplete or hand-made request): "
+                          "nothing was recorded; reload the page")
         if answer.audit_id != self.audit_id or answer.sample_hash != self.sample_hash:
             raise Refused("this form was made for another audit or sample of this folder (it was frozen or "
                           "sampled again): nothing was recorded")
         item = (answer.query_id, answer.doc_id)
         if item not in self.index:
-            raise Refused(f"query {answer.query_id!r}, document {answer.doc_id!r} is not in the sample of "
-                          f"audit {self.audit_id[:12]}: nothing was recorded")
+            what = (f"record {answer.doc_id!r} is not in review {self.audit_id[:12]}" if self.review else
+                    f"query {answer.query_id!r}, document {answer.doc_id!r} is not in the sample of audit "
+                    f"{self.audit_id[:12]}")
+            raise Refused(f"{what}: nothing was recorded")
         if answer.position != str(self.index[item]) or answer.label not in ("0", "1"):
             raise Refused("the form was altered (its position or label is not one the page sent): nothing "
                           "was recorded")
