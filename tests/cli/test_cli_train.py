@@ -4,8 +4,10 @@ through typer's CliRunner on small synthetic runs (a few epochs, so the whole fi
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -200,3 +202,57 @@ def test_train_does_not_overwrite_a_folder_unless_asked(model: Path, files: dict
     # refused before training (no progress, no 'wrote'), and the folder is untouched
     one_line_error(result, f"--out {other} is neither a rankcut checkpoint nor empty")
     assert "wrote" not in result.stdout and (other / "notes.txt").read_text() == "mine"
+
+
+def _letor(path: Path, queries: range, seed: int) -> Path:
+    """A LETOR file: per query 12 documents, 2 features, the first feature ranking the relevant high."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for q in queries:
+        for d in range(12):
+            y = int(rng.random() < (0.6 if d < 4 else 0.1))
+            lines.append(f"{y} qid:{q} 1:{1 - d / 12 + 0.01 * rng.random():.4f} 2:{rng.random():.4f} "
+                         f"#docid = D{q}-{d} inc = 1 prob = 0.5")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_train_and_cut_read_letor_files(tmp_path: Path) -> None:
+    """MQ2008-style input: it was only for evaluate (`train --letor` was no such option)."""
+    train_file = _letor(tmp_path / "S1.txt", range(40), 1)
+    test_file = _letor(tmp_path / "S5.txt", range(40, 50), 2)
+    model = tmp_path / "m"
+    result = invoke("train", "--letor", train_file, "--score-feature", "1", "--model", "attncut", "--epochs",
+                    "1", "--out", model)
+    assert result.exit_code == 0, result.output
+    assert f"rankcut cut --model {model} --letor FILE --score-feature 1 --out CUT.run" in result.stdout
+    out = tmp_path / "cut.run"
+    result = invoke("cut", "--model", model, "--letor", test_file, "--score-feature", "1", "--out", out)
+    assert result.exit_code == 0, result.output
+    from rankcut.data.letor import load_letor
+
+    lists = load_letor([test_file], score_feature=1)
+    expected = AttnCut.load(model).predict(replace(lists, gains=None, n_relevant=None))
+    kept = read_run(out)
+    assert [len(kept.get(q, [])) for q in lists.qids] == expected.tolist()
+    assert kept["40"][0].doc_id == "D40-0"   # named by the file's #docid
+    # the oracle reads the file's labels; a learning cutter trains on --train-letor
+    result = invoke("cut", "--cutter", "oracle", "--letor", test_file, "--score-feature", "1", "--out", out)
+    assert result.exit_code == 0, result.output
+    oracle = read_run(out)
+    assert all(lists.labels[lists.qids.index(q)][len(docs) - 1] for q, docs in oracle.items())
+    result = invoke("cut", "--cutter", "greedy-k", "--letor", test_file, "--train-letor", train_file,
+                    "--score-feature", "1", "--out", out)
+    assert result.exit_code == 0 and "greedy-k fitted on 40 training queries: k_=" in result.stdout
+    one_line_error(invoke("cut", "--cutter", "greedy-k", "--letor", test_file, "--out", out),
+                   "cutter 'greedy-k' learns from training lists: give --train-letor")
+    one_line_error(invoke("cut", "--cutter", "fixed-k:2", "--out", out),
+                   "give the lists to cut either as --run or as --letor")
+    one_line_error(invoke("cut", "--cutter", "fixed-k:2", "--letor", test_file, "--train-run", test_file,
+                          "--out", out), "--train-run, --qrels and --features go with --run")
+    one_line_error(invoke("train", "--out", tmp_path / "n"),
+                   "give the training lists either as --run with --qrels or as --letor")
+    one_line_error(invoke("train", "--letor", train_file, "--qrels", train_file, "--out", tmp_path / "n"),
+                   "--qrels and --features go with --run")
+    one_line_error(invoke("train", "--letor", train_file, "--score-feature", "3", "--out", tmp_path / "n"),
+                   "--score-feature must be in [1, 2]")

@@ -134,6 +134,24 @@ def _lines(path: Path) -> str:
     return f"{lines:,} lines, {shown}"
 
 
+#: ``--score-feature`` of the commands that read LETOR files (``--letor``)
+ScoreFeature = Annotated[int, typer.Option(
+    "--score-feature", help="LETOR feature that ranks the documents (25: BM25 on the whole document in "
+    "LETOR 4.0).")]
+SCORE_FEATURE = 25
+
+
+def load_letors(paths: list[Path], *, score_feature: int, threshold: float, ordering: str) -> Any:
+    """Lists of LETOR/SVMlight files (labels and features inside); warnings name the files."""
+    from rankcut.data.letor import load_letor
+    from rankcut.data.lists import warn_if_nothing_relevant
+
+    with warnings_about(files(paths)):
+        lists = load_letor(paths, score_feature=score_feature, threshold=threshold, ordering=ordering)
+        warn_if_nothing_relevant(lists)
+        return lists
+
+
 def load_runs(paths: list[Path], judged: dict[str, Any] | None, *, threshold: float, ordering: str,
               missing: str) -> Any:
     """Lists of the run files, judged by the queries of ``judged`` that they contain; warnings

@@ -19,12 +19,15 @@ from rankcut.cli import _shards
 from rankcut.cli._common import (
     MISSING,
     ORDERING,
+    SCORE_FEATURE,
     THRESHOLD_HELP,
     Missing,
     Ordering,
+    ScoreFeature,
     check_output,
     choice,
     count,
+    load_letors,
     load_runs,
     warn_unranked,
 )
@@ -35,16 +38,25 @@ __all__ = ["cut"]
 
 _SPECS = ", ".join(spec_forms())
 #: library parameters that the messages of this command name by their flags
-FLAGS = ("threshold", "features")
+FLAGS = ("threshold", "features", "score_feature")
 
 
 def cut(
-    run: Annotated[Path, typer.Option("--run", help="TREC run to cut (.gz read transparently; Parquet "
-                                      "when it ends in .parquet).", exists=True, dir_okay=False)],
     out: Annotated[Path, typer.Option("--out", help="Where to write the cut run (TREC format, or Parquet "
                                       "when it ends in .parquet); its folder must exist, and it may "
                                       "not be an input file.",
                                       dir_okay=False)],
+    run: Annotated[Path | None, typer.Option("--run", help="TREC run to cut (.gz read transparently; "
+                                             "Parquet when it ends in .parquet).", exists=True,
+                                             dir_okay=False)] = None,
+    letor: Annotated[Path | None, typer.Option(
+        "--letor", help="A LETOR/SVMlight file to cut instead of --run (features inside; the oracle reads "
+        "its labels, nothing else does); the cut run names each document by its '#docid'.", exists=True,
+        dir_okay=False)] = None,
+    train_letor: Annotated[list[Path] | None, typer.Option(
+        "--train-letor", help="LETOR training file(s) for cutters that learn, with --letor.", exists=True,
+        dir_okay=False)] = None,
+    score_feature: ScoreFeature = SCORE_FEATURE,
     cutter: Annotated[str | None, typer.Option("--cutter", help=f"Cutter spec NAME[:PARAM], e.g. greedy-k, "
                                                f"fixed-k:20; cutters: {_SPECS}.")] = None,
     model: Annotated[Path | None, typer.Option(
@@ -77,7 +89,14 @@ def cut(
         from rankcut.data.trec import write_run
         from rankcut.parallel import predict_sharded
 
-        train_run, features = train_run or [], features or []
+        train_run, features, train_letor = train_run or [], features or [], train_letor or []
+        if (run is None) == (letor is None):
+            raise ValueError("give the lists to cut either as --run or as --letor")
+        if letor is not None and (train_run or qrels is not None or features):
+            raise ValueError("--train-run, --qrels and --features go with --run; LETOR files carry their "
+                             "labels and features (train on --train-letor)")
+        if train_letor and letor is None:
+            raise ValueError("--train-letor goes with --letor")
         choice(ordering, "ordering")
         choice(missing, "missing")
         check_threshold(threshold)
@@ -85,27 +104,36 @@ def cut(
         if (cutter is None) == (model is None):
             raise ValueError("give either --cutter (a cutter spec) or --model (a trained model folder)")
         method: Any
-        inputs = {"--run": [run], "--train-run": train_run, "--qrels": [qrels] if qrels is not None else [],
-                  "--features": features}
+        inputs = {"--run": [run] if run is not None else [], "--letor": [letor] if letor is not None else [],
+                  "--train-run": train_run, "--train-letor": train_letor,
+                  "--qrels": [qrels] if qrels is not None else [], "--features": features}
+        letors: dict[str, Any] = {"score_feature": score_feature, "threshold": threshold,
+                                  "ordering": ordering}
         if model is not None:
-            if train_run or qrels is not None:
-                raise ValueError(f"--model {model} is trained already: --train-run and --qrels go with "
-                                 "--cutter")
+            if train_run or train_letor or qrels is not None:
+                raise ValueError(f"--model {model} is trained already: --train-run, --train-letor and "
+                                 "--qrels go with --cutter")
             check_output(out, "--out", inputs)
             from rankcut.cutters.checkpoint import load_checkpoint  # torch: only for --model
             from rankcut.evaluation import trained_otherwise
 
             method = load_checkpoint(model)
-            lists = _model_features(method, load_runs([run], None, threshold=threshold, ordering=ordering,
-                                                       missing=missing), features, model)
+            given = (_blind(load_letors([letor], **letors)) if letor is not None else
+                     load_runs([run] if run is not None else [], None, threshold=threshold, ordering=ordering,
+                               missing=missing))
+            lists = _model_features(method, given, features, model)
             for said in trained_otherwise(method, lists, None):
                 warnings.warn(f"--model {model} {said}", UserWarning, stacklevel=2)
         else:
             assert cutter is not None
             method = make_cutter(cutter)
             check_output(out, "--out", inputs)
-            lists = _fit_and_load(method, cutter, run, train_run, qrels, features, threshold=threshold,
-                                  ordering=ordering, missing=missing)
+            if letor is not None:
+                lists = _fit_and_load_letor(method, cutter, letor, train_letor, **letors)
+            else:
+                assert run is not None   # checked above
+                lists = _fit_and_load(method, cutter, run, train_run, qrels, features, threshold=threshold,
+                                      ordering=ordering, missing=missing)
         with _shards.runner(shards, ray) as (where, n_shards):
             cuts = predict_sharded(method, lists, shards=n_shards, runner=where)
         write_run(out, lists, cuts, tag=tag)
@@ -129,6 +157,35 @@ def _model_features(model: Any, lists: Any, paths: list[Path], where: Path) -> A
     return lists
 
 
+def _fit(method: Any, spec: str, train: Any) -> None:
+    """Fit ``method`` on the training lists and say on what, with what it learned."""
+    method.fit(train)
+    learned = ", ".join(f"{k}={v}" for k, v in vars(method).items()
+                        if k.endswith("_") and not k.startswith("_") and isinstance(v, int | float))
+    typer.echo(f"{spec} fitted on {count(len(train), 'training query', 'training queries')}"
+               + (f": {learned}" if learned else ""))
+
+
+def _blind(lists: Any) -> Any:
+    """``lists`` without their labels: a cut never sees the labels of what it cuts (but the oracle)."""
+    from dataclasses import replace
+
+    return replace(lists, gains=None, n_relevant=None)
+
+
+def _fit_and_load_letor(method: Any, spec: str, letor: Path, train_letor: list[Path], **options: Any) -> Any:
+    """As :func:`_fit_and_load`, for LETOR files: fit ``method`` on ``train_letor`` when it learns;
+    the lists of ``letor`` to cut, their labels kept for the oracle only."""
+    from rankcut.evaluation import READS_TEST_LABELS
+
+    if not train_letor and method.requires_fit():
+        raise ValueError(f"cutter {spec!r} learns from training lists: give --train-letor")
+    if train_letor:
+        _fit(method, spec, load_letors(train_letor, **options))
+    lists = load_letors([letor], **options)
+    return lists if method.name in READS_TEST_LABELS else _blind(lists)
+
+
 def _fit_and_load(method: Any, spec: str, run: Path, train_run: list[Path], qrels: Path | None,
                   features: list[Path], **options: Any) -> Any:
     """Fit ``method`` on the training runs when it learns; return the lists of ``run`` to cut."""
@@ -149,11 +206,7 @@ def _fit_and_load(method: Any, spec: str, run: Path, train_run: list[Path], qrel
     if train_run:
         train = attach_feature_tables(load_runs(train_run, judged, **options), features)
         loaded.append(train)
-        method.fit(train)
-        learned = ", ".join(f"{k}={v}" for k, v in vars(method).items()
-                            if k.endswith("_") and not k.startswith("_") and isinstance(v, int | float))
-        typer.echo(f"{spec} fitted on {count(len(train), 'training query', 'training queries')}"
-                   + (f": {learned}" if learned else ""))
+        _fit(method, spec, train)
     # the cut never sees the labels of the run it cuts, except the oracle's
     lists = attach_feature_tables(load_runs([run], judged if reads_labels else None, **options), features)
     loaded.append(lists)

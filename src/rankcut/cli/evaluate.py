@@ -21,16 +21,17 @@ from rankcut.cli._common import (
     MAX_IDS_SHOWN,
     MISSING,
     ORDERING,
+    SCORE_FEATURE,
     THRESHOLD_HELP,
     Missing,
     Ordering,
+    ScoreFeature,
     check_output,
     choice,
     count,
-    files,
+    load_letors,
     load_runs,
     warn_unranked,
-    warnings_about,
 )
 from rankcut.cli._errors import input_errors
 from rankcut.cutters.base import spec_forms
@@ -71,16 +72,6 @@ def _query_ids(spec: str, option: str) -> tuple[str, ...]:
         raise ValueError(f"{option}: {exc}") from None
 
 
-def _load_letor(paths: list[Path], *, score_feature: int, threshold: float, ordering: str) -> Any:
-    from rankcut.data.letor import load_letor
-    from rankcut.data.lists import warn_if_nothing_relevant
-
-    with warnings_about(files(paths)):
-        lists = load_letor(paths, score_feature=score_feature, threshold=threshold, ordering=ordering)
-        warn_if_nothing_relevant(lists)
-        return lists
-
-
 def evaluate(
     run: Annotated[list[Path] | None, typer.Option(
         "--run", help="TREC run(s) to evaluate (.gz read transparently; Parquet when a name ends in "
@@ -91,9 +82,7 @@ def evaluate(
     letor: Annotated[list[Path] | None, typer.Option(
         "--letor", help="LETOR/SVMlight file(s) instead of --run/--qrels (labels inside); repeat for "
         "several partitions.", exists=True, dir_okay=False)] = None,
-    score_feature: Annotated[int, typer.Option(
-        "--score-feature", help="LETOR feature that ranks the documents (25: BM25 on the whole "
-        "document in LETOR 4.0).")] = 25,
+    score_feature: ScoreFeature = SCORE_FEATURE,
     cutters: Annotated[str, typer.Option(
         "--cutters", help=f"Comma-separated cutter specs NAME[:PARAM], each listed once; cutters: "
         f"{_SPECS}.")] = DEFAULT_CUTTERS,
@@ -234,9 +223,9 @@ def evaluate(
         if letor:
             options: dict[str, Any] = {"score_feature": score_feature, "threshold": threshold,
                                        "ordering": ordering}
-            lists = _load_letor(letor, **options)
+            lists = load_letors(letor, **options)
             if train_letor:
-                train = _load_letor(train_letor, **options)
+                train = load_letors(train_letor, **options)
         else:
             assert qrels is not None  # checked above
             judged = read_qrels(qrels)

@@ -1,6 +1,6 @@
-"""``rankcut train``: fit a neural truncation model on a judged run and save it as a checkpoint
-folder (``config.json`` + ``model.safetensors`` + ``README.md``) for ``rankcut cut --model`` and
-``rankcut evaluate --model``.
+"""``rankcut train``: fit a neural truncation model on a judged run (or LETOR files, labels and
+features inside) and save it as a checkpoint folder (``config.json`` + ``model.safetensors`` +
+``README.md``) for ``rankcut cut --model`` and ``rankcut evaluate --model``.
 
 Every option is checked before any file is read; torch is imported inside the command only.
 """
@@ -16,11 +16,14 @@ from rankcut._progress import show_progress
 from rankcut.cli._common import (
     MISSING,
     ORDERING,
+    SCORE_FEATURE,
     THRESHOLD_HELP,
     Missing,
     Ordering,
+    ScoreFeature,
     choice,
     count,
+    load_letors,
     load_runs,
     warn_unranked,
 )
@@ -36,7 +39,7 @@ MODELS: tuple[str, ...] = neural_cutters()
 #: library parameters that the messages of this command name by their flags: the cutter keywords
 #: set by an option of the same name, the threshold and the feature tables
 FLAGS = ("loss", "sigma", "epochs", "batch_size", "lr", "patience", "val_fraction", "seed", "precision",
-         "threshold", "features")
+         "threshold", "features", "score_feature")
 _DEFAULT = TRAINING_DEFAULTS
 
 __all__ = ["MODELS", "train"]
@@ -61,13 +64,18 @@ def _check_folder(out: Path, overwrite: bool) -> None:
 
 
 def train(
-    run: Annotated[list[Path], typer.Option(
-        "--run", help="Training run(s) in TREC format; repeat to merge files.", exists=True,
-        dir_okay=False)],
-    qrels: Annotated[Path, typer.Option("--qrels", help="Qrels judging the training run(s).", exists=True,
-                                        dir_okay=False)],
     out: Annotated[Path, typer.Option("--out", help="Checkpoint folder to create (its parent must exist).",
                                       file_okay=False)],
+    run: Annotated[list[Path] | None, typer.Option(
+        "--run", help="Training run(s) in TREC format; repeat to merge files.", exists=True,
+        dir_okay=False)] = None,
+    qrels: Annotated[Path | None, typer.Option("--qrels", help="Qrels judging the training run(s).",
+                                               exists=True, dir_okay=False)] = None,
+    letor: Annotated[list[Path] | None, typer.Option(
+        "--letor", help="LETOR/SVMlight training file(s) instead of --run/--qrels (labels and features "
+        "inside, e.g. MQ2008's S1-S3); repeat for several partitions.", exists=True,
+        dir_okay=False)] = None,
+    score_feature: ScoreFeature = SCORE_FEATURE,
     features: Annotated[list[Path] | None, typer.Option(
         "--features", help="TSV table(s) of per-document features keyed by query_id and doc_id (e.g. "
         "Robust04's features/bm25.train.tsv); every other column becomes an input. Repeat for several "
@@ -116,6 +124,13 @@ def train(
     with input_errors(FLAGS):
         from rankcut.data.lists import check_threshold
 
+        if bool(run) == bool(letor):
+            raise ValueError("give the training lists either as --run with --qrels or as --letor")
+        if run and qrels is None:
+            raise ValueError("--run needs --qrels: training reads the labels")
+        if letor and (qrels is not None or features):
+            raise ValueError("--qrels and --features go with --run; LETOR files carry their labels and "
+                             "features")
         choice(ordering, "ordering")
         choice(missing, "missing")
         choice(recall_base, "recall_base")
@@ -147,10 +162,14 @@ def train(
         from rankcut.data.features import attach_feature_tables
         from rankcut.data.trec import read_qrels
 
-        judged = read_qrels(qrels)
-        lists = load_runs(list(run), judged, threshold=threshold, ordering=ordering, missing=missing)
-        warn_unranked(qrels, judged, [lists], list(run))
-        lists = attach_feature_tables(lists, list(features or []))
+        if letor:
+            lists = load_letors(letor, score_feature=score_feature, threshold=threshold, ordering=ordering)
+        else:
+            assert run and qrels is not None   # checked above
+            judged = read_qrels(qrels)
+            lists = load_runs(list(run), judged, threshold=threshold, ordering=ordering, missing=missing)
+            warn_unranked(qrels, judged, [lists], list(run))
+            lists = attach_feature_tables(lists, list(features or []))
         cutter.fit(lists)
         cutter.save(out, overwrite=overwrite)
         n_val, history = len(cutter.val_qids_), cutter.history_
@@ -158,6 +177,7 @@ def train(
         typer.echo(f"wrote {out}: {model} trained on {count(len(lists) - n_val, 'query', 'queries')}, "
                    f"{n_val} held out for validation; epoch {cutter.best_epoch_} of {len(history)} chosen "
                    f"({seconds:.0f} s), validation {metric} {cutter.val_metric_:.4f}")
-        typer.echo(f"use it: rankcut cut --model {out} --run RUN --out CUT.run"
-                   + (" --features TABLE.tsv" if features else ""))
+        typer.echo(f"use it: rankcut cut --model {out} "
+                   + (f"--letor FILE --score-feature {score_feature}" if letor else "--run RUN")
+                   + " --out CUT.run" + (" --features TABLE.tsv" if features else ""))
 
