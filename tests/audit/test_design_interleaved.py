@@ -299,6 +299,13 @@ def test_labels_edited_with_their_history_after_certify_are_warned_of_by_status(
     assert result.exit_code == 0 and f"  warning: {said}" in result.stdout
 
 
+def test_status_reads_an_empty_label_store_as_no_label(topic: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, topic)
+    (audit / "labels.sqlite").write_bytes(b"")   # a label call stopped before it wrote anything
+    info = wf.status(audit)
+    assert info["review_steps"] == 0 and "labels_changed" not in info
+
+
 def test_certify_midway_then_label_on(topic: Data, tmp_path: Path) -> None:
     audit = _frozen(tmp_path, topic)
     wf.label(audit, qrels=topic.qrels, limit=20)

@@ -406,3 +406,12 @@ def test_interactive_labelling_says_where_in_the_cut_or_the_audit_order(data: Da
         got = db.execute("SELECT label FROM labels WHERE query_id = ? AND doc_id = ?",
                          (rows[n1]["query_id"], rows[n1]["doc_id"])).fetchone()
     assert got == (1,)
+
+
+def test_status_reads_an_empty_label_store_as_no_label(data: Data, tmp_path: Path) -> None:
+    audit = _frozen(tmp_path, data)
+    (audit / "labels.sqlite").write_bytes(b"")   # a label call stopped before it wrote anything
+    info = wf.status(audit)   # it said "not a rankcut label store (an SQLite database without tables)"
+    assert info["next"] == "label" and info["audit_labels"] == 0
+    wf.label(audit, qrels=data.qrels)   # and labelling goes on into it
+    assert wf.status(audit)["next"] == "certify"

@@ -330,7 +330,7 @@ def open_store(audit: FrozenAudit, info: Mapping[str, Any], *, create: bool) -> 
     it is opened read-only where the folder cannot be written (an audit shipped to be checked)."""
     path = audit.folder / LABELS_FILE
     # an empty file is a store that a stopped label call created and never wrote: no labels either
-    if not create and (not path.exists() or path.stat().st_size == 0):
+    if not create and not labels_mod.holds_store(path):
         record = opened_record(audit)
         if record is not None:
             raise AuditStepError(deleted_store_text(audit, record))

@@ -49,6 +49,7 @@ __all__ = [
     "LabelStore",
     "ReadOnlyStoreError",
     "check_items",
+    "holds_store",
     "remove_store",
     "unique_items",
     "writable",
@@ -169,6 +170,13 @@ def writable(path: str | os.PathLike[str]) -> bool:
     beside it), and so can the file where it exists. False on a read-only copy or mount."""
     p = Path(path)
     return os.access(p.parent, os.W_OK) and (not p.exists() or os.access(p, os.W_OK))
+
+
+def holds_store(path: str | os.PathLike[str]) -> bool:
+    """Whether a label store is at ``path``: a file with content (an empty one is what a label call
+    stopped before its first write leaves: no store, and no label)."""
+    p = Path(path)
+    return p.exists() and p.stat().st_size > 0
 
 
 def remove_store(path: str | os.PathLike[str]) -> None:

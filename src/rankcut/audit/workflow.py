@@ -1039,7 +1039,7 @@ def status(audit_dir: str | Path) -> dict[str, Any]:
         info = read_json(folder / SAMPLE_FILE, "written by sample")
         out["sample"] = {"sizes": info["sizes"], "items": info["items"], "hash": info["sample_hash"],
                          "to_label": info["to_label"]}
-        if (folder / LABELS_FILE).exists():
+        if labels_mod.holds_store(folder / LABELS_FILE):
             with labels_mod.LabelStore(folder / LABELS_FILE, readonly=True) as store:
                 out["labelled"] = store.count()
                 out["opened_at"] = store.get_meta("opened_at")

@@ -630,7 +630,7 @@ class FixedSampleDesign:
             return
         audit = FrozenAudit(load_manifest(folder))
         path = folder / LABELS_FILE
-        if not path.exists() or path.stat().st_size == 0:
+        if not labels_mod.holds_store(path):
             out["labels_changed"] = deleted_store_text(audit, record)
             return
         info = read_json(folder / SAMPLE_FILE, "written by sample")

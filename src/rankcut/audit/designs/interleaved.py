@@ -476,7 +476,7 @@ def replayed(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]]) -> Review:
     path = audit.folder / LABELS_FILE
     labels: dict[Item, int] = {}
     reading_on = False
-    if path.exists() and path.stat().st_size:
+    if labels_mod.holds_store(path):
         with labels_mod.LabelStore(path, readonly=True) as store:
             labels, reading_on = stored_labels(store), reads_on(store)
     return review_of(audit, rows, labels, str(path), recorded_steps(audit.folder), cached=True,
@@ -960,8 +960,9 @@ class Interleaved(FixedSampleDesign):
         certify is done when the certificate covers every step read and says met (or all is read)."""
         audit = FrozenAudit(load_manifest(folder))
         review = replayed(audit, read_rows(folder / SAMPLE_ITEMS))
-        if (folder / LABELS_FILE).exists():
-            with labels_mod.LabelStore(folder / LABELS_FILE, readonly=True) as store:
+        path = folder / LABELS_FILE
+        if labels_mod.holds_store(path):
+            with labels_mod.LabelStore(path, readonly=True) as store:
                 try:   # edited with its history (else the replay refused): certify refuses it
                     _check_openings(store, record, review)
                 except ValueError as err:

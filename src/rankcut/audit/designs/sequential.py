@@ -422,7 +422,7 @@ class Sequential(FixedSampleDesign):
         certify and edited or removed since, ``labels_changed`` says what certify would refuse."""
         cut, order = parts(read_rows(folder / SAMPLE_ITEMS))
         steps["label"], prefix = False, 0
-        if (folder / LABELS_FILE).exists():
+        if labels_mod.holds_store(folder / LABELS_FILE):
             with labels_mod.LabelStore(folder / LABELS_FILE, readonly=True) as store:
                 steps["label"] = not store.missing(cut)
                 audited = store.get(order)
