@@ -360,6 +360,14 @@ def test_status_reads_the_opening_from_opened_json(sampled: Path, data: Data) ->
     assert out.stdout.splitlines()[-1].startswith("next: restore the labels that were opened")   # not "done"
 
 
+def test_status_names_a_sample_file_edited_by_hand(sampled: Path) -> None:
+    info = json.loads((sampled / "sample.json").read_text())
+    del info["sizes"]
+    (sampled / "sample.json").write_text(json.dumps(info))
+    with pytest.raises(ValueError, match=r"sample\.json lacks 'sizes': it is not as sample wrote it"):
+        wf.status(sampled)   # it was a KeyError: a traceback, and a 500 on the page's result
+
+
 def test_a_deleted_opening_record_is_refused(sampled: Path, data: Data) -> None:
     wf.label(sampled, qrels=data.qrels)
     wf.certify(sampled)

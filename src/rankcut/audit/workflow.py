@@ -1037,8 +1037,12 @@ def status(audit_dir: str | Path) -> dict[str, Any]:
         out["beyond_labelling"] = read_json(folder / PLAN_FILE, "written by plan").get("beyond_labelling")
     if steps["sample"]:
         info = read_json(folder / SAMPLE_FILE, "written by sample")
-        out["sample"] = {"sizes": info["sizes"], "items": info["items"], "hash": info["sample_hash"],
-                         "to_label": info["to_label"]}
+        try:
+            out["sample"] = {"sizes": info["sizes"], "items": info["items"], "hash": info["sample_hash"],
+                             "to_label": info["to_label"]}
+        except (KeyError, TypeError) as err:   # edited by hand: said by name, as every step says it
+            raise ValueError(f"{folder / SAMPLE_FILE} lacks {err}: it is not as sample wrote it — restore "
+                             f"it, or {start_again()}") from None
         if labels_mod.holds_store(folder / LABELS_FILE):
             with labels_mod.LabelStore(folder / LABELS_FILE, readonly=True) as store:
                 out["labelled"] = store.count()
