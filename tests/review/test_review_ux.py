@@ -22,7 +22,8 @@ def test_a_start_that_fails_after_the_freeze_leaves_no_folder(tmp_path: Path) ->
     folder = tmp_path / "R"
     code, _, err = _run("review", "start", tmp_path / "r.csv", "--folder", folder, "--seed", 1)
     assert code == 2 and err.startswith("error: ") and len(err.strip().splitlines()) == 1
-    assert "the ranker finds no word in the titles and abstracts of the 2 records" in err
+    assert err.startswith(f"error: {(tmp_path / 'r.csv').resolve()}: the ranker finds no word in the titles "
+                          "and abstracts of the 2 records")   # the file named
     assert not folder.exists()
     folder.mkdir()      # an empty folder given: it stays, empty
     code, _, _ = _run("review", "start", tmp_path / "r.csv", "--folder", folder, "--seed", 1)

@@ -125,12 +125,13 @@ def _features(texts_path: str, texts_sha: str, items: tuple[Item, ...], cal: str
 
 
 @lru_cache(maxsize=8)
-def _cal(texts_path: str, texts_sha: str, items: tuple[Item, ...], config: str, folder: str, cached: bool
-         ) -> CALScreener:
+def _cal(texts_path: str, texts_sha: str, items: tuple[Item, ...], config: str, folder: str, cached: bool,
+         read_from: str) -> CALScreener:
     """One screener per review folder, frozen texts file and config in a process: the template each
     review's screener is copied from (:func:`cal_screener`). ``cached``: it takes its features and
     fits from the folder's ranker cache (:mod:`rankcut.review.ranker_cache`); otherwise (certify)
-    both are recomputed, and the fits it computes are added to the cache."""
+    both are recomputed, and the fits it computes are added to the cache. ``read_from``: the file
+    the records were read from, for the refusal of texts without a word (``""``: none)."""
     from rankcut.review import ranker_cache
 
     spec = json.loads(config)
@@ -147,9 +148,10 @@ def _cal(texts_path: str, texts_sha: str, items: tuple[Item, ...], config: str, 
         features = ranker_cache.features(review, texts_sha, items, cal, computed) if cached else computed()
         return CALScreener(texts, cal, prior=prior, ranked=bool(spec["ranked"]), features=features,
                            fits=ranker_cache.FitsFile(review, trusted=cached))
-    except ValueError as err:   # scikit-learn's words: name what the ranker could not read
-        raise ValueError(f"the ranker finds no word in the titles and abstracts of the {len(items)} records "
-                         f"to learn from ({err}; words of one letter are not read)") from None
+    except ValueError as err:   # scikit-learn's words: name what the ranker could not read, and where from
+        read = f"{read_from}: " if read_from else ""
+        raise ValueError(f"{read}the ranker finds no word in the titles and abstracts of the {len(items)} "
+                         f"records to learn from ({err}; words of one letter are not read)") from None
 
 
 class _OncePerStep:
@@ -179,7 +181,8 @@ def cal_screener(audit: FrozenAudit, items: Sequence[Item], *, cached: bool, cal
     # a copy per review: the fitted features are shared, but what the ranker learned along one
     # review (its batch queue, its draws) must not be restarted by another review in the process
     return _OncePerStep(copy.copy(_cal(str(path), sha256_file(path), tuple(items), config,
-                                       str(audit.folder.resolve()), cached)))
+                                       str(audit.folder.resolve()), cached,
+                                       str(sources[0]["path"]) if sources else "")))
 
 
 def cal_facts(config: Mapping[str, Any]) -> list[tuple[str, str]]:
