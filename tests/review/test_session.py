@@ -270,8 +270,9 @@ def test_bad_label_files_name_the_file_and_line(records: Records, tmp_path: Path
     bad.write_text(f"record_id,label\n{records.ids[0]},maybe\n")
     with pytest.raises(ValueError, match=r"bad.csv, line 2: the label of record '0' must be 0/1"):
         session.label(folder, from_file=bad)
-    bad.write_text("id_of_record,label\n1,1\n")
-    with pytest.raises(ValueError, match=r"bad.csv, line 1: the header names no 'record_id' column"):
+    bad.write_text("ID_of_Record,Label\n1,1\n")
+    with pytest.raises(ValueError, match=r"bad.csv, line 1: the header names no 'record_id' column .*; it "
+                                         r"names 'ID_of_Record', 'Label'"):   # as written, not lower-cased
         session.label(folder, from_file=bad)
     bad.write_text(f"{records.ids[3]},0\n{records.ids[4]},1\n")   # no header line
     with pytest.raises(ValueError, match=re.escape(

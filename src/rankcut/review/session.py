@@ -517,7 +517,7 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], records: st
                                  f"{next(c for c in first if c in known)!r} is one of this review's): add a "
                                  f"first line naming the columns, {'record_id' + delimiter + 'label'}")
             if col is None:
-                shown = ", ".join(repr(c if len(c) <= 40 else c[:40] + "…") for c in header[:8])
+                shown = ", ".join(repr(c if len(c) <= 40 else c[:40] + "…") for c in first[:8])   # as written
                 raise ValueError(f"{where}, line 1: the header names no {names[0]!r} column (nor "
                                  f"{', '.join(repr(n) for n in names[1:])}); it names {shown}"
                                  f"{', ...' if len(header) > 8 else ''}{separator_hint(header, delimiter)}")
