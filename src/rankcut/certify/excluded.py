@@ -363,8 +363,11 @@ def full_review_recall_certificate(
     ``M1(g)``, the relevant items in the included pool, is then known; on the event of
     Theorem 8, ``Recall(g) = M1/(M1 + M0) ≥ M1/(M1 + MU(K0(g), δ_g; N0(g), n0(g)))``
     (the ratio falls as ``M0`` grows). No denominator floor is needed (Remark 9). When
-    ``MU = 0`` the cut misses nothing on the event and the bound is read as 1, as in Corollary 11
-    (:func:`rankcut.certify.recall.recall_lower`).
+    ``MU = 0`` the cut misses nothing on the event and the bound is read as 1, as rankcut reads
+    Corollary 11 too (:func:`rankcut.certify.recall.recall_lower`); the paper reads
+    ``ML = MU = 0`` as 0 there, which is also valid but says "recall ≥ 0" of a cut that keeps
+    every item (an empty excluded pool), so rankcut takes the tighter reading, valid under the
+    paper's assumption ``M0 + M1 > 0`` (Remark 5).
 
     :param counts: ``K0(g)``, relevant items in the excluded-pool sample.
     :param sizes: ``n0(g) ≤ N0(g)``.

@@ -227,7 +227,9 @@ def two_pool_recall_finite_certificate(
     ``M1 ≥ ML(K1, δ1; N1, n1)``, so ``Recall(g) ≥ ML / (ML + MU)``, read as 1 when ``MU = 0``
     (:func:`recall_lower`: an empty excluded pool, or one sampled through, misses nothing), as the
     binomial version reads an empty excluded pool and the sequential audit a review that found and
-    missed nothing.
+    missed nothing. This departs from the paper, which reads ``ML = MU = 0`` as 0: that is valid
+    too, but says "recall ≥ 0" of a cut that keeps every item; recall 1 holds on the event under
+    the paper's own assumption ``M0 + M1 > 0`` (Remark 5).
 
     §8: ``k0=0, n0=300, pool0=70000, k1=100, n1=500, pool1=30000, δ=0.05`` (0.025 + 0.025)
     gives ``MU = 853``, ``ML = 4983`` and ``Recall ≥ 4983/5836 ≈ 0.8538``.
