@@ -341,6 +341,10 @@ TWO = "two-pool --excluded-sample 10 --excluded-positives 1 --included-sample 10
         ("plan --max-missed 5 --pool-size 100 --p0 0.5", ["--p0 is not used with --max-missed"]),
         ("plan --max-missed 5 --pool-size 100 --prefixes 2 --beta 0.2",
          ["--beta is not used with --tolerate or --prefixes"]),
+        ("plan --max-missed 5 --pool-size 100 --beta 0.99",
+         ["--beta must lie in [0, 1 − --delta) = [0, 0.95), got 0.99"]),
+        ("excluded-pool --sample-size 99999999999999999999 --positives 0",
+         ["--sample-size must be at most 9,223,372,036,854,775,807"]),   # it said "sizes must hold integers"
         ("whole-population --sample-size 10 --positives -1", ["--positives must be >= 0"]),
         ("two-pool --excluded-sample 10 --excluded-positives 11 --included-sample 10 --included-positives 1 "
          "--p0 0.5", ["--excluded-positives 11 exceeds --excluded-sample 10"]),

@@ -78,6 +78,11 @@ def _num(x: float) -> str:
 def _count(value: int, option: str, minimum: int = 0) -> None:
     if value < minimum:
         raise ValueError(f"{option} must be >= {minimum}, got {value}")
+    if value > _INT64_MAX:   # the certificates count in 64-bit integers
+        raise ValueError(f"{option} must be at most {_INT64_MAX:,}, got {value}")
+
+
+_INT64_MAX = 2**63 - 1
 
 
 def _within(small: int, small_option: str, big: int, big_option: str) -> None:
@@ -286,6 +291,9 @@ def plan(
             _unused({"--beta": beta is not None}, "when no --max-missed is below --pool-size")
             _emit(sizes, as_json)
             return
+        if beta is not None and not 0.0 <= beta < 1.0 - delta:   # (Theorem 13's range; also refuses nan)
+            raise ValueError(f"--beta must lie in [0, 1 − --delta) = [0, {_num(1.0 - delta)}), got "
+                             f"{_num(beta)}")
         minimum = planning.plan_rule_out(
             _one_or_many([t + 1 for t in reachable]), delta, excluded_size=pool_size,
             beta=0.5 if beta is None else beta,
