@@ -4,6 +4,7 @@ fixed-size design, and the ``rankcut serve`` command."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
@@ -218,6 +219,7 @@ def test_undo_takes_the_last_answer_back_while_nothing_may_have_seen_it(small: S
     assert 'id="undo"' not in client.get("/").text
     response = client.post("/undo", data={"csrf": fields_of(page)["csrf"]}, headers=ORIGIN)
     assert "no answer of yours that can be undone" in response.text and len(stored_labels(small.folder)) == 8
+    assert "cannot be taken back: the labels were opened for certification" in html.unescape(response.text)
     # the sequential design takes new labels after an opening; one given since may be taken back
     answer(client, small)
     page = client.get("/").text

@@ -205,12 +205,12 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S,
         if not form_ok(request, csrf):
             return refuse(request, 403, "refused: the form's session token is missing or wrong; nothing was "
                                         "changed")
-        if session.last is None or not desk.can_undo(session.last):
+        if session.last is None:
             return back("there is no answer of yours that can be undone now", session)
         try:
             desk.undo(session.last, session.key)
-        except ValueError as err:
-            return refuse(request, 409, str(err))
+        except ValueError as err:   # why not: said above the item asked now
+            return back(f"there is no answer of yours that can be undone now: {err}", session)
         session.last = None   # one answer back, as in the terminal: the one before it stays
         return back(f"undone: the {desk.thing} is asked again (the label taken back is kept in the store's "
                     "history)", session)

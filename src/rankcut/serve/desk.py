@@ -712,32 +712,37 @@ class Desk:
         audit since it was given), and it is still the label it gave."""
         if given is None or not (self.folder / LABELS_FILE).exists():
             return False
-        if self.interleaved and self._last_step() != given.item:   # a later step was chosen from it
-            return False
         with open_store(self.audit, self.info, create=False) as store:
-            return (seen_state(store) == given.seen and store.get([given.item]).get(given.item) == given.label
-                    and not _read_on_since(store))
+            return self._undo_refused(given, store) is None
+
+    def _undo_refused(self, given: Given, store: LabelStore) -> str | None:
+        """Why ``given`` cannot be taken back now (None: it can)."""
+        where = f"{self.named(given.item)} cannot be taken back"
+        if seen_state(store) != given.seen:
+            return (f"{where}: the labels were opened for certification (or taken by another audit) since "
+                    "it was given, and a label that may have been seen is never taken back")
+        if self.interleaved and self._last_step() != given.item:   # a later step was chosen from it
+            return (f"{where}: the review took a step after it, chosen from its label, and a recorded step "
+                    "is never changed")
+        if _read_on_since(store):
+            return (f"{where}: the reviewer chose to read on after it, from the labels up to it (the target "
+                    "met)")
+        if store.get([given.item]).get(given.item) != given.label:
+            return f"{where}: its label is no longer the one you gave (changed, or taken back, since)"
+        return None
 
     def undo(self, given: Given, who: str) -> None:
         """Take back an answer (the label removed, kept in the store's history) and ask its item of
         ``who`` again.
 
-        :raises Refused: when it may have been seen since it was given, or changed since.
+        :raises Refused: when it may have been seen since it was given, or changed since (saying why).
         """
         with self._lock:
             self.check_current()
             with open_store(self.audit, self.info, create=False) as store:
-                if seen_state(store) != given.seen:
-                    raise Refused(f"{self.place(self.index[given.item])} cannot be taken back: the labels "
-                                  "were opened for certification (or taken by another audit) since it was "
-                                  "given, and a label that may have been seen is never taken back")
-                if self.interleaved and self._last_step() != given.item:
-                    raise Refused(f"{self.place(self.index[given.item])} cannot be taken back: the review "
-                                  "took a step after it, chosen from its label, and a recorded step is never "
-                                  "changed")
-                if _read_on_since(store):
-                    raise Refused(f"{self.place(self.index[given.item])} cannot be taken back: the reviewer "
-                                  "chose to read on after it, from the labels up to it (the target met)")
+                why = self._undo_refused(given, store)
+                if why is not None:
+                    raise Refused(why)
                 store.undo(given.item, given.label, given.source)
             if self.interleaved:
                 self._write_review()
