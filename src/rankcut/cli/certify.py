@@ -16,7 +16,7 @@ from typing import Any, NoReturn, TypeVar
 
 import typer
 
-from rankcut.certify._validate import SUM_RTOL, check_delta
+from rankcut.certify._validate import _INT64_MAX, SUM_RTOL, check_delta
 from rankcut.certify.report import JointReport
 from rankcut.certify.result import Certificate
 from rankcut.cli import _shards
@@ -80,9 +80,6 @@ def _count(value: int, option: str, minimum: int = 0) -> None:
         raise ValueError(f"{option} must be >= {minimum}, got {value}")
     if value > _INT64_MAX:   # the certificates count in 64-bit integers
         raise ValueError(f"{option} must be at most {_INT64_MAX:,}, got {value}")
-
-
-_INT64_MAX = 2**63 - 1
 
 
 def _within(small: int, small_option: str, big: int, big_option: str) -> None:

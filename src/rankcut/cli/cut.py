@@ -118,9 +118,11 @@ def cut(
             from rankcut.evaluation import trained_otherwise
 
             method = load_checkpoint(model)
-            given = (_blind(load_letors([letor], **letors)) if letor is not None else
-                     load_runs([run] if run is not None else [], None, threshold=threshold, ordering=ordering,
-                               missing=missing))
+            if letor is not None:
+                given = _blind(load_letors([letor], **letors))
+            else:
+                assert run is not None   # checked above
+                given = load_runs([run], None, threshold=threshold, ordering=ordering, missing=missing)
             lists = _model_features(method, given, features, model)
             for said in trained_otherwise(method, lists, None):
                 warnings.warn(f"--model {model} {said}", UserWarning, stacklevel=2)

@@ -66,7 +66,7 @@ from rankcut.audit.designs.base import (
     numbered,
     rng,
 )
-from rankcut.audit.designs.sequential import _openings
+from rankcut.audit.designs.sequential import check_openings
 from rankcut.audit.folder import (
     CERTIFICATE_FILE,
     LABELS_FILE,
@@ -537,15 +537,9 @@ def _steps_hash(review: Review, prefix: int) -> str:
 
 
 def _check_openings(store: labels_mod.LabelStore, record: Mapping[str, Any] | None, review: Review) -> None:
-    """Refuse when the labels of an earlier opening (the first ``prefix`` steps, store meta and
-    ``opened.json``) changed or were removed since (Assumption 1)."""
-    for where, prefix, held in _openings(store, record):
-        if prefix > len(review.steps) or _steps_hash(review, prefix) != held:
-            raise ValueError(
-                f"certifying is refused: the labels opened for certification ({where}: the first "
-                f"{prefix} steps of the review) changed or were removed since, and a certificate "
-                "cannot follow labels edited after being seen (Assumption 1); restore them, or "
-                f"{start_again()}")
+    """:func:`~rankcut.audit.designs.sequential.check_openings` for the review's first steps."""
+    check_openings(store, record, len(review.steps), lambda prefix: _steps_hash(review, prefix),
+                   "the first {prefix} steps of the review")
 
 
 def stored_labels(store: labels_mod.LabelStore) -> dict[Item, int]:

@@ -118,18 +118,27 @@ def _opened_hash(in_cut: Mapping[Item, int], audited: Mapping[Item, int], order:
     return labels_hash({**in_cut, **{item: audited[item] for item in order[:prefix]}})
 
 
-def _check_openings(store: labels_mod.LabelStore, record: Mapping[str, Any] | None,
-                    in_cut: Mapping[Item, int], audited: Mapping[Item, int], order: Sequence[Item]) -> None:
-    """Refuse when the labels of an earlier opening (:func:`_openings`: the cut and the first
-    ``prefix`` audit labels) changed or were removed since (Assumption 1)."""
-    t = labelled_prefix(order, audited)
+def check_openings(store: labels_mod.LabelStore, record: Mapping[str, Any] | None, labelled: int,
+                   hash_at: Callable[[int], str], opened: str) -> None:
+    """Refuse when the labels of an earlier opening (:func:`_openings`) changed or were removed
+    since (Assumption 1): its prefix must still be labelled (``labelled`` now) and hash as it did
+    (``hash_at(prefix)``). ``opened`` says what a prefix holds, ``{prefix}`` in it (this design's:
+    "the cut and the first {prefix} audit labels"; the interleaved one's: its first steps)."""
     for where, prefix, held in _openings(store, record):
-        if prefix > t or _opened_hash(in_cut, audited, order, prefix) != held:
+        if prefix > labelled or hash_at(prefix) != held:
             raise ValueError(
-                f"certifying is refused: the labels opened for certification ({where}: the cut and "
-                f"the first {prefix} audit labels) changed or were removed since, and a certificate "
+                f"certifying is refused: the labels opened for certification ({where}: "
+                f"{opened.format(prefix=prefix)}) changed or were removed since, and a certificate "
                 "cannot follow labels edited after being seen (Assumption 1); restore them, or "
                 f"{start_again()}")
+
+
+def _check_openings(store: labels_mod.LabelStore, record: Mapping[str, Any] | None,
+                    in_cut: Mapping[Item, int], audited: Mapping[Item, int], order: Sequence[Item]) -> None:
+    """:func:`check_openings` for the cut and the labelled start of the audit order."""
+    check_openings(store, record, labelled_prefix(order, audited),
+                   lambda prefix: _opened_hash(in_cut, audited, order, prefix),
+                   "the cut and the first {prefix} audit labels")
 
 
 class Sequential(FixedSampleDesign):
