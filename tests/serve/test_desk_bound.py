@@ -6,6 +6,7 @@ before an opening, labelled from the command line)."""
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -56,3 +57,21 @@ def test_each_answer_evaluates_only_its_prefix_and_the_header_is_a_fresh_desks(
     assert [kept for _, kept in mine] == [None, 2, 3, 4, 5, 4, 4, 5]
     assert len(evaluated) == 3 * len(steps)
     assert all(kept is None for _, kept in evaluated[1::3] + evaluated[2::3])
+
+
+def test_labels_edited_with_their_history_after_certify_are_not_shown_as_met(small: SmallAudit) -> None:
+    """As for the interleaved review: the header showed the edited labels' bound and verdict."""
+    desk = Desk(small.folder)
+    for item in desk.cut + desk.audit_order[:4]:
+        _label(small.folder, item, int(item in small.relevant))
+    wf.certify(small.folder)
+    assert Desk(small.folder).standing().can_certify
+    doc = desk.audit_order[0][1]
+    with sqlite3.connect(small.folder / "labels.sqlite") as con:
+        for table, column in (("labels", "label"), ("events", "new_label")):
+            con.execute(f"UPDATE {table} SET {column} = 1 - {column} WHERE doc_id = ?", (doc,))
+    con.close()
+    shown = Desk(small.folder).standing()
+    assert shown.verdict == wf.status(small.folder)["labels_changed"]
+    assert shown.verdict.startswith("certifying is refused: the labels opened for certification")
+    assert shown.met is False and not shown.can_certify

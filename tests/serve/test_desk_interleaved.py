@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -216,3 +217,22 @@ def test_the_page_reads_on_an_audit_in_the_screener_s_words(tmp_path: Path) -> N
     assert f"reading on after {met} documents read: the review asks for the screener's next picks" in said(
         response.text)
     assert "screen · rank" in response.text and fields_of(response.text)["doc_id"]
+
+
+def test_labels_edited_with_their_history_after_certify_are_not_shown_as_certified(tmp_path: Path) -> None:
+    """A label and its history row edited together after a certify: the review replays consistently,
+    so the header showed the edited review's bound and "certified" while certify refused them."""
+    folder, relevant, qrels = _topic(tmp_path)
+    wf.label(folder, qrels=qrels, limit=30)
+    wf.certify(folder)
+    assert Desk(folder).standing("me").can_certify
+    first = _steps(folder)[0]
+    with sqlite3.connect(folder / "labels.sqlite") as con:
+        for table, column in (("labels", "label"), ("events", "new_label")):
+            con.execute(f"UPDATE {table} SET {column} = 1 - {column} WHERE doc_id = ?", (first["doc_id"],))
+    con.close()
+    said = "certifying is refused: the labels opened for certification"
+    shown = Desk(folder).standing("me")
+    assert shown.verdict is not None and shown.verdict.startswith(said)
+    assert shown.met is False and not shown.can_certify
+    assert wf.status(folder)["labels_changed"] == shown.verdict

@@ -55,6 +55,8 @@ import numpy as np
 
 from rankcut.audit import workflow
 from rankcut.audit.designs import certificates, design_of
+from rankcut.audit.designs import interleaved as interleaved_design
+from rankcut.audit.designs import sequential as sequential_design
 from rankcut.audit.designs.interleaved import (
     READ_ON_META,
     Review,
@@ -80,7 +82,7 @@ from rankcut.audit.folder import (
     opened_record,
 )
 from rankcut.audit.interactive import seen_state
-from rankcut.audit.labels import LabelStore, StoreMark
+from rankcut.audit.labels import LabelStore, StoreMark, holds_store
 from rankcut.audit.manifest import load_manifest, read_json
 from rankcut.audit.options import spelled
 from rankcut.audit.pools import Item
@@ -346,6 +348,20 @@ class Desk:
             if label is None:
                 self._prefix = min(self._prefix, k)
 
+    def _changed_since_opened(self, check: Callable[[LabelStore, Mapping[str, Any] | None], None]) -> str | None:
+        """What certify refuses of the labels now when a certify opened them and they were edited
+        since, together with their history (so the labels read are consistent, and the bound shown
+        would be of the edited ones): the design's ``check`` (its ``check_opened``) says it, as
+        ``rankcut audit status`` warns. None when nothing was opened, or nothing opened changed."""
+        if not (self._opened() and holds_store(self.folder / LABELS_FILE)):   # no labels: none shown
+            return None
+        with LabelStore(self.folder / LABELS_FILE, readonly=True) as store:
+            try:
+                check(store, opened_record(self.audit))
+            except ValueError as err:
+                return str(err)
+        return None
+
     def _opened(self) -> bool:
         if opened_record(self.audit) is not None:
             return True
@@ -447,6 +463,7 @@ class Desk:
             bound = met = verdict = None
             progress = None
             cut_done = True
+            refused = None
             if self.sequential:
                 cut, order, t = self.cut, self.audit_order, self._prefix
                 cut_done = all(i in labels for i in cut)
@@ -454,7 +471,12 @@ class Desk:
                             f"positions 1–{t} of {len(order)} labelled")
                 if cut_done:
                     bound, met, verdict = self._preview(labels, cut, order, t)
+                    audited = {i: labels[i] for i in order if i in labels}
+                    refused = self._changed_since_opened(lambda store, record: sequential_design.check_opened(
+                        store, record, {i: labels[i] for i in cut}, audited, order))
             done = len(labels) == len(self.order)
+        if refused:
+            met, verdict, cut_done = False, refused, False
         can_certify = cut_done if self.sequential else done and not self._opened()
         return Standing(len(labels), len(self.order), item, position,
                         None if position is None else self.place(position),
@@ -471,6 +493,8 @@ class Desk:
             item = None if step is None else self.ask(lambda i: i == step.item, who, self.index[step.item])
             ahead = (self._ahead(who, review) if step is not None and item is None and self.review and who
                      else None)
+            refused = self._changed_since_opened(
+                lambda store, record: interleaved_design.check_opened(store, record, review))
         n = len(self.order)
         progress = (f"{rev.read:,} of {n:,} {self.thing}s read ({screened:,} screened, "
                     f"{rev.audit_labels:,} audited; {rev.found:,} relevant found)")
@@ -480,9 +504,9 @@ class Desk:
         if review.steps:   # a valid bound at every step (anytime), tightest so far
             rho = float(self.audit.target["recall"])
             bound = f"recall ≥ {format_bound(rev.recall_lower, 'lower')}"   # as status and certify say it
-            met = rev.certified
-            verdict = verdict_text(rho, met, rev.read, n, screened, rev.audit_labels, rev.found,
-                                   rev.running_upper, review.words, rev.met_step)
+            met = rev.certified and not refused
+            verdict = refused or verdict_text(rho, met, rev.read, n, screened, rev.audit_labels, rev.found,
+                                              rev.running_upper, review.words, rev.met_step)
         place = done = kept = None
         if step is None:
             done = (f"The target is certified: the review asks for no further {self.thing}."
@@ -514,7 +538,7 @@ class Desk:
             place = self._step_place(step)
             kept = self._kept(step.item)
         return Standing(len(review.steps), n, item, None if item is None else self.index[item], place,
-                        progress, bound, met, verdict, bool(review.steps),
+                        progress, bound, met, verdict, bool(review.steps) and not refused,
                         (self.folder / CERTIFICATE_FILE).exists(), done, kept,
                         step is None and review.can_read_on, review.read_on,
                         sum(s.item[1] in self.known for s in review.steps))

@@ -536,7 +536,7 @@ def _steps_hash(review: Review, prefix: int) -> str:
     return labels_hash({s.item: int(s.label or 0) for s in review.steps[:prefix]})
 
 
-def _check_openings(store: labels_mod.LabelStore, record: Mapping[str, Any] | None, review: Review) -> None:
+def check_opened(store: labels_mod.LabelStore, record: Mapping[str, Any] | None, review: Review) -> None:
     """:func:`~rankcut.audit.designs.sequential.check_openings` for the review's first steps."""
     check_openings(store, record, len(review.steps), lambda prefix: _steps_hash(review, prefix),
                    "the first {prefix} steps of the review")
@@ -831,7 +831,7 @@ class Interleaved(FixedSampleDesign):
             review = review_of(audit, rows, labels, str(store.path),
                                verified_steps(store, recorded_steps(audit.folder)), read_on=reads_on(store))
             t = len(review.steps)
-            _check_openings(store, record, review)
+            check_opened(store, record, review)
             rev = review.state.review
             stats = {"collection": len(rows),
                      "moves": "".join(rev.moves), "labels": "".join(map(str, rev.labels)),
@@ -958,7 +958,7 @@ class Interleaved(FixedSampleDesign):
         if labels_mod.holds_store(path):
             with labels_mod.LabelStore(path, readonly=True) as store:
                 try:   # edited with its history (else the replay refused): certify refuses it
-                    _check_openings(store, record, review)
+                    check_opened(store, record, review)
                 except ValueError as err:
                     out["labels_changed"] = str(err)
         step = review.next()

@@ -133,7 +133,7 @@ def check_openings(store: labels_mod.LabelStore, record: Mapping[str, Any] | Non
                 f"{start_again()}")
 
 
-def _check_openings(store: labels_mod.LabelStore, record: Mapping[str, Any] | None,
+def check_opened(store: labels_mod.LabelStore, record: Mapping[str, Any] | None,
                     in_cut: Mapping[Item, int], audited: Mapping[Item, int], order: Sequence[Item]) -> None:
     """:func:`check_openings` for the cut and the labelled start of the audit order."""
     check_openings(store, record, labelled_prefix(order, audited),
@@ -333,7 +333,7 @@ class Sequential(FixedSampleDesign):
             in_cut = store.get(cut)
             audited = store.get(order)
             t = labelled_prefix(order, audited)
-            _check_openings(store, record, in_cut, audited, order)
+            check_opened(store, record, in_cut, audited, order)
             found = int(sum(in_cut.values()))
             y = np.array([audited[item] for item in order[:t]], dtype=np.int64)
             hits = int(y.sum())
@@ -437,7 +437,7 @@ class Sequential(FixedSampleDesign):
                 audited = store.get(order)
                 prefix = labelled_prefix(order, audited)
                 try:
-                    _check_openings(store, record, store.get(cut), audited, order)
+                    check_opened(store, record, store.get(cut), audited, order)
                 except ValueError as err:
                     out["labels_changed"] = str(err)
         out["audit_labels"] = prefix   # the labelled start of the audit order
