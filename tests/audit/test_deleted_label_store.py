@@ -60,3 +60,27 @@ def test_before_any_opening_certify_still_says_run_label(tmp_path: Path) -> None
     wf.sample(audit, excluded=3)
     with pytest.raises(wf.AuditStepError, match="no labels yet .* run label first"):
         wf.certify(audit)
+
+
+@pytest.mark.parametrize("design", ["sequential", "interleaved"])
+def test_an_emptied_store_is_refused_as_a_deleted_one(design: str, tmp_path: Path) -> None:
+    """An empty file where the store was (a failed copy, a truncation) is no store: label wrote a new
+    store into it after the opening, which then held labels that were never seen."""
+    run, cut, qrels = tmp_path / "run.txt", tmp_path / "cut.run", tmp_path / "qrels.txt"
+    lines = [f"q0 Q0 d{r} {r + 1} {99 - r}.5 t\n" for r in range(60)]   # one query: relevant at the top
+    run.write_text("".join(lines))
+    cut.write_text("".join(lines[:10]))
+    qrels.write_text("".join(f"q0 0 d{r} 1\n" for r in range(8)))
+    audit = tmp_path / "A"
+    wf.freeze(audit, run=run, design=design, target_recall=0.5, seed=3,
+              **({"cut": cut} if design == "sequential" else {}))
+    wf.plan(audit)
+    wf.sample(audit)
+    wf.label(audit, qrels=qrels, limit=20)
+    wf.certify(audit)
+    (audit / "labels.sqlite").write_bytes(b"")
+    code, _, err = _cli("label", "--audit", audit, "--oracle", "qrels", "--qrels", qrels)
+    assert code == 2 and "labels.sqlite is empty, but the labels of this audit were opened" in err
+    assert (audit / "labels.sqlite").stat().st_size == 0
+    code, _, err = _cli("certify", "--audit", audit)
+    assert code == 2 and "labels.sqlite is empty, but" in err and "(or emptied)" in err

@@ -340,6 +340,10 @@ def test_the_records_file_is_named_in_the_report_and_an_edit_after_start_is_said
     assert code == 0 and "warning:" not in out
     code, out, _ = _run("review", "certify", "--folder", folder)   # nothing read: not met, no refusal
     assert code == 1 and out.startswith("nothing is read yet: target recall ≥ 0.8 NOT met (0 of 80 records")
+    (folder / "labels.sqlite").write_bytes(b"")   # what a label call stopped before its first write leaves
+    code, again, _ = _run("review", "certify", "--folder", folder)
+    assert (code, again) == (1, out)
+    (folder / "labels.sqlite").unlink()
     _run("review", "label", "--folder", folder, "--simulate", "--records", tmp_path / "records.csv",
          "--next", 3)
     _run("review", "certify", "--folder", folder)   # not met yet (exit status 1): a report all the same

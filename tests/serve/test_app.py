@@ -24,6 +24,7 @@ from typer.testing import CliRunner  # noqa: E402
 from rankcut.audit import workflow as wf  # noqa: E402
 from rankcut.audit.folder import AuditStepError  # noqa: E402
 from rankcut.audit.labels import LabelStore  # noqa: E402
+from rankcut.certify.result import format_bound  # noqa: E402
 from rankcut.serve.app import create_app  # noqa: E402
 
 # --- the token and the origin ------------------------------------------------------------------------
@@ -349,7 +350,7 @@ def test_the_bound_shown_after_each_answer_is_the_one_certify_writes(small: Smal
             shown = re.search(r'class="(?:met|notmet)">([^<]*)</span>', page)
             assert shown and shown.group(1) == written["verdict"]["text"]
             recall = written["members"][0]["recall"]
-            assert f"recall ≥ {int(recall * 1000) / 1000:.3f} —" in page
+            assert f"recall ≥ {format_bound(recall, 'lower')} —" in page
         assert answer(client, small)[0] is None
     assert not (small.folder / "opened.json").exists()   # showing the bound opened nothing
 

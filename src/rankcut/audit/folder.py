@@ -316,13 +316,13 @@ def load_sample(audit: Audit, *,
 
 
 def deleted_store_text(audit: FrozenAudit, record: Mapping[str, Any]) -> str:
-    """What happened when the label store is missing after an opening, and what can be done."""
+    """What happened when the label store is missing (or empty) after an opening, and what to do."""
     path = audit.folder / LABELS_FILE
-    return (f"{path} is missing, but the labels of this audit were opened for certification at "
-            f"{record.get('opened_at')} ({OPENED_FILE}): the label store was deleted after certify. "
-            "Labelling again cannot replace it (new labels would not be the ones that were seen, "
-            "Assumption 1); restore it from a backup or from the copy the audit was shipped as, or freeze "
-            f"a new audit (the certificate already written can still be read with {_o('report')})")
+    return (f"{path} is {labels_mod.absence(path)}, but the labels of this audit were opened for "
+            f"certification at {record.get('opened_at')} ({OPENED_FILE}): the label store was deleted after "
+            "certify (or emptied). Labelling again cannot replace it (new labels would not be the ones that "
+            "were seen, Assumption 1); restore it from a backup or from the copy the audit was shipped as, "
+            f"or freeze a new audit (the certificate already written can still be read with {_o('report')})")
 
 
 def open_store(audit: FrozenAudit, info: Mapping[str, Any], *, create: bool) -> labels_mod.LabelStore:
@@ -334,8 +334,7 @@ def open_store(audit: FrozenAudit, info: Mapping[str, Any], *, create: bool) -> 
         record = opened_record(audit)
         if record is not None:
             raise AuditStepError(deleted_store_text(audit, record))
-        state = "empty" if path.exists() else "missing"
-        raise AuditStepError(f"no labels yet ({path} {state}): run {_o('label')} first")
+        raise AuditStepError(f"no labels yet ({path} {labels_mod.absence(path)}): run {_o('label')} first")
     readonly = not create and not labels_mod.writable(path)
     store = labels_mod.LabelStore(path, create=create, readonly=readonly)
     try:
@@ -391,7 +390,7 @@ def refuse_if_opened_file(audit: FrozenAudit, step: str) -> None:
     """``label`` and ``sample`` after the labels were opened, even when ``labels.sqlite`` (or the
     sample) was deleted since: ``opened.json`` remembers the opening."""
     record = opened_record(audit)
-    if record is not None and not (audit.folder / LABELS_FILE).exists():
+    if record is not None and not labels_mod.holds_store(audit.folder / LABELS_FILE):
         raise AuditStepError(deleted_store_text(audit, record))
     if record is not None:
         raise AuditStepError(

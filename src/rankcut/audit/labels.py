@@ -179,6 +179,11 @@ def holds_store(path: str | os.PathLike[str]) -> bool:
     return p.exists() and p.stat().st_size > 0
 
 
+def absence(path: str | os.PathLike[str]) -> str:
+    """Why no store is at ``path`` (not :func:`holds_store`), in a word: ``missing`` or ``empty``."""
+    return "empty" if Path(path).exists() else "missing"
+
+
 def remove_store(path: str | os.PathLike[str]) -> None:
     """Delete the label store at ``path`` with its journal files (each where present)."""
     for end in _STORE_FILES:

@@ -586,10 +586,11 @@ def _certified(folder: Path, as_json: bool) -> Any:
     from rankcut._progress import bars, show_progress
     from rankcut.audit import workflow
     from rankcut.audit.folder import LABELS_FILE
+    from rankcut.audit.labels import holds_store
     from rankcut.review import session
 
     session.load_review(folder)   # a review folder (refused by name otherwise)
-    if not (folder / LABELS_FILE).exists():
+    if not holds_store(folder / LABELS_FILE):
         return None
     with bars(show_progress(as_json=as_json)):
         return workflow.certify(folder)

@@ -61,7 +61,7 @@ from rankcut.audit.designs.interleaved import (
     replayed,
 )
 from rankcut.audit.folder import LABELS_FILE, SAMPLE_ITEMS, FrozenAudit, read_rows
-from rankcut.audit.labels import LabelStore, write_label_file
+from rankcut.audit.labels import LabelStore, holds_store, write_label_file
 from rankcut.audit.manifest import (
     MANIFEST_FILE,
     Manifest,
@@ -471,7 +471,7 @@ def _unread_prior(folder: Path) -> bool:
 def _unread(folder: Path, ids: Iterable[str]) -> list[str]:
     """Those of ``ids`` that the review has not read (no label recorded), in the given order."""
     ids = list(ids)
-    if not ids or not (folder / LABELS_FILE).exists():
+    if not ids or not holds_store(folder / LABELS_FILE):
         return ids
     qid, _ = _items(folder)
     with LabelStore(folder / LABELS_FILE, readonly=True) as store:
@@ -627,7 +627,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
                          f"but the prior knowledge frozen at start says {prior[clash]} — nothing was "
                          "recorded")
     held: dict[str, int] = {}
-    if (out / LABELS_FILE).exists():
+    if holds_store(out / LABELS_FILE):
         with LabelStore(out / LABELS_FILE, readonly=True) as store:
             held = {d: y for (_, d), y in store.get([(qid, rid) for rid in given]).items()}
     changed = next((rid for rid in given if rid in held and held[rid] != given[rid]), None)

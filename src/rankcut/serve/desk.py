@@ -284,7 +284,7 @@ class Desk:
     def _read(self) -> None:
         """Bring the labels of the sampled items up to date: only what the store recorded since the
         last read is read and applied (call with ``_reading`` held)."""
-        if not (self.folder / LABELS_FILE).exists():
+        if not holds_store(self.folder / LABELS_FILE):
             self._mark = None
             self._forget()
             if self.interleaved:
@@ -348,7 +348,8 @@ class Desk:
             if label is None:
                 self._prefix = min(self._prefix, k)
 
-    def _changed_since_opened(self, check: Callable[[LabelStore, Mapping[str, Any] | None], None]) -> str | None:
+    def _changed_since_opened(self, check: Callable[[LabelStore, Mapping[str, Any] | None], None]
+                              ) -> str | None:
         """What certify refuses of the labels now when a certify opened them and they were edited
         since, together with their history (so the labels read are consistent, and the bound shown
         would be of the edited ones): the design's ``check`` (its ``check_opened``) says it, as
@@ -365,7 +366,7 @@ class Desk:
     def _opened(self) -> bool:
         if opened_record(self.audit) is not None:
             return True
-        if not (self.folder / LABELS_FILE).exists():
+        if not holds_store(self.folder / LABELS_FILE):
             return False
         with LabelStore(self.folder / LABELS_FILE, create=False) as store:
             return store.get_meta("opened_at") is not None
@@ -471,9 +472,8 @@ class Desk:
                             f"positions 1–{t} of {len(order)} labelled")
                 if cut_done:
                     bound, met, verdict = self._preview(labels, cut, order, t)
-                    audited = {i: labels[i] for i in order if i in labels}
                     refused = self._changed_since_opened(lambda store, record: sequential_design.check_opened(
-                        store, record, {i: labels[i] for i in cut}, audited, order))
+                        store, record, {i: labels[i] for i in cut}, {i: labels[i] for i in order[:t]}, order))
             done = len(labels) == len(self.order)
         if refused:
             met, verdict, cut_done = False, refused, False
@@ -589,8 +589,8 @@ class Desk:
         _, findings = certificates(self.audit, stats)
         recall = float(findings.members[0]["recall"])
         assert findings.verdict is not None  # the sequential design always has its target
-        # a lower bound, shown rounded down (docs/architecture.md, conventions)
-        return f"recall ≥ {np.floor(recall * 1000) / 1000:.3f}", findings.verdict.met, findings.verdict.text
+        # a lower bound, shown rounded down as the interleaved review's (docs/architecture.md, conventions)
+        return f"recall ≥ {format_bound(recall, 'lower')}", findings.verdict.met, findings.verdict.text
 
     def check_current(self) -> None:
         """Refuse when the folder was re-frozen or resampled since the desk read it."""
@@ -734,7 +734,7 @@ class Desk:
         """Whether an answer may be taken back now: while nothing may have seen it, as
         ``rankcut audit label --interactive`` allows (no opening by certify, no reuse by another
         audit since it was given), and it is still the label it gave."""
-        if given is None or not (self.folder / LABELS_FILE).exists():
+        if given is None or not holds_store(self.folder / LABELS_FILE):
             return False
         with open_store(self.audit, self.info, create=False) as store:
             return self._undo_refused(given, store) is None

@@ -758,8 +758,9 @@ class Interleaved(FixedSampleDesign):
 
     def guard_labelling(self, audit: Audit, record: Mapping[str, Any] | None) -> None:
         """New steps are taken after an opening (anytime-valid), but not into a new store."""
-        if record is not None and not (audit.folder / LABELS_FILE).exists():
-            raise AuditStepError(f"{audit.folder / LABELS_FILE} is missing, but the labels of this audit "
+        path = audit.folder / LABELS_FILE
+        if record is not None and not labels_mod.holds_store(path):
+            raise AuditStepError(f"{path} is {labels_mod.absence(path)}, but the labels of this audit "
                                  f"were opened for certification at {record.get('opened_at')} "
                                  f"({OPENED_FILE}): a new label store would not hold the steps that were "
                                  f"seen (Assumption 1) — refused; restore it, or {start_again()}")

@@ -254,8 +254,9 @@ class Sequential(FixedSampleDesign):
 
     def guard_labelling(self, audit: Audit, record: Mapping[str, Any] | None) -> None:
         """New labels are taken after an opening, but not into a new store."""
-        if record is not None and not (audit.folder / LABELS_FILE).exists():
-            raise ValueError(f"{audit.folder / LABELS_FILE} is missing, but the labels of this audit were "
+        path = audit.folder / LABELS_FILE
+        if record is not None and not labels_mod.holds_store(path):
+            raise ValueError(f"{path} is {labels_mod.absence(path)}, but the labels of this audit were "
                              f"opened for certification at {record.get('opened_at')} ({OPENED_FILE}): a new "
                              "label store would not hold the labels that were seen (Assumption 1) — refused; "
                              f"restore it, or {start_again()}")
