@@ -286,6 +286,7 @@ def test_a_second_reviewer_reads_ahead_and_the_answer_is_recorded_when_the_revie
     assert not (folder / "review.jsonl").exists()   # nothing recorded
     page = html.unescape(bob.get("/").text)
     assert _fields(page)["doc_id"] == ahead[2]   # the next one ahead, after the kept answer
+    assert "· +1 answered, kept until the review asks for it" in " ".join(page.split())   # the header
     assert ("asked after it (step 3) if that one is not relevant; of the 1 record between, 1 answered "
             "already (kept, or the prior knowledge). Your answer is kept") in page
     fields = {**_fields(ada.get("/").text), "label": "0"}
@@ -294,6 +295,7 @@ def test_a_second_reviewer_reads_ahead_and_the_answer_is_recorded_when_the_revie
                     "given in a batch file, and kept in pending-labels.csv; or the prior knowledge): "
                     f"{ahead[1]}")
     assert [s[1] for s in _steps(folder)] == ahead[:2] and session.kept_answers(folder) == {}
+    assert "kept until the review asks" not in ada.get("/").text
     assert not (folder / "pending-labels.csv").exists()   # no stale row left of what was recorded
     with LabelStore(folder / "labels.sqlite", readonly=True) as store:   # each recorded as given: by whom
         assert [(e.doc_id, e.source) for e in store.history()] == [(ahead[0], "serve reviewer Ada"),

@@ -148,6 +148,7 @@ class Standing:
     can_read_on: bool = False  # interleaved: the target is met and the reviewer may read on
     reads_on: bool = False  # interleaved: the reviewer chose to read on after the target was met
     prior_read: int = 0  # a rankcut review folder: the records of its prior knowledge read so far
+    kept_answers: int = 0  # a rankcut review folder: answers kept until the review asks for their records
 
 
 def _read_on_since(store: LabelStore) -> bool:
@@ -541,7 +542,8 @@ class Desk:
                         progress, bound, met, verdict, bool(review.steps) and not refused,
                         (self.folder / CERTIFICATE_FILE).exists(), done, kept,
                         step is None and review.can_read_on, review.read_on,
-                        sum(s.item[1] in self.known for s in review.steps))
+                        sum(s.item[1] in self.known for s in review.steps),
+                        len(review_session.kept_answers(self.folder)) if self.review else 0)
 
     def _step_place(self, step: Step) -> str:
         """``audit · audit order position 1,204, rank 4,011`` (numbers grouped)."""
