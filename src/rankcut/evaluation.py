@@ -550,7 +550,7 @@ def with_trained(evaluation: Evaluation, lists: RankedLists, trained: Mapping[st
     from rankcut.significance import paired_tests
 
     scored = lists.subset(evaluation.qids)
-    blind = replace(scored, gains=None, n_relevant=None)
+    blind = scored.blind()
     methods = dict(evaluation.methods)
     for label, method in trained.items():
         for said in trained_otherwise(method, lists, recall_base):
@@ -624,7 +624,7 @@ def _cut(cutter: Cutter, lists: RankedLists, rows: NDArray[np.int64], labelled: 
     """The cuts of the ``rows`` of ``lists`` (a task of the runner); their judgements removed
     unless the cutter reads test labels (``labelled``: the oracle)."""
     part = _take(lists, rows)
-    return cut_shard(cutter, part if labelled else replace(part, gains=None, n_relevant=None))
+    return cut_shard(cutter, part if labelled else part.blind())
 
 
 def trained_otherwise(method: Cutter, lists: RankedLists, recall_base: str | None) -> list[str]:

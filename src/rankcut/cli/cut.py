@@ -119,7 +119,7 @@ def cut(
 
             method = load_checkpoint(model)
             if letor is not None:
-                given = _blind(load_letors([letor], **letors))
+                given = load_letors([letor], **letors).blind()
             else:
                 assert run is not None   # checked above
                 given = load_runs([run], None, threshold=threshold, ordering=ordering, missing=missing)
@@ -168,13 +168,6 @@ def _fit(method: Any, spec: str, train: Any) -> None:
                + (f": {learned}" if learned else ""))
 
 
-def _blind(lists: Any) -> Any:
-    """``lists`` without their labels: a cut never sees the labels of what it cuts (but the oracle)."""
-    from dataclasses import replace
-
-    return replace(lists, gains=None, n_relevant=None)
-
-
 def _fit_and_load_letor(method: Any, spec: str, letor: Path, train_letor: list[Path], **options: Any) -> Any:
     """As :func:`_fit_and_load`, for LETOR files: fit ``method`` on ``train_letor`` when it learns;
     the lists of ``letor`` to cut, their labels kept for the oracle only."""
@@ -185,7 +178,7 @@ def _fit_and_load_letor(method: Any, spec: str, letor: Path, train_letor: list[P
     if train_letor:
         _fit(method, spec, load_letors(train_letor, **options))
     lists = load_letors([letor], **options)
-    return lists if method.name in READS_TEST_LABELS else _blind(lists)
+    return lists if method.name in READS_TEST_LABELS else lists.blind()
 
 
 def _fit_and_load(method: Any, spec: str, run: Path, train_run: list[Path], qrels: Path | None,

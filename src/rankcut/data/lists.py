@@ -408,6 +408,11 @@ class RankedLists:
         except KeyError:
             raise KeyError(f"query {qid!r} is not in these ranked lists") from None
 
+    def blind(self) -> RankedLists:
+        """These lists without their judgements (gains and relevant counts): what a cutter is given
+        to cut, since only the oracle may read the labels of what it cuts."""
+        return replace(self, gains=None, n_relevant=None)
+
     def rows(self, start: int, stop: int) -> RankedLists:
         """Rows ``start:stop`` as views of these arrays: no copy, and the width is kept (so a
         curve over the rows has the columns of a curve over all lists)."""
