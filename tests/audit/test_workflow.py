@@ -751,3 +751,35 @@ def test_sample_refusals(data: Data, tmp_path: Path) -> None:
     assert not (audit / "sample.json").exists()
     with pytest.raises(ValueError, match="exactly one label source"):
         wf.label(audit, qrels=data.qrels, interactive=True)
+
+
+def test_status_says_what_certify_and_report_refuse_and_is_not_done(sampled: Path, data: Data) -> None:
+    """status said "done" for an audit whose cut changed after freeze (certify refused it) and for a
+    certificate edited after certify (report refused it)."""
+    from typer.testing import CliRunner
+
+    from rankcut.cli.main import app
+
+    wf.label(sampled, qrels=data.qrels)
+    wf.certify(sampled)
+    assert wf.status(sampled)["next"] is None
+    frozen = data.cut.read_bytes()
+    data.cut.write_bytes(frozen + b"q9 Q0 extra 1 1.0 t\n")
+    info = wf.status(sampled)
+    assert "changed after the audit was frozen" in info["inputs_changed"]
+    with pytest.raises(ValueError, match="changed after the audit was frozen"):
+        wf.certify(sampled)
+    out = CliRunner().invoke(app, ["audit", "status", "--audit", str(sampled)])
+    assert out.exit_code == 0 and f"  warning: {info['inputs_changed']}" in out.stdout
+    assert out.stdout.splitlines()[-1].startswith("next: restore the input file named above")
+    data.cut.write_bytes(frozen)
+    assert "inputs_changed" not in wf.status(sampled)
+    path = sampled / "certificate.json"
+    content = json.loads(path.read_text())
+    content["report"]["certificates"][0]["certificate"]["value"] -= 1   # a bound made tighter by hand
+    path.write_text(json.dumps(content))
+    info = wf.status(sampled)
+    assert "does not match its inputs" in info["certificate_refused"]
+    assert not info["steps"]["certify"] and info["next"] == "certify"
+    with pytest.raises(ValueError, match="does not match its inputs"):
+        write_report(sampled, sampled.parent / "report.md")

@@ -543,3 +543,44 @@ def test_the_report_is_of_the_records_read_now_and_refuses_an_edited_store(tmp_p
         con.execute("UPDATE labels SET label = 1 - label WHERE doc_id = (SELECT MIN(doc_id) FROM labels)")
     code, out, err = _run("review", "report", "--folder", folder, "--out", tmp_path / "r2.html")
     assert code == 2 and "edited outside rankcut" in err and not (tmp_path / "r2.html").exists()
+
+
+def test_status_warns_of_a_certificate_edited_since_certify(tmp_path: Path) -> None:
+    _records(tmp_path / "records.csv")
+    folder = tmp_path / "R"
+    _run("review", "start", tmp_path / "records.csv", "--folder", folder, "--seed", 3, "--target-recall", 0.8,
+         "--policy", POLICY)
+    _run("review", "label", "--folder", folder, "--simulate", "--records", tmp_path / "records.csv",
+         "--next", 20)
+    _run("review", "certify", "--folder", folder)
+    code, out, _ = _run("review", "status", "--folder", folder, "--json")
+    assert code == 0 and json.loads(out)["certificate_refused"] is None
+    path = folder / "certificate.json"
+    content = json.loads(path.read_text())
+    labels = content["counts"]["labels"]
+    content["counts"]["labels"] = labels[:-1] + str(1 - int(labels[-1]))   # edited by hand
+    path.write_text(json.dumps(content))
+    code, out, _ = _run("review", "status", "--folder", folder, "--json")
+    said = json.loads(out)["certificate_refused"]
+    assert code == 0 and said.startswith(f"{path}: ")
+    code, out, _ = _run("review", "status", "--folder", folder)
+    assert code == 0 and f"warning: {said}" in out
+
+
+def test_a_simulation_refuses_the_labels_of_another_records_file(tmp_path: Path) -> None:
+    """The screening sets number their records 1 … N: another set's file was taken as the known
+    labels, its missing ids as not relevant, and the review certified on them."""
+    _records(tmp_path / "records.csv")
+    _records(tmp_path / "other.csv", seed=1)            # the same ids, other records
+    _records(tmp_path / "fewer.csv", n=60)              # the first 60 of the same records
+    folder = tmp_path / "R"
+    _run("review", "start", tmp_path / "records.csv", "--folder", folder, "--seed", 3, "--target-recall", 0.8,
+         "--policy", POLICY)
+    for name, said in (("other.csv", "80 of the review's 80 records are in it with another title or "),
+                       ("fewer.csv", "20 of the review's 80 records are not in it (record 'r60', 'r61', ")):
+        code, _, err = _run("review", "label", "--folder", folder, "--simulate", "--records", tmp_path / name)
+        assert code == 2 and said in err and f"simulate with {tmp_path / 'records.csv'}, or give" in err, err
+    assert not (folder / "review.jsonl").exists()
+    code, _, err = _run("review", "label", "--folder", folder, "--simulate", "--records",
+                        tmp_path / "records.csv", "--next", 3)
+    assert code == 0, err

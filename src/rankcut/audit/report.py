@@ -102,8 +102,12 @@ def _first_difference(a: Any, b: Any, where: str = "") -> str:
     return f"{where or 'value'}: {a!r}, rebuilt {b!r}"
 
 
-def _load(audit_dir: str | Path) -> tuple[dict[str, Any], dict[str, Any], JointReport]:
-    """The manifest, the certificate content as rebuilt and checked, and the rebuilt joint report."""
+def checked_certificate(audit_dir: str | Path) -> tuple[dict[str, Any], dict[str, Any], JointReport]:
+    """The manifest, the certificate content as rebuilt and checked, and the rebuilt joint report.
+
+    :raises ValueError: for a certificate that is not what certify wrote from this folder (edited, of
+        another audit, its sample or opening changed), naming what differs.
+    """
     from rankcut.audit import folder as af
     from rankcut.audit.designs import DESIGNS, certificates
     from rankcut.certify.report import JointReport
@@ -594,7 +598,7 @@ def write_report(audit_dir: str | Path, out: str | Path) -> ReportFiles:
     if not path.parent.is_dir():
         raise FileNotFoundError(f"cannot write {path}: folder {path.parent} does not exist")
     _refuse_audit_files(audit_dir, [path, path.with_suffix(".json"), path.with_suffix(".png")])
-    manifest, content, report = _load(audit_dir)
+    manifest, content, report = checked_certificate(audit_dir)
     _refuse_out_of_date(audit_dir)
     png = _plot_png(content, manifest)
     cert_path = path.with_suffix(".json")

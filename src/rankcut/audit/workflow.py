@@ -85,6 +85,7 @@ from rankcut.audit.manifest import (
     SCHEMA_VERSION,
     Manifest,
     check_file,
+    check_inputs,
     check_unchanged,
     content_hash,
     describe_file,
@@ -1015,7 +1016,8 @@ def certify(audit_dir: str | Path) -> CertifyResult:
 
 
 def status(audit_dir: str | Path) -> dict[str, Any]:
-    """Which steps an audit has done, read from its folder (no input file is re-read).
+    """Which steps an audit has done, read from its folder (an input file is not read, only found
+    and checked as certify checks it: by its file status, hashed in full only where that moved).
 
     The opening is read as :func:`certify` reads it: ``opened.json`` first, so that deleting or
     replacing ``labels.sqlite`` cannot make an opened audit look unopened (Assumption 1, §2.3).
@@ -1023,8 +1025,11 @@ def status(audit_dir: str | Path) -> dict[str, Any]:
     :returns: ``{"audit_id", "design", "steps": {step: done?}, "next": the next step or None,
         "opened_at", ...}``.
     :raises ValueError: as certify, when ``certificate.json`` exists without ``opened.json`` or
-        ``opened.json`` is another audit's. Labels opened by a certify and edited, removed or
-        replaced since are not refused here: ``labels_changed`` says what certify would refuse.
+        ``opened.json`` is another audit's. What certify or report would refuse is not refused here
+        but said: ``labels_changed`` (labels opened by a certify and edited, removed or replaced
+        since), ``inputs_changed`` (an input file changed or missing since freeze) and
+        ``certificate_refused`` (a certificate report does not take, edited since; certify is
+        then not done).
     """
     manifest = load_manifest(audit_dir)
     folder = manifest.folder
@@ -1053,6 +1058,18 @@ def status(audit_dir: str | Path) -> dict[str, Any]:
         steps["label"] = True
     if steps["sample"]:
         DESIGNS[manifest["design"]].status(folder, out, steps, record)
+    try:   # as certify and report check them: by file status, hashed only where it moved
+        check_inputs(manifest)
+    except ValueError as err:
+        out["inputs_changed"] = str(err)
+    if (folder / CERTIFICATE_FILE).exists():   # done only with one that report takes (not edited since)
+        from rankcut.audit.report import checked_certificate
+
+        try:
+            checked_certificate(folder)
+        except ValueError as err:
+            out["certificate_refused"] = str(err)
+            steps["certify"] = False
     out["steps"] = steps
     out["next"] = next((s for s, done in steps.items() if not done), None)
     return out

@@ -456,8 +456,9 @@ def status(audit: Path = AUDIT, as_json: bool = JSON) -> None:
         typer.echo(f"  labels opened for certification at {info['opened_at']}")
     if info.get("verdict"):
         typer.echo(f"  {info['verdict']}")
-    if info.get("labels_changed"):
-        typer.echo(f"  warning: {info['labels_changed']}")
+    for refused in ("labels_changed", "inputs_changed", "certificate_refused"):   # what certify/report refuse
+        if info.get(refused):
+            typer.echo(f"  warning: {info[refused]}")
     if info.get("next_move"):   # the interleaved review: the document asked for next, and why
         typer.echo(f"  {info['next_move']}")
         typer.echo(f"  guarantee: {info['guarantee']}")
@@ -507,6 +508,8 @@ def _counts(info: dict[str, Any]) -> str:
 def _next_line(info: dict[str, Any], audit: Path) -> str:
     """The step after what the audit folder records (``workflow.status``), as a command that runs as
     printed."""
+    if info.get("inputs_changed"):   # certify refuses the audit now: neither "done" nor a step to run
+        return "next: restore the input file named above (certify refuses it), or freeze a new audit"
     if info.get("labels_changed"):   # certify refuses the labels now: neither "done" nor a step to run
         return ("next: restore the labels that were opened (certify refuses these), or freeze a new audit; "
                 "the certificate written before can still be read with rankcut audit report")

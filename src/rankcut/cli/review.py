@@ -221,8 +221,7 @@ def _status_lines(info: dict[str, Any]) -> list[str]:
                         "(recorded when it does)"))
     if info.get("verdict"):
         lines.append(f"certificate: {info['verdict']}")
-    if info.get("labels_changed"):
-        lines.append(f"warning: {info['labels_changed']}")
+    lines.extend(f"warning: {info[k]}" for k in ("labels_changed", "certificate_refused") if info.get(k))
     lines.extend(f"warning: {said}" for said in info["changed_sources"])
     if info.get("tail"):
         lines.append(f"ahead: {info['tail']}")
@@ -315,7 +314,8 @@ def _json_status(info: dict[str, Any]) -> dict[str, Any]:
     keys = ("audit_id", "read", "screened", "audited", "prior_read", "kept", "collection", "found",
             "unfound_at_most", "recall_bound", "target",
             "delta", "guarantee", "verdict", "audits_to_certify", "tail", "changed_sources", "kept_relevant",
-            "next_record", "next_move", "next", "met_step", "reads_on", "can_read_on")
+            "next_record", "next_move", "next", "met_step", "reads_on", "can_read_on", "labels_changed",
+            "certificate_refused")
     return {k: info.get(k) for k in keys}
 
 
@@ -329,10 +329,7 @@ def _known(folder: Path, records: Path | None, qrels: Path | None, fmt: str | No
         assert qrels is not None
         return session.known_from_qrels(qrels, folder, threshold=threshold)
     recs = _records(records, fmt, texts, label_column, qrels, query, threshold=threshold)
-    if recs.labels is None:
-        raise ValueError(f"--simulate: {records} does not label every record (give --label-column, or "
-                         "--qrels)")
-    return dict(zip(recs.ids, recs.labels.tolist(), strict=True))
+    return session.known_from_records(recs, records, folder)
 
 
 def _simulate_again(folder: Path, records: Path, fmt: str | None, texts: Path | None, query: str | None,

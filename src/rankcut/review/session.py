@@ -85,6 +85,7 @@ if TYPE_CHECKING:
 __all__ = ["BATCH_COLUMNS", "CAL", "POLICY", "PRIOR_BASIS", "PRIOR_SOURCE", "RUN_FILE", "TABLES",
            "TEXTS_FILE", "batch_size", "correct",
            "is_review", "keep", "kept_answers", "kept_relevant", "kept_with_sources", "known_from_qrels",
+           "known_from_records",
            "known_outcome", "label",
            "load_review", "next_record", "next_records", "prior_knowledge", "read_labels", "record_kept",
            "record_known", "records_key",
@@ -563,6 +564,34 @@ def known_from_qrels(source: str | os.PathLike[str], folder: str | os.PathLike[s
     ranked = bool(manifest["screener"]["config"]["ranked"])
     labels = qrels_labels(source, ids, qid, threshold=threshold, ranked=ranked)
     return dict(zip(ids, labels.tolist(), strict=True))
+
+
+def known_from_records(records: Records, source: str | os.PathLike[str], folder: str | os.PathLike[str]
+                       ) -> dict[str, int]:
+    """The relevance of every record from a records file that labels each one (``records``, read from
+    ``source``), refused unless the file holds the review's records: each of its ids, with the title
+    and abstract frozen at start. Another collection that shares the ids (1 … N, as the screening
+    sets number theirs) would otherwise play the reviewer, its missing ids taken as not relevant."""
+    out = Path(folder)
+    manifest = load_review(out)
+    if records.labels is None:
+        raise ValueError(f"--simulate: {source} does not label every record (give --label-column, or "
+                         "--qrels)")
+    started = " or ".join(str(src["path"]) for src in manifest["screener"]["config"]["sources"])
+    qid, ids = _items(out)
+    frozen = _texts(check_inputs(manifest)["texts"]["path"], out)
+    given = dict(zip(records.ids, records.texts, strict=True))
+    for wrong, what in (([rid for rid in ids if rid not in given], "not in it"),
+                        ([rid for rid in ids if rid in given and given[rid] != frozen[qid, rid]],
+                         "in it with another title or abstract than the one frozen at start")):
+        if wrong:
+            shown = ", ".join(map(repr, wrong[:3])) + (", ..." if len(wrong) > 3 else "")
+            raise ValueError(f"{source}: {len(wrong)} of the review's {len(ids)} records "
+                             f"{'is' if len(wrong) == 1 else 'are'} {what} (record {shown}): it is not the "
+                             "records file the review was started from, and its labels would not be the "
+                             f"review's — simulate with {started or 'that file'}, or give the labels as "
+                             "--qrels")
+    return dict(zip(records.ids, records.labels.tolist(), strict=True))
 
 
 def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] | None = None,
