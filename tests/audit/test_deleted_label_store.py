@@ -84,3 +84,10 @@ def test_an_emptied_store_is_refused_as_a_deleted_one(design: str, tmp_path: Pat
     assert (audit / "labels.sqlite").stat().st_size == 0
     code, _, err = _cli("certify", "--audit", audit)
     assert code == 2 and "labels.sqlite is empty, but" in err and "(or emptied)" in err
+    if design == "sequential":
+        assert "labels.sqlite is empty, but the labels" in wf.status(audit)["labels_changed"]
+    else:   # review.jsonl holds the steps whose labels are gone: every step refuses
+        with pytest.raises(ValueError, match=r"labels.sqlite is empty, but .*review.jsonl records 20 steps"):
+            wf.status(audit)
+        (audit / "review.jsonl").unlink()
+        assert "labels.sqlite is empty, but the labels" in wf.status(audit)["labels_changed"]

@@ -8,6 +8,7 @@ import hashlib
 import json
 import re
 import shlex
+import shutil
 import sqlite3
 import sys
 from pathlib import Path
@@ -584,3 +585,33 @@ def test_a_simulation_refuses_the_labels_of_another_records_file(tmp_path: Path)
     code, _, err = _run("review", "label", "--folder", folder, "--simulate", "--records",
                         tmp_path / "records.csv", "--next", 3)
     assert code == 0, err
+
+
+def test_a_deleted_label_store_is_refused_not_started_again(tmp_path: Path) -> None:
+    """labels.sqlite deleted: next asked for the first record again and label wrote a new store, the
+    steps review.jsonl recorded lost without a word; after a certify, status said "0 read", certify
+    "nothing is read yet" and report wrote the certificate of labels that are gone."""
+    _records(tmp_path / "records.csv")
+    folder, records = tmp_path / "R", tmp_path / "records.csv"
+    _run("review", "start", records, "--folder", folder, "--seed", 3, "--target-recall", 0.8,
+         "--policy", POLICY)
+    _run("review", "label", "--folder", folder, "--simulate", "--records", records, "--next", 12)
+    shutil.copytree(folder, tmp_path / "copy")
+    (folder / "labels.sqlite").unlink()
+    said = "labels.sqlite is missing, but"
+    for step in (["status"], ["next"], ["certify"],
+                 ["label", "--simulate", "--records", records, "--next", 1]):
+        code, _, err = _run("review", *step, "--folder", folder)
+        assert code == 2 and said in err and "review.jsonl records 12 steps read" in err, step
+    assert not (folder / "labels.sqlite").exists()
+    folder = tmp_path / "copy"
+    _run("review", "certify", "--folder", folder)
+    (folder / "labels.sqlite").unlink()
+    (folder / "review.jsonl").unlink()
+    code, out, _ = _run("review", "status", "--folder", folder)
+    assert code == 0 and f"warning: {folder / 'labels.sqlite'} is missing, but the labels" in out
+    assert out.splitlines()[-1].startswith("next: restore the labels that were opened")
+    for step in (["certify"], ["report", "--out", tmp_path / "r.md"]):
+        code, _, err = _run("review", *step, "--folder", folder)
+        assert code == 2 and "the label store was deleted after certify" in err, step
+    assert not (tmp_path / "r.md").exists()

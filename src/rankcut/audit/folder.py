@@ -20,6 +20,7 @@ Every step of :mod:`rankcut.audit.workflow`, and the report, reads an audit thro
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -322,7 +323,8 @@ def deleted_store_text(audit: FrozenAudit, record: Mapping[str, Any]) -> str:
             f"certification at {record.get('opened_at')} ({OPENED_FILE}): the label store was deleted after "
             "certify (or emptied). Labelling again cannot replace it (new labels would not be the ones that "
             "were seen, Assumption 1); restore it from a backup or from the copy the audit was shipped as, "
-            f"or freeze a new audit (the certificate already written can still be read with {_o('report')})")
+            f"or {start_again()} (the certificate already written can still be read: rankcut audit report "
+            f"--audit {shlex.quote(str(audit.folder))})")
 
 
 def open_store(audit: FrozenAudit, info: Mapping[str, Any], *, create: bool) -> labels_mod.LabelStore:

@@ -225,7 +225,8 @@ def _status_lines(info: dict[str, Any]) -> list[str]:
     lines.extend(f"warning: {said}" for said in info["changed_sources"])
     if info.get("tail"):
         lines.append(f"ahead: {info['tail']}")
-    lines.append(info["next_move"])
+    lines.append("next: restore the labels that were opened (certify refuses these), or start a new review"
+                 if info.get("labels_changed") else info["next_move"])
     return lines
 
 
@@ -582,13 +583,13 @@ def _certified(folder: Path, as_json: bool) -> Any:
     review and refuses anything changed), or None when nothing is labelled yet."""
     from rankcut._progress import bars, show_progress
     from rankcut.audit import workflow
-    from rankcut.audit.folder import LABELS_FILE
+    from rankcut.audit.folder import LABELS_FILE, OPENED_FILE
     from rankcut.audit.labels import holds_store
     from rankcut.review import session
 
     session.load_review(folder)   # a review folder (refused by name otherwise)
-    if not holds_store(folder / LABELS_FILE):
-        return None
+    if not holds_store(folder / LABELS_FILE) and not (folder / OPENED_FILE).exists():   # certify refuses
+        return None   # a store gone after an opening
     with bars(show_progress(as_json=as_json)):
         return workflow.certify(folder)
 

@@ -57,6 +57,7 @@ from rankcut.audit.designs.interleaved import (
     SCREENER_WORDS,
     SCREENERS,
     Words,
+    check_store_kept,
     lookahead,
     replayed,
 )
@@ -620,6 +621,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     if sum((from_file is not None, known is not None, bool(interactive))) != 1:
         raise ValueError("give one source of labels: a label file, known labels (simulate), or interactive")
     prior = prior_knowledge(manifest)
+    check_store_kept(out)   # before the prior knowledge is written into a new store
     prior_first = _record_prior(out)   # the steps the prior knowledge answers before any other
     if known is not None:
         clash = next((rid for rid, y in prior.items() if known.get(rid, 0) != y), None)

@@ -75,6 +75,7 @@ from rankcut.audit.folder import (
     Audit,
     AuditStepError,
     FrozenAudit,
+    deleted_store_text,
     open_store,
     read_rows,
 )
@@ -442,7 +443,12 @@ def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Map
     not for certify); when the labels are then not the review's steps, the review is replayed
     again without it (a cache that disagrees costs one replay, and that replay mends it) before
     the store is refused. ``read_on``: the reviewer chose to read on after the target was met
-    (:func:`read_on`; the store's meta says so)."""
+    (:func:`read_on`; the store's meta says so).
+
+    A store missing (or empty) at ``where`` while ``review.jsonl`` records steps is refused: the
+    labels of those steps are gone, and the replay would silently start the review again."""
+    if recorded and not labels_mod.holds_store(where):
+        raise ValueError(_lost_text(Path(where), len(recorded), audit.folder))
     review = _replay(audit, rows, labels, recorded, cached, read_on)
     taken = {s.item for s in review.steps}
     stray = [item for item in labels if item not in taken]
@@ -455,6 +461,20 @@ def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Map
                          f"for{more}: its labels are not the steps of this review (it was edited) — refused; "
                          f"restore it, or {start_again()}")
     return review
+
+
+def check_store_kept(folder: Path) -> None:
+    """Refuse a review whose label store is missing (or empty) while ``review.jsonl`` records steps
+    (:func:`review_of` refuses it too; this is for a caller that writes labels before it replays)."""
+    recorded = recorded_steps(folder)
+    if recorded and not labels_mod.holds_store(folder / LABELS_FILE):
+        raise ValueError(_lost_text(folder / LABELS_FILE, len(recorded), folder))
+
+
+def _lost_text(path: Path, steps: int, folder: Path) -> str:
+    return (f"{path} is {labels_mod.absence(path)}, but {folder / REVIEW_FILE} records {steps} "
+            f"step{'s' * (steps != 1)} read: their labels are gone — refused; restore {LABELS_FILE} (from a "
+            f"backup, or the copy the folder was shipped as), or {start_again()}")
 
 
 def _replay(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Mapping[Item, int],
@@ -962,6 +982,8 @@ class Interleaved(FixedSampleDesign):
                     check_opened(store, record, review)
                 except ValueError as err:
                     out["labels_changed"] = str(err)
+        elif record is not None:   # gone with review.jsonl (else the replay refused) after an opening
+            out["labels_changed"] = deleted_store_text(audit, record)
         step = review.next()
         out["review_steps"] = len(review.steps)
         out["found"] = review.state.review.found
