@@ -615,3 +615,18 @@ def test_a_deleted_label_store_is_refused_not_started_again(tmp_path: Path) -> N
         code, _, err = _run("review", *step, "--folder", folder)
         assert code == 2 and "the label store was deleted after certify" in err, step
     assert not (tmp_path / "r.md").exists()
+
+
+@pytest.mark.parametrize("name", ["records.run", "sample.jsonl", "sample.json"])
+def test_a_missing_frozen_file_is_named_in_the_review_s_words(name: str, tmp_path: Path) -> None:
+    """A raw "[Errno 2] No such file" (records.run, sample.jsonl), a KeyError (sample.json), and an
+    audit's "run sample first" for a review that has no sample step."""
+    _records(tmp_path / "records.csv")
+    folder = tmp_path / "R"
+    _run("review", "start", tmp_path / "records.csv", "--folder", folder, "--seed", 3, "--target-recall", 0.8,
+         "--policy", POLICY)
+    (folder / name).unlink()
+    for step in ("status", "next", "certify"):
+        code, _, err = _run("review", step, "--folder", folder)
+        assert code == 2 and name in err and "is missing" in err and "Errno" not in err, (step, err)
+        assert "restore it, or start a new review" in err or "put it back where it was" in err, (step, err)

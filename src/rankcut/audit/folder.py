@@ -276,8 +276,15 @@ def distinct_items(rows: Sequence[Mapping[str, Any]]) -> list[Item]:
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
-    """The draws of ``sample.jsonl`` (not checked: :func:`load_sample` checks them)."""
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    """The draws of ``sample.jsonl`` (not checked: :func:`load_sample` checks them).
+
+    :raises ValueError: naming the file when it is missing (as :func:`load_sample` says it).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ValueError(f"{path} is missing (written by sample)") from None
+    return [json.loads(line) for line in text.splitlines() if line]
 
 
 def load_sample(audit: Audit, *,

@@ -61,7 +61,7 @@ from rankcut.audit.designs.interleaved import (
     lookahead,
     replayed,
 )
-from rankcut.audit.folder import LABELS_FILE, SAMPLE_ITEMS, FrozenAudit, read_rows
+from rankcut.audit.folder import LABELS_FILE, SAMPLE_FILE, SAMPLE_ITEMS, FrozenAudit, read_rows
 from rankcut.audit.labels import LabelStore, holds_store, write_label_file
 from rankcut.audit.manifest import (
     MANIFEST_FILE,
@@ -363,6 +363,10 @@ def load_review(folder: str | os.PathLike[str]) -> Manifest:
     if not is_review(manifest):
         raise ValueError(f"{folder} is not a review folder of rankcut review (its screener is "
                          f"{manifest.get('screener', {}).get('name')!r}): use rankcut audit on it")
+    for name in (SAMPLE_FILE, SAMPLE_ITEMS):   # start writes them (an audit's sample step would)
+        if not (folder / name).is_file():
+            raise ValueError(f"{folder / name} is missing: rankcut review start wrote it (the review's "
+                             "frozen audit order) — restore it, or start a new review")
     return manifest
 
 
@@ -373,7 +377,12 @@ def prior_knowledge(manifest: Manifest) -> dict[str, int]:
 
 def _items(folder: Path) -> tuple[str, list[str]]:
     """The review's query id and its record ids, in order (from the frozen collection)."""
-    rows = [line.split() for line in (folder / RUN_FILE).read_text(encoding="utf-8").splitlines()]
+    try:
+        text = (folder / RUN_FILE).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ValueError(f"{folder / RUN_FILE} is missing: it is the review's collection, frozen at start "
+                         "(its sha256 is in the manifest) — restore it, or start a new review") from None
+    rows = [line.split() for line in text.splitlines()]
     return rows[0][0], [r[2] for r in rows]
 
 
