@@ -5,6 +5,7 @@ known), checked against the engine called by hand."""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -131,3 +132,17 @@ def test_prefixes_with_a_target_of_nothing_missed(data: Data, tmp_path: Path) ->
     bounds = res.report["bounds"].value
     assert res.content["verdict"]["met"] == any(b == 0 for b in bounds)
     assert (audit / "certificate.json").exists()
+
+
+@pytest.mark.parametrize(("family", "repeated"), [({"offsets": [0, 1000, 2000]}, "cut+1000 and cut+2000"),
+                                                  ({"depths": [5, 1000, 2000]}, "depth1000 and depth2000")])
+def test_members_that_keep_the_same_documents_are_refused(family: dict[str, list[int]], repeated: str,
+                                                          data: Data, tmp_path: Path) -> None:
+    """Offsets or depths past every list's end clip to the same cut: the family was frozen, and each
+    repeated member took a share of δ from the others."""
+    audit = tmp_path / "D"
+    said = f"members {repeated} of the family keep the same documents on every query (the "
+    with pytest.raises(ValueError, match=re.escape(said)):
+        wf.freeze(audit, run=data.run, design="prefixes", max_missed=5, seed=3,
+                  **family, **({"cut": data.cut} if "offsets" in family else {}))
+    assert not (audit / "manifest.json").exists()

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from rankcut.audit import labels as labels_mod
 from rankcut.audit.manifest import (
@@ -212,8 +213,24 @@ def build_pools(inputs: Mapping[str, Any], ordering: str, family_spec: Mapping[s
     else:
         names = member_names("depths", family_spec["depths"])
         family = depth_family(lists.lengths, family_spec["depths"])
+    _refuse_repeated(family, names, kind)
     base = Pools.from_lists(lists, family[:, 0], corpus)
     return [base, *(base.with_cuts(family[:, m]) for m in range(1, family.shape[1]))], names
+
+
+def _refuse_repeated(family: NDArray[np.int64], names: Sequence[str], kind: str) -> None:
+    """Refuse a family with two members that keep the same documents on every query (offsets or
+    depths past the lists' ends, clipped to them; or the same run twice): each member takes a share
+    of the family's δ, so a repeated one only loosens the others' bounds (Corollary 18)."""
+    same = np.flatnonzero((family[:, 1:] == family[:, :-1]).all(axis=0))
+    if same.size:
+        m = int(same[0]) + 1
+        why = {"runs": "the two runs cut every list at the same depth",
+               "offsets": "the offsets are clipped to the lists' ends", "depths": "the depths are clipped "
+               "to the lists' ends"}[kind]
+        raise ValueError(f"members {names[m - 1]} and {names[m]} of the family keep the same documents on "
+                         f"every query ({why}): each member takes a share of δ, so a repeated one only "
+                         f"loosens the others' bounds — drop {names[m]}")
 
 
 def check_pools(manifest: Manifest, members: Sequence[Pools], names: Sequence[str]) -> None:
