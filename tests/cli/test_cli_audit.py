@@ -88,6 +88,8 @@ def test_sequential_is_the_default_design_and_labels_in_batches(files: dict[str,
     assert (f"the cut: all {n1} items labelled; the audit order: none of its {300 - n1} positions "
             "labelled") in out
     assert "next: rankcut audit certify" in out
+    code, out, err = run("status", "--audit", audit)   # it said "positions 1–0 labelled"
+    assert code == 0 and "(audit order: no position labelled)" in out, out
     code, out, err = run("certify", "--audit", audit)
     assert code == 1 and "NOT met yet after 0 of" in out and "next: label on from position 1" in out, err
     code, out, _ = run("status", "--audit", audit)

@@ -57,7 +57,8 @@ def test_the_kept_labels_and_pointers_are_a_fresh_desks_across_every_change(smal
     _cli_label(small.folder, [(q, d, int((q, d) in small.relevant)) for q, d in cut[:-1]])
     _same_as_fresh(desk, small.folder)
     _answer(desk, small)                                    # the cut's last item: the bound shows
-    assert _same_as_fresh(desk, small.folder).bound is not None
+    shown = _same_as_fresh(desk, small.folder)
+    assert shown.bound is not None and str(shown.progress).endswith("audit order: none of 16 labelled")
     for _ in range(3):
         _answer(desk, small)
         _same_as_fresh(desk, small.folder)

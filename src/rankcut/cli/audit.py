@@ -501,7 +501,8 @@ def _counts(info: dict[str, Any]) -> str:
     if "review_steps" in info:   # the interleaved design: the steps read
         return f": {info['review_steps']} of {info['sample']['items']} documents read"
     if "audit_labels" in info:   # the sequential design: the labelled start of the audit order
-        text += f" (audit order: positions 1–{info['audit_labels']} labelled)"
+        t = info["audit_labels"]
+        text += f" (audit order: {f'positions 1–{t}' if t else 'no position'} labelled)"
     return text
 
 

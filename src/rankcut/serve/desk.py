@@ -470,7 +470,7 @@ class Desk:
                 cut, order, t = self.cut, self.audit_order, self._prefix
                 cut_done = all(i in labels for i in cut)
                 progress = (f"cut: {sum(i in labels for i in cut)} of {len(cut)} labelled; audit order: "
-                            f"positions 1–{t} of {len(order)} labelled")
+                            + (f"positions 1–{t}" if t else "none") + f" of {len(order)} labelled")
                 if cut_done:
                     bound, met, verdict = self._preview(labels, cut, order, t)
                     refused = self._changed_since_opened(lambda store, record: sequential_design.check_opened(
