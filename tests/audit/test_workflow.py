@@ -303,6 +303,20 @@ def test_refuse_labels_changed_after_opening(sampled: Path, data: Data) -> None:
                                          r".*\(Assumption 1\); restore the labels that were opened, or "
                                          "freeze a new audit"):
         wf.certify(sampled)
+    # the report is of the certificate written then, and says the labels changed since (it did not)
+    files = write_report(sampled, sampled.parent / "report.md")
+    said = wf.status(sampled)["labels_changed"]
+    assert files.warning is not None and said in files.warning
+    text = (sampled.parent / "report.md").read_text()
+    assert "Warning: the labels changed after this certificate was written" in text and said in text
+    assert "Warning" not in (sampled.parent / "report.json").read_text()   # the certificate as written
+    from typer.testing import CliRunner
+
+    from rankcut.cli.main import app
+
+    out = CliRunner().invoke(app, ["audit", "report", "--audit", str(sampled), "--out",
+                                   str(sampled.parent / "report.html")])
+    assert out.exit_code == 0 and out.stderr.startswith("warning: the labels changed after this certificate")
 
 
 def test_deleting_the_label_store_does_not_undo_the_opening(sampled: Path, data: Data,

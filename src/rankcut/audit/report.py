@@ -67,6 +67,7 @@ class ReportFiles:
     certificate: Path
     plot: Path | None
     replaced: tuple[Path, ...] = ()
+    warning: str | None = None   # labels changed since the certificate (the report says so too)
 
     def said(self) -> str:
         """``wrote r.md and r.json and r.png (replacing the earlier r.json)``."""
@@ -564,19 +565,21 @@ def _refuse_foreign(report: Path, targets: Sequence[Path], short_id: str) -> Non
                                   "name a new report file (--out) or remove that one")
 
 
-def _refuse_out_of_date(audit_dir: str | Path) -> None:
+def _labels_changed(audit_dir: str | Path) -> str | None:
     """Refuse to report a certificate that labels read since have made out of date (sequential
     and interleaved designs: the audit goes on after a certify, and the report would say "not met"
     of an audit that is met now). Labels edited or deleted after the opening do not stop the
-    report, which is of the certificate written then; ``status`` warns of them."""
+    report, which is of the certificate written then: returns what ``status`` warns of them (None
+    when nothing changed), for the report to say."""
     from rankcut.audit.folder import AuditStepError
     from rankcut.audit.options import spelled
     from rankcut.audit.workflow import status
 
-    since = status(audit_dir).get("since_certify")
-    if since:
-        raise AuditStepError(f"the certificate is out of date ({since} read since the last certify): run "
-                             f"{spelled('certify')} again, then {spelled('report')}")
+    info = status(audit_dir)
+    if info.get("since_certify"):
+        raise AuditStepError(f"the certificate is out of date ({info['since_certify']} read since the last "
+                             f"certify): run {spelled('certify')} again, then {spelled('report')}")
+    return info.get("labels_changed")
 
 
 def write_report(audit_dir: str | Path, out: str | Path) -> ReportFiles:
@@ -599,19 +602,24 @@ def write_report(audit_dir: str | Path, out: str | Path) -> ReportFiles:
         raise FileNotFoundError(f"cannot write {path}: folder {path.parent} does not exist")
     _refuse_audit_files(audit_dir, [path, path.with_suffix(".json"), path.with_suffix(".png")])
     manifest, content, report = checked_certificate(audit_dir)
-    _refuse_out_of_date(audit_dir)
+    changed = _labels_changed(audit_dir)
     png = _plot_png(content, manifest)
     cert_path = path.with_suffix(".json")
     plot = path.with_suffix(".png") if png is not None and path.suffix.lower() != ".html" else None
     targets = tuple(p for p in (path, cert_path, plot) if p is not None)
     _refuse_foreign(path, targets, manifest["audit_id"][:12])
     replaced = tuple(p for p in targets if p.exists())
-    write_json_atomic(cert_path, content)
+    write_json_atomic(cert_path, content)   # the certificate as certify wrote it
+    warning = None if changed is None else (
+        f"the labels changed after this certificate was written ({changed}): the report is of the "
+        "certificate as certify wrote it, from the labels as they were then")
+    shown = (content if warning is None else
+             {**content, "notes": [f"Warning: {warning}.", *content.get("notes", [])]})
     if path.suffix.lower() == ".html":
-        write_text_atomic(path, render_html(manifest, content, report, png))
+        write_text_atomic(path, render_html(manifest, shown, report, png))
     else:
         if plot is not None and png is not None:
             write_atomic(plot, png)   # a failed write leaves no temporary file behind
-        write_text_atomic(path, render_markdown(manifest, content, report,
+        write_text_atomic(path, render_markdown(manifest, shown, report,
                                                 None if plot is None else plot.name))
-    return ReportFiles(path, cert_path, plot, replaced)
+    return ReportFiles(path, cert_path, plot, replaced, warning)
