@@ -546,3 +546,29 @@ def test_read_on_is_refused_once_every_document_is_read(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="every document is read: there is nothing to read on"):
         wf.read_on(audit)
     assert wf.certify(audit).content["verdict"]["met"]
+
+
+def test_a_step_another_label_call_recorded_first_is_not_counted(topic: Data, tmp_path: Path) -> None:
+    """Two label calls at once walk the same steps; a step the other recorded first (the same label)
+    is written once. Both said "recorded N labels", though the store holds N (h46: two simulations of
+    300 each both claimed all 300)."""
+    audit = _frozen(tmp_path, topic)
+    shown: list[str] = []
+
+    answered: list[str] = []
+
+    def answer(_: str) -> str:   # another call records the first 3 steps' labels first, then this one
+        if len(answered) == 8:
+            return "q"
+        doc = next(line.split()[1] for line in reversed(shown) if line.startswith("document "))
+        answered.append(doc)
+        label = int(("q0", doc) in topic.relevant)
+        if len(answered) <= 3:
+            with LabelStore(audit / "labels.sqlite") as other:
+                other.record([("q0", doc)], [label], "another label call")
+        return "y" if label else "n"
+
+    result = wf.label(audit, interactive=True, input=answer, output=shown.append)
+    assert result.recorded == 5 and len(_steps(audit)) == 8
+    with LabelStore(audit / "labels.sqlite", readonly=True) as store:
+        assert store.count() == 8

@@ -447,7 +447,7 @@ def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Map
 
     A store missing (or empty) at ``where`` while ``review.jsonl`` records steps is refused: the
     labels of those steps are gone, and the replay would silently start the review again."""
-    if recorded and not labels_mod.holds_store(where):
+    if recorded and not labels and not labels_mod.holds_store(where):
         raise ValueError(_lost_text(Path(where), len(recorded), audit.folder))
     review = _replay(audit, rows, labels, recorded, cached, read_on)
     taken = {s.item for s in review.steps}
@@ -802,28 +802,30 @@ class Interleaved(FixedSampleDesign):
         label at once (so a killed session loses nothing and resumes at the same item), until it has
         no answer, ``limit`` steps were taken, or the review is certified (or, reading on, everything
         is read). Each label is recorded with ``source``, or its item's in ``sources``. Writes
-        ``review.jsonl``."""
+        ``review.jsonl``. Returns the labels written (a step that another label call running at the
+        same time recorded first, with the same label, is taken but not counted) and the review."""
         from tqdm.auto import tqdm
 
         from rankcut._progress import BARS
 
         review = review_of(audit, rows, stored_labels(store), str(store.path),
                            recorded_steps(audit.folder), cached=True, read_on=reads_on(store))
-        recorded, step = 0, None
+        taken = recorded = 0   # steps taken; labels written (another label call may have written some)
+        step = None
         # the unread documents are the most the review can still ask for (it stops once certified)
         bar = tqdm(total=len(rows) - len(review.steps), desc="label", unit=words_of(audit.manifest).item,
                    disable=not BARS.get())
         try:
-            while (limit is None or recorded < limit) and (step := review.next()) is not None:
+            while (limit is None or taken < limit) and (step := review.next()) is not None:
                 y = answer(step, review)
                 if y is None:
                     break
-                store.record([step.item], [y], (sources or {}).get(step.item, source),
-                             refusal_hint=self.refusal_hint(store))
+                recorded += store.record([step.item], [y], (sources or {}).get(step.item, source),
+                                         refusal_hint=self.refusal_hint(store))
                 review.take(step, y)
-                recorded += 1
+                taken += 1
                 bar.update()
-            if step is None and recorded:   # it asks for nothing more: certified (or all read)
+            if step is None and taken:   # it asks for nothing more: certified (or all read)
                 bar.total = bar.n
                 bar.set_postfix_str("certified" if len(review.steps) < len(rows) else "all read")
         finally:
