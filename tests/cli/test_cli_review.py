@@ -277,6 +277,11 @@ def test_a_trec_run_with_texts_and_qrels(tmp_path: Path) -> None:
     assert cert["verdict"]["met"] and cert["counts"]["relevant"] >= 5
     code, _, err = _run("review", "start", tmp_path / "t.run", "--format", "trec", "--folder", tmp_path / "S")
     assert code == 2 and "give its documents' texts with --texts" in err
+    with open(tmp_path / "t.run", "a") as f:
+        f.write("T2 Q0 r0 1 1 bm25\n")
+    code, _, err = _run("review", "start", tmp_path / "t.run", "--format", "trec", "--texts",
+                        tmp_path / "t.jsonl", "--folder", tmp_path / "S")
+    assert code == 2 and "the run holds 2 queries; choose one with --query, e.g. 'T1'" in err, err
 
 
 def test_simulate_draws_a_progress_bar_on_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -137,7 +137,7 @@ def test_a_trec_run_with_texts_and_qrels(tmp_path: Path) -> None:
     r = load_trec_records(run, texts, qrels=qrels, query="q1")
     assert r.ids == ("d2", "d1") and r.abstracts == ("text d2", "text d1") and r.ranked
     assert r.labels is not None and r.labels.tolist() == [0, 1]
-    with pytest.raises(ValueError, match=r"the run holds 2 queries; choose one with query= \(--query\)"):
+    with pytest.raises(ValueError, match=r"the run holds 2 queries; choose one with query, e\.g\. 'q1'"):
         load_trec_records(run, texts)
     with pytest.raises(ValueError, match=r"t\.jsonl: no text for document 'd3' of query 'q3'"):
         load_trec_records(_write(tmp_path, "s.run", "q3 Q0 d3 1 1 t\n"), texts)

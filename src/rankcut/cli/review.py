@@ -44,7 +44,8 @@ app = typer.Typer(help="Screen records with active learning and stop with a cert
 F = TypeVar("F", bound=Callable[..., Any])
 
 OPTIONS = option_names(
-    ("target_recall", "delta", "seed", "policy", "texts", "qrels", "threshold", "interactive", "prior_basis"),
+    ("target_recall", "delta", "seed", "policy", "texts", "qrels", "threshold", "interactive", "prior_basis",
+     "query"),
     from_file="--from", limit="--next", ahead="--batch", label="rankcut review label",
     status="rankcut review status", certify="rankcut review certify", freeze="rankcut review start",
     correct="rankcut review correct",

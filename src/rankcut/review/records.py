@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from rankcut.audit.options import spelled
 from rankcut.data.io import Source, open_text, stream_name
 from rankcut.data.lists import order_postings
 from rankcut.data.screening import read_table
@@ -337,8 +338,8 @@ def load_trec_records(run: Source, texts: Source, *, qrels: Source | None = None
     where = str(getattr(run, "name", run))
     if query is None:
         if len(postings) != 1:
-            raise ValueError(f"{where}: the run holds {len(postings)} queries; choose one with query= "
-                             f"(--query), e.g. {next(iter(postings))!r}")
+            raise ValueError(f"{where}: the run holds {len(postings)} queries; choose one with "
+                             f"{spelled('query')}, e.g. {next(iter(postings))!r}")
         query = next(iter(postings))
     if query not in postings:
         some = ", ".join(repr(q) for q in list(postings)[:5])
