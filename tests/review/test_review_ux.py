@@ -336,7 +336,8 @@ def test_start_says_which_label_column_it_read_and_that_a_full_one_is_not_used(t
     (tmp_path / "p.csv").write_text("\n".join(partial) + "\n")     # r0 (1) and r1 (0) known before
     code, out, err = _run("review", "start", tmp_path / "p.csv", "--folder", tmp_path / "B", "--seed", 1)
     assert code == 0 and not err, err
-    assert "recorded the prior knowledge: 2 records (from the column label_included)" in out
+    assert "recorded the prior knowledge: 2 records (from the column label_included), 1 relevant and 1 not " \
+           "in all" in out   # it did not say how many were relevant
 
 
 def test_a_changed_frozen_file_is_refused_in_a_reviewers_words(tmp_path: Path) -> None:

@@ -306,8 +306,10 @@ def start(
         source = f" (from the {recs.labelled_by})" if recs.labelled_by and (recs.prior >= 0).any() else ""
         later = int((recs.prior >= 0).sum()) - info["prior_read"]   # the policy audits before the ranker
         more = f"; {later} more when the review asks for them" if later else ""   # has read them all
+        relevant = int((recs.prior == 1).sum())   # of the whole prior knowledge, read now or later
+        split = f", {relevant} relevant and {int((recs.prior >= 0).sum()) - relevant} not in all"
         typer.echo(f"recorded the prior knowledge: {info['read']} record{'s' * (info['read'] != 1)}{source}"
-                   f"{more}")
+                   f"{more}{split}")
     for line in _next_lines(folder, info):
         typer.echo(line)
 
