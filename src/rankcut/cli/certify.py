@@ -236,8 +236,8 @@ def plan(
     pool_size: int | None = typer.Option(
         None, "--pool-size", help="N0: excluded-pool size, for --max-missed (finite pool)."
     ),
-    tolerate: int = typer.Option(
-        0, "--tolerate", help="c: relevant items the audit may find and still pass."
+    tolerated: int = typer.Option(
+        0, "--tolerated", help="c: relevant items the audit may find and still pass."
     ),
     prefixes: int = typer.Option(1, "--prefixes", help="M pools certified jointly (δ/M each)."),
     beta: float | None = typer.Option(
@@ -253,7 +253,7 @@ def plan(
     from rankcut.certify import planning
 
     check_delta(delta, "--delta")
-    _count(tolerate, "--tolerate")
+    _count(tolerated, "--tolerated")
     _count(prefixes, "--prefixes", 1)
     if target and max_missed:
         raise ValueError("give either --target (a rate) or --max-missed (a count, with --pool-size), "
@@ -263,17 +263,17 @@ def plan(
         if pool_size is None:
             raise ValueError("--max-missed needs --pool-size (N0)")
         _count(pool_size, "--pool-size", 1)
-        _within(tolerate, "--tolerate", pool_size, "--pool-size")
+        _within(tolerated, "--tolerated", pool_size, "--pool-size")
         for t in max_missed:
             _count(t, "--max-missed")
-            if t < tolerate:
-                raise ValueError(f"--max-missed {t} is below --tolerate {tolerate}: an audit that finds "
+            if t < tolerated:
+                raise ValueError(f"--max-missed {t} is below --tolerated {tolerated}: an audit that finds "
                                  "c relevant items cannot certify fewer than c")
         sizes = planning.plan_hypergeometric(
-            _one_or_many(max_missed), delta, population=pool_size, tolerated=tolerate, n_prefixes=prefixes
+            _one_or_many(max_missed), delta, population=pool_size, tolerated=tolerated, n_prefixes=prefixes
         )
-        if tolerate or prefixes != 1:
-            _unused({"--beta": beta is not None}, "with --tolerate or --prefixes: Theorem 13's lower "
+        if tolerated or prefixes != 1:
+            _unused({"--beta": beta is not None}, "with --tolerated or --prefixes: Theorem 13's lower "
                     "bound is shown only for a zero-count plan of one pool")
             _emit(sizes, as_json)
             return
@@ -312,10 +312,10 @@ def plan(
     if p0 is not None:
         _fraction(p0, "--p0", open_left=True)
         result = planning.plan_missed_mass(
-            _one_or_many(target), delta, p0=p0, tolerated=tolerate, n_prefixes=prefixes
+            _one_or_many(target), delta, p0=p0, tolerated=tolerated, n_prefixes=prefixes
         )
     else:
-        result = planning.plan_binomial(_one_or_many(target), delta, tolerated=tolerate, n_prefixes=prefixes)
+        result = planning.plan_binomial(_one_or_many(target), delta, tolerated=tolerated, n_prefixes=prefixes)
     _emit(result, as_json)
 
 
