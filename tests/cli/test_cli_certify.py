@@ -246,7 +246,10 @@ SHARED = "name,burden,p0,n_eff,k\ng1,0.15,0.85,846,2\ng2,0.30,0.70,699,1\ng3,0.3
         ("name,burden,p0,n,k\n", [], ["no data rows"]),
         ("name,burden,p0,excluded_size,n,k\ng1,0.15,0.8,80,30,0\n", [],
          ["give either p0", "or excluded_size"]),
-        (SEPARATE, ["--finite", "--target", "0.01"], ["--target is a number of missed items with --finite"]),
+        ("name,burden,excluded_size,n,k\ng1,1,500,30,0\n", ["--finite", "--target", "0.01"],
+         ["--target is a number of missed items with --finite"]),
+        # the table's columns first: with n, --reference-size is the mistake, not a missing option
+        (SEPARATE, ["--finite", "--reference-size", "100"], ["--reference-size needs an n_eff column"]),
         (f"{H}g1,0.15,0.8,300,0\ng1,0.3,0.7,300,0\n", [], ["line 3", "'g1' is already used on line 2"]),
         # values: file and line, no numpy reprs
         ("name,burden,p0,n,k\ng1,0.15,nan,300,0\n", [], ["line 2", "p0=nan must lie in [0, 1]"]),

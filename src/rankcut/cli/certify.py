@@ -536,10 +536,10 @@ def prefixes(
     """Simultaneous bounds for nested cuts and the least-burden one meeting the target (Eq. 1)."""
     from rankcut.certify import prefixes as pf
 
+    table = _Table(csv_path)   # the table's columns first: they say which design the options are for
+    table.design(shared=reference_size is not None, finite=finite, fixed_sequence=fixed_sequence)
     _prefix_options(target, delta, finite, reference_size, reference_mass, reference_pool_size, corpus_size,
                     fixed_sequence)
-    table = _Table(csv_path)
-    table.design(shared=reference_size is not None, finite=finite, fixed_sequence=fixed_sequence)
     names = table.names()
     size_col = "n" if reference_size is None else "n_eff"
     k, n = table.counts("k"), table.counts(size_col)
