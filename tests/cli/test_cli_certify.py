@@ -215,6 +215,10 @@ SHARED = "name,burden,p0,n_eff,k\ng1,0.15,0.85,846,2\ng2,0.30,0.70,699,1\ng3,0.3
          ["line 3", "p0=0.7 exceeds p0=0.62 on line 2", "non-increasing"]),
         ("name,burden,excluded_size,n,k\ng1,1,500,30,0\ng2,2,600,30,0\n", ["--finite"],
          ["line 3", "excluded_size=600 exceeds excluded_size=500"]),
+        # a larger candidate set that costs less: Eq. 1 picked it for that (nested prefixes cannot)
+        ("name,burden,excluded_size,n,k\nk10,5000,9000,300,0\nk30,3000,7000,300,0\n",
+         ["--finite", "--target", "900"],
+         ["line 3", "burden=3000 is below burden=5000 on line 2", "must be at least as large"]),
         ("name,burden,p0,n_eff,k\ng1,0.15,0.70,500,0\ng2,0.30,0.70,600,0\n", ["--reference-size", "1000"],
          ["line 3", "n_eff=600 exceeds n_eff=500"]),
         ("name,burden,p0,n_eff,k\ng1,0.15,0.80,500,0\ng2,0.30,0.70,400,1\n", ["--reference-size", "1000"],

@@ -327,7 +327,7 @@ _PREFIX_COLUMNS = ("name", "burden", "k", "n", "n_eff", "p0", "excluded_size", "
 _PREFIX_HELP = """CSV with a header line and one row per prefix, smallest candidate set first
 (nested excluded pools E1 ⊇ E2 ⊇ …, so p0 or excluded_size never increases down the table).
 Columns: name, burden (with p0: the included mass p1 = 1 - p0; with --finite: any cost >= 0,
-such as N1), k (relevant found), either n (separate audits) or n_eff (draws of one shared
+such as N1, never decreasing down the table), k (relevant found), either n (separate audits) or n_eff (draws of one shared
 reference sample in each excluded pool, with --reference-size), and either p0 (excluded mass, in
 [0, 1]) or excluded_size (N0, with --finite). Optional: delta, each prefix's error share (declared
 before the audit; the shares must sum to at most --delta; default --delta / M each). Example:
@@ -451,6 +451,15 @@ class _Table:
             problem = check(i)
             if problem:
                 self.fail(problem, line)
+
+    def grows(self, name: str, values: list[Any]) -> None:
+        """Non-decreasing down the table: a later prefix keeps more, so it costs at least as much."""
+        for i in range(1, len(values)):
+            if values[i] < values[i - 1]:
+                self.fail(f"{name}={values[i]:g} is below {name}={values[i - 1]:g} on line "
+                          f"{self.rows[i - 1][0]}; the prefixes are nested (smallest candidate set first), "
+                          f"so a later one keeps more and its {name} must be at least as large",
+                          self.rows[i][0])
 
     def nested(self, name: str, values: list[Any], why: str = "") -> None:
         """Non-increasing down the table: the excluded pools are nested, E1 ⊇ E2 ⊇ …"""
@@ -593,6 +602,7 @@ def prefixes(
                        "union bound needs the shares to sum to at most --delta")
     if p0 is None:  # with --finite: any non-negative cost, e.g. the count N1 or the share N1/N
         burden = table.numbers("burden", "[0, inf)", lambda v: v >= 0.0)
+        table.grows("burden", burden)   # with p0 the sum to 1 says it
     else:  # the included mass p1 = 1 − p0, as in Section 8
         burden = table.numbers("burden", "[0, 1]", lambda v: 0.0 <= v <= 1.0)
         table.each(lambda i: None if math.isclose(burden[i] + p0[i], 1.0, rel_tol=0.0, abs_tol=1e-9)
