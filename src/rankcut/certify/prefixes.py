@@ -148,7 +148,8 @@ def _nested_shared(k: NDArray[np.int64], n: NDArray[np.int64], labels: list[str]
 
 
 def _rounded(values: Sequence[Any], side: str) -> str:
-    return format_bound(tuple(values), side)
+    """The bounds, rounded to the safe side: ``(0.0042, 0.0061)``, or ``87`` for a family of one."""
+    return format_bound(values[0] if len(values) == 1 else tuple(values), side)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -186,7 +187,8 @@ def _binomial_family(
     return _family_certificate(
         function=function, quantity="r", value=value, alloc=alloc, delta=delta, names=names,
         inputs=inputs,
-        claim=f"the missed relevant masses of {', '.join(names)} are at most {_rounded(value, 'upper')}",
+        claim=(f"the missed relevant mass{'es' * (len(names) > 1)} of {', '.join(names)} "
+               f"{'are' if len(names) > 1 else 'is'} at most {_rounded(value, 'upper')}"),
         details={
             "names": names,
             "eta_upper": tuple(float(v) for v in eta),
@@ -220,8 +222,8 @@ def _finite_family(
     return _family_certificate(
         function=function, quantity="M0", value=value, alloc=alloc, delta=delta, names=names,
         inputs=inputs,
-        claim=(f"the excluded pools of {', '.join(names)} hold at most {_rounded(value, 'upper')} "
-               f"relevant items{r_text}"),
+        claim=(f"the excluded pool{'s' * (len(names) > 1)} of {', '.join(names)} "
+               f"hold{'s' * (len(names) == 1)} at most {_rounded(value, 'upper')} relevant items{r_text}"),
         details=details,
     )
 

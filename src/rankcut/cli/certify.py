@@ -327,9 +327,9 @@ _PREFIX_COLUMNS = ("name", "burden", "k", "n", "n_eff", "p0", "excluded_size", "
 _PREFIX_HELP = """CSV with a header line and one row per prefix, smallest candidate set first
 (nested excluded pools E1 ⊇ E2 ⊇ …, so p0 or excluded_size never increases down the table).
 Columns: name, burden (with p0: the included mass p1 = 1 - p0; with --finite: any cost >= 0,
-such as N1, never decreasing down the table), k (relevant found), either n (separate audits) or n_eff (draws of one shared
-reference sample in each excluded pool, with --reference-size), and either p0 (excluded mass, in
-[0, 1]) or excluded_size (N0, with --finite). Optional: delta, each prefix's error share (declared
+such as N1, never decreasing down the table), k (relevant found), either n (separate audits) or
+n_eff (draws of one shared reference sample in each excluded pool, with --reference-size), and
+either p0 (excluded mass, in [0, 1]) or excluded_size (N0, with --finite). Optional: delta, each prefix's error share (declared
 before the audit; the shares must sum to at most --delta; default --delta / M each). Example:
 docs/examples/prefixes.csv."""
 
