@@ -146,3 +146,6 @@ def test_members_that_keep_the_same_documents_are_refused(family: dict[str, list
         wf.freeze(audit, run=data.run, design="prefixes", max_missed=5, seed=3,
                   **family, **({"cut": data.cut} if "offsets" in family else {}))
     assert not (audit / "manifest.json").exists()
+    # fixed-sequence tests each member at δ: a repeated member costs the others nothing, and is taken
+    wf.freeze(tmp_path / "F", run=data.run, design="fixed-sequence", max_missed=5, seed=3,
+              **family, **({"cut": data.cut} if "offsets" in family else {}))

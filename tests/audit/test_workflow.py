@@ -797,3 +797,9 @@ def test_status_says_what_certify_and_report_refuse_and_is_not_done(sampled: Pat
     assert not info["steps"]["certify"] and info["next"] == "certify"
     with pytest.raises(ValueError, match="does not match its inputs"):
         write_report(sampled, sampled.parent / "report.md")
+    del content["report"]   # a key edited away: said, not a traceback
+    path.write_text(json.dumps(content))
+    info = wf.status(sampled)
+    assert "its report is not one certify writes (KeyError" in info["certificate_refused"]
+    with pytest.raises(ValueError, match="its report is not one certify writes"):
+        write_report(sampled, sampled.parent / "report.md")

@@ -338,8 +338,8 @@ def test_statement_for_several_pools_reads_plainly() -> None:
     assert plan_binomial(0.01, 0.05).statement.startswith("Drawing 299 items i.i.d. from the pool and")
     several = plan_hypergeometric(853, 0.05, population=70_000, n_prefixes=3)
     assert several.statement == (
-        f"Drawing {several.value} of the 70000 items of each of 3 pools (δ/M = 0.0166667 each) without "
-        "replacement and finding at most 0 relevant certifies at most 853 relevant items in each pool at "
-        "confidence 0.95.")   # it said "of 70000 items ... in the pool", the one pool at δ, which it is not
+        f"Drawing {several.value} items without replacement from each of 3 pools of at most 70000 items "
+        "(δ/M = 0.0166667 each) and finding at most 0 relevant certifies at most 853 relevant items in each "
+        "pool at confidence 0.95.")   # it said "of 70000 items ... in the pool": one pool, at δ
     one = plan_hypergeometric(853, 0.05, population=70_000)
     assert one.statement.startswith("Drawing 244 of 70000 items")

@@ -236,3 +236,16 @@ def test_labels_edited_with_their_history_after_certify_are_not_shown_as_certifi
     assert shown.verdict is not None and shown.verdict.startswith(said)
     assert shown.met is False and not shown.can_certify
     assert wf.status(folder)["labels_changed"] == shown.verdict
+
+
+def test_a_store_deleted_after_certify_is_said_not_shown_as_nothing_read(tmp_path: Path) -> None:
+    folder, _, qrels = _topic(tmp_path)
+    wf.label(folder, qrels=qrels, limit=30)
+    wf.certify(folder)
+    (folder / "labels.sqlite").unlink()
+    (folder / "review.jsonl").unlink()
+    shown = Desk(folder).standing("me")
+    assert shown.verdict is not None and "labels.sqlite is missing, but the labels" in shown.verdict
+    assert shown.verdict == wf.status(folder)["labels_changed"] and not shown.can_certify
+    page = open_client(folder).get("/").text   # the page says it too, with no bound to show
+    assert "labels.sqlite is missing, but the labels" in page

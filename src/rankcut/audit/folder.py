@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from rankcut.audit import labels as labels_mod
 from rankcut.audit.manifest import (
@@ -213,20 +212,21 @@ def build_pools(inputs: Mapping[str, Any], ordering: str, family_spec: Mapping[s
     else:
         names = member_names("depths", family_spec["depths"])
         family = depth_family(lists.lengths, family_spec["depths"])
-    _refuse_repeated(family, names, kind, lists.lengths)
     base = Pools.from_lists(lists, family[:, 0], corpus)
     return [base, *(base.with_cuts(family[:, m]) for m in range(1, family.shape[1]))], names
 
 
-def _refuse_repeated(family: NDArray[np.int64], names: Sequence[str], kind: str,
-                     lengths: NDArray[np.int64]) -> None:
-    """Refuse a family with two members that keep the same documents on every query (offsets or
-    depths past the lists' ends, clipped to them; or the same run twice): each member takes a share
-    of the family's δ, so a repeated one only loosens the others' bounds (Corollary 18). A family
-    whose shallowest member keeps everything is left to the design, which refuses it as no audit."""
-    same = np.flatnonzero((family[:, 1:] == family[:, :-1]).all(axis=0))
-    if same.size and not (family[:, 0] == lengths).all():
-        m = int(same[0]) + 1
+def refuse_repeated(members: Sequence[Pools], names: Sequence[str], kind: str) -> None:
+    """Refuse a family of a simultaneous design (``prefixes``: δ/M per member) with two members that
+    keep the same documents on every query (offsets or depths past the lists' ends, clipped to them;
+    or the same run twice): each member takes a share of δ, so a repeated one only loosens the
+    others' bounds (Corollary 16/18). A family whose shallowest member keeps everything is left to
+    the design, which refuses it as no audit; fixed-sequence tests each member at δ, and is not
+    asked."""
+    if (members[0].cuts == members[0].lengths).all():
+        return
+    m = next((m for m in range(1, len(members)) if (members[m].cuts == members[m - 1].cuts).all()), None)
+    if m is not None:
         why = {"runs": "the two runs cut every list at the same depth",
                "offsets": "the offsets are clipped to the lists' ends", "depths": "the depths are clipped "
                "to the lists' ends"}[kind]

@@ -124,16 +124,20 @@ def checked_certificate(audit_dir: str | Path) -> tuple[dict[str, Any], dict[str
         owner = content.get("audit_id") if isinstance(content, dict) else None
         raise ValueError(f"{path} belongs to audit {str(owner)[:12]}, not to this audit "
                          f"{manifest.short_id}: certify again")
-    stored = JointReport.from_dict(content["report"])
+
+    def refuse(what: str) -> ValueError:
+        return ValueError(f"{path}: {what}; an edited certificate is not reported (certify again to "
+                          "rewrite it)")
+
+    try:
+        stored = JointReport.from_dict(content["report"])
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:   # a key or its type edited away
+        raise refuse(f"its report is not one certify writes ({type(exc).__name__}: {exc})") from None
     for name, cert, _ in stored.entries:
         try:
             verify(cert)
         except ValueError as exc:
             raise ValueError(f"{path}: certificate {name!r} does not match its inputs ({exc})") from None
-
-    def refuse(what: str) -> ValueError:
-        return ValueError(f"{path}: {what}; an edited certificate is not reported (certify again to "
-                          "rewrite it)")
 
     # what the audit is comes from the manifest: the file must agree, and the report takes the frozen
     # rule, never the file or a caller (the seed included)
@@ -575,7 +579,7 @@ def _labels_changed(audit_dir: str | Path) -> str | None:
     from rankcut.audit.options import spelled
     from rankcut.audit.workflow import status
 
-    info = status(audit_dir)
+    info = status(audit_dir, check_certificate=False)   # write_report has checked it
     if info.get("since_certify"):
         raise AuditStepError(f"the certificate is out of date ({info['since_certify']} read since the last "
                              f"certify): run {spelled('certify')} again, then {spelled('report')}")

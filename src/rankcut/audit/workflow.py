@@ -76,6 +76,7 @@ from rankcut.audit.folder import (
     open_store,
     opened_record,
     refuse_if_opened_file,
+    refuse_repeated,
     sizes_text,
 )
 from rankcut.audit.interactive import label_interactively
@@ -435,6 +436,8 @@ def freeze(
     # the files as given (the manifest's paths are relative to the folder, which may not exist yet)
     located = resolve_inputs(inputs, lambda e: Path(e["given"]))
     members, names = build_pools(located, ordering, fam, corpus_spec, bool(allow_missing_queries))
+    if fam is not None and getattr(spec, "simultaneous", False):   # δ/M per member (prefixes)
+        refuse_repeated(members, names, fam["kind"])
     resolve_inputs(inputs, check_unchanged)  # the pools are of the bytes hashed
     if corpus_spec is not None and corpus_spec["kind"] == "ids":
         corpus_spec["documents"] = members[0].corpus.n_documents if members[0].corpus else None
@@ -1015,9 +1018,9 @@ def certify(audit_dir: str | Path) -> CertifyResult:
 # status
 
 
-def status(audit_dir: str | Path) -> dict[str, Any]:
-    """Which steps an audit has done, read from its folder (an input file is not read, only found
-    and checked as certify checks it: by its file status, hashed in full only where that moved).
+def status(audit_dir: str | Path, *, check_certificate: bool = True) -> dict[str, Any]:
+    """Which steps an audit has done, read from its folder; each input file is checked as certify
+    checks it (by its file status, hashed in full where that moved or was not recorded).
 
     The opening is read as :func:`certify` reads it: ``opened.json`` first, so that deleting or
     replacing ``labels.sqlite`` cannot make an opened audit look unopened (Assumption 1, §2.3).
@@ -1029,7 +1032,7 @@ def status(audit_dir: str | Path) -> dict[str, Any]:
         but said: ``labels_changed`` (labels opened by a certify and edited, removed or replaced
         since), ``inputs_changed`` (an input file changed or missing since freeze) and
         ``certificate_refused`` (a certificate report does not take, edited since; certify is
-        then not done).
+        then not done; not checked without ``check_certificate``, for report, which checks it).
     """
     manifest = load_manifest(audit_dir)
     folder = manifest.folder
@@ -1062,13 +1065,15 @@ def status(audit_dir: str | Path) -> dict[str, Any]:
         check_inputs(manifest)
     except ValueError as err:
         out["inputs_changed"] = str(err)
-    if (folder / CERTIFICATE_FILE).exists():   # done only with one that report takes (not edited since)
+    if check_certificate and (folder / CERTIFICATE_FILE).exists():   # done only with one report takes
         from rankcut.audit.report import checked_certificate
 
         try:
             checked_certificate(folder)
-        except ValueError as err:
-            out["certificate_refused"] = str(err)
+        except (KeyError, TypeError, AttributeError, ValueError) as err:   # edited: said, never a traceback
+            out["certificate_refused"] = (str(err) if isinstance(err, ValueError) else
+                                          f"{folder / CERTIFICATE_FILE} is not as certify wrote it "
+                                          f"({type(err).__name__}: {err}); certify again to rewrite it")
             steps["certify"] = False
     out["steps"] = steps
     out["next"] = next((s for s, done in steps.items() if not done), None)

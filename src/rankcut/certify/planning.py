@@ -84,11 +84,6 @@ def _check_rates(eps: NDArray[np.float64]) -> None:
         raise ValueError(f"epsilon must lie in (0, 1), got {shown(eps[(eps <= 0) | (eps >= 1)][0])}")
 
 
-def _pools(n_prefixes: int, alpha: float) -> str:
-    """The pools a plan's size is drawn from, in its statement: ``M`` pools take ``δ/M`` each."""
-    return "the pool" if n_prefixes == 1 else f"each of {n_prefixes} pools (δ/M = {alpha:g} each)"
-
-
 def _size_certificate(
     function: str, value: Any, inputs: dict[str, Any], delta: float, n_prefixes: int, statement: str,
     details: dict[str, Any],
@@ -298,7 +293,8 @@ def plan_binomial(
     return _size_certificate(
         "plan_binomial", value, inputs, delta, n_prefixes,
         (
-            f"Drawing {format_bound(value, 'size')} items i.i.d. from {_pools(n_prefixes, alpha)} and "
+            f"Drawing {format_bound(value, 'size')} items i.i.d. from "
+            f"{'the pool' if n_prefixes == 1 else f'each of {n_prefixes} pools (δ/M = {alpha:g} each)'} and "
             f"finding at "
             f"most {format_bound(inputs['tolerated'], 'size')} relevant certifies a relevance rate "
             f"≤ {format_bound(inputs['epsilon'], 'estimate', 6)} at confidence "
@@ -444,9 +440,11 @@ def plan_hypergeometric(
     return _size_certificate(
         "plan_hypergeometric", value, inputs, delta, n_prefixes,
         (
-            f"Drawing {format_bound(value, 'size')} of "
-            f"{f'{big_n} items' if n_prefixes == 1 else f'the {big_n} items of {_pools(n_prefixes, alpha)}'} "
-            f"without replacement and finding at most {format_bound(inputs['tolerated'], 'size')} relevant "
+            f"Drawing {format_bound(value, 'size')} "
+            + (f"of {big_n} items without replacement" if n_prefixes == 1 else
+               f"items without replacement from each of {n_prefixes} pools of at most {big_n} items (δ/M = "
+               f"{alpha:g} each)")
+            + f" and finding at most {format_bound(inputs['tolerated'], 'size')} relevant "
             f"certifies at most {format_bound(inputs['max_missed'], 'size')} relevant items in "
             f"{'the pool' if n_prefixes == 1 else 'each pool'} at confidence {confidence_text(delta)}."
         ),

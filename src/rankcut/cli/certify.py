@@ -329,9 +329,9 @@ _PREFIX_HELP = """CSV with a header line and one row per prefix, smallest candid
 Columns: name, burden (with p0: the included mass p1 = 1 - p0; with --finite: any cost >= 0,
 such as N1, never decreasing down the table), k (relevant found), either n (separate audits) or
 n_eff (draws of one shared reference sample in each excluded pool, with --reference-size), and
-either p0 (excluded mass, in [0, 1]) or excluded_size (N0, with --finite). Optional: delta, each prefix's error share (declared
-before the audit; the shares must sum to at most --delta; default --delta / M each). Example:
-docs/examples/prefixes.csv."""
+either p0 (excluded mass, in [0, 1]) or excluded_size (N0, with --finite). Optional: delta, each
+prefix's error share (declared before the audit; the shares must sum to at most --delta; default
+--delta / M each). Example: docs/examples/prefixes.csv."""
 
 # why the effective sizes and counts of a shared reference sample shrink along the prefixes
 _DRAW_IN = "a reference draw in a later prefix's excluded pool also lies in every earlier one"

@@ -76,6 +76,7 @@ from rankcut.audit.folder import (
     CERTIFICATE_FILE,
     LABELS_FILE,
     SAMPLE_FILE,
+    deleted_store_text,
     load_audit,
     load_sample,
     open_store,
@@ -355,8 +356,11 @@ class Desk:
         since, together with their history (so the labels read are consistent, and the bound shown
         would be of the edited ones): the design's ``check`` (its ``check_opened``) says it, as
         ``rankcut audit status`` warns. None when nothing was opened, or nothing opened changed."""
-        if not (self._opened() and holds_store(self.folder / LABELS_FILE)):   # no labels: none shown
+        if not self._opened():
             return None
+        if not holds_store(self.folder / LABELS_FILE):   # deleted (or emptied) after the opening
+            record = opened_record(self.audit)
+            return None if record is None else deleted_store_text(self.audit, record)
         with LabelStore(self.folder / LABELS_FILE, readonly=True) as store:
             try:
                 check(store, opened_record(self.audit))
@@ -505,9 +509,11 @@ class Desk:
         if review.steps:   # a valid bound at every step (anytime), tightest so far
             rho = float(self.audit.target["recall"])
             bound = f"recall ≥ {format_bound(rev.recall_lower, 'lower')}"   # as status and certify say it
-            met = rev.certified and not refused
-            verdict = refused or verdict_text(rho, met, rev.read, n, screened, rev.audit_labels, rev.found,
-                                              rev.running_upper, review.words, rev.met_step)
+            met = rev.certified
+            verdict = verdict_text(rho, met, rev.read, n, screened, rev.audit_labels, rev.found,
+                                   rev.running_upper, review.words, rev.met_step)
+        if refused:   # what certify refuses, in place of the verdict of labels it would not take
+            met, verdict = False, refused
         place = done = kept = None
         if step is None:
             done = (f"The target is certified: the review asks for no further {self.thing}."
