@@ -332,3 +332,18 @@ def test_label_conflicts_and_two_targets_name_the_options(review: dict[str, Path
     assert run("certify", "--audit", audit)[0] == 1   # certified, not met yet (no audit label): not refused
     code, _, err = run("label", "--audit", audit, "--from", flipped)
     assert code == 2 and "a recorded label is never changed after that" in err, err
+
+
+def test_graded_qrels_at_the_default_threshold_are_said_by_label(tmp_path: Path) -> None:
+    (tmp_path / "run.txt").write_text("".join(f"q0 Q0 d{r} {r + 1} {99 - r}.5 t\n" for r in range(40)))
+    (tmp_path / "cut.run").write_text("".join(f"q0 Q0 d{r} {r + 1} {99 - r}.5 t\n" for r in range(10)))
+    (tmp_path / "q.txt").write_text("".join(f"q0 0 d{r} {3 if r < 5 else 1 if r < 12 else 0}\n"
+                                            for r in range(40)))
+    audit = tmp_path / "A"
+    for step in (["freeze", "--out", audit, "--run", tmp_path / "run.txt", "--cut", tmp_path / "cut.run",
+                  "--design", "excluded", "--seed", 1], ["plan", "--audit", audit],
+                 ["sample", "--audit", audit, "--excluded", 10]):
+        assert run(*step)[0] == 0
+    code, _, err = run("label", "--audit", audit, "--oracle", "qrels", "--qrels", tmp_path / "q.txt")
+    assert code == 0, err
+    assert "grades relevance up to 3; grade ≥ 1 counts as relevant (the default --threshold" in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -495,3 +496,29 @@ def test_a_warning_repeated_per_fold_is_shown_once(tmp_path: Path) -> None:
     said = [line for line in res.stderr.splitlines() if "exceeds the length" in line]
     assert said == ["warning: fixed-k: k=5 exceeds the length of 2 of 2 lists (the longest has 2 documents); "
                     "they are kept whole"]
+
+
+def test_graded_qrels_at_the_default_threshold_are_said(tmp_path: Path) -> None:
+    """TREC DL grades 0–3 and its binary measures count grade ≥ 2; the default --threshold 1 changed
+    every score (and a model, and an audit's certificate) without a word."""
+    rng = np.random.default_rng(3)
+    run, qrels = tmp_path / "r.run", tmp_path / "q.txt"
+    run.write_text("".join(f"q{q} Q0 d{d} {d + 1} {50 - d} t\n" for q in range(8) for d in range(30)))
+    qrels.write_text("".join(f"q{q} 0 d{d} {rng.integers(0, 4)}\n" for q in range(8) for d in range(30)))
+    note = f"note: {qrels} grades relevance up to 3; grade ≥ 1 counts as relevant (the default --threshold"
+    scored = ["evaluate", "--run", str(run), "--qrels", str(qrels), "--cutters", "fixed-k:5", "--folds", "2"]
+    cut = ["cut", "--run", str(run), "--train-run", str(run), "--qrels", str(qrels), "--cutter", "greedy-k",
+           "--out", str(tmp_path / "c.run")]
+    train = ["train", "--run", str(run), "--qrels", str(qrels), "--model", "attncut", "--epochs", "1",
+             "--out", str(tmp_path / "m")]
+    cases = ((scored, [], True), (scored, ["--threshold", "1"], False), (scored, ["--threshold", "2"], False),
+             (cut, [], True), (train, [], True))
+    for command, threshold, said in cases:
+        if command is train and importlib.util.find_spec("torch") is None:
+            continue   # the note comes before training, but train needs the torch extra to start
+        result = runner.invoke(app, command + threshold)
+        assert (note in result.stderr) == said, (command, threshold, result.stderr)
+    binary = tmp_path / "b.txt"
+    binary.write_text("".join(f"q{q} 0 d{d} {int(d < 4)}\n" for q in range(8) for d in range(30)))
+    result = runner.invoke(app, [*scored[:3], "--qrels", str(binary), *scored[5:]])
+    assert result.exit_code == 0 and "note:" not in result.stderr

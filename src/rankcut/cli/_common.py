@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 import os
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -170,6 +170,22 @@ def load_runs(paths: list[Path], judged: dict[str, Any] | None, *, threshold: fl
                     f"{count(run.n_rows, 'document', 'documents')}")
             raise MemoryError(f"ran out of memory building the ranked lists of {files(paths)} ({size})"
                               + (f": {exc}" if str(exc) else "")) from None
+
+
+def note_grades(ctx: typer.Context, qrels: Path, judged: Mapping[str, Mapping[str, int]],
+                threshold: float) -> None:
+    """Say on stderr which grade counts as relevant when the qrels grade relevance above 1 and
+    ``--threshold`` was left at its default: TREC DL's binary measures count grade ≥ 2, Robust04's
+    ≥ 1, and every score, model and certificate depends on the choice, which was made without a
+    word before."""
+    source = ctx.get_parameter_source("threshold")
+    if source is None or source.name != "DEFAULT":   # given (or from the environment): the user chose
+        return
+    top = max((grade for docs in judged.values() for grade in docs.values()), default=0)
+    if top > 1:
+        typer.echo(f"note: {qrels} grades relevance up to {top}; grade ≥ {threshold:g} counts as relevant "
+                   "(the default --threshold; TREC DL's binary measures count grade ≥ 2): give --threshold "
+                   "to choose", err=True)
 
 
 def warn_unranked(qrels: Path, judged: dict[str, Any], loaded: list[Any], runs: list[Path]) -> None:

@@ -361,6 +361,7 @@ def sample(
 @app.command("label")
 @_fail_cleanly
 def label(
+    ctx: typer.Context,
     audit: Path = AUDIT,
     from_file: Path | None = typer.Option(None, "--from", help="A CSV/TSV/JSONL file: query_id, doc_id, "
                                           "label (0/1, yes/no)."),
@@ -393,6 +394,11 @@ def label(
     result = workflow.label(audit, from_file=from_file, qrels=qrels, threshold=threshold,
                             unjudged_nonrelevant=unjudged_nonrelevant, interactive=interactive, reuse=reuse,
                             overwrite=overwrite, limit=next_n, output=typer.echo)
+    if qrels is not None:   # the grade the labels took, said once they are recorded
+        from rankcut.cli._common import note_grades
+        from rankcut.data.trec import read_qrels
+
+        note_grades(ctx, qrels, read_qrels(qrels), threshold)
     if as_json:
         _echo_json({"source": result.source, "recorded": result.recorded, "labelled": result.labelled,
                     "total": result.total, "unjudged": result.unjudged})

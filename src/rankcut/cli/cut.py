@@ -29,6 +29,7 @@ from rankcut.cli._common import (
     count,
     load_letors,
     load_runs,
+    note_grades,
     warn_unranked,
 )
 from rankcut.cli._errors import input_errors
@@ -42,6 +43,7 @@ FLAGS = ("threshold", "features", "score_feature")
 
 
 def cut(
+    ctx: typer.Context,
     out: Annotated[Path, typer.Option("--out", help="Where to write the cut run (TREC format, or Parquet "
                                       "when it ends in .parquet); its folder must exist, and it may "
                                       "not be an input file.",
@@ -134,8 +136,8 @@ def cut(
                 lists = _fit_and_load_letor(method, cutter, letor, train_letor, **letors)
             else:
                 assert run is not None   # checked above
-                lists = _fit_and_load(method, cutter, run, train_run, qrels, features, threshold=threshold,
-                                      ordering=ordering, missing=missing)
+                lists = _fit_and_load(ctx, method, cutter, run, train_run, qrels, features,
+                                      threshold=threshold, ordering=ordering, missing=missing)
         with _shards.runner(shards, ray) as (where, n_shards):
             cuts = predict_sharded(method, lists, shards=n_shards, runner=where)
         write_run(out, lists, cuts, tag=tag)
@@ -181,8 +183,8 @@ def _fit_and_load_letor(method: Any, spec: str, letor: Path, train_letor: list[P
     return lists if method.name in READS_TEST_LABELS else lists.blind()
 
 
-def _fit_and_load(method: Any, spec: str, run: Path, train_run: list[Path], qrels: Path | None,
-                  features: list[Path], **options: Any) -> Any:
+def _fit_and_load(ctx: typer.Context, method: Any, spec: str, run: Path, train_run: list[Path],
+                  qrels: Path | None, features: list[Path], **options: Any) -> Any:
     """Fit ``method`` on the training runs when it learns; return the lists of ``run`` to cut."""
     from rankcut.data.features import attach_feature_tables
     from rankcut.data.trec import read_qrels
@@ -197,6 +199,9 @@ def _fit_and_load(method: Any, spec: str, run: Path, train_run: list[Path], qrel
         raise ValueError(f"cutter {spec!r} reads the labels of the run it cuts: give --qrels")
 
     judged = read_qrels(qrels) if qrels is not None and (train_run or reads_labels) else None
+    if judged is not None:
+        assert qrels is not None
+        note_grades(ctx, qrels, judged, options["threshold"])
     loaded = []
     if train_run:
         train = attach_feature_tables(load_runs(train_run, judged, **options), features)

@@ -31,6 +31,7 @@ from rankcut.cli._common import (
     count,
     load_letors,
     load_runs,
+    note_grades,
     warn_unranked,
 )
 from rankcut.cli._errors import input_errors
@@ -73,6 +74,7 @@ def _query_ids(spec: str, option: str) -> tuple[str, ...]:
 
 
 def evaluate(
+    ctx: typer.Context,
     run: Annotated[list[Path] | None, typer.Option(
         "--run", help="TREC run(s) to evaluate (.gz read transparently; Parquet when a name ends in "
         ".parquet); repeat to merge files (e.g. a train and a test run for --folds).", exists=True,
@@ -229,6 +231,7 @@ def evaluate(
         else:
             assert qrels is not None  # checked above
             judged = read_qrels(qrels)
+            note_grades(ctx, qrels, judged, threshold)
             options = {"threshold": threshold, "ordering": ordering, "missing": missing}
             lists = load_runs(run, judged, **options)
             loaded = [lists]

@@ -126,6 +126,16 @@ def _grade(threshold: float, qrels: Path | None) -> float:
     return threshold
 
 
+def _say_grade(ctx: typer.Context, threshold: float, qrels: Path | None) -> None:
+    """The grade counted relevant, said once the qrels were read into labels when they grade above 1
+    and ``--threshold`` was left at its default (:func:`~rankcut.cli._common.note_grades`)."""
+    from rankcut.cli._common import note_grades
+    from rankcut.data.trec import read_qrels
+
+    if qrels is not None:
+        note_grades(ctx, qrels, read_qrels(qrels), threshold)
+
+
 def _sources(records: Path, texts: Path | None) -> list[Path]:
     """The files the records are read from, frozen by the review for its provenance."""
     return [records, *([texts] if texts else [])]
@@ -240,6 +250,7 @@ def _where(nxt: dict[str, Any]) -> str:
 @app.command("start")
 @_fail_cleanly
 def start(
+    ctx: typer.Context,
     records: Path = typer.Argument(..., help="The records: CSV/TSV with title and abstract columns "
                                    "(ASReview's names), RIS, or a TREC run (--format trec --texts)."),
     folder: Path = typer.Option(..., "--folder", help="The review folder to create."),
@@ -277,6 +288,7 @@ def start(
 
     recs = _with_prior(_records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query,
                                 name, _grade(threshold, qrels)), prior_relevant, records)
+    _say_grade(ctx, threshold, qrels)
     options = {"target_recall": target_recall, "delta": delta, "seed": seed, "policy": policy,
                "config": _config(model, seed_query), "sources": _sources(records, texts),
                "prior_basis": prior_basis}
@@ -454,6 +466,7 @@ def next_(
 @app.command("label")
 @_fail_cleanly
 def label(
+    ctx: typer.Context,
     folder: Path = FOLDER,
     from_file: Path | None = typer.Option(None, "--from", help="A CSV/TSV: record_id, label (0/1, "
                                           "true/false, yes/no, include/exclude, relevant/irrelevant; empty: "
@@ -491,6 +504,7 @@ def label(
     with bars(show_progress(as_json=as_json) and simulate), _interrupted(folder, again):
         if simulate:
             known = _known(folder, records, qrels, fmt, texts, label_column, query, threshold)
+            _say_grade(ctx, threshold, qrels)
             result = session.label(folder, known=known, limit=next_n)
         elif interactive:
             result = session.label(folder, interactive=True, output=typer.echo, input=_prompt)
@@ -722,6 +736,7 @@ def _batch_lines(folder: Path, batch: list[dict[str, Any]], out: Path | None, as
 @app.command("simulate")
 @_fail_cleanly
 def simulate(
+    ctx: typer.Context,
     records: Path = typer.Argument(..., help="The records, with a label on every record (or --qrels)."),
     folder: Path = typer.Option(..., "--folder", help="The review folder to create."),
     label_column: str | None = typer.Option(None, "--label-column", help="The label column played as the "
@@ -747,6 +762,7 @@ def simulate(
 
     recs = _with_prior(_records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query,
                                 name, _grade(threshold, qrels)), prior_relevant, records)
+    _say_grade(ctx, threshold, qrels)
     options = {"target_recall": target_recall, "delta": delta, "seed": seed, "policy": policy,
                "config": _config(model, seed_query), "sources": _sources(records, texts),
                "prior_basis": prior_basis}

@@ -25,6 +25,7 @@ from rankcut.cli._common import (
     count,
     load_letors,
     load_runs,
+    note_grades,
     warn_unranked,
 )
 from rankcut.cli._errors import input_errors
@@ -64,6 +65,7 @@ def _check_folder(out: Path, overwrite: bool) -> None:
 
 
 def train(
+    ctx: typer.Context,
     out: Annotated[Path, typer.Option("--out", help="Checkpoint folder to create (its parent must exist).",
                                       file_okay=False)],
     run: Annotated[list[Path] | None, typer.Option(
@@ -167,6 +169,7 @@ def train(
         else:
             assert run and qrels is not None   # checked above
             judged = read_qrels(qrels)
+            note_grades(ctx, qrels, judged, threshold)
             lists = load_runs(list(run), judged, threshold=threshold, ordering=ordering, missing=missing)
             warn_unranked(qrels, judged, [lists], list(run))
             lists = attach_feature_tables(lists, list(features or []))
