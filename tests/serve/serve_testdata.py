@@ -4,6 +4,7 @@ the ``small`` fixture is in conftest.py)."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,3 +48,12 @@ def make_audit(tmp_path: Path, *, design: str = "sequential", queries: int = 2, 
         wf.plan(folder)
         wf.sample(folder, excluded=4, allow_underpowered=True)   # a small sample to label by hand
     return SmallAudit(folder, relevant)
+
+
+def flip_with_history(folder: Path, doc_id: str) -> None:
+    """Flip a label in the store and in its history row together, as an edit by hand that keeps the
+    store consistent (certify refuses it after an opening: Assumption 1)."""
+    with sqlite3.connect(folder / "labels.sqlite") as con:
+        for table, column in (("labels", "label"), ("events", "new_label")):
+            con.execute(f"UPDATE {table} SET {column} = 1 - {column} WHERE doc_id = ?", (doc_id,))
+    con.close()

@@ -6,12 +6,11 @@ before an opening, labelled from the command line)."""
 from __future__ import annotations
 
 import shutil
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
-from serve_testdata import SmallAudit
+from serve_testdata import SmallAudit, flip_with_history
 
 from rankcut.audit import workflow as wf
 from rankcut.audit.labels import LabelStore
@@ -66,11 +65,7 @@ def test_labels_edited_with_their_history_after_certify_are_not_shown_as_met(sma
         _label(small.folder, item, int(item in small.relevant))
     wf.certify(small.folder)
     assert Desk(small.folder).standing().can_certify
-    doc = desk.audit_order[0][1]
-    with sqlite3.connect(small.folder / "labels.sqlite") as con:
-        for table, column in (("labels", "label"), ("events", "new_label")):
-            con.execute(f"UPDATE {table} SET {column} = 1 - {column} WHERE doc_id = ?", (doc,))
-    con.close()
+    flip_with_history(small.folder, desk.audit_order[0][1])
     shown = Desk(small.folder).standing()
     assert shown.verdict == wf.status(small.folder)["labels_changed"]
     assert shown.verdict.startswith("certifying is refused: the labels opened for certification")

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from serve_client import ORIGIN, fields_of, open_client, said
+from serve_testdata import flip_with_history
 
 from rankcut.audit import workflow as wf
 from rankcut.audit.designs import interleaved
@@ -226,11 +226,7 @@ def test_labels_edited_with_their_history_after_certify_are_not_shown_as_certifi
     wf.label(folder, qrels=qrels, limit=30)
     wf.certify(folder)
     assert Desk(folder).standing("me").can_certify
-    first = _steps(folder)[0]
-    with sqlite3.connect(folder / "labels.sqlite") as con:
-        for table, column in (("labels", "label"), ("events", "new_label")):
-            con.execute(f"UPDATE {table} SET {column} = 1 - {column} WHERE doc_id = ?", (first["doc_id"],))
-    con.close()
+    flip_with_history(folder, _steps(folder)[0]["doc_id"])
     said = "certifying is refused: the labels opened for certification"
     shown = Desk(folder).standing("me")
     assert shown.verdict is not None and shown.verdict.startswith(said)
