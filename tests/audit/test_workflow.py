@@ -803,3 +803,20 @@ def test_status_says_what_certify_and_report_refuse_and_is_not_done(sampled: Pat
     assert "its report is not one certify writes (KeyError" in info["certificate_refused"]
     with pytest.raises(ValueError, match="its report is not one certify writes"):
         write_report(sampled, sampled.parent / "report.md")
+
+
+def test_status_of_a_fixed_design_says_its_verdict(data: Data, tmp_path: Path) -> None:
+    """A fixed-size design whose target was not met said only "done"; the sequential ones said it."""
+    audit = tmp_path / "V"
+    wf.freeze(audit, run=data.run, cut=data.cut, design="excluded", max_missed=0, seed=3)
+    wf.plan(audit)
+    wf.sample(audit, excluded=20, allow_underpowered=True)   # too few to meet it: "NOT met"
+    wf.label(audit, qrels=data.qrels)
+    verdict = wf.certify(audit).content["verdict"]
+    assert wf.status(audit)["verdict"] == verdict["text"]
+    from typer.testing import CliRunner
+
+    from rankcut.cli.main import app
+
+    out = CliRunner().invoke(app, ["audit", "status", "--audit", str(audit)])
+    assert out.exit_code == 0 and f"  {verdict['text']}\n" in out.stdout

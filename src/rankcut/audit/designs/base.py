@@ -23,6 +23,7 @@ import numpy as np
 from rankcut.audit import labels as labels_mod
 from rankcut.audit import provenance
 from rankcut.audit.folder import (
+    CERTIFICATE_FILE,
     LABELS_FILE,
     SAMPLE_FILE,
     SAMPLE_ITEMS,
@@ -625,7 +626,12 @@ class FixedSampleDesign:
         """After an opening (``record``, from ``opened.json``) the store must hold the labels that
         were opened, as certify checks (:func:`provenance.check_opening`): for a store edited,
         replaced or deleted since, ``labels_changed`` says what certify would refuse. The
-        certificate written before stays what it was (the report is built from it)."""
+        certificate written before stays what it was (the report is built from it); its verdict,
+        when a target was frozen, is said (``verdict``), as the sequential designs say theirs."""
+        if steps["certify"]:
+            content = read_json(folder / CERTIFICATE_FILE, "written by certify")
+            out["verdict"] = ((content.get("verdict") or {}).get("text") if isinstance(content, dict)
+                              else None)
         if record is None:
             return
         audit = FrozenAudit(load_manifest(folder))
