@@ -605,8 +605,10 @@ def _certified(folder: Path, as_json: bool) -> Any:
     from rankcut.review import session
 
     session.load_review(folder)   # a review folder (refused by name otherwise)
-    if not holds_store(folder / LABELS_FILE) and not (folder / OPENED_FILE).exists():   # certify refuses
-        return None   # a store gone after an opening
+    # nothing labelled and nothing opened: nothing to certify (a store gone after an opening: certify
+    # refuses it, below)
+    if not holds_store(folder / LABELS_FILE) and not (folder / OPENED_FILE).exists():
+        return None
     with bars(show_progress(as_json=as_json)):
         return workflow.certify(folder)
 
