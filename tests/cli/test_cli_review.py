@@ -346,6 +346,9 @@ def test_the_records_file_is_named_in_the_report_and_an_edit_after_start_is_said
     assert code == 0 and "warning:" not in out
     code, out, _ = _run("review", "certify", "--folder", folder)   # nothing read: not met, no refusal
     assert code == 1 and out.startswith("nothing is read yet: target recall ≥ 0.8 NOT met (0 of 80 records")
+    code, printed, _ = _run("review", "certify", "--folder", folder, "--json")   # JSON, as --json says
+    said = json.loads(printed)
+    assert code == 1 and said["verdict"] == {"met": False, "text": out.strip()} and said["read"] == 0
     (folder / "labels.sqlite").write_bytes(b"")   # what a label call stopped before its first write leaves
     code, again, _ = _run("review", "certify", "--folder", folder)
     assert (code, again) == (1, out)

@@ -583,8 +583,13 @@ def certify(folder: Path = FOLDER, as_json: bool = JSON) -> None:
     result = _certified(folder, as_json)
     if result is None:   # no label yet: nothing to certify, the target is not met
         info = session.status(folder)
-        typer.echo(f"nothing is read yet: target recall ≥ {info['target']:g} NOT met (0 of "
-                   f"{info['collection']} records read); {info['next_move']}", err=as_json)
+        text = (f"nothing is read yet: target recall ≥ {info['target']:g} NOT met (0 of "
+                f"{info['collection']} records read); {info['next_move']}")
+        if as_json:   # no certificate to print: its verdict, for a script that reads verdict.met
+            _echo_json({"audit_id": info["audit_id"], "certificate": None, "read": 0,
+                        "collection": info["collection"], "verdict": {"met": False, "text": text}})
+        else:
+            typer.echo(text)
         raise typer.Exit(1)
     typer.echo(result.to_json() if as_json else result.render(plain_first=True))
     ids = session.kept_relevant(folder)

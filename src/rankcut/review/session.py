@@ -835,7 +835,7 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
     manifest = load_review(out)
     check_count(ahead, "ahead", minimum=1)
     texts_path = check_inputs(manifest)["texts"]["path"]
-    info = workflow.status(out)
+    info = workflow.status(out, check_files=False)   # checked here: a changed one is refused
     prior = prior_knowledge(manifest)
     item = info.get("next_item")
     texts = _texts(texts_path, out) if item is not None else {}
