@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from cutters_testdata import lists_from_labels
@@ -228,3 +230,20 @@ def test_neural_cutters_name_their_paper_and_are_the_models_of_train() -> None:
     assert neural_cutters() == MODELS == ("attncut", "attncut-rc", "bicut", "choppy")
     for name in MODELS:
         assert "20" in cutter_class(name).paper  # type: ignore[attr-defined]  # author and year
+
+
+@pytest.mark.parametrize("spec", ["distribution", "surprise:1.0"])
+def test_a_cutter_that_reads_scores_warns_of_lists_scored_alike(spec: str) -> None:
+    """Every document scored alike: the score cutters kept everything without a word (h46)."""
+    from rankcut.cutters import make_cutter
+
+    flat = lists_from_labels([[1, 0, 0, 1] * 5, [0, 1] * 10, [1, 0] * 10],
+                             [[1.0] * 20, list(np.linspace(2, 1, 20)), [0.5] * 20])
+    with pytest.warns(UserWarning, match=r"2 of the 3 lists score every document alike \(query 'q0', 'q2'\): "
+                                         f"{spec.split(':')[0]} reads the scores alone"):
+        make_cutter(spec).predict(flat)
+    varied = lists_from_labels([[1, 0] * 10], [list(np.linspace(2, 1, 20))])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        make_cutter(spec).predict(varied)
+        make_cutter("fixed-k:5").predict(flat)   # reads no score: nothing to warn of

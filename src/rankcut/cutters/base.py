@@ -19,6 +19,7 @@ e.g. ``"fixed-k:20"`` or ``"greedy-k:f1"``; the same keys serve Python, configs 
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Callable
 from typing import Any, ClassVar, Self, TypeVar
 
@@ -65,6 +66,8 @@ class Cutter:
     #: keyword arguments that ``__init__`` takes through ``**options`` (those a family of cutters
     #: shares), parameters after its own
     shared_params: ClassVar[tuple[str, ...]] = ()
+    #: the cut is read from the scores alone: a list that scores every document alike is warned of
+    reads_scores: ClassVar[bool] = False
 
     # ----------------------------------------------------------------- parameters
     @classmethod
@@ -125,6 +128,8 @@ class Cutter:
                 f"this {self.name or type(self).__name__} cutter is not fitted yet: call fit(lists) "
                 "on training lists before predict"
             )
+        if self.reads_scores:
+            _warn_flat(lists, self.name or type(self).__name__)
         cuts = np.asarray(self._predict(lists))
         # enforce the contract on every cutter's output, not only on the ones tested
         return lists.check_cuts(cuts, allow_zero=self.allows_zero())
@@ -139,6 +144,20 @@ class Cutter:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
+
+
+def _warn_flat(lists: RankedLists, name: str) -> None:
+    """Warn of the lists of two or more documents that all score alike: a cutter that reads the
+    scores alone cannot tell their documents apart, and its cut there says nothing."""
+    scores = np.where(lists.mask, lists.scores, np.nan)
+    with np.errstate(invalid="ignore"):
+        spread = np.nanmax(scores, axis=1, initial=-np.inf) - np.nanmin(scores, axis=1, initial=np.inf)
+    flat = np.flatnonzero((lists.lengths >= 2) & (spread == 0))
+    if flat.size:
+        shown = ", ".join(repr(lists.qids[i]) for i in flat[:3]) + (", ..." if flat.size > 3 else "")
+        warnings.warn(f"{flat.size} of the {len(lists)} lists score every document alike (query {shown}): "
+                      f"{name} reads the scores alone and cannot tell their documents apart there",
+                      UserWarning, stacklevel=3)
 
 
 def _check_lists(lists: Any, arg: str) -> None:

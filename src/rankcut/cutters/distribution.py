@@ -249,6 +249,8 @@ class ScoreDistribution(Cutter):
     :param init_top: fraction of each list that seeds the relevant component.
     """
 
+    reads_scores = True
+
     def __init__(
         self, *, max_iter: int = 200, tol: float = 1e-6, min_docs: int = 10, init_top: float = 0.1
     ) -> None:

@@ -153,6 +153,8 @@ class Surprise(Cutter):
     thresholds), ``curve_`` (mean training metric per candidate), ``score_``.
     """
 
+    reads_scores = True
+
     spec_param = ("threshold", float)
 
     def __init__(
