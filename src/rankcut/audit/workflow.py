@@ -70,6 +70,7 @@ from rankcut.audit.folder import (
     AuditStepError,
     FrozenAudit,
     build_pools,
+    deleted_store_text,
     distinct_items,
     load_audit,
     load_sample,
@@ -1063,12 +1064,14 @@ def status(audit_dir: str | Path, *, check_certificate: bool = True, check_files
         out["opened_at"] = record.get("opened_at")
         steps["label"] = True
     if steps["sample"]:
+        if record is not None and not labels_mod.holds_store(folder / LABELS_FILE):   # certify refuses it
+            out["labels_changed"] = deleted_store_text(FrozenAudit(manifest), record)
         DESIGNS[manifest["design"]].status(folder, out, steps, record)
-    try:   # as certify and report check them: by file status, hashed only where it moved
-        if check_files:
+    if check_files:   # as certify and report check them: by file status, hashed only where it moved
+        try:
             check_inputs(manifest)
-    except ValueError as err:
-        out["inputs_changed"] = str(err)
+        except ValueError as err:
+            out["inputs_changed"] = str(err)
     if check_certificate and (folder / CERTIFICATE_FILE).exists():   # done only with one report takes
         from rankcut.audit.report import checked_certificate
 

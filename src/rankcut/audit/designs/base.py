@@ -30,7 +30,6 @@ from rankcut.audit.folder import (
     Audit,
     FrozenAudit,
     MemberSize,
-    deleted_store_text,
     distinct_items,
     open_store,
     read_rows,
@@ -624,21 +623,19 @@ class FixedSampleDesign:
     def status(self, folder: Path, out: dict[str, Any], steps: dict[str, bool],
                record: Mapping[str, Any] | None) -> None:
         """After an opening (``record``, from ``opened.json``) the store must hold the labels that
-        were opened, as certify checks (:func:`provenance.check_opening`): for a store edited,
-        replaced or deleted since, ``labels_changed`` says what certify would refuse. The
+        were opened, as certify checks (:func:`provenance.check_opening`): for a store edited or
+        replaced since, ``labels_changed`` says what certify would refuse (a deleted one:
+        :func:`rankcut.audit.workflow.status`, for every design). The
         certificate written before stays what it was (the report is built from it); its verdict,
         when a target was frozen, is said (``verdict``), as the sequential designs say theirs."""
         if steps["certify"]:
             content = read_json(folder / CERTIFICATE_FILE, "written by certify")
             out["verdict"] = ((content.get("verdict") or {}).get("text") if isinstance(content, dict)
                               else None)
-        if record is None:
+        path = folder / LABELS_FILE
+        if record is None or not labels_mod.holds_store(path):
             return
         audit = FrozenAudit(load_manifest(folder))
-        path = folder / LABELS_FILE
-        if not labels_mod.holds_store(path):
-            out["labels_changed"] = deleted_store_text(audit, record)
-            return
         info = read_json(folder / SAMPLE_FILE, "written by sample")
         try:   # read-only, as status reads everything (a label call may hold the store's write lock)
             with labels_mod.LabelStore(path, readonly=True) as store:

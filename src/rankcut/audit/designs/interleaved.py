@@ -75,7 +75,6 @@ from rankcut.audit.folder import (
     Audit,
     AuditStepError,
     FrozenAudit,
-    deleted_store_text,
     open_store,
     read_rows,
 )
@@ -984,8 +983,6 @@ class Interleaved(FixedSampleDesign):
                     check_opened(store, record, review)
                 except ValueError as err:
                     out["labels_changed"] = str(err)
-        elif record is not None:   # gone with review.jsonl (else the replay refused) after an opening
-            out["labels_changed"] = deleted_store_text(audit, record)
         step = review.next()
         out["review_steps"] = len(review.steps)
         out["found"] = review.state.review.found

@@ -42,12 +42,11 @@ from rankcut.audit.folder import (
     Audit,
     AuditStepError,
     FrozenAudit,
-    deleted_store_text,
     distinct_items,
     open_store,
     read_rows,
 )
-from rankcut.audit.manifest import load_manifest, now, read_json
+from rankcut.audit.manifest import now, read_json
 from rankcut.audit.options import spelled as _o
 from rankcut.audit.options import start_again
 from rankcut.audit.pools import Item, Pools
@@ -135,7 +134,7 @@ def check_openings(store: labels_mod.LabelStore, record: Mapping[str, Any] | Non
 
 
 def check_opened(store: labels_mod.LabelStore, record: Mapping[str, Any] | None,
-                    in_cut: Mapping[Item, int], audited: Mapping[Item, int], order: Sequence[Item]) -> None:
+                 in_cut: Mapping[Item, int], audited: Mapping[Item, int], order: Sequence[Item]) -> None:
     """:func:`check_openings` for the cut and the labelled start of the audit order."""
     check_openings(store, record, labelled_prefix(order, audited),
                    lambda prefix: _opened_hash(in_cut, audited, order, prefix),
@@ -442,8 +441,6 @@ class Sequential(FixedSampleDesign):
                     check_opened(store, record, store.get(cut), audited, order)
                 except ValueError as err:
                     out["labels_changed"] = str(err)
-        elif record is not None:   # deleted (or emptied) after an opening: certify refuses it
-            out["labels_changed"] = deleted_store_text(FrozenAudit(load_manifest(folder)), record)
         out["audit_labels"] = prefix   # the labelled start of the audit order
         if steps["certify"]:
             content = read_json(folder / CERTIFICATE_FILE, "written by certify")
