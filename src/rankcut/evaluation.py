@@ -628,10 +628,10 @@ def _cut(cutter: Cutter, lists: RankedLists, rows: NDArray[np.int64], labelled: 
 
 
 def trained_otherwise(method: Cutter, lists: RankedLists, recall_base: str | None) -> list[str]:
-    """How a trained model (``threshold_``, ``ordering_``, its ``recall_base``) learned under other
-    settings than ``lists`` are read with and ``recall_base`` scores with (None: not scored), each
-    as a clause after the model's name; the threshold only where ``lists`` carry labels. It then
-    learned to cut another task: said, never silently applied."""
+    """How a trained model (``threshold_``, ``ordering_``, ``depth_``, its ``recall_base``) learned
+    under other settings than ``lists`` are read with and ``recall_base`` scores with (None: not
+    scored), each as a clause after the model's name; the threshold only where ``lists`` carry
+    labels. It then learned to cut another task: said, never silently applied."""
     out = []
     learned = getattr(method, "threshold_", None)
     if learned is not None and lists.gains is not None and learned != lists.threshold:
@@ -643,6 +643,14 @@ def trained_otherwise(method: Cutter, lists: RankedLists, recall_base: str | Non
         out.append(f"was trained on lists ordered by {ordering}, and these are ordered by {lists.ordering} "
                    f"(--ordering): tied scores stand in another order than it learned from; give "
                    f"--ordering {ordering}")
+    depth = getattr(method, "depth_", None)
+    longer = lists.lengths > depth if depth is not None else np.zeros(len(lists), dtype=bool)
+    if longer.any():
+        first, n = int(np.argmax(longer)), int(longer.sum())
+        out.append(f"was trained on lists of at most {depth} documents, and {_count(n, 'list', 'lists')} "
+                   f"here {'is' if n == 1 else 'are'} longer (query {lists.qids[first]!r} holds "
+                   f"{int(lists.lengths[first])}): it never saw a position past {depth}, and its cuts there "
+                   f"are untested; give it the top {depth} of each list to cut as it learned")
     trained_base = getattr(method, "recall_base", None)   # F1 and recall count it; precision and DCG not
     if (recall_base is not None and trained_base is not None and trained_base != recall_base
             and getattr(method, "metric", None) in ("f1", "recall")):

@@ -111,6 +111,13 @@ def test_cut_with_the_model_writes_the_cuts_of_the_loaded_cutter(model: Path, fi
     other = invoke("cut", "--model", model, "--run", files["test"], "--out", out, "--ordering", "trec_eval")
     assert other.exit_code == 0 and f"--model {model} was trained on lists ordered by rank, and these are " \
         "ordered by trec_eval (--ordering)" in other.stderr
+    deeper = files["dir"] / "deeper.run"   # one query 5 documents deeper than any it trained on
+    first = files["test"].read_text().splitlines()[0].split()[0]
+    extra = "".join(f"{first} Q0 extra{j} {31 + j} {-1.0 - j} syn\n" for j in range(5))
+    deeper.write_text(files["test"].read_text() + extra)
+    deep = invoke("cut", "--model", model, "--run", deeper, "--out", out)
+    assert deep.exit_code == 0 and f"--model {model} was trained on lists of at most 30 documents, and " \
+        f"1 list here is longer (query '{first}' holds 35)" in deep.stderr, deep.output
 
 
 def test_the_same_seed_trains_the_same_model(model: Path, files: dict[str, Path]) -> None:

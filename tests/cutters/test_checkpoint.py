@@ -264,7 +264,8 @@ def test_the_relevance_grade_trained_with_is_kept_and_checked(tmp_path: Path) ->
     folder = AttnCut(epochs=1, seed=0).fit(strict).save(tmp_path / "m")
     model = load_checkpoint(folder)
     assert model.threshold_ == 2.0
-    assert "relevant: relevance ≥ 2; lists ordered by rank." in (folder / "README.md").read_text()
+    assert "relevant: relevance ≥ 2; lists ordered by rank, at most 8 documents long" \
+        in (folder / "README.md").read_text()
     config = json.loads((folder / "config.json").read_text())   # as an earlier rankcut wrote it
     del config["training"]["threshold"]
     (folder / "config.json").write_text(json.dumps(config))
@@ -278,3 +279,37 @@ def test_the_relevance_grade_trained_with_is_kept_and_checked(tmp_path: Path) ->
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with_trained(evaluate_cutters(["fixed-k:2"], strict, folds=2), strict, {"m": model}, baseline=None)
+
+
+def test_the_depth_trained_on_is_kept_and_checked(tmp_path: Path) -> None:
+    """A model trained on top-8 lists cut top-12 lists without a word: the checkpoint did not say how
+    long its training lists were, and positions past 8 are ones it never placed a cut at."""
+    import warnings
+
+    from rankcut.evaluation import evaluate_cutters, trained_otherwise, with_trained
+
+    rng = np.random.default_rng(5)
+
+    def lists(depth: int) -> RankedLists:
+        run = {f"q{q}": [Posting(f"d{j}", float(20 - j), j + 1) for j in range(depth - (q == 3))]
+               for q in range(10)}
+        qrels = {q: {f"d{j}": int(rng.integers(0, 2)) for j in range(depth)} for q in run}
+        return RankedLists.from_postings(run, qrels).with_features(rng.random((10, depth, 1)), ["sim"])
+
+    short, deep = lists(8), lists(12)
+    folder = AttnCut(epochs=1, seed=0).fit(short).save(tmp_path / "m")
+    model = load_checkpoint(folder)
+    assert model.depth_ == 8
+    assert trained_otherwise(model, short, "list") == []
+    assert trained_otherwise(model, deep, "list") == [
+        "was trained on lists of at most 8 documents, and 10 lists here are longer (query 'q0' holds 12): "
+        "it never saw a position past 8, and its cuts there are untested; give it the top 8 of each list to "
+        "cut as it learned"]
+    one = deep.subset(["q3", "q4"])
+    assert trained_otherwise(model, one, "list")[0].startswith(
+        "was trained on lists of at most 8 documents, and 2 lists here are longer (query 'q3' holds 11)")
+    with pytest.warns(UserWarning, match="m was trained on lists of at most 8 documents"):
+        with_trained(evaluate_cutters(["fixed-k:2"], deep, folds=2), deep, {"m": model}, baseline=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with_trained(evaluate_cutters(["fixed-k:2"], short, folds=2), short, {"m": model}, baseline=None)
