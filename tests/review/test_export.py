@@ -287,3 +287,41 @@ def test_a_ris_review_exports_its_ris_file_with_the_labels(records: Records, tmp
     with pytest.raises(ValueError, match="mine.ris changed since the review started: name it"):
         write_export(folder, tmp_path / "y.ris")
     assert not (tmp_path / "x.ris").exists() and not (tmp_path / "y.ris").exists()
+
+
+def test_a_ris_reviews_table_starts_a_review_again(records: Records, tmp_path: Path) -> None:
+    """The CSV export of a review of a RIS file had one column ``text`` (title and abstract joined),
+    which no reader of records takes: the table could not start a review again. It now has the RIS
+    file's titles and abstracts, and its labels are the new review's prior knowledge."""
+    from rankcut.review.records import load_records
+
+    assert records.labels is not None
+    last = len(records) - 1
+    truth = dict(zip(records.ids[:last] + (str(len(records)),), records.labels.tolist(), strict=True))
+    source = _ris(tmp_path / "mine.ris", records, int(records.labels.argmax()))
+    folder = tmp_path / "R"
+    session.start(load_records(source), folder, target_recall=0.8, seed=4, policy=POLICY, sources=[source])
+    session.label(folder, known=truth, limit=25)
+    out = tmp_path / "labelled.csv"
+    result = CliRunner().invoke(app, ["review", "export", "--folder", str(folder), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert f"with the titles and abstracts of {source.resolve()}" in result.stdout
+    rows = _rows(out)
+    assert tuple(rows[0]) == (*EXPORT_COLUMNS, "title", "abstract")
+    given = load_records(source)
+    by_id = dict(zip(given.ids, zip(given.titles, given.abstracts, strict=True), strict=True))
+    assert all((r["title"], r["abstract"]) == by_id[r["record_id"]] for r in rows)
+    again = load_records(out)
+    assert sorted(zip(again.ids, again.texts, strict=True)) == sorted(zip(given.ids, given.texts, strict=True))
+    labelled = {r["record_id"]: int(r["label"]) for r in rows if r["label"]}
+    assert len(labelled) == 25 + 1   # the prior knowledge and the 25 labelled
+    assert {rid: y for rid, y in zip(again.ids, again.prior.tolist(), strict=True) if y >= 0} == labelled
+    session.start(again, tmp_path / "R2", target_recall=0.8, seed=4, policy=POLICY, sources=[out])
+    assert session.status(tmp_path / "R2")["read"] == len(labelled)
+
+    source.write_text(source.read_text().replace("Doe, J.", "Doe, John"))   # changed since start
+    changed = CliRunner().invoke(app, ["review", "export", "--folder", str(folder), "--out", str(out)])
+    assert changed.exit_code == 0, changed.output
+    assert f"note: {source.resolve()} changed since the review started, so the export gives the title and " \
+        "abstract the review screened (column text)" in changed.stdout
+    assert out.read_text().splitlines()[0].split(",") == [*EXPORT_COLUMNS, "text"]

@@ -649,14 +649,15 @@ def report(
 def export(
     folder: Path = FOLDER,
     out: Path = typer.Option(..., "--out", help="The CSV to write (TSV for .tsv): record_id, label, step, "
-                             "move, prior_knowledge, review, then the records file's own columns (text for "
-                             "RIS or TREC records); the records read in reading order, then the unread "
-                             "ones. For records read from a RIS file, also *.ris: that file with the labels "
-                             "in ASReview's notes."),
+                             "move, prior_knowledge, review, then the records file's own columns (title and "
+                             "abstract for RIS records, text for TREC records); the records read in reading "
+                             "order, then the unread ones. For records read from a RIS file, also *.ris: "
+                             "that file with the labels in ASReview's notes."),
     relevant: bool = typer.Option(False, "--relevant", help="Only the records labelled relevant."),
 ) -> None:
     """Write the review's records with their labels (the records found relevant: --relevant)."""
     from rankcut.review.export import export as write_export
+    from rankcut.review.records import RIS_SUFFIXES
 
     counts = write_export(folder, out, relevant_only=relevant)
     what = "relevant records" if relevant else "records"
@@ -664,6 +665,8 @@ def export(
     ris = out.suffix.lower() == ".ris"
     columns = ("" if not counts["columns_of"] else
                f", the records of {counts['columns_of']} with ASReview's label notes" if ris else
+               f", with the titles and abstracts of {counts['columns_of']}"
+               if Path(counts["columns_of"].removesuffix(".gz")).suffix.lower() in RIS_SUFFIXES else
                f", with the columns of {counts['columns_of']}")
     typer.echo(f"wrote {counts['records']} {what} to {out} ({counts['read']} read, {counts['relevant']} "
                f"relevant{kept}){columns}")

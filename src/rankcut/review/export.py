@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from rankcut.audit.folder import SAMPLE_ITEMS, FrozenAudit, read_rows
 from rankcut.audit.manifest import Manifest, check_inputs, write_text_atomic
 from rankcut.data.io import open_text
 from rankcut.data.screening import LABEL_COLUMNS, Table, read_table
-from rankcut.review.records import RIS_NOTES, RIS_SUFFIXES, ris_record_id
+from rankcut.review.records import RIS_NOTES, RIS_SUFFIXES, load_records, ris_record_id
 from rankcut.review.session import (
     TABLES,
     _changed,
@@ -67,6 +68,19 @@ def _source(manifest: Manifest, kinds: Sequence[str]) -> tuple[Path | None, str]
     if _changed(src) is not None:
         return None, f"{path} changed since the review started"
     return path, ""
+
+
+def _ris_parts(manifest: Manifest) -> tuple[dict[str, tuple[str, str]], str] | None:
+    """Title and abstract of each record, by ID, read again from the RIS file the review's records
+    came from, and its path, if they did and it is unchanged at its path; else ``None``. A table of
+    them starts a review again (the frozen text joins the two: no reader splits it back)."""
+    path, _ = _source(manifest, RIS_SUFFIXES)
+    if path is None:
+        return None
+    with warnings.catch_warnings():   # its records without a title or abstract were said at start
+        warnings.simplefilter("ignore")
+        records = load_records(path)
+    return dict(zip(records.ids, zip(records.titles, records.abstracts, strict=True), strict=True)), str(path)
 
 
 def _export_header(columns: Sequence[str]) -> tuple[str, ...]:
@@ -179,9 +193,11 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
     ``record_id`` but once; one named as a column before it, or as an ASReview label column, gets
     ``file_`` in front, so that ASReview reads the review's labels), with the
     values as the file holds them, so an export carries the PubMed ids, authors and DOIs a review
-    goes on with. The file must be unchanged at its path (its sha256 was frozen at start);
-    otherwise, and for records from a RIS file, a TREC run or Python, the last column is ``text``:
-    the title and abstract the review screened.
+    goes on with. The file must be unchanged at its path (its sha256 was frozen at start). For
+    records from a RIS file unchanged at its path, the last columns are ``title`` and ``abstract``
+    as read from it, so that the table starts a review again (its labels as prior knowledge); for
+    records from a changed file, a TREC run or Python, the last column is ``text``: the title and
+    abstract the review screened, joined.
 
     **RIS** (``.ris``), for a review started from a RIS file unchanged at its path: that file's
     records in the same order as a table's rows, each with every tag it had, and its label as
@@ -221,17 +237,25 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
     if relevant_only:
         rows = [r for r in rows if r[1] == 1]
     qid, _ = _items(out)
-    table, source = (None, "") if ris is not None else _source_table(manifest)
+    written, why = "", ""   # the file whose columns are written; why no file's are
     if ris is not None:
         _write_ris(target, ris, rows)
-    elif table is None:
-        texts = _texts(texts_path, out)
-        _write_table(target, (*EXPORT_COLUMNS, "text"), ([*r, texts.get((qid, r[0]), "")] for r in rows))
+        written = str(ris)
+    elif (parts := _ris_parts(manifest)) is not None:
+        _write_table(target, (*EXPORT_COLUMNS, "title", "abstract"), ([*r, *parts[0][r[0]]] for r in rows))
+        written = parts[1]
     else:
-        own = [i for i, c in enumerate(table.columns) if c.lower() != "record_id"]
-        fields = {rid: [row[i] for i in own] for rid, row in zip(table.record_ids, table.rows, strict=True)}
-        _write_table(target, _export_header(table.columns), ([*r, *fields[r[0]]] for r in rows))
-    written = str(ris) if ris is not None else "" if table is None else source
+        table, source = _source_table(manifest)
+        if table is not None:
+            own = [i for i, c in enumerate(table.columns) if c.lower() != "record_id"]
+            fields = {rid: [row[i] for i in own]
+                      for rid, row in zip(table.record_ids, table.rows, strict=True)}
+            _write_table(target, _export_header(table.columns), ([*r, *fields[r[0]]] for r in rows))
+            written = source
+        else:
+            texts = _texts(texts_path, out)
+            _write_table(target, (*EXPORT_COLUMNS, "text"), ([*r, texts.get((qid, r[0]), "")] for r in rows))
+            why = source or _source(manifest, RIS_SUFFIXES)[1]
     return {"records": len(rows), "read": read, "relevant": relevant,
             "kept_relevant": sum(y for y in kept.values()),
-            "columns_of": written, "no_columns": source if table is None and ris is None else ""}
+            "columns_of": written, "no_columns": why}
