@@ -61,7 +61,7 @@ def test_the_export_lists_the_records_read_in_reading_order_then_the_unread(reco
     assert rows[5]["text"] == records.texts[records.ids.index(rows[5]["record_id"])]
     info = session.status(folder)
     assert counts == {"records": len(records), "read": info["read"], "relevant": info["found"],
-                      "kept_relevant": 0, "columns_of": "", "no_columns": ""}
+                      "kept_relevant": 0, "prior_relevant": 0, "columns_of": "", "no_columns": ""}
 
     # only the relevant ones, as TSV; an earlier export is replaced, any other file is refused
     tsv = tmp_path / "included.tsv"
@@ -325,3 +325,46 @@ def test_a_ris_reviews_table_starts_a_review_again(records: Records, tmp_path: P
     assert f"note: {source.resolve()} changed since the review started, so the export gives the title and " \
         "abstract the review screened (column text)" in changed.stdout
     assert out.read_text().splitlines()[0].split(",") == [*EXPORT_COLUMNS, "text"]
+
+
+def test_prior_knowledge_not_read_yet_is_exported_with_its_label(records: Records, tmp_path: Path) -> None:
+    """A review of records half of which were labelled before the session reads them as the ranker
+    reaches them; its export gave those not read yet an empty label (RIS: ASReview_not_seen), so an
+    export started from again, or read by ASReview, lost them without a word."""
+    from rankcut.review.records import load_records
+
+    assert records.labels is not None
+    truth = dict(zip(records.ids[:-1] + (str(len(records)),), records.labels.tolist(), strict=True))
+    prior = dict(list(truth.items())[::2])
+    source = _ris(tmp_path / "mine.ris", records, -1)
+    text = source.read_text().split("ER  - ")
+    marked = [entry + (f"N1  - {'ASReview_relevant' if prior[rid] else 'ASReview_irrelevant'}\n"
+                       if (rid := list(truth)[i]) in prior else "")
+              for i, entry in enumerate(text[:-1])]
+    source.write_text("ER  - ".join([*marked, text[-1]]))
+    given = load_records(source)
+    assert {rid: y for rid, y in zip(given.ids, given.prior.tolist(), strict=True) if y >= 0} == prior
+    folder = tmp_path / "R"
+    session.start(given, folder, target_recall=0.8, seed=4, policy=POLICY, sources=[source])
+    session.label(folder, known=truth, limit=5)
+    info = session.status(folder)
+    assert info["prior_read"] < len(prior)   # some known labels not read yet: the case
+    result = CliRunner().invoke(app, ["review", "export", "--folder", str(folder), "--out",
+                                      str(tmp_path / "t.csv")])
+    assert result.exit_code == 0, result.output
+    rows = _rows(tmp_path / "t.csv")
+    labelled = {r["record_id"]: int(r["label"]) for r in rows if r["label"]}
+    assert {rid: y for rid, y in labelled.items() if rid in prior} == prior
+    unread_prior = [r for r in rows if r["record_id"] in prior and not r["step"]]
+    assert unread_prior and all(r["move"] == "" and r["prior_knowledge"] == "yes" for r in unread_prior)
+    waiting = sum(int(r["label"]) for r in unread_prior)
+    assert f"({info['read']} read, {info['found']} relevant, {waiting} more known relevant before the " \
+        "session and not read yet)" in result.stdout
+    again = load_records(tmp_path / "t.csv")
+    assert {rid: y for rid, y in zip(again.ids, again.prior.tolist(), strict=True) if y >= 0} == labelled
+    write_export(folder, tmp_path / "t.ris")
+    back = load_records(tmp_path / "t.ris")
+    assert {rid: y for rid, y in zip(back.ids, back.prior.tolist(), strict=True) if y >= 0} == labelled
+    assert "prior knowledge, not read yet" in (tmp_path / "t.ris").read_text()
+    relevant = write_export(folder, tmp_path / "rel.csv", relevant_only=True)
+    assert relevant["records"] == sum(labelled.values()) and relevant["relevant"] == info["found"]

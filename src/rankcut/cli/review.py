@@ -662,6 +662,8 @@ def export(
     counts = write_export(folder, out, relevant_only=relevant)
     what = "relevant records" if relevant else "records"
     kept = f", {counts['kept_relevant']} more answered relevant but kept" if counts["kept_relevant"] else ""
+    if counts["prior_relevant"]:
+        kept += f", {counts['prior_relevant']} more known relevant before the session and not read yet"
     ris = out.suffix.lower() == ".ris"
     columns = ("" if not counts["columns_of"] else
                f", the records of {counts['columns_of']} with ASReview's label notes" if ris else

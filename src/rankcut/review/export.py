@@ -134,7 +134,8 @@ def _check_ris(target: Path, review: str) -> None:
 
 def _rows(folder: Path, manifest: Manifest) -> tuple[list[tuple[Any, ...]], int, dict[str, int]]:
     """The export's rows (:data:`EXPORT_COLUMNS`): the records read in reading order, then the
-    unread ones; the records read; the kept answers."""
+    unread ones (labelled where an answer is kept, or by the prior knowledge); the records read;
+    the kept answers."""
     review = replayed(FrozenAudit(manifest), read_rows(folder / SAMPLE_ITEMS))
     _, ids = _items(folder)
     prior = prior_knowledge(manifest)
@@ -143,8 +144,8 @@ def _rows(folder: Path, manifest: Manifest) -> tuple[list[tuple[Any, ...]], int,
         (s.item[1], s.label, s.number, s.move, known[s.item[1]], manifest.short_id) for s in review.steps]
     read = {r[0] for r in rows}
     kept = kept_answers(folder)   # answered, not recorded: the review has not asked for them (yet)
-    rows += [(rid, kept.get(rid, ""), "", "kept" if rid in kept else "", known[rid], manifest.short_id)
-             for rid in ids if rid not in read]
+    rows += [(rid, kept.get(rid, prior.get(rid, "")), "", "kept" if rid in kept else "", known[rid],
+              manifest.short_id) for rid in ids if rid not in read]
     return rows, len(read), kept
 
 
@@ -163,7 +164,7 @@ def _write_ris(target: Path, source: Path, rows: Sequence[tuple[Any, ...]]) -> N
         entry = {"id": rid, **by_id[rid]}   # one without an ID gets the review's (its number in the file)
         notes = [str(n) for n in entry.get("notes") or []
                  if not _RIS_NOTE.match(str(n)) and not any(k in str(n) for k in RIS_NOTES)]
-        how = ("not read" if move == "" else
+        how = (("prior knowledge, not read yet" if prior == "yes" else "not read") if move == "" else
                "answered, kept (not counted by the certificate: the review has not asked for it)"
                if move == "kept" else f"step {step}, {move}{', prior knowledge' if prior == 'yes' else ''}")
         entry["notes"] = [*notes, _RIS_LABEL[label], f"rankcut review {review}: {how}"]
@@ -186,8 +187,10 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
     session, else ``no``; ``review`` the review's short id on every row, so that an export names its
     review), then the unread ones in the records' order with empty label, step and move — as
     ASReview exports a project — except that a kept answer (``session.PENDING_FILE``) gives its
-    label and the move ``kept``: a reviewer answered it, but no certificate counts it.
-    ``relevant_only``: only the records labelled relevant, kept ones included. The labels are the
+    label and the move ``kept``: a reviewer answered it, but no certificate counts it; and a record
+    of the prior knowledge the review has not read yet gives the label known before the session
+    (``prior_knowledge`` ``yes``, no step, no move), so that an export started from again keeps
+    it. ``relevant_only``: only the records labelled relevant, kept and prior ones included. The labels are the
     review's as replayed from its label store (an edited store is refused). After those columns
     come the record's own: every column of the CSV/TSV the review was started from (its
     ``record_id`` but once; one named as a column before it, or as an ASReview label column, gets
@@ -202,14 +205,16 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
     **RIS** (``.ris``), for a review started from a RIS file unchanged at its path: that file's
     records in the same order as a table's rows, each with every tag it had, and its label as
     ASReview writes it in a note (``ASReview_relevant``, ``ASReview_irrelevant`` or
-    ``ASReview_not_seen``, a kept answer's label included), beside a note ``rankcut review <id>:
-    step 12, screen`` (or ``not read``, ``answered, kept ...``). Such notes the file held before are
+    ``ASReview_not_seen``, a kept answer's and the prior knowledge's labels included), beside a note
+    ``rankcut review <id>: step 12, screen`` (or ``not read``, ``prior knowledge, not read yet``,
+    ``answered, kept ...``). Such notes the file held before are
     replaced, so that ASReview reads the review's labels (a reference manager keeps them as
     notes). A record without an ``ID`` tag gets one: the review's ID for it, its number in the file.
 
-    :returns: ``{"records", "read", "relevant", "kept_relevant", "columns_of", "no_columns"}``: the
-        rows written, the review's counts (relevant: recorded), the kept answers that say
-        relevant, the file whose columns (or RIS records) were written (``""``: none), and why a
+    :returns: ``{"records", "read", "relevant", "kept_relevant", "prior_relevant", "columns_of",
+        "no_columns"}``: the rows written, the review's counts (relevant: recorded), the kept
+        answers that say relevant, the records known relevant before the session and not read
+        yet, the file whose columns (or RIS records) were written (``""``: none), and why a
         table's were not (``""``).
     :raises FileExistsError: when ``path`` exists and is not such an export of this review
         (nothing is replaced but an earlier export of the same review).
@@ -233,7 +238,7 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
         (_check_ris if ris is not None else _check_table)(target, manifest.short_id)
     texts_path = check_inputs(manifest)["texts"]["path"]   # refused if a frozen input changed
     rows, read, kept = _rows(out, manifest)
-    relevant = sum(r[1] == 1 and r[3] != "kept" for r in rows)
+    relevant = sum(r[1] == 1 and r[2] != "" for r in rows)   # recorded: at a step
     if relevant_only:
         rows = [r for r in rows if r[1] == 1]
     qid, _ = _items(out)
@@ -258,4 +263,5 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
             why = source or _source(manifest, RIS_SUFFIXES)[1]
     return {"records": len(rows), "read": read, "relevant": relevant,
             "kept_relevant": sum(y for y in kept.values()),
+            "prior_relevant": sum(r[1] == 1 and r[2] == "" and r[3] != "kept" for r in rows),
             "columns_of": written, "no_columns": why}
