@@ -120,3 +120,30 @@ def test_the_command_line(records: Records, tmp_path: Path) -> None:
     bad = CliRunner().invoke(app, ["review", "correct", "--folder", str(old), "--into", str(tmp_path / "x"),
                                    "--relabel", first[1]])
     assert bad.exit_code == 2 and "give RECORD=LABEL" in bad.stderr
+
+
+def test_a_kept_answer_is_corrected_by_label_after_the_target_is_met(records: Records,
+                                                                     tmp_path: Path) -> None:
+    """``correct`` sends a wrong kept answer to ``label --from``, which refused any file once the
+    target was met ("the review asks for no further record"): the advice failed as given."""
+    import warnings
+
+    truth = labels_of(records)
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=2, policy=POLICY)
+    session.label(folder, known=truth)
+    assert workflow.status(folder).get("next_item") is None   # met: the review asks for no record
+    unread = next(rid for rid in records.ids if rid not in {s[1] for s in _steps(folder)})
+    session.keep(folder, {unread: 0}, "serve reviewer Bob")
+    with pytest.raises(ValueError, match=f"record '{unread}' is only kept in review .*: give its right label "
+                                         "with rankcut review label --from"):
+        session.correct(folder, tmp_path / "new", {unread: 1})
+    fix = tmp_path / "fix.csv"
+    fix.write_text(f"record_id,label\n{unread},1\n")
+    with pytest.warns(UserWarning, match=f"record '{unread}' is labelled 1, which replaces the 0 kept"):
+        assert session.label(folder, from_file=fix).recorded == 0
+    assert session.kept_answers(folder) == {unread: 1}
+    with warnings.catch_warnings(), pytest.raises(ValueError, match="nothing was recorded — the review asks "
+                                                                    "for no further record"):
+        warnings.simplefilter("ignore")
+        session.label(folder, from_file=fix)   # the same answer again: nothing new

@@ -312,7 +312,8 @@ def test_a_ris_reviews_table_starts_a_review_again(records: Records, tmp_path: P
     by_id = dict(zip(given.ids, zip(given.titles, given.abstracts, strict=True), strict=True))
     assert all((r["title"], r["abstract"]) == by_id[r["record_id"]] for r in rows)
     again = load_records(out)
-    assert sorted(zip(again.ids, again.texts, strict=True)) == sorted(zip(given.ids, given.texts, strict=True))
+    assert sorted(zip(again.ids, again.texts, strict=True)) == \
+        sorted(zip(given.ids, given.texts, strict=True))
     labelled = {r["record_id"]: int(r["label"]) for r in rows if r["label"]}
     assert len(labelled) == 25 + 1   # the prior knowledge and the 25 labelled
     assert {rid: y for rid, y in zip(again.ids, again.prior.tolist(), strict=True) if y >= 0} == labelled

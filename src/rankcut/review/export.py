@@ -190,12 +190,12 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
     label and the move ``kept``: a reviewer answered it, but no certificate counts it; and a record
     of the prior knowledge the review has not read yet gives the label known before the session
     (``prior_knowledge`` ``yes``, no step, no move), so that an export started from again keeps
-    it. ``relevant_only``: only the records labelled relevant, kept and prior ones included. The labels are the
-    review's as replayed from its label store (an edited store is refused). After those columns
-    come the record's own: every column of the CSV/TSV the review was started from (its
-    ``record_id`` but once; one named as a column before it, or as an ASReview label column, gets
-    ``file_`` in front, so that ASReview reads the review's labels), with the
-    values as the file holds them, so an export carries the PubMed ids, authors and DOIs a review
+    it. ``relevant_only``: only the records labelled relevant, kept and prior ones included. The
+    labels are the review's as replayed from its label store (an edited store is refused). After
+    those columns come the record's own: every column of the CSV/TSV the review was started from
+    (its ``record_id`` but once; one named as a column before it, or as an ASReview label column,
+    gets ``file_`` in front, so that ASReview reads the review's labels), with the values as the
+    file holds them, so an export carries the PubMed ids, authors and DOIs a review
     goes on with. The file must be unchanged at its path (its sha256 was frozen at start). For
     records from a RIS file unchanged at its path, the last columns are ``title`` and ``abstract``
     as read from it, so that the table starts a review again (its labels as prior knowledge); for
