@@ -387,6 +387,12 @@ def test_plot_cutoffs_writes_a_png_and_needs_the_reference(tmp_path):
     ev = evaluate_cutters(["oracle", "fixed-k:3", "distribution"], lists)
     out = plot_cutoffs(ev, tmp_path / "cuts.png")
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the format is the suffix's (a PDF name got PNG bytes, which LaTeX does not open)
+    assert plot_cutoffs(ev, tmp_path / "cuts.PDF").read_bytes()[:5] == b"%PDF-"
+    assert b"<svg" in plot_cutoffs(ev, tmp_path / "cuts.svg").read_bytes()[:400]
+    with pytest.raises(ValueError, match=r"cuts\.jpg: a figure is written as \*\.png, \*\.pdf, \*\.svg"):
+        plot_cutoffs(ev, tmp_path / "cuts.jpg")
+    assert not (tmp_path / "cuts.jpg").exists()
     no_oracle = evaluate_cutters(["fixed-k:3"], lists)
     with pytest.raises(ValueError, match="reference 'oracle'"):
         plot_cutoffs(no_oracle, tmp_path / "x.png")

@@ -10,6 +10,7 @@ session.
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,9 +19,13 @@ from typing import Any
 import numpy as np
 
 from rankcut._util import check_int
+from rankcut.data.io import write_atomic
 from rankcut.evaluation import Evaluation
 
-__all__ = ["plot_cutoffs"]
+__all__ = ["FIGURE_FORMATS", "check_figure_path", "plot_cutoffs"]
+
+#: the figure formats written, named by the file's suffix
+FIGURE_FORMATS = ("png", "pdf", "svg")
 
 _INSTALL_HINT = "plotting needs matplotlib: pip install 'rankcut[eval]'"
 
@@ -42,6 +47,16 @@ def _cycle() -> Any:
     return rcParams["axes.prop_cycle"]
 
 
+def check_figure_path(path: str | os.PathLike[str]) -> str:
+    """The format of the figure file ``path`` (its suffix, one of :data:`FIGURE_FORMATS`);
+    ValueError for another suffix (a PDF name given PNG bytes would not open in LaTeX)."""
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in FIGURE_FORMATS:
+        raise ValueError(f"{path}: a figure is written as {', '.join(f'*.{f}' for f in FIGURE_FORMATS)}, "
+                         "by the file's suffix: name it so")
+    return suffix
+
+
 def plot_cutoffs(
     evaluation: Evaluation,
     path: str | os.PathLike[str],
@@ -54,7 +69,7 @@ def plot_cutoffs(
 ) -> Path:
     """Draw the distribution of the cuts of the test queries, per method, against ``reference``
     (Figure 2 of AttnCut: "the distribution of cut-off positions of testing queries from
-    AttnCut and Oracle") and save it as a PNG.
+    AttnCut and Oracle") and save it as PNG, PDF or SVG, by the suffix of ``path``.
 
     Each curve is the fraction of test queries whose cut falls in each bin of positions; the
     reference is filled. A method that cuts every list at one depth (every cut is
@@ -65,19 +80,21 @@ def plot_cutoffs(
 
     :param evaluation: the result of :func:`rankcut.evaluation.evaluate_cutters`; must include
         ``reference``.
-    :param path: the PNG to write.
+    :param path: the figure to write (``*.png``, ``*.pdf`` or ``*.svg``), whole or not at all.
     :param metric: which column's cuts to draw (one of ``evaluation.metrics``).
     :param methods: methods to draw against the reference (default: all others).
     :param reference: the method drawn filled, the Oracle by default.
     :param bin_width: width of a bin in positions (default: about 30 bins over the longest cut).
     :param title: figure title (default names the metric and the number of queries).
     :returns: the path written.
-    :raises ValueError: for an unknown metric, method or reference, or a bin width < 1.
+    :raises ValueError: for an unknown metric, method or reference, a bin width < 1, or another
+        suffix of ``path``.
     :raises FileNotFoundError: when the folder of ``path`` does not exist (checked before drawing).
     :raises ImportError: when matplotlib is missing (the message names ``rankcut[eval]``).
     """
     ev = evaluation
     out = Path(path)
+    fmt = check_figure_path(out)
     if not out.parent.is_dir():
         what = "is not a folder" if out.parent.exists() else "does not exist"
         raise FileNotFoundError(f"cannot write {out}: output folder {out.parent} {what}")
@@ -122,5 +139,7 @@ def plot_cutoffs(
     ax.set_title(title or f"Cut-off positions of {len(ev.qids)} test queries ({label}-optimised)")
     ax.legend(frameon=False, fontsize="small")
     fig.tight_layout()
-    fig.savefig(out, format="png")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=fmt)
+    write_atomic(out, buffer.getvalue())
     return out

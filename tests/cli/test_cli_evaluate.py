@@ -249,6 +249,26 @@ def test_evaluate_checks_the_plot_before_loading(tiny, no_loading, monkeypatch):
     missing = tiny["dir"] / "nonexistent" / "dir"
     one_line_error(invoke(*common, "--plot", missing / "x.png"), f"output folder {missing} does not exist")
     one_line_error(invoke(*common, "--plot", tiny["qrels"]), "--plot", "is the input file --qrels")
+    one_line_error(invoke(*common, "--plot", tiny["dir"] / "x.jpg"),
+                   "x.jpg: a figure is written as *.png, *.pdf, *.svg, by the file's suffix")
+    # every input is refused as the figure, not only the lists and the qrels (each was overwritten)
+    ids = tiny["dir"] / "ids.txt"
+    ids.write_text("q1\n")
+    splits = tiny["dir"] / "splits.json"
+    splits.write_text('{"test": ["q1"]}')
+    cut = tiny["dir"] / "cut.run"
+    cut.write_text(tiny["run"].read_text())
+    model = tiny["dir"] / "model"
+    model.mkdir(exist_ok=True)
+    (model / "model.safetensors").write_bytes(b"weights")
+    for option, given, plot in [("--cut", cut, cut), ("--features", ids, ids),
+                                ("--train-queries", ids, ids), ("--test-queries", f"{splits}#test", splits),
+                                ("--model", model, model / "model.safetensors"),
+                                ("--model", model, model / "new.png")]:
+        result = invoke(*common, option, given, "--plot", plot)
+        said = "is in the input folder --model" if option == "--model" else f"is the input file {option}"
+        one_line_error(result, "--plot", said)
+    assert (model / "model.safetensors").read_bytes() == b"weights" and ids.read_text() == "q1\n"
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # as if matplotlib were not installed
     one_line_error(invoke(*common, "--plot", tiny["dir"] / "x.png"),
                    "--plot needs matplotlib: pip install 'rankcut[eval]'")

@@ -111,6 +111,10 @@ def test_cut_with_the_model_writes_the_cuts_of_the_loaded_cutter(model: Path, fi
     other = invoke("cut", "--model", model, "--run", files["test"], "--out", out, "--ordering", "trec_eval")
     assert other.exit_code == 0 and f"--model {model} was trained on lists ordered by rank, and these are " \
         "ordered by trec_eval (--ordering)" in other.stderr
+    config = (model / "config.json").read_bytes()   # the model read is no output: it was overwritten
+    one_line_error(invoke("cut", "--model", model, "--run", files["test"], "--out", model / "config.json"),
+                   f"--out {model / 'config.json'} is in the input folder --model {model}")
+    assert (model / "config.json").read_bytes() == config
     deeper = files["dir"] / "deeper.run"   # one query 5 documents deeper than any it trained on
     first = files["test"].read_text().splitlines()[0].split()[0]
     extra = "".join(f"{first} Q0 extra{j} {31 + j} {-1.0 - j} syn\n" for j in range(5))

@@ -83,16 +83,18 @@ def warnings_about(source: str) -> Iterator[None]:
 
 def check_output(path: Path, option: str, inputs: dict[str, list[Path]]) -> None:
     """Before any work: the folder of ``path`` must exist (it is not created), and ``path`` must
-    not be one of the input files (rankcut never overwrites its input)."""
+    not be one of the input files, nor lie in an input folder (a trained model's): rankcut never
+    overwrites its input."""
     folder = path.parent
     if not folder.is_dir():
         what = "is not a folder" if folder.exists() else "does not exist"
         raise ValueError(f"{option} {path}: output folder {folder} {what}")
-    if not path.exists():
-        return
     for name, paths in inputs.items():
         for given in paths:
-            if given.exists() and os.path.samefile(path, given):
+            if given.is_dir() and folder.resolve().is_relative_to(given.resolve()):
+                raise ValueError(f"{option} {path} is in the input folder {name} {given}: writing there "
+                                 "would change it; choose a file elsewhere")
+            if path.exists() and given.exists() and os.path.samefile(path, given):
                 raise ValueError(f"{option} {path} is the input file {name} {given}: writing there "
                                  "would overwrite it; choose another file")
 

@@ -108,7 +108,8 @@ def cut(
         method: Any
         inputs = {"--run": [run] if run is not None else [], "--letor": [letor] if letor is not None else [],
                   "--train-run": train_run, "--train-letor": train_letor,
-                  "--qrels": [qrels] if qrels is not None else [], "--features": features}
+                  "--qrels": [qrels] if qrels is not None else [], "--features": features,
+                  "--model": [model] if model is not None else []}
         letors: dict[str, Any] = {"score_feature": score_feature, "threshold": threshold,
                                   "ordering": ordering}
         if model is not None:

@@ -55,13 +55,19 @@ def _cutter_specs(text: str) -> list[str]:
     return specs
 
 
-def _query_ids(spec: str, option: str) -> tuple[str, ...]:
-    """``FILE`` or ``FILE#KEY`` (a named list of a JSON splits file); errors name ``option``."""
-    from rankcut.evaluation import read_query_ids
-
-    path, key = spec, None
+def _query_file(spec: str) -> tuple[str, str | None]:
+    """``FILE`` or ``FILE#KEY`` (a named list of a JSON splits file) as the file and the key."""
     if "#" in spec and not Path(spec).exists():
         path, key = spec.rsplit("#", 1)
+        return path, key
+    return spec, None
+
+
+def _query_ids(spec: str, option: str) -> tuple[str, ...]:
+    """``FILE`` or ``FILE#KEY`` (:func:`_query_file`); errors name ``option``."""
+    from rankcut.evaluation import read_query_ids
+
+    path, key = _query_file(spec)
     if not Path(path).is_file():
         raise ValueError(f"{option} {spec}: no file {path}")
     if key is not None and Path(path).suffix.lower() != ".json":
@@ -138,7 +144,8 @@ def evaluate(
     markdown: Annotated[bool, typer.Option("--markdown", help="Print the table as Markdown.")] = False,
     plot: Annotated[Path | None, typer.Option(
         "--plot", help="Write the distribution of cut-offs vs the oracle's (AttnCut's Figure 2) to "
-        "this PNG (needs oracle among --cutters; its folder must exist).", dir_okay=False)] = None,
+        "this figure, PNG, PDF or SVG by its suffix (needs oracle among --cutters; its folder must "
+        "exist).", dir_okay=False)] = None,
     shards: _shards.Shards = None,
     ray: _shards.Ray = None,
 ) -> None:
@@ -211,7 +218,15 @@ def evaluate(
                                  "to --cutters")
             check_output(plot, "--plot", {"--run": run, "--train-run": train_run, "--letor": letor,
                                            "--train-letor": train_letor,
-                                           "--qrels": [qrels] if qrels is not None else []})
+                                           "--qrels": [qrels] if qrels is not None else [],
+                                           "--cut": cuts, "--features": features, "--model": models,
+                                           **{option: [Path(_query_file(spec)[0])]
+                                              for option, spec in [("--train-queries", train_queries),
+                                                                   ("--test-queries", test_queries)]
+                                              if spec is not None}})
+            from rankcut.plots import check_figure_path
+
+            check_figure_path(plot)
             try:
                 import matplotlib.figure  # noqa: F401  (fail now, not after the evaluation)
             except ImportError:
