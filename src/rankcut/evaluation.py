@@ -628,10 +628,11 @@ def _cut(cutter: Cutter, lists: RankedLists, rows: NDArray[np.int64], labelled: 
 
 
 def trained_otherwise(method: Cutter, lists: RankedLists, recall_base: str | None) -> list[str]:
-    """How a trained model (``threshold_``, ``ordering_``, ``depth_``, its ``recall_base``) learned
-    under other settings than ``lists`` are read with and ``recall_base`` scores with (None: not
-    scored), each as a clause after the model's name; the threshold only where ``lists`` carry
-    labels. It then learned to cut another task: said, never silently applied."""
+    """How a trained model (``threshold_``, ``ordering_``, ``scored_by_``, ``depth_``, its
+    ``recall_base``) learned under other settings than ``lists`` are read with and ``recall_base``
+    scores with (None: not scored), each as a clause after the model's name; the threshold only
+    where ``lists`` carry labels. It then learned to cut another task: said, never silently
+    applied."""
     out = []
     learned = getattr(method, "threshold_", None)
     if learned is not None and lists.gains is not None and learned != lists.threshold:
@@ -643,6 +644,12 @@ def trained_otherwise(method: Cutter, lists: RankedLists, recall_base: str | Non
         out.append(f"was trained on lists ordered by {ordering}, and these are ordered by {lists.ordering} "
                    f"(--ordering): tied scores stand in another order than it learned from; give "
                    f"--ordering {ordering}")
+    scored_by = getattr(method, "scored_by_", None)
+    if scored_by is not None and scored_by != lists.scored_by:
+        letor = scored_by.startswith("LETOR feature ")
+        give = f"; give --score-feature {scored_by.rsplit(' ', 1)[1]}" if letor else ""
+        out.append(f"was trained on lists ranked by {scored_by}, and these are ranked by "
+                   f"{lists.scored_by}: the scores it reads are not those it learned from{give}")
     depth = getattr(method, "depth_", None)
     longer = lists.lengths > depth if depth is not None else np.zeros(len(lists), dtype=bool)
     if longer.any():

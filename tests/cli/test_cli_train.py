@@ -247,6 +247,12 @@ def test_train_and_cut_read_letor_files(tmp_path: Path) -> None:
     kept = read_run(out)
     assert [len(kept.get(q, [])) for q in lists.qids] == expected.tolist()
     assert kept["40"][0].doc_id == "D40-0"   # named by the file's #docid
+    assert "warning" not in result.stderr
+    # another ranking feature than it trained on: its score inputs silently became another feature
+    other = invoke("cut", "--model", model, "--letor", test_file, "--score-feature", "2", "--out", out)
+    assert other.exit_code == 0 and f"--model {model} was trained on lists ranked by LETOR feature 1, and " \
+        "these are ranked by LETOR feature 2: the scores it reads are not those it learned from; give " \
+        "--score-feature 1" in other.stderr, other.output
     # the oracle reads the file's labels; a learning cutter trains on --train-letor
     result = invoke("cut", "--cutter", "oracle", "--letor", test_file, "--score-feature", "1", "--out", out)
     assert result.exit_code == 0, result.output

@@ -264,7 +264,7 @@ def test_the_relevance_grade_trained_with_is_kept_and_checked(tmp_path: Path) ->
     folder = AttnCut(epochs=1, seed=0).fit(strict).save(tmp_path / "m")
     model = load_checkpoint(folder)
     assert model.threshold_ == 2.0
-    assert "relevant: relevance ≥ 2; lists ordered by rank, at most 8 documents long" \
+    assert "relevant: relevance ≥ 2; lists ranked by run scores, ordered by rank, at most 8 documents long" \
         in (folder / "README.md").read_text()
     config = json.loads((folder / "config.json").read_text())   # as an earlier rankcut wrote it
     del config["training"]["threshold"]

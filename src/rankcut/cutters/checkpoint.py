@@ -4,7 +4,8 @@ model card (the layout of Hugging Face's ``ModelHubMixin``; STYLE.md item 12).
 * ``config.json`` — format name and version, the cutter's registry name and constructor
   parameters, the input encoder (columns and standardisation, :class:`InputEncoder`), and the
   training summary (per-epoch history, best epoch, validation metric, training and validation
-  query ids, the relevance grade counted relevant, the longest training list);
+  query ids, the relevance grade counted relevant, the scores ranking the training lists, the
+  longest of them);
 * ``model.safetensors`` — the weights of every network, keys ``NETWORK.PARAMETER`` (e.g.
   ``net.encoder.weight_ih_l0``). safetensors holds tensors only: loading runs no code, unlike a
   pickle, and ``torch.load`` is never used;
@@ -231,8 +232,9 @@ def model_card(config: dict[str, Any], title: str) -> str:
         "",
         f"- Queries: {n_train} trained on, {n_val} held out for validation (val_fraction "
         f"{params['val_fraction']}, seed {params['seed']}); relevant: relevance ≥ {training['threshold']:g}; "
-        f"lists ordered by {training['ordering']}, at most {training['depth']} documents long (longer "
-        "lists get a warning: it never learned to cut past that depth).",
+        f"lists ranked by {training['scored_by']}, ordered by {training['ordering']}, at most "
+        f"{training['depth']} documents long (longer lists get a warning: it never learned to cut "
+        "past that depth).",
         f"- Epochs run: {len(history)} of at most {params['epochs']} (patience {params['patience']}), "
         f"{seconds:.1f} s; batch size {params['batch_size']}, Adam lr {params['lr']}.",
         f"- Chosen epoch: {training['best_epoch']}, validation {params['metric']} "

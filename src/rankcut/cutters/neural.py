@@ -74,8 +74,9 @@ class NeuralCutter(Cutter):
     loss and metric, seconds), ``best_epoch_`` (1-based), ``val_metric_`` (the validation metric
     of that epoch), ``train_qids_`` and ``val_qids_`` (the queries trained and validated on),
     ``threshold_`` (the relevance grade the training lists counted as relevant), ``ordering_``
-    (the rule the training lists were sorted by, ``rank`` or ``trec_eval``), ``depth_`` (the
-    longest training list: the model never placed a cut past it).
+    (the rule the training lists were sorted by, ``rank`` or ``trec_eval``), ``scored_by_`` (what
+    their scores were: a run's, or a LETOR feature), ``depth_`` (the longest training list: the
+    model never placed a cut past it).
     """
 
     #: the paper that defines the model, as the checkpoint's model card cites it
@@ -86,7 +87,7 @@ class NeuralCutter(Cutter):
     #: learned attributes saved in a checkpoint's ``config.json`` (besides encoder and networks)
     summary_attributes: ClassVar[tuple[str, ...]] = (
         "history_", "best_epoch_", "val_metric_", "train_qids_", "val_qids_", "threshold_", "ordering_",
-        "depth_")
+        "scored_by_", "depth_")
 
     metric: str
     recall_base: str
@@ -107,6 +108,7 @@ class NeuralCutter(Cutter):
     val_qids_: tuple[str, ...]
     threshold_: float
     ordering_: str
+    scored_by_: str
     depth_: int
 
     def __init__(self, **options: Any) -> None:
@@ -184,6 +186,7 @@ class NeuralCutter(Cutter):
             setattr(self, key, value)
         self.threshold_ = float(lists.threshold)
         self.ordering_ = str(lists.ordering)
+        self.scored_by_ = str(lists.scored_by)
         self.depth_ = int(lists.lengths.max())
 
     def _predict(self, lists: RankedLists) -> NDArray[np.int64]:

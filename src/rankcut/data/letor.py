@@ -16,6 +16,7 @@ import math
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import cast
 
 import numpy as np
@@ -108,11 +109,11 @@ def load_letor(
     :param threshold: label at or above which a document counts as relevant.
     :param ordering: ``"rank"`` breaks score ties by the order of the lines, ``"trec_eval"`` by
         doc_id descending (see :mod:`rankcut.data.lists`).
-    :returns: lists with ``gains`` = labels, ``n_relevant`` = documents of the query with label
-        at least ``threshold`` (every judged document is listed), ``features [Q, L, F]`` with F the
-        largest feature index seen, and ``feature_names`` — :data:`LETOR4_FEATURES` when F is 46,
-        ``f1 ... fF`` otherwise. Document ids come from ``#docid = X``; a line without one is
-        called ``line:N``.
+    :returns: lists with ``scored_by`` ``"LETOR feature <score_feature>"``, ``gains`` = labels,
+        ``n_relevant`` = documents of the query with label at least ``threshold`` (every judged
+        document is listed), ``features [Q, L, F]`` with F the largest feature index seen, and
+        ``feature_names`` — :data:`LETOR4_FEATURES` when F is 46, ``f1 ... fF`` otherwise.
+        Document ids come from ``#docid = X``; a line without one is called ``line:N``.
     :raises ValueError: naming file and line, for a malformed line, a non-integer label, a bad or
         repeated feature, a document listed twice for one query; or for a ``score_feature``
         beyond the largest feature index.
@@ -143,5 +144,5 @@ def load_letor(
     generic = tuple(f"f{k}" for k in range(1, n_feat + 1))
     names = LETOR4_FEATURES if n_feat == len(LETOR4_FEATURES) else generic
     warn_if_nothing_relevant(lists, stacklevel=2)
-    return lists.with_features(features, names)
+    return replace(lists.with_features(features, names), scored_by=f"LETOR feature {score_feature}")
 

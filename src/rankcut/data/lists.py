@@ -272,6 +272,8 @@ class RankedLists:
     :param features: optional float array ``[n_queries, max_len, n_features]`` (0 at padding).
     :param feature_names: names of the feature columns.
     :param ordering: the rule the lists were sorted by (``"rank"`` or ``"trec_eval"``).
+    :param scored_by: what the scores are: ``"run scores"`` (a run's, the default), or the feature
+        of LETOR files that ranks them (``"LETOR feature 25"``); a trained model records it.
     """
 
     qids: tuple[str, ...]
@@ -285,6 +287,7 @@ class RankedLists:
     features: NDArray[np.float64] | None = None
     feature_names: tuple[str, ...] = field(default_factory=tuple)
     ordering: str = "rank"
+    scored_by: str = "run scores"
 
     def __post_init__(self) -> None:
         check_threshold(self.threshold)
