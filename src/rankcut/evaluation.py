@@ -455,8 +455,14 @@ def evaluate_cutters(
         for (i, s, key), cutter in zip(units, fits, strict=True):
             reads_labels = cutter.name in READS_TEST_LABELS
             stored = runner.put(cutter)
-            got = runner.map(_cut, [(stored, stored_lists, test_rows, reads_labels)
-                                    for _, test_rows in parts[i]])
+            # a cutter's warnings count the lists it cuts: name the fold (numbered from 0, as the JSON)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                got = list(runner.map(_cut, [(stored, stored_lists, test_rows, reads_labels)
+                                             for _, test_rows in parts[i]]))
+            fold = f"fold {tasks[i].fold} of {len(tasks)}, {len(tasks[i].rows)} test queries: "
+            for said in dict.fromkeys((str(w.message), w.category) for w in caught):
+                warnings.warn(f"{fold if len(tasks) > 1 else ''}{said[0]}", said[1], stacklevel=2)
             for (rows, _), part in zip(parts[i], got, strict=True):
                 cuts[s][key][rows] = part
             learned = _learned(cutter)

@@ -506,16 +506,21 @@ def test_a_cut_run_made_elsewhere_is_scored_on_the_full_lists(tiny: dict[str, Pa
                    f"given: ['{cut}']")
 
 
-def test_a_warning_repeated_per_fold_is_shown_once(tmp_path: Path) -> None:
-    """fixed-k warns per fold fitted; the same words came once per fold (README: one per call)."""
+def test_a_warning_of_each_fold_names_the_fold(tmp_path: Path) -> None:
+    """fixed-k warns of the lists it cuts, one fold's at a time: the same words came once per fold,
+    and words that differed (9 of 9, 8 of 8 lists) read as the whole run's counts (README)."""
     run, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
     run.write_text("".join(f"q{q} Q0 d{q}-{j} {j + 1} {9 - j} t\n" for q in range(4) for j in range(2)))
     qrels.write_text("".join(f"q{q} 0 d{q}-0 1\n" for q in range(4)))
     res = invoke("evaluate", "--run", run, "--qrels", qrels, "--folds", "2", "--cutters", "fixed-k:5")
     assert res.exit_code == 0, res.output
     said = [line for line in res.stderr.splitlines() if "exceeds the length" in line]
-    assert said == ["warning: fixed-k: k=5 exceeds the length of 2 of 2 lists (the longest has 2 documents); "
-                    "they are kept whole"]
+    assert said == [f"warning: fold {k} of 2, 2 test queries: fixed-k: k=5 exceeds the length of 2 of 2 "
+                    "lists (the longest has 2 documents); they are kept whole" for k in (0, 1)]
+    res = invoke("evaluate", "--run", run, "--qrels", qrels, "--cutters", "fixed-k:5")   # no folds: as it was
+    assert [line for line in res.stderr.splitlines() if "exceeds the length" in line] == [
+        "warning: fixed-k: k=5 exceeds the length of 4 of 4 lists (the longest has 2 documents); they are "
+        "kept whole"]
 
 
 def test_graded_qrels_at_the_default_threshold_are_said(tmp_path: Path) -> None:
