@@ -28,7 +28,7 @@ __all__ = ["cli_words", "fail", "flag", "input_errors", "option_names", "resourc
 #: library keywords that are options of cut, evaluate and train under the same name: a message that
 #: says ``missing='keep'`` is shown as ``--missing keep``
 _KEYWORD = re.compile(r"(?<![\w-])(missing|threshold|ordering|folds|seed|fit_metric|recall_base|"
-                      r"baseline|test|alpha|score_feature)=(?:'([^']*)'|([^\s,;:)]+))")
+                      r"baseline|test|alpha|score_feature|val_fraction)=(?:'([^']*)'|([^\s,;:)]+))")
 
 
 #: the errno values of a resource failure: a full disk or quota, a file too large, no memory

@@ -208,10 +208,11 @@ def split_validation(qids: tuple[str, ...], val_fraction: float,
     n = len(qids)
     n_val = int(math.floor(val_fraction * n + 0.5))
     if n_val < 1 or n_val >= n:
+        works = f", or val_fraction={math.ceil(100 / n) / 100:g}" if n >= 2 else ""   # one for validation
         raise ValueError(
             f"too few training queries for a validation split: val_fraction={val_fraction:g} of "
             f"{n} {'query' if n == 1 else 'queries'} leaves {n_val} for validation and {n - n_val} "
-            "for training; each needs at least one (give more training queries or change val_fraction)"
+            f"for training; each needs at least one (give more training queries{works})"
         )
     ranked = sorted(qids)
     held = {ranked[i] for i in np.random.default_rng(seed).permutation(n)[:n_val].tolist()}
