@@ -240,6 +240,27 @@ def test_refusals_are_one_line(tmp_path: Path) -> None:
         code, _, err = _run("review", "start", tmp_path / args[0], *args[1:], "--folder", tmp_path / "T")
         assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
         assert not (tmp_path / "T").exists()
+    # RIS files keep their labels in notes: no --label-column (named as the option, not label=)
+    code, _, err = _run("review", "start", tmp_path / "r.ris", "--label-column", "label", "--folder",
+                        tmp_path / "T")
+    assert code == 2 and "r.ris: a RIS file carries its labels in its notes (ASReview_relevant, " \
+        "ASReview_irrelevant); drop --label-column" in err, err
+    (tmp_path / "two.ris").write_text("TY  - JOUR\nID  - a1\nTI  - Migraine and triptans\nAB  - A "
+                                      "trial.\nN1  - ASReview_relevant\nER  - \n\n"
+                                      "TY  - JOUR\nID  - a2\nTI  - Kidney transport\nAB  - In rats.\n"
+                                      "ER  - \n")
+    assert _run("review", "start", tmp_path / "two.ris", "--folder", tmp_path / "S", "--seed", 1)[0] == 0
+    code, _, err = _run("review", "label", "--folder", tmp_path / "S", "--simulate", "--records",
+                        tmp_path / "two.ris")
+    assert code == 2 and "two.ris does not label every record (label every record with an ASReview note " \
+        "(N1  - ASReview_relevant or ASReview_irrelevant), or give --qrels)" in err, err
+    # prior knowledge the simulation's labels contradict: the column named, not the review
+    (tmp_path / "all.csv").write_text("record_id,title,abstract,label_included\nr0,A,a,0\nr1,B,b,1\n")
+    code, _, err = _run("review", "simulate", tmp_path / "all.csv", "--prior-relevant", "r0", "--seed", 1,
+                        "--folder", tmp_path / "T")
+    assert code == 2 and "all: record 'r0' is known relevant before the session, but the labels the " \
+        "simulation plays (column label_included) say 0" in err, err
+    assert not (tmp_path / "T").exists()
 
 
 def test_rankcut_audit_reads_a_review_folder(tmp_path: Path) -> None:

@@ -206,8 +206,8 @@ def test_train_refuses_bad_options_before_reading(
 def test_too_few_queries_for_validation_name_the_option(files: dict[str, Path]) -> None:
     """The refusal said "change val_fraction", the library's name, and no value that works."""
     one_line_error(train(files, "--epochs", "1", "--val-fraction", "0.01", "--out", files["dir"] / "few"),
-                   "--val-fraction 0.01 of 24 queries leaves 0 for validation and 24 for training; each needs "
-                   "at least one (give more training queries, or --val-fraction 0.05)")
+                   "--val-fraction 0.01 of 24 queries leaves 0 for validation and 24 for training; each "
+                   "needs at least one (give more training queries, or --val-fraction 0.05)")
 
 
 def test_train_does_not_overwrite_a_folder_unless_asked(model: Path, files: dict[str, Path]) -> None:

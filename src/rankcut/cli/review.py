@@ -48,7 +48,7 @@ OPTIONS = option_names(
      "query"),
     from_file="--from", limit="--next", ahead="--batch", label="rankcut review label",
     status="rankcut review status", certify="rankcut review certify", freeze="rankcut review start",
-    correct="rankcut review correct",
+    correct="rankcut review correct", label_column="--label-column",
     report="rankcut review report", start_again="start a new review (rankcut review start)",
 ) | {"--run": "the review's records", "--texts": "the review's texts"}   # the inputs start froze
 FORMATS = ("csv", "tsv", "ris", "trec")

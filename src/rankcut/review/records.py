@@ -166,7 +166,8 @@ def load_records(source: str | os.PathLike[str], *, label: str | None = None, na
     suffix = Path(str(source).removesuffix(".gz")).suffix.lower()
     if suffix in RIS_SUFFIXES:
         if label is not None:
-            raise ValueError(f"{source}: a RIS file carries its labels in its notes; drop label={label!r}")
+            raise ValueError(f"{source}: a RIS file carries its labels in its notes (ASReview_relevant, "
+                             f"ASReview_irrelevant); drop {spelled('label_column', 'label')}")
         return _load_ris(source, name)
     if suffix in _WORKBOOKS:   # read as CSV it would be binary noise ("it names 'PK\x03\x04…'")
         raise ValueError(f"{source}: a spreadsheet workbook is not read: save it as CSV UTF-8 (*.csv) or as "

@@ -78,7 +78,7 @@ from rankcut.audit.pools import Item
 from rankcut.data.io import open_text
 from rankcut.data.screening import LABEL_COLUMNS, delimiter_for, separator_hint
 from rankcut.review.cal import CALConfig, CALScreener
-from rankcut.review.records import _FORMS, _VALUES, Records, check_record_id, qrels_labels
+from rankcut.review.records import _FORMS, _VALUES, RIS_SUFFIXES, Records, check_record_id, qrels_labels
 
 if TYPE_CHECKING:
     from rankcut.certify.policies import ReviewState
@@ -585,8 +585,11 @@ def known_from_records(records: Records, source: str | os.PathLike[str], folder:
     out = Path(folder)
     manifest = load_review(out)
     if records.labels is None:
-        raise ValueError(f"--simulate: {source} does not label every record (give --label-column, or "
-                         "--qrels)")
+        how = ("label every record with an ASReview note (N1  - ASReview_relevant or ASReview_irrelevant)"
+               if Path(str(source).removesuffix(".gz")).suffix.lower() in RIS_SUFFIXES else
+               f"give {spelled('label_column', 'label')} naming a column labelled on every record")
+        raise ValueError(f"--simulate: {source} does not label every record ({how}, or give "
+                         f"{spelled('qrels')})")
     started = " or ".join(str(src["path"]) for src in manifest["screener"]["config"]["sources"])
     qid, ids = _items(out)
     frozen = _texts(check_inputs(manifest)["texts"]["path"], out)
@@ -1081,11 +1084,14 @@ def simulate(records: Records, folder: str | os.PathLike[str], *, known: Mapping
             raise ValueError(f"{records.name}: a simulation needs every record's label; give a label column "
                              "labelled on every record, or qrels")
         known = dict(zip(records.ids, records.labels.tolist(), strict=True))
-    clash = next((rid for rid, y in zip(records.ids, records.prior.tolist(), strict=True)
+    clash = next(((rid, y) for rid, y in zip(records.ids, records.prior.tolist(), strict=True)
                   if y >= 0 and int(known.get(rid, 0)) != y), None)
     if clash is not None:   # before anything is frozen
-        raise ValueError(f"{records.name}: the prior knowledge of record {clash!r} contradicts its known "
-                         "label")
+        rid, y = clash
+        raise ValueError(f"{records.name}: record {rid!r} is known {'relevant' if y else 'not relevant'} "
+                         f"before the session, but the labels the simulation plays "
+                         f"({records.labelled_by or 'known'}) say {int(known.get(rid, 0))}: give the prior "
+                         "knowledge the labels agree with")
     start(records, folder, **options)
     with bars(progress):
         label(folder, known=known)
