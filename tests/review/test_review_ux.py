@@ -363,3 +363,15 @@ def test_a_missing_label_file_is_named_with_its_option(tmp_path: Path) -> None:
     code, _, err = _run("review", "label", "--folder", folder, "--from", tmp_path / "none.csv")
     assert code == 2
     assert err.strip() == f"error: --from {tmp_path / 'none.csv'}: no such file — nothing was recorded"
+
+
+def test_a_report_before_any_record_is_read_says_to_read_first(tmp_path: Path) -> None:
+    """It said "no certificate yet: run certify first", and certify writes none with nothing read."""
+    _labelled(tmp_path / "r.csv")
+    folder = tmp_path / "R"
+    assert _run("review", "start", tmp_path / "r.csv", "--folder", folder, "--seed", 1)[0] == 0
+    code, _, err = _run("review", "report", "--folder", folder, "--out", tmp_path / "report.html")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"review {folder}: nothing is read yet, so there is no certificate to report: read records " \
+        f"first (rankcut review next --folder {folder}, then label)" in err
+    assert not (tmp_path / "report.html").exists() and not (tmp_path / "report.json").exists()

@@ -632,7 +632,10 @@ def report(
     the report is never of an earlier certificate."""
     from rankcut.audit.report import write_report
 
-    _certified(folder, as_json)   # None without a label: write_report then says nothing is certified
+    if _certified(folder, as_json) is None:
+        raise ValueError(f"review {folder}: nothing is read yet, so there is no certificate to report: "
+                         f"read records first (rankcut review next --folder {shlex.quote(str(folder))}, then "
+                         "label)")
     files = write_report(folder, out)
     content = json.loads(files.certificate.read_text(encoding="utf-8"))
     if as_json:
