@@ -433,8 +433,9 @@ def next_(
                               "after it)."),
     out: Path | None = typer.Option(None, "--out", help="Also write them to this CSV (record_id, an empty "
                                     "label column to fill in, move, position, audit_position, why, "
-                                    "text), for label --from; it replaces a batch file only once label "
-                                    "--from has taken its labels."),
+                                    "records (the review's records, so that no other review takes "
+                                    "the file), text), for label --from; it replaces a batch file only "
+                                    "once label --from has taken its labels."),
     as_json: bool = JSON,
 ) -> None:
     """The record to read now (or the next --batch N): screening or audit, where it stands, and why."""
