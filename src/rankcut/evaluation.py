@@ -460,9 +460,9 @@ def evaluate_cutters(
                 warnings.simplefilter("always")
                 got = list(runner.map(_cut, [(stored, stored_lists, test_rows, reads_labels)
                                              for _, test_rows in parts[i]]))
-            fold = f"fold {tasks[i].fold} of {len(tasks)}, {len(tasks[i].rows)} test queries: "
+            where = f"fold {tasks[i].fold} of {len(tasks)}, {len(tasks[i].rows)} test queries: "
             for said in dict.fromkeys((str(w.message), w.category) for w in caught):
-                warnings.warn(f"{fold if len(tasks) > 1 else ''}{said[0]}", said[1], stacklevel=2)
+                warnings.warn(f"{where if len(tasks) > 1 else ''}{said[0]}", said[1], stacklevel=2)
             for (rows, _), part in zip(parts[i], got, strict=True):
                 cuts[s][key][rows] = part
             learned = _learned(cutter)
