@@ -311,3 +311,40 @@ def test_a_label_file_says_include_or_exclude_as_a_screening_tool_exports_it(rec
     answers.write_text(f"record_id,label\n{asked[0]['record_id']},Exclude\n")
     assert session.label(folder, from_file=answers).recorded == 1
     assert [(s["doc_id"], s["label"]) for s in _steps(folder)] == [(asked[0]["record_id"], 0)]
+
+
+@pytest.mark.parametrize("call", ["label --from", "simulation", "record_kept"])
+def test_an_answer_kept_by_the_page_while_a_label_call_runs_stays_kept(records: Records, tmp_path: Path,
+                                                                      monkeypatch, call: str) -> None:
+    """The page keeps a record read ahead while ``label --from`` (or a simulation, or the recording
+    of kept answers) runs in another process; each rewrote pending-labels.csv from the answers it
+    had read when it began, so the page's answer was lost without a word."""
+    truth = labels_of(records)
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    session.label(folder, known=truth, limit=3)
+    batch = session.next_records(folder, 4)
+    far = [rid for rid in records.ids if rid not in {r["record_id"] for r in batch}
+           and rid not in {s["doc_id"] for s in _steps(folder)}][-1]
+    real = workflow.label
+
+    def page_keeps_meanwhile(*args, **kwargs):   # the page's answer, given during the call
+        done = real(*args, **kwargs)
+        session.keep(folder, {far: 1}, "serve reviewer Ada")
+        return done
+
+    if call == "record_kept":
+        session.keep(folder, {batch[0]["record_id"]: truth[batch[0]["record_id"]]}, "serve reviewer Bob")
+    monkeypatch.setattr(workflow, "label", page_keeps_meanwhile)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if call == "label --from":
+            answers = tmp_path / "a.csv"
+            answers.write_text("record_id,label\n" + "".join(f"{r['record_id']},{truth[r['record_id']]}\n"
+                                                              for r in batch))
+            session.label(folder, from_file=answers)
+        elif call == "simulation":
+            session.label(folder, known=truth, limit=2)
+        else:
+            session.record_kept(folder)
+    assert session.kept_with_sources(folder)[far] == (1, "serve reviewer Ada")

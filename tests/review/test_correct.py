@@ -140,7 +140,8 @@ def test_a_kept_answer_is_corrected_by_label_after_the_target_is_met(records: Re
         session.correct(folder, tmp_path / "new", {unread: 1})
     fix = tmp_path / "fix.csv"
     fix.write_text(f"record_id,label\n{unread},1\n")
-    with pytest.warns(UserWarning, match=f"record '{unread}' is labelled 1, which replaces the 0 kept"):
+    with pytest.warns(UserWarning, match=f"record '{unread}' is labelled 1, which replaces the 0 kept for "
+                                         "it, given by serve reviewer Bob"):
         assert session.label(folder, from_file=fix).recorded == 0
     assert session.kept_answers(folder) == {unread: 1}
     with warnings.catch_warnings(), pytest.raises(ValueError, match="nothing was recorded — the review asks "

@@ -98,6 +98,7 @@ RUN_FILE = "records.run"       # the collection: the records in order, one query
 TEXTS_FILE = "records.jsonl"   # their titles and abstracts, frozen
 PENDING_FILE = "pending-labels.csv"   # answers given before the review asked for their records
 PENDING_COLUMNS = ("query_id", "doc_id", "label", "source")   # source: who gave it, recorded with it
+PENDING_LOCK = ".pending-labels.lock"   # held for each read and rewrite of PENDING_FILE (_kept_lock)
 TABLES = (".csv", ".tsv", ".tab")     # the names of the tables a review writes (TSV: .tsv, .tab)
 _ID_COLUMNS = ("record_id", "doc_id", "id")
 
@@ -654,7 +655,8 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
             write_text_atomic(qrels, "".join(f"{qid} 0 {rid} {int(known.get(rid, 0))}\n" for rid in ids))
             result = workflow.label(out, qrels=qrels, limit=limit,
                                     file_source=f"{SIMULATION}known labels sha256:{sha256_file(qrels)[:12]}")
-        _keep(out, {rid: (y, kept_by[rid][1]) for rid, y in kept_answers(out).items() if rid not in other})
+        with _kept_lock(out):
+            _keep(out, {rid: kept for rid, kept in kept_with_sources(out).items() if rid not in other})
         return result
     if interactive:
         record_known(out)
@@ -686,7 +688,8 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     for rid in sorted(set(kept) & set(given), key=_items(out)[1].index):
         if kept[rid] != given[rid]:
             warnings.warn(f"{from_file}: record {rid!r} is labelled {given[rid]}, which replaces the "
-                          f"{kept[rid]} kept for it from an earlier file (not recorded yet)", stacklevel=2)
+                          f"{kept[rid]} kept for it, given by {kept_by[rid][1]} (not recorded yet)",
+                          stacklevel=2)
     # a record of the prior knowledge the review asks for among the file's is answered from it (a
     # policy may audit before the ranker has screened them all, and the audit meet one)
     unread_prior = {rid: prior[rid] for rid in _unread(out, prior)}
@@ -714,11 +717,13 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
                          "(the target is certified, or every record is read): rankcut review certify; "
                          "to read on after the target is met, rankcut review read-on first (a kept answer "
                          "is corrected, met or not)")
-    if not result.recorded and not new:
+    if not result.recorded and not new and asked is not None:
         raise ValueError(f"{from_file}: nothing was recorded — it holds no new label, and none for "
                          f"record {asked['doc_id']!r}, the one the review asks for now (rankcut review "
                          "next names it, and --batch N the ones after it)")
-    _keep(out, {rid: (answers[rid], sources[rid]) for rid in waiting})
+    with _kept_lock(out):   # with the answers the page kept while this call ran
+        _keep(out, {**{rid: kept for rid, kept in kept_with_sources(out).items() if rid not in given},
+                    **{rid: (answers[rid], sources[rid]) for rid in waiting}})
     if new:
         shown = ", ".join(new[:5]) + (", ..." if len(new) > 5 else "")
         when = ("it asks for no further record now, so they are not counted (unless you read on, rankcut "
@@ -758,6 +763,25 @@ def kept_relevant(folder: str | os.PathLike[str]) -> list[str]:
     return sorted((rid for rid, y in kept_answers(folder).items() if y), key=order.__getitem__)
 
 
+@contextmanager
+def _kept_lock(folder: Path) -> Iterator[None]:
+    """Hold :data:`PENDING_FILE` for one read and rewrite, across processes: the labelling page
+    keeps an answer read ahead while a ``label --from`` runs, and each rewrote the file from the
+    answers it had read, so the other's were lost. An advisory lock (``flock``) on
+    :data:`PENDING_LOCK`; none where ``fcntl`` is missing (not POSIX)."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(folder / PENDING_LOCK, "a", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def _keep(folder: Path, kept: Mapping[str, tuple[int, str]]) -> None:
     """Keep ``kept`` (record id → (0/1, source); none: remove the file) in :data:`PENDING_FILE`."""
     path = folder / PENDING_FILE
@@ -775,7 +799,8 @@ def keep(folder: str | os.PathLike[str], answers: Mapping[str, int], source: str
     or the next ``label``). The labelling page keeps a record read ahead so; with no ``answers``,
     the file is rewritten without those recorded since."""
     out = Path(folder)
-    _keep(out, {**kept_with_sources(out), **{rid: (y, source) for rid, y in answers.items()}})
+    with _kept_lock(out):
+        _keep(out, {**kept_with_sources(out), **{rid: (y, source) for rid, y in answers.items()}})
 
 
 def record_kept(folder: str | os.PathLike[str]) -> None:
@@ -788,7 +813,8 @@ def record_kept(folder: str | os.PathLike[str]) -> None:
         with _label_file(out, {rid: y for rid, (y, _) in kept.items()}, PENDING_FILE) as path:
             workflow.label(out, from_file=path, file_source=f"file {PENDING_FILE}",
                            item_sources={(qid, rid): source for rid, (_, source) in kept.items()})
-        _keep(out, {rid: kept[rid] for rid in _unread(out, kept)})
+        with _kept_lock(out):   # the answers still unread, those kept meanwhile included
+            _keep(out, kept_with_sources(out))
 
 
 # ---------------------------------------------------------------------------------------------
