@@ -374,6 +374,23 @@ def test_two_reviewers_are_asked_different_items_and_each_answer_carries_its_nam
     assert fields_of(bob.get("/").text)["position"] == "2" and fields_of(ada.get("/").text)["position"] == "3"
 
 
+def test_the_last_item_held_by_another_reviewer_is_not_said_to_be_labelled(tmp_path: Path) -> None:
+    """Bob labelled every item but the one Ada holds: his page said "Every item of the sample is
+    labelled." (offering nothing, no Certify) while status said one was still to label."""
+    small = make_audit(tmp_path, design="excluded")
+    app = create_app(small.folder, TOKEN)
+    ada, bob = open_client(small.folder, "Ada", app), open_client(small.folder, "Bob", app)
+    held = fields_of(ada.get("/").text)
+    while "doc_id" in fields_of(bob.get("/").text):
+        assert answer(bob, small)[0] is None
+    page = bob.get("/").text
+    assert "Every item of the sample is labelled" not in page and 'id="certify"' not in page
+    assert f"The 1 document still to label is being read by other reviewers (the first, item " \
+           f"{int(held['position']) + 1} of " in page and "being read by reviewer &#39;Ada&#39;" in page
+    assert answer(ada, small)[0] is None   # Ada answers: now every item is labelled
+    assert "Every item of the sample is labelled" in bob.get("/").text
+
+
 def test_an_item_asked_of_a_reviewer_who_left_is_asked_again_after_the_hold(small: SmallAudit) -> None:
     app = create_app(small.folder, TOKEN, hold_s=0.0)
     ada, bob = open_client(small.folder, "Ada", app), open_client(small.folder, "Bob", app)

@@ -144,7 +144,8 @@ class Standing:
     verdict: str | None
     can_certify: bool
     certified: bool
-    done: str | None = None  # interleaved: why the review asks for nothing more (None: it asks)
+    done: str | None = None  # why nothing is asked (interleaved: the review asks for nothing more; a
+    # fixed sample: the rest is being read by other reviewers); None: it asks, or every item is labelled
     kept: str | None = None  # a rankcut review folder: the answer kept for the record asked, if any
     can_read_on: bool = False  # interleaved: the target is met and the reviewer may read on
     reads_on: bool = False  # interleaved: the reviewer chose to read on after the target was met
@@ -480,13 +481,19 @@ class Desk:
                     refused = self._changed_since_opened(lambda store, record: sequential_design.check_opened(
                         store, record, {i: labels[i] for i in cut}, {i: labels[i] for i in order[:t]}, order))
             done = len(labels) == len(self.order)
+            held = next((i for i in self.order if i not in labels), None) if item is None else None
+            left = len(self.order) - len(labels)
+            waiting = None if held is None else (   # the rest is asked of other reviewers now
+                f"The {left:,} {self.thing}{'s' * (left > 1)} still to label {'are' if left > 1 else 'is'} "
+                f"being read by other reviewers (the first, {self.place(self.index[held])}, "
+                f"{self._hold_note(who, held)}): reload in a while.")
         if refused:
             met, verdict, cut_done = False, refused, False
         can_certify = cut_done if self.sequential else done and not self._opened()
         return Standing(len(labels), len(self.order), item, position,
                         None if position is None else self.place(position),
                         progress, bound, met, verdict,
-                        can_certify, (self.folder / CERTIFICATE_FILE).exists())
+                        can_certify, (self.folder / CERTIFICATE_FILE).exists(), waiting)
 
     def _standing_interleaved(self, who: str | None) -> Standing:
         """The step the interleaved review asks for now (move, place, why) and its running bound."""
