@@ -315,6 +315,28 @@ def test_a_second_reviewer_reads_ahead_and_the_answer_is_recorded_when_the_revie
     assert session.kept_answers(folder)[fields["doc_id"]] == 1
 
 
+def test_a_read_ahead_record_answered_in_one_tab_and_held_in_another_counts_once(
+        records: Records, tmp_path: Path) -> None:
+    """Bob read ahead in two tabs and answered in one: a third reviewer's page counted his record
+    as answered and as being read ahead, and said "-1 not read yet"."""
+    assert records.labels is not None
+    truth = dict(zip(records.ids, records.labels.tolist(), strict=True))
+    folder = tmp_path / "page"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    ahead = [r["record_id"] for r in session.status(folder, ahead=4)["next_records"]]
+    app = create_app(folder, TOKEN)
+    ada, bob, tab = _named(app, "Ada"), _named(app, "Bob"), _named(app, "Bob")
+    assert _fields(ada.get("/").text)["doc_id"] == ahead[0]
+    assert _fields(bob.get("/").text)["doc_id"] == _fields(tab.get("/").text)["doc_id"] == ahead[1]
+    fields = {**_fields(bob.get("/").text), "label": str(truth[ahead[1]])}
+    bob.post("/answer", data=fields, headers=ORIGIN)
+    assert _fields(bob.get("/").text)["doc_id"] == ahead[2]   # tab still holds ahead[1]
+    page = " ".join(html.unescape(_named(app, "Cy").get("/").text).split())
+    assert _fields(page)["doc_id"] == ahead[3]
+    assert ("of the 2 records between, 1 answered already (kept, or the prior knowledge) and 1 being read "
+            "ahead by other reviewers, taken as not relevant. Your answer is kept") in page
+
+
 def test_a_second_reading_of_a_review_asks_the_records_in_the_order_they_were_read(
         records: Records, tmp_path: Path) -> None:
     from rankcut.serve.agreement import SecondReading

@@ -441,8 +441,8 @@ class Desk:
         with self._asking:
             self._asked[who] = (chosen.item, time.monotonic())
         between = after[:after.index(chosen)]
-        return (chosen, sum(step.item[1] in kept for step in between),
-                sum(step.item in held for step in between))
+        return (chosen, sum(step.item[1] in kept for step in between),   # an answered one no longer read
+                sum(step.item in held and step.item[1] not in kept for step in between))
 
     def was_asked(self, who: str, item: Item) -> bool:
         """Whether ``item`` is the one reviewer session ``who`` was asked last."""
