@@ -5,6 +5,7 @@ benchmarks/bench_bounds.py, never asserted here."""
 from __future__ import annotations
 
 import math
+from decimal import Decimal, localcontext
 
 import numpy as np
 import pytest
@@ -30,7 +31,7 @@ from rankcut.certify.bounds import (
 def test_cp_upper_reference(k, n, alpha, value, places):
     got = cp_upper(k, n, alpha)
     assert round(got, places) == value
-    assert got == pytest.approx(1 - alpha ** (1 / n), rel=1e-12)  # zero-count closed form
+    assert got == pytest.approx(1 - alpha ** (1 / n), rel=3e-12)  # zero-count closed form, nudged up
 
 
 @pytest.mark.parametrize(("k", "alpha", "big_n", "n", "value"), HYPERGEOM_UPPER)
@@ -353,3 +354,31 @@ def test_mu_is_never_below_the_exact_value_for_huge_pools(big_n: int, n: int, al
 def test_populations_beyond_the_accuracy_limit_are_refused() -> None:
     with pytest.raises(ValueError, match="exceeds 1e"):
         hypergeom_upper(0, 0.05, population=10**11, draws=10)
+
+
+def _binomial_cdf(k: int, n: int, q: float) -> Decimal:
+    """P(Bin(n, q) ≤ k) to 60 digits (the finite sum; ``decimal``, no floating-point error)."""
+    with localcontext() as ctx:
+        ctx.prec = 60
+        p = Decimal(q)
+        term = (1 - p) ** n
+        total = term
+        for i in range(1, k + 1):
+            term = term * (n - i + 1) / i * p / (1 - p)
+            total += term
+        return total
+
+
+@pytest.mark.parametrize(("k", "n", "alpha"), [(1, 10**9, 0.05), (2, 10**9, 1e-4), (0, 10**9, 0.05),
+                                               (1, 10**8, 0.05), (3, 10**7, 0.01), (5, 10**6, 0.2),
+                                               (1, 10**5, 0.05), (7, 1000, 1e-6)])
+def test_clopper_pearson_bounds_are_on_the_safe_side_of_floating_point(k, n, alpha):
+    """scipy's beta quantile left U_n(1, 0.05) at n = 10^9 4e-9 (relative) below the exact bound:
+    P(Bin(n, U) ≤ 1) = 0.05 + 7.8e-10 > α. Both bounds now keep their tail at most α, exactly."""
+    upper = cp_upper(k, n, alpha)
+    assert _binomial_cdf(k, n, upper) <= Decimal(alpha)
+    assert _binomial_cdf(k, n, upper * (1 - 1e-7)) > Decimal(alpha)   # and only just: a nudge, no loss
+    if k:
+        lower = cp_lower(k, n, alpha)
+        assert 1 - _binomial_cdf(k - 1, n, lower) <= Decimal(alpha)
+        assert 1 - _binomial_cdf(k - 1, n, lower * (1 + 1e-7)) > Decimal(alpha)
