@@ -254,6 +254,10 @@ def test_a_fixed_size_design_shows_no_bound_and_certifies_once_every_item_is_lab
     assert "Every item of the sample is labelled" in page and 'id="certify"' in page
     response = client.post("/certify", data={"csrf": fields_of(page)["csrf"]}, headers=ORIGIN)
     assert response.status_code == 200 and "target" in response.text
+    # what it means: the report's validity lines (the section was empty for a fixed-size design)
+    means = re.search(r'<ul id="notes">(.*?)</ul>', response.text, re.S)
+    assert means is not None and "Assumption 1 (design before certification)" in means.group(1)
+    assert "Assumption 2 (noiseless labels)" in means.group(1)
     assert 'id="certify"' not in client.get("/").text
     again = client.post("/certify", data={"csrf": fields_of(page)["csrf"]}, headers=ORIGIN)
     assert again.status_code == 409 and "nothing was certified" in again.text

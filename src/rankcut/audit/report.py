@@ -52,7 +52,7 @@ from rankcut.data.io import write_atomic
 if TYPE_CHECKING:  # rankcut.certify loads scipy: imported where it is used
     from rankcut.certify.report import JointReport
 
-__all__ = ["ReportFiles", "write_report"]
+__all__ = ["ReportFiles", "validity_lines", "write_report"]
 
 REPORT_FORMATS = (".md", ".html")
 _PLOT_NOTE = "no plot: matplotlib is not installed (pip install 'rankcut[eval]')"
@@ -301,7 +301,8 @@ def _member_table(content: Mapping[str, Any]) -> tuple[list[str], list[list[str]
     return head, rows
 
 
-def _validity(manifest: Mapping[str, Any], content: Mapping[str, Any]) -> list[str]:
+def validity_lines(manifest: Mapping[str, Any], content: Mapping[str, Any]) -> list[str]:
+    """What the certificate rests on, in words (the report's Validity section; the page's result)."""
     from rankcut.audit.designs import DESIGNS
 
     own = DESIGNS[manifest["design"]].validity(manifest, content)
@@ -462,7 +463,7 @@ def render_markdown(manifest: Mapping[str, Any], content: Mapping[str, Any], rep
     out += ["", "## Plot", "", f"![plot]({plot})" if plot else _PLOT_NOTE]
     out += ["", "## What was frozen", "", "| | |", "|---|---|"]
     out += [f"| {k} | {v} |" for k, v in _facts(manifest, content)]
-    out += ["", "## Validity", ""] + [f"- {line}" for line in _validity(manifest, content)]
+    out += ["", "## Validity", ""] + [f"- {line}" for line in validity_lines(manifest, content)]
     return "\n".join(out) + "\n"
 
 
@@ -495,8 +496,8 @@ def render_html(manifest: Mapping[str, Any], content: Mapping[str, Any], report:
     else:
         parts.append(f"<h2>Plot</h2><p>{e(_PLOT_NOTE)}</p>")
     parts.append("<h2>What was frozen</h2>" + table(None, _facts(manifest, content)))
-    parts.append("<h2>Validity</h2><ul>" + "".join(f"<li>{e(s)}</li>" for s in _validity(manifest, content))
-                 + "</ul>")
+    parts.append("<h2>Validity</h2><ul>"
+                 + "".join(f"<li>{e(s)}</li>" for s in validity_lines(manifest, content)) + "</ul>")
     style = ("body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.4}"
              "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}"
              "code{background:#f4f4f4}")

@@ -25,6 +25,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from fastapi.templating import Jinja2Templates
 
 from rankcut.audit.options import OPTION_NAMES
+from rankcut.audit.report import validity_lines
 from rankcut.serve.agreement import SecondReading
 from rankcut.serve.desk import HOLD_S, Answer, Desk, Given
 
@@ -247,7 +248,8 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S,
             plot, stale = desk.plot_png() is not None, None
         except ValueError as err:   # out of date (labels read since): the certificate, said so, no report
             plot, stale = False, str(err)
-        return page(request, "result.html", c=content, plot=plot, stale=stale)
+        means = [*content.get("notes", []), *validity_lines(desk.audit.manifest, content)]
+        return page(request, "result.html", c=content, plot=plot, stale=stale, means=means)
 
     @app.get("/certificate.json")
     def certificate_json() -> Response:
