@@ -422,3 +422,22 @@ def test_plot_cutoffs_without_matplotlib_names_the_quoted_extra(tmp_path, monkey
     ev = evaluate_cutters(["oracle", "fixed-k:3"], make_lists([A, B]))
     with pytest.raises(ImportError, match=r"pip install 'rankcut\[eval\]'$"):
         plot_cutoffs(ev, tmp_path / "x.png")
+
+
+def test_a_row_added_with_trained_is_scored_with_the_evaluations_recall_base():
+    """with_trained scored recall over the list (its own default) in an evaluation made with
+    recall over every judged relevant document: the added row read 0.2482 beside 0.1600 for the
+    same cuts, and the table still said "judged"."""
+    from rankcut.cutters.given import GivenCuts
+    from rankcut.evaluation import with_trained
+
+    run = {f"q{i}": [Posting(f"d{j}", float(8 - j), j + 1) for j in range(8)] for i in range(3)}
+    qrels = {q: {**{f"d{j}": r for j, r in enumerate(A)}, "unlisted": 1} for q in run}   # one not retrieved
+    lists = RankedLists.from_postings(run, qrels)
+    ev = evaluate_cutters(["fixed-k:2"], lists, recall_base="judged")
+    added = with_trained(ev, lists, {"given": GivenCuts(cuts=dict.fromkeys(run, 2), source="cut.run")},
+                         baseline=None)
+    for metric in ev.metrics:
+        np.testing.assert_array_equal(added.methods["given"].scores[metric],
+                                      ev.methods["fixed-k:2"].scores[metric])
+    assert added.methods["given"].mean("f1") == pytest.approx(2 * (2 / 2) * (2 / 3) / (1 + 2 / 3))

@@ -543,17 +543,20 @@ def evaluated_queries(lists: RankedLists, *, train: Sequence[str] | None = None,
 
 def with_trained(evaluation: Evaluation, lists: RankedLists, trained: Mapping[str, Cutter], *,
                  baseline: str | None, test: str = "wilcoxon", alpha: float = 0.05,
-                 recall_base: str = "list", note: str | None = None) -> Evaluation:
+                 note: str | None = None) -> Evaluation:
     """``evaluation`` with a row per fitted cutter of ``trained`` (named by its key): a model
     trained elsewhere, evaluated as saved, not refitted. Its cuts of the evaluated lists, their
-    labels removed, are scored as :func:`evaluate_cutters` scores the others — one cut in every
-    metric's column — and the paired tests against ``baseline`` are redone over every method but
-    those of :data:`READS_TEST_LABELS` (AttnCut's Table 3 protocol, module docstring).
+    labels removed, are scored as :func:`evaluate_cutters` scored the others — one cut in every
+    metric's column, recall over the evaluation's ``recall_base`` — and the paired tests against
+    ``baseline`` are redone over every method but those of :data:`READS_TEST_LABELS` (AttnCut's
+    Table 3 protocol, module docstring).
 
     :param lists: the lists of the evaluation (the evaluated queries are taken from them).
     :param note: appended to the protocol's description.
     """
     from rankcut.significance import paired_tests
+
+    recall_base = evaluation.protocol["recall_base"]   # a row scored otherwise would not compare
 
     scored = lists.subset(evaluation.qids)
     blind = scored.blind()

@@ -245,7 +245,7 @@ def test_the_ordering_and_recall_base_trained_with_are_kept_and_checked(tmp_path
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with_trained(evaluate_cutters(["fixed-k:2"], trec, folds=2, recall_base="judged"), trec, {"m": model},
-                     baseline=None, recall_base="judged")
+                     baseline=None)
 
 
 def test_the_relevance_grade_trained_with_is_kept_and_checked(tmp_path: Path) -> None:

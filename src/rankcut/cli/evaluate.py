@@ -289,7 +289,7 @@ def evaluate(
                                  f"DCG 0), so {they} can score above it where every cut of a list scores "
                                  "below 0 (DCG)")
             result = with_trained(result, lists, {**trained, **given}, baseline=baseline, test=test,
-                                  alpha=alpha, recall_base=recall_base, note="; " + "; ".join(notes))
+                                  alpha=alpha, note="; " + "; ".join(notes))
         if plot is not None:
             from rankcut.plots import plot_cutoffs
 
