@@ -74,6 +74,10 @@ def test_duplicate_document_and_bad_feature_choice():
         load_letor(text(LETOR))  # default 25 > 3 features
     with pytest.raises(ValueError, match="no LETOR line"):
         load_letor(text("\n# only a comment\n"))
+    # 25.5 ranked every document at 0 (no feature has that number); "2" gave a bare TypeError
+    for given in (2.5, "2", 0, True):
+        with pytest.raises(ValueError, match=f"score_feature must be an integer ≥ 1, got {given!r}"):
+            load_letor(text(LETOR), score_feature=given)
 
 
 def test_mq2008_partitions(datasets):

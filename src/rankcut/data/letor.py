@@ -21,6 +21,7 @@ from typing import cast
 
 import numpy as np
 
+from rankcut._util import check_int
 from rankcut.data.io import Source, open_text
 from rankcut.data.lists import Posting, RankedLists, warn_if_nothing_relevant
 from rankcut.errors import ParamError
@@ -118,6 +119,7 @@ def load_letor(
         repeated feature, a document listed twice for one query; or for a ``score_feature``
         beyond the largest feature index.
     """
+    score_feature = check_int(score_feature, "score_feature", low=1)   # 25.5 ranked by nothing
     single = isinstance(source, str | os.PathLike) or hasattr(source, "read")
     sources = cast("Sequence[Source]", [source] if single else source)
     rows: dict[str, list[Row]] = {}
