@@ -351,3 +351,18 @@ def test_a_run_of_plain_tuples_names_the_entry():
     with pytest.raises(TypeError, match=r"run\['q1'\]\[1\] is \('d2', 1\.0\): a run's entries are "
                                         r"rankcut\.data\.lists\.Posting\(doc_id, score, rank\)"):
         load_trec({"q1": [Posting("d1", 3.0, 1), ("d2", 1.0)]}, {"q1": {"d1": 1}})
+
+
+@pytest.mark.parametrize(("run", "error", "message"), [
+    ({"q1": [Posting("d1", 3.0, 1), Posting(101, 2.0, 2)]}, TypeError,
+     r"run\['q1'\]\[1\] has the document id 101 \(int\): document ids are strings"),
+    ({7: [Posting("d1", 3.0, 1)]}, TypeError, r"run has the query id 7 \(int\): query ids are strings"),
+    ({"q1": [Posting("d1", 3.0, 1), Posting("d2", float("nan"), 2)]}, ValueError,
+     r"run\['q1'\]\[1\] \(document 'd2'\) has the score nan: a score must be a finite number"),
+    ({"q1": [Posting("d1", "3.0", 1)]}, ValueError, r"has the score '3\.0': a score must be a finite number"),
+])
+def test_postings_with_ids_or_scores_a_run_file_cannot_hold_are_named(run, error, message):
+    """An int id (pandas, pyserini) failed later as a bare TypeError against string qrels; a NaN score
+    sank to the bottom of its list without a word, where a TREC file or a DataFrame refuses it."""
+    with pytest.raises(error, match=message):
+        load_trec(run, {"q1": {"d1": 1}})

@@ -193,14 +193,27 @@ class RunColumns:
         """From ``{qid: [Posting, ...]}`` (queries in the mapping's order).
 
         :raises TypeError: naming the query and place of an entry that is not a :class:`Posting`
-            (a ``(doc_id, score)`` tuple was an AttributeError on ``doc_id``)."""
+            (a ``(doc_id, score)`` tuple was an AttributeError on ``doc_id``), or a query or
+            document id that is not a string (an int id failed later, unnamed, against string qrels).
+        :raises ValueError: naming the query and document of a score that is not a finite number
+            (a NaN went to the bottom of its list without a word; a TREC file refuses it).
+        """
         qids = tuple(run)
-        bad = next(((q, i, p) for q in qids for i, p in enumerate(run[q]) if not isinstance(p, Posting)),
-                   None)
-        if bad is not None:
-            q, i, p = bad
-            raise TypeError(f"run[{q!r}][{i}] is {p!r}: a run's entries are "
-                            "rankcut.data.lists.Posting(doc_id, score, rank), or give the path of a TREC run")
+        for q in qids:
+            if not isinstance(q, str):
+                raise TypeError(f"run has the query id {q!r} ({type(q).__name__}): query ids are strings")
+            for i, p in enumerate(run[q]):
+                if not isinstance(p, Posting):
+                    raise TypeError(f"run[{q!r}][{i}] is {p!r}: a run's entries are "
+                                    "rankcut.data.lists.Posting(doc_id, score, rank), or give the path of a "
+                                    "TREC run")
+                if not isinstance(p.doc_id, str):
+                    raise TypeError(f"run[{q!r}][{i}] has the document id {p.doc_id!r} "
+                                    f"({type(p.doc_id).__name__}): document ids are strings")
+                number = isinstance(p.score, int | float | np.integer | np.floating)
+                if not number or isinstance(p.score, bool) or not math.isfinite(p.score):
+                    raise ValueError(f"run[{q!r}][{i}] (document {p.doc_id!r}) has the score {p.score!r}: a "
+                                     "score must be a finite number")
         sizes = [len(run[q]) for q in qids]
         postings = [p for q in qids for p in run[q]]
         docs = np.empty(len(postings), dtype=object)
