@@ -748,6 +748,19 @@ def test_freeze_refusals(data: Data, tmp_path: Path, kwargs: dict[str, Any], mes
     assert not (tmp_path / "Z" / "manifest.json").exists()
 
 
+def test_a_numpy_target_recall_is_taken(data: Data, tmp_path: Path) -> None:
+    """np.float32(0.8) was refused as "must lie in (0, 1), got np.float32(0.8)": its type was."""
+    import numpy as np
+
+    for kind in (np.float32, np.float64):
+        folder = tmp_path / kind.__name__
+        wf.freeze(folder, run=data.run, cut=data.cut, design="two-pool", seed=1, target_recall=kind(0.8))
+        assert json.loads((folder / "manifest.json").read_text())["target"] == {"recall": float(kind(0.8))}
+    with pytest.raises(ValueError, match=r"target_recall must lie in \(0, 1\), got np.True_"):
+        wf.freeze(tmp_path / "B", run=data.run, cut=data.cut, design="two-pool", seed=1,
+                  target_recall=np.bool_(True))
+
+
 def test_sample_refusals(data: Data, tmp_path: Path) -> None:
     audit = tmp_path / "Q"
     wf.freeze(audit, run=data.run, cut=data.cut, design="two-pool", seed=1)

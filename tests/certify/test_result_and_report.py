@@ -140,3 +140,40 @@ def test_a_recall_bound_is_shown_rounded_down_and_never_as_zero_when_above_it() 
     assert 0 < cert.value < 1e-4
     assert f"found at least {recall_percent(cert.value)}% of the relevant items" in cert.statement
     assert float(recall_percent(cert.value)) / 100 <= cert.value and "at least 0%" not in cert.statement
+
+
+def test_a_joint_report_of_numpy_numbers_writes_json_and_names_bad_ones() -> None:
+    """numpy facts or a float32 delta made to_json a TypeError (render worked); a string delta was
+    a bare TypeError from '<'."""
+    import numpy as np
+
+    rep = JointReport(delta=np.float32(0.05), budget={"excluded": np.float64(0.025)},
+                      facts={"kept": np.int64(12), "depths": np.array([3, 4])}).attach("m", _cert())
+    back = json.loads(rep.to_json())
+    assert back["facts"] == {"kept": 12, "depths": [3, 4]} and back["delta"] == float(np.float32(0.05))
+    with pytest.raises(ValueError, match=r"delta must be a number in \(0, 1\), got '0\.05'"):
+        JointReport(delta="0.05", budget={"a": 0.01})   # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"budget share of 'a' must lie in \(0, 1\)"):
+        JointReport(delta=0.05, budget={"a": 0.0})
+    # a float32 share is a hair above 0.025: said in full, not as "0.025, more than 0.025"
+    with pytest.raises(ValueError, match=r"sum to 0\.02500000037252903, more than its declared share 0\.025"):
+        JointReport(delta=0.05, budget={"excluded": 0.025}).attach(
+            "m", _cert(allocation={"excluded": float(np.float32(0.025))}))
+
+
+def test_verify_names_what_a_malformed_certificate_lacks() -> None:
+    """verify promises a ValueError to an auditor who receives JSON; a missing key was a KeyError,
+    a renamed input a TypeError."""
+    from rankcut.certify.excluded import excluded_pool_finite_certificate
+    from rankcut.certify.result import verify
+
+    good = excluded_pool_finite_certificate(0, 300, 70_000, 0.025).to_dict()
+    for key in ("value", "inputs"):
+        with pytest.raises(ValueError, match=f"certificate lacks {key}"):
+            verify({k: v for k, v in good.items() if k != key})
+    renamed = {**good, "inputs": {("n" if k == "sizes" else k): v for k, v in good["inputs"].items()}}
+    assert renamed["inputs"] != good["inputs"]
+    with pytest.raises(ValueError, match="are not the arguments of"):
+        verify(renamed)
+    with pytest.raises(ValueError, match="certificate inputs must be an object"):
+        verify({**good, "inputs": [1, 2]})

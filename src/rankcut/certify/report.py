@@ -22,7 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from rankcut.certify.result import SCHEMA_VERSION, Certificate, confidence_text
+from rankcut.certify._validate import check_delta
+from rankcut.certify.result import SCHEMA_VERSION, Certificate, _plain, confidence_text
 
 __all__ = ["JointReport"]
 
@@ -46,13 +47,12 @@ class JointReport:
     entries: tuple[tuple[str, Certificate, Mapping[str, str]], ...] = ()
 
     def __post_init__(self) -> None:
-        if not 0 < self.delta < 1:
-            raise ValueError(f"delta must lie in (0, 1), got {self.delta!r}")
+        # plain floats: a numpy one (float32 above all) would not write as JSON
+        object.__setattr__(self, "delta", check_delta(self.delta))
         if not self.budget:
             raise ValueError("declare at least one event in the budget")
-        for name, a in self.budget.items():
-            if not 0 < a < 1:
-                raise ValueError(f"budget share of {name!r} must lie in (0, 1), got {a!r}")
+        object.__setattr__(self, "budget", {name: check_delta(a, f"budget share of {name!r}")
+                                            for name, a in self.budget.items()})
         total = sum(self.budget.values())
         if total > self.delta * (1 + _RTOL):
             raise ValueError(
@@ -83,9 +83,9 @@ class JointReport:
             # several allocations of one certificate are different failure events: they add up
             if a > self.budget[event] * (1 + _RTOL):
                 keys = ", ".join(k for k, e in resolved.items() if e == event)
-                raise ValueError(
-                    f"certificate {name!r}: allocations {keys} charged to {event!r} sum to {a:.6g}, "
-                    f"more than its declared share {self.budget[event]:.6g}"
+                raise ValueError(   # in full: a float32 0.025 is 0.025000000372529 (repr)
+                    f"certificate {name!r}: allocations {keys} charged to {event!r} sum to {a!r}, "
+                    f"more than its declared share {self.budget[event]!r}"
                 )
         if charge:
             raise ValueError(f"certificate {name!r} has no allocation named {', '.join(charge)}")
@@ -111,7 +111,7 @@ class JointReport:
             "delta": self.delta,
             "budget": dict(self.budget),
             "joint_delta": self.joint_delta,
-            "facts": dict(self.facts),
+            "facts": _plain(dict(self.facts)),
             "certificates": [
                 {"name": n, "charge": dict(ch), "certificate": c.to_dict()} for n, c, ch in self.entries
             ],

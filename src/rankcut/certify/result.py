@@ -146,18 +146,15 @@ class Certificate:
             raise ValueError(
                 f"certificate schema version {version!r} is not supported (expected {SCHEMA_VERSION})"
             )
-        return cls(
-            quantity=d["quantity"],
-            side=d["side"],
-            value=d["value"],
-            theorem=d["theorem"],
-            function=d["function"],
-            inputs=d["inputs"],
-            allocation=d["allocation"],
-            delta=d["delta"],
-            statement=d["statement"],
-            details=d.get("details", {}),
-        )
+        fields = ("quantity", "side", "value", "theorem", "function", "inputs", "allocation", "delta",
+                  "statement")
+        lacks = [f for f in fields if f not in d]
+        if lacks:   # an auditor's file edited or cut short: said, not a KeyError
+            raise ValueError(f"certificate lacks {', '.join(lacks)}")
+        for f in ("inputs", "allocation"):
+            if not isinstance(d[f], Mapping):
+                raise ValueError(f"certificate {f} must be an object, got {d[f]!r}")
+        return cls(**{f: d[f] for f in fields}, details=d.get("details", {}))
 
     @classmethod
     def from_json(cls, text: str) -> Certificate:
@@ -251,7 +248,11 @@ def recompute(cert: Certificate | Mapping[str, Any]) -> Certificate:
         fn = _REGISTRY[cert.function]
     except KeyError:
         raise ValueError(f"unknown certificate function {cert.function!r}") from None
-    return fn(**cert.inputs)
+    try:
+        return fn(**cert.inputs)
+    except TypeError as err:   # inputs renamed, added or dropped: not the function's arguments
+        raise ValueError(f"certificate inputs {sorted(cert.inputs)} are not the arguments of "
+                         f"{cert.function} ({err})") from None
 
 
 def verify(cert: Certificate | Mapping[str, Any]) -> Certificate:

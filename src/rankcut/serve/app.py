@@ -248,7 +248,7 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S,
             plot, stale = desk.plot_png() is not None, None
         except ValueError as err:   # out of date (labels read since): the certificate, said so, no report
             plot, stale = False, str(err)
-        means = [*content.get("notes", []), *validity_lines(desk.audit.manifest, content)]
+        means = [*content.get("notes", []), *validity_lines(desk.audit.manifest.to_dict(), content)]
         return page(request, "result.html", c=content, plot=plot, stale=stale, means=means)
 
     @app.get("/certificate.json")

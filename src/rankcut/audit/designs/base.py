@@ -391,7 +391,8 @@ class FixedSampleDesign:
                 raise ValueError(f"{_o('target_recall')} is a target of the two-pool and sequential designs "
                                  "(recall needs the included pool's relevant count); the "
                                  f"{self.name} design certifies the missed count: use {_o('max_missed')}")
-            if isinstance(target_recall, bool) or not isinstance(target_recall, int | float) \
+            if isinstance(target_recall, bool | np.bool_) \
+                    or not isinstance(target_recall, int | float | np.integer | np.floating) \
                     or not 0.0 < float(target_recall) < 1.0:
                 from rankcut.certify._validate import percent_hint
 
