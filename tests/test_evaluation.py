@@ -441,3 +441,9 @@ def test_a_row_added_with_trained_is_scored_with_the_evaluations_recall_base():
         np.testing.assert_array_equal(added.methods["given"].scores[metric],
                                       ev.methods["fixed-k:2"].scores[metric])
     assert added.methods["given"].mean("f1") == pytest.approx(2 * (2 / 2) * (2 / 3) / (1 + 2 / 3))
+
+
+def test_metrics_given_as_one_string_are_refused():
+    """metrics="f1" said "got ('f', '1')"."""
+    with pytest.raises(ValueError, match=r"metrics must be a sequence of metric names, e\.g\. \('f1',\)"):
+        evaluate_cutters(["fixed-k:2"], make_lists([A, B]), metrics="f1")

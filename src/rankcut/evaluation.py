@@ -416,6 +416,8 @@ def evaluate_cutters(
         raise ValueError(f"lists must be a RankedLists, got {type(lists).__name__}")
     if lists.gains is None:
         raise ValueError("lists carry no relevance judgements: evaluation needs qrels")
+    if isinstance(metrics, str):   # tuple("f1") is ('f', '1')
+        raise ValueError(f"metrics must be a sequence of metric names, e.g. ({metrics!r},), not one string")
     metrics = tuple(metrics)
     if not metrics or any(m not in _metrics.METRICS for m in metrics) or len(set(metrics)) != len(metrics):
         raise ValueError(f"metrics must be distinct names from {_metrics.METRICS}, got {metrics!r}")

@@ -34,6 +34,17 @@ def test_qrels_labels_replace_the_column() -> None:
         simulate_review(unlabelled)
 
 
+@pytest.mark.parametrize(("seeds", "message"), [
+    (5, r"seeds must be a non-empty sequence of integers, e\.g\. range\(5\) or \[0, 3\], got 5"),
+    ([], r"got \[\]"), ("12", r"got '12'"),
+    ([1.5], r"each seed must be an integer ≥ 0, got 1\.5"), ([-1], r"got -1"),
+])
+def test_seeds_that_name_no_run_are_refused(seeds: object, message: str) -> None:
+    """seeds=5 was a bare TypeError, [1.5] ran seed 1, [] gave an empty simulation."""
+    with pytest.raises(ValueError, match=message):
+        simulate_review(toy_records(60, 6), policy=POLICY, seeds=seeds)   # type: ignore[arg-type]
+
+
 def test_prior_knowledge_is_read_first_and_must_agree_with_the_labels() -> None:
     r = toy_records(200, 15)
     first = r.ids[int(np.flatnonzero(r.labels)[0])]

@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 from tqdm.auto import tqdm
 
+from rankcut._util import check_int
 from rankcut.audit.designs.interleaved import build_policy, policy_spec
 from rankcut.certify.interleaved import InterleavedRule
 from rankcut.certify.policies import Policy
@@ -71,9 +72,13 @@ def simulate_review(records: Records, *, target: float = 0.8, delta: float = 0.0
         of the records' own labels.
     :param progress: draw a tqdm bar over the seeds (the caller decides, :mod:`rankcut._progress`).
     :param prior_basis: the certificate's prior basis (:class:`~rankcut.certify.interleaved.InterleavedRule`).
-    :raises ValueError: without labels for every record, or with prior knowledge that
-        contradicts them.
+    :raises ValueError: without labels for every record, with prior knowledge that contradicts
+        them, or seeds that are not a non-empty sequence of integers ≥ 0.
     """
+    if isinstance(seeds, str | bytes) or not isinstance(seeds, Sequence) or not seeds:
+        raise ValueError(f"seeds must be a non-empty sequence of integers, e.g. range(5) or [0, 3], got "
+                         f"{seeds!r}")
+    seeds = tuple(check_int(s, "each seed", low=0) for s in seeds)   # 1.5 ran seed 1
     y = _truth(records, labels)
     known = records.prior >= 0
     if (records.prior[known] != y[known]).any():
@@ -84,7 +89,6 @@ def simulate_review(records: Records, *, target: float = 0.8, delta: float = 0.0
     policy = build_policy(policy_spec(POLICY)) if policy is None else policy
     rule = InterleavedRule(target, delta, prior_basis=prior_basis)
     screener = CALScreener(records.texts, config, prior=records.prior, ranked=records.ranked)
-    seeds = tuple(int(s) for s in seeds)
     runs = tuple(play(y, np.random.default_rng(s).permutation(y.size), policy, rule, screener)
                  for s in tqdm(seeds, desc=f"simulate {records.name}", unit="seed", disable=not progress))
     return Simulation(records.name, target, delta, config, seeds, runs)
