@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from audit_cli import run
 
+from rankcut.audit import workflow
+
 
 @pytest.fixture
 def files(tmp_path: Path) -> dict[str, Path]:
@@ -92,6 +94,19 @@ def test_sequential_is_the_default_design_and_labels_in_batches(files: dict[str,
     assert code == 0 and "(audit order: no position labelled)" in out, out
     code, out, err = run("certify", "--audit", audit)
     assert code == 1 and "NOT met yet after 0 of" in out and "next: label on from position 1" in out, err
+    real = workflow.certify   # a warning while certifying is said, met or not (exit 1 lost it)
+
+    def warns(*args: object, **kwargs: object) -> object:
+        import warnings
+
+        warnings.warn("--cut x.run changed after the audit was frozen, so it is not read", UserWarning,
+                      stacklevel=2)
+        return real(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(workflow, "certify", warns)
+        code, _, err = run("certify", "--audit", audit)
+    assert code == 1 and err == "warning: --cut x.run changed after the audit was frozen, so it is not read\n"
     code, out, _ = run("status", "--audit", audit)
     assert "NOT met yet" in out and f"next: rankcut audit label --audit {audit} --from " in out
     code, out, err = run("label", "--audit", audit, "--from", files["qrels"], "--next", "5")

@@ -68,11 +68,19 @@ def spoken_as_options(options: Mapping[str, str] | None = None) -> Iterator[None
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            yield
-        for message in dict.fromkeys(str(w.message) for w in caught):   # once each (an input located twice)
-            typer.echo(f"warning: {message}", err=True)
+            try:
+                yield
+            except typer.Exit:   # an exit status the command chose (certify: 1, not met): said too
+                _say_warnings(caught)
+                raise
+        _say_warnings(caught)
     finally:
         OPTION_NAMES.reset(token)
+
+
+def _say_warnings(caught: list[warnings.WarningMessage]) -> None:
+    for message in dict.fromkeys(str(w.message) for w in caught):   # once each (an input located twice)
+        typer.echo(f"warning: {message}", err=True)
 
 
 def _fail_cleanly(fn: F) -> F:
