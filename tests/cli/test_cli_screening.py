@@ -28,6 +28,13 @@ def test_stop_is_the_rule_on_the_screened_prefix_and_writes_the_cut(review: dict
     code, out, err = run("freeze", "--run", review["run"], "--cut", cut, "--target-recall", "0.8",
                          "--seed", "1", "--out", review["dir"] / "A")
     assert code == 0 and f"burden N1 = {sum(want.values())}" in out, err
+    # the freeze it prints reads the run in the order the cut was taken in (without it, tied scores
+    # put another document first and freeze refused the cut as no prefix)
+    tied = review["dir"] / "tied.run"
+    code, out, err = run("stop", "--run", review["run"], "--qrels", review["qrels"], "--ordering",
+                         "trec_eval", "--out", tied)
+    assert code == 0 and f"--cut {tied} --target-recall 0.8 --delta 0.05 --ordering trec_eval --out AUDIT" \
+        in out, err
     # a partly screened list: the rule on the labelled prefix, then screen on
     q0 = labels["t0"]
     part = review["dir"] / "part.csv"
@@ -61,11 +68,15 @@ def test_stop_refusals(review: dict[str, Path]) -> None:
     assert code == 2 and err.startswith(f"error: {bad}: a label for query 't0', document 'nope'"), err
     code, _, err = run("stop", "--run", review["run"])
     assert code == 2 and "give the screening labels: --labels FILE, or --qrels Q" in err
+    code, _, err = run("stop", "--run", review["run"], "--labels", bad, "--qrels", review["qrels"])
+    assert code == 2 and "give the screening labels once: --labels FILE, or --qrels Q to simulate a " \
+        "reviewer, not both" in err, err
     for option, value, says in (("--margin", "2", "--margin must lie in [0, 1], got 2.0"),
                                 ("--window", "0", "--window must be >= 1, got 0"),
                                 ("--prior-scale", "-1", "--prior-scale must be a positive number"),
-                                ("--target-recall", "1.5", "--target-recall must lie in (0, 1]"),
-                                ("--target-recall", "80", "--target-recall must lie in (0, 1], got 80.0 (a "
+                                ("--target-recall", "1.5", "--target-recall must lie in (0, 1)"),
+                                ("--target-recall", "1", "--target-recall must lie in (0, 1), got 1.0\n"),
+                                ("--target-recall", "80", "--target-recall must lie in (0, 1), got 80.0 (a "
                                  "share, not a percentage: 0.8 for 80%)"),
                                 ("--delta", "0", "--delta must lie in (0, 1)")):
         code, _, err = run("stop", "--run", review["run"], "--qrels", review["qrels"], option, value)

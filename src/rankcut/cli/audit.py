@@ -255,8 +255,16 @@ def stop(
     from rankcut.certify.screening import ReviewRule
     from rankcut.data.trec import load_trec, read_qrels
 
-    if (labels is None) == (qrels is None):
+    if labels is not None and qrels is not None:
+        raise ValueError("give the screening labels once: --labels FILE, or --qrels Q to simulate a "
+                         "reviewer, not both")
+    if labels is None and qrels is None:
         raise ValueError("give the screening labels: --labels FILE, or --qrels Q to simulate a reviewer")
+    if not 0 < target_recall < 1:   # the cut is frozen next, and freeze takes no other target
+        from rankcut.certify._validate import percent_hint
+
+        raise ValueError(f"--target-recall must lie in (0, 1), got {target_recall!r}"
+                         + percent_hint(target_recall))
     progress = show_progress(as_json=as_json)
     lists = load_trec(run, ordering=ordering)
     if labels is not None:
@@ -298,8 +306,9 @@ def stop(
                    + ("; no cut run is written until every query has stopped" if out is not None else ""))
     if written is not None:
         scale = "" if prior_scale == ReviewRule().prior_scale else f" --prior-scale {prior_scale:g}"
+        order = "" if ordering == "rank" else f" --ordering {ordering}"   # the cut is a prefix in this order
         typer.echo(f"wrote {written}; next: rankcut audit freeze --run {_q(run)} --cut {_q(written)} "
-                   f"--target-recall {target_recall:g} --delta {delta:g}{scale} --out AUDIT")
+                   f"--target-recall {target_recall:g} --delta {delta:g}{scale}{order} --out AUDIT")
 
 
 @app.command("plan")
