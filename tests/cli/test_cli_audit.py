@@ -111,6 +111,8 @@ def test_sequential_is_the_default_design_and_labels_in_batches(files: dict[str,
     assert "NOT met yet" in out and f"next: rankcut audit label --audit {audit} --from " in out
     code, out, err = run("label", "--audit", audit, "--from", files["qrels"], "--next", "5")
     assert code == 2 and err.startswith("error: --next is for --oracle qrels"), err
+    code, out, err = run("label", "--audit", audit, "--from", files["qrels"], "--threshold", "2")
+    assert code == 2 and err.startswith("error: --threshold is for --oracle qrels"), err   # was ignored
     for option in (["--from"], ["--oracle", "qrels", "--qrels"]):   # a missing file, by the option typed
         code, _, err = run("label", "--audit", audit, *option, tmp_path / "nope.txt")
         assert code == 2 and err == f"error: {option[-1]} {tmp_path / 'nope.txt'}: the file does not exist\n"

@@ -408,6 +408,10 @@ def label(
         raise ValueError(f"--oracle takes 'qrels', got {oracle!r}")
     if (oracle is None) != (qrels is None):
         raise ValueError("--oracle qrels and --qrels go together")
+    given = ctx.get_parameter_source("threshold")
+    if qrels is None and given is not None and given.name != "DEFAULT":   # taken by nothing else
+        raise ValueError("--threshold is for --oracle qrels: it says which grade of the qrels counts as "
+                         "relevant (a label file's labels are 0 or 1)")
     result = workflow.label(audit, from_file=from_file, qrels=qrels, threshold=threshold,
                             unjudged_nonrelevant=unjudged_nonrelevant, interactive=interactive, reuse=reuse,
                             overwrite=overwrite, limit=next_n, output=typer.echo)
