@@ -444,8 +444,8 @@ def _check_bands(bands: Any) -> NDArray[np.int64]:
     steps = np.flatnonzero(np.diff(b) <= 0)
     if steps.size:
         i = int(steps[0])
-        raise ValueError(f"bands must be strictly increasing, got bands[{i}]={int(b[i])} and "
-                         f"bands[{i + 1}]={int(b[i + 1])}")
+        raise ValueError(f"{spelled('bands')} must be strictly increasing, got {int(b[i])} before "
+                         f"{int(b[i + 1])}")
     return b
 
 
@@ -831,5 +831,5 @@ def _check_increasing(x: NDArray[np.int64], name: str) -> None:
     steps = np.flatnonzero(np.diff(x) <= 0)
     if steps.size:
         i = int(steps[0])
-        raise ValueError(f"{name} must be strictly increasing (one member each), got {name}[{i}]="
-                         f"{int(x[i])} and {name}[{i + 1}]={int(x[i + 1])}")
+        raise ValueError(f"{spelled(name)} must be strictly increasing (one member each), got {int(x[i])} "
+                         f"before {int(x[i + 1])}")
