@@ -210,6 +210,18 @@ def test_too_few_queries_for_validation_name_the_option(files: dict[str, Path]) 
                    "needs at least one (give more training queries, or --val-fraction 0.05)")
 
 
+def test_evaluate_names_no_option_it_lacks_for_too_few_queries(tmp_path: Path) -> None:
+    """The train command's --val-fraction was named by evaluate too, which has no such option."""
+    run, qrels = synthetic_run(4, 10, seed=1)
+    path = _write(tmp_path / "r.run", run, sorted(run))
+    (tmp_path / "q.txt").write_text("".join(f"{q} 0 {d} {r}\n" for q, docs in qrels.items()
+                                            for d, r in docs.items()))
+    result = invoke("evaluate", "--run", path, "--qrels", tmp_path / "q.txt", "--cutters", "attncut,oracle",
+                    "--folds", "2")
+    one_line_error(result, "val_fraction=0.2 of 2 queries leaves 0 for validation", "val_fraction=0.5")
+    assert "--val-fraction" not in result.stderr
+
+
 def test_train_does_not_overwrite_a_folder_unless_asked(model: Path, files: dict[str, Path]) -> None:
     result = train(files, "--epochs", "1", "--out", model)
     one_line_error(result, f"--out {model} exists: choose another folder or pass --overwrite")

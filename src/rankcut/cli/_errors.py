@@ -27,8 +27,13 @@ __all__ = ["cli_words", "fail", "flag", "input_errors", "option_names", "resourc
 
 #: library keywords that are options of cut, evaluate and train under the same name: a message that
 #: says ``missing='keep'`` is shown as ``--missing keep``
-_KEYWORD = re.compile(r"(?<![\w-])(missing|threshold|ordering|folds|seed|fit_metric|recall_base|"
-                      r"baseline|test|alpha|score_feature|val_fraction)=(?:'([^']*)'|([^\s,;:)]+))")
+_KEYWORDS = ("missing", "threshold", "ordering", "folds", "seed", "fit_metric", "recall_base", "baseline",
+             "test", "alpha", "score_feature")
+
+
+def _keyword(names: Collection[str]) -> re.Pattern[str]:
+    """``name='value'`` or ``name=value`` for each of ``names``, as a library message writes it."""
+    return re.compile(rf"(?<![\w-])({'|'.join(names)})=(?:'([^']*)'|([^\s,;:)]+))")
 
 
 #: the errno values of a resource failure: a full disk or quota, a file too large, no memory
@@ -78,11 +83,13 @@ def _message(exc: BaseException, flags: Collection[str]) -> str:
     return text
 
 
-def cli_words(message: str) -> str:
+def cli_words(message: str, keywords: Collection[str] = ()) -> str:
     """A library message in the words of the command line: one line, ``keyword='value'`` shown as
-    ``--keyword value``."""
+    ``--keyword value`` for the options cut, evaluate and train share, and ``keywords``, a
+    command's own (train: ``val_fraction``, which the others cannot set)."""
     text = " ".join(str(message).split())
-    return _KEYWORD.sub(lambda m: f"{flag(m[1])} {m[2] if m[2] is not None else m[3]}", text)
+    return _keyword((*_KEYWORDS, *keywords)).sub(
+        lambda m: f"{flag(m[1])} {m[2] if m[2] is not None else m[3]}", text)
 
 
 @contextmanager
@@ -100,9 +107,10 @@ def user_errors(flags: Collection[str] = ()) -> Iterator[None]:
 
 
 @contextmanager
-def input_errors(flags: Collection[str] = ()) -> Iterator[None]:
+def input_errors(flags: Collection[str] = (), keywords: Collection[str] = ()) -> Iterator[None]:
     """:func:`user_errors` for the commands that read runs (cut, evaluate, train): a missing
-    optional dependency (ImportError) is an input error too, messages are in :func:`cli_words`,
+    optional dependency (ImportError) is an input error too, messages are in :func:`cli_words`
+    (with the command's own ``keywords``),
     and warnings (e.g. queries dropped from the qrels) are shown as ``warning: ...`` lines."""
     error = None
     with warnings.catch_warnings(record=True) as caught:
@@ -114,7 +122,7 @@ def input_errors(flags: Collection[str] = ()) -> Iterator[None]:
         except (ValueError, OSError, ImportError, MemoryError) as exc:
             error = resource_message(exc) or _message(exc, flags) or type(exc).__name__
     # each once: a cutter fitted per fold warns per fold
-    for said in dict.fromkeys(cli_words(str(w.message)) for w in caught):
+    for said in dict.fromkeys(cli_words(str(w.message), keywords) for w in caught):
         typer.echo(f"warning: {said}", err=True)
     if error is not None:
-        fail(cli_words(error))
+        fail(cli_words(error, keywords))

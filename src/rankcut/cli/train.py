@@ -123,7 +123,7 @@ def train(
         "--overwrite", help="Replace --out if it is an existing checkpoint.")] = False,
 ) -> None:
     """Train a neural truncation model (AttnCut, BiCut, Choppy) and save it as a checkpoint folder."""
-    with input_errors(FLAGS):
+    with input_errors(FLAGS, keywords=("val_fraction",)):   # an option of train's alone
         from rankcut.data.lists import check_threshold
 
         if bool(run) == bool(letor):
