@@ -564,7 +564,7 @@ def with_trained(evaluation: Evaluation, lists: RankedLists, trained: Mapping[st
     blind = scored.blind()
     methods = dict(evaluation.methods)
     for label, method in trained.items():
-        for said in trained_otherwise(method, lists, recall_base):
+        for said in trained_otherwise(method, scored, recall_base):   # the lists it cuts, no others
             warnings.warn(f"{label} {said}", UserWarning, stacklevel=2)
         cuts = method.predict(blind)
         learned = _learned(method)   # a given cut learned nothing: no row of nulls

@@ -313,3 +313,11 @@ def test_the_depth_trained_on_is_kept_and_checked(tmp_path: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with_trained(evaluate_cutters(["fixed-k:2"], short, folds=2), short, {"m": model}, baseline=None)
+        # only the evaluated lists count: the deeper ones here are training queries it never cuts
+        mixed = RankedLists.from_postings(
+            {**{f"t{q}": [Posting(f"d{j}", float(20 - j), j + 1) for j in range(12)] for q in range(4)},
+             **{f"e{q}": [Posting(f"d{j}", float(20 - j), j + 1) for j in range(8)] for q in range(4)}},
+            {**{f"t{q}": {"d0": 1} for q in range(4)}, **{f"e{q}": {"d1": 1} for q in range(4)}})
+        mixed = mixed.with_features(rng.random((8, 12, 1)), ["sim"])
+        with_trained(evaluate_cutters(["fixed-k:2"], mixed, train=[f"t{q}" for q in range(4)]), mixed,
+                     {"m": model}, baseline=None)
