@@ -261,6 +261,11 @@ def test_refusals_are_one_line(tmp_path: Path) -> None:
     assert code == 2 and "all: record 'r0' is known relevant before the session, but the labels the " \
         "simulation plays (column label_included) say 0" in err, err
     assert not (tmp_path / "T").exists()
+    (tmp_path / "q.qrels").write_text("two 0 a1 0\ntwo 0 a2 1\n")   # qrels play the reviewer, not the notes
+    code, _, err = _run("review", "simulate", tmp_path / "two.ris", "--qrels", tmp_path / "q.qrels", "--seed",
+                        1, "--folder", tmp_path / "T")
+    assert code == 2 and "record 'a1' is known relevant before the session, but the labels the simulation " \
+        f"plays (--qrels {tmp_path / 'q.qrels'}) say 0" in err, err
 
 
 def test_rankcut_audit_reads_a_review_folder(tmp_path: Path) -> None:

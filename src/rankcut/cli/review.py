@@ -406,11 +406,13 @@ def _simulated(recs: Any, source: Path, folder: Path, qrels: Path | None, thresh
         raise ValueError(f"{source}: its {recs.labelled_by} labels every record, and --qrels {qrels} would "
                          "label them too: give one of the two (leave --qrels out, or give a file without "
                          "labels)")
+    known_from = "the labels given"
     if qrels is not None:
         labels = qrels_labels(qrels, recs.ids, recs.query_id, threshold=threshold, ranked=recs.ranked)
-        known = dict(zip(recs.ids, labels.tolist(), strict=True))
+        known, known_from = dict(zip(recs.ids, labels.tolist(), strict=True)), f"--qrels {qrels}"
     with _interrupted(folder, resume):
-        result = session.simulate(recs, folder, known=known, progress=progress, **options)
+        result = session.simulate(recs, folder, known=known, known_from=known_from, progress=progress,
+                                  **options)
     if as_json:
         typer.echo(result.to_json())
         return

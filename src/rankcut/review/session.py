@@ -1096,10 +1096,12 @@ def known_outcome(folder: str | os.PathLike[str], known: Mapping[str, int]) -> d
 
 
 def simulate(records: Records, folder: str | os.PathLike[str], *, known: Mapping[str, int] | None = None,
-             progress: bool = False, **options: Any) -> workflow.CertifyResult:
+             known_from: str = "the labels given", progress: bool = False,
+             **options: Any) -> workflow.CertifyResult:
     """A whole seeded review, known labels playing the reviewer: :func:`start` (``options``), every
-    step labelled from ``known`` (default the records' own labels) until certified or all is read,
-    then certify. A progress bar over the records read when ``progress``.
+    step labelled from ``known`` (default the records' own labels; ``known_from`` says where
+    ``known`` came from, for a refusal) until certified or all is read, then certify. A progress
+    bar over the records read when ``progress``.
 
     :raises ValueError: without a label for every record (a label column labelled throughout, or
         qrels).
@@ -1111,14 +1113,14 @@ def simulate(records: Records, folder: str | os.PathLike[str], *, known: Mapping
             raise ValueError(f"{records.name}: a simulation needs every record's label; give a label column "
                              "labelled on every record, or qrels")
         known = dict(zip(records.ids, records.labels.tolist(), strict=True))
+        known_from = str(records.labelled_by)
     clash = next(((rid, y) for rid, y in zip(records.ids, records.prior.tolist(), strict=True)
                   if y >= 0 and int(known.get(rid, 0)) != y), None)
     if clash is not None:   # before anything is frozen
         rid, y = clash
         raise ValueError(f"{records.name}: record {rid!r} is known {'relevant' if y else 'not relevant'} "
-                         f"before the session, but the labels the simulation plays "
-                         f"({records.labelled_by or 'known'}) say {int(known.get(rid, 0))}: give the prior "
-                         "knowledge the labels agree with")
+                         f"before the session, but the labels the simulation plays ({known_from}) say "
+                         f"{int(known.get(rid, 0))}: give the prior knowledge the labels agree with")
     start(records, folder, **options)
     with bars(progress):
         label(folder, known=known)
