@@ -317,8 +317,9 @@ def test_a_label_file_says_include_or_exclude_as_a_screening_tool_exports_it(rec
 def test_an_answer_kept_by_the_page_while_a_label_call_runs_stays_kept(records: Records, tmp_path: Path,
                                                                       monkeypatch, call: str) -> None:
     """The page keeps a record read ahead while ``label --from`` (or a simulation, or the recording
-    of kept answers) runs in another process; each rewrote pending-labels.csv from the answers it
-    had read when it began, so the page's answer was lost without a word."""
+    of kept answers) runs; each rewrote pending-labels.csv from the answers it had read when it
+    began, so the page's answer was lost without a word. (In one process: the re-read; the lock
+    across processes is the next test's.)"""
     truth = labels_of(records)
     folder = tmp_path / "R"
     session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
@@ -348,3 +349,54 @@ def test_an_answer_kept_by_the_page_while_a_label_call_runs_stays_kept(records: 
         else:
             session.record_kept(folder)
     assert session.kept_with_sources(folder)[far] == (1, "serve reviewer Ada")
+
+
+def test_a_file_that_replaces_an_answer_the_page_kept_meanwhile_says_whose(records: Records, tmp_path: Path,
+                                                                           monkeypatch) -> None:
+    """The page kept Ada's answer for a record of the file while label --from ran; the file's label
+    replaced it without a word (the warning saw only the answers kept when the call began)."""
+    truth = labels_of(records)
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    batch = [r["record_id"] for r in session.next_records(folder, 6)]
+    last = batch[-1]
+    real = workflow.label
+
+    def page_keeps_meanwhile(*args, **kwargs):
+        done = real(*args, **kwargs)
+        session.keep(folder, {last: 1 - truth[last]}, "serve reviewer Ada")
+        return done
+
+    monkeypatch.setattr(workflow, "label", page_keeps_meanwhile)
+    answers = tmp_path / "a.csv"
+    answers.write_text("record_id,label\n" + "".join(f"{r},{truth[r]}\n" for r in batch[:2] + [last]))
+    with pytest.warns(UserWarning, match=f"record '{last}' is labelled {truth[last]}, which replaces the "
+                                         f"{1 - truth[last]} kept for it while this file was read, given by "
+                                         "serve reviewer Ada"):
+        session.label(folder, from_file=answers)
+    assert session.kept_answers(folder)[last] == truth[last]
+    with pytest.raises(ValueError, match=f"record '{last}' has a kept answer {truth[last]} \\(given by file "
+                                         "a.csv sha256:"):
+        session.keep(folder, {last: 1 - truth[last]}, "serve reviewer Bob", agreeing=True)
+
+
+def test_kept_answers_wait_for_another_process_holding_them(records: Records, tmp_path: Path) -> None:
+    """Mutual exclusion across processes (the page's server, a label command): a keep waits while
+    another process holds pending-labels.csv for its read and rewrite."""
+    import subprocess
+    import sys
+    import time
+
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from pathlib import Path\n"
+         "from rankcut.review import session\n"
+         "with session._kept_lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(1.0)",
+         str(folder)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    began = time.monotonic()
+    session.keep(folder, {records.ids[-1]: 1}, "serve reviewer Ada")
+    waited = time.monotonic() - began
+    assert holder.wait(timeout=30) == 0
+    assert waited > 0.5 and session.kept_answers(folder) == {records.ids[-1]: 1}

@@ -722,8 +722,14 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
                          f"record {asked['doc_id']!r}, the one the review asks for now (rankcut review "
                          "next names it, and --batch N the ones after it)")
     with _kept_lock(out):   # with the answers the page kept while this call ran
-        _keep(out, {**{rid: kept for rid, kept in kept_with_sources(out).items() if rid not in given},
+        meanwhile = {rid: by for rid, by in kept_with_sources(out).items() if rid not in kept_by}
+        _keep(out, {**{rid: by for rid, by in kept_with_sources(out).items() if rid not in given},
                     **{rid: (answers[rid], sources[rid]) for rid in waiting}})
+    for rid in sorted(set(meanwhile) & set(given), key=_items(out)[1].index):
+        if meanwhile[rid][0] != given[rid]:
+            warnings.warn(f"{from_file}: record {rid!r} is labelled {given[rid]}, which replaces the "
+                          f"{meanwhile[rid][0]} kept for it while this file was read, given by "
+                          f"{meanwhile[rid][1]} (not recorded yet)", stacklevel=2)
     if new:
         shown = ", ".join(new[:5]) + (", ..." if len(new) > 5 else "")
         when = ("it asks for no further record now, so they are not counted (unless you read on, rankcut "
@@ -792,15 +798,26 @@ def _keep(folder: Path, kept: Mapping[str, tuple[int, str]]) -> None:
         path.unlink(missing_ok=True)
 
 
-def keep(folder: str | os.PathLike[str], answers: Mapping[str, int], source: str) -> None:
+def keep(folder: str | os.PathLike[str], answers: Mapping[str, int], source: str, *,
+         agreeing: bool = False) -> None:
     """Keep ``answers`` (record id → 0/1), given by ``source`` (recorded with them, as ``serve
     reviewer NAME``), for records the review has not asked for yet, beside the answers kept already
     (:data:`PENDING_FILE`): each is recorded when the review asks for its record (:func:`record_kept`,
     or the next ``label``). The labelling page keeps a record read ahead so; with no ``answers``,
-    the file is rewritten without those recorded since."""
+    the file is rewritten without those recorded since.
+
+    :param agreeing: refuse (ValueError, nothing kept) an answer that differs from one kept for its
+        record: the page's rule, checked under the same lock as the write (a ``label --from``
+        running meanwhile may have kept another).
+    """
     out = Path(folder)
     with _kept_lock(out):
-        _keep(out, {**kept_with_sources(out), **{rid: (y, source) for rid, y in answers.items()}})
+        kept = kept_with_sources(out)
+        differs = next((rid for rid, y in answers.items() if rid in kept and kept[rid][0] != y), None)
+        if agreeing and differs is not None:
+            raise ValueError(f"record {differs!r} has a kept answer {kept[differs][0]} (given by "
+                             f"{kept[differs][1]}), and this answer says {answers[differs]}")
+        _keep(out, {**kept, **{rid: (y, source) for rid, y in answers.items()}})
 
 
 def record_kept(folder: str | os.PathLike[str]) -> None:

@@ -674,12 +674,11 @@ class Desk:
                                   f"{self.named(item) if self.review else self.place(self.index[item])}; "
                                   "nothing was recorded")
                 if ahead:   # a review's record read ahead: its answer is kept, not recorded
-                    kept = review_session.kept_answers(self.folder)
-                    if kept.get(item[1], label) != label:
-                        raise Refused(f"{self.named(item)} has a kept answer {kept[item[1]]}, and this "
-                                      f"answer says {label}: two readings disagree. Nothing was kept: the "
-                                      "kept answer stands")
-                    review_session.keep(self.folder, {item[1]: label}, source)   # recorded as given
+                    try:   # as given; refused where another answer is kept (checked under the lock)
+                        review_session.keep(self.folder, {item[1]: label}, source, agreeing=True)
+                    except ValueError as err:
+                        raise Refused(f"{err}: two readings disagree. Nothing was kept: the kept answer "
+                                      "stands") from None
                     self.answered(who)
                     return Given(item, label, source, seen_state(store), ahead=True)
                 try:
