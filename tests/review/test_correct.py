@@ -148,3 +148,8 @@ def test_a_kept_answer_is_corrected_by_label_after_the_target_is_met(records: Re
                                                                     "for no further record"):
         warnings.simplefilter("ignore")
         session.label(folder, from_file=fix)   # the same answer again: nothing new
+    other = next(rid for rid in records.ids if rid not in {s[1] for s in _steps(folder)} and rid != unread)
+    fix.write_text(f"record_id,label\n{unread},0\n{other},1\n")   # a correction and a new answer
+    with pytest.raises(ValueError, match=f"and record '{other}' has no kept answer to correct"):
+        session.label(folder, from_file=fix)
+    assert session.kept_answers(folder) == {unread: 1}   # nothing kept of that file

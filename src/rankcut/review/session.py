@@ -712,11 +712,14 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     new = [rid for rid in waiting if kept.get(rid) != answers[rid]]
     # the record the review asks for now (one replay, and only where a message needs it)
     asked = workflow.status(out).get("next_item") if new or not result.recorded else None
-    if not result.recorded and asked is None and not any(rid in kept for rid in new):
+    fresh = [rid for rid in new if rid not in kept]   # answers for records nobody answered before
+    if not result.recorded and asked is None and (fresh or not new):   # met: only a correction is taken
         raise ValueError(f"{from_file}: nothing was recorded — the review asks for no further record "
-                         "(the target is certified, or every record is read): rankcut review certify; "
-                         "to read on after the target is met, rankcut review read-on first (a kept answer "
-                         "is corrected, met or not)")
+                         "(the target is certified, or every record is read)"
+                         + (f", and record {fresh[0]!r} has no kept answer to correct"
+                            if fresh and new != fresh else "")
+                         + ": rankcut review certify; to read on after the target is met, rankcut review "
+                         "read-on first (a kept answer is corrected, met or not)")
     if not result.recorded and not new and asked is not None:
         raise ValueError(f"{from_file}: nothing was recorded — it holds no new label, and none for "
                          f"record {asked['doc_id']!r}, the one the review asks for now (rankcut review "
