@@ -159,6 +159,9 @@ def test_a_joint_report_of_numpy_numbers_writes_json_and_names_bad_ones() -> Non
     with pytest.raises(ValueError, match=r"sum to 0\.02500000037252903, more than its declared share 0\.025"):
         JointReport(delta=0.05, budget={"excluded": 0.025}).attach(
             "m", _cert(allocation={"excluded": float(np.float32(0.025))}))
+    with pytest.raises(ValueError, match=r"sum to 0\.03, more than its declared share 0\.025$"):   # no np.
+        JointReport(delta=0.05, budget={"excluded": 0.025}).attach(
+            "m", _cert(allocation={"excluded": np.float64(0.03)}))
 
 
 def test_verify_names_what_a_malformed_certificate_lacks() -> None:

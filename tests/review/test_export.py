@@ -320,6 +320,14 @@ def test_a_ris_reviews_table_starts_a_review_again(records: Records, tmp_path: P
     session.start(again, tmp_path / "R2", target_recall=0.8, seed=4, policy=POLICY, sources=[out])
     assert session.status(tmp_path / "R2")["read"] == len(labelled)
 
+    def refused(*args: object, **kwargs: object) -> None:   # a reading rule added after the review started
+        raise ValueError("a rule of today's reader")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(export_module, "load_records", refused)
+        said = write_export(folder, out)["no_columns"]
+    assert said == f"{source.resolve()} is not read as records now (a rule of today's reader)"
+    assert out.read_text().splitlines()[0].split(",") == [*EXPORT_COLUMNS, "text"]   # still exported
     source.write_text(source.read_text().replace("Doe, J.", "Doe, John"))   # changed since start
     changed = CliRunner().invoke(app, ["review", "export", "--folder", str(folder), "--out", str(out)])
     assert changed.exit_code == 0, changed.output

@@ -45,6 +45,12 @@ def test_seeds_that_name_no_run_are_refused(seeds: object, message: str) -> None
         simulate_review(toy_records(60, 6), policy=POLICY, seeds=seeds)   # type: ignore[arg-type]
 
 
+def test_numpy_seeds_are_seeds() -> None:
+    r = toy_records(60, 6)
+    assert simulate_review(r, policy=POLICY, seeds=np.arange(2)).runs == \
+        simulate_review(r, policy=POLICY, seeds=range(2)).runs
+
+
 def test_prior_knowledge_is_read_first_and_must_agree_with_the_labels() -> None:
     r = toy_records(200, 15)
     first = r.ids[int(np.flatnonzero(r.labels)[0])]

@@ -84,7 +84,7 @@ class JointReport:
             if a > self.budget[event] * (1 + _RTOL):
                 keys = ", ".join(k for k, e in resolved.items() if e == event)
                 raise ValueError(   # in full: a float32 0.025 is 0.025000000372529 (repr)
-                    f"certificate {name!r}: allocations {keys} charged to {event!r} sum to {a!r}, "
+                    f"certificate {name!r}: allocations {keys} charged to {event!r} sum to {float(a)!r}, "
                     f"more than its declared share {self.budget[event]!r}"
                 )
         if charge:

@@ -70,16 +70,20 @@ def _source(manifest: Manifest, kinds: Sequence[str]) -> tuple[Path | None, str]
     return path, ""
 
 
-def _ris_parts(manifest: Manifest) -> tuple[dict[str, tuple[str, str]], str] | None:
+def _ris_parts(manifest: Manifest) -> tuple[dict[str, tuple[str, str]] | None, str]:
     """Title and abstract of each record, by ID, read again from the RIS file the review's records
-    came from, and its path, if they did and it is unchanged at its path; else ``None``. A table of
-    them starts a review again (the frozen text joins the two: no reader splits it back)."""
-    path, _ = _source(manifest, RIS_SUFFIXES)
+    came from, if they did and it is unchanged at its path and read as it was, and its path; else
+    ``None`` and why (``""``: the records came from no RIS file). A table of them starts a review
+    again (the frozen text joins the two: no reader splits it back)."""
+    path, why = _source(manifest, RIS_SUFFIXES)
     if path is None:
-        return None
-    with warnings.catch_warnings():   # its records without a title or abstract were said at start
-        warnings.simplefilter("ignore")
-        records = load_records(path)
+        return None, why
+    try:
+        with warnings.catch_warnings():   # its records without a title or abstract were said at start
+            warnings.simplefilter("ignore")
+            records = load_records(path)
+    except ValueError as err:   # unchanged, but refused by today's reader (a rule added since start)
+        return None, f"{path} is not read as records now ({err})"
     return dict(zip(records.ids, zip(records.titles, records.abstracts, strict=True), strict=True)), str(path)
 
 
@@ -246,8 +250,9 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
     if ris is not None:
         _write_ris(target, ris, rows)
         written = str(ris)
-    elif (parts := _ris_parts(manifest)) is not None:
-        _write_table(target, (*EXPORT_COLUMNS, "title", "abstract"), ([*r, *parts[0][r[0]]] for r in rows))
+    elif (parts := _ris_parts(manifest))[0] is not None:
+        by_id = parts[0]
+        _write_table(target, (*EXPORT_COLUMNS, "title", "abstract"), ([*r, *by_id[r[0]]] for r in rows))
         written = parts[1]
     else:
         table, source = _source_table(manifest)
@@ -260,7 +265,7 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
         else:
             texts = _texts(texts_path, out)
             _write_table(target, (*EXPORT_COLUMNS, "text"), ([*r, texts.get((qid, r[0]), "")] for r in rows))
-            why = source or _source(manifest, RIS_SUFFIXES)[1]
+            why = source or parts[1]
     return {"records": len(rows), "read": read, "relevant": relevant,
             "kept_relevant": sum(y for y in kept.values()),
             "prior_relevant": sum(r[1] == 1 and r[2] == "" and r[3] != "kept" for r in rows),

@@ -75,6 +75,8 @@ def simulate_review(records: Records, *, target: float = 0.8, delta: float = 0.0
     :raises ValueError: without labels for every record, with prior knowledge that contradicts
         them, or seeds that are not a non-empty sequence of integers ≥ 0.
     """
+    if isinstance(seeds, np.ndarray) and seeds.ndim == 1:   # np.arange(5), as range(5)
+        seeds = seeds.tolist()
     if isinstance(seeds, str | bytes) or not isinstance(seeds, Sequence) or not seeds:
         raise ValueError(f"seeds must be a non-empty sequence of integers, e.g. range(5) or [0, 3], got "
                          f"{seeds!r}")
