@@ -136,8 +136,8 @@ def checked_certificate(audit_dir: str | Path) -> tuple[dict[str, Any], dict[str
     for name, cert, _ in stored.entries:
         try:
             verify(cert)
-        except ValueError as exc:
-            raise ValueError(f"{path}: certificate {name!r} does not match its inputs ({exc})") from None
+        except ValueError as exc:   # edited, or computed by a rankcut whose bounds differ (verify says)
+            raise refuse(f"certificate {name!r} does not match its inputs ({exc})") from None
 
     # what the audit is comes from the manifest: the file must agree, and the report takes the frozen
     # rule, never the file or a caller (the seed included)

@@ -268,5 +268,6 @@ def verify(cert: Certificate | Mapping[str, Any]) -> Certificate:
               if fresh[key] != old[key]]
     if differ:
         shown = "; ".join(f"{k}: stored {old[k]!r}, recomputed {fresh[k]!r}" for k in differ)
-        raise ValueError(f"certificate does not match a recomputation from its inputs ({shown})")
+        raise ValueError(f"certificate does not match a recomputation from its inputs ({shown}): edited, "
+                         "or computed by a rankcut whose bounds differ from this one's")
     return fresh_cert
