@@ -70,8 +70,9 @@ def spoken_as_options(options: Mapping[str, str] | None = None) -> Iterator[None
             warnings.simplefilter("always")
             try:
                 yield
-            except typer.Exit:   # an exit status the command chose (certify: 1, not met): said too
-                _say_warnings(caught)
+            except typer.Exit as done:   # an exit status the command chose (certify: 1, not met): said
+                if done.exit_code != 2:      # too; a refusal (2) stays its one line
+                    _say_warnings(caught)
                 raise
         _say_warnings(caught)
     finally:
