@@ -55,11 +55,12 @@ _SAFE_RTOL_PER_ITEM = 4e-15
 MAX_POPULATION = 10**10
 
 
-# scipy's beta quantiles, as Clopper–Pearson bounds, are off by a little more than rounding: measured
-# against mpmath's binomial tails (60 digits, k < 40, α from 1e-12 to 0.9), the upper bound needed a
+# scipy's beta quantiles, as Clopper–Pearson bounds, are off by a little more than rounding: against
+# exact binomial tails (mpmath, 60 digits, k < 40, α from 1e-12 to 0.9) the upper bound needed a
 # relative nudge up of about 1e-17·n to be safe (1e-12 at n = 10^5, 1e-8 at n = 10^9; 4e-9 below the
 # true bound at n = 10^9, k = 1, α = 0.05) and the lower bound one of at most 1e-13 down. Each is
-# moved to the safe side by ten times that (:func:`cp_upper`, :func:`cp_lower`).
+# moved to the safe side by ten times that (:func:`cp_upper`, :func:`cp_lower`);
+# tests/certify/test_bounds.py checks such cases against exact tails (``decimal``).
 _CP_RTOL = 1e-12
 _CP_RTOL_PER_DRAW = 1e-16
 
