@@ -256,6 +256,9 @@ def test_train_and_cut_read_letor_files(tmp_path: Path) -> None:
                     "1", "--out", model)
     assert result.exit_code == 0, result.output
     assert f"rankcut cut --model {model} --letor FILE --score-feature 1 --out CUT.run" in result.stdout
+    card = (model / "README.md").read_text()   # the model card's use, as train says it (it gave --run)
+    assert "rankcut cut --model m --letor FILE --score-feature 1 --out cut.run" in card
+    assert "--run" not in card
     out = tmp_path / "cut.run"
     result = invoke("cut", "--model", model, "--letor", test_file, "--score-feature", "1", "--out", out)
     assert result.exit_code == 0, result.output

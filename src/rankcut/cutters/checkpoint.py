@@ -250,8 +250,11 @@ def model_card(config: dict[str, Any], title: str) -> str:
         "## Use",
         "",
         "```",
-        f"rankcut cut --model {title} --run RUN --out cut.run"
-        + (" --features FEATURES.tsv" if set(config["encoder"]["columns"]) - set(SCORE_COLUMNS) else ""),
+        (f"rankcut cut --model {title} --letor FILE --score-feature "
+         f"{training['scored_by'].rsplit(' ', 1)[1]} --out cut.run"
+         if training["scored_by"].startswith("LETOR feature ") else
+         f"rankcut cut --model {title} --run RUN --out cut.run"
+         + (" --features FEATURES.tsv" if set(config["encoder"]["columns"]) - set(SCORE_COLUMNS) else "")),
         "```",
         "",
         "```python",
