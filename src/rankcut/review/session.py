@@ -725,8 +725,9 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
                          f"record {asked['doc_id']!r}, the one the review asks for now (rankcut review "
                          "next names it, and --batch N the ones after it)")
     with _kept_lock(out):   # with the answers the page kept while this call ran
-        meanwhile = {rid: by for rid, by in kept_with_sources(out).items() if rid not in kept_by}
-        _keep(out, {**{rid: by for rid, by in kept_with_sources(out).items() if rid not in given},
+        now = kept_with_sources(out)
+        meanwhile = {rid: by for rid, by in now.items() if rid not in kept_by}
+        _keep(out, {**{rid: by for rid, by in now.items() if rid not in given},
                     **{rid: (answers[rid], sources[rid]) for rid in waiting}})
     for rid in sorted(set(meanwhile) & set(given), key=_items(out)[1].index):
         if meanwhile[rid][0] != given[rid]:
