@@ -42,6 +42,22 @@ def test_allow_missing_queries_takes_the_query_as_cut_at_zero(runs: tuple[Path, 
     assert workflow.sample(tmp_path / "A").n_draws > 0   # later steps rebuild the same pools
 
 
+def test_a_cut_run_that_keeps_nothing_is_an_empty_file_every_query_at_zero(runs: tuple[Path, Path],
+                                                                          tmp_path: Path) -> None:
+    """A cut of 0 writes no line, so a cut keeping nothing anywhere is an empty file: the reader
+    refused it as no run, even with allow_missing_queries. The whole list is then excluded."""
+    run, _ = runs
+    empty = tmp_path / "none.run"
+    empty.write_text("\n")
+    with pytest.raises(ValueError, match="the run has no line"):
+        workflow.freeze(tmp_path / "A", run=run, cut=empty, design="excluded", max_missed=5, seed=1)
+    m = workflow.freeze(tmp_path / "B", run=run, cut=empty, design="excluded", max_missed=5, seed=1,
+                        allow_missing_queries=True)
+    assert m["pools"]["per_query"]["n1"] == [0, 0, 0] and m["pools"]["n0"] == 60
+    workflow.plan(tmp_path / "B")
+    assert workflow.sample(tmp_path / "B").n_draws > 0   # later steps rebuild the same pools
+
+
 def test_a_family_member_missing_a_query_is_refused_naming_the_member(runs: tuple[Path, Path],
                                                                       tmp_path: Path) -> None:
     run, cut = runs

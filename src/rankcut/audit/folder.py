@@ -42,6 +42,7 @@ from rankcut.audit.options import spelled as _o
 from rankcut.audit.options import start_again
 from rankcut.audit.pools import Corpus, Item, Pools, cuts_from_run, depth_family, nested_family, offset_family
 from rankcut.audit.snapshot import SNAPSHOT_FILE, load_snapshot
+from rankcut.data.io import open_text
 
 __all__ = [
     "AUDIT_FILES",
@@ -190,7 +191,13 @@ def build_pools(inputs: Mapping[str, Any], ordering: str, family_spec: Mapping[s
         corpus = (Corpus.size(int(corpus_spec["documents"])) if corpus_spec["kind"] == "size"
                   else Corpus.ids(inputs["corpus_ids"]["path"]))
     def cut_of(entry: Mapping[str, Any]) -> Any:
-        run = read_run(entry["path"])  # its errors name the file and line
+        # a cut of 0 writes no line: a cut run keeping nothing anywhere is an empty file, which the
+        # reader refuses as no run; with allow_missing_queries it is every query cut at 0
+        empty = False
+        if allow_missing_queries:
+            with open_text(entry["path"], None) as (_, f):
+                empty = not any(line.strip() for line in f)   # stops at the first line
+        run = {} if empty else read_run(entry["path"])  # its errors name the file and line
         try:
             return cuts_from_run(lists, run, allow_missing_queries=allow_missing_queries)
         except ValueError as err:
