@@ -303,6 +303,15 @@ def test_a_trec_run_with_texts_and_qrels(tmp_path: Path) -> None:
     assert cert["verdict"]["met"] and cert["counts"]["relevant"] >= 5
     code, _, err = _run("review", "start", tmp_path / "t.run", "--format", "trec", "--folder", tmp_path / "S")
     assert code == 2 and "give its documents' texts with --texts" in err
+    # a run has no label column: --label-column was taken and read by nothing
+    code, _, err = _run("review", "start", tmp_path / "t.run", "--format", "trec", "--texts",
+                        tmp_path / "t.jsonl", "--label-column", "foo", "--folder", tmp_path / "S")
+    assert code == 2 and "--label-column is not for --format trec: a run has no label column" in err, err
+    assert _run("review", "start", tmp_path / "t.run", "--format", "trec", "--texts", tmp_path / "t.jsonl",
+                "--folder", tmp_path / "S", "--seed", 1)[0] == 0
+    code, _, err = _run("review", "label", "--folder", tmp_path / "S", "--simulate", "--records",
+                        tmp_path / "t.run", "--format", "trec", "--texts", tmp_path / "t.jsonl")
+    assert code == 2 and "t.run does not label every record (give --qrels)" in err, err   # no column there
     with open(tmp_path / "t.run", "a") as f:
         f.write("T2 Q0 r0 1 1 bm25\n")
     code, _, err = _run("review", "start", tmp_path / "t.run", "--format", "trec", "--texts",

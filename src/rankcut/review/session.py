@@ -586,11 +586,12 @@ def known_from_records(records: Records, source: str | os.PathLike[str], folder:
     out = Path(folder)
     manifest = load_review(out)
     if records.labels is None:
-        how = ("label every record with an ASReview note (N1  - ASReview_relevant or ASReview_irrelevant)"
-               if Path(str(source).removesuffix(".gz")).suffix.lower() in RIS_SUFFIXES else
-               f"give {spelled('label_column', 'label')} naming a column labelled on every record")
-        raise ValueError(f"--simulate: {source} does not label every record ({how}, or give "
-                         f"{spelled('qrels')})")
+        ris = Path(str(source).removesuffix(".gz")).suffix.lower() in RIS_SUFFIXES
+        how = ("" if records.ranked else   # a run: only qrels label it
+               "label every record with an ASReview note (N1  - ASReview_relevant or "
+               "ASReview_irrelevant), or " if ris else
+               f"give {spelled('label_column', 'label')} naming a column labelled on every record, or ")
+        raise ValueError(f"--simulate: {source} does not label every record ({how}give {spelled('qrels')})")
     started = " or ".join(str(src["path"]) for src in manifest["screener"]["config"]["sources"])
     qid, ids = _items(out)
     frozen = _texts(check_inputs(manifest)["texts"]["path"], out)
