@@ -47,6 +47,7 @@ from rankcut import metrics as _metrics
 from rankcut._util import check_int, jsonable
 from rankcut.cutters import Cutter, clone, cutter_class, make_cutter
 from rankcut.data.io import open_text
+from rankcut.data.letor import score_feature_of
 from rankcut.data.lists import RankedLists
 from rankcut.data.trec import MissingQueriesWarning
 from rankcut.parallel import Executor, InProcess, cut_shard, shard_bounds
@@ -657,8 +658,8 @@ def trained_otherwise(method: Cutter, lists: RankedLists, recall_base: str | Non
                    f"--ordering {ordering}")
     scored_by = getattr(method, "scored_by_", None)
     if scored_by is not None and scored_by != lists.scored_by:
-        letor = scored_by.startswith("LETOR feature ")
-        give = f"; give --score-feature {scored_by.rsplit(' ', 1)[1]}" if letor else ""
+        feature = score_feature_of(scored_by)
+        give = f"; give --score-feature {feature}" if feature is not None else ""
         out.append(f"was trained on lists ranked by {scored_by}, and these are ranked by "
                    f"{lists.scored_by}: the scores it reads are not those it learned from{give}")
     depth = getattr(method, "depth_", None)

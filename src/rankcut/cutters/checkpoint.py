@@ -34,6 +34,7 @@ from rankcut import __version__
 from rankcut._util import jsonable
 from rankcut.cutters.base import cutter_class
 from rankcut.cutters.neural import NeuralCutter
+from rankcut.data.letor import score_feature_of
 from rankcut.nn.inputs import SCORE_COLUMNS, InputEncoder
 
 __all__ = ["CONFIG", "FORMAT", "FORMAT_VERSION", "README", "WEIGHTS", "is_checkpoint", "load_checkpoint",
@@ -250,9 +251,8 @@ def model_card(config: dict[str, Any], title: str) -> str:
         "## Use",
         "",
         "```",
-        (f"rankcut cut --model {title} --letor FILE --score-feature "
-         f"{training['scored_by'].rsplit(' ', 1)[1]} --out cut.run"
-         if training["scored_by"].startswith("LETOR feature ") else
+        (f"rankcut cut --model {title} --letor FILE --score-feature {feature} --out cut.run"
+         if (feature := score_feature_of(training["scored_by"])) is not None else
          f"rankcut cut --model {title} --run RUN --out cut.run"
          + (" --features FEATURES.tsv" if set(config["encoder"]["columns"]) - set(SCORE_COLUMNS) else "")),
         "```",

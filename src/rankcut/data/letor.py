@@ -26,7 +26,7 @@ from rankcut.data.io import Source, open_text
 from rankcut.data.lists import Posting, RankedLists, warn_if_nothing_relevant
 from rankcut.errors import ParamError
 
-__all__ = ["LETOR4_FEATURES", "load_letor"]
+__all__ = ["LETOR4_FEATURES", "load_letor", "score_feature_of"]
 
 _FIELDS = ("body", "anchor", "title", "url", "document")
 # LETOR 4.0 (MQ2007, MQ2008) feature list, numbered from 1 (Qin & Liu, "Introducing LETOR 4.0
@@ -94,6 +94,14 @@ def _parse(source: Source, label: str, rows: dict[str, list[Row]],
             rows.setdefault(qid, []).append((doc, grade, idx, val))
 
 
+_SCORED_BY = "LETOR feature "   # a RankedLists' scored_by for lists ranked by a feature
+
+
+def score_feature_of(scored_by: str) -> int | None:
+    """The LETOR feature (``--score-feature``) a lists' ``scored_by`` names, or None for run scores."""
+    return int(scored_by.removeprefix(_SCORED_BY)) if scored_by.startswith(_SCORED_BY) else None
+
+
 def load_letor(
     source: Source | Sequence[Source],
     *,
@@ -146,5 +154,5 @@ def load_letor(
     generic = tuple(f"f{k}" for k in range(1, n_feat + 1))
     names = LETOR4_FEATURES if n_feat == len(LETOR4_FEATURES) else generic
     warn_if_nothing_relevant(lists, stacklevel=2)
-    return replace(lists.with_features(features, names), scored_by=f"LETOR feature {score_feature}")
+    return replace(lists.with_features(features, names), scored_by=f"{_SCORED_BY}{score_feature}")
 
