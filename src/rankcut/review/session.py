@@ -835,8 +835,7 @@ def record_kept(folder: str | os.PathLike[str]) -> None:
         with _label_file(out, {rid: y for rid, (y, _) in kept.items()}, PENDING_FILE) as path:
             workflow.label(out, from_file=path, file_source=f"file {PENDING_FILE}",
                            item_sources={(qid, rid): source for rid, (_, source) in kept.items()})
-        with _kept_lock(out):   # the answers still unread, those kept meanwhile included
-            _keep(out, kept_with_sources(out))
+        keep(out, {}, "")   # the file lists only the answers still kept, those kept meanwhile included
 
 
 # ---------------------------------------------------------------------------------------------
