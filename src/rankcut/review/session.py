@@ -686,11 +686,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
                          f"{shlex.quote(f'{changed}={given[changed]}')} — nothing was recorded")
     kept_by = kept_with_sources(out)
     kept = {rid: y for rid, (y, _) in kept_by.items()}
-    for rid in sorted(set(kept) & set(given), key=_items(out)[1].index):
-        if kept[rid] != given[rid]:
-            warnings.warn(f"{from_file}: record {rid!r} is labelled {given[rid]}, which replaces the "
-                          f"{kept[rid]} kept for it, given by {kept_by[rid][1]} (not recorded yet)",
-                          stacklevel=2)
+    _warn_replaced(from_file, given, kept_by, ids, "")
     # a record of the prior knowledge the review asks for among the file's is answered from it (a
     # policy may audit before the ranker has screened them all, and the audit meet one)
     unread_prior = {rid: prior[rid] for rid in _unread(out, prior)}
@@ -730,11 +726,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
         meanwhile = {rid: by for rid, by in now.items() if rid not in kept_by}
         _keep(out, {**{rid: by for rid, by in now.items() if rid not in given},
                     **{rid: (answers[rid], sources[rid]) for rid in waiting}})
-    for rid in sorted(set(meanwhile) & set(given), key=_items(out)[1].index):
-        if meanwhile[rid][0] != given[rid]:
-            warnings.warn(f"{from_file}: record {rid!r} is labelled {given[rid]}, which replaces the "
-                          f"{meanwhile[rid][0]} kept for it while this file was read, given by "
-                          f"{meanwhile[rid][1]} (not recorded yet)", stacklevel=2)
+    _warn_replaced(from_file, given, meanwhile, ids, " while this file was read")
     if new:
         shown = ", ".join(new[:5]) + (", ..." if len(new) > 5 else "")
         when = ("it asks for no further record now, so they are not counted (unless you read on, rankcut "
@@ -744,6 +736,17 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
                       f"later: the review has not asked for those records yet (record {shown}); {when} "
                       f"({out / PENDING_FILE})", stacklevel=2)
     return result
+
+
+def _warn_replaced(from_file: str | os.PathLike[str], given: Mapping[str, int],
+                   kept: Mapping[str, tuple[int, str]], order: Sequence[str], when: str) -> None:
+    """Warn (stacklevel of :func:`label`'s caller) of each kept answer the file's ``given`` label
+    replaces, in the records' ``order``; ``when`` says when it was kept."""
+    for rid in sorted(set(kept) & set(given), key=order.index):
+        if kept[rid][0] != given[rid]:
+            warnings.warn(f"{from_file}: record {rid!r} is labelled {given[rid]}, which replaces the "
+                          f"{kept[rid][0]} kept for it{when}, given by {kept[rid][1]} (not recorded yet)",
+                          stacklevel=3)
 
 
 def kept_answers(folder: str | os.PathLike[str]) -> dict[str, int]:
