@@ -400,3 +400,22 @@ def test_kept_answers_wait_for_another_process_holding_them(records: Records, tm
     waited = time.monotonic() - began
     assert holder.wait(timeout=30) == 0
     assert waited > 0.5 and session.kept_answers(folder) == {records.ids[-1]: 1}
+
+
+def test_a_label_file_of_several_topics_is_refused_at_a_row_of_another_query(records: Records,
+                                                                           tmp_path: Path) -> None:
+    """A judgement file kept for every topic of a run (query_id, doc_id, label) gives the same
+    document ids under other queries: a row of another query is not this review's label, and was
+    recorded as one. Its own query's rows, and a row with the query left empty, are taken."""
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    qid = session._items(folder)[0]
+    first = session.next_records(folder, 1)[0]["record_id"]
+    (tmp_path / "all.csv").write_text(f"query_id,doc_id,label\n{qid},{first},0\nq-other,{first},1\n")
+    with pytest.raises(ValueError, match=rf"all.csv, line 3: the row is of query 'q-other', this review's "
+                                         rf"is '{qid}': its label of record '{first}' is a judgement for "
+                                         rf"another topic; keep only the rows of query '{qid}' in the file"):
+        session.label(folder, from_file=tmp_path / "all.csv")
+    assert _steps(folder) == [] and session.kept_answers(folder) == {}
+    (tmp_path / "mine.csv").write_text(f"qid,doc_id,label\n,{first},0\n")
+    assert session.label(folder, from_file=tmp_path / "mine.csv").recorded == 1

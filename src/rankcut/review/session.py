@@ -101,6 +101,7 @@ PENDING_COLUMNS = ("query_id", "doc_id", "label", "source")   # source: who gave
 PENDING_LOCK = ".pending-labels.lock"   # held for each read and rewrite of PENDING_FILE (_kept_lock)
 TABLES = (".csv", ".tsv", ".tab")     # the names of the tables a review writes (TSV: .tsv, .tab)
 _ID_COLUMNS = ("record_id", "doc_id", "id")
+_QUERY_COLUMNS = ("query_id", "qid")   # a label file's query column, as pending-labels.csv writes it
 
 
 # ---------------------------------------------------------------------------------------------
@@ -491,25 +492,27 @@ def _unread(folder: Path, ids: Iterable[str]) -> list[str]:
     return [rid for rid in ids if (qid, rid) not in read]
 
 
-def read_labels(source: str | os.PathLike[str], ids: Sequence[str], records: str | None = None
-                ) -> dict[str, int]:
+def read_labels(source: str | os.PathLike[str], ids: Sequence[str], records: str | None = None,
+                query: str | None = None) -> dict[str, int]:
     """A reviewer's labels: a CSV (TSV for ``.tsv``/``.tab``) with a header naming ``record_id`` (or
     ``doc_id``, ``id``) and a label column (ASReview's names, ``label`` among them; any case); labels
     ``0``/``1``, ``yes``/``no``, ``y``/``n``, ``include``/``exclude``, ``relevant``/``irrelevant``,
     an empty cell not labelled yet. A file with a ``records`` column (a batch of ``next --out``)
     names on each row the records it was written for (:func:`records_key`): with ``records`` (the
     review's) a row of other records is refused, since the same record ids (numbers in a file) mean
-    other records there.
+    other records there. A file with a ``query_id`` (or ``qid``) column, as judgements of several
+    topics are kept, has its rows of other queries than ``query`` (the review's) refused: a
+    judgement of the same document for another topic is not this review's label.
 
-    :raises ValueError: naming the file and line for a missing column, a row of other records, a
-        record id that is not one of ``ids``, a label value it cannot read, or a record labelled
+    :raises ValueError: naming the file and line for a missing column, a row of other records or of
+        another query, a record id that is not one of ``ids``, a label value it cannot read, or a record labelled
         twice with different labels.
     """
-    return _label_lines(source, ids, records)[0]
+    return _label_lines(source, ids, records, query)[0]
 
 
-def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], records: str | None = None
-                 ) -> tuple[dict[str, int], dict[str, int]]:
+def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], records: str | None = None,
+                 query: str | None = None) -> tuple[dict[str, int], dict[str, int]]:
     """:func:`read_labels`'s labels, and the line each record's label is on."""
     known = set(ids)
     delimiter = delimiter_for(source)
@@ -536,6 +539,7 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], records: st
             cols.append(col)
         id_col, label_col = cols
         records_col = header.index("records") if records is not None and "records" in header else None
+        query_col = next((header.index(n) for n in _QUERY_COLUMNS if n in header and query is not None), None)
         ended = reader.line_num
         for row in reader:   # a record's line is where it starts (a quoted text may hold line breaks)
             line, ended = ended + 1, reader.line_num
@@ -550,6 +554,10 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], records: st
                                  f"says {row[records_col].strip()!r}, this review's are {records!r}): its "
                                  f"record {rid!r} is another record there; label it in a review of the "
                                  "records the file was written for")
+            if query_col is not None and row[query_col].strip() not in ("", query):
+                raise ValueError(f"{where}, line {line}: the row is of query {row[query_col].strip()!r}, this "
+                                 f"review's is {query!r}: its label of record {rid!r} is a judgement for "
+                                 f"another topic; keep only the rows of query {query!r} in the file")
             if rid not in known:
                 raise ValueError(f"{where}, line {line}: record {rid!r} is not a record of this review")
             y = _VALUES.get(value.lower())
@@ -666,7 +674,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     if not Path(from_file).is_file():
         raise FileNotFoundError(f"{spelled('from_file')} {from_file}: no such file — nothing was recorded")
     qid, ids = _items(out)
-    given, lines = _label_lines(from_file, ids, records_key(manifest))
+    given, lines = _label_lines(from_file, ids, records_key(manifest), qid)
     clash = next((rid for rid, y in given.items() if rid in prior and prior[rid] != y), None)
     if clash is not None:
         raise ValueError(f"{from_file}, line {lines[clash]}: record {clash!r} is labelled {given[clash]}, "
@@ -762,7 +770,8 @@ def kept_with_sources(folder: str | os.PathLike[str]) -> dict[str, tuple[int, st
     path = out / PENDING_FILE
     if not path.is_file():
         return {}
-    kept = read_labels(path, _items(out)[1])
+    qid, ids = _items(out)
+    kept = read_labels(path, ids, query=qid)
     rows = _table_rows(path)
     at = {c: i for i, c in enumerate(rows[0])} if rows else {}
     given = {row[at["doc_id"]]: row[at["source"]] for row in rows[1:]
@@ -960,7 +969,8 @@ def write_batch(folder: str | os.PathLike[str], path: str | os.PathLike[str],
     records = records_key(load_review(Path(folder)))
     if out.exists():
         try:
-            given = read_labels(out, _items(Path(folder))[1], records)
+            qid, ids = _items(Path(folder))
+            given = read_labels(out, ids, records, qid)
         except (ValueError, UnicodeDecodeError):
             raise FileExistsError(f"{out} exists and is not a label file of this review: name a new file "
                                   "for the batch") from None
