@@ -375,3 +375,21 @@ def test_a_report_before_any_record_is_read_says_to_read_first(tmp_path: Path) -
     assert f"review {folder}: nothing is read yet, so there is no certificate to report: read records " \
         f"first (rankcut review next --folder {folder}, then label)" in err
     assert not (tmp_path / "report.html").exists() and not (tmp_path / "report.json").exists()
+
+
+def test_rankcut_audit_steps_on_a_review_folder_name_the_review_command(tmp_path: Path) -> None:
+    """A review folder is an audit folder too, and rankcut audit's steps ran there: audit label
+    recorded a step but not the answers kept in pending-labels.csv, so the review asked again for
+    a record already answered, and plan and status named rankcut audit label as the next step.
+    certify and report, which recompute and write, still take it (tests/cli/test_cli_review.py)."""
+    _labelled(tmp_path / "r.csv")
+    folder = tmp_path / "R"
+    assert _run("review", "start", tmp_path / "r.csv", "--folder", folder, "--seed", 1)[0] == 0
+    before = sorted(p.name for p in folder.iterdir())
+    for command, theirs in (("plan", "status"), ("sample", "next"), ("label", "label"),
+                            ("status", "status"), ("read-on", "read-on")):
+        code, out, err = _run("audit", command, "--audit", folder)
+        assert code == 2 and not out and len(err.strip().splitlines()) == 1, (command, err)
+        assert err.strip() == (f"error: {folder} is a review of rankcut review start: use rankcut review "
+                               f"{theirs} --folder {folder}"), err
+    assert sorted(p.name for p in folder.iterdir()) == before

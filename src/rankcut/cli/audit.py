@@ -93,9 +93,28 @@ def _fail_cleanly(fn: F) -> F:
         import rankcut.review.session  # noqa: F401 -- registers the screener of rankcut review's folders
 
         with user_errors(), spoken_as_options():
+            _not_a_review(kwargs.get("audit"), fn.__name__)
             return fn(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
+
+
+_IN_REVIEW = {"plan": "status", "sample": "next", "label": "label", "status": "status", "read_on": "read-on"}
+
+
+def _not_a_review(folder: Path | None, command: str) -> None:
+    """Refuse a ``rankcut review`` folder to the steps of ``rankcut audit`` (certify and report,
+    which only recompute and write, take it): the review's steps are its own (answers kept in its
+    pending-labels.csv are recorded only by ``rankcut review label``, and its moves are the CAL
+    ranker's), so these commands and the next steps they name would mislead there."""
+    from rankcut.audit.manifest import MANIFEST_FILE, load_manifest
+    from rankcut.review.session import is_review
+
+    if command not in _IN_REVIEW or folder is None or not (Path(folder) / MANIFEST_FILE).is_file():
+        return   # the command itself says what the folder lacks
+    if is_review(load_manifest(Path(folder))):
+        raise ValueError(f"{folder} is a review of rankcut review start: use rankcut review "
+                         f"{_IN_REVIEW[command]} --folder {_q(folder)}")
 
 
 def _ints(text: str | None, option: str) -> list[int] | None:
