@@ -547,3 +547,47 @@ def test_graded_qrels_at_the_default_threshold_are_said(tmp_path: Path) -> None:
     binary.write_text("".join(f"q{q} 0 d{d} {int(d < 4)}\n" for q in range(8) for d in range(30)))
     result = runner.invoke(app, [*scored[:3], "--qrels", str(binary), *scored[5:]])
     assert result.exit_code == 0 and "note:" not in result.stderr
+
+
+# --------------------------------------------------------------------------- without the torch extra
+def _without_torch(*args: object) -> tuple[int, str, str]:
+    """``rankcut ARGS`` in a fresh process where torch cannot be imported, as where the extra is
+    not installed (a finder refuses it; scipy probes sys.modules for torch, so no None entry)."""
+    import subprocess
+
+    code = ("import sys\n"
+            "class NoTorch:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.partition('.')[0] in ('torch', 'safetensors'):\n"
+            "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+            "sys.meta_path.insert(0, NoTorch())\n"
+            "from rankcut.cli.main import app\n"
+            f"app({[str(a) for a in args]!r})\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_classical_cutters_need_no_torch_and_neural_ones_name_the_extra(tiny):
+    """evaluate imported the checkpoint reader (torch) for every call, so without the torch extra
+    it refused Oracle and Greedy-k with "No module named 'torch'"; a neural cutter, train and a
+    --model said the same, train after reading every input."""
+    for command in ([], ["train"], ["evaluate"], ["cut"]):   # their help builds no cutter
+        assert _without_torch(*command, "--help")[0] == 0, command
+    code, out, err = _without_torch("evaluate", "--run", tiny["run"], "--qrels", tiny["qrels"],
+                                    "--train-run", tiny["train"], "--cutters", "oracle,greedy-k")
+    assert code == 0, err
+    assert "oracle" in out and "greedy-k" in out
+    code, out, err = _without_torch("evaluate", "--run", tiny["run"], "--qrels", tiny["qrels"],
+                                    "--train-run", tiny["train"], "--cutters", "oracle,attncut")
+    assert code == 2 and err.strip() == ("error: the attncut cutter needs PyTorch: pip install "
+                                         "'rankcut[torch]'"), err
+    code, _, err = _without_torch("train", "--run", tiny["train"], "--qrels", tiny["qrels"], "--model",
+                                  "bicut", "--out", tiny["dir"] / "M")
+    assert code == 2 and err.strip() == "error: the bicut cutter needs PyTorch: pip install 'rankcut[torch]'"
+    assert "warning" not in err and not (tiny["dir"] / "M").exists()   # refused before reading the inputs
+    (tiny["dir"] / "M").mkdir()
+    code, _, err = _without_torch("cut", "--model", tiny["dir"] / "M", "--run", tiny["run"], "--out",
+                                  tiny["dir"] / "c.run")
+    assert code == 2 and err.strip().endswith("a trained model needs PyTorch, an optional extra: pip install "
+                                              "'rankcut[torch]'"), err
+    assert not (tiny["dir"] / "c.run").exists()

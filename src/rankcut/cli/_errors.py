@@ -36,6 +36,10 @@ def _keyword(names: Collection[str]) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w-])({'|'.join(names)})=(?:'([^']*)'|([^\s,;:)]+))")
 
 
+#: the modules of the torch extra (a checkpoint is read with both; the cutters say it themselves,
+#: rankcut.nn.require_torch)
+_TORCH = ("torch", "safetensors")
+
 #: the errno values of a resource failure: a full disk or quota, a file too large, no memory
 _RESOURCE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.ENOMEM})
 
@@ -121,6 +125,8 @@ def input_errors(flags: Collection[str] = (), keywords: Collection[str] = ()) ->
             raise  # stdout closed by the reader (`| head`): click ends quietly, not an input error
         except (ValueError, OSError, ImportError, MemoryError) as exc:
             error = resource_message(exc) or _message(exc, flags) or type(exc).__name__
+            if isinstance(exc, ModuleNotFoundError) and (exc.name or "").partition(".")[0] in _TORCH:
+                error += ": a trained model needs PyTorch, an optional extra: pip install 'rankcut[torch]'"
     # each once: a cutter fitted per fold warns per fold
     for said in dict.fromkeys(cli_words(str(w.message), keywords) for w in caught):
         typer.echo(f"warning: {said}", err=True)

@@ -156,7 +156,6 @@ def evaluate(
     with input_errors(FLAGS):
         import json
 
-        from rankcut.cutters.checkpoint import load_checkpoint
         from rankcut.data.features import attach_feature_tables
         from rankcut.data.lists import check_threshold
         from rankcut.data.trec import read_qrels
@@ -235,7 +234,11 @@ def evaluate(
         if train_queries is not None:
             train = _query_ids(train_queries, "--train-queries")
         chosen = _query_ids(test_queries, "--test-queries") if test_queries is not None else None
-        trained = {str(p): load_checkpoint(p) for p in models}
+        trained: dict[str, Any] = {}
+        if models:
+            from rankcut.cutters.checkpoint import load_checkpoint  # torch: only for --model
+
+            trained = {str(p): load_checkpoint(p) for p in models}
 
         if letor:
             options: dict[str, Any] = {"score_feature": score_feature, "threshold": threshold,

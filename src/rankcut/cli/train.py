@@ -31,7 +31,7 @@ from rankcut.cli._common import (
 from rankcut.cli._errors import input_errors
 from rankcut.cutters.attncut import LOSSES
 from rankcut.cutters.neural import neural_cutters
-from rankcut.cutters.recall_constrained import AttnCutRC
+from rankcut.cutters.recall_constrained import SIGMA
 from rankcut.metrics import METRICS
 from rankcut.nn.options import METRIC, RECALL_BASE, TRAINING_DEFAULTS
 
@@ -92,7 +92,7 @@ def train(
         "Eq. 9), precision or recall.")] = METRIC,
     sigma: Annotated[float | None, typer.Option(
         "--sigma", help=f"Minimal recall in [0, 1] (--model attncut-rc only; default "
-        f"{AttnCutRC().sigma}).")] = None,
+        f"{SIGMA}).")] = None,
     epochs: Annotated[int | None, typer.Option(
         "--epochs", help=f"Most epochs (default {_DEFAULT['epochs']}).")] = None,
     batch_size: Annotated[int | None, typer.Option(

@@ -34,6 +34,7 @@ from numpy.typing import NDArray
 from rankcut._util import check_bool
 from rankcut.cutters.base import Cutter, available_cutters, cutter_class
 from rankcut.data.lists import RankedLists
+from rankcut.nn import require_torch
 from rankcut.nn.options import TRAINING_DEFAULTS, check_training_options
 
 if TYPE_CHECKING:
@@ -113,7 +114,9 @@ class NeuralCutter(Cutter):
 
     def __init__(self, **options: Any) -> None:
         """Store the shared training options; :data:`rankcut.nn.options.TRAINING_DEFAULTS` for
-        those not given."""
+        those not given. Refused (ImportError naming the extra) without PyTorch, so a spec check
+        fails before any data is read."""
+        require_torch(f"the {self.name or type(self).__name__} cutter")
         unknown = sorted(set(options) - set(TRAINING_DEFAULTS))
         if unknown:
             raise TypeError(f"{type(self).__name__}() got unexpected keyword arguments {unknown}")

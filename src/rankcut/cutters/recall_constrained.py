@@ -35,7 +35,11 @@ if TYPE_CHECKING:
 
     from rankcut.nn.inputs import InputEncoder
 
-__all__ = ["AttnCutRC"]
+__all__ = ["SIGMA", "AttnCutRC"]
+
+
+#: the default minimal recall σ (a constant, so that help texts need no cutter built, nor torch)
+SIGMA = 0.5
 
 
 @register("attncut-rc")
@@ -69,7 +73,7 @@ class AttnCutRC(NeuralCutter):
     def __init__(
         self,
         *,
-        sigma: float = 0.5,
+        sigma: float = SIGMA,
         bins: int = 5,
         metric: str = METRIC,
         recall_base: str = RECALL_BASE,

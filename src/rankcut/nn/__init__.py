@@ -9,6 +9,7 @@ The names below are loaded on first use (``rankcut.nn.AttnCutNet``), so that imp
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import Any
 
 _LAZY = {
@@ -19,16 +20,24 @@ _LAZY = {
                      "recall_constrained_cuts"), "models"),
 }
 
-__all__ = sorted(_LAZY)
+__all__ = sorted([*_LAZY, "require_torch"])
+
+
+def require_torch(what: str) -> None:
+    """Raise ImportError naming the extra to install when PyTorch is missing (``what`` needs it),
+    without importing it: the neural cutters check it when built, before any data is read."""
+    try:
+        found = importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):   # a finder that refuses it; a module entry without a spec
+        found = False
+    if not found:
+        raise ImportError(f"{what} needs PyTorch: pip install 'rankcut[torch]'")
 
 
 def __getattr__(name: str) -> Any:
     if name not in _LAZY:
         raise AttributeError(f"module 'rankcut.nn' has no attribute {name!r}")
-    try:
-        import torch  # noqa: F401
-    except ImportError as exc:
-        raise ImportError("rankcut.nn needs PyTorch: pip install 'rankcut[torch]'") from exc
+    require_torch("rankcut.nn")
     value = getattr(importlib.import_module(f"rankcut.nn.{_LAZY[name]}"), name)
     globals()[name] = value
     return value
