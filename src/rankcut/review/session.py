@@ -539,7 +539,7 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], records: st
             cols.append(col)
         id_col, label_col = cols
         records_col = header.index("records") if records is not None and "records" in header else None
-        query_col = next((header.index(n) for n in _QUERY_COLUMNS if n in header and query is not None), None)
+        query_col = next((header.index(n) for n in _QUERY_COLUMNS if n in header), None) if query else None
         ended = reader.line_num
         for row in reader:   # a record's line is where it starts (a quoted text may hold line breaks)
             line, ended = ended + 1, reader.line_num
@@ -555,8 +555,8 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], records: st
                                  f"record {rid!r} is another record there; label it in a review of the "
                                  "records the file was written for")
             if query_col is not None and row[query_col].strip() not in ("", query):
-                raise ValueError(f"{where}, line {line}: the row is of query {row[query_col].strip()!r}, this "
-                                 f"review's is {query!r}: its label of record {rid!r} is a judgement for "
+                raise ValueError(f"{where}, line {line}: the row is of query {row[query_col].strip()!r}, "
+                                 f"this review's is {query!r}: its label of record {rid!r} is a judgement for "
                                  f"another topic; keep only the rows of query {query!r} in the file")
             if rid not in known:
                 raise ValueError(f"{where}, line {line}: record {rid!r} is not a record of this review")
