@@ -505,8 +505,8 @@ def read_labels(source: str | os.PathLike[str], ids: Sequence[str], records: str
     judgement of the same document for another topic is not this review's label.
 
     :raises ValueError: naming the file and line for a missing column, a row of other records or of
-        another query, a record id that is not one of ``ids``, a label value it cannot read, or a record labelled
-        twice with different labels.
+        another query, a record id that is not one of ``ids``, a label value it cannot read, or a
+        record labelled twice with different labels.
     """
     return _label_lines(source, ids, records, query)[0]
 
@@ -556,8 +556,8 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], records: st
                                  "records the file was written for")
             if query_col is not None and row[query_col].strip() not in ("", query):
                 raise ValueError(f"{where}, line {line}: the row is of query {row[query_col].strip()!r}, "
-                                 f"this review's is {query!r}: its label of record {rid!r} is a judgement for "
-                                 f"another topic; keep only the rows of query {query!r} in the file")
+                                 f"this review's is {query!r}: its label of record {rid!r} is a judgement "
+                                 f"for another topic; keep only the rows of query {query!r} in the file")
             if rid not in known:
                 raise ValueError(f"{where}, line {line}: record {rid!r} is not a record of this review")
             y = _VALUES.get(value.lower())
