@@ -55,3 +55,29 @@ def test_write_atomic_replaces_and_refuses_a_missing_folder(tmp_path: Path) -> N
     assert out.read_bytes() == b"two" and [p.name for p in tmp_path.iterdir()] == ["f.txt"]
     with pytest.raises(FileNotFoundError, match="output folder .* does not exist"):
         write_atomic(tmp_path / "no" / "f.txt", b"")
+
+
+def test_write_atomic_writes_through_a_link_and_into_a_device_or_pipe(tmp_path: Path) -> None:
+    """``--out /dev/stdout`` replaced the link /dev/stdout with a regular file (a temporary file
+    beside it, then os.replace): a link is written through, and a device or pipe written to."""
+    import os
+    import stat
+    import threading
+
+    real = tmp_path / "real.run"
+    real.write_bytes(b"old")
+    (tmp_path / "link.run").symlink_to(real)
+    write_atomic(tmp_path / "link.run", b"new")
+    assert (tmp_path / "link.run").is_symlink() and real.read_bytes() == b"new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.run", "real.run"]
+    (tmp_path / "null").symlink_to(os.devnull)   # as /dev/stdout links to the process's stdout
+    write_atomic(tmp_path / "null", [b"a", b"b"])
+    assert (tmp_path / "null").is_symlink() and stat.S_ISCHR(os.stat(os.devnull).st_mode)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    write_atomic(fifo, b"through the pipe")
+    reader.join(timeout=10)
+    assert got == [b"through the pipe"] and stat.S_ISFIFO(fifo.stat().st_mode)

@@ -591,3 +591,20 @@ def test_classical_cutters_need_no_torch_and_neural_ones_name_the_extra(tiny):
     assert code == 2 and err.strip().endswith("a trained model needs PyTorch, an optional extra: pip install "
                                               "'rankcut[torch]'"), err
     assert not (tiny["dir"] / "c.run").exists()
+
+
+def test_cut_out_to_stdout_writes_the_run_alone_there(tiny):
+    """``--out /dev/stdout`` replaced that link with a regular file (an atomic write's temporary
+    file renamed over it) and printed nothing; the summary went to stdout after the run. A link to
+    /dev/stdout in the test's folder stands for it (a regression replaces only that link)."""
+    import subprocess
+
+    out = tiny["dir"] / "stdout.run"
+    out.symlink_to("/dev/stdout")
+    done = subprocess.run([sys.executable, "-c", "from rankcut.cli.main import app; app()", "cut", "--run",
+                           str(tiny["run"]), "--cutter", "fixed-k:2", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert [line.split()[:3] for line in done.stdout.splitlines()] == [
+        [q, "Q0", f"d{j}"] for q in ("q1", "q2", "q3", "q4") for j in (0, 1)]
+    assert out.is_symlink() and done.stderr.startswith(f"wrote {out}: 4 queries, 8 documents kept")

@@ -30,7 +30,6 @@ import hashlib
 import json
 import math
 import os
-import tempfile
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -40,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from rankcut.audit.options import spelled, start_again
+from rankcut.data.io import write_atomic, write_exclusive
 
 __all__ = [
     "MANIFEST_FILE",
@@ -63,8 +63,6 @@ __all__ = [
     "sha256_file",
     "write_json_atomic",
     "write_manifest",
-    "write_bytes_atomic",
-    "write_exclusive",
     "write_text_atomic",
 ]
 
@@ -197,58 +195,9 @@ def locate_input(folder: str | os.PathLike[str], entry: Mapping[str, Any]) -> Pa
                      f"about what was frozen — restore the file or {start_again()}")
 
 
-def _write_temp(folder: Path, name: str, data: bytes) -> Path:
-    if not folder.is_dir():
-        what = "is not a folder" if folder.exists() else "does not exist"
-        raise FileNotFoundError(f"cannot write {folder / name}: folder {folder} {what}")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
-    except OSError as exc:  # the errno message would name the temporary file
-        raise type(exc)(exc.errno, exc.strerror, str(folder / name)) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; audit files are not secret
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return Path(tmp)
-
-
-def write_exclusive(path: str | os.PathLike[str], data: bytes, taken: str) -> None:
-    """Write ``data`` to ``path`` atomically and only if no file is there, even when another writer
-    races for it (an exclusive link of a complete temporary file).
-
-    :param taken: the message of the :class:`FileExistsError` raised when ``path`` exists.
-    """
-    out = Path(path)
-    if out.exists():
-        raise FileExistsError(taken)
-    tmp = _write_temp(out.parent, out.name, data)
-    try:
-        os.link(tmp, out)  # fails if the target exists
-    except FileExistsError:
-        raise FileExistsError(taken) from None
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` atomically: readers see the old file or the new one."""
-    write_bytes_atomic(path, text.encode("utf-8"))
-
-
-def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically: readers see the old file or the new one."""
-    out = Path(path)
-    tmp = _write_temp(out.parent, out.name, data)
-    try:
-        os.replace(tmp, out)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_atomic(path, text.encode("utf-8"))
 
 
 def json_text(obj: Any) -> str:

@@ -25,9 +25,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from rankcut.audit.manifest import candidates, write_exclusive
+from rankcut.audit.manifest import candidates
 from rankcut.audit.options import start_again
 from rankcut.audit.pools import Corpus, IdColumn, Pools
+from rankcut.data.io import write_exclusive
 
 __all__ = ["SNAPSHOT_FILE", "load_snapshot", "snapshot_bytes", "snapshot_entry", "write_snapshot"]
 

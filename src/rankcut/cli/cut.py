@@ -146,7 +146,7 @@ def cut(
         source = f", {method.name} from {model}" if model is not None else ""
         typer.echo(f"wrote {out}: {count(len(lists), 'query', 'queries')}, "
                    f"{count(kept, 'document', 'documents')} kept (mean k {float(cuts.mean()):.2f}{source}, "
-                   f"ordering {ordering})")
+                   f"ordering {ordering})", err=not out.is_file())   # --out /dev/stdout: the run alone there
 
 
 def _model_features(model: Any, lists: Any, paths: list[Path], where: Path) -> Any:

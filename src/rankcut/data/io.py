@@ -17,6 +17,7 @@ import gzip
 import io
 import json
 import os
+import stat
 import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
@@ -24,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
-__all__ = ["Source", "json_objects", "open_text", "write_atomic"]
+__all__ = ["Source", "json_objects", "open_text", "write_atomic", "write_exclusive"]
 
 Source = str | os.PathLike[str] | IO[str]
 
@@ -149,13 +150,64 @@ def open_text(source: Source, name: str | None = None, *,
 
 def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes]) -> None:
     """Write ``data`` (bytes, or blocks of bytes written as they come) to ``path`` atomically,
-    readable by all (mode 0644).
+    readable by all (mode 0644): a complete temporary file beside it replaces it, so readers see
+    the old file or the new one. A symbolic link is written through (the file it names is
+    replaced, not the link); a device or pipe (``/dev/stdout``) is written to directly, as a
+    shell's ``>`` does (a temporary file there replaced the device with a file).
 
     :raises FileNotFoundError: when the folder of ``path`` does not exist (it is not created).
     :raises OSError: when the folder cannot be written; the message names ``path``, not the
         temporary file.
     """
     out = Path(path)
+    if _is_stream(out):
+        with open(out, "wb") as f:
+            for block in [data] if isinstance(data, bytes) else data:
+                f.write(block)
+        return
+    if out.is_symlink():
+        out = Path(os.path.realpath(out))
+    tmp = _written_beside(out, data)
+    try:
+        os.replace(tmp, out)
+    except OSError as exc:  # the message names the file written, not the temporary one
+        tmp.unlink(missing_ok=True)
+        raise type(exc)(exc.errno, exc.strerror, str(out)) from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_exclusive(path: str | os.PathLike[str], data: bytes, taken: str) -> None:
+    """Write ``data`` to ``path`` atomically and only if no file is there, even when another writer
+    races for it (an exclusive link of a complete temporary file).
+
+    :param taken: the message of the :class:`FileExistsError` raised when ``path`` exists.
+    """
+    out = Path(path)
+    if out.exists():
+        raise FileExistsError(taken)
+    tmp = _written_beside(out, data)
+    try:
+        os.link(tmp, out)  # fails if the target exists
+    except FileExistsError:
+        raise FileExistsError(taken) from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _is_stream(path: Path) -> bool:
+    """Whether ``path`` (its link followed) is a character device, pipe or socket."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _written_beside(out: Path, data: bytes | Iterable[bytes]) -> Path:
+    """A temporary file in ``out``'s folder holding ``data``, synced, mode 0644; errors name ``out``
+    and leave no temporary file."""
     if not out.parent.is_dir():
         what = "is not a folder" if out.parent.exists() else "does not exist"
         raise FileNotFoundError(f"cannot write {out}: output folder {out.parent} {what}")
@@ -170,7 +222,6 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes]) ->
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)  # mkstemp creates 0600; rankcut's outputs are not secret
-        os.replace(tmp, out)
     except OSError as exc:  # e.g. a full disk: the message names the file written, not the temporary one
         Path(tmp).unlink(missing_ok=True)
         if exc.errno is None:
@@ -179,6 +230,7 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes]) ->
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return Path(tmp)
 
 
 def json_objects(lines: Iterator[str], label: str) -> Iterator[tuple[str, int, dict[str, Any]]]:

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from rankcut.audit import labels as labels_mod
-from rankcut.audit.manifest import write_bytes_atomic
+from rankcut.data.io import write_atomic
 from rankcut.review import cal
 from rankcut.review.cal import CALConfig
 
@@ -97,7 +97,7 @@ def features(review: Path, texts_sha: str, items: Sequence[Any], config: CALConf
         buf = io.BytesIO()
         np.savez(buf, **arrays)
         try:
-            write_bytes_atomic(folder / FEATURES_FILE, buf.getvalue())
+            write_atomic(folder / FEATURES_FILE, buf.getvalue())
         except OSError:
             pass
     return matrix, query
