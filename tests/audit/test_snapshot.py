@@ -5,6 +5,7 @@ input changed after freeze is refused still, whether the check was by file statu
 from __future__ import annotations
 
 import json
+import warnings
 import os
 import time
 from collections.abc import Callable
@@ -128,6 +129,24 @@ def test_a_changed_missing_or_half_written_snapshot_is_refused(data: Data, tmp_p
         wf.plan(audit)
     path.write_bytes(good)
     wf.plan(audit)
+
+
+def test_a_copied_folder_whose_snapshot_changed_reads_the_frozen_one_and_says_so(data: Data,
+                                                                                 tmp_path: Path) -> None:
+    """A copy of an audit folder falls back to the snapshot where freeze wrote it: right, but the
+    changed copy in the folder was passed over without a word (inputs are warned of so)."""
+    import shutil
+
+    audit = _frozen(data, tmp_path / "A")
+    copy = Path(shutil.copytree(audit, tmp_path / "B"))
+    (copy / SNAPSHOT_FILE).write_bytes(b"garbage\n")
+    with pytest.warns(UserWarning, match=rf"^{copy / SNAPSHOT_FILE} changed after the audit was frozen, so "
+                                         rf"it is not read: the frozen snapshot at {audit / SNAPSHOT_FILE} is "
+                                         "read instead"):
+        assert wf.plan(copy).sizes == wf.plan(audit).sizes
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        wf.plan(audit)
 
 
 def test_a_freeze_that_fails_leaves_no_snapshot(data: Data, tmp_path: Path,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -123,6 +124,10 @@ def load_snapshot(folder: Path, entry: Mapping[str, Any] | None, names: Sequence
     for p in found:
         arrays = _read(p, frozen)
         if arrays is not None:
+            if p != places[0] and places[0] in found:   # a copied folder whose own copy was edited
+                warnings.warn(f"{places[0]} changed after the audit was frozen, so it is not read: the frozen "
+                              f"snapshot at {p} is read instead (restore the first to silence this)",
+                              stacklevel=2)
             break
     if arrays is None:
         if not found:
