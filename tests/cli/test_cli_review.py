@@ -306,6 +306,16 @@ def test_a_trec_run_with_texts_and_qrels(tmp_path: Path) -> None:
     code, _, err = _run("review", "start", tmp_path / "t.run", "--format", "trec", "--texts",
                         tmp_path / "t.jsonl", "--label-column", "foo", "--folder", tmp_path / "S")
     assert code == 2 and "--label-column is not for --format trec: a run has no label column" in err, err
+    # qrels without --simulate were read into labels no step used, and the warning said a label
+    # column of the run "labels every record"
+    for fmt in (["--format", "trec", "--texts", tmp_path / "t.jsonl"], []):
+        code, _, err = _run("review", "start", tmp_path / ("t.run" if fmt else "records.csv"), *fmt, "--qrels",
+                            tmp_path / "t.qrels", "--folder", tmp_path / "S")
+        assert code == 2 and err.strip() == (
+            "error: --qrels is for --simulate: the known labels played as the reviewer (a review asks the "
+            "reviewer for each record it reads); records known relevant before the review are "
+            "--prior-relevant ID,..."), err
+    assert not (tmp_path / "S").exists()
     assert _run("review", "start", tmp_path / "t.run", "--format", "trec", "--texts", tmp_path / "t.jsonl",
                 "--folder", tmp_path / "S", "--seed", 1)[0] == 0
     code, _, err = _run("review", "label", "--folder", tmp_path / "S", "--simulate", "--records",

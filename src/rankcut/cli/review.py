@@ -289,6 +289,10 @@ def start(
     from rankcut._progress import show_progress
     from rankcut.review import session
 
+    if qrels is not None and not simulate:   # a run's qrels were read into labels no step used
+        raise ValueError("--qrels is for --simulate: the known labels played as the reviewer (a review asks "
+                         "the reviewer for each record it reads); records known relevant before the "
+                         "review are --prior-relevant ID,...")
     recs = _with_prior(_records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query,
                                 name, _grade(threshold, qrels)), prior_relevant, records)
     _say_grade(ctx, threshold, qrels)
@@ -302,8 +306,6 @@ def start(
         _simulated(recs, records, folder, None if fmt == "trec" else qrels, threshold, options,
                    show_progress(as_json=as_json), as_json, again)
         return
-    if qrels is not None and fmt != "trec":
-        raise ValueError("--qrels is for --simulate (or the labels of --format trec)")
     if recs.labels is not None:
         warnings.warn(f"{records}: its {recs.labelled_by} labels every record, but a review asks the "
                       "reviewer for each record it reads, so those labels are not used: add --simulate to "
@@ -781,6 +783,10 @@ def simulate(
     """A whole seeded review with known labels as the reviewer, to the certificate (progress bar)."""
     from rankcut._progress import show_progress
 
+    if qrels is not None and not simulate:   # a run's qrels were read into labels no step used
+        raise ValueError("--qrels is for --simulate: the known labels played as the reviewer (a review asks "
+                         "the reviewer for each record it reads); records known relevant before the "
+                         "review are --prior-relevant ID,...")
     recs = _with_prior(_records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query,
                                 name, _grade(threshold, qrels)), prior_relevant, records)
     _say_grade(ctx, threshold, qrels)
