@@ -66,6 +66,10 @@ def test_other_label_column() -> None:
          "toy, line 2: label_included must be 0 or 1, got ''"),
         ("Record ID,title,abstract,label_included\n17,A,x,0\n",
          "toy: the column 'Record ID' reads like the record ids, but only a column named record_id is read"),
+        # the first label column (all 0) was read and the second (the labels) never
+        ("record_id,title,abstract,label_included,Label_Included\n1,A,x,0,1\n",
+         "toy, line 1: the header names the column 'label_included' twice (columns are read by name, any "
+         "case): rename or remove one"),
     ],
 )
 def test_errors_name_file_and_line(text: str, message: str) -> None:

@@ -223,8 +223,8 @@ def read_table(source: Source, *, label: str | None, name: str | None = None,
         :data:`LABEL_COLUMNS` the header names, or none.
     :param delimiter: the field separator (default: a tab for ``.tsv``/``.tab`` paths, else a comma).
     :raises ValueError: naming the file and line for an empty file, a header without a title,
-        abstract or the named label column, a record with another number of fields than the
-        header, or an empty or repeated ``record_id`` (both lines named).
+        abstract or the named label column, a column named twice, a record with another number of
+        fields than the header, or an empty or repeated ``record_id`` (both lines named).
     """
     if label is not None and (not isinstance(label, str) or not label):
         raise ValueError(f"label must name a column, got {label!r}")
@@ -248,6 +248,10 @@ def read_table(source: Source, *, label: str | None, name: str | None = None,
             raise ValueError(f"{where}, line 1: not a CSV header ({exc})") from None
         columns = [c.strip() for c in header]
         low = [c.lower() for c in columns]
+        twice = next((c for i, c in enumerate(low) if c and c in low[:i]), None)
+        if twice is not None:   # the first would be read, the other never, without a word
+            raise ValueError(f"{where}, line 1: the header names the column {columns[low.index(twice)]!r} "
+                             "twice (columns are read by name, any case): rename or remove one")
         t_col = _column(columns, _TITLE, where, delimiter)
         a_col = _column(columns, _ABSTRACT, where, delimiter)
         if label is not None:
