@@ -127,6 +127,17 @@ def test_bad_ris_names_the_line(tmp_path: Path) -> None:
         load_records(_write(tmp_path, "t.txt", "record_id,title\n1,A title\n"))
     with pytest.raises(ValueError, match=r"r\.ris, line 1: record id 'x y' holds white space"):
         load_records(_write(tmp_path, "r.ris", "TY  - JOUR\nID  - x y\nTI  - A title\nER  - \n"))
+    # rispy dropped a record without its TY line, a relevant one too, and read the first of two
+    # labels in the notes
+    for typo in ("", "TY - JOUR\n"):
+        with pytest.raises(ValueError, match=r"r\.ris, line 8: a tag outside a record "
+                                             rf"\('{'TY - JOUR' if typo else 'T1  - Second'}'\): a record "
+                                             r"starts with 'TY  - ' \(two spaces"):
+            load_records(_write(tmp_path, "r.ris", RIS.replace("TY  - JOUR\nT1", typo + "T1")))
+    with pytest.raises(ValueError, match=r"r\.ris, line 1: record '12' has notes of two labels "
+                                         r"\(ASReview_relevant, ASReview_irrelevant\): keep the one that holds"):
+        load_records(_write(tmp_path, "r.ris", RIS.replace("N1  - ASReview_relevant\n",
+                                                           "N1  - ASReview_relevant\nN1  - ASReview_irrelevant\n")))
 
 
 def test_a_trec_run_with_texts_and_qrels(tmp_path: Path) -> None:

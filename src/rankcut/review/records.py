@@ -52,6 +52,7 @@ RIS_SUFFIXES = (".ris", ".txt")   # the names a RIS file is read by
 _WORKBOOKS = (".xlsx", ".xls", ".xlsm", ".ods", ".numbers")   # spreadsheets' own formats, not text
 _RIS_START = re.compile(r"^TY  - ")
 _RIS_END = re.compile(r"^ER  -")
+_RIS_TAG = re.compile(r"^[A-Z][A-Z0-9] {1,2}-")   # a tag line (one space: a typo of its two)
 
 
 @dataclass(frozen=True, eq=False)
@@ -283,6 +284,9 @@ def _load_ris(source: Source, name: str | None) -> Records:
             starts.append(lineno)
         elif _RIS_END.match(line):
             open_at = None
+        elif open_at is None and _RIS_TAG.match(line):   # rispy drops such a record without a word
+            raise ValueError(f"{where}, line {lineno}: a tag outside a record ({line.strip()[:40]!r}): a "
+                             "record starts with 'TY  - ' (two spaces, a hyphen, a space)")
     if open_at is not None:
         raise ValueError(f"{where}, line {open_at}: the record has no 'ER  -' line")
     entries = rispy.loads(text, skip_unknown_tags=True)
@@ -313,7 +317,11 @@ def _load_ris(source: Source, name: str | None) -> Records:
         if not title and not abstract:
             empty.append(at)
         notes = entry.get("notes") or []
-        values.append(next((v for note in notes for k, v in RIS_NOTES.items() if k in note), -1))
+        said = {k: v for note in notes for k, v in RIS_NOTES.items() if k in note}
+        if len(set(said.values())) > 1:   # the first note was read as the label
+            raise ValueError(f"{where}, line {at}: record {rid!r} has notes of two labels "
+                             f"({', '.join(said)}): keep the one that holds")
+        values.append(next(iter(said.values()), -1))
         ids.append(rid)
         titles.append(title)
         abstracts.append(abstract)
