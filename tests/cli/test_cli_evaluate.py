@@ -148,6 +148,11 @@ def test_evaluate_letor_input(tmp_path):
     assert data["summary"][1]["f1"]["mean_k"] == 2.0
     one_line_error(invoke("evaluate", "--letor", path, "--score-feature", "3", "--folds", "2"),
                    "error: --score-feature must be in [1, 2] (features seen), got 3")
+    # feature 1 left out of every line (a sparse line's zeros): every score was 0, the lists kept in
+    # file order, without a word
+    path.write_text("".join(line.replace(f" 1:{line.split(' 1:')[1].split()[0]}", "") + "\n" for line in lines))
+    one_line_error(invoke("evaluate", "--letor", path, "--score-feature", "1", "--folds", "2"),
+                   "error: --score-feature 1 is on no line (a sparse LETOR line leaves out its zeros")
 
 
 @pytest.mark.parametrize(

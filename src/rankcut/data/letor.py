@@ -125,7 +125,7 @@ def load_letor(
         Document ids come from ``#docid = X``; a line without one is called ``line:N``.
     :raises ValueError: naming file and line, for a malformed line, a non-integer label, a bad or
         repeated feature, a document listed twice for one query; or for a ``score_feature``
-        beyond the largest feature index.
+        beyond the largest feature index, or on no line.
     """
     score_feature = check_int(score_feature, "score_feature", low=1)   # 25.5 ranked by nothing
     single = isinstance(source, str | os.PathLike) or hasattr(source, "read")
@@ -141,6 +141,11 @@ def load_letor(
     if not 1 <= score_feature <= n_feat:
         raise ParamError("score_feature",
                          f"score_feature must be in [1, {n_feat}] (features seen), got {score_feature}")
+    if not any(score_feature in idx for r in rows.values() for _, _, idx, _ in r):
+        raise ParamError("score_feature",
+                         f"score_feature {score_feature} is on no line (a sparse LETOR line leaves out its "
+                         "zeros, so every score would be 0 and the lists kept in file order): give one "
+                         "of the features the lines hold")
     run = {q: [Posting(doc, dict(zip(idx, val, strict=True)).get(score_feature, 0.0), i)
                for i, (doc, _, idx, val) in enumerate(r, 1)] for q, r in rows.items()}
     qrels = {q: {doc: grade for doc, grade, _, _ in r} for q, r in rows.items()}
