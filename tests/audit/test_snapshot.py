@@ -5,9 +5,9 @@ input changed after freeze is refused still, whether the check was by file statu
 from __future__ import annotations
 
 import json
-import warnings
 import os
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -141,8 +141,8 @@ def test_a_copied_folder_whose_snapshot_changed_reads_the_frozen_one_and_says_so
     copy = Path(shutil.copytree(audit, tmp_path / "B"))
     (copy / SNAPSHOT_FILE).write_bytes(b"garbage\n")
     with pytest.warns(UserWarning, match=rf"^{copy / SNAPSHOT_FILE} changed after the audit was frozen, so "
-                                         rf"it is not read: the frozen snapshot at {audit / SNAPSHOT_FILE} is "
-                                         "read instead"):
+                                         rf"it is not read: the frozen snapshot at "
+                                         rf"{audit / SNAPSHOT_FILE} is read instead"):
         assert wf.plan(copy).sizes == wf.plan(audit).sizes
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -309,8 +309,9 @@ def test_a_trec_run_with_texts_and_qrels(tmp_path: Path) -> None:
     # qrels without --simulate were read into labels no step used, and the warning said a label
     # column of the run "labels every record"
     for fmt in (["--format", "trec", "--texts", tmp_path / "t.jsonl"], []):
-        code, _, err = _run("review", "start", tmp_path / ("t.run" if fmt else "records.csv"), *fmt, "--qrels",
-                            tmp_path / "t.qrels", "--folder", tmp_path / "S")
+        given = tmp_path / ("t.run" if fmt else "records.csv")
+        code, _, err = _run("review", "start", given, *fmt, "--qrels", tmp_path / "t.qrels", "--folder",
+                            tmp_path / "S")
         assert code == 2 and err.strip() == (
             "error: --qrels is for --simulate: the known labels played as the reviewer (a review asks the "
             "reviewer for each record it reads); records known relevant before the review are "

@@ -134,10 +134,11 @@ def test_bad_ris_names_the_line(tmp_path: Path) -> None:
                                              rf"\('{'TY - JOUR' if typo else 'T1  - Second'}'\): a record "
                                              r"starts with 'TY  - ' \(two spaces"):
             load_records(_write(tmp_path, "r.ris", RIS.replace("TY  - JOUR\nT1", typo + "T1")))
+    both = "N1  - ASReview_relevant\nN1  - ASReview_irrelevant\n"
     with pytest.raises(ValueError, match=r"r\.ris, line 1: record '12' has notes of two labels "
-                                         r"\(ASReview_relevant, ASReview_irrelevant\): keep the one that holds"):
-        load_records(_write(tmp_path, "r.ris", RIS.replace("N1  - ASReview_relevant\n",
-                                                           "N1  - ASReview_relevant\nN1  - ASReview_irrelevant\n")))
+                                         r"\(ASReview_relevant, ASReview_irrelevant\): keep the one that "
+                                         "holds"):
+        load_records(_write(tmp_path, "r.ris", RIS.replace("N1  - ASReview_relevant\n", both)))
 
 
 def test_a_trec_run_with_texts_and_qrels(tmp_path: Path) -> None:

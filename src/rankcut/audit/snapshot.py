@@ -125,8 +125,8 @@ def load_snapshot(folder: Path, entry: Mapping[str, Any] | None, names: Sequence
         arrays = _read(p, frozen)
         if arrays is not None:
             if p != places[0] and places[0] in found:   # a copied folder whose own copy was edited
-                warnings.warn(f"{places[0]} changed after the audit was frozen, so it is not read: the frozen "
-                              f"snapshot at {p} is read instead (restore the first to silence this)",
+                warnings.warn(f"{places[0]} changed after the audit was frozen, so it is not read: the "
+                              f"frozen snapshot at {p} is read instead (restore the first to silence this)",
                               stacklevel=2)
             break
     if arrays is None:
