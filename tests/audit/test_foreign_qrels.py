@@ -15,9 +15,9 @@ from rankcut.audit import workflow as wf
 from rankcut.audit.folder import load_audit
 from rankcut.audit.labels import LabelStore
 from rankcut.audit.manifest import sha256_file
-from rankcut.audit.oracle import place_unretrieved, uncovered_queries, unjudged_items
+from rankcut.audit.oracle import place_unretrieved, unjudged_items
 from rankcut.cli.audit import app
-from rankcut.data.trec import read_qrels
+from rankcut.data.trec import read_qrels, uncovered_queries
 
 
 def _sampled(folder: Path) -> tuple[Path, Path]:

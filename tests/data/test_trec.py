@@ -13,7 +13,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rankcut.data.lists import NoRelevantWarning, Posting, RankedLists
-from rankcut.data.trec import MissingQueriesWarning, align, load_trec, read_qrels, read_run, write_run
+from rankcut.data.trec import (
+    MissingQueriesWarning,
+    UncoveredQueriesWarning,
+    align,
+    load_trec,
+    read_qrels,
+    read_run,
+    write_run,
+)
 
 
 def text(s: str, name: str = "inline") -> io.StringIO:
@@ -178,6 +186,22 @@ def test_qrels_queries_absent_from_run_are_reported():
     with pytest.warns(MissingQueriesWarning, match=r"^1 qrels query is not in the run and is ignored: 'q7'"):
         lists = load_trec(text(RUN), text("q1 0 d1 1\nq2 0 d9 0\nq7 0 d1 1\n"))
     assert lists.qids == ("q1", "q2")
+
+
+def test_queries_whose_listed_documents_the_qrels_do_not_judge_are_warned_of():
+    """A run writing its ids otherwise than the qrels (``Dd1`` for ``d1``) scored F1 0 everywhere and
+    an oracle cut at one document, without a word."""
+    prefixed = "".join(f"{q} Q0 D{d} {r} {s} t\n" for q, d, r, s in
+                       (("q1", "d1", 1, 3.0), ("q1", "d2", 2, 2.0), ("q2", "d9", 1, 1.0)))
+    with pytest.warns(UncoveredQueriesWarning, match=r"^the qrels judge none of the listed documents of 2 of "
+                      r"the 2 judged queries \('q1', 'q2'; query 'q1' lists 'Dd1', its qrels judge 'd1'\): "
+                      "every one counts as not relevant"):
+        load_trec(text(prefixed), text("q1 0 d1 1\nq2 0 d9 0\n"))
+    with pytest.warns(UncoveredQueriesWarning, match=r"of 1 of the 2 judged queries \('q2'; "):
+        load_trec(text(prefixed.replace("Dd1", "d1")), text("q1 0 d1 1\nq2 0 d9 0\n"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_trec(text(RUN), text("q1 0 d1 1\nq2 0 d9 0\n"))   # each query judged where listed
 
 
 def test_align_no_overlap_is_an_error():

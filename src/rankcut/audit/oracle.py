@@ -22,9 +22,10 @@ from rankcut.audit.options import spelled as _o
 from rankcut.audit.pools import NUMBERED, Item, Pools
 from rankcut.audit.provenance import AuditWarning
 from rankcut.data.lists import check_threshold
+from rankcut.data.trec import uncovered_queries
 
 __all__ = ["SIMULATION", "check_one_oracle", "check_qrels_cover", "place_unretrieved", "qrels_oracle",
-           "qrels_source", "uncovered_queries", "unjudged_items"]
+           "qrels_source", "unjudged_items"]
 
 _DOCUMENTS = Words()   # how an audit of a run calls its items
 SIMULATION = "simulation: "
@@ -52,15 +53,6 @@ def qrels_oracle(qrels: Mapping[str, Mapping[str, int]], items: Iterable[Item],
 def unjudged_items(qrels: Mapping[str, Mapping[str, int]], items: Iterable[Item]) -> list[Item]:
     """The items the qrels hold no judgement for (:func:`qrels_oracle` labels them 0)."""
     return [(q, d) for q, d in check_items(items) if d not in qrels.get(q, {})]
-
-
-def uncovered_queries(qrels: Mapping[str, Mapping[str, int]], listed: Mapping[str, Iterable[str]]
-                      ) -> list[str]:
-    """The queries of ``listed`` (``{query_id: its documents}``) none of whose documents the qrels
-    judge: qrels of another topic set (the query is not judged at all) or of another collection
-    (its judged documents are not these). Labelling them from the qrels would call every item not
-    relevant."""
-    return [q for q, docs in listed.items() if not any(d in qrels.get(q, {}) for d in docs)]
 
 
 def check_qrels_cover(audit: Audit, judged: Mapping[str, Mapping[str, int]], order: Sequence[Item],

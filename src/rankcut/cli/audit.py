@@ -273,7 +273,7 @@ def stop(
     from rankcut.audit.oracle import qrels_oracle
     from rankcut.audit.screening import screening_stops, write_cut
     from rankcut.certify.screening import ReviewRule
-    from rankcut.data.trec import load_trec, read_qrels
+    from rankcut.data.trec import load_trec, read_qrels, warn_if_uncovered
 
     if labels is not None and qrels is not None:
         raise ValueError("give the screening labels once: --labels FILE, or --qrels Q to simulate a "
@@ -293,7 +293,9 @@ def stop(
         assert qrels is not None
         listed = [(q, d) for i, q in enumerate(lists.qids)
                   for d in lists.doc_ids[i, : lists.lengths[i]].tolist()]
-        given = dict(zip(listed, qrels_oracle(read_qrels(qrels), listed), strict=True))
+        judged = read_qrels(qrels)
+        warn_if_uncovered(lists, judged, where=f"--qrels {qrels}: ")   # its labels all 0 there
+        given = dict(zip(listed, qrels_oracle(judged, listed), strict=True))
     try:
         rule = ReviewRule(target=target_recall, delta=delta, margin=margin, window=window,
                           prior_scale=prior_scale, lookahead=lookahead)

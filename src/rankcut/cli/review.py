@@ -783,10 +783,6 @@ def simulate(
     """A whole seeded review with known labels as the reviewer, to the certificate (progress bar)."""
     from rankcut._progress import show_progress
 
-    if qrels is not None and not simulate:   # a run's qrels were read into labels no step used
-        raise ValueError("--qrels is for --simulate: the known labels played as the reviewer (a review asks "
-                         "the reviewer for each record it reads); records known relevant before the "
-                         "review are --prior-relevant ID,...")
     recs = _with_prior(_records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query,
                                 name, _grade(threshold, qrels)), prior_relevant, records)
     _say_grade(ctx, threshold, qrels)

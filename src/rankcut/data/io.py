@@ -172,6 +172,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes]) ->
         os.replace(tmp, out)
     except OSError as exc:  # the message names the file written, not the temporary one
         tmp.unlink(missing_ok=True)
+        if exc.errno is None:
+            raise
         raise type(exc)(exc.errno, exc.strerror, str(out)) from None
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -34,6 +34,7 @@ from numpy.typing import NDArray
 
 from rankcut.data.io import Source, open_text, write_atomic
 from rankcut.data.lists import (
+    NoRelevantWarning,
     Posting,
     RankedLists,
     RunColumns,
@@ -45,11 +46,14 @@ from rankcut.data.lists import (
 __all__ = [
     "MISSING_POLICIES",
     "MissingQueriesWarning",
+    "UncoveredQueriesWarning",
     "align",
     "load_trec",
     "read_qrels",
     "read_run",
     "read_run_columns",
+    "uncovered_queries",
+    "warn_if_uncovered",
     "write_run",
 ]
 
@@ -451,7 +455,47 @@ def load_trec(
     columns = align(columns, judged, missing=missing)
     lists = RankedLists.from_columns(columns, judged, threshold=threshold, ordering=ordering)
     warn_if_nothing_relevant(lists)
+    warn_if_uncovered(lists, judged)
     return lists
+
+
+class UncoveredQueriesWarning(NoRelevantWarning):
+    """The qrels judge a query but none of the documents its list holds: every one counts as not
+    relevant, which is right only if the run retrieved none of its relevant documents."""
+
+
+def uncovered_queries(qrels: Mapping[str, Mapping[str, Any]], listed: Mapping[str, Any]) -> list[str]:
+    """The queries of ``listed`` (``{query_id: its documents}``) none of whose documents the qrels
+    judge: qrels of another topic set (the query is not judged at all) or of another collection
+    (its judged documents are not these). Labelling them from the qrels would call every document
+    not relevant."""
+    return [q for q, docs in listed.items() if not any(d in qrels.get(q, {}) for d in docs)]
+
+
+def warn_if_uncovered(lists: RankedLists, qrels: Mapping[str, Mapping[str, Any]], *, where: str = "",
+                      stacklevel: int = 2) -> None:
+    """Warn (:class:`UncoveredQueriesWarning`) of the queries the qrels judge none of whose listed
+    documents they judge: their F1 is 0 and an oracle cuts them at one document, silently, when the
+    run writes its document ids otherwise than the qrels (``D123`` against ``123``) or the qrels
+    are another collection's. A query the qrels hold nothing for is :func:`align`'s to say.
+    ``where`` begins the message (the qrels file, as a command names it)."""
+    judged = {q: qrels[q] for q in lists.qids if qrels.get(q)}
+    rows = {q: i for i, q in enumerate(lists.qids)}
+    listed = {q: (lists.vocabulary[c] for c in lists.doc_codes[rows[q], : lists.lengths[rows[q]]])
+              for q in judged}
+    uncovered = uncovered_queries(judged, listed)
+    if not uncovered:
+        return
+    more = ", ..." if len(uncovered) > _MAX_IDS_SHOWN else ""
+    shown = ", ".join(map(repr, uncovered[:_MAX_IDS_SHOWN])) + more
+    q = uncovered[0]
+    example = (f"query {q!r} lists {lists.vocabulary[lists.doc_codes[rows[q], 0]]!r}, its qrels judge "
+               f"{next(iter(judged[q]))!r}")
+    warnings.warn(f"{where}the qrels judge none of the listed documents of {len(uncovered)} of the "
+                  f"{len(judged)} judged queries ({shown}; {example}): every one counts as not relevant — "
+                  "right if the run retrieved none of their relevant documents, wrong if the run writes its "
+                  "document ids otherwise or the qrels are another collection's", UncoveredQueriesWarning,
+                  stacklevel=stacklevel + 1)
 
 
 #: suffixes of compressions a run is not written in (it was written as plain text under the name)
