@@ -32,9 +32,12 @@ def test_by_pair_and_by_doc():
 @pytest.mark.parametrize(
     ("line", "message"),
     [("{not json", r"not valid JSON"), ('["a"]', r"expected a JSON object, got list"),
-     ('{"query_id": "1", "doc_id": "b"}', r"'text' must be a string, got None"),
+     ('{"query_id": "1", "doc_id": "b"}', r"no 'text' field \(its fields: 'query_id', 'doc_id'\)"),
+     ('{"docno": "b", "contents": "x"}', r"no 'doc_id' field \(its fields: 'docno', 'contents'\)"),
      ('{"query_id": "1", "doc_id": "b", "text": 3}', r"'text' must be a string, got 3"),
-     ('{"query_id": "1", "text": "x"}', r"'doc_id' must be a non-empty string or integer, got None"),
+     ('{"query_id": "1", "text": "x"}', r"no 'doc_id' field \(its fields: 'query_id', 'text'\)"),
+     ('{"query_id": "1", "doc_id": null, "text": "x"}', r"'doc_id' must be a non-empty string or integer, "
+      "got None"),
      ('{"query_id": "", "doc_id": "b", "text": "x"}', r"'query_id' must be a non-empty string"),
      ('{"query_id": true, "doc_id": "b", "text": "x"}', r"'query_id' must be a non-empty string"),
      ('{"query_id": "1", "doc_id": "a", "text": "x"}',

@@ -153,6 +153,10 @@ def test_a_trec_run_with_texts_and_qrels(tmp_path: Path) -> None:
         load_trec_records(run, texts)
     with pytest.raises(ValueError, match=r"t\.jsonl: no text for document 'd3' of query 'q3'"):
         load_trec_records(_write(tmp_path, "s.run", "q3 Q0 d3 1 1 t\n"), texts)
+    blank = _write(tmp_path, "b.jsonl", '{"doc_id": "d1", "text": " \\n "}\n{"doc_id": "d2", "text": "x"}\n')
+    with pytest.warns(UserWarning, match=r"b\.jsonl: 1 of the 2 documents of query 'q1' has an empty text "
+                                         r"\(document 'd1'\): the reviewer reads nothing there"):
+        load_trec_records(run, blank, query="q1")
 
 
 def test_records_check_their_fields() -> None:

@@ -19,7 +19,16 @@ __all__ = ["read_query_texts", "read_texts_jsonl"]
 _BY = ("pair", "doc")
 
 
+def _absent(obj: dict[str, Any], key: str, where: str) -> None:
+    """Refuse a line without ``key``, naming the fields it has (``{"docno", "contents"}``: another
+    tool's names, which a bare "got None" hid)."""
+    if key not in obj:
+        fields = ", ".join(map(repr, list(obj)[:8])) + (", ..." if len(obj) > 8 else "")
+        raise ValueError(f"{where}: no {key!r} field (its fields: {fields or 'none'})")
+
+
 def _id(obj: dict[str, Any], key: str, where: str) -> str:
+    _absent(obj, key, where)
     value = obj.get(key)
     if isinstance(value, bool) or not isinstance(value, str | int) or value == "":
         raise ValueError(f"{where}: {key!r} must be a non-empty string or integer, got {value!r}")
@@ -79,10 +88,11 @@ def read_texts_jsonl(source: Source, *, by: str = "pair",
     texts: dict[Any, str] = {}
     first: dict[Any, int] = {}
     for where, lineno, obj in _objects(source, name):
-        text = obj.get("text")
+        doc = _id(obj, "doc_id", where)
+        _absent(obj, "text", where)
+        text = obj["text"]
         if not isinstance(text, str):
             raise ValueError(f"{where}: 'text' must be a string, got {text!r}")
-        doc = _id(obj, "doc_id", where)
         key: Any = (_id(obj, "query_id", where), doc) if by == "pair" else doc
         if key in texts:
             if by == "pair":

@@ -341,7 +341,7 @@ def load_trec_records(run: Source, texts: Source, *, qrels: Source | None = None
         included, the TREC convention) 0.
     :param query: the query to review (needed when the run holds several).
     :raises ValueError: naming the file for a query the run does not hold, a run of several
-        queries without ``query``, or a document without a text.
+        queries without ``query``, or a document without a text (an empty text is warned of).
     """
     postings = read_run(run)
     where = str(getattr(run, "name", run))
@@ -360,6 +360,13 @@ def load_trec_records(run: Source, texts: Source, *, qrels: Source | None = None
     if missing:
         raise ValueError(f"{getattr(texts, 'name', texts)}: no text for document {missing[0]!r} of query "
                          f"{query!r} ({len(missing)} of the run's {len(docs)} documents have none)")
+    empty = [d for d in docs if not text[d].strip()]
+    if empty:   # as a table's record with neither title nor abstract
+        shown = ", ".join(map(repr, empty[:5])) + (", ..." if len(empty) > 5 else "")
+        warnings.warn(f"{getattr(texts, 'name', texts)}: {len(empty)} of the {len(docs)} documents of query "
+                      f"{query!r} {'have' if len(empty) > 1 else 'has'} an empty text (document {shown}): "
+                      "the reviewer reads nothing there, and the ranker sees nothing of "
+                      f"{'them' if len(empty) > 1 else 'it'}", UserWarning, stacklevel=2)
     labels = None if qrels is None else qrels_labels(qrels, docs, query, threshold=threshold, ranked=True)
     return Records(query, tuple(docs), ("",) * len(docs), tuple(text[d] for d in docs), labels,
                    ranked=True, labelled_by=None if qrels is None else "qrels")
