@@ -483,3 +483,37 @@ def test_an_answer_into_a_store_edited_by_hand_is_refused(records: Records, tmp_
     forged = {**_fields(client.get("/").text), "doc_id": "9999", "label": "1"}
     said = _said(client.post("/answer", data=forged, headers=ORIGIN).text)
     assert said.startswith(f"record '9999' is not in review {session.load_review(folder).short_id}: nothing")
+
+
+def test_a_trec_run_review_shows_its_query_with_every_record(tmp_path: Path) -> None:
+    """A TREC topic's relevance is judged against its query, and the texts file's ``query`` was
+    dropped: next, the interactive step and the page showed the passages alone."""
+    from typer.testing import CliRunner
+
+    from rankcut.cli.main import app
+    from rankcut.review.records import load_trec_records
+
+    docs = [f"d{i}" for i in range(30)]
+    (tmp_path / "t.run").write_text("".join(f"1037798 Q0 {d} {i + 1} {30 - i} bm25\n"
+                                            for i, d in enumerate(docs)))
+    (tmp_path / "t.jsonl").write_text("".join(
+        json.dumps({"query_id": "1037798", "doc_id": d, "text": f"passage {d} about gray",
+                    **({"query": "who is robert gray"} if i == 3 else {})}) + "\n"
+        for i, d in enumerate(docs)))
+    records = load_trec_records(tmp_path / "t.run", tmp_path / "t.jsonl")
+    assert records.query_text == "who is robert gray"
+    assert records.with_prior({"d0": 1}).query_text == "who is robert gray"
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    assert session.query_text(folder) == "who is robert gray" == session.status(folder)["query_text"]
+    out = CliRunner().invoke(app, ["review", "next", "--folder", str(folder)])
+    assert out.exit_code == 0 and out.stdout.startswith("query: who is robert gray\n"), out.stdout
+    said: list[str] = []
+    session.label(folder, interactive=True, input=lambda prompt: "q", output=said.append)
+    assert said[0] == "query: who is robert gray"
+    page = _open(folder).get("/").text
+    assert re.search(r'id="query">query <code>1037798</code>:\s*<b>who is robert gray</b>', page), page
+    # records from a table hold no query: none is shown
+    plain = tmp_path / "P"
+    session.start(toy_records(40, 4, seed=1), plain, target_recall=0.8, seed=4, policy=POLICY)
+    assert session.query_text(plain) is None and 'id="query"' not in _open(plain).get("/").text

@@ -467,6 +467,8 @@ def next_(
         out = None
     lines = (_next_lines(folder, info, out) if batch == 1 or not info["next_records"] else
              _batch_lines(folder, info["next_records"], out, batch))
+    if info["query_text"] and info["next_record"] is not None:   # what a record is judged against
+        typer.echo(f"query: {info['query_text']}")
     for line in lines:
         typer.echo(line)
 

@@ -19,6 +19,7 @@ the review counts as read before its first step (design data, §2.4 of the audit
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import warnings
@@ -34,7 +35,7 @@ from rankcut.audit.options import spelled
 from rankcut.data.io import Source, open_text, stream_name
 from rankcut.data.lists import order_postings
 from rankcut.data.screening import read_table
-from rankcut.data.texts import read_texts_jsonl
+from rankcut.data.texts import read_query_texts, read_texts_jsonl
 from rankcut.data.trec import read_qrels, read_run
 
 __all__ = ["RIS_NOTES", "RIS_SUFFIXES", "Records", "check_record_id", "load_records",
@@ -69,6 +70,8 @@ class Records:
     :param ranked: the order is a ranking's (a TREC run's), best first.
     :param labelled_by: where the labels (or the prior knowledge) came from: a table's label column,
         a RIS file's ASReview notes, or qrels (``None``: none).
+    :param query_text: what the reviewer judges relevance to: a TREC run's query, from its texts
+        file (``None``: the records' own review question, which the records do not hold).
     """
 
     name: str
@@ -79,6 +82,7 @@ class Records:
     prior: NDArray[np.int8] = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
     ranked: bool = False
     labelled_by: str | None = None
+    query_text: str | None = None
 
     @property
     def query_id(self) -> str:
@@ -134,8 +138,7 @@ class Records:
             if y not in (0, 1):
                 raise ValueError(f"prior knowledge of record {rid!r} must be 0 or 1, got {y!r}")
             prior[index[rid]] = y
-        return Records(self.name, self.ids, self.titles, self.abstracts, self.labels, prior, self.ranked,
-                       self.labelled_by)
+        return dataclasses.replace(self, prior=prior)
 
 
 def _stem(source: Source) -> str:
@@ -336,7 +339,8 @@ def load_trec_records(run: Source, texts: Source, *, qrels: Source | None = None
     """The documents of one query of a TREC run as records, in the run's order (best first),
     named by the query (the review's query id, as the run's qrels call it).
 
-    :param texts: JSON-lines texts keyed by ``doc_id`` (:func:`rankcut.data.texts.read_texts_jsonl`).
+    :param texts: JSON-lines texts keyed by ``doc_id`` (:func:`rankcut.data.texts.read_texts_jsonl`);
+        a line's ``query`` field, where given for the query, is the text the reviewer is shown.
     :param qrels: if given, the labels: relevance ``≥ threshold`` is 1, anything else (unjudged
         included, the TREC convention) 0.
     :param query: the query to review (needed when the run holds several).
@@ -369,4 +373,6 @@ def load_trec_records(run: Source, texts: Source, *, qrels: Source | None = None
                       f"{'them' if len(empty) > 1 else 'it'}", UserWarning, stacklevel=2)
     labels = None if qrels is None else qrels_labels(qrels, docs, query, threshold=threshold, ranked=True)
     return Records(query, tuple(docs), ("",) * len(docs), tuple(text[d] for d in docs), labels,
-                   ranked=True, labelled_by=None if qrels is None else "qrels")
+                   ranked=True, labelled_by=None if qrels is None else "qrels",
+                   query_text=read_query_texts(texts).get(query) if isinstance(texts, str | os.PathLike)
+                   else None)   # a stream is read once, for the documents' texts

@@ -89,7 +89,7 @@ __all__ = ["BATCH_COLUMNS", "CAL", "POLICY", "PRIOR_BASIS", "PRIOR_SOURCE", "RUN
            "known_from_records",
            "known_outcome", "label",
            "load_review", "next_record", "next_records", "prior_knowledge", "read_labels", "record_kept",
-           "record_known", "records_key",
+           "query_text", "record_known", "records_key",
            "simulate", "start",
            "status", "where", "write_batch"]
 
@@ -299,8 +299,10 @@ def start(records: Records, folder: str | os.PathLike[str], *, target_recall: fl
     qid = records.query_id
     n = len(records)
     run = "".join(f"{qid} Q0 {rid} {r + 1} {n - r} rankcut-review\n" for r, rid in enumerate(records.ids))
-    texts = "".join(json.dumps({"query_id": qid, "doc_id": rid, "text": text}, ensure_ascii=False) + "\n"
-                    for rid, text in zip(records.ids, records.texts, strict=True))
+    asked = {} if records.query_text is None else {"query": records.query_text}   # on the first line
+    texts = "".join(json.dumps({"query_id": qid, "doc_id": rid, "text": text, **(asked if not i else {})},
+                               ensure_ascii=False) + "\n"
+                    for i, (rid, text) in enumerate(zip(records.ids, records.texts, strict=True)))
     config_json = {"cal": cal.to_json(), "prior": prior, "ranked": bool(records.ranked),
                    "sources": [_source(p) for p in sources], "corrects": None}
     return _freeze(out, run, texts, config_json, delta=delta, target_recall=target_recall, seed=seed,
@@ -420,6 +422,9 @@ def _interactive(folder: Path, input: Callable[[str], str], output: Callable[[st
     yet (:data:`PENDING_FILE`), one answer a call: the step after it is not shown but answered from
     what is known if it asks for such a record (each call starts with that), so a record answered
     before is never asked again."""
+    asked = query_text(folder)
+    if asked:
+        output(f"query: {asked}")
     recorded = 0
     while True:
         pending = _unread_prior(folder) or bool(kept_answers(folder))
@@ -862,6 +867,16 @@ def _texts(path: str | os.PathLike[str], folder: Path) -> dict[Item, str]:
     return dict(zip(items, _texts_of(str(path), sha256_file(path), items), strict=True))
 
 
+def query_text(folder: str | os.PathLike[str]) -> str | None:
+    """The query the reviewer judges relevance to (a TREC run's: :func:`start` freezes it on the
+    first line of :data:`TEXTS_FILE`), or None (records from a table or RIS file, or a run's texts
+    without one). Only that line is read: the file is hashed and checked by every step."""
+    with open(Path(folder) / TEXTS_FILE, encoding="utf-8") as f:
+        first = json.loads(f.readline() or "{}")
+    text = first.get("query")
+    return text if isinstance(text, str) and text.strip() else None
+
+
 def where(move: str, position: int, audit_position: int | None) -> str:
     """Where a record the review asks for stands, in the review's words: ``number 30 in the file``
     (a screening move: the ranker's pick, by its place in the records' file, which is not its ID),
@@ -911,6 +926,7 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
               "prior_read": len(prior) - len(_unread(out, prior)), "kept": len(kept),
               "kept_relevant": kept_relevant(out),
               "target": manifest["target"]["recall"], "delta": manifest["delta"], "next_record": nxt,
+              "query_text": query_text(out),
               "changed_sources": changed_sources(manifest),
               "corrects": manifest["screener"]["config"]["corrects"]}
     known = {**kept, **prior}   # answered already, so never listed: recorded when it is asked
