@@ -126,14 +126,14 @@ def _check_id(value: Any, what: str) -> str:
     return value
 
 
-def check_items(items: Iterable[Any], arg: str = "items") -> list[Item]:
+def check_items(items: Iterable[Any]) -> list[Item]:
     if isinstance(items, str | bytes):
-        raise ValueError(f"{arg} must be a sequence of (query_id, doc_id) pairs, got {items!r}")
+        raise ValueError(f"items must be a sequence of (query_id, doc_id) pairs, got {items!r}")
     out: list[Item] = []
     for i, item in enumerate(items):
         if isinstance(item, str | bytes) or not isinstance(item, Sequence) or len(item) != 2:
-            raise ValueError(f"{arg}[{i}] must be a (query_id, doc_id) pair, got {item!r}")
-        out.append((_check_id(item[0], f"{arg}[{i}] query id"), _check_id(item[1], f"{arg}[{i}] doc id")))
+            raise ValueError(f"items[{i}] must be a (query_id, doc_id) pair, got {item!r}")
+        out.append((_check_id(item[0], f"items[{i}] query id"), _check_id(item[1], f"items[{i}] doc id")))
     return out
 
 

@@ -353,14 +353,14 @@ class _Layout:
         return keys - (np.arange(flat.size, dtype=np.int64) - starts[row_of])
 
     # ----------------------------------------------------------------- cuts and items
-    def check_cuts(self, cuts: Any, arg: str = "cuts") -> NDArray[np.int64]:
-        k = _int_array(cuts, arg, 1)
+    def check_cuts(self, cuts: Any) -> NDArray[np.int64]:
+        k = _int_array(cuts, "cuts", 1)
         if k.shape != (len(self.qids),):
-            raise ValueError(f"{arg} must hold one cut per query ({len(self.qids)}), got {k.size}")
+            raise ValueError(f"cuts must hold one cut per query ({len(self.qids)}), got {k.size}")
         bad = np.flatnonzero((k < 0) | (k > self.lengths))
         if bad.size:
             i = int(bad[0])
-            raise ValueError(f"{arg}: cut {int(k[i])} for query {self.qids[i]!r} is outside "
+            raise ValueError(f"cuts: cut {int(k[i])} for query {self.qids[i]!r} is outside "
                              f"[0, {int(self.lengths[i])}] (its list depth)")
         k.setflags(write=False)
         return k

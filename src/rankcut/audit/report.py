@@ -227,10 +227,10 @@ def _check_curve(curve: Mapping[str, Any], report: JointReport, counts: Mapping[
         raise refuse("its curve does not end at the certificate")
 
 
-def _num(x: Any, side: str = "upper") -> str:
+def _num(x: Any) -> str:
     from rankcut.certify.result import format_bound
 
-    return format_bound(x, side)
+    return format_bound(x, "upper")
 
 
 def _noun(manifest: Mapping[str, Any]) -> str:

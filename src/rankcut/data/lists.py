@@ -546,7 +546,7 @@ def warn_if_nothing_relevant(lists: RankedLists, *, stacklevel: int = 2) -> None
                   NoRelevantWarning, stacklevel=stacklevel + 1)
 
 
-def warn_if_scores_rise(columns: RunColumns, *, stacklevel: int = 2) -> None:
+def warn_if_scores_rise(columns: RunColumns) -> None:
     """Warn when, in most queries whose scores differ, the scores rise with the run's rank column:
     a list is ordered by score, highest first, as trec_eval does, so such lists are read from the
     bottom up; scores that are distances (smaller is better) must be negated first. A run whose
@@ -568,4 +568,4 @@ def warn_if_scores_rise(columns: RunColumns, *, stacklevel: int = 2) -> None:
                       f"{first!r}): a list is ordered by score, highest first, as trec_eval does, so these "
                       "lists are read from their last rank up; if the scores are distances (smaller is "
                       "better), negate them (if instead the rank column runs backwards, the order by score "
-                      "is right)", UserWarning, stacklevel=stacklevel + 1)
+                      "is right)", UserWarning, stacklevel=3)

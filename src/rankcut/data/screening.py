@@ -214,22 +214,20 @@ def _column(columns: list[str], names: tuple[str, ...], where: str, delimiter: s
                      f"{', '.join(repr(c) for c in columns)}{separator_hint(columns, delimiter)}")
 
 
-def read_table(source: Source, *, label: str | None, name: str | None = None,
-               delimiter: str | None = None) -> Table:
-    """Read the columns of a screening table (module docstring).
+def read_table(source: Source, *, label: str | None, name: str | None = None) -> Table:
+    """Read the columns of a screening table (module docstring): fields separated by a tab in
+    ``.tsv``/``.tab`` paths, else by a comma.
 
     :param source: a path (``.gz`` allowed) or an open text file (opened with ``newline=""``).
     :param label: the label column (case-insensitive); ``None`` takes the first of
         :data:`LABEL_COLUMNS` the header names, or none.
-    :param delimiter: the field separator (default: a tab for ``.tsv``/``.tab`` paths, else a comma).
     :raises ValueError: naming the file and line for an empty file, a header without a title,
         abstract or the named label column, a column named twice, a record with another number of
         fields than the header, or an empty or repeated ``record_id`` (both lines named).
     """
     if label is not None and (not isinstance(label, str) or not label):
         raise ValueError(f"label must name a column, got {label!r}")
-    if delimiter is None:
-        delimiter = delimiter_for(source)
+    delimiter = delimiter_for(source)
     ids: list[str] = []
     titles: list[str] = []
     abstracts: list[str] = []
