@@ -98,3 +98,18 @@ def test_certify_imports_no_other_rankcut_package() -> None:
 def test_the_scan_sees_lazy_imports() -> None:
     # cutters import torch-backed rankcut.nn modules inside fit/predict only
     assert "nn" in _imports()["cutters"]
+
+
+#: what the stateful side builds on (docs/architecture.md, "Layers"): the linear order above
+#: would also let audit import the cutters or the networks
+BUILDS_ON = {
+    "audit": {"certify", "data", "_util", "_progress", "errors", "rankcut"},
+    "review": {"audit", "certify", "data", "_util", "_progress", "errors", "rankcut"},
+    "serve": {"audit", "review", "certify", "data", "_util", "_progress", "errors", "rankcut"},
+}
+
+
+def test_the_audit_side_builds_on_certify_and_data_only() -> None:
+    graph = _imports()
+    beyond = {unit: sorted(graph.get(unit, set()) - allowed) for unit, allowed in BUILDS_ON.items()}
+    assert not any(beyond.values()), f"imports beyond what the layer builds on: {beyond}"

@@ -2,7 +2,8 @@
 
 Built on the interleaved review of :mod:`rankcut.certify.interleaved`: the ranker is a
 :class:`~rankcut.certify.policies.Screener`, so the certificate holds whatever it learns.
-Imports :mod:`rankcut.certify` and :mod:`rankcut.data`, never the command line. The seeded
+Imports :mod:`rankcut.audit` (its folder and workflow), :mod:`rankcut.certify` and
+:mod:`rankcut.data`, never the command line. The seeded
 simulation is :func:`rankcut.review.simulate.simulate_review` (not re-exported here: it loads scipy,
 and every ``rankcut audit`` command imports this package to register the ranker).
 """
