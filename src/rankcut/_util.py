@@ -15,7 +15,7 @@ import numpy as np
 
 from rankcut.errors import ParamError
 
-__all__ = ["check_bool", "check_int", "check_number", "jsonable"]
+__all__ = ["check_bool", "check_int", "check_number", "count", "jsonable"]
 
 
 def check_int(value: Any, arg: str, *, low: int, ge: str = "≥") -> int:
@@ -66,3 +66,8 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)  # strict JSON has no NaN / inf
     return value
+
+
+def count(n: int, one: str, many: str) -> str:
+    """``"1 query"`` / ``"2 queries"``: the count with the right grammatical number."""
+    return f"{n} {one if n == 1 else many}"

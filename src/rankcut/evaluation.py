@@ -44,7 +44,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rankcut import metrics as _metrics
-from rankcut._util import check_int, jsonable
+from rankcut._util import check_int, count, jsonable
 from rankcut.cutters import Cutter, clone, cutter_class, make_cutter
 from rankcut.data.io import open_text
 from rankcut.data.letor import score_feature_of
@@ -86,11 +86,6 @@ _ORDERING_RULES = {
 }
 _MAX_IDS_SHOWN = 20
 _INSTALL_HINT = "Evaluation.to_frame needs pandas: pip install 'rankcut[eval]'"
-
-
-def _count(n: int, one: str, many: str) -> str:
-    """``"1 query"`` / ``"2 queries"``: the count with the right grammatical number."""
-    return f"{n} {one if n == 1 else many}"
 
 
 # --------------------------------------------------------------------------- split files
@@ -199,7 +194,7 @@ class MethodResult:
     def __repr__(self) -> str:
         n = len(next(iter(self.cuts.values()))) if self.cuts else 0
         means = ", ".join(f"{m} {self.mean(m):.4f} at mean k {self.mean_k(m):.1f}" for m in self.scores)
-        return f"MethodResult({self.method!r}, {_count(n, 'query', 'queries')}, {means})"
+        return f"MethodResult({self.method!r}, {count(n, 'query', 'queries')}, {means})"
 
 
 @dataclass(frozen=True, repr=False)
@@ -233,7 +228,7 @@ class Evaluation:
 
     def __repr__(self) -> str:
         base = self.protocol.get("baseline")
-        return (f"Evaluation({_count(len(self.qids), 'test query', 'test queries')}, "
+        return (f"Evaluation({count(len(self.qids), 'test query', 'test queries')}, "
                 f"mode {self.protocol.get('mode')!r}, methods {list(self.methods)}, "
                 f"metrics {list(self.metrics)}, baseline {base!r})")
 
@@ -666,7 +661,7 @@ def trained_otherwise(method: Cutter, lists: RankedLists, recall_base: str | Non
     longer = lists.lengths > depth if depth is not None else np.zeros(len(lists), dtype=bool)
     if longer.any():
         first, n = int(np.argmax(longer)), int(longer.sum())
-        out.append(f"was trained on lists of at most {depth} documents, and {_count(n, 'list', 'lists')} "
+        out.append(f"was trained on lists of at most {depth} documents, and {count(n, 'list', 'lists')} "
                    f"here {'is' if n == 1 else 'are'} longer (query {lists.qids[first]!r} holds "
                    f"{int(lists.lengths[first])}): it never saw a position past {depth}, and its cuts there "
                    f"are untested; give it the top {depth} of each list to cut as it learned")
@@ -702,7 +697,7 @@ def _present(lists: RankedLists, ids: Sequence[str], what: str) -> list[str]:
     if absent:
         shown = ", ".join(map(repr, absent[:_MAX_IDS_SHOWN]))
         verb = "is" if len(absent) == 1 else "are"
-        warnings.warn(f"{_count(len(absent), 'query id', 'query ids')} of {what} {verb} not in the ranked "
+        warnings.warn(f"{count(len(absent), 'query id', 'query ids')} of {what} {verb} not in the ranked "
                       f"lists and {verb} skipped: "
                       f"{shown}{', ...' if len(absent) > _MAX_IDS_SHOWN else ''}",
                       MissingQueriesWarning, stacklevel=4)
@@ -740,7 +735,7 @@ def _tasks(lists: RankedLists, train: RankedLists | Sequence[str] | None,
         evaluated = [q for q in lists.qids if chosen is None or q in chosen]
         shared = sorted(set(evaluated) & set(train.qids))
         if shared:
-            raise ValueError(f"train and test share {_count(len(shared), 'query', 'queries')} (training on "
+            raise ValueError(f"train and test share {count(len(shared), 'query', 'queries')} (training on "
                              f"test queries would leak their labels): "
                              f"{', '.join(map(repr, shared[:_MAX_IDS_SHOWN]))}")
         if train.ordering != lists.ordering:
@@ -756,7 +751,7 @@ def _tasks(lists: RankedLists, train: RankedLists | Sequence[str] | None,
             test_ids = set(_present(lists, test_queries, "test_queries"))
             shared = sorted(test_ids & set(train_ids))
             if shared:
-                shown = _count(len(shared), "query", "queries")
+                shown = count(len(shared), "query", "queries")
                 raise ValueError(f"the train and test queries share {shown} (training on test queries "
                                  "would leak their labels): "
                                  f"{', '.join(map(repr, shared[:_MAX_IDS_SHOWN]))}")
@@ -782,13 +777,13 @@ def _describe(p: dict[str, Any]) -> str:
         text = (f"{p['folds']}-fold cross-validation over {n} queries (seed {p['seed']}, fold sizes "
                 f"{', '.join(map(str, p['fold_sizes']))}): each cutter fitted on the other folds")
     elif p["mode"] == "train":
-        text = (f"fitted on {_count(n_train, 'training query', 'training queries')} (separate training "
+        text = (f"fitted on {count(n_train, 'training query', 'training queries')} (separate training "
                 f"lists), tested on {n}")
     elif p["mode"] == "split":
-        text = (f"fitted on {_count(n_train, 'training query', 'training queries')} of the lists, tested "
-                f"on the {_count(n, 'other', 'others')}")
+        text = (f"fitted on {count(n_train, 'training query', 'training queries')} of the lists, tested "
+                f"on the {count(n, 'other', 'others')}")
     else:
-        text = f"no training data; {_count(n, 'query', 'queries')}"
+        text = f"no training data; {count(n, 'query', 'queries')}"
     fit = ("metric-aware cutters fitted separately per metric" if p["fit_metric"] == "each"
            else f"metric-aware cutters fitted on {p['fit_metric']}")
     return f"{text}; {fit}"
@@ -830,7 +825,7 @@ def _legend(ev: Evaluation) -> list[str]:
     out = [
         f"Protocol: {p['description']}.",
         f"Ordering: {p['ordering']} ({p['ordering_rule']}); relevant: relevance ≥ {p['threshold']:g}.",
-        f"Columns: {cols} — mean over {_count(p['n_test'], 'test query', 'test queries')} (F1: Eq. 8, "
+        f"Columns: {cols} — mean over {count(p['n_test'], 'test query', 'test queries')} (F1: Eq. 8, "
         f"DCG: ±1-DCG, Eq. 9 of AttnCut; "
         f"recall base: {p['recall_base']}); k: mean cut behind the column.",
     ]
@@ -842,7 +837,7 @@ def _legend(ev: Evaluation) -> list[str]:
         if tested:
             out.append(f"{_BETTER} / {_WORSE}: significantly better / worse than {p['baseline']} "
                        f"({test} test, two-sided, Holm-adjusted over "
-                       f"{_count(len(tested), 'method', 'methods')}, p ≤ {p['alpha']:g}).")
+                       f"{count(len(tested), 'method', 'methods')}, p ≤ {p['alpha']:g}).")
         else:
             out.append(f"No significance test: no method to compare with the baseline {p['baseline']}.")
         skipped = [n for n in ev.methods if n != p["baseline"] and n not in tested]

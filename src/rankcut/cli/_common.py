@@ -18,6 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
+from rankcut._util import count
 from rankcut.data.lists import ORDERINGS
 from rankcut.data.trec import MISSING_POLICIES, load_trec
 from rankcut.metrics import RECALL_BASES
@@ -48,11 +49,6 @@ CHOICES: dict[str, tuple[str, ...]] = {
 }
 #: the most query ids a message lists
 MAX_IDS_SHOWN = 10
-
-
-def count(n: int, one: str, many: str) -> str:
-    """``"1 query"`` / ``"2 queries"``."""
-    return f"{n} {one if n == 1 else many}"
 
 
 def files(paths: list[Path]) -> str:

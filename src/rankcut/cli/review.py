@@ -36,7 +36,7 @@ import typer
 
 from rankcut.cli._errors import fail, option_names, user_errors
 from rankcut.cli._interleaved import policy_option, prior_basis_option, said_read_on
-from rankcut.cli.audit import spoken_as_options
+from rankcut.cli.audit import _echo_json, spoken_as_options
 
 app = typer.Typer(help="Screen records with active learning and stop with a certificate: start → next → "
                        "label → status → certify → report (→ export).", no_args_is_help=True)
@@ -72,10 +72,6 @@ def _fail_cleanly(fn: F) -> F:
                 fail(f"rankcut review needs the extra 'review' (pip install 'rankcut[review]'): {err}")
 
     return wrapper  # type: ignore[return-value]
-
-
-def _echo_json(obj: Any) -> None:
-    typer.echo(json.dumps(obj, indent=2, ensure_ascii=False))
 
 
 def _records(path: Path, fmt: str | None, texts: Path | None, label_column: str | None,
