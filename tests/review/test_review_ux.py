@@ -153,6 +153,9 @@ def test_threshold_grades_qrels_as_trec_dl_does(tmp_path: Path, monkeypatch) -> 
     code, out, err = _run("review", "simulate", *args, "--folder", tmp_path / "A", "--threshold", 2)
     assert code == 0, err
     assert "with the known labels: 10 of 10 relevant records found" in out
+    # the qrels judge half the records: the others count as not relevant, which was not said
+    assert (f"note: {tmp_path / 'q.txt'}: 20 of the 40 records are not judged and count as not relevant "
+            "(trec_eval's rule)") in err, err
     code, out, _ = _run("review", "next", "--folder", tmp_path / "A", "--batch", 5, "--out",
                         tmp_path / "b.csv")
     assert code == 0 and f"{tmp_path / 'b.csv'} is not written: the review asks for no further record" in out
@@ -393,3 +396,20 @@ def test_rankcut_audit_steps_on_a_review_folder_name_the_review_command(tmp_path
         assert err.strip() == (f"error: {folder} is a review of rankcut review start: use rankcut review "
                                f"{theirs} --folder {folder}"), err
     assert sorted(p.name for p in folder.iterdir()) == before
+
+
+def test_a_simulation_with_nothing_relevant_to_find_is_refused(tmp_path: Path) -> None:
+    """A label column with no relevant record (most often the wrong column) was played to a
+    certificate at once ("0 of 0 relevant records found"); qrels of none were refused already."""
+    rows = [f"r{i},Study {i},dogs bark {i},0,{int(i % 4 == 0)}" for i in range(40)]
+    (tmp_path / "r.csv").write_text("record_id,title,abstract,included,label_included\n" + "\n".join(rows)
+                                    + "\n")
+    code, _, err = _run("review", "simulate", tmp_path / "r.csv", "--folder", tmp_path / "S", "--seed", 1)
+    assert code == 2 and err.strip() == (
+        "error: r: the labels the simulation plays (column included) mark none of the 40 records "
+        "relevant: a review with nothing to find is met at once, which is no simulation of it; give the "
+        "labels of the relevant records (another column: --label-column)"), err
+    assert not (tmp_path / "S").exists()
+    code, _, err = _run("review", "simulate", tmp_path / "r.csv", "--label-column", "label_included",
+                        "--folder", tmp_path / "S", "--seed", 1)
+    assert code == 0, err

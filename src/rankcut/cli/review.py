@@ -392,7 +392,7 @@ def _interrupted(folder: Path, resume: str) -> Iterator[None]:
 def _simulated(recs: Any, source: Path, folder: Path, qrels: Path | None, threshold: float,
                options: dict[str, Any], progress: bool, as_json: bool, resume: str) -> None:
     from rankcut.review import session
-    from rankcut.review.records import RIS_SUFFIXES, qrels_labels
+    from rankcut.review.records import RIS_SUFFIXES, qrels_grades, qrels_labels
 
     known = None
     if qrels is None and recs.labels is None:
@@ -411,6 +411,12 @@ def _simulated(recs: Any, source: Path, folder: Path, qrels: Path | None, thresh
     if qrels is not None:
         labels = qrels_labels(qrels, recs.ids, recs.query_id, threshold=threshold, ranked=recs.ranked)
         known, known_from = dict(zip(recs.ids, labels.tolist(), strict=True)), f"--qrels {qrels}"
+        grades = qrels_grades(qrels, recs.query_id, ranked=recs.ranked)
+        unjudged = sum(rid not in grades for rid in recs.ids)
+        if unjudged:   # as the audit's qrels oracle says of its items
+            typer.echo(f"note: {qrels}: {unjudged} of the {len(recs)} records are not judged and count as "
+                       "not relevant (trec_eval's rule): the simulation finds what the qrels call relevant",
+                       err=True)
     with _interrupted(folder, resume):
         result = session.simulate(recs, folder, known=known, known_from=known_from, progress=progress,
                                   **options)

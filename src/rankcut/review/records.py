@@ -39,7 +39,7 @@ from rankcut.data.texts import read_query_texts, read_texts_jsonl
 from rankcut.data.trec import read_qrels, read_run
 
 __all__ = ["RIS_NOTES", "RIS_SUFFIXES", "Records", "check_record_id", "load_records",
-           "load_trec_records", "qrels_labels", "ris_record_id"]
+           "load_trec_records", "qrels_grades", "qrels_labels", "ris_record_id"]
 
 #: a label's spellings: ASReview's (``asreview.data.utils.standardize_included_label``), the
 #: 0.0/1.0 and True/False a spreadsheet or pandas writes for a partly filled column, and a screening
@@ -232,18 +232,26 @@ def qrels_labels(qrels: Source, ids: Sequence[str], query: str, *, threshold: fl
     :raises ValueError: naming the file when the qrels judge no document of a run's query, or hold
         several queries and none of them ``query``; and as :func:`_graded`.
     """
+    named = str(getattr(qrels, "name", qrels))
+    return np.array(_graded(qrels_grades(qrels, query, ranked=ranked), ids, threshold, named), dtype=np.int8)
+
+
+def qrels_grades(qrels: Source, query: str, *, ranked: bool = False) -> dict[str, int]:
+    """The grades (document → grade) of the review's query in TREC qrels, by
+    :func:`qrels_labels`'s rule.
+
+    :raises ValueError: as :func:`qrels_labels`, for the query.
+    """
     judged, named = read_qrels(qrels), str(getattr(qrels, "name", qrels))
     if query in judged:
-        grades = judged[query]
-    elif ranked:
+        return judged[query]
+    if ranked:
         raise ValueError(f"{named}: the qrels judge no document of query {query!r}: give the qrels of the "
                          "run's query")
-    elif len(judged) == 1:
-        grades = next(iter(judged.values()))
-    else:
-        raise ValueError(f"{named}: the qrels hold {len(judged)} queries, none of them the review's "
-                         f"{query!r}: give qrels of one query, or of {query!r}")
-    return np.array(_graded(grades, ids, threshold, named), dtype=np.int8)
+    if len(judged) == 1:
+        return next(iter(judged.values()))
+    raise ValueError(f"{named}: the qrels hold {len(judged)} queries, none of them the review's "
+                     f"{query!r}: give qrels of one query, or of {query!r}")
 
 
 def _warn_empty(where: str, lines: Sequence[int]) -> None:

@@ -1154,7 +1154,8 @@ def simulate(records: Records, folder: str | os.PathLike[str], *, known: Mapping
     bar over the records read when ``progress``.
 
     :raises ValueError: without a label for every record (a label column labelled throughout, or
-        qrels).
+        qrels), or with none of them relevant: a review with nothing to find is met at once ("0 of 0
+        found"), which is no simulation of it (a wrong label column, most often).
     """
     from rankcut._progress import bars
 
@@ -1164,6 +1165,11 @@ def simulate(records: Records, folder: str | os.PathLike[str], *, known: Mapping
                              "labelled on every record, or qrels")
         known = dict(zip(records.ids, records.labels.tolist(), strict=True))
         known_from = str(records.labelled_by)
+    if not any(int(known.get(rid, 0)) for rid in records.ids):
+        raise ValueError(f"{records.name}: the labels the simulation plays ({known_from}) mark none of the "
+                         f"{len(records)} records relevant: a review with nothing to find is met at once, "
+                         "which is no simulation of it; give the labels of the relevant records (another "
+                         f"column: {spelled('label_column', 'label')})")
     clash = next(((rid, y) for rid, y in zip(records.ids, records.prior.tolist(), strict=True)
                   if y >= 0 and int(known.get(rid, 0)) != y), None)
     if clash is not None:   # before anything is frozen
