@@ -67,11 +67,23 @@ def test_read_run_any_whitespace_and_any_second_column():
         ("q1 Q0 d1 1 -inf sys", "score must be finite"),
         ("q1 Q0 d1 1.5 2.0 sys", "rank must be an integer"),
         ("q1 Q0 d1 one 2.0 sys", "rank must be an integer"),
+        # Python's float and int take these, trec_eval not: 1_000 ranked first, ٣ read as 3
+        ("q1 Q0 d1 1 1_000 sys", "score must be a number, got '1_000'"),
+        ("q1 Q0 d1 1 \u0663 sys", "score must be a number, got '\u0663'"),
+        ("q1 Q0 d1 1_0 2.0 sys", "rank must be an integer, got '1_0'"),
+        ("q1 Q0 d\x001 1 2.0 sys", "the line holds a NUL byte"),
     ],
 )
 def test_read_run_bad_line_names_file_and_line(line, message):
     with pytest.raises(ValueError, match=rf"myrun, line 2: {message}"):
         read_run(text(f"q0 Q0 d0 1 1.0 sys\n{line}\n"), name="myrun")
+
+
+def test_a_run_file_with_a_nul_in_an_id_is_refused_by_either_reader(tmp_path):
+    """pyarrow's reader (with the columnar extra) took a NUL inside a document id."""
+    (tmp_path / "n.run").write_bytes(b"q1 Q0 d0 1 2.0 sys\nq1 Q0 d\x001 2 1.0 sys\n")
+    with pytest.raises(ValueError, match=r"n\.run, line 2: the line holds a NUL byte"):
+        read_run(tmp_path / "n.run")
 
 
 def test_read_run_duplicate_doc_names_both_lines():
@@ -115,7 +127,8 @@ def test_read_qrels_graded_any_whitespace():
 @pytest.mark.parametrize(
     ("line", "message"),
     [("1 0 a", "expected 4 columns"), ("1 0 a 1 x", "expected 4 columns"),
-     ("1 0 a 1.0", "relevance must be an integer"), ("1 0 a yes", "relevance must be an integer")],
+     ("1 0 a 1.0", "relevance must be an integer"), ("1 0 a yes", "relevance must be an integer"),
+     ("1 0 a 1_0", "relevance must be an integer, got '1_0'")],
 )
 def test_read_qrels_bad_line(line, message):
     with pytest.raises(ValueError, match=rf"qr, line 2: {message}"):

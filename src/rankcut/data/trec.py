@@ -73,9 +73,17 @@ class MissingQueriesWarning(UserWarning):
 
 def _int(token: str, what: str, where: str) -> int:
     try:
+        if not _plain(token):
+            raise ValueError
         return int(token)
     except ValueError:
         raise ValueError(f"{where}: {what} must be an integer, got {token!r}") from None
+
+
+def _plain(token: str) -> bool:
+    """Whether a number is written as trec_eval reads it: ASCII, no ``_`` (Python's int and float
+    take ``1_000`` and other scripts' digits, which trec_eval reads otherwise or not at all)."""
+    return token.isascii() and "_" not in token
 
 
 def _bad_run_line(parts: list[str], line: str, where: str) -> NoReturn:
@@ -89,10 +97,14 @@ def _bad_run_line(parts: list[str], line: str, where: str) -> NoReturn:
         raise ValueError(f"{where}: expected 6 columns 'query_id Q0 doc_id rank score tag', "
                          f"got {len(parts)}: {shown!r}{letor}")
     try:
+        if not _plain(parts[4]):
+            raise ValueError
         float(parts[4])
     except ValueError:
         raise ValueError(f"{where}: score must be a number, got {parts[4]!r}") from None
     _int(parts[3], "rank", where)
+    if "\0" in line:   # an id that matches no qrels entry, without a word
+        raise ValueError(f"{where}: the line holds a NUL byte (a binary file, or ids that are not text)")
     raise AssertionError(f"{where}: unreachable, the line parses")
 
 
@@ -152,7 +164,7 @@ def _read_run_arrow(path: Path) -> RunColumns | None:
     convert = pcsv.ConvertOptions(
         column_types={"f0": text, "f1": text, "f2": text, "f3": pa.int64(), "f4": pa.float64(), "f5": text},
         null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False, check_utf8=True)
-    spaces = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in _WHITESPACE) + "]"
+    spaces = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in "\0" + _WHITESPACE) + "]"   # NUL: refused there
     queries: dict[str, int] = {}
     vocabulary = pa.array([], pa.string())  # the doc ids coded so far
     qcodes, dcodes, ranks, scores = [], [], [], []
@@ -188,7 +200,7 @@ def _read_run_arrow(path: Path) -> RunColumns | None:
                     values = batch.column(i).dictionary
                     if pc.any(pc.equal(pc.binary_length(values), 0)).as_py() or \
                             pc.any(pc.match_substring_regex(values, spaces)).as_py():
-                        return None  # an empty field or a whitespace the line reader splits on
+                        return None  # an empty field, a whitespace the line reader splits on, a NUL
                 score = batch.column(4).to_numpy()
                 if not np.all(np.isfinite(score)):
                     return None
@@ -280,6 +292,8 @@ def _read_run_lines(source: Source, name: str | None) -> RunColumns:
             try:
                 qid, _, doc, rank_s, score_s, _ = parts
                 score, rank = float(score_s), int(rank_s)
+                if not _plain(score_s + rank_s) or "\0" in line:
+                    raise ValueError
             except ValueError:
                 try:
                     _bad_run_line(parts, line, where)
