@@ -99,6 +99,17 @@ def test_other_compressions_are_named_not_taken_for_an_encoding(tmp_path: Path, 
         read_run(path)
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_utf16_is_named_with_its_conversion(tmp_path: Path, encoding: str) -> None:
+    """A UTF-16 file was told to convert from latin1; without its byte-order mark, it is valid
+    UTF-8 with a NUL after every ASCII character, which no step refused by name."""
+    path = _write(tmp_path, "w.run", RUN.decode("utf-8").encode(encoding))
+    said = (r"UTF-16 text \(by its byte-order mark\)" if encoding == "utf-16" else
+            r"not UTF-8 text \(byte [12] of the line, 0x00, a NUL: UTF-16 text, or a binary file\)")
+    with pytest.raises(ValueError, match=rf"w\.run(, line 1)?: {said}.*iconv -f utf-16 -t utf-8"):
+        read_run(path)
+
+
 def test_a_character_cut_at_the_end_of_the_file(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"cut\.run, line 2: not UTF-8 text \(byte 1 of the line, "
                                          r"0xe2: unexpected end of data\)"):

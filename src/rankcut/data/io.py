@@ -65,6 +65,9 @@ class _Utf8Checked(io.RawIOBase):
             _, done = codecs.utf_8_decode(block, "strict", not data)
         except UnicodeDecodeError as exc:
             self._fail(block, exc.start, f"0x{block[exc.start]:02x}: {exc.reason}")
+        zero = block.find(b"\0", 0, done)   # valid UTF-8, but no text: UTF-16 without its mark, or binary
+        if zero >= 0:
+            self._fail(block, zero, "0x00, a NUL: UTF-16 text, or a binary file")
         self._advance(block[:done])
         self._pending = block[done:]
 
@@ -79,14 +82,18 @@ class _Utf8Checked(io.RawIOBase):
             raise ValueError(f"{self._name}: a gzip-compressed file (it starts with gzip's magic bytes "
                              "1f 8b), which is read as gzip only under a name ending .gz: rename it *.gz, "
                              "or decompress it (gunzip -c)")
+        if self._line == 1 and self._column == 1 and block.startswith((b"\xff\xfe", b"\xfe\xff")):
+            raise ValueError(f"{self._name}: UTF-16 text (by its byte-order mark); rankcut reads UTF-8: "
+                             "convert the file (iconv -f utf-16 -t utf-8)")
         packed = next((name for magic, name in _PACKED if block.startswith(magic)), None)
         if self._line == 1 and self._column == 1 and packed is not None:
             raise ValueError(f"{self._name}: {packed} (by its first bytes), which rankcut does not read: "
                              "decompress it, or recompress it with gzip (*.gz)")
         self._advance(block[:at])
+        source = "utf-16" if block[at] == 0 else "latin1"
         raise ValueError(f"{self._name}, line {self._line}: not UTF-8 text (byte {self._column} of "
                          f"the line, {why}); rankcut reads UTF-8: convert the file (e.g. iconv "
-                         "-f latin1 -t utf-8)")
+                         f"-f {source} -t utf-8)")
 
 
 #: the first bytes of compressed or archive formats rankcut does not read, and their names
