@@ -72,8 +72,8 @@ def test_duplicate_document_and_bad_feature_choice():
                    score_feature=1)
     with pytest.raises(ValueError, match=r"score_feature must be in \[1, 3\]"):
         load_letor(text(LETOR))  # default 25 > 3 features
-    with pytest.raises(ValueError, match="no LETOR line"):
-        load_letor(text("\n# only a comment\n"))
+    with pytest.raises(ValueError, match=r"^S1\.txt: no LETOR line"):   # the file named
+        load_letor(text("\n# only a comment\n", "S1.txt"))
     # 25.5 ranked every document at 0 (no feature has that number); "2" gave a bare TypeError
     for given in (2.5, "2", 0, True):
         with pytest.raises(ValueError, match=f"score_feature must be an integer ≥ 1, got {given!r}"):

@@ -132,11 +132,12 @@ def load_letor(
     sources = cast("Sequence[Source]", [source] if single else source)
     rows: dict[str, list[Row]] = {}
     seen: dict[tuple[str, str], str] = {}
-    for src in sources:
-        label = str(src) if isinstance(src, str | os.PathLike) else str(getattr(src, "name", "<stream>"))
+    labels = [str(src) if isinstance(src, str | os.PathLike) else str(getattr(src, "name", "<stream>"))
+              for src in sources]
+    for src, label in zip(sources, labels, strict=True):
         _parse(src, label, rows, seen)
     if not rows:
-        raise ValueError("no LETOR line in the input")
+        raise ValueError(f"{', '.join(labels) or 'the input'}: no LETOR line ('label qid:Q 1:v 2:v ...')")
     n_feat = max((max(idx, default=0) for r in rows.values() for _, _, idx, _ in r), default=0)
     if not 1 <= score_feature <= n_feat:
         raise ParamError("score_feature",
