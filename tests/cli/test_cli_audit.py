@@ -124,6 +124,10 @@ def test_family_designs(files: dict[str, Path], tmp_path: Path) -> None:
                          "--design", "prefixes", "--max-missed", "20", "--seed", "3", "--out", audit)
     assert code == 0, err
     assert "top5.run: burden N1 = 50" in out and "top15.run: burden N1 = 150" in out
+    # an empty entry was read as '.', and said "member 2 .: the file is a folder"
+    code, _, err = run("freeze", "--run", files["run"], "--family", f"{files['f1']},,{files['f2']}",
+                       "--design", "prefixes", "--max-missed", "20", "--out", tmp_path / "E")
+    assert code == 2 and "--family: entry 2 of" in err and "is empty" in err and not (tmp_path / "E").exists()
     assert run("plan", "--audit", audit)[0] == 0
     assert run("sample", "--audit", audit, "--excluded", "60")[0] == 0
     assert run("label", "--audit", audit, "--oracle", "qrels", "--qrels", files["qrels"])[0] == 0

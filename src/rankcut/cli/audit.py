@@ -117,6 +117,17 @@ def _not_a_review(folder: Path | None, command: str) -> None:
                          f"{_IN_REVIEW[command]} --folder {_q(folder)}")
 
 
+def _family(text: str) -> list[Path]:
+    """``--family F1.run,F2.run,...``: its paths, an empty entry refused (``a,,b`` read as ``.``, a
+    folder)."""
+    parts = text.split(",")
+    empty = next((i for i, p in enumerate(parts, 1) if not p.strip()), None)
+    if empty is not None:
+        raise ValueError(f"--family: entry {empty} of {text!r} is empty; give the cut runs as "
+                         "F1.run,F2.run,...")
+    return [Path(p) for p in parts]
+
+
 def _ints(text: str | None, option: str) -> list[int] | None:
     if text is None:
         return None
@@ -213,7 +224,7 @@ def freeze(
 
     manifest = workflow.freeze(
         out, run=run, design=design, cut=cut,
-        family=None if family is None else [Path(f) for f in family.split(",")],
+        family=None if family is None else _family(family),
         offsets=_ints(offsets, "--offsets"), depths=_ints(depths, "--depths"), delta=delta,
         allocation=_allocation(allocation), target_recall=target_recall, max_missed=max_missed, seed=seed,
         corpus_size=corpus_size, corpus_ids=corpus_ids, ordering=ordering, sampling=sampling,
