@@ -413,3 +413,19 @@ def test_a_simulation_with_nothing_relevant_to_find_is_refused(tmp_path: Path) -
     code, _, err = _run("review", "simulate", tmp_path / "r.csv", "--label-column", "label_included",
                         "--folder", tmp_path / "S", "--seed", 1)
     assert code == 0, err
+
+
+def test_ctrl_c_in_interactive_labelling_resumes_with_interactive_labelling(tmp_path: Path,
+                                                                            monkeypatch) -> None:
+    """It said "resume with rankcut review next", which only names the record."""
+    _labelled(tmp_path / "r.csv")
+    folder = tmp_path / "R"
+    assert _run("review", "start", tmp_path / "r.csv", "--folder", folder, "--seed", 1)[0] == 0
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(session, "label", interrupted)
+    code, _, err = _run("review", "label", "--folder", folder, "--interactive")
+    assert code == 130 and err.strip().endswith(
+        f"resume with rankcut review label --folder {folder} --interactive"), err

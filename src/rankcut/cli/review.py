@@ -512,7 +512,8 @@ def label(
     _grade(threshold, qrels)
     again = (_label_again(folder, records, format=fmt, texts=texts, query=query, label_column=label_column,
                           qrels=qrels, threshold=threshold) if simulate else
-             shlex.join(["rankcut", "review", "next", "--folder", str(folder)]))
+             shlex.join(["rankcut", "review", "label", "--folder", str(folder), "--interactive"])
+             if interactive else shlex.join(["rankcut", "review", "next", "--folder", str(folder)]))
     with bars(show_progress(as_json=as_json) and simulate), _interrupted(folder, again):
         if simulate:
             known = _known(folder, records, qrels, fmt, texts, label_column, query, threshold)
