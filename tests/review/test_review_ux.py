@@ -429,3 +429,19 @@ def test_ctrl_c_in_interactive_labelling_resumes_with_interactive_labelling(tmp_
     code, _, err = _run("review", "label", "--folder", folder, "--interactive")
     assert code == 130 and err.strip().endswith(
         f"resume with rankcut review label --folder {folder} --interactive"), err
+
+
+def test_simulating_on_from_a_reviewer_s_labels_says_where_they_differ(tmp_path: Path) -> None:
+    """label --simulate on a review a reviewer began went on silently from answers its known
+    labels contradict."""
+    _labelled(tmp_path / "r.csv")
+    folder = tmp_path / "R"
+    assert _run("review", "start", tmp_path / "r.csv", "--folder", folder, "--seed", 1)[0] == 0
+    truth = {f"r{i}": int(i % 4 == 0) for i in range(40)}
+    first = session.next_record(folder)["record_id"]
+    (tmp_path / "a.csv").write_text(f"record_id,label\n{first},{1 - truth[first]}\n")
+    assert session.label(folder, from_file=tmp_path / "a.csv").recorded == 1
+    code, _, err = _run("review", "label", "--folder", folder, "--simulate", "--records", tmp_path / "r.csv",
+                        "--next", 2)
+    assert code == 0 and (f"warning: the known labels say otherwise than 1 recorded step (record {first}): a "
+                          "recorded step stands") in err, err

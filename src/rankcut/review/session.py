@@ -656,6 +656,15 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
             raise ValueError(f"the prior knowledge of record {clash!r} ({prior[clash]}) contradicts its "
                              f"known label ({known.get(clash, 0)})")
         qid, ids = _items(out)
+        if holds_store(out / LABELS_FILE):   # a review labelled by a reviewer, simulated on from there
+            with LabelStore(out / LABELS_FILE, readonly=True) as store:
+                held = {d: y for (_, d), y in store.get([(qid, rid) for rid in ids]).items()}
+            differ = [rid for rid in ids if rid in held and held[rid] != int(known.get(rid, 0))]
+            if differ:
+                shown = ", ".join(differ[:5]) + (", ..." if len(differ) > 5 else "")
+                warnings.warn(f"the known labels say otherwise than {len(differ)} recorded step"
+                              f"{'s' if len(differ) > 1 else ''} (record {shown}): a recorded step stands, "
+                              "and the simulation goes on from the labels recorded", stacklevel=2)
         kept_by = kept_with_sources(out)
         kept = {rid: y for rid, (y, _) in kept_by.items()}
         other = [rid for rid, y in kept.items() if int(known.get(rid, 0)) != y]
