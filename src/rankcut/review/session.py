@@ -656,15 +656,13 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
             raise ValueError(f"the prior knowledge of record {clash!r} ({prior[clash]}) contradicts its "
                              f"known label ({known.get(clash, 0)})")
         qid, ids = _items(out)
-        if holds_store(out / LABELS_FILE):   # a review labelled by a reviewer, simulated on from there
-            with LabelStore(out / LABELS_FILE, readonly=True) as store:
-                held = {d: y for (_, d), y in store.get([(qid, rid) for rid in ids]).items()}
-            differ = [rid for rid in ids if rid in held and held[rid] != int(known.get(rid, 0))]
-            if differ:
-                shown = ", ".join(differ[:5]) + (", ..." if len(differ) > 5 else "")
-                warnings.warn(f"the known labels say otherwise than {len(differ)} recorded step"
-                              f"{'s' if len(differ) > 1 else ''} (record {shown}): a recorded step stands, "
-                              "and the simulation goes on from the labels recorded", stacklevel=2)
+        held = _recorded(out, qid, ids)   # a review a reviewer began, simulated on from there
+        differ = [rid for rid in ids if rid in held and held[rid] != int(known.get(rid, 0))]
+        if differ:
+            shown = ", ".join(differ[:5]) + (", ..." if len(differ) > 5 else "")
+            warnings.warn(f"the known labels say otherwise than {len(differ)} recorded step"
+                          f"{'s' if len(differ) > 1 else ''} (record {shown}): a recorded step stands, "
+                          "and the simulation goes on from the labels recorded", stacklevel=2)
         kept_by = kept_with_sources(out)
         kept = {rid: y for rid, (y, _) in kept_by.items()}
         other = [rid for rid, y in kept.items() if int(known.get(rid, 0)) != y]
@@ -694,10 +692,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
         raise ValueError(f"{from_file}, line {lines[clash]}: record {clash!r} is labelled {given[clash]}, "
                          f"but the prior knowledge frozen at start says {prior[clash]} — nothing was "
                          "recorded")
-    held: dict[str, int] = {}
-    if holds_store(out / LABELS_FILE):
-        with LabelStore(out / LABELS_FILE, readonly=True) as store:
-            held = {d: y for (_, d), y in store.get([(qid, rid) for rid in given]).items()}
+    held = _recorded(out, qid, list(given))
     changed = next((rid for rid in given if rid in held and held[rid] != given[rid]), None)
     if changed is not None:
         raise ValueError(f"{from_file}, line {lines[changed]}: record {changed!r} is labelled "
@@ -769,6 +764,14 @@ def _warn_replaced(from_file: str | os.PathLike[str], given: Mapping[str, int],
             warnings.warn(f"{from_file}: record {rid!r} is labelled {given[rid]}, which replaces the "
                           f"{kept[rid][0]} kept for it{when}, given by {kept[rid][1]} (not recorded yet)",
                           stacklevel=3)
+
+
+def _recorded(folder: Path, qid: str, rids: Sequence[str]) -> dict[str, int]:
+    """The labels the review's store holds for ``rids`` (record id → 0/1; none before a store)."""
+    if not holds_store(folder / LABELS_FILE):
+        return {}
+    with LabelStore(folder / LABELS_FILE, readonly=True) as store:
+        return {d: y for (_, d), y in store.get([(qid, rid) for rid in rids]).items()}
 
 
 def kept_answers(folder: str | os.PathLike[str]) -> dict[str, int]:
