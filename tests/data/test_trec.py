@@ -82,7 +82,7 @@ def test_read_run_bad_line_names_file_and_line(line, message):
 def test_a_run_file_with_a_nul_in_an_id_is_refused_by_either_reader(tmp_path):
     """pyarrow's reader (with the columnar extra) took a NUL inside a document id."""
     (tmp_path / "n.run").write_bytes(b"q1 Q0 d0 1 2.0 sys\nq1 Q0 d\x001 2 1.0 sys\n")
-    with pytest.raises(ValueError, match=r"n\.run, line 2: the line holds a NUL byte"):
+    with pytest.raises(ValueError, match=r"n\.run, line 2: not UTF-8 text \(byte 8 of the line, 0x00, a NUL"):
         read_run(tmp_path / "n.run")
 
 

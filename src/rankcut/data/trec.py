@@ -454,7 +454,8 @@ def load_trec(
     A :class:`~rankcut.data.lists.NoRelevantWarning` says when no judged document of the kept
     queries reaches ``threshold`` (e.g. ``threshold=3`` on qrels graded 0–2), and
     :func:`~rankcut.data.lists.warn_if_scores_rise` when the scores rise with the rank column in
-    most queries (distances read as scores).
+    most queries (distances read as scores), and :func:`warn_if_uncovered` names the judged queries
+    none of whose listed documents the qrels judge.
 
     :raises ValueError: for a threshold that is not finite and > 0 (unjudged documents count as
         relevance 0), and the errors of :func:`read_run`, :func:`read_qrels` and :func:`align`.
@@ -493,8 +494,10 @@ def warn_if_uncovered(lists: RankedLists, qrels: Mapping[str, Mapping[str, Any]]
     run writes its document ids otherwise than the qrels (``D123`` against ``123``) or the qrels
     are another collection's. A query the qrels hold nothing for is :func:`align`'s to say.
     ``where`` begins the message (the qrels file, as a command names it)."""
-    judged = {q: qrels[q] for q in lists.qids if qrels.get(q)}
     rows = {q: i for i, q in enumerate(lists.qids)}
+    found = np.zeros(len(lists), dtype=bool) if lists.gains is None else (lists.gains > 0).any(axis=1)
+    # a query with a relevant document listed is covered: only the others are looked up, one by one
+    judged = {q: qrels[q] for q in lists.qids if qrels.get(q) and not found[rows[q]]}
     listed = {q: (lists.vocabulary[c] for c in lists.doc_codes[rows[q], : lists.lengths[rows[q]]])
               for q in judged}
     uncovered = uncovered_queries(judged, listed)
@@ -505,8 +508,9 @@ def warn_if_uncovered(lists: RankedLists, qrels: Mapping[str, Mapping[str, Any]]
     q = uncovered[0]
     example = (f"query {q!r} lists {lists.vocabulary[lists.doc_codes[rows[q], 0]]!r}, its qrels judge "
                f"{next(iter(judged[q]))!r}")
+    n_judged = sum(bool(qrels.get(q)) for q in lists.qids)
     warnings.warn(f"{where}the qrels judge none of the listed documents of {len(uncovered)} of the "
-                  f"{len(judged)} judged queries ({shown}; {example}): every one counts as not relevant — "
+                  f"{n_judged} judged queries ({shown}; {example}): every one counts as not relevant — "
                   "right if the run retrieved none of their relevant documents, wrong if the run writes its "
                   "document ids otherwise or the qrels are another collection's", UncoveredQueriesWarning,
                   stacklevel=stacklevel + 1)
