@@ -57,9 +57,11 @@ def test_write_atomic_replaces_and_refuses_a_missing_folder(tmp_path: Path) -> N
         write_atomic(tmp_path / "no" / "f.txt", b"")
 
 
-def test_write_atomic_writes_through_a_link_and_into_a_device_or_pipe(tmp_path: Path) -> None:
+def test_write_atomic_replaces_a_link_and_writes_into_a_device_or_pipe(tmp_path: Path) -> None:
     """``--out /dev/stdout`` replaced the link /dev/stdout with a regular file (a temporary file
-    beside it, then os.replace): a link is written through, and a device or pipe written to."""
+    beside it, then os.replace): a device or pipe, a link to one included, is written to. A link
+    to a file is replaced, as ``sed -i`` does: the file it named (a DVC or git-annex object) is
+    never written."""
     import os
     import stat
     import threading
@@ -68,9 +70,10 @@ def test_write_atomic_writes_through_a_link_and_into_a_device_or_pipe(tmp_path: 
     real.write_bytes(b"old")
     (tmp_path / "link.run").symlink_to(real)
     write_atomic(tmp_path / "link.run", b"new")
-    assert (tmp_path / "link.run").is_symlink() and real.read_bytes() == b"new"
+    assert not (tmp_path / "link.run").is_symlink() and (tmp_path / "link.run").read_bytes() == b"new"
+    assert real.read_bytes() == b"old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.run", "real.run"]
-    (tmp_path / "null").symlink_to(os.devnull)   # as /dev/stdout links to the process's stdout
+    (tmp_path / "null").symlink_to(os.devnull)
     write_atomic(tmp_path / "null", [b"a", b"b"])
     assert (tmp_path / "null").is_symlink() and stat.S_ISCHR(os.stat(os.devnull).st_mode)
     fifo = tmp_path / "pipe"

@@ -613,3 +613,13 @@ def test_cut_out_to_stdout_writes_the_run_alone_there(tiny):
     assert [line.split()[:3] for line in done.stdout.splitlines()] == [
         [q, "Q0", f"d{j}"] for q in ("q1", "q2", "q3", "q4") for j in (0, 1)]
     assert out.is_symlink() and done.stderr.startswith(f"wrote {out}: 4 queries, 8 documents kept")
+    # stdout appended to a file: the run was renamed over that file, what it held lost
+    log = tiny["dir"] / "log.txt"
+    log.write_text("earlier line\n")
+    with open(log, "ab") as appended:
+        done = subprocess.run([sys.executable, "-c", "from rankcut.cli.main import app; app()", "cut",
+                               "--run", str(tiny["run"]), "--cutter", "fixed-k:1", "--out", str(out)],
+                              stdout=appended, stderr=subprocess.PIPE, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert log.read_text().splitlines()[0] == "earlier line" and len(log.read_text().splitlines()) == 5
+    assert out.is_symlink() and done.stderr.startswith(f"wrote {out}: 4 queries, 4 documents kept")

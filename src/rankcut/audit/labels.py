@@ -121,8 +121,9 @@ class LabelChanges(NamedTuple):
 # --- checks shared by the store and the files ------------------------------------------------------
 
 def _check_id(value: Any, what: str) -> str:
-    if not isinstance(value, str) or not value or value != value.strip():
-        raise ValueError(f"{what} must be a non-empty string without surrounding whitespace, got {value!r}")
+    if not isinstance(value, str) or not value or value != value.strip() or "\0" in value:
+        raise ValueError(f"{what} must be a non-empty string without surrounding whitespace or a NUL, got "
+                         f"{value!r}")   # a NUL: no text file rankcut reads holds one
     return value
 
 

@@ -87,6 +87,7 @@ def cut(
     the file written is the same."""
     with input_errors(FLAGS):
         from rankcut.cutters import make_cutter
+        from rankcut.data.io import writes_through
         from rankcut.data.lists import check_threshold
         from rankcut.data.trec import write_run
         from rankcut.parallel import predict_sharded
@@ -146,7 +147,7 @@ def cut(
         source = f", {method.name} from {model}" if model is not None else ""
         typer.echo(f"wrote {out}: {count(len(lists), 'query', 'queries')}, "
                    f"{count(kept, 'document', 'documents')} kept (mean k {float(cuts.mean()):.2f}{source}, "
-                   f"ordering {ordering})", err=not out.is_file())   # --out /dev/stdout: the run alone there
+                   f"ordering {ordering})", err=writes_through(out))   # --out /dev/stdout: the run alone
 
 
 def _model_features(model: Any, lists: Any, paths: list[Path], where: Path) -> Any:

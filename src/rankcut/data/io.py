@@ -17,7 +17,9 @@ import gzip
 import io
 import json
 import os
+import re
 import stat
+import sys
 import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
@@ -25,7 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
-__all__ = ["Source", "json_objects", "open_text", "write_atomic", "write_exclusive"]
+__all__ = ["Source", "json_objects", "open_text", "write_atomic", "write_exclusive", "writes_through"]
 
 Source = str | os.PathLike[str] | IO[str]
 
@@ -158,23 +160,32 @@ def open_text(source: Source, name: str | None = None, *,
 def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes]) -> None:
     """Write ``data`` (bytes, or blocks of bytes written as they come) to ``path`` atomically,
     readable by all (mode 0644): a complete temporary file beside it replaces it, so readers see
-    the old file or the new one. A symbolic link is written through (the file it names is
-    replaced, not the link); a device or pipe (``/dev/stdout``) is written to directly, as a
-    shell's ``>`` does (a temporary file there replaced the device with a file).
+    the old file or the new one (a symbolic link there is replaced too, as ``sed -i`` does: the
+    file it named is never written). ``/dev/stdout``, ``/dev/stderr`` and ``/dev/fd/N`` are written
+    to their open descriptor, and a device or pipe (a link to one included) to itself, as a
+    shell's ``>`` does: a temporary file renamed there replaced the link ``/dev/stdout``, or the
+    file the process's output was redirected to.
 
     :raises FileNotFoundError: when the folder of ``path`` does not exist (it is not created).
     :raises OSError: when the folder cannot be written; the message names ``path``, not the
         temporary file.
     """
     out = Path(path)
-    if _is_stream(out):
-        with open(out, "wb") as f:
-            for block in [data] if isinstance(data, bytes) else data:
+    blocks = [data] if isinstance(data, bytes) else data
+    fd = _descriptor(out)
+    if fd is not None:
+        sys.stdout.flush()   # what was printed before comes first
+        sys.stderr.flush()
+        with os.fdopen(os.dup(fd), "wb") as f:   # at its offset: a file appended to stays whole
+            for block in blocks:
                 f.write(block)
         return
-    if out.is_symlink():
-        out = Path(os.path.realpath(out))
-    tmp = _written_beside(out, data)
+    if _is_stream(out):
+        with open(out, "wb") as f:
+            for block in blocks:
+                f.write(block)
+        return
+    tmp = _written_beside(out, blocks)
     try:
         os.replace(tmp, out)
     except OSError as exc:  # the message names the file written, not the temporary one
@@ -203,6 +214,29 @@ def write_exclusive(path: str | os.PathLike[str], data: bytes, taken: str) -> No
         raise FileExistsError(taken) from None
     finally:
         tmp.unlink(missing_ok=True)
+
+
+#: a path that names an open descriptor of this process: stdout, stderr or ``fd/N``
+_DESCRIPTOR = re.compile(r"/(?:dev/std(out|err)|dev/fd/(\d+)|proc/self/fd/(\d+))")
+
+
+def _descriptor(path: Path) -> int | None:
+    """The descriptor ``path`` names, itself or through its links (``/dev/stdout`` →
+    ``/proc/self/fd/1``), or None."""
+    for _ in range(40):   # the kernel's own bound on a chain of links
+        found = _DESCRIPTOR.fullmatch(os.path.normpath(os.path.abspath(path)))
+        if found:
+            return 1 if found[1] == "out" else 2 if found[1] == "err" else int(found[2] or found[3])
+        if not path.is_symlink():
+            return None
+        path = path.parent / os.readlink(path)
+    return None
+
+
+def writes_through(path: str | os.PathLike[str]) -> bool:
+    """Whether :func:`write_atomic` writes ``path`` as a stream (a descriptor, device or pipe), not
+    as a file: a command then says what it wrote elsewhere than on stdout."""
+    return _descriptor(Path(path)) is not None or _is_stream(Path(path))
 
 
 def _is_stream(path: Path) -> bool:

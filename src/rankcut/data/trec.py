@@ -495,7 +495,8 @@ def warn_if_uncovered(lists: RankedLists, qrels: Mapping[str, Mapping[str, Any]]
     are another collection's. A query the qrels hold nothing for is :func:`align`'s to say.
     ``where`` begins the message (the qrels file, as a command names it)."""
     rows = {q: i for i, q in enumerate(lists.qids)}
-    found = np.zeros(len(lists), dtype=bool) if lists.gains is None else (lists.gains > 0).any(axis=1)
+    found: NDArray[np.bool_] = (np.zeros(len(lists), dtype=bool) if lists.gains is None
+                                else np.asarray((lists.gains > 0).any(axis=1)))
     # a query with a relevant document listed is covered: only the others are looked up, one by one
     judged = {q: qrels[q] for q in lists.qids if qrels.get(q) and not found[rows[q]]}
     listed = {q: (lists.vocabulary[c] for c in lists.doc_codes[rows[q], : lists.lengths[rows[q]]])
