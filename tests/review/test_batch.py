@@ -407,8 +407,10 @@ def test_a_label_file_of_several_topics_is_refused_at_a_row_of_another_query(rec
     """A judgement file kept for every topic of a run (query_id, doc_id, label) gives the same
     document ids under other queries: a row of another query is not this review's label, and was
     recorded as one. Its own query's rows, and a row with the query left empty, are taken."""
-    folder = tmp_path / "R"
-    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    import dataclasses
+
+    folder = tmp_path / "R"   # a run's documents: ranked records, called by the run's query
+    session.start(dataclasses.replace(records, ranked=True), folder, target_recall=0.8, seed=4, policy=POLICY)
     qid = session._items(folder)[0]
     first = session.next_records(folder, 1)[0]["record_id"]
     (tmp_path / "all.csv").write_text(f"query_id,doc_id,label\n{qid},{first},0\nq-other,{first},1\n")
@@ -419,3 +421,9 @@ def test_a_label_file_of_several_topics_is_refused_at_a_row_of_another_query(rec
     assert _steps(folder) == [] and session.kept_answers(folder) == {}
     (tmp_path / "mine.csv").write_text(f"qid,doc_id,label\n,{first},0\n")
     assert session.label(folder, from_file=tmp_path / "mine.csv").recorded == 1
+    # records from a table: the review's query id is the file's name, which a topic column need not be
+    table = tmp_path / "T"
+    session.start(records, table, target_recall=0.8, seed=4, policy=POLICY)
+    first = session.next_records(table, 1)[0]["record_id"]
+    (tmp_path / "topic.csv").write_text(f"query_id,doc_id,label\nCD008803,{first},0\n")
+    assert session.label(table, from_file=tmp_path / "topic.csv").recorded == 1

@@ -222,7 +222,7 @@ def read_table(source: Source, *, label: str | None, name: str | None = None) ->
     :param label: the label column (case-insensitive); ``None`` takes the first of
         :data:`LABEL_COLUMNS` the header names, or none.
     :raises ValueError: naming the file and line for an empty file, a header without a title,
-        abstract or the named label column, a column named twice, a record with another number of
+        abstract or the named label column, a column read named twice, a record with another number of
         fields than the header, or an empty or repeated ``record_id`` (both lines named).
     """
     if label is not None and (not isinstance(label, str) or not label):
@@ -246,7 +246,8 @@ def read_table(source: Source, *, label: str | None, name: str | None = None) ->
             raise ValueError(f"{where}, line 1: not a CSV header ({exc})") from None
         columns = [c.strip() for c in header]
         low = [c.lower() for c in columns]
-        twice = next((c for i, c in enumerate(low) if c and c in low[:i]), None)
+        read = {"record_id", *_TITLE, *_ABSTRACT, *LABEL_COLUMNS, *([label.lower()] if label else [])}
+        twice = next((c for i, c in enumerate(low) if c in read and c in low[:i]), None)
         if twice is not None:   # the first would be read, the other never, without a word
             raise ValueError(f"{where}, line 1: the header names the column {columns[low.index(twice)]!r} "
                              "twice (columns are read by name, any case): rename or remove one")

@@ -686,7 +686,8 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     if not Path(from_file).is_file():
         raise FileNotFoundError(f"{spelled('from_file')} {from_file}: no such file — nothing was recorded")
     qid, ids = _items(out)
-    given, lines = _label_lines(from_file, ids, records_key(manifest), qid)
+    ranked = bool(manifest["screener"]["config"]["ranked"])   # a run's query: its judgements' topic
+    given, lines = _label_lines(from_file, ids, records_key(manifest), qid if ranked else None)
     clash = next((rid for rid, y in given.items() if rid in prior and prior[rid] != y), None)
     if clash is not None:
         raise ValueError(f"{from_file}, line {lines[clash]}: record {clash!r} is labelled {given[clash]}, "
