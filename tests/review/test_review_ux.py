@@ -396,6 +396,11 @@ def test_rankcut_audit_steps_on_a_review_folder_name_the_review_command(tmp_path
         assert err.strip() == (f"error: {folder} is a review of rankcut review start: use rankcut review "
                                f"{theirs} --folder {folder}"), err
     assert sorted(p.name for p in folder.iterdir()) == before
+    # certify, which recomputes, takes it, and names the review's commands (it named audit label)
+    session.label(folder, known={f"r{i}": int(i % 4 == 0) for i in range(40)}, limit=3)
+    code, out, _ = _run("audit", "certify", "--audit", folder)
+    assert code == 1 and ("next: label on (rankcut review label); rankcut review status names the next "
+                          "record and why") in out, out
 
 
 def test_a_simulation_with_nothing_relevant_to_find_is_refused(tmp_path: Path) -> None:

@@ -92,9 +92,11 @@ def _fail_cleanly(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         import rankcut.review.session  # noqa: F401 -- registers the screener of rankcut review's folders
 
-        with user_errors(), spoken_as_options():
-            _not_a_review(kwargs.get("audit"), fn.__name__)
-            return fn(*args, **kwargs)
+        with user_errors():
+            with spoken_as_options():
+                words = _review_words(kwargs.get("audit"), fn.__name__)
+            with spoken_as_options(words):
+                return fn(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
 
@@ -102,19 +104,25 @@ def _fail_cleanly(fn: F) -> F:
 _IN_REVIEW = {"plan": "status", "sample": "next", "label": "label", "status": "status", "read_on": "read-on"}
 
 
-def _not_a_review(folder: Path | None, command: str) -> None:
-    """Refuse a ``rankcut review`` folder to the steps of ``rankcut audit`` (certify and report,
-    which only recompute and write, take it): the review's steps are its own (answers kept in its
-    pending-labels.csv are recorded only by ``rankcut review label``, and its moves are the CAL
-    ranker's), so these commands and the next steps they name would mislead there."""
+def _review_words(folder: Path | None, command: str) -> Mapping[str, str] | None:
+    """The option names ``certify`` and ``report`` speak in on a ``rankcut review`` folder (its
+    notes name the review's commands), None elsewhere; the steps of ``rankcut audit`` refuse such
+    a folder: the review's steps are its own (answers kept in its pending-labels.csv are recorded
+    only by ``rankcut review label``, and its moves are the CAL ranker's), so these commands and
+    the next steps they name would mislead there."""
     from rankcut.audit.manifest import MANIFEST_FILE, load_manifest
     from rankcut.review.session import is_review
 
-    if command not in _IN_REVIEW or folder is None or not (Path(folder) / MANIFEST_FILE).is_file():
-        return   # the command itself says what the folder lacks
-    if is_review(load_manifest(Path(folder))):
+    if folder is None or not (Path(folder) / MANIFEST_FILE).is_file():
+        return None   # the command itself says what the folder lacks
+    if not is_review(load_manifest(Path(folder))):
+        return None
+    if command in _IN_REVIEW:
         raise ValueError(f"{folder} is a review of rankcut review start: use rankcut review "
                          f"{_IN_REVIEW[command]} --folder {_q(folder)}")
+    from rankcut.cli import review  # (it imports this module: loaded here, on a review's folder only)
+
+    return review.OPTIONS
 
 
 def _family(text: str) -> list[Path]:
