@@ -196,7 +196,7 @@ def locate_input(folder: str | os.PathLike[str], entry: Mapping[str, Any]) -> Pa
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` atomically: readers see the old file or the new one."""
+    """Write ``text`` (UTF-8) to ``path`` atomically (:func:`rankcut.data.io.write_atomic`)."""
     write_atomic(path, text.encode("utf-8"))
 
 

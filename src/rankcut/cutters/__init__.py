@@ -3,7 +3,8 @@
 ``make_cutter("fixed-k:20")`` builds one from its spec; :func:`available_cutters` lists the names.
 Importing this package registers the built-in cutters, the neural ones included: their modules
 import torch only inside ``fit``/``predict`` (:mod:`rankcut.cutters.neural`), so the registry and
-spec checks stay torch-free.
+the classical cutters' spec checks stay torch-free; building a neural cutter needs torch installed
+(refused naming the extra, before any data is read).
 """
 
 from rankcut.cutters.attncut import AttnCut

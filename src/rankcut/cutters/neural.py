@@ -4,7 +4,8 @@ training options (:mod:`rankcut.nn.options`), fitting, predicting, saving and lo
 
 torch is an optional extra (``pip install 'rankcut[torch]'``): this module and the cutters built
 on it import :mod:`rankcut.nn` (and so torch) inside ``fit``, ``predict``, ``save`` and ``load``
-only, so importing :mod:`rankcut.cutters` and checking a spec stay fast and torch-free.
+only, so importing :mod:`rankcut.cutters` stays fast and torch-free; building one checks that
+torch is installed, without importing it (:func:`rankcut.nn.require_torch`).
 
 Fitting (:meth:`NeuralCutter.fit`): the input encoder (:class:`rankcut.nn.inputs.InputEncoder`)
 is fitted on the training lists — all of them: its means and standard deviations, like BiCut's
