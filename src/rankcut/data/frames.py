@@ -138,7 +138,10 @@ def lists_to_frame(lists: RankedLists, cuts: Any = None) -> pd.DataFrame:
     starts at 0 as in PyTerrier (``pyterrier.model.FIRST_RANK``). ``cuts=None`` keeps whole
     lists; a cut of 0 gives the query no row (see :meth:`RankedLists.check_cuts`).
     """
-    import pandas as pd  # optional dependency, loaded only when frames are used
+    try:
+        import pandas as pd  # optional dependency, loaded only when frames are used
+    except ImportError as exc:
+        raise ImportError("lists_to_frame needs pandas: pip install 'rankcut[eval]'") from exc
 
     k = lists.lengths if cuts is None else lists.check_cuts(cuts, allow_zero=True)
     keep = np.arange(lists.max_len)[None, :] < k[:, None]

@@ -19,7 +19,8 @@ def read_irds_qrels(dataset_id: str) -> dict[str, dict[str, int]]:
     """``{query_id: {doc_id: relevance}}`` of the ir_datasets dataset ``dataset_id``.
 
     :raises ImportError: when ir_datasets is not installed (``pip install 'rankcut[irds]'``).
-    :raises ValueError: when the dataset has no qrels, or judges a (query, document) pair twice.
+    :raises ValueError: for an id ir_datasets does not know, a dataset without qrels, or one that
+        judges a (query, document) pair twice.
     """
     try:
         import ir_datasets  # optional, and slow to import: only when asked for
@@ -28,7 +29,11 @@ def read_irds_qrels(dataset_id: str) -> dict[str, dict[str, int]]:
             "reading qrels by ir_datasets id needs the optional ir_datasets package: "
             "pip install 'rankcut[irds]'"
         ) from exc
-    dataset: Any = ir_datasets.load(dataset_id)
+    try:
+        dataset: Any = ir_datasets.load(dataset_id)
+    except KeyError:   # ir_datasets' word for an unknown id: a bare KeyError('no-such-dataset')
+        raise ValueError(f"ir_datasets has no dataset {dataset_id!r} (its ids: ir_datasets.readthedocs.io, "
+                         "e.g. 'msmarco-passage/trec-dl-2019/judged')") from None
     if not dataset.has_qrels():
         raise ValueError(f"ir_datasets dataset {dataset_id!r} has no qrels")
     qrels: dict[str, dict[str, int]] = {}
