@@ -160,7 +160,8 @@ def test_demo_audits_the_cut_with_the_workflow(demo_run: tuple[Path, str]) -> No
 
 
 def test_demo_without_torch_audits_greedy_k(tmp_path: Path) -> None:
-    """Without the torch extra the demo still runs: Greedy-k makes the cut that is audited."""
+    """Without the torch extra the demo still runs: Greedy-k makes the cut that is audited.
+    Without matplotlib it does not say the report has a plot (it did)."""
     import subprocess
     import sys
 
@@ -169,7 +170,7 @@ def test_demo_without_torch_audits_greedy_k(tmp_path: Path) -> None:
     code = ("import sys\n"
             "class NoTorch:\n"
             "    def find_spec(self, name, path=None, target=None):\n"
-            "        if name.partition('.')[0] == 'torch':\n"
+            "        if name.partition('.')[0] in ('torch', 'matplotlib'):\n"
             "            raise ImportError('no torch here')\n"
             "sys.meta_path.insert(0, NoTorch())\n"
             "from rankcut.cli.main import app\n"
@@ -178,6 +179,7 @@ def test_demo_without_torch_audits_greedy_k(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "AttnCut needs PyTorch: pip install 'rankcut[torch]'" in done.stdout
     assert (tmp_path / "greedy-k.cut.run").is_file() and "greedy-k's cut kept at least" in done.stdout
+    assert f"The report (Markdown, certificate JSON) is {tmp_path / 'audit-report.md'}." in done.stdout
 
 
 # --- prefixes: the CSV table --------------------------------------------------------------------

@@ -231,11 +231,11 @@ def _audit_demo(folder: Path, cut: _Cut, *, seed: int, kept: bool) -> None:
         f"of these lists and left at most {missed_bound} relevant documents behind, while keeping "
         f"{pools.n1} documents (a burden of {pools.n1 / pools.n_items:.0%})."
     )
+    parts = "Markdown, plot, certificate JSON" if files.plot is not None else "Markdown, certificate JSON"
     if kept:
-        typer.echo(f"The report (Markdown, plot, certificate JSON) is {files.report}.")
+        typer.echo(f"The report ({parts}) is {files.report}.")
     else:
-        typer.echo("The report (Markdown, plot, certificate JSON) went to a temporary folder: pass --out DIR "
-                   "to keep it.")
+        typer.echo(f"The report ({parts}) went to a temporary folder: pass --out DIR to keep it.")
     held = truth >= bound and m0 <= missed_bound
     verdict = "held" if held else "FAILED: this draw is one of the unlucky ones (at most 5% are)"
     typer.echo(f"The truth, which a real audit never sees: the cut kept {m1} of {m1 + m0} relevant documents "
