@@ -45,7 +45,6 @@ __all__ = ["GPDFit", "Surprise", "fit_gpd_tail"]
 
 #: the GPD shape ξ is clipped to [−XI_BOUND, XI_BOUND] (PWM needs ξ < 1/2)
 XI_BOUND = 0.45
-_XI_ZERO = 1e-9
 
 
 @dataclass(frozen=True)
@@ -99,15 +98,12 @@ def fit_gpd_tail(scores: NDArray[np.float64], mask: NDArray[np.bool_], *, min_do
     # σ / (1 − ξ) equal to the sample mean when it is
     sigma = a0 * (1.0 - xi)
 
+    from scipy.stats import genpareto
+
     xi_c, sig_c = xi[:, None], np.where(ok, sigma, 1.0)[:, None]
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = 1.0 + xi_c * y / sig_c
-        # −log S = log(z) / ξ; beyond a bounded tail's end point (z ≤ 0) S = 0, surprise = ∞
-        surprise = np.where(
-            np.abs(xi_c) < _XI_ZERO,
-            y / sig_c,
-            np.where(z > 0, np.log(np.where(z > 0, z, 1.0)) / np.where(xi_c == 0, 1.0, xi_c), np.inf),
-        )
+        # −log S(y) of the GPD: log(1 + ξy/σ)/ξ, y/σ at ξ = 0, ∞ beyond a bounded tail's end point
+        surprise = -genpareto.logsf(np.where(mask, y, 0.0), xi_c, scale=sig_c)
     surprise = np.where(mask & ok[:, None], surprise, np.nan)
     return GPDFit(
         shape=np.where(ok, xi, np.nan),
