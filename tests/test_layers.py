@@ -113,3 +113,18 @@ def test_the_audit_side_builds_on_certify_and_data_only() -> None:
     graph = _imports()
     beyond = {unit: sorted(graph.get(unit, set()) - allowed) for unit, allowed in BUILDS_ON.items()}
     assert not any(beyond.values()), f"imports beyond what the layer builds on: {beyond}"
+
+
+def test_a_design_module_imports_no_other_design() -> None:
+    """One audit design (family) per module behind one protocol: what two designs share lives in
+    designs/base.py (the interleaved design took its openings check from the sequential one)."""
+    designs = SRC / "audit" / "designs"
+    modules = {p.stem for p in designs.glob("*.py")} - {"__init__", "base"}
+    crossing = []
+    for name in sorted(modules):
+        for node in ast.walk(ast.parse((designs / f"{name}.py").read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                other = node.module.removeprefix("rankcut.audit.designs.")
+                if other in modules and other != name:
+                    crossing.append((name, other))
+    assert not crossing, f"design modules importing another design: {crossing}"

@@ -62,11 +62,11 @@ from rankcut.audit.designs.base import (
     Plan,
     Row,
     Verdict,
+    check_openings,
     draw_rows,
     numbered,
     rng,
 )
-from rankcut.audit.designs.sequential import check_openings
 from rankcut.audit.folder import (
     CERTIFICATE_FILE,
     LABELS_FILE,
@@ -556,7 +556,7 @@ def _steps_hash(review: Review, prefix: int) -> str:
 
 
 def check_opened(store: labels_mod.LabelStore, record: Mapping[str, Any] | None, review: Review) -> None:
-    """:func:`~rankcut.audit.designs.sequential.check_openings` for the review's first steps."""
+    """:func:`~rankcut.audit.designs.base.check_openings` for the review's first steps."""
     check_openings(store, record, len(review.steps), lambda prefix: _steps_hash(review, prefix),
                    "the first {prefix} steps of the review")
 

@@ -28,6 +28,7 @@ from rankcut.audit.designs.base import (
     Plan,
     Row,
     Verdict,
+    check_openings,
     draw_rows,
     joint,
     member_row,
@@ -89,48 +90,10 @@ def engine(audit: FrozenAudit, found: int) -> SequentialAudit:
                            prior_mean(audit, found))
 
 
-def _openings(store: labels_mod.LabelStore, record: Mapping[str, Any] | None) -> list[tuple[str, int, str]]:
-    """The openings recorded for a sequential audit — ``(where, prefix, labels hash)`` from the
-    store's meta and from ``opened.json`` — each checked for completeness. Both are written at each
-    certify (the store first), so after a crash between the two they hold consecutive openings."""
-    out = []
-    held = store.get_meta("opened_labels_hash")
-    if store.get_meta("opened_at") is not None:
-        prefix = store.get_meta("opened_prefix")
-        if held is None or prefix is None:
-            raise ValueError(f"{store.path} records an opening at {store.get_meta('opened_at')} without its "
-                             "labels hash or audit prefix: it was not written by this rankcut, and nothing "
-                             f"shows which labels were seen — refused; {start_again()}")
-        out.append((str(store.path), int(prefix), str(held)))
-    if record is not None:
-        if store.get_meta("opened_at") is None or record.get("prefix") is None:
-            raise ValueError(
-                f"the labels of this audit were opened for certification at {record.get('opened_at')} "
-                f"({OPENED_FILE}), but {store.path} does not record that opening: the label store was "
-                f"replaced or deleted after the labels were seen — refused; restore it, or {start_again()}")
-        out.append((OPENED_FILE, int(record["prefix"]), str(record.get("labels_hash"))))
-    return out
-
-
 def _opened_hash(in_cut: Mapping[Item, int], audited: Mapping[Item, int], order: Sequence[Item], prefix: int
                  ) -> str:
     """The labels hash an opening at ``prefix`` records (the cut and the first ``prefix`` audit labels)."""
     return labels_hash({**in_cut, **{item: audited[item] for item in order[:prefix]}})
-
-
-def check_openings(store: labels_mod.LabelStore, record: Mapping[str, Any] | None, labelled: int,
-                   hash_at: Callable[[int], str], opened: str) -> None:
-    """Refuse when the labels of an earlier opening (:func:`_openings`) changed or were removed
-    since (Assumption 1): its prefix must still be labelled (``labelled`` now) and hash as it did
-    (``hash_at(prefix)``). ``opened`` says what a prefix holds, ``{prefix}`` in it (this design's:
-    "the cut and the first {prefix} audit labels"; the interleaved one's: its first steps)."""
-    for where, prefix, held in _openings(store, record):
-        if prefix > labelled or hash_at(prefix) != held:
-            raise ValueError(
-                f"certifying is refused: the labels opened for certification ({where}: "
-                f"{opened.format(prefix=prefix)}) changed or were removed since, and a certificate "
-                "cannot follow labels edited after being seen (Assumption 1); restore them, or "
-                f"{start_again()}")
 
 
 def check_opened(store: labels_mod.LabelStore, record: Mapping[str, Any] | None,
