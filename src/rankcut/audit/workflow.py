@@ -769,19 +769,17 @@ def _read_only(audit: Audit) -> str | None:
 
 def read_on(audit_dir: str | Path) -> tuple[int, bool]:
     """An interleaved review reads on after its target was met: the choice is recorded in the label
-    store (:func:`rankcut.audit.designs.interleaved.read_on`, where the guarantee is argued), and
-    the to-label file names the document asked for next.
+    store (:meth:`rankcut.audit.designs.interleaved.Interleaved.read_on`, where the guarantee is
+    argued), and the to-label file names the document asked for next.
 
     :returns: the steps read when the review began to read on, and whether it began now (``False``:
         it read on already, and nothing is changed).
     :raises ValueError: for another design, a frozen input that changed, no sample or no label yet,
         a target not met yet, everything read, or a read-only folder.
     """
-    from rankcut.audit.designs.interleaved import read_on as design_read_on
-    from rankcut.audit.designs.interleaved import replayed
-
     audit = load_audit(audit_dir)
-    if audit.design != "interleaved":
+    spec = design_of(audit)
+    if not spec.adaptive:
         raise ValueError(f"reading on is for an interleaved review; audit {audit.manifest.short_id} has the "
                          f"{audit.design} design, whose sample is fixed when it is drawn")
     _, rows = load_sample(audit)
@@ -791,11 +789,9 @@ def read_on(audit_dir: str | Path) -> tuple[int, bool]:
                              f"reading on is for after it is — run {_o('label')}")
     if (what := _read_only(audit)) is not None:
         raise AuditStepError(f"{what}: reading on records the choice in {store_path} — nothing was changed")
-    review = replayed(audit, rows)
-    since, now = design_read_on(audit, review)
-    step = review.next()
+    since, now, asked = spec.read_on(audit, rows)
     fmt = Path(str(read_json(audit.folder / SAMPLE_FILE, "written by sample")["to_label"])).suffix[1:]
-    write_to_label(audit, [] if step is None else [step.item], fmt)   # the item asked for next
+    write_to_label(audit, [] if asked is None else [asked], fmt)   # the item asked for next
     return since, now
 
 

@@ -1128,7 +1128,7 @@ def read_on(folder: str | os.PathLike[str]) -> tuple[int, bool]:
     """Read on after the target was met: from now on the review asks for the ranker's next picks,
     one at a time (``next``, ``label``, the labelling page), until every record is read or the
     reviewer stops; each one read is counted, and the certificate stays met and says at which step
-    it was first met (:func:`rankcut.audit.designs.interleaved.read_on`, where the guarantee is
+    it was first met (:meth:`rankcut.audit.designs.interleaved.Interleaved.read_on`, where the guarantee is
     argued). Answers kept for records not asked for yet (:data:`PENDING_FILE`) are recorded as far
     as the ranker picks them. Returns the records read when the review began to read on, and
     whether it began now (``False``: it read on already; nothing is changed).

@@ -180,6 +180,7 @@ class Design(Protocol):
                     answer: Callable[[Any, Any], int | None], source: str, limit: int | None,
                     sources: Mapping[Item, str] | None = None) -> tuple[int, Any]: ...
     def place(self, audit: Audit, order: Sequence[Item]) -> Callable[[int], str] | None: ...
+    def read_on(self, audit: Audit, rows: Sequence[Mapping[str, Any]]) -> tuple[int, bool, Item | None]: ...
     def progress(self, rows: Sequence[Mapping[str, Any]], store: labels_mod.LabelStore) -> str | None: ...
     def open(self, audit: Audit, info: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
              record: Mapping[str, Any] | None) -> Opened: ...
@@ -537,6 +538,11 @@ class FixedSampleDesign:
         """An adaptive design's label step (a fixed sample's order is labelled as it is): ``answer``
         is asked for each step, with the review so far; each label is recorded with ``source``, or
         its item's in ``sources``."""
+        raise NotImplementedError
+
+    def read_on(self, audit: Audit, rows: Sequence[Mapping[str, Any]]) -> tuple[int, bool, Item | None]:
+        """An adaptive design's reading on once its target is met: the step it began at, whether it
+        began now, and the item asked for next (a fixed sample's size is fixed when it is drawn)."""
         raise NotImplementedError
 
     def progress(self, rows: Sequence[Mapping[str, Any]], store: labels_mod.LabelStore) -> str | None:

@@ -91,7 +91,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_COLLECTION", "POLICIES", "READ_ON_META", "REVIEW_FILE", "SCREENERS", "SCREENER_FACTS",
            "SCREENER_WORDS", "Interleaved", "Review", "Step", "Words", "build_policy", "lookahead",
-           "policy_spec", "read_on", "read_on_text", "reads_on", "replayed", "review_of", "screener_spec",
+           "policy_spec", "read_on_text", "reads_on", "replayed", "review_of", "screener_spec",
            "words_of"]
 
 # The design lists its whole collection in sample.jsonl, and the engine keeps one number per R.
@@ -507,37 +507,6 @@ def reads_on(store: labels_mod.LabelStore) -> bool:
     return store.get_meta(READ_ON_META) is not None
 
 
-def read_on(audit: FrozenAudit, review: Review) -> tuple[int, bool]:
-    """Record in the label store that the reviewer reads on after the target was met (``review``,
-    the review :func:`replayed` from the store, reads on too from then on): from now on
-    the review asks for the screener's next picks (screening moves), one at a time, as before the
-    target was met, until everything is read or the reviewer stops. Returns the step count at which
-    the review began to read on, and whether it began now (``False``: it read on already, and
-    nothing is changed).
-
-    The guarantee is not touched: reading on is a policy's choice made from the labels recorded
-    before it (the theorem of :mod:`rankcut.certify.interleaved` holds for any predictable policy),
-    and a met target stays met (the running bound); each relevant record read on is counted, so the
-    recall bound can only rise. The certificate says at which step the target was first met.
-
-    :raises ValueError: when the target is not met yet (the review still asks for documents), or
-        every document is read. (:func:`rankcut.audit.workflow.read_on` checks the folder first.)
-    """
-    path, words = audit.folder / LABELS_FILE, words_of(audit.manifest)
-    if review.read_on:
-        with labels_mod.LabelStore(path, readonly=True) as store:
-            return int(store.get_meta(READ_ON_META) or 0), False
-    if review.state.review.unread == 0:
-        raise ValueError(f"every {words.item} is read: there is nothing to read on")
-    if not review.state.review.certified:
-        raise ValueError(f"the target is not met yet ({len(review.steps)} {words.items} read): the review "
-                         f"still asks for {words.items}, and reading on is for after it is met")
-    with labels_mod.LabelStore(path) as store:
-        store.set_meta_many({READ_ON_META: str(len(review.steps))})
-    review.read_on = True
-    return len(review.steps), True
-
-
 def lookahead(review: Review, assumed: Mapping[Item, int]) -> Iterator[Step]:
     """The steps after the recorded ones, each answered as ``assumed`` says (0, not relevant, for
     an item it lacks), until the review would be done: what a reviewer can read as a batch before
@@ -793,6 +762,41 @@ class Interleaved(FixedSampleDesign):
 
     def refusal_hint(self, store: labels_mod.LabelStore) -> str:
         return "a recorded step is never changed (the moves after it were chosen from it)"
+
+    def read_on(self, audit: Audit, rows: Sequence[Mapping[str, Any]]) -> tuple[int, bool, Item | None]:
+        """Record in the label store that the reviewer reads on after the target was met (the
+        review :func:`replayed` from the store reads on too from then on): from now on the review
+        asks for the screener's next picks (screening moves), one at a time, as before the target
+        was met, until everything is read or the reviewer stops. Returns the step count at which the
+        review began to read on, whether it began now (``False``: it read on already, and nothing is
+        changed), and the item it asks for next (None once everything is read).
+
+        The guarantee is not touched: reading on is a policy's choice made from the labels recorded
+        before it (the theorem of :mod:`rankcut.certify.interleaved` holds for any predictable
+        policy), and a met target stays met (the running bound); each relevant record read on is
+        counted, so the recall bound can only rise. The certificate says at which step the target
+        was first met.
+
+        :raises ValueError: when the target is not met yet (the review still asks for documents), or
+            every document is read. (:func:`rankcut.audit.workflow.read_on` checks the folder first.)
+        """
+        review = replayed(audit, rows)
+        path, words = audit.folder / LABELS_FILE, words_of(audit.manifest)
+        if review.read_on:
+            with labels_mod.LabelStore(path, readonly=True) as store:
+                since = int(store.get_meta(READ_ON_META) or 0)
+            step = review.next()
+            return since, False, None if step is None else step.item
+        if review.state.review.unread == 0:
+            raise ValueError(f"every {words.item} is read: there is nothing to read on")
+        if not review.state.review.certified:
+            raise ValueError(f"the target is not met yet ({len(review.steps)} {words.items} read): the "
+                             f"review still asks for {words.items}, and reading on is for after it is met")
+        with labels_mod.LabelStore(path) as store:
+            store.set_meta_many({READ_ON_META: str(len(review.steps))})
+        review.read_on = True
+        step = review.next()
+        return len(review.steps), True, None if step is None else step.item
 
     def label_steps(self, audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Mapping[str, Any]],
                     answer: Callable[[Step, Review], int | None], source: str, limit: int | None,
