@@ -427,3 +427,16 @@ def test_a_label_file_of_several_topics_is_refused_at_a_row_of_another_query(rec
     first = session.next_records(table, 1)[0]["record_id"]
     (tmp_path / "topic.csv").write_text(f"query_id,doc_id,label\nCD008803,{first},0\n")
     assert session.label(table, from_file=tmp_path / "topic.csv").recorded == 1
+
+
+def test_qrels_given_as_a_label_file_name_the_simulation(records: Records, tmp_path: Path) -> None:
+    """label --from QRELS said the header names no 'record_id' column, naming its first line."""
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    first = session.next_records(folder, 1)[0]["record_id"]
+    (tmp_path / "q.qrels").write_text(f"toy 0 {first} 1\ntoy 0 {records.ids[1]} 0\n")
+    with pytest.raises(ValueError, match=r"q\.qrels, line 1: it reads like TREC qrels \(query, 0, document, "
+                                         r"grade\), not a label file \(record_id,label\): to play qrels as the "
+                                         r"reviewer, label --simulate --qrels FILE"):
+        session.label(folder, from_file=tmp_path / "q.qrels")
+    assert _steps(folder) == []

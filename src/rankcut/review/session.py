@@ -530,6 +530,11 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], records: st
         if not header:
             raise ValueError(f"{where}: the file is empty; expected a header naming record_id and label")
         cols = []
+        tokens = " ".join(first).split()
+        if len(tokens) == 4 and tokens[2] in known:   # "query 0 doc grade": TREC qrels, not a label file
+            raise ValueError(f"{where}, line 1: it reads like TREC qrels (query, 0, document, grade), not a "
+                             f"label file ({'record_id' + delimiter + 'label'}): to play qrels as the "
+                             f"reviewer, {spelled('label')} --simulate --qrels FILE")
         for names in (_ID_COLUMNS, LABEL_COLUMNS):
             col = next((header.index(n) for n in names if n in header), None)
             if col is None and any(c in known for c in first):   # a label file without its header line
