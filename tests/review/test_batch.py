@@ -435,8 +435,8 @@ def test_qrels_given_as_a_label_file_name_the_simulation(records: Records, tmp_p
     session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
     first = session.next_records(folder, 1)[0]["record_id"]
     (tmp_path / "q.qrels").write_text(f"toy 0 {first} 1\ntoy 0 {records.ids[1]} 0\n")
-    with pytest.raises(ValueError, match=r"q\.qrels, line 1: it reads like TREC qrels \(query, 0, document, "
-                                         r"grade\), not a label file \(record_id,label\): to play qrels as the "
-                                         r"reviewer, label --simulate --qrels FILE"):
+    with pytest.raises(ValueError, match=r"q\.qrels, line 1: it reads like TREC qrels \(query, 0, "
+                                         r"document, grade\), not a label file \(record_id,label\): to play "
+                                         r"qrels as the reviewer, label --simulate --qrels FILE"):
         session.label(folder, from_file=tmp_path / "q.qrels")
     assert _steps(folder) == []
