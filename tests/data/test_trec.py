@@ -375,12 +375,18 @@ def test_scores_that_rise_with_the_rank_are_warned_of(tmp_path):
                                          r"\(e\.g\. 'q1'\).*negate them"):
         lists = load_trec(far)
     assert lists.doc_ids[0].tolist() == ["d", "c", "b", "a"]   # still ordered by score, as trec_eval
-    near = tmp_path / "near.run"   # one query of three reversed, and ties: no warning
+    near = tmp_path / "near.run"   # one query of three reversed (its scores negated by mistake): said
     near.write_text("".join(f"{q} Q0 {d} {r} {(0.1 * r if q == 'q1' else 1 - 0.1 * r):.1f} t\n"
                             for q, d, r in rows) + "q4 Q0 a 1 1.0 t\nq4 Q0 b 2 1.0 t\n")
+    with pytest.warns(UserWarning, match=r"the scores rise with the rank column in 1 of the 4 queries "
+                                         r"\(e\.g\. 'q1'\)"):
+        load_trec(near)
+    mixed = tmp_path / "mixed.run"   # ties, a reranker's scores against the first ranker's ranks, two
+    mixed.write_text("q1 Q0 a 1 1.0 t\nq1 Q0 b 2 1.0 t\nq2 Q0 a 1 0.2 t\nq2 Q0 b 2 0.9 t\nq2 Q0 c 3 0.5 t\n"
+                     "q3 Q0 a 1 0.1 t\nq3 Q0 b 2 0.2 t\n")   # documents rising once: no warning
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        load_trec(near)
+        load_trec(mixed)
 
 
 def test_a_run_of_plain_tuples_names_the_entry():

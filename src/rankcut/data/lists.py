@@ -547,10 +547,11 @@ def warn_if_nothing_relevant(lists: RankedLists, *, stacklevel: int = 2) -> None
 
 
 def warn_if_scores_rise(columns: RunColumns) -> None:
-    """Warn when, in most queries whose scores differ, the scores rise with the run's rank column:
-    a list is ordered by score, highest first, as trec_eval does, so such lists are read from the
-    bottom up; scores that are distances (smaller is better) must be negated first. A run whose
-    rank column merely disagrees in places (ties, a reranker's scores) is not warned of."""
+    """Warn when, in any query, the scores rise with the run's rank column throughout (at least two
+    rises, no fall): a list is ordered by score, highest first, as trec_eval does, so such lists are
+    read from the bottom up; scores that are distances (smaller is better) must be negated first.
+    A run whose rank column merely disagrees in places (ties, a reranker's scores) is not warned
+    of; one query's scores negated by mistake is (it was only when most queries rose)."""
     n = len(columns)
     if n == 0 or columns.n_rows < 2:
         return
@@ -559,10 +560,10 @@ def warn_if_scores_rise(columns: RunColumns) -> None:
     step = np.diff(columns.scores[order])
     same = query[order][1:] == query[order][:-1]
     q = query[order][1:]
-    up = np.bincount(q[same & (step > 0)], minlength=n) > 0
+    up = np.bincount(q[same & (step > 0)], minlength=n)
     down = np.bincount(q[same & (step < 0)], minlength=n) > 0
-    rising = up & ~down
-    if 2 * int(rising.sum()) > int((up | down).sum()):
+    rising = (up >= 2) & ~down
+    if rising.any():
         first = columns.qids[int(np.flatnonzero(rising)[0])]
         warnings.warn(f"the scores rise with the rank column in {int(rising.sum())} of the {n} queries (e.g. "
                       f"{first!r}): a list is ordered by score, highest first, as trec_eval does, so these "

@@ -453,8 +453,8 @@ def load_trec(
 
     A :class:`~rankcut.data.lists.NoRelevantWarning` says when no judged document of the kept
     queries reaches ``threshold`` (e.g. ``threshold=3`` on qrels graded 0–2), and
-    :func:`~rankcut.data.lists.warn_if_scores_rise` when the scores rise with the rank column in
-    most queries (distances read as scores), and :func:`warn_if_uncovered` names the judged queries
+    :func:`~rankcut.data.lists.warn_if_scores_rise` when the scores rise with the rank column
+    throughout a query (distances read as scores, or one query's negated), and :func:`warn_if_uncovered` names the judged queries
     none of whose listed documents the qrels judge.
 
     :raises ValueError: for a threshold that is not finite and > 0 (unjudged documents count as
