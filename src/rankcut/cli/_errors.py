@@ -23,7 +23,8 @@ import typer
 
 from rankcut.errors import ParamError
 
-__all__ = ["cli_words", "fail", "flag", "input_errors", "option_names", "resource_message", "user_errors"]
+__all__ = ["cli_words", "fail", "flag", "input_errors", "option_names", "resource_message", "say_warnings",
+           "user_errors"]
 
 #: library keywords that are options of cut, evaluate and train under the same name: a message that
 #: says ``missing='keep'`` is shown as ``--missing keep``
@@ -60,6 +61,13 @@ def resource_message(exc: BaseException) -> str | None:
         return (f"{exc.strerror or os.strerror(exc.errno)}{where}; nothing was left half-written: free "
                 "space and run it again")
     return None
+
+
+def say_warnings(messages: Iterable[str]) -> None:
+    """Each message once (an input located twice, a cutter fitted per fold), as a ``warning: ...``
+    line on stderr."""
+    for message in dict.fromkeys(messages):
+        typer.echo(f"warning: {message}", err=True)
 
 
 def fail(message: str) -> NoReturn:
@@ -127,8 +135,6 @@ def input_errors(flags: Collection[str] = (), keywords: Collection[str] = ()) ->
             error = resource_message(exc) or _message(exc, flags) or type(exc).__name__
             if isinstance(exc, ModuleNotFoundError) and (exc.name or "").partition(".")[0] in _TORCH:
                 error += ": a trained model needs PyTorch, an optional extra: pip install 'rankcut[torch]'"
-    # each once: a cutter fitted per fold warns per fold
-    for said in dict.fromkeys(cli_words(str(w.message), keywords) for w in caught):
-        typer.echo(f"warning: {said}", err=True)
+    say_warnings(cli_words(str(w.message), keywords) for w in caught)   # a cutter warns per fold
     if error is not None:
         fail(cli_words(error, keywords))

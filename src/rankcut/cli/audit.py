@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 
 import typer
 
-from rankcut.cli._errors import option_names, user_errors
+from rankcut.cli._errors import option_names, say_warnings, user_errors
 from rankcut.cli._interleaved import policy_option, prior_basis_option, said_read_on
 
 app = typer.Typer(help="Certify what a cut run leaves behind: freeze → plan → sample → label → certify → "
@@ -72,16 +72,11 @@ def spoken_as_options(options: Mapping[str, str] | None = None) -> Iterator[None
                 yield
             except typer.Exit as done:   # an exit status the command chose (certify: 1, not met): said
                 if done.exit_code != 2:      # too; a refusal (2) stays its one line
-                    _say_warnings(caught)
+                    say_warnings(str(w.message) for w in caught)
                 raise
-        _say_warnings(caught)
+        say_warnings(str(w.message) for w in caught)
     finally:
         OPTION_NAMES.reset(token)
-
-
-def _say_warnings(caught: list[warnings.WarningMessage]) -> None:
-    for message in dict.fromkeys(str(w.message) for w in caught):   # once each (an input located twice)
-        typer.echo(f"warning: {message}", err=True)
 
 
 def _fail_cleanly(fn: F) -> F:

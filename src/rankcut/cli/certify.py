@@ -20,7 +20,7 @@ from rankcut.certify._validate import _INT64_MAX, SUM_RTOL, check_delta
 from rankcut.certify.report import JointReport
 from rankcut.certify.result import Certificate
 from rankcut.cli import _shards
-from rankcut.cli._errors import fail, user_errors
+from rankcut.cli._errors import fail, say_warnings, user_errors
 
 app = typer.Typer(help="Exact finite-sample audit certificates.", no_args_is_help=True)
 
@@ -765,8 +765,7 @@ def audits(
         warnings.simplefilter("always")
         groups = [(names[a:b],) for a, b in shard_bounds(len(names), n_shards)]
         results = [r for group in where.map(_certify_audits, groups) for r in group]
-    for w in caught:  # those of the workers too, shown here (rankcut.parallel)
-        typer.echo(f"warning: {w.message}", err=True)
+    say_warnings(str(w.message) for w in caught)  # those of the workers too (rankcut.parallel)
     refused = [(folder, text) for folder, content, text in results if content is None]
     if as_json:
         typer.echo(json.dumps([{"audit": folder, "certificate": content} if content is not None else

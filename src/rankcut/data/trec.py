@@ -454,8 +454,9 @@ def load_trec(
     A :class:`~rankcut.data.lists.NoRelevantWarning` says when no judged document of the kept
     queries reaches ``threshold`` (e.g. ``threshold=3`` on qrels graded 0–2), and
     :func:`~rankcut.data.lists.warn_if_scores_rise` when the scores rise with the rank column
-    throughout a query (distances read as scores, or one query's negated), and :func:`warn_if_uncovered` names the judged queries
-    none of whose listed documents the qrels judge.
+    throughout a query (distances read as scores, or one query's negated), and
+    :func:`warn_if_uncovered` names the judged queries none of whose listed documents the qrels
+    judge.
 
     :raises ValueError: for a threshold that is not finite and > 0 (unjudged documents count as
         relevance 0), and the errors of :func:`read_run`, :func:`read_qrels` and :func:`align`.
