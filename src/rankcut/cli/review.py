@@ -103,8 +103,8 @@ def _records(path: Path, fmt: str | None, texts: Path | None, label_column: str 
             raise ValueError(f"--format trec reads {path} as a TREC run: give its documents' texts with "
                              "--texts FILE (JSON lines with doc_id and text)")
         if label_column is not None:   # it was taken, and nothing read it
-            raise ValueError("--label-column is not for --format trec: a run has no label column; its "
-                             "labels come from --qrels")
+            raise ValueError("--label-column is not for --format trec: a run has no label column; a "
+                             "simulation's labels come from --qrels")
         return load_trec_records(path, texts, qrels=qrels, query=query, threshold=threshold)
     if texts is not None or query is not None:
         raise ValueError(f"{'--texts' if texts is not None else '--query'} is for a TREC run, read with "
