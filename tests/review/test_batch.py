@@ -434,7 +434,7 @@ def test_qrels_given_as_a_label_file_name_the_simulation(records: Records, tmp_p
     folder = tmp_path / "R"
     session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
     first = session.next_records(folder, 1)[0]["record_id"]
-    (tmp_path / "q.qrels").write_text(f"toy 0 {first} 1\ntoy 0 {records.ids[1]} 0\n")
+    (tmp_path / "q.qrels").write_text(f"other 0 D9 2\ntoy 0 {first} 1\n")   # its first line: no record
     with pytest.raises(ValueError, match=r"q\.qrels, line 1: it reads like TREC qrels \(query, 0, "
                                          r"document, grade\), not a label file \(record_id,label\): to play "
                                          r"qrels as the reviewer, label --simulate --qrels FILE"):

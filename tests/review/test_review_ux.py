@@ -173,6 +173,7 @@ def test_threshold_grades_qrels_as_trec_dl_does(tmp_path: Path, monkeypatch) -> 
     code, out, err = _run("review", "simulate", tmp_path / "r.run", "--format", "trec", "--texts",
                           tmp_path / "t.jsonl", *args[1:], "--folder", tmp_path / "T", "--threshold", 2)
     assert code == 0 and "of 10 relevant records found" in out, err
+    assert f"note: {tmp_path / 'q.txt'}: 20 of the 40 records are not judged" in err, err   # a run's too
     code, _, err = _run("review", "simulate", tmp_path / "r.run", "--format", "trec", "--texts",
                         tmp_path / "t.jsonl", *args[1:], "--folder", tmp_path / "N", "--name", "R2")
     assert code == 2 and "--name is not for --format trec: the review of a run is called by its query" in err

@@ -9,6 +9,8 @@ registered cutters.
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import warnings
 from pathlib import Path
 from typing import Annotated, Any
@@ -85,12 +87,15 @@ def cut(
     The output is a TREC run holding, per query, the documents kept. With --shards and --ray the
     lists are cut in shards of queries on Ray workers (a learning cutter is fitted once, here);
     the file written is the same."""
-    with input_errors(FLAGS):
+    with input_errors(FLAGS), contextlib.ExitStack() as quiet:
         from rankcut.cutters import make_cutter
         from rankcut.data.io import writes_through
         from rankcut.data.lists import check_threshold
         from rankcut.data.trec import write_run
         from rankcut.parallel import predict_sharded
+
+        if writes_through(out):   # --out /dev/stdout: the run alone there, what was done on stderr
+            quiet.enter_context(contextlib.redirect_stdout(sys.stderr))
 
         train_run, features, train_letor = train_run or [], features or [], train_letor or []
         if (run is None) == (letor is None):
@@ -147,7 +152,7 @@ def cut(
         source = f", {method.name} from {model}" if model is not None else ""
         typer.echo(f"wrote {out}: {count(len(lists), 'query', 'queries')}, "
                    f"{count(kept, 'document', 'documents')} kept (mean k {float(cuts.mean()):.2f}{source}, "
-                   f"ordering {ordering})", err=writes_through(out))   # --out /dev/stdout: the run alone
+                   f"ordering {ordering})")
 
 
 def _model_features(model: Any, lists: Any, paths: list[Path], where: Path) -> Any:

@@ -105,7 +105,10 @@ def _records(path: Path, fmt: str | None, texts: Path | None, label_column: str 
         if label_column is not None:   # it was taken, and nothing read it
             raise ValueError("--label-column is not for --format trec: a run has no label column; a "
                              "simulation's labels come from --qrels")
-        return load_trec_records(path, texts, qrels=qrels, query=query, threshold=threshold)
+        recs = load_trec_records(path, texts, qrels=qrels, query=query, threshold=threshold)
+        if qrels is not None:
+            _note_unjudged(qrels, recs)
+        return recs
     if texts is not None or query is not None:
         raise ValueError(f"{'--texts' if texts is not None else '--query'} is for a TREC run, read with "
                          f"--format trec: add it to read {path} as one, or leave "
@@ -389,10 +392,22 @@ def _interrupted(folder: Path, resume: str) -> Iterator[None]:
         raise typer.Exit(130) from None
 
 
+def _note_unjudged(qrels: Path, recs: Any) -> None:
+    """Say on stderr how many records the qrels do not judge (counted not relevant), as the audit's
+    qrels oracle says of its items."""
+    from rankcut.review.records import qrels_grades
+
+    grades = qrels_grades(qrels, recs.query_id, ranked=recs.ranked)
+    unjudged = sum(rid not in grades for rid in recs.ids)
+    if unjudged:
+        typer.echo(f"note: {qrels}: {unjudged} of the {len(recs)} records are not judged and count as not "
+                   "relevant (trec_eval's rule): the simulation finds what the qrels call relevant", err=True)
+
+
 def _simulated(recs: Any, source: Path, folder: Path, qrels: Path | None, threshold: float,
                options: dict[str, Any], progress: bool, as_json: bool, resume: str) -> None:
     from rankcut.review import session
-    from rankcut.review.records import RIS_SUFFIXES, qrels_grades, qrels_labels
+    from rankcut.review.records import RIS_SUFFIXES, qrels_labels
 
     known = None
     if qrels is None and recs.labels is None:
@@ -411,12 +426,7 @@ def _simulated(recs: Any, source: Path, folder: Path, qrels: Path | None, thresh
     if qrels is not None:
         labels = qrels_labels(qrels, recs.ids, recs.query_id, threshold=threshold, ranked=recs.ranked)
         known, known_from = dict(zip(recs.ids, labels.tolist(), strict=True)), f"--qrels {qrels}"
-        grades = qrels_grades(qrels, recs.query_id, ranked=recs.ranked)
-        unjudged = sum(rid not in grades for rid in recs.ids)
-        if unjudged:   # as the audit's qrels oracle says of its items
-            typer.echo(f"note: {qrels}: {unjudged} of the {len(recs)} records are not judged and count as "
-                       "not relevant (trec_eval's rule): the simulation finds what the qrels call relevant",
-                       err=True)
+        _note_unjudged(qrels, recs)
     with _interrupted(folder, resume):
         result = session.simulate(recs, folder, known=known, known_from=known_from, progress=progress,
                                   **options)

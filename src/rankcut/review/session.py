@@ -531,7 +531,7 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], records: st
             raise ValueError(f"{where}: the file is empty; expected a header naming record_id and label")
         cols = []
         tokens = " ".join(first).split()
-        if len(tokens) == 4 and tokens[2] in known:   # "query 0 doc grade": TREC qrels, not a label file
+        if len(tokens) == 4 and tokens[1] in ("0", "Q0") and tokens[3].lstrip("-").isdigit():   # qrels
             raise ValueError(f"{where}, line 1: it reads like TREC qrels (query, 0, document, grade), not a "
                              f"label file ({'record_id' + delimiter + 'label'}): to play qrels as the "
                              f"reviewer, {spelled('label')} --simulate --qrels FILE")
@@ -691,8 +691,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     if not Path(from_file).is_file():
         raise FileNotFoundError(f"{spelled('from_file')} {from_file}: no such file — nothing was recorded")
     qid, ids = _items(out)
-    ranked = bool(manifest["screener"]["config"]["ranked"])   # a run's query: its judgements' topic
-    given, lines = _label_lines(from_file, ids, records_key(manifest), qid if ranked else None)
+    given, lines = _label_lines(from_file, ids, records_key(manifest), _judged_query(out, manifest))
     clash = next((rid for rid, y in given.items() if rid in prior and prior[rid] != y), None)
     if clash is not None:
         raise ValueError(f"{from_file}, line {lines[clash]}: record {clash!r} is labelled {given[clash]}, "
@@ -770,6 +769,13 @@ def _warn_replaced(from_file: str | os.PathLike[str], given: Mapping[str, int],
             warnings.warn(f"{from_file}: record {rid!r} is labelled {given[rid]}, which replaces the "
                           f"{kept[rid][0]} kept for it{when}, given by {kept[rid][1]} (not recorded yet)",
                           stacklevel=3)
+
+
+def _judged_query(folder: Path, manifest: Manifest) -> str | None:
+    """The query a label file's ``query_id`` column must name: a TREC run's (its judgements are
+    kept per topic); None for records from a table or RIS file, whose query id is only the file's
+    name, which a topic column need not be."""
+    return _items(folder)[0] if manifest["screener"]["config"]["ranked"] else None
 
 
 def _recorded(folder: Path, qid: str, rids: Sequence[str]) -> dict[str, int]:
@@ -1000,11 +1006,11 @@ def write_batch(folder: str | os.PathLike[str], path: str | os.PathLike[str],
     out = Path(path)
     if out.suffix.lower() not in TABLES:   # a CSV named .txt or .xlsx would open as something else
         raise ValueError(f"{out}: a batch is written as CSV or TSV: name it *.csv or *.tsv")
-    records = records_key(load_review(Path(folder)))
+    manifest = load_review(Path(folder))
+    records = records_key(manifest)
     if out.exists():
         try:
-            qid, ids = _items(Path(folder))
-            given = read_labels(out, ids, records, qid)
+            given = read_labels(out, _items(Path(folder))[1], records, _judged_query(Path(folder), manifest))
         except (ValueError, UnicodeDecodeError):
             raise FileExistsError(f"{out} exists and is not a label file of this review: name a new file "
                                   "for the batch") from None
