@@ -236,6 +236,8 @@ def test_load_precomputed_features_matches_rows_by_query_and_document(tmp_path: 
     ([HEADER, "q\td1\t0.1"], r"f\.tsv:2: expected 4 tab-separated fields, got 3"),
     ([HEADER, "q\td1\t0.1\t0.2", "q\td2\tnan\t0.2"], r"f\.tsv:3: tfidf_sim must be a finite"),
     ([HEADER, "q\td1\t0.1\t0.2", "q\td2\tx\t0.2"], r"f\.tsv:3: tfidf_sim must be a finite"),
+    ([HEADER, "q\td1\t0.1\t0.2", "q\td2\t1_000\t0.2"],
+     r"f\.tsv:3: tfidf_sim must be a finite number, got '1_000'"),
     ([HEADER, "q\td1\t0.1\t0.2", "q\td1\t0.1\t0.2"], r"f\.tsv:3: .*twice \(first on line 2\)"),
     ([HEADER, "q\td1\t0.1\t0.2"], r"f\.tsv: no row for document 'd2' listed for query 'q'"),
 ])

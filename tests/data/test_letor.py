@@ -58,7 +58,11 @@ def test_several_sources_merge_and_missing_docid():
      ("1.5 qid:7 1:1", "label must be an integer"), ("1 qid:7 0:1", "feature '0:1'"),
      ("1 qid:7 1:nan", "feature '1:nan'"), ("1 qid:7 a:1", "feature 'a:1'"), ("1 qid:7 1", "feature '1'"),
      ("1 qid:7 1:2:3", "feature '1:2:3'"), ("1 qid:7 2:1 1:inf", "feature '1:inf'"),
-     ("1 qid:7 3:1 1:1 3:2", "feature 3 is given twice")],
+     ("1 qid:7 3:1 1:1 3:2", "feature 3 is given twice"),
+     # Python's int and float take these: a value of 1000, another query, a label of 1
+     ("1 qid:7 1:1_000", "feature '1:1_000'"),
+     ("1 qid:\u0661\u0662 1:1", "qid '\u0661\u0662' holds a character"),
+     ("\u0661 qid:7 1:1", "label must be an integer, got '\u0661'")],
 )
 def test_bad_line_names_file_and_line(line, message):
     with pytest.raises(ValueError, match=rf"mq, line 2: {message}"):

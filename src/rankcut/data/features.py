@@ -56,7 +56,7 @@ import numpy as np
 from numpy.typing import NDArray
 from tqdm.auto import tqdm
 
-from rankcut.data.io import open_text
+from rankcut.data.io import open_text, plain_number
 from rankcut.data.lists import RankedLists
 from rankcut.errors import ParamError
 
@@ -369,7 +369,7 @@ def load_precomputed_features(
             i, k = position[key]
             for j, (c, name) in enumerate(zip(vcols, columns, strict=True)):
                 try:
-                    v = float(row[c])
+                    v = float(row[c]) if plain_number(row[c]) else math.nan
                 except ValueError:
                     v = math.nan
                 if not math.isfinite(v):

@@ -27,7 +27,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
-__all__ = ["Source", "json_objects", "open_text", "write_atomic", "write_exclusive", "writes_through"]
+__all__ = ["Source", "json_objects", "open_text", "plain_number", "write_atomic", "write_exclusive",
+           "writes_through"]
 
 Source = str | os.PathLike[str] | IO[str]
 
@@ -274,6 +275,13 @@ def _written_beside(out: Path, data: bytes | Iterable[bytes]) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return Path(tmp)
+
+
+def plain_number(token: str) -> bool:
+    """Whether a number is written as trec_eval and LETOR tools read it: ASCII, no ``_`` (Python's
+    int and float take ``1_000`` and other scripts' digits, which those tools read otherwise or
+    not at all)."""
+    return token.isascii() and "_" not in token
 
 
 def json_objects(lines: Iterator[str], label: str) -> Iterator[tuple[str, int, dict[str, Any]]]:

@@ -22,7 +22,7 @@ from typing import cast
 import numpy as np
 
 from rankcut._util import check_int
-from rankcut.data.io import Source, open_text
+from rankcut.data.io import Source, open_text, plain_number
 from rankcut.data.lists import Posting, RankedLists, warn_if_nothing_relevant
 from rankcut.errors import ParamError
 
@@ -48,14 +48,14 @@ def _features(tokens: list[str], where: str) -> tuple[list[int], list[float]]:
         pairs = [tok.split(":") for tok in tokens]
         idx = [int(i) for i, _ in pairs]
         val = [float(v) for _, v in pairs]
-        good = not idx or (min(idx) >= 1 and all(map(math.isfinite, val)))
+        good = not idx or (min(idx) >= 1 and all(map(math.isfinite, val)) and plain_number("".join(tokens)))
     except ValueError:  # also a token without exactly one ':'
         good = False
     if not good:
         for tok in tokens:
             i_s, sep, v_s = tok.partition(":")
             try:
-                ok = bool(sep) and int(i_s) >= 1 and math.isfinite(float(v_s))
+                ok = bool(sep) and plain_number(tok) and int(i_s) >= 1 and math.isfinite(float(v_s))
             except ValueError:
                 ok = False
             if not ok:
@@ -80,10 +80,14 @@ def _parse(source: Source, label: str, rows: dict[str, list[Row]],
             if len(parts) < 2 or not parts[1].startswith("qid:") or len(parts[1]) == 4:
                 raise ValueError(f"{where}: expected 'label qid:N index:value ...', got {line.rstrip()!r}")
             try:
+                if not plain_number(parts[0]):
+                    raise ValueError
                 grade = int(parts[0])
             except ValueError:
                 raise ValueError(f"{where}: label must be an integer, got {parts[0]!r}") from None
             qid = parts[1][4:]
+            if not qid.isascii():   # ١٢ is not 12: another query, without a word
+                raise ValueError(f"{where}: qid {qid!r} holds a character that is not ASCII")
             idx, val = _features(parts[2:], where)
             m = _DOCID.search(comment)
             doc = m.group(1) if m else f"line:{lineno}"

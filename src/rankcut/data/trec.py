@@ -32,7 +32,7 @@ from typing import Any, NoReturn, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from rankcut.data.io import Source, open_text, write_atomic
+from rankcut.data.io import Source, open_text, plain_number, write_atomic
 from rankcut.data.lists import (
     NoRelevantWarning,
     Posting,
@@ -73,17 +73,11 @@ class MissingQueriesWarning(UserWarning):
 
 def _int(token: str, what: str, where: str) -> int:
     try:
-        if not _plain(token):
+        if not plain_number(token):
             raise ValueError
         return int(token)
     except ValueError:
         raise ValueError(f"{where}: {what} must be an integer, got {token!r}") from None
-
-
-def _plain(token: str) -> bool:
-    """Whether a number is written as trec_eval reads it: ASCII, no ``_`` (Python's int and float
-    take ``1_000`` and other scripts' digits, which trec_eval reads otherwise or not at all)."""
-    return token.isascii() and "_" not in token
 
 
 def _bad_run_line(parts: list[str], line: str, where: str) -> NoReturn:
@@ -97,7 +91,7 @@ def _bad_run_line(parts: list[str], line: str, where: str) -> NoReturn:
         raise ValueError(f"{where}: expected 6 columns 'query_id Q0 doc_id rank score tag', "
                          f"got {len(parts)}: {shown!r}{letor}")
     try:
-        if not _plain(parts[4]):
+        if not plain_number(parts[4]):
             raise ValueError
         float(parts[4])
     except ValueError:
@@ -292,7 +286,7 @@ def _read_run_lines(source: Source, name: str | None) -> RunColumns:
             try:
                 qid, _, doc, rank_s, score_s, _ = parts
                 score, rank = float(score_s), int(rank_s)
-                if not _plain(score_s + rank_s) or "\0" in line:
+                if not plain_number(score_s + rank_s) or "\0" in line:
                     raise ValueError
             except ValueError:
                 try:
