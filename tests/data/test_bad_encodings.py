@@ -99,14 +99,17 @@ def test_other_compressions_are_named_not_taken_for_an_encoding(tmp_path: Path, 
         read_run(path)
 
 
-@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32"])
 def test_utf16_is_named_with_its_conversion(tmp_path: Path, encoding: str) -> None:
     """A UTF-16 file was told to convert from latin1; without its byte-order mark, it is valid
-    UTF-8 with a NUL after every ASCII character, which no step refused by name."""
-    path = _write(tmp_path, "w.run", RUN.decode("utf-8").encode(encoding))
-    said = (r"UTF-16 text \(by its byte-order mark\)" if encoding == "utf-16" else
+    UTF-8 with a NUL after every ASCII character, which no step refused by name; with an accent,
+    the accent's byte was found first, and latin1 advised again."""
+    text = RUN.decode("utf-8").replace("d3", "d\u00e9")   # an accent on line 3
+    path = _write(tmp_path, "w.run", text.encode(encoding))
+    wide = "utf-32" if "32" in encoding else "utf-16"
+    said = (rf"{wide.upper()} text \(by its byte-order mark\)" if encoding in ("utf-16", "utf-32") else
             r"not UTF-8 text \(byte [12] of the line, 0x00, a NUL: UTF-16 text, or a binary file\)")
-    with pytest.raises(ValueError, match=rf"w\.run(, line 1)?: {said}.*iconv -f utf-16 -t utf-8"):
+    with pytest.raises(ValueError, match=rf"w\.run(, line 1)?: {said}.*iconv -f {wide} -t utf-8"):
         read_run(path)
 
 

@@ -64,12 +64,14 @@ class _Utf8Checked(io.RawIOBase):
 
     def _check(self, data: bytes) -> None:
         block = self._pending + data
+        zero = block.find(b"\0")   # valid UTF-8, but no text: UTF-16 without its mark, or binary
         try:
             _, done = codecs.utf_8_decode(block, "strict", not data)
         except UnicodeDecodeError as exc:
-            self._fail(block, exc.start, f"0x{block[exc.start]:02x}: {exc.reason}")
-        zero = block.find(b"\0", 0, done)   # valid UTF-8, but no text: UTF-16 without its mark, or binary
-        if zero >= 0:
+            if not 0 <= zero < exc.start:   # a NUL before it says UTF-16 (accents there are no UTF-8)
+                self._fail(block, exc.start, f"0x{block[exc.start]:02x}: {exc.reason}")
+            done = zero + 1
+        if 0 <= zero < done:
             self._fail(block, zero, "0x00, a NUL: UTF-16 text, or a binary file")
         self._advance(block[:done])
         self._pending = block[done:]
@@ -85,9 +87,11 @@ class _Utf8Checked(io.RawIOBase):
             raise ValueError(f"{self._name}: a gzip-compressed file (it starts with gzip's magic bytes "
                              "1f 8b), which is read as gzip only under a name ending .gz: rename it *.gz, "
                              "or decompress it (gunzip -c)")
-        if self._line == 1 and self._column == 1 and block.startswith((b"\xff\xfe", b"\xfe\xff")):
-            raise ValueError(f"{self._name}: UTF-16 text (by its byte-order mark); rankcut reads UTF-8: "
-                             "convert the file (iconv -f utf-16 -t utf-8)")
+        if self._line == 1 and self._column == 1 and block.startswith((b"\xff\xfe", b"\xfe\xff",
+                                                                       b"\x00\x00\xfe\xff")):
+            wide = "utf-32" if block.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")) else "utf-16"
+            raise ValueError(f"{self._name}: {wide.upper()} text (by its byte-order mark); rankcut reads "
+                             f"UTF-8: convert the file (iconv -f {wide} -t utf-8)")
         packed = next((name for magic, name in _PACKED if block.startswith(magic)), None)
         if self._line == 1 and self._column == 1 and packed is not None:
             raise ValueError(f"{self._name}: {packed} (by its first bytes), which rankcut does not read: "
