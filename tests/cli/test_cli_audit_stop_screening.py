@@ -27,3 +27,23 @@ def test_stop_mid_screening_says_screen_on_and_how_many_more(tmp_path: Path) -> 
     assert res.stderr == "" and not cut.exists()
     res = runner.invoke(app, ["stop", "--run", str(run), "--labels", str(labels), "--json"])
     assert res.exit_code == 0 and json.loads(res.stdout)["read_more"] == {"t0": 40, "t1": 47}
+
+
+def test_stop_out_to_stdout_writes_the_run_alone_there(tmp_path: Path) -> None:
+    """The stops, the count and the next step went to stdout after the run, so the file saved from
+    it was refused by freeze; the next step named --cut /dev/stdout."""
+    import subprocess
+    import sys
+
+    run = tmp_path / "r.run"
+    run.write_text("".join(f"t{q} Q0 t{q}-{r} {r + 1} {-r} sys\n" for q in range(2) for r in range(30)))
+    (tmp_path / "q.qrels").write_text("".join(f"t{q} 0 t{q}-{r} 1\n" for q in range(2) for r in (0, 2, 5)))
+    out = tmp_path / "stdout.run"
+    out.symlink_to("/dev/stdout")   # as /dev/stdout (a regression replaces only this link)
+    done = subprocess.run([sys.executable, "-c", "from rankcut.cli.main import app; app()", "audit", "stop",
+                           "--run", str(run), "--qrels", str(tmp_path / "q.qrels"), "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout and all(len(line.split()) == 6 for line in done.stdout.splitlines()), done.stdout
+    assert "2 of 2 queries stopped" in done.stderr and "--cut CUT.run (the run written, saved" in done.stderr
+    assert out.is_symlink()

@@ -24,9 +24,10 @@ from __future__ import annotations
 import functools
 import json
 import shlex
+import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext, redirect_stdout
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -287,6 +288,7 @@ def stop(
     from rankcut.audit.oracle import qrels_oracle
     from rankcut.audit.screening import screening_stops, write_cut
     from rankcut.certify.screening import ReviewRule
+    from rankcut.data.io import writes_through
     from rankcut.data.trec import load_trec, read_qrels, warn_if_uncovered
 
     if labels is not None and qrels is not None:
@@ -328,22 +330,36 @@ def stop(
     more = {s.query_id: min(s.length, (s.screened // rule.batch + 1) * rule.batch) - s.screened
             for s in screening}
     written = write_cut(lists, stops, out) if out is not None and not screening else None
+    through = out is not None and writes_through(out)   # --out /dev/stdout: the run alone there
+    with redirect_stdout(sys.stderr) if through else nullcontext():
+        _said_stop(stops, screening, more, written, as_json, qrels is not None, run, target_recall, delta,
+                   prior_scale, ordering, out is not None, through=through)
+
+
+def _said_stop(stops: Any, screening: Any, more: Mapping[str, int], written: Path | None, as_json: bool,
+               simulated: bool, run: Path, target_recall: float, delta: float, prior_scale: float,
+               ordering: str, out_given: bool, *, through: bool) -> None:
+    """What ``audit stop`` says: each query's stop, how many stopped, how far to screen on, and the
+    freeze that comes next (the cut run named, or saved first when it went to stdout)."""
+    from rankcut.certify.screening import ReviewRule
+
     if as_json:
         _echo_json({"stops": [vars(s) for s in stops], "cut": None if written is None else str(written),
                     "read_more": more})
         return
     for s in stops:
-        typer.echo(s.render(simulated=qrels is not None))
+        typer.echo(s.render(simulated=simulated))
     typer.echo(f"{len(stops) - len(screening)} of {len(stops)} queries stopped")
     if screening:
         todo = ", ".join(f"{s.query_id}: {more[s.query_id]} more, to rank {s.screened + more[s.query_id]}"
                          for s in screening)
         typer.echo(f"screen on: read {sum(more.values())} more before the rule is checked again ({todo})"
-                   + ("; no cut run is written until every query has stopped" if out is not None else ""))
+                   + ("; no cut run is written until every query has stopped" if out_given else ""))
     if written is not None:
         scale = "" if prior_scale == ReviewRule().prior_scale else f" --prior-scale {prior_scale:g}"
         order = "" if ordering == "rank" else f" --ordering {ordering}"   # the cut is a prefix in this order
-        typer.echo(f"wrote {written}; next: rankcut audit freeze --run {_q(run)} --cut {_q(written)} "
+        cut = "CUT.run (the run written, saved to a file)" if through else _q(written)
+        typer.echo(f"wrote {written}; next: rankcut audit freeze --run {_q(run)} --cut {cut} "
                    f"--target-recall {target_recall:g} --delta {delta:g}{scale}{order} --out AUDIT")
 
 
