@@ -124,8 +124,8 @@ def _review_words(folder: Path | None, command: str) -> Mapping[str, str] | None
 def _family(text: str) -> list[Path]:
     """``--family F1.run,F2.run,...``: its paths, an empty entry refused (``a,,b`` read as ``.``, a
     folder)."""
-    parts = text.split(",")
-    empty = next((i for i, p in enumerate(parts, 1) if not p.strip()), None)
+    parts = [p.strip() for p in text.split(",")]   # "a.run, b.run" as "a.run,b.run"
+    empty = next((i for i, p in enumerate(parts, 1) if not p), None)
     if empty is not None:
         raise ValueError(f"--family: entry {empty} of {text!r} is empty; give the cut runs as "
                          "F1.run,F2.run,...")

@@ -711,6 +711,7 @@ def whole_population(
 def _certify_audits(folders: list[str]) -> list[tuple[str, dict[str, Any] | None, str]]:
     """``rankcut audit certify`` of each folder (a task of the runner): per folder its certificate
     (None when refused) and its rendered text, or the one-line refusal."""
+    import rankcut.review.session  # noqa: F401 -- registers the screener of rankcut review's folders
     from rankcut.audit import workflow
     from rankcut.audit.options import OPTION_NAMES
     from rankcut.cli.audit import OPTIONS
