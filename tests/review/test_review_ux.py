@@ -451,3 +451,19 @@ def test_simulating_on_from_a_reviewer_s_labels_says_where_they_differ(tmp_path:
                         "--next", 2)
     assert code == 0 and (f"warning: the known labels say otherwise than 1 recorded step (record {first}): a "
                           "recorded step stands") in err, err
+
+
+def test_a_missing_records_file_and_an_audit_folder_are_named(tmp_path: Path) -> None:
+    """A missing records file was a bare "[Errno 2] No such file or directory"; an audit's folder
+    was "its screener is None"."""
+    code, _, err = _run("review", "start", tmp_path / "nothere.ris", "--folder", tmp_path / "R")
+    assert code == 2 and err.strip() == f"error: the records {tmp_path / 'nothere.ris'}: no such file", err
+    run = "".join(f"q{q} Q0 d{q}-{r} {r + 1} {10 - r} s\n" for q in range(2) for r in range(10))
+    (tmp_path / "r.run").write_text(run)
+    cut = [line for line in run.splitlines() if int(line.split()[3]) <= 3]
+    (tmp_path / "c.run").write_text("".join(line + "\n" for line in cut))
+    assert _run("audit", "freeze", "--run", tmp_path / "r.run", "--cut", tmp_path / "c.run", "--design",
+                "excluded", "--max-missed", 5, "--out", tmp_path / "A")[0] == 0
+    code, _, err = _run("review", "status", "--folder", tmp_path / "A")
+    assert code == 2 and err.strip() == (f"error: {tmp_path / 'A'} is not a review folder of rankcut review "
+                                         "(an audit's, of the excluded design): use rankcut audit on it"), err

@@ -85,6 +85,8 @@ def _records(path: Path, fmt: str | None, texts: Path | None, label_column: str 
     if name is not None and not name.strip():
         raise ValueError("--name must name the review (it is empty): leave it out to call the review by "
                          f"its file, {path.name}")
+    if not path.is_file():
+        raise FileNotFoundError(f"the records {path}: {'a folder' if path.is_dir() else 'no such file'}")
     stem = path.name.removesuffix(".gz").lower()
     guessed = ("ris" if stem.endswith((".ris", ".txt")) else "tsv" if stem.endswith((".tsv", ".tab"))
                else "csv")

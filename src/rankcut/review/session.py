@@ -365,8 +365,8 @@ def load_review(folder: str | os.PathLike[str]) -> Manifest:
                                 f"RECORDS --folder {folder})")
     manifest = load_manifest(folder)
     if not is_review(manifest):
-        raise ValueError(f"{folder} is not a review folder of rankcut review (its screener is "
-                         f"{manifest.get('screener', {}).get('name')!r}): use rankcut audit on it")
+        raise ValueError(f"{folder} is not a review folder of rankcut review (an audit's, of the "
+                         f"{manifest.get('design')} design): use rankcut audit on it")
     for name in (SAMPLE_FILE, SAMPLE_ITEMS):   # start writes them (an audit's sample step would)
         if not (folder / name).is_file():
             raise ValueError(f"{folder / name} is missing: rankcut review start wrote it (the review's "
