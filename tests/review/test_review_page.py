@@ -508,11 +508,14 @@ def test_a_trec_run_review_shows_its_query_with_every_record(tmp_path: Path) -> 
     assert session.query_text(folder) == "who is robert gray" == session.status(folder)["query_text"]
     out = CliRunner().invoke(app, ["review", "next", "--folder", str(folder)])
     assert out.exit_code == 0 and out.stdout.startswith("query: who is robert gray\n"), out.stdout
+    # a run's documents stand at their rank in the run ("number 1 in the file" read as a line number)
+    assert "read record d0: a screening record (the ranker's pick), rank 1 in the run" in out.stdout
     said: list[str] = []
     session.label(folder, interactive=True, input=lambda prompt: "q", output=said.append)
     assert said[0] == "query: who is robert gray"
     page = _open(folder).get("/").text
     assert re.search(r'id="query">query <code>1037798</code>:\s*<b>who is robert gray</b>', page), page
+    assert "rank 1 in the run" in page and "in the file" not in page
     # records from a table hold no query: none is shown
     plain = tmp_path / "P"
     session.start(toy_records(40, 4, seed=1), plain, target_recall=0.8, seed=4, policy=POLICY)

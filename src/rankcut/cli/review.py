@@ -175,7 +175,7 @@ def _next_lines(folder: Path, info: dict[str, Any], out: Path | None = None) -> 
         lines = [info["next_move"], f"next: rankcut review certify --folder {shlex.quote(str(folder))}"
                  if info["next"] == "certify" else "done"]
         return lines + _read_on_hint(folder, info)
-    where = _where(nxt)
+    where = nxt["where"]
     kind = ("a screening record (the ranker's pick)" if nxt["move"] == "screen" else
             "an audit record (the next of the frozen random order)")
     lines = [f"read record {nxt['record_id']}: {kind}, {where}", f"  why: {nxt['why']}"]
@@ -243,12 +243,6 @@ def _status_lines(info: dict[str, Any]) -> list[str]:
     lines.append("next: restore the labels that were opened (certify refuses these), or start a new review"
                  if info.get("labels_changed") else info["next_move"])
     return lines
-
-
-def _where(nxt: dict[str, Any]) -> str:
-    from rankcut.review.session import where
-
-    return where(nxt["move"], nxt["position"], nxt["audit_position"])
 
 
 @app.command("start")
@@ -544,7 +538,7 @@ def label(
     if from_file is not None and not result.recorded and info["next_record"] is not None:
         # nothing recorded: the answers given are kept, and the review waits for the one it asks first
         asked = info["next_record"]
-        more = [f"waiting for record {asked['record_id']} ({_where(asked)}): the review asks for it first, "
+        more = [f"waiting for record {asked['record_id']} ({asked['where']}): the review asks for it first, "
                 f"and {from_file.name} gives it no label; fill it in and run label --from again",
                 f"next: rankcut review label --folder {shlex.quote(str(folder))} --from "
                 f"{shlex.quote(str(from_file))}"]
@@ -574,13 +568,13 @@ def _prompt(prompt: str) -> str:
 @_fail_cleanly
 def read_on(folder: Path = FOLDER, as_json: bool = JSON) -> None:
     """After the target is met: ask for the ranker's next picks again, each counted; the target stays met."""
-    from rankcut.audit.designs.interleaved import SCREENER_WORDS
+    from rankcut.audit.designs.interleaved import words_of
     from rankcut.review import session
 
     since, now = session.read_on(folder)
     info = session.status(folder)
-    said_read_on(since, now, SCREENER_WORDS[session.CAL], _json_status(info), _next_lines(folder, info),
-                 as_json)
+    said_read_on(since, now, words_of(session.load_review(folder)), _json_status(info),
+                 _next_lines(folder, info), as_json)
 
 
 @app.command("status")
@@ -764,7 +758,7 @@ def _batch_lines(folder: Path, batch: list[dict[str, Any]], out: Path | None, as
              "as the review asks for them, and keeps the rest for when it does):"]
     for i, rec in enumerate(batch, 1):
         title = rec["text"].split("\n", 1)[0]
-        lines.append(f"{i:>4}. record {rec['record_id']}: {rec['move']}, {_where(rec)} — "
+        lines.append(f"{i:>4}. record {rec['record_id']}: {rec['move']}, {rec['where']} — "
                      f"{title[:100] + ('…' if len(title) > 100 else '')}")
     if len(batch) < asked:   # the lookahead ended: met (or all read) if these are all not relevant
         lines.append(f"only {len(batch)} of the {asked} asked for: if none of them is relevant, the review "

@@ -60,6 +60,7 @@ from rankcut.audit.designs.interleaved import (
     check_store_kept,
     lookahead,
     replayed,
+    words_of,
 )
 from rankcut.audit.folder import LABELS_FILE, SAMPLE_FILE, SAMPLE_ITEMS, FrozenAudit, read_rows
 from rankcut.audit.labels import LabelStore, holds_store, write_label_file
@@ -91,7 +92,7 @@ __all__ = ["BATCH_COLUMNS", "CAL", "POLICY", "PRIOR_BASIS", "PRIOR_SOURCE", "RUN
            "load_review", "next_record", "next_records", "prior_knowledge", "read_labels", "record_kept",
            "query_text", "record_known", "records_key",
            "simulate", "start",
-           "status", "where", "write_batch"]
+           "status", "write_batch"]
 
 CAL = "cal"
 RUN_FILE = "records.run"       # the collection: the records in order, one query
@@ -261,10 +262,13 @@ PRIOR_BASIS = "tail"
 
 SCREENERS[CAL] = cal_screener
 SCREENER_FACTS[CAL] = cal_facts
-SCREENER_WORDS[CAL] = Words(item="record", everything="", chooser="whatever the ranker learns",
-                            picker="ranker", in_run=False,
-                            screened_at="number {rank} in the file",
-                            audited_at="audit order position {position}, number {rank} in the file")
+#: a review's words: records placed by their number in the file, or by their rank in a TREC run
+_FILE_WORDS = Words(item="record", everything="", chooser="whatever the ranker learns", picker="ranker",
+                    in_run=False, screened_at="number {rank} in the file",
+                    audited_at="audit order position {position}, number {rank} in the file")
+_RUN_WORDS = dataclasses.replace(_FILE_WORDS, screened_at="rank {rank} in the run",
+                                 audited_at="audit order position {position}, rank {rank} in the run")
+SCREENER_WORDS[CAL] = lambda config: _RUN_WORDS if config.get("ranked") else _FILE_WORDS
 
 
 # ---------------------------------------------------------------------------------------------
@@ -901,17 +905,14 @@ def query_text(folder: str | os.PathLike[str]) -> str | None:
     return text if isinstance(text, str) and text.strip() else None
 
 
-def where(move: str, position: int, audit_position: int | None) -> str:
-    """Where a record the review asks for stands, in the review's words: ``number 30 in the file``
-    (a screening move: the ranker's pick, by its place in the records' file, which is not its ID),
-    or ``audit order position 12, number 207 in the file``."""
-    return SCREENER_WORDS[CAL].where(move, position, audit_position)
-
-
-def _record(step: Mapping[str, Any], texts: Mapping[Any, str], prior: Mapping[str, int]) -> dict[str, Any]:
-    """A step of the review (``Step.to_dict``) in the review's words, with the record's text."""
+def _record(step: Mapping[str, Any], texts: Mapping[Any, str], prior: Mapping[str, int], words: Words
+            ) -> dict[str, Any]:
+    """A step of the review (``Step.to_dict``) in the review's words, with the record's text and
+    where it stands (``where``: ``number 30 in the file``, its place in the records' file, which is
+    not its ID; ``rank 30 in the run`` for a run's documents; or ``audit order position 12, ...``)."""
     return {"record_id": step["doc_id"], "move": step["move"], "position": step["rank"],
             "audit_position": step["audit_position"], "why": step["why"],
+            "where": words.where(step["move"], step["rank"], step["audit_position"]),
             "text": texts.get((step["query_id"], step["doc_id"]), ""), "prior": step["doc_id"] in prior}
 
 
@@ -940,10 +941,10 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
     prior = prior_knowledge(manifest)
     item = info.get("next_item")
     texts = _texts(texts_path, out) if item is not None else {}
-    nxt = None if item is None else _record(item, texts, prior)
+    words = words_of(manifest)
+    nxt = None if item is None else _record(item, texts, prior, words)
     if nxt is not None:   # in the review's words (the design's names a query, a document and a rank)
-        info = {**info, "next_move": f"next: {nxt['move']} record {nxt['record_id']} "
-                                     f"({where(nxt['move'], nxt['position'], nxt['audit_position'])}) — "
+        info = {**info, "next_move": f"next: {nxt['move']} record {nxt['record_id']} ({nxt['where']}) — "
                                      f"{nxt['why']}"}
     kept = kept_answers(out)
     result = {**info, "read": info.get("review_steps", 0), "collection": manifest["pools"]["items"],
@@ -960,7 +961,7 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
         batch: list[dict[str, Any]] = []
         for step in lookahead(review, {(qid, rid): y for rid, y in known.items()}):
             if step.item[1] not in known:
-                batch.append(_record(step.to_dict(), texts, prior))
+                batch.append(_record(step.to_dict(), texts, prior, words))
             if len(batch) == ahead:
                 break
         result["next_records"] = batch

@@ -260,9 +260,10 @@ class Desk:
     def place(self, position: int) -> str:
         """``audit order 12 of 4,670`` (the design's place, numbers grouped), or ``item 7 of 40``
         (``rank 7 of 5,220`` for the interleaved review, whose order is the ranking; a review's
-        ``number 72 in the file``: its place in the records' file, which is not its ID)."""
+        ``number 72 in the file``: its place in the records' file, which is not its ID; ``rank 72
+        in the run`` for a run's documents)."""
         if self.review:
-            return f"number {position + 1:,} in the file"
+            return words_of(self.audit.manifest).screened_at.format(rank=f"{position + 1:,}")
         kind = "rank" if self.interleaved else "item"
         n = len(self.order)
         shown = f"{kind} {position + 1}/{n}" if self._place is None else self._place(position + 1)

@@ -167,12 +167,15 @@ class Words:
         return text.format(rank=rank, position=position)
 
 
-SCREENER_WORDS: dict[str, Words] = {"frontier": Words()}
+#: a screener's words, or a function of its frozen configuration that gives them (a review of a
+#: run's documents places them by rank, one of a file's records by number)
+SCREENER_WORDS: dict[str, Words | Callable[[Mapping[str, Any]], Words]] = {"frontier": Words()}
 
 
 def words_of(manifest: Manifest | Mapping[str, Any]) -> Words:
     """The words for an interleaved manifest's screener (a document's, unless it registered its own)."""
-    return SCREENER_WORDS.get(str(manifest["screener"]["name"]), Words())
+    words = SCREENER_WORDS.get(str(manifest["screener"]["name"]), Words())
+    return words if isinstance(words, Words) else words(manifest["screener"]["config"])
 
 
 def screener_spec(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
