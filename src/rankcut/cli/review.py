@@ -178,7 +178,8 @@ def _next_lines(folder: Path, info: dict[str, Any], out: Path | None = None) -> 
     where = nxt["where"]
     kind = ("a screening record (the ranker's pick)" if nxt["move"] == "screen" else
             "an audit record (the next of the frozen random order)")
-    lines = [f"read record {nxt['record_id']}: {kind}, {where}", f"  why: {nxt['why']}"]
+    lines = [f"query: {info['query_text']}"] * bool(info.get("query_text"))   # what it is judged against
+    lines += [f"read record {nxt['record_id']}: {kind}, {where}", f"  why: {nxt['why']}"]
     if nxt["prior"]:
         lines.append("  (prior knowledge: its frozen label is recorded at the next label call)")
     if nxt["text"]:
@@ -475,7 +476,7 @@ def next_(
         out = None
     lines = (_next_lines(folder, info, out) if batch == 1 or not info["next_records"] else
              _batch_lines(folder, info["next_records"], out, batch))
-    if info["query_text"] and info["next_record"] is not None:   # what a record is judged against
+    if info["query_text"] and batch > 1 and info["next_records"]:   # (_next_lines says it of one)
         typer.echo(f"query: {info['query_text']}")
     for line in lines:
         typer.echo(line)
