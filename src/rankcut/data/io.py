@@ -181,9 +181,14 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes]) ->
     if fd is not None:
         sys.stdout.flush()   # what was printed before comes first
         sys.stderr.flush()
-        with os.fdopen(os.dup(fd), "wb") as f:   # at its offset: a file appended to stays whole
-            for block in blocks:
-                f.write(block)
+        try:
+            with os.fdopen(os.dup(fd), "wb") as f:   # at its offset: a file appended to stays whole
+                for block in blocks:
+                    f.write(block)
+        except BrokenPipeError:
+            raise   # its reader stopped (| head): the command ends quietly
+        except OSError as exc:   # e.g. a descriptor that is not open: the path named
+            raise type(exc)(exc.errno, exc.strerror, str(out)) from None
         return
     if _is_stream(out):
         with open(out, "wb") as f:
