@@ -308,6 +308,21 @@ def test_cut_checks_the_threshold_before_loading(tiny, no_loading, threshold):
                           "--threshold", threshold, "--out", tiny["dir"] / "cut.run"), "--threshold must be")
 
 
+def test_query_id_files_may_be_pipes(tiny):
+    """--test-queries <(...) said "no file /dev/fd/63": a pipe is not a regular file."""
+    import threading
+
+    fifo = tiny["dir"] / "queries.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text("q1\nq2\n"), daemon=True)
+    writer.start()
+    result = invoke("evaluate", "--run", tiny["run"], "--qrels", tiny["qrels"], "--missing", "keep",
+                    "--train-run", tiny["train"], "--test-queries", fifo, "--cutters", "oracle", "--json")
+    writer.join(timeout=10)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["per_query"]["qids"] == ["q1", "q2"]
+
+
 def test_query_id_files_errors_name_the_option(tiny):
     ids = tiny["dir"] / "ids.txt"
     ids.write_text("q1\nq1\n")

@@ -221,6 +221,11 @@ def test_align_no_overlap_is_an_error():
     run = {"a": [Posting("d", 1.0, 1)]}
     with pytest.warns(MissingQueriesWarning), pytest.raises(ValueError, match="no query of the run"):
         align(run, {"b": {"d": 1}})
+    # keep too: the qrels of another topic set gave every F1 0 and exit status 0
+    with pytest.warns(MissingQueriesWarning), pytest.raises(ValueError, match=r"no query of the run is in "
+                                                            r"the qrels \(missing='keep' keeps a query"):
+        align(run, {"b": {"d": 1}}, missing="keep")
+    assert list(align({**run, "b": run["a"]}, {"b": {"d": 1}}, missing="keep")) == ["a", "b"]
 
 
 def test_long_id_lists_are_shortened():

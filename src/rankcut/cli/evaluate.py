@@ -68,7 +68,7 @@ def _query_ids(spec: str, option: str) -> tuple[str, ...]:
     from rankcut.evaluation import read_query_ids
 
     path, key = _query_file(spec)
-    if not Path(path).is_file():
+    if not Path(path).exists() or Path(path).is_dir():   # a pipe (<(...), /dev/stdin) is read too
         raise ValueError(f"{option} {spec}: no file {path}")
     if key is not None and Path(path).suffix.lower() != ".json":
         raise ValueError(f"{option} {spec}: #{key} names a list of a JSON splits file, but {path} is a "

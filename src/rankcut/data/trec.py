@@ -407,6 +407,9 @@ def align(run: _R, qrels: Mapping[str, Mapping[str, int]], *, missing: str = "dr
     if unjudged and missing == "error":
         raise ValueError(f"{_count(unjudged, 'run query is', 'run queries are')} not in the qrels: "
                          f"{_id_list(unjudged)}")
+    if len(unjudged) == len(qids) and missing == "keep":   # every F1 0, every oracle cut at 1, silently
+        raise ValueError("no query of the run is in the qrels (missing='keep' keeps a query the qrels "
+                         "judge nothing of, but here none has a judgement): the qrels of another topic set?")
     if unjudged and missing == "drop":
         one = len(unjudged) == 1
         warnings.warn(
