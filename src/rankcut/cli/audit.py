@@ -332,35 +332,24 @@ def stop(
     written = write_cut(lists, stops, out) if out is not None and not screening else None
     through = out is not None and writes_through(out)   # --out /dev/stdout: the run alone there
     with redirect_stdout(sys.stderr) if through else nullcontext():
-        _said_stop(stops, screening, more, written, as_json, qrels is not None, run, target_recall, delta,
-                   prior_scale, ordering, out is not None, through=through)
-
-
-def _said_stop(stops: Any, screening: Any, more: Mapping[str, int], written: Path | None, as_json: bool,
-               simulated: bool, run: Path, target_recall: float, delta: float, prior_scale: float,
-               ordering: str, out_given: bool, *, through: bool) -> None:
-    """What ``audit stop`` says: each query's stop, how many stopped, how far to screen on, and the
-    freeze that comes next (the cut run named, or saved first when it went to stdout)."""
-    from rankcut.certify.screening import ReviewRule
-
-    if as_json:
-        _echo_json({"stops": [vars(s) for s in stops], "cut": None if written is None else str(written),
-                    "read_more": more})
-        return
-    for s in stops:
-        typer.echo(s.render(simulated=simulated))
-    typer.echo(f"{len(stops) - len(screening)} of {len(stops)} queries stopped")
-    if screening:
-        todo = ", ".join(f"{s.query_id}: {more[s.query_id]} more, to rank {s.screened + more[s.query_id]}"
-                         for s in screening)
-        typer.echo(f"screen on: read {sum(more.values())} more before the rule is checked again ({todo})"
-                   + ("; no cut run is written until every query has stopped" if out_given else ""))
-    if written is not None:
-        scale = "" if prior_scale == ReviewRule().prior_scale else f" --prior-scale {prior_scale:g}"
-        order = "" if ordering == "rank" else f" --ordering {ordering}"   # the cut is a prefix in this order
-        cut = "CUT.run (the run written, saved to a file)" if through else _q(written)
-        typer.echo(f"wrote {written}; next: rankcut audit freeze --run {_q(run)} --cut {cut} "
-                   f"--target-recall {target_recall:g} --delta {delta:g}{scale}{order} --out AUDIT")
+        if as_json:
+            _echo_json({"stops": [vars(s) for s in stops], "cut": None if written is None else str(written),
+                        "read_more": more})
+            return
+        for s in stops:
+            typer.echo(s.render(simulated=qrels is not None))
+        typer.echo(f"{len(stops) - len(screening)} of {len(stops)} queries stopped")
+        if screening:
+            todo = ", ".join(f"{s.query_id}: {more[s.query_id]} more, to rank {s.screened + more[s.query_id]}"
+                             for s in screening)
+            typer.echo(f"screen on: read {sum(more.values())} more before the rule is checked again ({todo})"
+                       + ("; no cut run is written until every query has stopped" if out is not None else ""))
+        if written is not None:
+            scale = "" if prior_scale == ReviewRule().prior_scale else f" --prior-scale {prior_scale:g}"
+            order = "" if ordering == "rank" else f" --ordering {ordering}"   # the cut's prefixes are in it
+            cut = "CUT.run (the run written, saved to a file)" if through else _q(written)
+            typer.echo(f"wrote {written}; next: rankcut audit freeze --run {_q(run)} --cut {cut} "
+                       f"--target-recall {target_recall:g} --delta {delta:g}{scale}{order} --out AUDIT")
 
 
 @app.command("plan")
