@@ -638,6 +638,12 @@ def test_cut_out_to_stdout_writes_the_run_alone_there(tiny):
     assert done.returncode == 0, done.stderr
     assert log.read_text().splitlines()[0] == "earlier line" and len(log.read_text().splitlines()) == 5
     assert out.is_symlink() and done.stderr.startswith(f"wrote {out}: 4 queries, 4 documents kept")
+    # "-" is stdout (it wrote a file named "-")
+    done = subprocess.run([sys.executable, "-c", "from rankcut.cli.main import app; app()", "cut", "--run",
+                           str(tiny["run"]), "--cutter", "fixed-k:1", "--out", "-"], cwd=tiny["dir"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and len(done.stdout.splitlines()) == 4, done.stderr
+    assert not (tiny["dir"] / "-").exists() and done.stderr.startswith("wrote -: 4 queries")
     # a cutter that learns said what it learned on stdout, inside the run
     done = subprocess.run([sys.executable, "-c", "from rankcut.cli.main import app; app()", "cut", "--run",
                            str(tiny["run"]), "--cutter", "greedy-k", "--train-run", str(tiny["train"]),

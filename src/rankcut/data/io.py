@@ -166,10 +166,10 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes]) ->
     """Write ``data`` (bytes, or blocks of bytes written as they come) to ``path`` atomically,
     readable by all (mode 0644): a complete temporary file beside it replaces it, so readers see
     the old file or the new one (a symbolic link there is replaced too, as ``sed -i`` does: the
-    file it named is never written). ``/dev/stdout``, ``/dev/stderr`` and ``/dev/fd/N`` are written
-    to their open descriptor, and a device or pipe (a link to one included) to itself, as a
-    shell's ``>`` does: a temporary file renamed there replaced the link ``/dev/stdout``, or the
-    file the process's output was redirected to.
+    file it named is never written). ``-`` (stdout), ``/dev/stdout``, ``/dev/stderr`` and
+    ``/dev/fd/N`` are written to their open descriptor, and a device or pipe (a link to one
+    included) to itself, as a shell's ``>`` does: a temporary file renamed there replaced the link
+    ``/dev/stdout``, or the file the process's output was redirected to.
 
     :raises FileNotFoundError: when the folder of ``path`` does not exist (it is not created).
     :raises OSError: when the folder cannot be written; the message names ``path``, not the
@@ -232,7 +232,9 @@ _DESCRIPTOR = re.compile(r"/(?:dev/std(out|err)|dev/fd/(\d+)|proc/self/fd/(\d+))
 
 def _descriptor(path: Path) -> int | None:
     """The descriptor ``path`` names, itself or through its links (``/dev/stdout`` →
-    ``/proc/self/fd/1``), or None."""
+    ``/proc/self/fd/1``; ``-``, the command line's name for stdout), or None."""
+    if str(path) == "-":
+        return 1
     for _ in range(40):   # the kernel's own bound on a chain of links
         found = _DESCRIPTOR.fullmatch(os.path.normpath(os.path.abspath(path)))
         if found:
