@@ -55,7 +55,7 @@ def check_delta(delta: Any, name: str = "delta") -> float:
         raise ValueError(f"{name} must be a number in (0, 1), got {shown(delta)}")
     d = float(delta)
     if not 0.0 < d < 1.0:
-        raise ValueError(f"{name} must lie in (0, 1), got {shown(delta)}")
+        raise ValueError(f"{name} must lie in (0, 1), got {shown(delta)}{percent_hint(delta)}")
     return d
 
 

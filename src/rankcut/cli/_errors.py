@@ -23,8 +23,8 @@ import typer
 
 from rankcut.errors import ParamError
 
-__all__ = ["cli_words", "fail", "flag", "input_errors", "option_names", "resource_message", "say_warnings",
-           "user_errors"]
+__all__ = ["cli_words", "confidence_delta", "fail", "flag", "input_errors", "option_names",
+           "resource_message", "say_warnings", "user_errors"]
 
 #: library keywords that are options of cut, evaluate and train under the same name: a message that
 #: says ``missing='keep'`` is shown as ``--missing keep``
@@ -68,6 +68,20 @@ def say_warnings(messages: Iterable[str]) -> None:
     line on stderr."""
     for message in dict.fromkeys(messages):
         typer.echo(f"warning: {message}", err=True)
+
+
+def confidence_delta(delta: float, option: str = "--delta") -> float:
+    """``--delta``, the chance the certificate is wrong, checked (in (0, 1)) and refused from 0.5 up:
+    ``--delta 0.95`` meant as 95% confidence certified at 5% confidence, without a word."""
+    from rankcut.certify._validate import check_delta  # (rankcut.certify loads scipy)
+
+    d = check_delta(delta, option)
+    if d >= 0.5:
+        meant = (f"for {d:.0%} confidence give {option} {1 - d:.2g}" if d > 0.5 else
+                 f"give {option} below 0.5 (0.05 for 95% confidence)")
+        raise ValueError(f"{option} is the chance the certificate is wrong (1 − confidence), so {d:g} "
+                         f"would claim only {1 - d:.0%} confidence: {meant}")
+    return d
 
 
 def fail(message: str) -> NoReturn:

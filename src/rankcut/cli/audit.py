@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 import typer
 
-from rankcut.cli._errors import option_names, say_warnings, user_errors
+from rankcut.cli._errors import confidence_delta, option_names, say_warnings, user_errors
 from rankcut.cli._interleaved import policy_option, prior_basis_option, said_read_on
 
 app = typer.Typer(help="Certify what a cut run leaves behind: freeze → plan → sample → label → certify → "
@@ -224,6 +224,7 @@ def freeze(
     as_json: bool = JSON,
 ) -> None:
     """Freeze the cut (or nested family) and the audit rule before any label is seen."""
+    confidence_delta(delta)
     from rankcut.audit import workflow
 
     manifest = workflow.freeze(
@@ -283,6 +284,7 @@ def stop(
     as_json: bool = JSON,
 ) -> None:
     """Where screening stops, per query, by the pre-registered rule; then write the cut run to audit."""
+    confidence_delta(delta)
     from rankcut._progress import show_progress
     from rankcut.audit.labels import read_label_file
     from rankcut.audit.oracle import qrels_oracle

@@ -16,11 +16,11 @@ from typing import Any, NoReturn, TypeVar
 
 import typer
 
-from rankcut.certify._validate import _INT64_MAX, SUM_RTOL, check_delta
+from rankcut.certify._validate import _INT64_MAX, SUM_RTOL
 from rankcut.certify.report import JointReport
 from rankcut.certify.result import Certificate
 from rankcut.cli import _shards
-from rankcut.cli._errors import fail, say_warnings, user_errors
+from rankcut.cli._errors import confidence_delta, fail, say_warnings, user_errors
 
 app = typer.Typer(help="Exact finite-sample audit certificates.", no_args_is_help=True)
 
@@ -149,7 +149,7 @@ def excluded_pool(
     With --finite the draws are without replacement from a finite pool of --pool-size items."""
     from rankcut.certify import excluded
 
-    check_delta(delta, "--delta")
+    confidence_delta(delta)
     _count(sample_size, "--sample-size")
     _count(positives, "--positives")
     _within(positives, "--positives", sample_size, "--sample-size")
@@ -252,7 +252,7 @@ def plan(
     """Audit sizes before any label is opened (Section 4.6, Remark 14, Theorem 13)."""
     from rankcut.certify import planning
 
-    check_delta(delta, "--delta")
+    confidence_delta(delta)
     _count(tolerated, "--tolerated")
     _count(prefixes, "--prefixes", 1)
     if target and max_missed:
@@ -478,7 +478,7 @@ def _prefix_options(
     reference_pool_size: int | None, corpus_size: int | None, fixed_sequence: bool,
 ) -> None:
     """The options of ``prefixes``: ranges, and no option that the chosen design would ignore."""
-    check_delta(delta, "--delta")
+    confidence_delta(delta)
     if finite:
         if not (target >= 0 and float(target).is_integer()):
             raise ValueError(f"--target is a number of missed items with --finite: a whole number >= 0, "
@@ -645,7 +645,7 @@ def two_pool(
     """Recall from audits of both pools (Theorem 10; Corollary 11 with --finite); δ split in two."""
     from rankcut.certify import recall
 
-    check_delta(delta, "--delta")
+    confidence_delta(delta)
     _count(excluded_sample, "--excluded-sample")
     _count(excluded_positives, "--excluded-positives")
     _count(included_sample, "--included-sample")
@@ -697,7 +697,7 @@ def whole_population(
     """Missed relevant mass from a sample of the whole population (Theorem 12)."""
     from rankcut.certify import whole
 
-    check_delta(delta, "--delta")
+    confidence_delta(delta)
     _count(sample_size, "--sample-size")
     _count(positives, "--positives")
     _within(positives, "--positives", sample_size, "--sample-size")

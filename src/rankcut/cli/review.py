@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 
 import typer
 
-from rankcut.cli._errors import fail, option_names, user_errors
+from rankcut.cli._errors import confidence_delta, fail, option_names, user_errors
 from rankcut.cli._interleaved import policy_option, prior_basis_option, said_read_on
 from rankcut.cli.audit import _echo_json, spoken_as_options
 
@@ -282,6 +282,7 @@ def start(
     as_json: bool = JSON,
 ) -> None:
     """Freeze a review: the records in order, their texts, the ranker and its seed, the target."""
+    confidence_delta(delta)
     from rankcut._progress import show_progress
     from rankcut.review import session
 
@@ -793,6 +794,7 @@ def simulate(
     as_json: bool = JSON,
 ) -> None:
     """A whole seeded review with known labels as the reviewer, to the certificate (progress bar)."""
+    confidence_delta(delta)
     from rankcut._progress import show_progress
 
     recs = _with_prior(_records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query,
