@@ -180,6 +180,10 @@ def test_certify_audits_certifies_each_and_reports_the_refused(tmp_path: Path) -
     assert res.stderr.startswith(f"error: {unlabelled}: ")
     alone = invoke("audit", "certify", "--audit", audits[1])
     assert alone.exit_code == 0 and alone.stdout.strip() in res.stdout
+    # each said "With confidence at least 0.95", which reads as all of them at once
+    assert res.stdout.rstrip().endswith("Each certificate holds at its own confidence; all 2 together hold "
+                                        "with confidence at least 0.9 (1 − the sum of their δ, a union "
+                                        "bound), not at each one's.")
     res = invoke("certify", "audits", audits[0], audits[0])
     assert res.exit_code == 2 and res.stderr.strip() == f"error: audit folder {audits[0]} is given twice"
 

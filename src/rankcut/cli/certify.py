@@ -775,6 +775,11 @@ def audits(
     else:
         typer.echo("\n\n".join(f"== {folder}\n{text}" for folder, content, text in results
                                if content is not None))
+        deltas = [float(content["delta"]) for _, content, _ in results if content is not None]
+        if len(deltas) > 1:   # each holds at its own confidence, not all of them at once
+            typer.echo(f"\nEach certificate holds at its own confidence; all {len(deltas)} together hold "
+                       f"with confidence at least {1 - math.fsum(deltas):.4g} (1 − the sum of their δ, a "
+                       "union bound), not at each one's.")
     for folder, text in refused:
         typer.echo(f"error: {folder}: {text}", err=True)
     if refused:
