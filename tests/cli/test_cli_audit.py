@@ -174,6 +174,22 @@ def test_label_from_file_and_interactively(files: dict[str, Path], tmp_path: Pat
     code, _, err = run("certify", "--audit", audit)
     assert code == 2 and err.startswith("error: the sample is incomplete: 2 of 6")
     assert "--allow-incomplete" in err and len(err.strip().splitlines()) == 1
+    # --allow-incomplete: label and status said "next: rankcut audit certify" with items unlabelled,
+    # a step that counts them against the cut and takes no label after it
+    lax = tmp_path / "I"
+    assert run("freeze", "--run", files["run"], "--cut", files["cut"], "--design", "excluded", "--seed", "5",
+               "--allow-incomplete", "--out", lax)[0] == 0
+    assert run("plan", "--audit", lax)[0] == 0
+    assert run("sample", "--audit", lax, "--excluded", "6")[0] == 0
+    rows = (lax / "to_label.csv").read_text().splitlines()
+    labels.write_text("\n".join([rows[0]] + [r.rstrip(",") + ",0" for r in rows[1:3]]) + "\n")
+    said = (f"next: label the 4 items left (rankcut audit label --audit {lax} --from "
+            f"{lax / 'to_label.csv'}), or rankcut audit certify --audit {lax} now: --allow-incomplete "
+            "counts them against the cut, and certify opens the labels for good")
+    code, out, _ = run("label", "--audit", lax, "--from", labels)
+    assert code == 0 and said in out, out
+    code, out, _ = run("status", "--audit", lax)
+    assert code == 0 and said in out, out
 
 
 @pytest.mark.parametrize(("args", "message"), [

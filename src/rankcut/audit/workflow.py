@@ -1056,6 +1056,8 @@ def status(audit_dir: str | Path, *, check_certificate: bool = True, check_files
                 out["labelled"] = store.count()
                 out["opened_at"] = store.get_meta("opened_at")
             steps["label"] = out["labelled"] >= info["items"] or bool(manifest["allow_incomplete"])
+            if manifest["allow_incomplete"] and out["labelled"] < info["items"] and record is None:
+                out["incomplete"] = info["items"] - out["labelled"]   # certify counts them against the cut
     if record is not None:  # opened: whatever labels.sqlite says now, the labels were seen
         out["opened_at"] = record.get("opened_at")
         steps["label"] = True

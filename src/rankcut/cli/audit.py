@@ -468,7 +468,10 @@ def label(
                     "total": result.total, "unjudged": result.unjudged})
     else:
         typer.echo(result.render())
-        if result.missing == 0 or workflow.status(audit)["next"] == "certify":
+        info = None if result.missing == 0 else workflow.status(audit)
+        if info is not None and info.get("incomplete"):   # --allow-incomplete: certify counts the rest
+            typer.echo(_incomplete_next(audit, info))
+        elif info is None or info["next"] == "certify":   # (the sequential design: at any time)
             typer.echo(f"next: rankcut audit certify --audit {_q(audit)}")
 
 
@@ -590,4 +593,16 @@ def _next_line(info: dict[str, Any], audit: Path) -> str:
         return "done"
     if info["next"] == "label":
         return _label_next(audit, Path(audit) / info["sample"]["to_label"])
+    if info["next"] == "certify" and info.get("incomplete"):
+        return _incomplete_next(audit, info)
     return f"next: rankcut audit {info['next']} --audit {_q(audit)}"
+
+
+def _incomplete_next(audit: Path, info: dict[str, Any]) -> str:
+    """The next step of an audit frozen with --allow-incomplete while sampled items are unlabelled
+    (``workflow.status``'s ``incomplete``): label them, or certify now, which counts them against
+    the cut and opens the labels for good."""
+    n, to_label = info["incomplete"], Path(audit) / info["sample"]["to_label"]
+    return (f"next: label the {n} item{'s' * (n != 1)} left (rankcut audit label --audit {_q(audit)} --from "
+            f"{_q(to_label)}), or rankcut audit certify --audit {_q(audit)} now: --allow-incomplete counts "
+            "them against the cut, and certify opens the labels for good (no label is taken after it)")
