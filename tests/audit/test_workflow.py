@@ -319,6 +319,20 @@ def test_refuse_labels_changed_after_opening(sampled: Path, data: Data) -> None:
     assert out.exit_code == 0 and out.stderr.startswith("warning: the labels changed after this certificate")
 
 
+def test_a_report_after_an_input_changed_says_so(sampled: Path, data: Data) -> None:
+    """status said an input changed after freeze (certify refuses it); the report said nothing."""
+    wf.label(sampled, qrels=data.qrels)
+    wf.certify(sampled)
+    with open(data.cut, "a", encoding="utf-8") as f:
+        f.write("q999 Q0 extra 1 1.0 edited\n")
+    said = wf.status(sampled)["inputs_changed"]
+    files = write_report(sampled, sampled.parent / "after.md")
+    assert files.warning is not None and files.warning.startswith("an input changed after the audit was "
+                                                                  f"frozen ({said})")
+    text = (sampled.parent / "after.md").read_text()
+    assert "Warning: an input changed after the audit was frozen" in text
+
+
 def test_deleting_the_label_store_does_not_undo_the_opening(sampled: Path, data: Data,
                                                             tmp_path: Path) -> None:
     """opened.json remembers the opening: a deleted (or replaced) store cannot be relabelled, and a

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 from rankcut.audit.folder import AUDIT_FILES
 from rankcut.audit.manifest import (
     MANIFEST_FILE,
+    check_inputs,
     load_manifest,
     read_json,
     sha256_file,
@@ -67,7 +68,7 @@ class ReportFiles:
     certificate: Path
     plot: Path | None
     replaced: tuple[Path, ...] = ()
-    warning: str | None = None   # labels changed since the certificate (the report says so too)
+    warning: str | None = None   # labels or inputs changed since the certificate (the report says so)
 
     def said(self) -> str:
         """``wrote r.md and r.json and r.png (replacing the earlier r.json)``."""
@@ -615,9 +616,15 @@ def write_report(audit_dir: str | Path, out: str | Path) -> ReportFiles:
     _refuse_foreign(path, targets, manifest["audit_id"][:12])
     replaced = tuple(p for p in targets if p.exists())
     write_json_atomic(cert_path, content)   # the certificate as certify wrote it
-    warning = None if changed is None else (
+    said = [] if changed is None else [
         f"the labels changed after this certificate was written ({changed}): the report is of the "
-        "certificate as certify wrote it, from the labels as they were then")
+        "certificate as certify wrote it, from the labels as they were then"]
+    try:   # as status says it: certify refuses the audit now
+        check_inputs(load_manifest(audit_dir))
+    except ValueError as err:
+        said.append(f"an input changed after the audit was frozen ({err}): the report is of the "
+                    "certificate as certify wrote it, from the inputs as they were then")
+    warning = "; ".join(said) or None
     shown = (content if warning is None else
              {**content, "notes": [f"Warning: {warning}.", *content.get("notes", [])]})
     if path.suffix.lower() == ".html":

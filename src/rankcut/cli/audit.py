@@ -504,7 +504,7 @@ def report(
     from rankcut.audit.report import write_report
 
     files = write_report(audit, out)
-    if files.warning:   # labels changed since the certificate: said in the report, and here
+    if files.warning:   # labels or inputs changed since the certificate: said in the report, and here
         typer.echo(f"warning: {files.warning}", err=True)
     if as_json:
         typer.echo(files.certificate.read_text(encoding="utf-8"), nl=False)
