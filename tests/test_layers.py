@@ -128,3 +128,23 @@ def test_a_design_module_imports_no_other_design() -> None:
                 if other in modules and other != name:
                     crossing.append((name, other))
     assert not crossing, f"design modules importing another design: {crossing}"
+
+
+def test_the_page_reads_a_design_only_through_its_own_desk() -> None:
+    """The labelling page asks a design's desk (serve/desks.py, by name): the base desk and the app
+    import no design module, and each design's desk imports its own design only (the base desk
+    once branched on design names and imported the sequential and interleaved designs' internals)."""
+    designs = {p.stem for p in (SRC / "audit" / "designs").glob("*.py")} - {"__init__", "base"}
+    own = {"sequential_desk": {"sequential"}, "interleaved_desk": {"interleaved"}}
+    found: dict[str, set[str]] = {}
+    for path in sorted((SRC / "serve").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([node.module or ""] if isinstance(node, ast.ImportFrom)
+                     else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            if isinstance(node, ast.ImportFrom):   # from rankcut.audit.designs import sequential
+                names += [f"{node.module}.{a.name}" for a in node.names]
+            for name in names:
+                design = name.removeprefix("rankcut.audit.designs.")
+                if design != name and design in designs:
+                    found.setdefault(path.stem, set()).add(design)
+    assert found == own, f"design modules the page imports, by serve module: {found}"

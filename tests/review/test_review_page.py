@@ -340,7 +340,8 @@ def test_a_read_ahead_record_answered_in_one_tab_and_held_in_another_counts_once
 def test_a_second_reading_of_a_review_asks_the_records_in_the_order_they_were_read(
         records: Records, tmp_path: Path) -> None:
     from rankcut.serve.agreement import SecondReading
-    from rankcut.serve.desk import Answer, Desk
+    from rankcut.serve.desk import Answer
+    from rankcut.serve.desks import open_desk
 
     assert records.labels is not None
     truth = dict(zip(records.ids, records.labels.tolist(), strict=True))
@@ -349,7 +350,7 @@ def test_a_second_reading_of_a_review_asks_the_records_in_the_order_they_were_re
     session.label(folder, known=truth, limit=12)
     read = [s[1] for s in _steps(folder)]
     assert read != sorted(read, key=records.ids.index)   # reading order is not the file's
-    desk = Desk(folder)
+    desk = open_desk(folder)
     reading, asked = SecondReading(desk), []
     while (item := reading.ask("Bob", "bob")) is not None:
         asked.append(item[1])
@@ -360,7 +361,8 @@ def test_a_second_reading_of_a_review_asks_the_records_in_the_order_they_were_re
 
 def test_a_read_ahead_answer_once_the_review_asks_for_nothing_keeps_nothing(records: Records,
                                                                            tmp_path: Path) -> None:
-    from rankcut.serve.desk import Answer, Desk, Refused
+    from rankcut.serve.desk import Answer, Refused
+    from rankcut.serve.desks import open_desk
 
     assert records.labels is not None
     truth = dict(zip(records.ids, records.labels.tolist(), strict=True))
@@ -368,7 +370,7 @@ def test_a_read_ahead_answer_once_the_review_asks_for_nothing_keeps_nothing(reco
     session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
     session.label(folder, known=truth)   # read to its certificate
     assert session.next_record(folder) is None
-    desk = Desk(folder)
+    desk = open_desk(folder)
     read = {s[1] for s in _steps(folder)}
     unread = next(i for i in desk.order if i[1] not in read)
     assert desk.ask(lambda i: i == unread, "bob") == unread   # as a page read ahead left open holds it

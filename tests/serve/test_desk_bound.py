@@ -15,7 +15,7 @@ from serve_testdata import SmallAudit, flip_with_history
 from rankcut.audit import workflow as wf
 from rankcut.audit.labels import LabelStore
 from rankcut.certify.sequential import SequentialAudit
-from rankcut.serve.desk import Desk
+from rankcut.serve.desks import open_desk
 
 
 def _label(folder: Path, item: tuple[str, str], label: int, overwrite: bool = False) -> None:
@@ -25,7 +25,7 @@ def _label(folder: Path, item: tuple[str, str], label: int, overwrite: bool = Fa
 
 def test_each_answer_evaluates_only_its_prefix_and_the_header_is_a_fresh_desks(
         small: SmallAudit, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    desk = Desk(small.folder)
+    desk = open_desk(small.folder)
     for item in desk.cut:
         _label(small.folder, item, int(item in small.relevant))
     evaluated: list[tuple[int, int | None]] = []   # (labels, prefixes reused from the last answer)
@@ -46,7 +46,7 @@ def test_each_answer_evaluates_only_its_prefix_and_the_header_is_a_fresh_desks(
         else:
             _label(small.folder, order[i], y, overwrite=what == "change")
         shown = desk.standing()
-        assert shown.bound == Desk(small.folder).standing().bound and shown.verdict is not None
+        assert shown.bound == open_desk(small.folder).standing().bound and shown.verdict is not None
         copy = tmp_path / f"copy{step}"
         shutil.copytree(small.folder, copy)
         assert shown.verdict == wf.certify(copy).content["verdict"]["text"], step
@@ -60,13 +60,13 @@ def test_each_answer_evaluates_only_its_prefix_and_the_header_is_a_fresh_desks(
 
 def test_labels_edited_with_their_history_after_certify_are_not_shown_as_met(small: SmallAudit) -> None:
     """As for the interleaved review: the header showed the edited labels' bound and verdict."""
-    desk = Desk(small.folder)
+    desk = open_desk(small.folder)
     for item in desk.cut + desk.audit_order[:4]:
         _label(small.folder, item, int(item in small.relevant))
     wf.certify(small.folder)
-    assert Desk(small.folder).standing().can_certify
+    assert open_desk(small.folder).standing().can_certify
     flip_with_history(small.folder, desk.audit_order[0][1])
-    shown = Desk(small.folder).standing()
+    shown = open_desk(small.folder).standing()
     assert shown.verdict == wf.status(small.folder)["labels_changed"]
     assert shown.verdict.startswith("certifying is refused: the labels opened for certification")
     assert shown.met is False and not shown.can_certify

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from rankcut.audit.labels import LabelStore, remove_store, write_label_file
 from rankcut.cli.main import app as cli
 from rankcut.serve.desk import Answer, Desk, Standing
+from rankcut.serve.desks import open_desk
 
 Item = tuple[str, str]
 runner = CliRunner()
@@ -37,7 +38,7 @@ def _store(folder: Path, desk: Desk) -> dict[Item, int]:
 
 def _same_as_fresh(desk: Desk, folder: Path) -> Standing:
     shown = desk.standing()
-    assert shown == Desk(folder).standing()
+    assert shown == open_desk(folder).standing()
     assert desk._held == _store(folder, desk)
     return shown
 
@@ -51,7 +52,7 @@ def _answer(desk: Desk, small: SmallAudit, label: int | None = None) -> None:
 
 
 def test_the_kept_labels_and_pointers_are_a_fresh_desks_across_every_change(small: SmallAudit) -> None:
-    desk = Desk(small.folder)
+    desk = open_desk(small.folder)
     _same_as_fresh(desk, small.folder)
     cut, order = desk.cut, desk.audit_order
     _cli_label(small.folder, [(q, d, int((q, d) in small.relevant)) for q, d in cut[:-1]])
@@ -79,7 +80,7 @@ def test_the_kept_labels_and_pointers_are_a_fresh_desks_across_every_change(smal
 
 
 def test_a_store_removed_or_written_afresh_is_read_again(small: SmallAudit) -> None:
-    desk = Desk(small.folder)
+    desk = open_desk(small.folder)
     items = desk.order
     _cli_label(small.folder, [(q, d, int((q, d) in small.relevant)) for q, d in items[:12]])
     assert _same_as_fresh(desk, small.folder).labelled == 12
@@ -94,7 +95,7 @@ def test_a_store_removed_or_written_afresh_is_read_again(small: SmallAudit) -> N
 
 def test_an_answer_reads_only_the_labels_written_since_the_last(small: SmallAudit,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    desk = Desk(small.folder)
+    desk = open_desk(small.folder)
     _cli_label(small.folder, [(q, d, int((q, d) in small.relevant)) for q, d in desk.cut])
     desk.standing()
     read: list[int] = []
@@ -130,7 +131,7 @@ def test_a_label_from_the_command_line_between_two_page_answers(small: SmallAudi
         return dict(re.findall(r'<input type="hidden" name="([a-z_]+)" value="([^"]*)">', page))
 
     client.post("/reviewer", data={"name": "Ada", "csrf": fields()["csrf"]}, headers=origin)
-    desk = Desk(small.folder)
+    desk = open_desk(small.folder)
     _cli_label(small.folder, [(q, d, int((q, d) in small.relevant)) for q, d in desk.cut])
     order = desk.audit_order
     for step in range(4):
@@ -140,7 +141,7 @@ def test_a_label_from_the_command_line_between_two_page_answers(small: SmallAudi
         client.post("/answer", data={**page, "label": "0"}, headers=origin)
         _cli_label(small.folder, [(*order[2 * step + 1], 0)])   # the command line labels the next one
         text = client.get("/").text
-        fresh = Desk(small.folder).standing()
+        fresh = open_desk(small.folder).standing()
         assert fresh.progress is not None and fresh.bound is not None
         assert html.escape(fresh.progress) in text and fresh.bound in text
         assert fields()["doc_id"] == html.escape(order[2 * step + 2][1])

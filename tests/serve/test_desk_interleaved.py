@@ -20,8 +20,9 @@ from serve_testdata import flip_with_history
 from rankcut.audit import workflow as wf
 from rankcut.audit.designs import interleaved
 from rankcut.audit.labels import LabelStore
-from rankcut.serve import desk as desk_mod
+from rankcut.serve import interleaved_desk as desk_mod
 from rankcut.serve.desk import Answer, Desk, Refused
+from rankcut.serve.desks import open_desk
 
 Item = tuple[str, str]
 POLICY = "precision:batch=20,chunk=5"
@@ -86,7 +87,7 @@ def test_the_page_reviews_as_the_label_step_does(tmp_path: Path) -> None:
     assert "The target is certified: the review asks for no further document." in text
     assert re.search(r'id="bound">current bound: recall ≥ 0\.\d{1,3}', text)
     assert 'class="met"' in text
-    desk = Desk(page)
+    desk = open_desk(page)
     verdict = desk.standing().verdict
     assert client.post("/certify", data={"csrf": fields["csrf"]}, headers=ORIGIN).status_code == 200
     assert verdict == json.loads((page / "certificate.json").read_text())["verdict"]["text"]
@@ -107,7 +108,7 @@ def test_an_answer_is_one_policy_decision_not_a_replay(tmp_path: Path,
         return review_of(*args, **kw)
 
     monkeypatch.setattr(desk_mod, "review_of", counted)
-    desk = Desk(folder)
+    desk = open_desk(folder)
     cls = interleaved._policy_class("precision")
     decide, decisions = cls.__call__, []
 
@@ -123,7 +124,7 @@ def test_an_answer_is_one_policy_decision_not_a_replay(tmp_path: Path,
         desk.standing("me")
     assert replays == 1                              # each answer took its step into the review
     assert decisions == list(range(40, 53))          # and the policy decided each next step once
-    fresh = Desk(folder).standing()
+    fresh = open_desk(folder).standing()
     assert (fresh.item, fresh.bound, fresh.verdict, fresh.progress) == \
         (lambda s: (s.item, s.bound, s.verdict, s.progress))(desk.standing())
     assert wf.status(folder)["review_steps"] == 52 == len(_steps(folder))
@@ -131,7 +132,7 @@ def test_an_answer_is_one_policy_decision_not_a_replay(tmp_path: Path,
 
 def test_labels_from_the_command_line_are_taken_in(tmp_path: Path) -> None:
     folder, relevant, qrels = _topic(tmp_path)
-    desk = Desk(folder)
+    desk = open_desk(folder)
     _answer(desk, "me", relevant)
     wf.label(folder, qrels=qrels, limit=30)          # another reviewer, at the terminal
     shown = desk.standing("me")
@@ -143,7 +144,7 @@ def test_labels_from_the_command_line_are_taken_in(tmp_path: Path) -> None:
 
 def test_undo_only_while_no_step_was_chosen_from_the_answer(tmp_path: Path) -> None:
     folder, relevant, _ = _topic(tmp_path)
-    desk = Desk(folder)
+    desk = open_desk(folder)
     given = _answer(desk, "me", relevant)
     assert desk.can_undo(given)
     desk.undo(given, "me")
@@ -161,7 +162,7 @@ def test_undo_only_while_no_step_was_chosen_from_the_answer(tmp_path: Path) -> N
 
 def test_a_stale_or_altered_form_records_nothing(tmp_path: Path) -> None:
     folder, relevant, _ = _topic(tmp_path)
-    desk = Desk(folder)
+    desk = open_desk(folder)
     shown = desk.standing("me")
     assert shown.item == ("q0", "d0") and shown.position == 0
     with pytest.raises(Refused, match="stale"):      # a document the review does not ask for
@@ -175,7 +176,7 @@ def test_a_stale_or_altered_form_records_nothing(tmp_path: Path) -> None:
 
 def test_an_edited_store_is_refused_as_the_label_step_refuses_it(tmp_path: Path) -> None:
     folder, relevant, _ = _topic(tmp_path)
-    desk = Desk(folder)
+    desk = open_desk(folder)
     _answer(desk, "me", relevant)
     with LabelStore(folder / "labels.sqlite") as store:   # a label the review never asked for
         store.record([("q0", "d200")], [1], "cli")
@@ -189,7 +190,7 @@ def test_a_held_document_names_its_reader_and_a_second_session_of_that_name_is_a
     how long it is held; the same reviewer in another session (a closed tab, another device) is
     asked it again rather than made to wait for their own hold."""
     folder, _, _ = _topic(tmp_path)
-    desk = Desk(folder)
+    desk = open_desk(folder)
     first = desk.standing("ada-tab", "Ada")
     assert first.item is not None
     other = desk.standing("bob", "Bob")
@@ -198,7 +199,7 @@ def test_a_held_document_names_its_reader_and_a_second_session_of_that_name_is_a
                                  "(asked just now; it is asked of another reviewer if not answered within "
                                  "10 min): reload in a while")
     assert desk.standing("ada-phone", "Ada").item == first.item
-    brief = Desk(folder, hold_s=0.0)   # a hold that ran out: the document is asked of another
+    brief = open_desk(folder, hold_s=0.0)   # a hold that ran out: the document is asked of another
     assert brief.standing("ada", "Ada").item == first.item == brief.standing("bob", "Bob").item
 
 
@@ -225,10 +226,10 @@ def test_labels_edited_with_their_history_after_certify_are_not_shown_as_certifi
     folder, relevant, qrels = _topic(tmp_path)
     wf.label(folder, qrels=qrels, limit=30)
     wf.certify(folder)
-    assert Desk(folder).standing("me").can_certify
+    assert open_desk(folder).standing("me").can_certify
     flip_with_history(folder, _steps(folder)[0]["doc_id"])
     said = "certifying is refused: the labels opened for certification"
-    shown = Desk(folder).standing("me")
+    shown = open_desk(folder).standing("me")
     assert shown.verdict is not None and shown.verdict.startswith(said)
     assert shown.met is False and not shown.can_certify
     assert wf.status(folder)["labels_changed"] == shown.verdict
@@ -240,7 +241,7 @@ def test_a_store_deleted_after_certify_is_said_not_shown_as_nothing_read(tmp_pat
     wf.certify(folder)
     (folder / "labels.sqlite").unlink()
     (folder / "review.jsonl").unlink()
-    shown = Desk(folder).standing("me")
+    shown = open_desk(folder).standing("me")
     assert shown.verdict is not None and "labels.sqlite is missing, but the labels" in shown.verdict
     assert shown.verdict == wf.status(folder)["labels_changed"] and not shown.can_certify
     page = open_client(folder).get("/").text   # the page says it too, with no bound to show

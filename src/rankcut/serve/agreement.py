@@ -105,7 +105,7 @@ class SecondReading:
         first, second = self._first(), self._second()
         source = f"serve reviewer {reviewer}"
         return self.desk.ask(lambda i: i in first and first[i][1] != source and i not in second, who,
-                             order=list(first) if self.desk.interleaved else None)
+                             order=list(first) if self.desk.adaptive else None)
 
     def record(self, answer: Answer, reviewer: str, who: str) -> Item:
         """Record one second label (one transaction), after the checks of :meth:`Desk.record`'s kind.

@@ -27,7 +27,8 @@ from fastapi.templating import Jinja2Templates
 from rankcut.audit.options import OPTION_NAMES
 from rankcut.audit.report import validity_lines
 from rankcut.serve.agreement import SecondReading
-from rankcut.serve.desk import HOLD_S, Answer, Desk, Given
+from rankcut.serve.desk import HOLD_S, Answer, Given
+from rankcut.serve.desks import open_desk
 
 __all__ = ["create_app"]
 
@@ -71,7 +72,7 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S,
 
     :raises ValueError: as ``rankcut audit label`` refuses the folder (no sample, changed inputs).
     """
-    desk = Desk(folder, hold_s=hold_s)
+    desk = open_desk(folder, hold_s=hold_s)
     # cookies are not told apart by port: each server names its own, so that two of them on one
     # machine (two audits) do not overwrite each other's
     tag = hashlib.sha256(token.encode()).hexdigest()[:10]
