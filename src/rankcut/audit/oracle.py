@@ -13,8 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rankcut.audit.designs.base import STREAM_PLACED
-from rankcut.audit.designs.interleaved import Words
+from rankcut.audit.designs.base import STREAM_PLACED, Words
 from rankcut.audit.folder import Audit
 from rankcut.audit.labels import LabelStore, check_items
 from rankcut.audit.manifest import sha256_file

@@ -410,10 +410,8 @@ def _plot_png(content: Mapping[str, Any], manifest: Mapping[str, Any]) -> bytes 
             rho = (content.get("target") or {}).get("recall")
             if rho is not None:
                 ax.axhline(rho, color="tab:green", ls=":", lw=1, label=f"target recall {rho:g} (left axis)")
-            from rankcut.audit.designs.interleaved import words_of
-
             # the interleaved review in its screener's words (records in a review)
-            docs = words_of(manifest).items if adaptive else "documents"
+            docs = DESIGNS[content["design"]].words(manifest).items
             ax.set_xlabel(f"{docs} read (screened or audited)" if adaptive
                           else "audit labels (the audit order, after the cut)")
             handles, names = ax.get_legend_handles_labels()

@@ -868,9 +868,8 @@ def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Map
     is recorded at once. From a file: the labels it holds for the items asked for, as far as it
     holds them (labels of items not asked for yet are left for a later call); from qrels: the
     next ``limit`` steps, or until certified; interactively: until quit or certified."""
-    from rankcut.audit.designs.interleaved import next_text, verdict_text, words_of
-
     spec = design_of(audit)
+    words = spec.words(audit.manifest)   # a review of records speaks of records, not queries
     collection = {(r["query_id"], r["doc_id"]) for r in rows}
     unjudged: int | None = None
     placed = 0
@@ -896,24 +895,20 @@ def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Map
     elif qrels is not None:
         judged, placed, source = _qrels_judged(audit, qrels, sorted(collection), threshold,
                                                unjudged_nonrelevant, file_source)
-        check_one_oracle(store, source, judged, threshold, start_again(), words_of(audit.manifest))
+        check_one_oracle(store, source, judged, threshold, start_again(), words)
 
         def answer(step: Any, _: Any) -> int | None:
             asked.append(step.item)
             return int(qrels_oracle(judged, [step.item], threshold)[0])
     elif interactive:
         texts, queries = document_texts(audit), query_texts(audit)
-        words = words_of(audit.manifest)   # a review of records speaks of records, not queries
         source = "interactive"
 
         def answer(step: Any, review: Any) -> int | None:
             q, d = step.item
             output("")
             if review.steps:   # where the review stands, as the labelling page's header says it
-                rev = review.state.review
-                output("so far: " + verdict_text(float(audit.target["recall"]), rev.certified, rev.read,
-                                                 len(rows), review.state.screened, rev.audit_labels,
-                                                 rev.found, rev.running_upper, words, rev.met_step))
+                output("so far: " + review.verdict(float(audit.target["recall"])))
             output(f"[step {step.number}: {step.move}, {words.where(step.move, step.rank, step.position)}] "
                    f"{step.why}")
             if words.in_run:
@@ -941,8 +936,8 @@ def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Map
         unjudged = len(unjudged_items(judged, asked))
     step = review.next()
     rev = review.state.review
-    progress = (f"{len(review.steps)} of {len(rows)} documents read ({review.state.screened} screened, "
-                f"{rev.audit_labels} audited, {rev.found} relevant); {next_text(step, review)}")
+    progress = (f"{len(review.steps)} of {len(rows)} {words.items} read ({review.state.screened} screened, "
+                f"{rev.audit_labels} audited, {rev.found} relevant); {review.next_line(step)}")
     fmt = Path(str(read_json(audit.folder / SAMPLE_FILE, "written by sample")["to_label"])).suffix[1:]
     write_to_label(audit, [] if step is None else [step.item], fmt)   # the item asked for next
     return LabelResult(source, recorded, len(review.steps) if step is not None else len(rows), len(rows),

@@ -550,7 +550,7 @@ def status(audit: Path = AUDIT, as_json: bool = JSON) -> None:
 def read_on(audit: Path = AUDIT, as_json: bool = JSON) -> None:
     """Interleaved design, once met: ask for the screener's next picks again, each counted."""
     from rankcut.audit import workflow
-    from rankcut.audit.designs.interleaved import Words
+    from rankcut.audit.designs.base import Words
 
     since, now = workflow.read_on(audit)
     info = workflow.status(audit)

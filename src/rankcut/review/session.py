@@ -52,11 +52,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rankcut.audit import workflow
+from rankcut.audit.designs.base import Words
 from rankcut.audit.designs.interleaved import (
     SCREENER_FACTS,
     SCREENER_WORDS,
     SCREENERS,
-    Words,
     check_store_kept,
     lookahead,
     replayed,

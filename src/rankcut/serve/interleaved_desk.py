@@ -40,7 +40,6 @@ from rankcut.audit.designs.interleaved import (
     recorded_steps,
     review_of,
     stored_labels,
-    verdict_text,
     words_of,
     write_review,
 )
@@ -214,11 +213,9 @@ class InterleavedDesk(Desk):
             progress += f"; step {step.number:,}: {step.why}"
         bound = met = verdict = None
         if review.steps:   # a valid bound at every step (anytime), tightest so far
-            rho = float(self.audit.target["recall"])
             bound = f"recall ≥ {format_bound(rev.recall_lower, 'lower')}"   # as status and certify say it
             met = rev.certified
-            verdict = verdict_text(rho, met, rev.read, n, screened, rev.audit_labels, rev.found,
-                                   rev.running_upper, review.words, rev.met_step)
+            verdict = review.verdict(float(self.audit.target["recall"]))
         if refused:   # what certify refuses, in place of the verdict of labels it would not take
             met, verdict = False, refused
         place = done = kept = None

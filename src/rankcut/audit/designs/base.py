@@ -36,7 +36,7 @@ from rankcut.audit.folder import (
     read_rows,
     refuse_if_opened,
 )
-from rankcut.audit.manifest import load_manifest, read_json
+from rankcut.audit.manifest import Manifest, load_manifest, read_json
 from rankcut.audit.options import check_count, check_int_list, start_again
 from rankcut.audit.options import spelled as _o
 from rankcut.audit.pools import Item, Pools
@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # rankcut.certify loads scipy: imported where it is used, so 
     from rankcut.certify.report import JointReport
     from rankcut.certify.result import Certificate
 
-__all__ = ["Design", "Findings", "FixedSampleDesign", "Opened", "Plan", "Verdict"]
+__all__ = ["Design", "Findings", "FixedSampleDesign", "Opened", "Plan", "Verdict", "Words"]
 
 Row = dict[str, Any]
 
@@ -63,6 +63,31 @@ MAX_LABELS = 10**5
 
 # ---------------------------------------------------------------------------------------------
 # typed results
+
+
+@dataclass(frozen=True)
+class Words:
+    """How the certificate, the verdict and the report name what an audit or a review reads
+    (:meth:`Design.words`): a run's documents, unless the interleaved review's screener says
+    otherwise (:data:`~rankcut.audit.designs.interleaved.SCREENER_WORDS`; a package that registers a
+    screener may add its words, e.g. "record" for a review of records)."""
+
+    item: str = "document"
+    everything: str = "the ranked list"   # every item the review could read ("": all are listed)
+    chooser: str = "whatever the ranking"   # what the guarantee holds for, in the plain words
+    picker: str = "screener"   # who picks a screening move's item ("ranker" for a review of records)
+    in_run: bool = True   # whether the title names the run file the items came in (and its query)
+    screened_at: str = "rank {rank} of the ranking"   # where a screened item stands
+    audited_at: str = "audit order position {position}, rank {rank}"   # where an audited one does
+
+    @property
+    def items(self) -> str:
+        return self.item + "s"
+
+    def where(self, move: str, rank: int, position: int | None) -> str:
+        """Where a step's item stands: its rank, and its audit order position for an audit move."""
+        text = self.screened_at if move == "screen" else self.audited_at
+        return text.format(rank=rank, position=position)
 
 
 @dataclass(frozen=True)
@@ -154,6 +179,7 @@ class Design(Protocol):
     total: str  # the key of the counts that is the sample's size: "draws", or "collection" (the review)
 
     def theorem(self, reference: str | None, finite: bool) -> str: ...
+    def words(self, manifest: Manifest | Mapping[str, Any]) -> Words: ...
     def target(self, target_recall: float | None, max_missed: int | None) -> dict[str, Any] | None: ...
     def events(self, delta: float, allocation: Mapping[str, float] | None) -> dict[str, float]: ...
     def family_spec(self, cut: Any, family: Any, offsets: Any, depths: Any) -> dict[str, Any] | None: ...
@@ -381,6 +407,10 @@ class FixedSampleDesign:
 
     def theorem(self, reference: str | None, finite: bool) -> str:
         raise NotImplementedError
+
+    def words(self, manifest: Manifest | Mapping[str, Any]) -> Words:
+        """How the audit names what it reads: a run's documents."""
+        return Words()
 
     def target(self, target_recall: float | None, max_missed: int | None) -> dict[str, Any] | None:
         if target_recall is not None and max_missed is not None:

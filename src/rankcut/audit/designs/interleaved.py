@@ -62,6 +62,7 @@ from rankcut.audit.designs.base import (
     Plan,
     Row,
     Verdict,
+    Words,
     check_openings,
     draw_rows,
     numbered,
@@ -141,30 +142,6 @@ SCREENERS: dict[str, ScreenerFactory] = {"frontier": lambda audit, items, cached
 # screener may add its words; otherwise the report names it and points at the manifest).
 SCREENER_FACTS: dict[str, Callable[[Mapping[str, Any]], list[tuple[str, str]]]] = {
     "frontier": lambda config: [("screener", "frontier: the top unread document of the ranking")]}
-
-
-@dataclass(frozen=True)
-class Words:
-    """How the certificate, the verdict and the report name what a review reads, by the screener
-    frozen in the manifest (:data:`SCREENER_WORDS`; a package that registers a screener may add
-    its words, e.g. "record" for a review of records)."""
-
-    item: str = "document"
-    everything: str = "the ranked list"   # every item the review could read ("": all are listed)
-    chooser: str = "whatever the ranking"   # what the guarantee holds for, in the plain words
-    picker: str = "screener"   # who picks a screening move's item ("ranker" for a review of records)
-    in_run: bool = True   # whether the title names the run file the items came in (and its query)
-    screened_at: str = "rank {rank} of the ranking"   # where a screened item stands
-    audited_at: str = "audit order position {position}, rank {rank}"   # where an audited one does
-
-    @property
-    def items(self) -> str:
-        return self.item + "s"
-
-    def where(self, move: str, rank: int, position: int | None) -> str:
-        """Where a step's item stands: its rank, and its audit order position for an audit move."""
-        text = self.screened_at if move == "screen" else self.audited_at
-        return text.format(rank=rank, position=position)
 
 
 #: a screener's words, or a function of its frozen configuration that gives them (a review of a
@@ -299,6 +276,17 @@ class Review:
     def done(self) -> bool:
         rev = self.state.review
         return bool((rev.certified and not self.read_on) or rev.unread == 0)
+
+    def verdict(self, rho: float) -> str:
+        """The verdict so far against target recall ``rho``, in words (:func:`verdict_text`), as the
+        label step's prompt and the labelling page say it."""
+        rev = self.state.review
+        return verdict_text(rho, rev.certified, rev.read, len(self.items), self.state.screened,
+                            rev.audit_labels, rev.found, rev.running_upper, self.words, rev.met_step)
+
+    def next_line(self, step: Step | None) -> str:
+        """What the review asks for next (``step``, from :meth:`next`), in words (:func:`next_text`)."""
+        return next_text(step, self)
 
     def next(self) -> Step | None:
         """The step the policy asks for now (None once certified, unless reading on, or once
@@ -588,7 +576,7 @@ def write_review(folder: Path, review: Review) -> None:
 
 
 def verdict_text(rho: float, met: bool, read: int, n: int, screened: int, audited: int, found: int,
-                 upper: int, words: Words = Words(), met_step: int | None = None) -> str:
+                 upper: int, words: Words, met_step: int | None = None) -> str:
     """The verdict in words: met or not after ``read`` of ``n`` items, at most ``upper − found``
     relevant unfound (``upper``: the certificate's bound on ``R``); ``met_step``, the step at which
     the target was first met, when the review read on after it (:func:`read_on`)."""
@@ -640,6 +628,10 @@ class Interleaved(FixedSampleDesign):
         from rankcut.certify.result import theorem_of
 
         return theorem_of("interleaved_recall")
+
+    def words(self, manifest: Manifest | Mapping[str, Any]) -> Words:
+        """How the review names what it reads: its screener's words (:func:`words_of`)."""
+        return words_of(manifest)
 
     def no_target(self) -> None:
         raise ValueError(f"the interleaved design needs its recall target fixed before the review (it "
