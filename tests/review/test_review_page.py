@@ -315,6 +315,39 @@ def test_a_second_reviewer_reads_ahead_and_the_answer_is_recorded_when_the_revie
     assert session.kept_answers(folder)[fields["doc_id"]] == 1
 
 
+def test_a_read_ahead_answer_is_taken_back_while_it_is_kept(records: Records, tmp_path: Path) -> None:
+    """An answer given to a record read ahead is kept, not recorded: Undo takes it back (the page
+    offered none, and a forced undo said "the review took a step after it, chosen from its label",
+    of an answer no step had seen); once the review asked for the record and recorded it, it is
+    not taken back, saying so."""
+    assert records.labels is not None
+    truth = dict(zip(records.ids, records.labels.tolist(), strict=True))
+    folder = tmp_path / "page"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    ahead = [r["record_id"] for r in session.status(folder, ahead=3)["next_records"]]
+    app = create_app(folder, TOKEN)
+    ada, bob = _named(app, "Ada"), _named(app, "Bob")
+    assert _fields(ada.get("/").text)["doc_id"] == ahead[0]
+    fields = {**_fields(bob.get("/").text), "label": str(1 - truth[ahead[1]])}   # a misclick
+    assert fields["doc_id"] == ahead[1]
+    page = html.unescape(bob.post("/answer", data=fields, headers=ORIGIN, follow_redirects=True).text)
+    assert session.kept_answers(folder) == {ahead[1]: 1 - truth[ahead[1]]} and 'id="undo"' in page
+    said = _said(bob.post("/undo", data={"csrf": fields["csrf"]}, headers=ORIGIN).text)
+    assert said == (f"undone: your answer for record {ahead[1]} (read ahead) is no longer kept; it was never "
+                    "recorded, and the record is asked again")
+    assert session.kept_answers(folder) == {} and not (folder / "review.jsonl").exists()   # none recorded
+    fields = {**_fields(bob.get("/").text), "label": str(truth[ahead[1]])}   # asked again: answered right
+    assert fields["doc_id"] == ahead[1]
+    bob.post("/answer", data=fields, headers=ORIGIN)
+    ada.post("/answer", data={**_fields(ada.get("/").text), "label": str(truth[ahead[0]])}, headers=ORIGIN)
+    assert [s[1] for s in _steps(folder)] == ahead[:2]   # the kept answer recorded when asked for
+    page = html.unescape(bob.get("/").text)
+    assert 'id="undo"' not in page   # recorded, and a step chosen after it
+    refused = _said(bob.post("/undo", data={"csrf": fields["csrf"]}, headers=ORIGIN).text)
+    assert "cannot be taken back: the answer you gave it (read ahead) is no longer kept" in refused
+    assert [s[1] for s in _steps(folder)] == ahead[:2]
+
+
 def test_a_read_ahead_record_answered_in_one_tab_and_held_in_another_counts_once(
         records: Records, tmp_path: Path) -> None:
     """Bob read ahead in two tabs and answered in one: a third reviewer's page counted his record

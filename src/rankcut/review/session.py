@@ -92,7 +92,7 @@ __all__ = ["BATCH_COLUMNS", "CAL", "POLICY", "PRIOR_BASIS", "PRIOR_SOURCE", "RUN
            "load_review", "next_record", "next_records", "prior_knowledge", "read_labels", "record_kept",
            "query_text", "record_known", "records_key",
            "simulate", "start",
-           "status", "write_batch"]
+           "status", "unkeep", "write_batch"]
 
 CAL = "cal"
 RUN_FILE = "records.run"       # the collection: the records in order, one query
@@ -868,6 +868,21 @@ def keep(folder: str | os.PathLike[str], answers: Mapping[str, int], source: str
             raise ValueError(f"record {differs!r} has a kept answer {kept[differs][0]} (given by "
                              f"{kept[differs][1]}), and this answer says {answers[differs]}")
         _keep(out, {**kept, **{rid: (y, source) for rid, y in answers.items()}})
+
+
+def unkeep(folder: str | os.PathLike[str], record_id: str, label: int, source: str) -> bool:
+    """Take back the answer ``label`` kept for ``record_id`` by ``source`` (a record read ahead on
+    the labelling page, answered by mistake): it was never recorded, so no step was chosen from it.
+    Returns whether it was kept so (False: recorded since, as the review asked for it, or replaced;
+    nothing is changed)."""
+    out = Path(folder)
+    with _kept_lock(out):
+        kept = kept_with_sources(out)
+        if kept.get(record_id) != (label, source):
+            return False
+        del kept[record_id]
+        _keep(out, kept)
+    return True
 
 
 def record_kept(folder: str | os.PathLike[str]) -> None:

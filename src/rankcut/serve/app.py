@@ -210,12 +210,11 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S,
         if session.last is None:
             return back("there is no answer of yours that can be undone now", session)
         try:
-            desk.undo(session.last, session.key)
+            said = desk.undo(session.last, session.key)
         except ValueError as err:   # why not: said above the item asked now
             return back(f"there is no answer of yours that can be undone now: {err}", session)
         session.last = None   # one answer back, as in the terminal: the one before it stays
-        return back(f"undone: the {desk.thing} is asked again (the label taken back is kept in the store's "
-                    "history)", session)
+        return back(said, session)
 
     def acted(request: Request, csrf: str, unchanged: str, act: Callable[[], str | None],
               to: str = "/") -> Response:

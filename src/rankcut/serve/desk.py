@@ -468,9 +468,9 @@ class Desk:
         nothing)."""
         return None
 
-    def undo(self, given: Given, who: str) -> None:
+    def undo(self, given: Given, who: str) -> str:
         """Take back an answer (the label removed, kept in the store's history) and ask its item of
-        ``who`` again.
+        ``who`` again. Returns what was done, in words.
 
         :raises Refused: when it may have been seen since it was given, or changed since (saying why).
         """
@@ -482,8 +482,14 @@ class Desk:
                     raise Refused(why)
                 store.undo(given.item, given.label, given.source)
             self._taken_back()
+        self._ask_again(who, given.item)
+        return (f"undone: the {self.thing} is asked again (the label taken back is kept in the store's "
+                "history)")
+
+    def _ask_again(self, who: str, item: Item) -> None:
+        """Ask ``item`` of reviewer session ``who`` (an answer of theirs taken back)."""
         with self._asking:
-            self._asked[who] = (given.item, time.monotonic())
+            self._asked[who] = (item, time.monotonic())
 
     def _taken_back(self) -> None:
         """Hook: an answer was taken back (under the answer's lock)."""

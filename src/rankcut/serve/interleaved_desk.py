@@ -364,6 +364,32 @@ class InterleavedDesk(Desk):
                            known=([] if step is None else [(step.move, self.where(step), step.why)],
                                   self.texts))
 
+    def can_undo(self, given: Given | None) -> bool:
+        """Whether an answer may be taken back now; a record's answer read ahead, while it is kept
+        as given (no step was chosen from it)."""
+        if given is not None and given.ahead:
+            kept = review_session.kept_with_sources(self.folder).get(given.item[1])
+            return kept == (given.label, given.source)
+        return super().can_undo(given)
+
+    def undo(self, given: Given, who: str) -> str:
+        """Take back an answer; a record's answer read ahead is removed from the kept answers (it was
+        never recorded) while it is kept as given, and the record is asked of ``who`` again.
+
+        :raises Refused: as :meth:`Desk.undo`; for an answer read ahead, when it is no longer kept.
+        """
+        if not given.ahead:
+            return super().undo(given, who)
+        with self._lock:
+            self.check_current()
+            if not review_session.unkeep(self.folder, given.item[1], given.label, given.source):
+                raise Refused(f"{self.named(given.item)} cannot be taken back: the answer you gave it (read "
+                              "ahead) is no longer kept — the review asked for the record and recorded it, "
+                              "or another answer replaced it")
+        self._ask_again(who, given.item)
+        return (f"undone: your answer for record {given.item[1]} (read ahead) is no longer kept; it was "
+                "never recorded, and the record is asked again")
+
     def _chosen_from(self, given: Given, store: LabelStore) -> str | None:
         if self._last_step() != given.item:   # a later step was chosen from it
             return ("the review took a step after it, chosen from its label, and a recorded step is never "
