@@ -42,6 +42,19 @@ def test_fixed_k_beyond_the_lists_says_so_once_per_call() -> None:
         make_cutter("fixed-k:100").predict(lists)
 
 
+def test_greedy_k_learned_beyond_the_lists_says_so() -> None:
+    """A depth learned on long lists (1,000 documents) kept every shorter test list whole without
+    a word, as fixed-k says it (the RAG engineer walk: greedy-k:recall on RepLLaMA, test on BM25)."""
+    run = {f"q{i}": [Posting(f"d{j}", float(400 - j), j + 1) for j in range(400)] for i in range(2)}
+    train = RankedLists.from_postings(run, {q: {"d399": 1} for q in run})   # relevant: the last one
+    cutter = make_cutter("greedy-k:recall").fit(train)
+    test = _lists([300, 50])
+    with pytest.warns(UserWarning, match=rf"greedy-k: the depth learned, k={cutter.k_}, exceeds the length "
+                                         r"of 2 of 2 lists \(the longest has 300 documents\)") as caught:
+        assert cutter.predict(test).tolist() == [300, 50]
+    assert len(caught) == 1 and cutter.k_ > 300
+
+
 def test_fixed_k_within_every_list_is_silent() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -77,12 +77,7 @@ class FixedK(Cutter):
         check_int(self.k, "k", low=1)
 
     def _predict(self, lists: RankedLists) -> NDArray[np.int64]:
-        k = int(self.k)
-        short = int(np.count_nonzero(lists.lengths < k))
-        if short:
-            warnings.warn(f"fixed-k: k={k} exceeds the length of {short} of {len(lists)} lists (the longest "
-                          f"has {int(lists.lengths.max())} documents); they are kept whole", stacklevel=3)
-        return metrics.clip_cuts(lists, k)
+        return _kept_whole(lists, int(self.k), f"fixed-k: k={int(self.k)}")
 
 
 @register("greedy-k")
@@ -91,7 +86,7 @@ class GreedyK(Cutter):
 
     ``fit`` picks ``k_ = argmax_k mean_q metric_q(min(k, length_q))`` over ``k = 1 … max length``
     (``k = 0`` too with ``allow_zero``); ties go to the smallest ``k``. ``predict`` then acts as
-    ``fixed-k:k_``.
+    ``fixed-k:k_``, saying so when ``k_`` exceeds the length of a list (kept whole).
 
     :param metric: one of :data:`rankcut.metrics.METRICS` (spec param: ``greedy-k:dcg``).
     :param recall_base: ``"list"`` or ``"judged"`` (see :func:`rankcut.metrics.curves`).
@@ -126,4 +121,15 @@ class GreedyK(Cutter):
         self.score_ = float(mean[self.k_])
 
     def _predict(self, lists: RankedLists) -> NDArray[np.int64]:
-        return metrics.clip_cuts(lists, self.k_)
+        return _kept_whole(lists, self.k_, f"greedy-k: the depth learned, k={self.k_},")
+
+
+def _kept_whole(lists: RankedLists, k: int, what: str) -> NDArray[np.int64]:
+    """The cut ``k`` of every list (:func:`~rankcut.metrics.clip_cuts`), saying once with a
+    :class:`UserWarning` how many lists are shorter and kept whole (``what`` names the depth): a
+    depth learned on lists of 1,000 documents keeps lists of 100 whole, and cuts nothing."""
+    short = int(np.count_nonzero(lists.lengths < k))
+    if short:
+        warnings.warn(f"{what} exceeds the length of {short} of {len(lists)} lists (the longest has "
+                      f"{int(lists.lengths.max())} documents); they are kept whole", stacklevel=4)
+    return metrics.clip_cuts(lists, k)
