@@ -8,7 +8,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from rankcut.audit.designs.base import MAX_LABELS
+from rankcut.audit.designs.base import MAX_LABELS, MAX_SEQUENTIAL_POOL
 from rankcut.cli.audit import app
 
 runner = CliRunner()
@@ -30,7 +30,7 @@ def freeze(tmp_path: Path, *options: object) -> Path:
 
 
 def test_a_plan_beyond_labelling_says_so_and_how_to_shrink_it(tmp_path: Path) -> None:
-    audit = freeze(tmp_path, "--design", "excluded", "--max-missed", "10", "--corpus-size", "10000000")
+    audit = freeze(tmp_path, "--design", "excluded", "--max-missed", "10", "--corpus-size", "500000")
     code, out, err = run("plan", "--audit", audit)
     assert code == 0, err
     (line,) = [x for x in out.splitlines() if "more than people can label" in x]
@@ -39,7 +39,7 @@ def test_a_plan_beyond_labelling_says_so_and_how_to_shrink_it(tmp_path: Path) ->
     assert n > MAX_LABELS
     assert line.startswith(f"this plan asks for {n:,} labels, more than people can label "
                            f"(over {MAX_LABELS:,})")
-    for way in ("a smaller corpus claim (--corpus-size 10000000", "a larger --max-missed than 10",
+    for way in ("a smaller corpus claim (--corpus-size 500000", "a larger --max-missed than 10",
                 "--design sequential"):
         assert way in line, line
     assert planned["beyond_labelling"] == line
@@ -50,6 +50,22 @@ def test_a_plan_beyond_labelling_says_so_and_how_to_shrink_it(tmp_path: Path) ->
     assert code == 0, err
     code, out, _ = run("status", "--audit", audit)
     assert code == 0 and "more than people can label" not in out
+
+
+def test_the_sequential_design_is_not_named_for_a_pool_it_refuses(tmp_path: Path) -> None:
+    """At corpus scale the plan named --design sequential, which refuses an excluded pool over
+    MAX_SEQUENTIAL_POOL and names the two-pool design: each message pointed at the other (the RAG
+    engineer walk, --corpus-size 8841823)."""
+    audit = freeze(tmp_path, "--design", "two-pool", "--target-recall", "0.5", "--corpus-size",
+                   str(MAX_SEQUENTIAL_POOL + 91))
+    code, out, err = run("plan", "--audit", audit)
+    assert code == 0, err
+    (line,) = [x for x in out.splitlines() if "more than people can label" in x]
+    assert "a smaller corpus claim" in line and "--design sequential" not in line
+    code, _, err = run("freeze", "--run", tmp_path / "run.txt", "--cut", tmp_path / "cut.txt", "--seed", "1",
+                       "--out", tmp_path / "seq", "--design", "sequential", "--target-recall", "0.5",
+                       "--corpus-size", str(MAX_SEQUENTIAL_POOL + 91))
+    assert code != 0 and "the sequential design lists its whole pool" in err
 
 
 def test_a_recall_target_is_named_as_the_thing_to_lower(tmp_path: Path) -> None:

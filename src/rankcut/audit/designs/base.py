@@ -56,6 +56,10 @@ STREAM_EXCLUDED, STREAM_INCLUDED, STREAM_ORDER, STREAM_MEMBER = 0, 1, 3, 100
 STREAM_BAND = 200
 STREAM_PLACED = 300   # the qrels oracle's placement of relevant unretrieved documents (oracle.py; no seed)
 
+#: the largest excluded pool the sequential design audits: it lists its whole pool in the audit
+#: order (sample.jsonl, to_label), so a plan beyond labelling names it only for pools this size
+MAX_SEQUENTIAL_POOL = 2_000_000
+
 #: the most draws a plan may ask for before it says plainly that no one will label them: 10^5
 #: labels keep a reviewer busy for months at a few hundred an hour
 MAX_LABELS = 10**5
@@ -377,7 +381,7 @@ def beyond_labelling(audit: Audit, sizes: Mapping[str, Any] | None) -> str | Non
         ways.append(f"a lower {_o('target_recall')} than {target['recall']:g}")
     if "max_missed" in target:
         ways.append(f"a larger {_o('max_missed')} than {target['max_missed']}")
-    if audit.design != "sequential":
+    if audit.design != "sequential" and audit.base.n0 <= MAX_SEQUENTIAL_POOL:   # else it refuses the pool
         ways.append(f"{_o('design')} sequential, which stops as soon as the labels found suffice")
     return (f"this plan asks for {total:,} labels, more than people can label (over {MAX_LABELS:,}); "
             f"to shrink it, {start_again()} with {'; or '.join(ways)}")

@@ -21,6 +21,7 @@ import numpy as np
 
 from rankcut.audit import labels as labels_mod
 from rankcut.audit.designs.base import (
+    MAX_SEQUENTIAL_POOL,
     STREAM_EXCLUDED,
     Findings,
     FixedSampleDesign,
@@ -58,10 +59,7 @@ if TYPE_CHECKING:
     from rankcut.certify.report import JointReport
     from rankcut.certify.sequential import SequentialAudit
 
-__all__ = ["MAX_SEQUENTIAL_POOL", "Sequential", "engine", "labelled_prefix", "parts"]
-
-# The sequential design lists its whole excluded pool in the audit order (sample.jsonl, to_label).
-MAX_SEQUENTIAL_POOL = 2_000_000
+__all__ = ["Sequential", "engine", "labelled_prefix", "parts"]
 
 
 def parts(rows: Sequence[Mapping[str, Any]]) -> tuple[list[Item], list[Item]]:
