@@ -496,12 +496,15 @@ def test_a_cut_run_made_elsewhere_is_scored_on_the_full_lists(tiny: dict[str, Pa
                  "--cutters", "oracle", "--cut", short, "--allow-missing-queries")
     assert res.exit_code == 0 and "the oracle cuts at k ≥ 1, as in the paper; the cut run keeps nothing " \
         "of 1 list (--allow-missing-queries: k = 0, F1 and DCG 0), so it can score above it" in res.stdout
-    extra = folder / "extra.run"   # a query the qrels do not judge: dropped as the run's would be, said
-    extra.write_text(cut.read_text() + "z9 Q0 x 1 1.0 t\n")
-    res = invoke("evaluate", "--run", run, "--qrels", qrels, "--folds", "2", "--cut", extra)
-    assert res.exit_code == 0 and re.search(  # the run's own unjudged query, cut too, and z9
-        rf"--cut {re.escape(str(extra))}: the qrels judge no document of 2 queries of it \('\w+', 'z9'\): "
+    res = invoke("evaluate", "--run", run, "--qrels", qrels, "--folds", "2", "--cut", cut)
+    assert res.exit_code == 0 and re.search(  # the run's own unjudged query, cut too: dropped, said
+        rf"--cut {re.escape(str(cut))}: the qrels judge no document of 1 query of it \('\w+'\): "
         r"not evaluated \(--missing drop\)", res.stderr), res.stderr
+    extra = folder / "extra.run"   # z9, judged by no qrels and in no --run: another topic set's query,
+    extra.write_text(cut.read_text() + "z9 Q0 x 1 1.0 t\n")   # said to be unjudged before (RAG walk)
+    one_line_error(invoke("evaluate", "--run", run, "--qrels", qrels, "--folds", "2", "--cut", extra),
+                   f"--cut {extra}: 1 query of it ('z9') is in no --run: the cut of another run or "
+                   "topic set?")
     one_line_error(invoke("evaluate", "--run", run, "--qrels", qrels, "--folds", "2",
                           "--allow-missing-queries"), "--allow-missing-queries is for --cut")
     other = folder / "other.run"   # another topic set's cut: every query would be cut at 0
