@@ -38,6 +38,16 @@ def test_section_8_prefix_family():
     assert sum(c.allocation.values()) == pytest.approx(0.05, rel=1e-15)
 
 
+def test_a_union_bound_is_said_only_of_a_family():
+    """One cut spends its whole δ on itself: its statement said "union bound over the family"
+    (the RAG engineer walk, certify excluded-pool without --finite)."""
+    one, family = (excluded_pool_certificate(0, 300, 0.025, p0=0.70),
+                   excluded_pool_certificate([0, 0], [300] * 2, 0.05, p0=[0.85, 0.70]))
+    assert "union bound" not in one.statement and "union bound over the family" in family.statement
+    assert "union bound" not in p0_upper_hoeffding(700, 1000, 0.025).statement
+    assert "union bound over the family" in p0_upper_hoeffding([700, 450], 1000, 0.025).statement
+
+
 # ---------------------------------------------------------------- Theorem 7: the construction
 
 

@@ -69,6 +69,11 @@ __all__ = [
 # Theorem 7 (binomial, i.i.d. draws from the excluded pool)
 
 
+def _union(labels: Sequence[str]) -> str:
+    """How a family's statement says its δ is spent: one cut, no union bound."""
+    return ", union bound over the family" if len(labels) > 1 else ""
+
+
 @certificate_function("excluded_pool", theorem="Theorem 7")
 def excluded_pool_certificate(
     counts: ArrayLike,
@@ -151,8 +156,7 @@ def excluded_pool_certificate(
         allocation=member_allocation(labels, alloc),
         delta=d,
         statement=family_statement(d, f"{what}(g)", labels, value, "upper",
-                                   "Clopper-Pearson on i.i.d. excluded-pool draws, union bound over "
-                                   "the family"),
+                                   "Clopper-Pearson on i.i.d. excluded-pool draws" + _union(labels)),
         details=details,
     )
 
@@ -202,7 +206,7 @@ def p0_upper_hoeffding(
         allocation={"p0 (all members)": d},
         delta=d,
         statement=family_statement(d, "excluded-pool mass p0(g)", labels, value, "upper",
-                                   f"Hoeffding on {mm} unlabelled items, union bound over the family"),
+                                   f"Hoeffding on {mm} unlabelled items" + _union(labels)),
         details={"names": labels, "p0_hat": out(c / max(mm, 1), scalar, where=np.full(c.size, mm > 0)),
                  "slack": slack},
     )
