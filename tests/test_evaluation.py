@@ -284,6 +284,16 @@ def test_check_specs_validates_without_data():
 
 
 # --------------------------------------------------------------------------- text and reprs
+def test_the_legend_counts_the_test_queries_no_cut_can_score_on():
+    """A query whose list holds no relevant document scores F1 0 under every cut and pulls every
+    mean down: the legend counted nothing of it (at --threshold 3, 10 of DL20's 54 lists)."""
+    lists = make_lists([A, B, [0, 0, 0, 0], A])
+    text = format_table(evaluate_cutters(["fixed-k:2", "oracle"], lists))
+    assert ("1 test query of 4 has no relevant document in its list (relevance ≥ 1): every cut scores F1 0 "
+            "there, in the mean.") in text
+    assert "no relevant document" not in format_table(evaluate_cutters(["fixed-k:2"], make_lists([A, B])))
+
+
 def test_legend_counts_in_words_and_says_when_nothing_is_compared():
     lists = make_lists([A, B, A, B])
     only_baseline = format_table(evaluate_cutters(["oracle", "fixed-k:2"], lists, baseline="fixed-k:2"))

@@ -507,6 +507,8 @@ def evaluate_cutters(
         "ordering": lists.ordering,
         "ordering_rule": _ORDERING_RULES.get(lists.ordering, lists.ordering),
         "threshold": lists.threshold,
+        # test queries whose list holds no relevant document: every cut scores F1 0 there
+        "no_relevant": int(np.count_nonzero(~scored.labels.any(axis=1))),
         "baseline": base,
         "test": test if base is not None else None,
         "alpha": alpha if base is not None else None,
@@ -829,6 +831,11 @@ def _legend(ev: Evaluation) -> list[str]:
         f"DCG: ±1-DCG, Eq. 9 of AttnCut; "
         f"recall base: {p['recall_base']}); k: mean cut behind the column.",
     ]
+    if p.get("no_relevant"):   # a mean that no cutter can raise above (n_test - no_relevant) / n_test
+        n = p["no_relevant"]
+        out.append(f"{count(n, 'test query', 'test queries')} of {p['n_test']} "
+                   f"{'has' if n == 1 else 'have'} no relevant document in {'its' if n == 1 else 'their'} "
+                   f"list (relevance ≥ {p['threshold']:g}): every cut scores F1 0 there, in the mean.")
     if p["baseline"] is None:
         out.append("No significance test (no baseline given).")
     else:
