@@ -149,3 +149,16 @@ def test_members_that_keep_the_same_documents_are_refused(family: dict[str, list
     # fixed-sequence tests each member at δ: a repeated member costs the others nothing, and is taken
     wf.freeze(tmp_path / "F", run=data.run, design="fixed-sequence", max_missed=5, seed=3,
               **family, **({"cut": data.cut} if "offsets" in family else {}))
+
+
+def test_a_deepest_member_with_nothing_excluded_is_refused(data: Data, tmp_path: Path) -> None:
+    """A depth that keeps every list whole, with no corpus claim, has an empty excluded pool: it
+    misses nothing for sure, and took δ/2 from the other member (the RAG engineer walk,
+    --depths 50,100 on top-100 lists). With a corpus claim it excludes the unretrieved documents,
+    and is audited."""
+    said = "member depth1000 of the family keeps every list whole and its excluded pool is empty"
+    with pytest.raises(ValueError, match=re.escape(said)):
+        wf.freeze(tmp_path / "D", run=data.run, design="prefixes", max_missed=5, seed=3, depths=[5, 1000])
+    assert not (tmp_path / "D" / "manifest.json").exists()
+    wf.freeze(tmp_path / "C", run=data.run, design="prefixes", max_missed=5, seed=3, depths=[5, 1000],
+              corpus_size=10_000)

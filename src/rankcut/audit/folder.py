@@ -227,9 +227,11 @@ def refuse_repeated(members: Sequence[Pools], names: Sequence[str], kind: str) -
     """Refuse a family of a simultaneous design (``prefixes``: δ/M per member) with two members that
     keep the same documents on every query (offsets or depths past the lists' ends, clipped to them;
     or the same run twice): each member takes a share of δ, so a repeated one only loosens the
-    others' bounds (Corollary 16/18). A family whose shallowest member keeps everything is left to
-    the design, which refuses it as no audit; fixed-sequence tests each member at δ, and is not
-    asked."""
+    others' bounds (Corollary 16/18). So is a deepest member whose excluded pool is empty (it keeps
+    every list whole, and no corpus claim adds unretrieved documents): it misses nothing for sure,
+    and its share of δ only loosens the others'. A family whose shallowest member keeps everything
+    is left to the design, which refuses it as no audit; fixed-sequence tests each member at δ, and
+    is not asked."""
     if (members[0].cuts == members[0].lengths).all():
         return
     m = next((m for m in range(1, len(members)) if (members[m].cuts == members[m - 1].cuts).all()), None)
@@ -240,6 +242,10 @@ def refuse_repeated(members: Sequence[Pools], names: Sequence[str], kind: str) -
         raise ValueError(f"members {names[m - 1]} and {names[m]} of the family keep the same documents on "
                          f"every query ({why}): each member takes a share of δ, so a repeated one only "
                          f"loosens the others' bounds — drop {names[m]}")
+    if members[-1].n0 == 0:
+        raise ValueError(f"member {names[-1]} of the family keeps every list whole and its excluded pool is "
+                         "empty: it misses nothing for sure, and its share of δ only loosens the others' "
+                         f"bounds — drop {names[-1]}")
 
 
 def check_pools(manifest: Manifest, members: Sequence[Pools], names: Sequence[str]) -> None:
