@@ -824,11 +824,12 @@ def format_table(evaluation: Evaluation, *, markdown: bool = False, digits: int 
 def _legend(ev: Evaluation) -> list[str]:
     p = ev.protocol
     cols = ", ".join(f"{_METRIC_LABELS[m]}" for m in ev.metrics)
+    cites = [said for m, said in (("f1", "F1: Eq. 8"), ("dcg", "DCG: ±1-DCG, Eq. 9")) if m in ev.metrics]
+    cited = f"{', '.join(cites)} of AttnCut; " if cites else ""
     out = [
         f"Protocol: {p['description']}.",
         f"Ordering: {p['ordering']} ({p['ordering_rule']}); relevant: relevance ≥ {p['threshold']:g}.",
-        f"Columns: {cols} — mean over {count(p['n_test'], 'test query', 'test queries')} (F1: Eq. 8, "
-        f"DCG: ±1-DCG, Eq. 9 of AttnCut; "
+        f"Columns: {cols} — mean over {count(p['n_test'], 'test query', 'test queries')} ({cited}"
         f"recall base: {p['recall_base']}); k: mean cut behind the column.",
     ]
     if p.get("no_relevant"):   # a mean that no cutter can raise above (n_test - no_relevant) / n_test

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from rankcut.cli.main import app
 from rankcut.cutters import GreedyK, make_cutter
 from rankcut.cutters.base import spec_forms
-from rankcut.data.trec import load_trec, read_run
+from rankcut.data.trec import load_trec, read_qrels, read_run
 
 DATASETS = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets"
 ROBUST04 = DATASETS / "robust04"
@@ -89,6 +89,25 @@ def test_evaluate_json_has_every_query_and_the_fits(tiny):
     greedy = data["summary"][1]
     assert greedy["f1"]["fitted"][0]["k_"] == 2 and greedy["f1"]["mean_k"] == 2.0
     assert data["protocol"]["ordering"] == "rank" and data["inputs"]["missing"] == "keep"
+
+
+def test_metrics_choose_the_columns_precision_and_recall_included(tiny):
+    """P@k and R@k, which the metrics module computes and a RAG depth is judged by, had no column
+    (only the Python API's metrics=): --metrics names the columns, refused by name when unknown."""
+    common = ["evaluate", "--run", tiny["run"], "--train-run", tiny["train"], "--qrels", tiny["qrels"],
+              "--missing", "keep", "--cutters", "oracle,fixed-k:2"]
+    res = invoke(*common, "--metrics", "precision, recall")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines()[0].split() == ["Method", "P@k", "k", "R@k", "k"]
+    assert "(recall base: list); k: mean cut" in res.stdout and "Eq. 8" not in res.stdout
+    data = json.loads(invoke(*common, "--metrics", "recall", "--json").stdout)
+    lists = load_trec(tiny["run"], read_qrels(tiny["qrels"]), missing="keep")
+    fixed = next(row for row in data["summary"] if row["method"] == "fixed-k:2")
+    recall = [lists.labels[i, :2].sum() / max(lists.labels[i].sum(), 1) for i in range(len(lists))]
+    assert fixed["recall"]["mean"] == pytest.approx(np.mean(recall))
+    assert data["inputs"]["metrics"] == ["recall"]
+    one_line_error(invoke(*common, "--metrics", "f1,ndcg"), "--metrics takes names from f1, precision, "
+                   "recall, dcg, comma-separated ('ndcg' is not one of them)")
 
 
 def test_missing_policy_decides_whether_an_unjudged_query_counts(tiny):

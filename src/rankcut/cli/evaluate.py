@@ -63,6 +63,19 @@ def _query_file(spec: str) -> tuple[str, str | None]:
     return spec, None
 
 
+def _metric_names(spec: str) -> tuple[str, ...]:
+    """``--metrics f1,recall``: distinct names of :data:`rankcut.metrics.METRICS`, in order."""
+    from rankcut.metrics import METRICS
+
+    names = tuple(name.strip().lower() for name in spec.split(","))
+    bad = next((name for name in names if name not in METRICS), None)
+    if bad is not None or len(set(names)) != len(names):
+        what = f"{bad!r} is not one of them" if bad is not None else "each once"
+        raise ValueError(f"--metrics takes names from {', '.join(METRICS)}, comma-separated ({what}): got "
+                         f"{spec!r}")
+    return names
+
+
 def _query_ids(spec: str, option: str) -> tuple[str, ...]:
     """``FILE`` or ``FILE#KEY`` (:func:`_query_file`); errors name ``option``."""
     from rankcut.evaluation import read_query_ids
@@ -125,9 +138,13 @@ def evaluate(
     folds: Annotated[int | None, typer.Option(
         "--folds", help="k-fold cross-validation over the queries.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the cross-validation folds.")] = 0,
+    metrics: Annotated[str, typer.Option(
+        "--metrics", help="The columns, comma-separated: f1, precision, recall, dcg (default f1,dcg, "
+        "AttnCut's Table 3; P@k and R@k as a RAG depth is judged).")] = "f1,dcg",
     fit_metric: Annotated[str, typer.Option(
         "--fit-metric", help="'each': fit metric-aware cutters (greedy-k, oracle, surprise) "
-        "separately for F1 and DCG, as AttnCut's Table 3 does; or 'f1' / 'dcg' for one fit.")] = "each",
+        "separately for each column, as AttnCut's Table 3 does for F1 and DCG; or one of the metrics "
+        "for one fit.")] = "each",
     baseline: Annotated[str | None, typer.Option(
         "--baseline", help="Cutter spec to test the others against, e.g. greedy-k.")] = None,
     test: Annotated[str, typer.Option(
@@ -173,6 +190,7 @@ def evaluate(
                             (fit_metric, "fit_metric"), (recall_base, "recall_base")]:
             choice(value, what)
         check_threshold(threshold)
+        columns = _metric_names(metrics)
         _shards.check(shards, ray)
         if bool(run) == bool(letor):
             raise ValueError("give the lists to evaluate either as --run with --qrels or as --letor")
@@ -269,7 +287,7 @@ def evaluate(
         with _shards.runner(shards, ray) as (where, n_shards):
             result = evaluate_cutters(
                 specs, lists, train=train, test_queries=chosen,
-                folds=folds, seed=seed, fit_metric=fit_metric, recall_base=recall_base,
+                folds=folds, seed=seed, metrics=columns, fit_metric=fit_metric, recall_base=recall_base,
                 baseline=None if trained or given else baseline, test=test, alpha=alpha,
                 progress=show_progress(as_json=as_json), shards=n_shards, runner=where,
             )
@@ -305,7 +323,8 @@ def evaluate(
                 "letor": [str(p) for p in letor], "score_feature": score_feature if letor else None,
                 "train_run": [str(p) for p in train_run], "train_letor": [str(p) for p in train_letor],
                 "train_queries": train_queries, "test_queries": test_queries, "missing": missing,
-                "cutters": specs, "models": [str(p) for p in models], "cuts": [str(p) for p in cuts],
+                "cutters": specs, "metrics": list(columns), "models": [str(p) for p in models],
+                "cuts": [str(p) for p in cuts],
                 "features": [str(p) for p in features],
             }
             typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
