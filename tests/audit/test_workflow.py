@@ -5,6 +5,8 @@ the report's in test_report.py."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 import shutil
@@ -114,6 +116,39 @@ def test_texts_and_jsonl_list_to_label(data: Data, tmp_path: Path) -> None:
     out = wf.label(audit, interactive=True, input=lambda _: next(answers), output=shown.append)
     assert out.recorded == 2 and out.missing == 8
     assert any(line.startswith("text of ") for line in shown)
+
+
+def test_the_list_to_label_gives_the_query_a_document_is_judged_against(data: Data, tmp_path: Path) -> None:
+    """A passage is judged against its query: the list to label held the passage's text and only
+    the query's id (the RAG engineer walk, a TREC DL texts file with its query lines); a texts file
+    without queries adds no column, and a filled list is read back as labels."""
+    texts = tmp_path / "texts.jsonl"
+    texts.write_text("".join(json.dumps({"query_id": q, "query": f"what is {q}?", "doc_id": d,
+                                         "text": f"text of {d}"}) + "\n"
+                             for q, docs in data.lists.items() for d in docs))
+    for fmt in ("csv", "jsonl"):
+        audit = tmp_path / fmt
+        wf.freeze(audit, run=data.run, cut=data.cut, design="excluded", texts=texts, seed=3)
+        wf.plan(audit)
+        to_label = wf.sample(audit, excluded=4, label_format=fmt).to_label
+        if fmt == "csv":
+            rows = list(csv.DictReader(io.StringIO(to_label.read_text())))
+            assert list(rows[0]) == ["query_id", "doc_id", "label", "query_text", "text"]
+            filled = "query_id,doc_id,label,query_text,text\n" + "".join(
+                f"{r['query_id']},{r['doc_id']},0,\"{r['query_text']}\",x\n" for r in rows)
+        else:
+            rows = [json.loads(x) for x in to_label.read_text().splitlines()]
+            filled = "".join(json.dumps({**r, "label": 0}) + "\n" for r in rows)
+        assert all(r["query_text"] == f"what is {r['query_id']}?" for r in rows)
+        (tmp_path / f"filled.{fmt}").write_text(filled)
+        assert wf.label(audit, from_file=tmp_path / f"filled.{fmt}").recorded == 4
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text("".join(json.dumps({"query_id": q, "doc_id": d, "text": "t"}) + "\n"
+                             for q, docs in data.lists.items() for d in docs))
+    wf.freeze(tmp_path / "P", run=data.run, cut=data.cut, design="excluded", texts=plain, seed=3)
+    wf.plan(tmp_path / "P")
+    header = wf.sample(tmp_path / "P", excluded=4).to_label.read_text().splitlines()[0]
+    assert header == "query_id,doc_id,label,text"
 
 
 def test_a_partly_filled_list_to_label_records_the_filled_rows(data: Data, tmp_path: Path) -> None:

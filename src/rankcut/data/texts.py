@@ -4,7 +4,8 @@ One JSON object a line, as in ``../shared/datasets/trec-dl/texts/*.jsonl``::
 
     {"query_id": "264014", "query": "how long is ...", "doc_id": "5611210", "text": "..."}
 
-:func:`read_texts_jsonl` reads the documents' ``text``, :func:`read_query_texts` the ``query``.
+:func:`read_texts_jsonl` reads the documents' ``text``, :func:`read_query_texts` the ``query``,
+:func:`read_texts_and_queries` both in one pass.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from rankcut.data.io import Source, json_objects, open_text
 
-__all__ = ["read_query_texts", "read_texts_jsonl"]
+__all__ = ["read_query_texts", "read_texts_and_queries", "read_texts_jsonl"]
 
 _BY = ("pair", "doc")
 
@@ -53,22 +54,10 @@ def read_query_texts(source: Source, *, name: str | None = None) -> dict[str, st
         is not a string, a missing or empty ``query_id``, or a query whose texts differ (both lines
         named).
     """
-    queries: dict[str, str] = {}
-    first: dict[str, int] = {}
+    queries: dict[str, tuple[str, int]] = {}
     for where, lineno, obj in _objects(source, name):
-        if "query" not in obj:
-            continue
-        text = obj["query"]
-        if not isinstance(text, str):
-            raise ValueError(f"{where}: 'query' must be a string, got {text!r}")
-        qid = _id(obj, "query_id", where)
-        if qid in queries:
-            if queries[qid] != text:
-                raise ValueError(f"{where}: query {qid!r} has a different text than on line {first[qid]}")
-            continue
-        queries[qid] = text
-        first[qid] = lineno
-    return queries
+        _take_query(queries, obj, where, lineno)
+    return {qid: text for qid, (text, _) in queries.items()}
 
 
 def read_texts_jsonl(source: Source, *, by: str = "pair",
@@ -85,23 +74,56 @@ def read_texts_jsonl(source: Source, *, by: str = "pair",
     """
     if by not in _BY:
         raise ValueError(f"by must be one of {_BY}, got {by!r}")
-    texts: dict[Any, str] = {}
-    first: dict[Any, int] = {}
+    texts: dict[Any, tuple[str, int]] = {}
     for where, lineno, obj in _objects(source, name):
-        doc = _id(obj, "doc_id", where)
-        _absent(obj, "text", where)
-        text = obj["text"]
-        if not isinstance(text, str):
-            raise ValueError(f"{where}: 'text' must be a string, got {text!r}")
-        key: Any = (_id(obj, "query_id", where), doc) if by == "pair" else doc
-        if key in texts:
-            if by == "pair":
-                raise ValueError(f"{where}: query {key[0]!r}, document {doc!r} is given twice "
-                                 f"(lines {first[key]} and {lineno})")
-            if texts[key] != text:
-                raise ValueError(f"{where}: document {doc!r} has a different text than on "
-                                 f"line {first[key]}")
-            continue
-        texts[key] = text
-        first[key] = lineno
-    return texts
+        _take_text(texts, obj, where, lineno, by)
+    return {key: text for key, (text, _) in texts.items()}
+
+
+def read_texts_and_queries(source: Source, *, by: str = "pair", name: str | None = None
+                           ) -> tuple[dict[Any, str], dict[str, str]]:
+    """:func:`read_texts_jsonl`'s texts and :func:`read_query_texts`' queries in one pass over the
+    file (a reviewer's list shows both, and the file may be large), with the errors of both."""
+    if by not in _BY:
+        raise ValueError(f"by must be one of {_BY}, got {by!r}")
+    texts: dict[Any, tuple[str, int]] = {}
+    queries: dict[str, tuple[str, int]] = {}
+    for where, lineno, obj in _objects(source, name):
+        _take_text(texts, obj, where, lineno, by)
+        _take_query(queries, obj, where, lineno)
+    return ({key: text for key, (text, _) in texts.items()},
+            {qid: text for qid, (text, _) in queries.items()})
+
+
+def _take_query(queries: dict[str, tuple[str, int]], obj: dict[str, Any], where: str, lineno: int) -> None:
+    """A line's ``query`` text, if it has one, into ``queries`` (query id → (text, first line))."""
+    if "query" not in obj:
+        return
+    text = obj["query"]
+    if not isinstance(text, str):
+        raise ValueError(f"{where}: 'query' must be a string, got {text!r}")
+    qid = _id(obj, "query_id", where)
+    if qid in queries:
+        if queries[qid][0] != text:
+            raise ValueError(f"{where}: query {qid!r} has a different text than on line {queries[qid][1]}")
+        return
+    queries[qid] = (text, lineno)
+
+
+def _take_text(texts: dict[Any, tuple[str, int]], obj: dict[str, Any], where: str, lineno: int,
+               by: str) -> None:
+    """A line's document ``text`` into ``texts`` (key → (text, first line))."""
+    doc = _id(obj, "doc_id", where)
+    _absent(obj, "text", where)
+    text = obj["text"]
+    if not isinstance(text, str):
+        raise ValueError(f"{where}: 'text' must be a string, got {text!r}")
+    key: Any = (_id(obj, "query_id", where), doc) if by == "pair" else doc
+    if key in texts:
+        if by == "pair":
+            raise ValueError(f"{where}: query {key[0]!r}, document {doc!r} is given twice "
+                             f"(lines {texts[key][1]} and {lineno})")
+        if texts[key][0] != text:
+            raise ValueError(f"{where}: document {doc!r} has a different text than on line {texts[key][1]}")
+        return
+    texts[key] = (text, lineno)

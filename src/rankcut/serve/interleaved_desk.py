@@ -362,7 +362,7 @@ class InterleavedDesk(Desk):
             fmt = Path(str(self.info["to_label"])).suffix[1:]
             write_to_label(self.audit, [] if step is None else [step.item], fmt,
                            known=([] if step is None else [(step.move, self.where(step), step.why)],
-                                  self.texts))
+                                  self.texts, self.queries))
 
     def can_undo(self, given: Given | None) -> bool:
         """Whether an answer may be taken back now; a record's answer read ahead, while it is kept
