@@ -88,6 +88,33 @@ def test_the_export_lists_the_records_read_in_reading_order_then_the_unread(reco
     assert not (tmp_path / "x.xlsx").exists()
 
 
+def test_the_export_goes_to_stdout_alone(records: Records, tmp_path: Path) -> None:
+    """``export --out /dev/stdout`` (or ``-``) was refused as "name it *.csv": the CSV is piped on,
+    what was written said on stderr. A link to /dev/stdout in the test's folder stands for it (a
+    regression replaces only that link). A batch to fill in still names a file, saying why."""
+    import subprocess
+    import sys
+
+    assert records.labels is not None
+    truth = dict(zip(records.ids, records.labels.tolist(), strict=True))
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    session.label(folder, known=truth, limit=10)
+    write_export(folder, tmp_path / "file.csv")
+    link = tmp_path / "stdout.csv"
+    link.symlink_to("/dev/stdout")
+    for out in (str(link), "-"):
+        done = subprocess.run([sys.executable, "-c", "from rankcut.cli.main import app; app()", "review",
+                               "export", "--folder", str(folder), "--out", out], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)   # it read the link: a hang
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == (tmp_path / "file.csv").read_text()
+        assert done.stderr.startswith(f"wrote {len(records)} records to {out} (10 read, ")
+    assert link.is_symlink() and not (tmp_path / "-").exists()
+    res = CliRunner().invoke(app, ["review", "next", "--folder", str(folder), "--out", "batch.txt"])
+    assert res.exit_code == 2 and "a batch is a file to fill in and give back to label --from" in res.stderr
+
+
 def _file(path: Path, records: Records, known: int) -> Path:
     """The records as a reviewer's CSV: its own columns besides title and abstract, a ``Label``
     (case apart, the review's name) holding the prior knowledge (record number ``known``), and a

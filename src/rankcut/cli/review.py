@@ -28,7 +28,7 @@ import shlex
 import sys
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext, redirect_stdout
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -679,11 +679,19 @@ def export(
                              "that file with the labels in ASReview's notes."),
     relevant: bool = typer.Option(False, "--relevant", help="Only the records labelled relevant."),
 ) -> None:
-    """Write the review's records with their labels (the records found relevant: --relevant)."""
+    """Write the review's records with their labels (the records found relevant: --relevant); --out -
+    (or /dev/stdout) writes the CSV alone on stdout, what was written on stderr."""
+    from rankcut.data.io import writes_through
     from rankcut.review.export import export as write_export
+
+    with redirect_stdout(sys.stderr) if writes_through(out) else nullcontext():
+        _exported(out, relevant, write_export(folder, out, relevant_only=relevant))
+
+
+def _exported(out: Path, relevant: bool, counts: dict[str, Any]) -> None:
+    """What ``export`` wrote, in words."""
     from rankcut.review.records import RIS_SUFFIXES
 
-    counts = write_export(folder, out, relevant_only=relevant)
     what = "relevant records" if relevant else "records"
     kept = f", {counts['kept_relevant']} more answered relevant but kept" if counts["kept_relevant"] else ""
     if counts["prior_relevant"]:

@@ -18,7 +18,7 @@ from typing import Any
 from rankcut.audit.designs.interleaved import replayed
 from rankcut.audit.folder import SAMPLE_ITEMS, FrozenAudit, read_rows
 from rankcut.audit.manifest import Manifest, check_inputs, write_text_atomic
-from rankcut.data.io import open_text
+from rankcut.data.io import open_text, writes_through
 from rankcut.data.screening import LABEL_COLUMNS, Table, read_table
 from rankcut.review.records import RIS_NOTES, RIS_SUFFIXES, load_records, ris_record_id
 from rankcut.review.session import (
@@ -222,12 +222,14 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
         table's were not (``""``).
     :raises FileExistsError: when ``path`` exists and is not such an export of this review
         (nothing is replaced but an earlier export of the same review).
-    :raises ValueError: for a ``path`` not named ``.csv``, ``.tsv``, ``.tab`` or ``.ris``, a RIS
+    :raises ValueError: for a ``path`` not named ``.csv``, ``.tsv``, ``.tab`` or ``.ris`` (``-`` and
+        ``/dev/stdout`` write CSV to stdout), a RIS
         export of a review not read from an unchanged RIS file, when a frozen input changed, or
         when the label store was edited.
     """
     out, target = Path(folder), Path(path)
-    suffix = target.suffix.lower()
+    stream = writes_through(target)   # --out - or /dev/stdout: a CSV piped on
+    suffix = ".csv" if stream else target.suffix.lower()
     if suffix not in (*TABLES, ".ris"):   # an .xlsx of CSV text, say, would not open
         raise ValueError(f"{target}: an export is written as CSV, TSV or RIS: name it *.csv, *.tsv or *.ris")
     manifest = load_review(out)
@@ -238,7 +240,7 @@ def export(folder: str | os.PathLike[str], path: str | os.PathLike[str], *, rele
             raise ValueError(f"{target}: a RIS export is the RIS file the review's records were read from, "
                              f"with their labels, and {why or 'they were not read from a RIS file'}: "
                              "name it *.csv or *.tsv")
-    if target.exists():
+    if target.exists() and not stream:
         (_check_ris if ris is not None else _check_table)(target, manifest.short_id)
     texts_path = check_inputs(manifest)["texts"]["path"]   # refused if a frozen input changed
     rows, read, kept = _rows(out, manifest)

@@ -1021,7 +1021,8 @@ def write_batch(folder: str | os.PathLike[str], path: str | os.PathLike[str],
     """
     out = Path(path)
     if out.suffix.lower() not in TABLES:   # a CSV named .txt or .xlsx would open as something else
-        raise ValueError(f"{out}: a batch is written as CSV or TSV: name it *.csv or *.tsv")
+        raise ValueError(f"{out}: a batch is a file to fill in and give back to label --from, written as "
+                         "CSV or TSV: name it *.csv or *.tsv (next --json prints the records)")
     manifest = load_review(Path(folder))
     records = records_key(manifest)
     if out.exists():
