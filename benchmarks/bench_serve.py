@@ -44,7 +44,7 @@ from fastapi.testclient import TestClient
 
 from rankcut.audit import workflow as wf
 from rankcut.serve.app import create_app
-from rankcut.serve.desk import Desk
+from rankcut.serve.desks import open_desk
 
 TOKEN = "bench"
 ORIGIN = {"origin": "http://testserver"}
@@ -141,7 +141,7 @@ def main() -> None:
             cpu.append(time.process_time() - c0)
             assert response.status_code == 200, response.text[-500:]
             page = response.text
-        desk = Desk(audit)
+        desk = open_desk(audit)
         t0 = time.perf_counter()
         standing = desk.standing()
         header = time.perf_counter() - t0

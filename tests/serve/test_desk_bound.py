@@ -70,3 +70,14 @@ def test_labels_edited_with_their_history_after_certify_are_not_shown_as_met(sma
     assert shown.verdict == wf.status(small.folder)["labels_changed"]
     assert shown.verdict.startswith("certifying is refused: the labels opened for certification")
     assert shown.met is False and not shown.can_certify
+
+
+def test_the_base_desk_refuses_a_design_whose_page_is_its_own(small: SmallAudit) -> None:
+    """Desk(folder) of a sequential audit showed no bound and never offered certify (a benchmark
+    built it so, after each design's page became a desk of its own): it names open_desk."""
+    from rankcut.serve.desk import Desk
+
+    with pytest.raises(TypeError, match="the sequential design's page is a desk of its own: open the folder "
+                                        "with rankcut.serve.desks.open_desk"):
+        Desk(small.folder)
+    assert type(open_desk(small.folder)).__name__ == "SequentialDesk"

@@ -42,7 +42,7 @@ def _opened(scope: str, text: str) -> str:
 def said_read_on(since: int, now: bool, words: Any, info: Mapping[str, Any], after: Sequence[str],
                  as_json: bool) -> None:
     """What ``read-on`` did (:func:`rankcut.audit.workflow.read_on`'s ``since`` and ``now``), in
-    ``words`` (:class:`~rankcut.audit.designs.interleaved.Words`) and then the lines ``after`` it;
+    ``words`` (:class:`~rankcut.audit.designs.base.Words`) and then the lines ``after`` it;
     or as JSON, with the status ``info``."""
     from rankcut.audit.designs.interleaved import read_on_text
 

@@ -145,6 +145,9 @@ class Desk:
         self.audit = load_audit(folder)
         self.folder = self.audit.folder
         self.spec = design_of(self.audit)
+        if self.spec.anytime and not self.anytime:   # a page without the design's bound, or its steps
+            raise TypeError(f"the {self.spec.name} design's page is a desk of its own: open the folder with "
+                            "rankcut.serve.desks.open_desk")
         self.info, self.rows = load_sample(self.audit)
         self.order = self._label_order()
         self.index = {item: i for i, item in enumerate(self.order)}
@@ -482,7 +485,7 @@ class Desk:
                     raise Refused(why)
                 store.undo(given.item, given.label, given.source)
             self._taken_back()
-        self._ask_again(who, given.item)
+            self._ask_again(who, given.item)
         return (f"undone: the {self.thing} is asked again (the label taken back is kept in the store's "
                 "history)")
 

@@ -366,29 +366,31 @@ class InterleavedDesk(Desk):
 
     def can_undo(self, given: Given | None) -> bool:
         """Whether an answer may be taken back now; a record's answer read ahead, while it is kept
-        as given (no step was chosen from it)."""
-        if given is not None and given.ahead:
-            kept = review_session.kept_with_sources(self.folder).get(given.item[1])
-            return kept == (given.label, given.source)
+        as given (no step was chosen from it), and once recorded as any step is."""
+        if given is not None and given.ahead and self._kept_as(given):
+            return True
         return super().can_undo(given)
+
+    def _kept_as(self, given: Given) -> bool:
+        return review_session.kept_with_sources(self.folder).get(given.item[1]) == (given.label, given.source)
 
     def undo(self, given: Given, who: str) -> str:
         """Take back an answer; a record's answer read ahead is removed from the kept answers (it was
-        never recorded) while it is kept as given, and the record is asked of ``who`` again.
+        never recorded) while it is kept as given, and the record is asked of ``who`` again; once the
+        review recorded it, it is taken back as any step is (:meth:`Desk.undo`).
 
-        :raises Refused: as :meth:`Desk.undo`; for an answer read ahead, when it is no longer kept.
+        :raises Refused: as :meth:`Desk.undo`.
         """
-        if not given.ahead:
-            return super().undo(given, who)
-        with self._lock:
-            self.check_current()
-            if not review_session.unkeep(self.folder, given.item[1], given.label, given.source):
-                raise Refused(f"{self.named(given.item)} cannot be taken back: the answer you gave it (read "
-                              "ahead) is no longer kept — the review asked for the record and recorded it, "
-                              "or another answer replaced it")
-        self._ask_again(who, given.item)
-        return (f"undone: your answer for record {given.item[1]} (read ahead) is no longer kept; it was "
-                "never recorded, and the record is asked again")
+        if given.ahead:
+            with self._lock:
+                self.check_current()
+                taken = review_session.unkeep(self.folder, given.item[1], given.label, given.source)
+                if taken:
+                    self._ask_again(who, given.item)
+            if taken:
+                return (f"undone: your answer for record {given.item[1]} (read ahead) is no longer kept; it "
+                        "was never recorded, and the record is asked again")
+        return super().undo(given, who)
 
     def _chosen_from(self, given: Given, store: LabelStore) -> str | None:
         if self._last_step() != given.item:   # a later step was chosen from it

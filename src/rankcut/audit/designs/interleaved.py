@@ -91,7 +91,7 @@ if TYPE_CHECKING:
     from rankcut.certify.report import JointReport
 
 __all__ = ["MAX_COLLECTION", "POLICIES", "READ_ON_META", "REVIEW_FILE", "SCREENERS", "SCREENER_FACTS",
-           "SCREENER_WORDS", "Interleaved", "Review", "Step", "Words", "build_policy", "lookahead",
+           "SCREENER_WORDS", "Interleaved", "Review", "Step", "build_policy", "lookahead",
            "policy_spec", "read_on_text", "reads_on", "replayed", "review_of", "screener_spec",
            "words_of"]
 
