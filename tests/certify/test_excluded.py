@@ -48,6 +48,16 @@ def test_a_union_bound_is_said_only_of_a_family():
     assert "union bound over the family" in p0_upper_hoeffding([700, 450], 1000, 0.025).statement
 
 
+def test_a_delta_meant_as_the_confidence_is_warned_of():
+    """delta=0.95 meant as 95% confidence certified at 5% without a word from Python (the command
+    line refuses it): warned of, the certificate still computed (a call may mean it)."""
+    with pytest.warns(UserWarning, match=r"delta=0.95 is the chance the certificate is wrong \(1 − "
+                                         r"confidence\): it claims only 5% confidence; for 95% confidence "
+                                         r"pass delta=0.05"):
+        cert = excluded_pool_finite_certificate(0, 300, 70000, 0.95)
+    assert cert.delta == 0.95
+
+
 # ---------------------------------------------------------------- Theorem 7: the construction
 
 

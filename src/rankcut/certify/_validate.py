@@ -15,6 +15,7 @@ otherwise requires ``Σ_g δ_g ≤ δ``, up to :data:`SUM_RTOL`.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -50,12 +51,18 @@ def _is_real(x: Any) -> bool:
 
 
 def check_delta(delta: Any, name: str = "delta") -> float:
-    """An error probability in the open interval (0, 1)."""
+    """An error probability in the open interval (0, 1). A certificate's ``delta`` of 0.5 or more is
+    warned of (:class:`UserWarning`): ``delta=0.95`` meant as 95% confidence certifies at 5% (the
+    command line refuses it; a call may mean it, e.g. a median)."""
     if not _is_real(delta):
         raise ValueError(f"{name} must be a number in (0, 1), got {shown(delta)}")
     d = float(delta)
     if not 0.0 < d < 1.0:
         raise ValueError(f"{name} must lie in (0, 1), got {shown(delta)}{percent_hint(delta)}")
+    if d >= 0.5 and name == "delta":
+        warnings.warn(f"delta={d:g} is the chance the certificate is wrong (1 − confidence): it claims only "
+                      f"{1 - d:.0%} confidence; for 95% confidence pass delta=0.05", UserWarning,
+                      stacklevel=3)
     return d
 
 
