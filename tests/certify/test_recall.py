@@ -29,6 +29,9 @@ def test_section_8_two_pool_recall():
     assert c.details["missed_mass_upper"] == 0.00853
     assert c.allocation == {"excluded audit": 0.025, "included audit": 0.025}
     assert (c.quantity, c.side, c.theorem) == ("recall", "lower", "Corollary 11")
+    # the N = N0 + N1 items of §2.2 (query-document pairs in an audit), not a corpus of documents
+    assert c.statement.endswith("at most 853 relevant items are missed and at least 4983 are caught "
+                                "(of 100000 items).")
 
 
 def test_finite_two_pool_reads_one_when_nothing_can_be_missed():
