@@ -374,8 +374,10 @@ def beyond_labelling(audit: Audit, sizes: Mapping[str, Any] | None) -> str | Non
     corpus = audit.manifest.get("corpus")
     if corpus:
         claim = f"{_o('corpus_size')} {corpus['documents']}" if corpus["kind"] == "size" else _o("corpus_ids")
-        ways.append(f"a smaller corpus claim ({claim} puts every unretrieved document in the excluded "
-                    f"pool: N0 = {audit.base.n0:,})")
+        queries = len(audit.base.lengths)
+        ways.append(f"a smaller corpus claim ({claim} puts every unretrieved document of each query in the "
+                    f"excluded pool: N0 = {audit.base.n0:,} query-document pairs over {queries:,} "
+                    f"quer{'y' if queries == 1 else 'ies'})")
     target = audit.target or {}
     if "recall" in target:
         ways.append(f"a lower {_o('target_recall')} than {target['recall']:g}")
