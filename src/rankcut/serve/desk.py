@@ -125,6 +125,8 @@ class Desk:
     :param hold_s: how long an item asked of one reviewer is not asked of another (seconds).
     :raises AuditStepError: before ``sample``.
     :raises ValueError: as ``rankcut audit label``, for a changed manifest, input file or sample.
+    :raises TypeError: for an anytime design, whose page is a desk of its own
+        (:func:`rankcut.serve.desks.open_desk`).
     """
 
     #: labelling may go on after certify (the bound holds at every step)
@@ -140,7 +142,7 @@ class Desk:
     certify_needs = "every sampled item must be labelled first, and the labels are opened once"
 
     def __init__(self, folder: str | Path, *, hold_s: float = HOLD_S) -> None:
-        from rankcut.data.texts import read_query_texts, read_texts_jsonl
+        from rankcut.data.texts import read_texts_and_queries
 
         self.audit = load_audit(folder)
         self.folder = self.audit.folder
@@ -152,8 +154,10 @@ class Desk:
         self.order = self._label_order()
         self.index = {item: i for i, item in enumerate(self.order)}
         entry = self.audit.inputs.get("texts")   # the file found (its path is relative to the folder)
-        self.texts = None if entry is None else read_texts_jsonl(entry["path"], by="pair")
-        self.queries = {} if entry is None else read_query_texts(entry["path"])
+        self.texts: dict[Any, str] | None = None
+        self.queries: dict[str, str] = {}
+        if entry is not None:
+            self.texts, self.queries = read_texts_and_queries(entry["path"])
         self._lock = threading.Lock()  # one answer at a time from this server
         self._hold_s = hold_s
         self._asked: dict[str, tuple[Item, float]] = {}  # reviewer session -> (item asked, when)
