@@ -679,8 +679,9 @@ def export(
                              "that file with the labels in ASReview's notes."),
     relevant: bool = typer.Option(False, "--relevant", help="Only the records labelled relevant."),
 ) -> None:
-    """Write the review's records with their labels (the records found relevant: --relevant); --out -
-    (or /dev/stdout) writes the CSV alone on stdout, what was written on stderr."""
+    """Write the review's records with their labels (the records found relevant: --relevant).
+
+    --out - (or /dev/stdout) writes the CSV alone on stdout, what was written on stderr."""
     from rankcut.data.io import writes_through
     from rankcut.review.export import export as write_export
 
