@@ -519,6 +519,17 @@ def test_a_cut_run_made_elsewhere_is_scored_on_the_full_lists(tiny: dict[str, Pa
     assert res.exit_code == 0 and re.search(  # the run's own unjudged query, cut too: dropped, said
         rf"--cut {re.escape(str(cut))}: the qrels judge no document of 1 query of it \('\w+'\): "
         r"not evaluated \(--missing drop\)", res.stderr), res.stderr
+    import shlex  # the runs read once: a --run that is a pipe, <(...), was read again, and refused
+    import subprocess
+
+    command = (f"{shlex.quote(sys.executable)} -c 'from rankcut.cli.main import app; app()' evaluate --run "
+               f"<(cat {shlex.quote(str(run))}) --qrels {shlex.quote(str(qrels))} --folds 2 --cut "
+               f"{shlex.quote(str(cut))} --json")
+    piped = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=300)
+    assert piped.returncode == 0, piped.stderr
+    assert json.loads(piped.stdout)["per_query"]["methods"][str(cut)] == json.loads(
+        invoke("evaluate", "--run", run, "--qrels", qrels, "--folds", "2", "--cut", cut,
+               "--json").stdout)["per_query"]["methods"][str(cut)]
     extra = folder / "extra.run"   # z9, judged by no qrels and in no --run: another topic set's query,
     extra.write_text(cut.read_text() + "z9 Q0 x 1 1.0 t\n")   # said to be unjudged before (RAG walk)
     one_line_error(invoke("evaluate", "--run", run, "--qrels", qrels, "--folds", "2", "--cut", extra),

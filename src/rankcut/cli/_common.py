@@ -151,12 +151,15 @@ def load_letors(paths: list[Path], *, score_feature: int, threshold: float, orde
 
 
 def load_runs(paths: list[Path], judged: dict[str, Any] | None, *, threshold: float, ordering: str,
-              missing: str) -> Any:
+              missing: str, queries: set[str] | None = None) -> Any:
     """Lists of the run files, judged by the queries of ``judged`` that they contain; warnings
-    and errors name the files."""
+    and errors name the files. ``queries``, when given, is filled with every query of the files,
+    those ``missing="drop"`` drops included (a file is read once: it may be a pipe)."""
     from rankcut.data.trec import load_trec
 
     run = _read_runs(paths)  # its errors name file and line
+    if queries is not None:
+        queries.update(run.qids)
     qrels = None if judged is None else {q: judged[q] for q in run.qids if q in judged}
     with warnings_about(files(paths)):
         try:

@@ -269,7 +269,8 @@ def evaluate(
             judged = read_qrels(qrels)
             note_grades(ctx, qrels, judged, threshold)
             options = {"threshold": threshold, "ordering": ordering, "missing": missing}
-            lists = load_runs(run, judged, **options)
+            listed: set[str] = set()   # the runs' queries, those dropped for want of qrels included
+            lists = load_runs(run, judged, **options, queries=listed)
             loaded = [lists]
             if train_run:
                 train = load_runs(train_run, judged, **options)
@@ -282,7 +283,7 @@ def evaluate(
         # the queries scored (--train-queries' are not): a --cut needs lines of these only
         evaluated = set(evaluated_queries(lists, train=train if isinstance(train, tuple) else None,
                                           test_queries=chosen))
-        given = {str(p): _given_cuts(p, lists, evaluated, judged, missing, allow_missing_queries, run)
+        given = {str(p): _given_cuts(p, lists, evaluated, judged, missing, allow_missing_queries, listed)
                  for p in cuts}
         with _shards.runner(shards, ray) as (where, n_shards):
             result = evaluate_cutters(
@@ -333,22 +334,22 @@ def evaluate(
 
 
 def _given_cuts(path: Path, lists: Any, evaluated: set[str], judged: dict[str, Any], missing: str,
-                allow_missing: bool, runs: list[Path]) -> Any:
+                allow_missing: bool, listed: set[str]) -> Any:
     """``--cut``: the depth the cut run keeps of each list evaluated (a prefix of it, else refused
     naming the query and rank), as a method of the evaluation. Its lines of queries not evaluated
     (``--train-queries``), and of queries that ``--missing drop`` dropped from the run (no qrels),
-    are not read; a query of no ``runs`` is refused (the cut of another run or topic set)."""
+    are not read; a query of no run (not ``listed``) is refused (the cut of another run or topic
+    set)."""
     from rankcut.audit.options import OPTION_NAMES
     from rankcut.audit.pools import cuts_from_run
     from rankcut.cutters.given import GivenCuts
-    from rankcut.data.trec import read_run, read_run_columns
+    from rankcut.data.trec import read_run
 
     kept = set(lists.qids)
     scored = lists.subset([q for q in lists.qids if q in evaluated])
     lines = read_run(path)
     unjudged = [q for q in lines if q not in kept and missing == "drop" and q not in judged]
-    if unjudged:   # dropped from the runs for want of qrels, or not in the runs at all: read their queries
-        listed = {q for p in runs for q in read_run_columns(p).qids}
+    if unjudged:   # dropped from the runs for want of qrels, or not in the runs at all
         foreign = [q for q in unjudged if q not in listed]
         if foreign:   # as a judged query of no run is refused (cuts_from_run)
             shown = ", ".join(repr(q) for q in foreign[:5]) + (", ..." if len(foreign) > 5 else "")
