@@ -289,8 +289,12 @@ def test_the_legend_counts_the_test_queries_no_cut_can_score_on():
     mean down: the legend counted nothing of it (at --threshold 3, 10 of DL20's 54 lists)."""
     lists = make_lists([A, B, [0, 0, 0, 0], A])
     text = format_table(evaluate_cutters(["fixed-k:2", "oracle"], lists))
-    assert ("1 test query of 4 has no relevant document in its list (relevance ≥ 1): every cut scores F1 0 "
-            "there, in the mean.") in text
+    assert ("1 test query of 4 has no relevant document in its list (relevance ≥ 1): every cut scores "
+            "F1@k 0 there, in the mean.") in text
+    recall = format_table(evaluate_cutters(["fixed-k:2"], lists, metrics=("recall", "dcg")))
+    assert "every cut scores R@k 0 there" in recall
+    dcg = format_table(evaluate_cutters(["fixed-k:2"], lists, metrics=("dcg",)))
+    assert "no relevant document" not in dcg
     assert "no relevant document" not in format_table(evaluate_cutters(["fixed-k:2"], make_lists([A, B])))
 
 

@@ -211,8 +211,9 @@ class Evaluation:
         without a baseline).
     :param protocol: how the numbers were produced: ``mode`` (``"train"``, ``"split"``, ``"cv"``,
         ``"none"``), ``folds``, ``seed``, ``n_train``, ``n_test``, ``fit_metric``,
-        ``recall_base``, ``allow_zero``, ``ordering``, ``threshold``, ``baseline``, ``test``,
-        ``alpha``, ``description``.
+        ``recall_base``, ``allow_zero``, ``ordering``, ``threshold``, ``no_relevant`` (the test
+        queries whose list holds no relevant document), ``baseline``, ``test``, ``alpha``,
+        ``description``.
 
     ``str(evaluation)`` and :meth:`summary` give the table of :func:`format_table`;
     :meth:`to_frame` the same rows as a pandas DataFrame.
@@ -832,11 +833,13 @@ def _legend(ev: Evaluation) -> list[str]:
         f"Columns: {cols} — mean over {count(p['n_test'], 'test query', 'test queries')} ({cited}"
         f"recall base: {p['recall_base']}); k: mean cut behind the column.",
     ]
-    if p.get("no_relevant"):   # a mean that no cutter can raise above (n_test - no_relevant) / n_test
+    zero = [_METRIC_LABELS[m] for m in ev.metrics if m != "dcg"]   # ±1-DCG goes below 0 there
+    if p.get("no_relevant") and zero:   # a mean no cutter can raise above (n_test - no_relevant) / n_test
         n = p["no_relevant"]
         out.append(f"{count(n, 'test query', 'test queries')} of {p['n_test']} "
                    f"{'has' if n == 1 else 'have'} no relevant document in {'its' if n == 1 else 'their'} "
-                   f"list (relevance ≥ {p['threshold']:g}): every cut scores F1 0 there, in the mean.")
+                   f"list (relevance ≥ {p['threshold']:g}): every cut scores {', '.join(zero)} 0 there, in "
+                   "the mean.")
     if p["baseline"] is None:
         out.append("No significance test (no baseline given).")
     else:

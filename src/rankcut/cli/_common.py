@@ -21,7 +21,7 @@ import typer
 from rankcut._util import count
 from rankcut.data.lists import ORDERINGS
 from rankcut.data.trec import MISSING_POLICIES, load_trec
-from rankcut.metrics import RECALL_BASES
+from rankcut.metrics import METRICS, RECALL_BASES
 
 __all__ = ["CHOICES", "MISSING", "ORDERING", "THRESHOLD_HELP", "Missing", "Ordering", "check_output",
            "choice", "count", "files", "load_runs", "warn_unranked", "warnings_about"]
@@ -44,7 +44,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "ordering": ORDERINGS,
     "missing": MISSING_POLICIES,
     "test": ("wilcoxon", "ttest"),
-    "fit_metric": ("each", "f1", "dcg"),
+    "fit_metric": ("each", *METRICS),
     "recall_base": RECALL_BASES,
 }
 #: the most query ids a message lists
