@@ -147,8 +147,9 @@ def test_next_batch_on_the_command_line(records: Records, tmp_path: Path) -> Non
     txt = runner.invoke(app, ["review", "next", "--folder", str(folder), "--batch", "6", "--out",
                               str(tmp_path / "b.txt")])
     assert txt.exit_code == 2
-    assert txt.stderr.strip() == (f"error: {tmp_path / 'b.txt'}: a batch is written as CSV or TSV: name it "
-                                  "*.csv or *.tsv")
+    assert txt.stderr.strip() == (f"error: {tmp_path / 'b.txt'}: a batch is a file to fill in and give back "
+                                  "to label --from, written as CSV or TSV: name it *.csv or *.tsv (next "
+                                  "--json prints the records)")
     assert not (tmp_path / "b.txt").exists()
     # the reviewer fills it in, and the spreadsheet saves it with a byte-order mark
     with open(tmp_path / "b.tsv", "w", newline="", encoding="utf-8-sig") as f:
