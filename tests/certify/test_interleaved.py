@@ -377,6 +377,19 @@ def test_certificate_recomputes_from_json_and_states_the_claim():
     assert "anytime-valid" in cert.statement and ("met" in cert.statement)
 
 
+def test_a_bound_of_nothing_unread_says_it_is_not_a_certainty():
+    """'found at least 100% ... at most 0 relevant left unread' with 48 documents unread read as a
+    certainty that nothing was missed (the TAR practitioner walk, CLEF CD010633 at 0.95): the
+    statement says how many were not read and that the bound is one at its confidence; once all
+    is read it says nothing of the kind."""
+    cert = interleaved_recall_certificate(300, "s" * 3 + "a" * 290, "111" + "0" * 290, target=0.5)
+    assert cert.details["relevant_upper"] == 3
+    assert ("at most 0 relevant left unread among the 7 not read (a bound at this confidence, not a "
+            "certainty; anytime-valid") in cert.statement
+    whole = interleaved_recall_certificate(3, "sss", "111", target=0.5)
+    assert "not a certainty" not in whole.statement and "left unread (anytime-valid" in whole.statement
+
+
 def test_tail_prior_is_the_screened_tail_projection_and_recomputes():
     """``prior_basis="tail"`` fixes the mean at the first audit step from the screened labels' tail (a
     ranking that has run dry gets a small mean, a rich one a large mean), and the certificate

@@ -437,7 +437,10 @@ def interleaved_recall_certificate(total: int, moves: str, labels: str, target: 
             f"{recall_percent(review.recall_lower)}% of the relevant {items}: "
             f"{review.found} found in {review.read} of {total} {items} read ({screened} screened, "
             f"{review.audit_labels} in the frozen audit order, {review.audit_hits} of them relevant), "
-            f"at most {upper - review.found} relevant left unread (anytime-valid: it holds wherever "
+            f"at most {upper - review.found} relevant left unread"
+            + (f" among the {total - review.read} not read (a bound at this confidence, not a certainty; "
+               if upper == review.found and review.read < total else " (")
+            + "anytime-valid: it holds wherever "
             f"the review stops, whatever decided each move); target {target:g} "
             f"{met if ok else 'not met yet'}."
         ),
