@@ -346,6 +346,20 @@ def test_a_read_ahead_answer_is_taken_back_while_it_is_kept(records: Records, tm
     assert said.startswith("undone: the record is asked again")
     assert [s[1] for s in _steps(folder)] == ahead[:1]
     assert _fields(bob.get("/").text)["doc_id"] == ahead[1]
+    # read ahead again, and the kept answer replaced by a batch file before the undo: said so (it
+    # said "the review took a step after it", of an answer no step had seen)
+    fresh = tmp_path / "again"
+    session.start(records, fresh, target_recall=0.8, seed=4, policy=POLICY)
+    app = create_app(fresh, TOKEN)
+    ada, bob = _named(app, "Ada"), _named(app, "Bob")
+    assert _fields(ada.get("/").text)["doc_id"] == ahead[0]
+    fields = {**_fields(bob.get("/").text), "label": str(1 - truth[ahead[1]])}
+    bob.post("/answer", data=fields, headers=ORIGIN)
+    session.keep(fresh, {ahead[1]: truth[ahead[1]]}, "file batch.csv")   # label --from, meanwhile
+    refused = _said(bob.post("/undo", data={"csrf": fields["csrf"]}, headers=ORIGIN).text)
+    assert refused.endswith("cannot be taken back: the answer you gave it (read ahead) is no longer kept — "
+                            "another answer replaced it (a batch file, or another reviewer)")
+    assert session.kept_answers(fresh) == {ahead[1]: truth[ahead[1]]}
 
 
 def test_a_read_ahead_record_answered_in_one_tab_and_held_in_another_counts_once(

@@ -45,7 +45,7 @@ from rankcut.audit.designs.interleaved import (
 )
 from rankcut.audit.folder import CERTIFICATE_FILE, LABELS_FILE, open_store
 from rankcut.audit.interactive import seen_state
-from rankcut.audit.labels import LabelChanges, LabelStore
+from rankcut.audit.labels import LabelChanges, LabelStore, holds_store
 from rankcut.audit.options import spelled
 from rankcut.audit.pools import Item
 from rankcut.audit.to_label import write_to_label
@@ -371,6 +371,14 @@ class InterleavedDesk(Desk):
             return True
         return super().can_undo(given)
 
+    def _recorded_as(self, given: Given) -> bool:
+        """Whether ``given``'s record is labelled in the store as it answered (a kept answer the
+        review recorded when it asked for the record)."""
+        if not holds_store(self.folder / LABELS_FILE):
+            return False
+        with open_store(self.audit, self.info, create=False) as store:
+            return store.get([given.item]).get(given.item) == given.label
+
     def _kept_as(self, given: Given) -> bool:
         return review_session.kept_with_sources(self.folder).get(given.item[1]) == (given.label, given.source)
 
@@ -387,6 +395,10 @@ class InterleavedDesk(Desk):
                 taken = review_session.unkeep(self.folder, given.item[1], given.label, given.source)
                 if taken:
                     self._ask_again(who, given.item)
+                elif not self._recorded_as(given):   # kept no more, and not a step: replaced
+                    raise Refused(f"{self.named(given.item)} cannot be taken back: the answer you gave it "
+                                  "(read ahead) is no longer kept — another answer replaced it (a batch "
+                                  "file, or another reviewer)")
             if taken:
                 return (f"undone: your answer for record {given.item[1]} (read ahead) is no longer kept; it "
                         "was never recorded, and the record is asked again")
