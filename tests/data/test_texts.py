@@ -4,7 +4,7 @@ import io
 
 import pytest
 
-from rankcut.data.texts import read_texts_jsonl
+from rankcut.data.texts import read_query_texts, read_texts_and_queries, read_texts_jsonl
 
 
 def text(s: str, name: str = "texts.jsonl") -> io.StringIO:
@@ -54,6 +54,20 @@ def test_by_doc_conflicting_texts():
              '{"query_id": "2", "doc_id": "a", "text": "y"}\n')
     with pytest.raises(ValueError, match=r"line 2: document 'a' has a different text than on line 1"):
         read_texts_jsonl(text(lines), by="doc")
+
+
+def test_one_pass_gives_both_readers_answers_and_their_errors():
+    """read_texts_and_queries, read once where a list to label shows both, is the two readers in
+    one: the same dicts, and a bad query or text line refused as each reader refuses it."""
+    texts, queries = read_texts_and_queries(text(LINES))
+    assert texts == read_texts_jsonl(text(LINES)) and queries == read_query_texts(text(LINES))
+    assert queries == {"1": "q one", "2": "q two"}
+    assert read_texts_and_queries(text(LINES), by="doc")[0] == {"a": "alpha beta", "7": ""}
+    differs = LINES + '{"query_id": "1", "query": "other", "doc_id": "b", "text": "x"}\n'
+    with pytest.raises(ValueError, match=r"line 5: query '1' has a different text than on line 1"):
+        read_texts_and_queries(text(differs))
+    with pytest.raises(ValueError, match=r"line 1: no 'text' field"):
+        read_texts_and_queries(text('{"query_id": "1", "query": "q", "doc_id": "a"}\n'))
 
 
 def test_trec_dl_texts_cover_the_bm25_run(datasets):

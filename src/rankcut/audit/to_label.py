@@ -13,24 +13,10 @@ from rankcut.audit.folder import TO_LABEL, Audit
 from rankcut.audit.manifest import write_text_atomic
 from rankcut.audit.pools import Item
 
-__all__ = ["document_texts", "query_texts", "write_to_label"]
+__all__ = ["texts_and_queries", "write_to_label"]
 
 
-def document_texts(audit: Audit) -> dict[Any, str] | None:
-    from rankcut.data.texts import read_texts_jsonl
-
-    entry = audit.inputs.get("texts")
-    return None if entry is None else read_texts_jsonl(entry["path"], by="pair")
-
-
-def query_texts(audit: Audit) -> dict[str, str] | None:
-    from rankcut.data.texts import read_query_texts
-
-    entry = audit.inputs.get("texts")
-    return None if entry is None else read_query_texts(entry["path"])
-
-
-def _texts_and_queries(audit: Audit) -> tuple[dict[Any, str] | None, dict[str, str] | None]:
+def texts_and_queries(audit: Audit) -> tuple[dict[Any, str] | None, dict[str, str] | None]:
     """The frozen document and query texts, in one pass over the file (None: frozen without)."""
     from rankcut.data.texts import read_texts_and_queries
 
@@ -54,7 +40,7 @@ def write_to_label(audit: Audit, order: list[Item], fmt: str, *,
 
     # a design that counts labels in order says where each item stands (the sequential audit), and
     # one that chooses each item from the labels says also why (the interleaved review's next item)
-    where, texts, queries = ((design_of(audit).positions(audit, len(order)), *_texts_and_queries(audit))
+    where, texts, queries = ((design_of(audit).positions(audit, len(order)), *texts_and_queries(audit))
                              if known is None else known)
     queries = queries or None   # a texts file without query lines: no column
     path = audit.folder / f"{TO_LABEL}.{fmt}"

@@ -116,7 +116,7 @@ from rankcut.audit.power import check_power
 from rankcut.audit.provenance import AuditWarning
 from rankcut.audit.sampling import Draws, write_draws
 from rankcut.audit.snapshot import SNAPSHOT_FILE, snapshot_bytes, snapshot_entry, write_snapshot
-from rankcut.audit.to_label import document_texts, query_texts, write_to_label
+from rankcut.audit.to_label import texts_and_queries, write_to_label
 from rankcut.data.lists import ORDERINGS
 
 if TYPE_CHECKING:  # rankcut.certify loads scipy: imported where it is used, so the audit package loads fast
@@ -427,13 +427,12 @@ def freeze(
     elif corpus_size is not None:
         corpus_spec = {"kind": "size", "documents": check_count(corpus_size, "corpus_size", 1)}
     if texts is not None:
-        from rankcut.data.texts import read_query_texts, read_texts_jsonl
+        from rankcut.data.texts import read_texts_and_queries
 
         inputs["texts"] = describe_file(texts, "--texts", folder)
         # parsed in full now, as every later step reads it: a file that fails later, once its hash
         # is frozen, would leave an audit that can never be completed
-        text_of = read_texts_jsonl(texts, by="pair", name=f"{_o('texts')} {texts}")
-        read_query_texts(texts, name=f"{_o('texts')} {texts}")
+        text_of, _ = read_texts_and_queries(texts, by="pair", name=f"{_o('texts')} {texts}")
     # the files as given (the manifest's paths are relative to the folder, which may not exist yet)
     located = resolve_inputs(inputs, lambda e: Path(e["given"]))
     members, names = build_pools(located, ordering, fam, corpus_spec, bool(allow_missing_queries))
@@ -844,7 +843,7 @@ def _record_labels(audit: Audit, store: labels_mod.LabelStore, order: list[Item]
                                 overwrite=overwrite, refusal_hint=spec.refusal_hint(store))
         unjudged = len(unjudged_items(judged, todo))
     elif interactive:
-        texts, queries = document_texts(audit), query_texts(audit)
+        texts, queries = texts_and_queries(audit)
         if texts is None:
             output(f"this audit was frozen without {_o('texts')}: only query and document ids are shown "
                    f"(freeze with {_o('texts')} FILE to see the query and document texts)")
@@ -901,7 +900,7 @@ def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Map
             asked.append(step.item)
             return int(qrels_oracle(judged, [step.item], threshold)[0])
     elif interactive:
-        texts, queries = document_texts(audit), query_texts(audit)
+        texts, queries = texts_and_queries(audit)
         source = "interactive"
 
         def answer(step: Any, review: Any) -> int | None:
