@@ -384,3 +384,22 @@ def test_graded_qrels_at_the_default_threshold_are_said_by_label(tmp_path: Path)
     code, _, err = run("label", "--audit", audit, "--oracle", "qrels", "--qrels", tmp_path / "q.txt")
     assert code == 0, err
     assert "grades relevance up to 3; grade ≥ 1 counts as relevant (the default --threshold" in err
+
+
+def test_sample_of_the_interleaved_design_says_it_froze_an_order(tmp_path: Path) -> None:
+    """'drew 40 items: excluded 40, included 0 ... label the items listed in to_label.csv' and then
+    'to_label.csv holds the one document the review asks for first' (the TAR practitioner walk):
+    the interleaved review draws nothing to label; its sample freezes the audit order."""
+    ranked = tmp_path / "topic.run"
+    ranked.write_text("".join(f"T1 Q0 d{r} {r + 1} {100 - r} t\n" for r in range(40)))
+    folder = tmp_path / "I"
+    for step in (["freeze", "--run", ranked, "--design", "interleaved", "--target-recall", "0.8", "--seed",
+                  "3", "--out", folder], ["plan", "--audit", folder]):
+        code, _, err = run(*step)
+        assert code == 0, err
+    code, out, err = run("sample", "--audit", folder)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("froze the audit order of the collection's 40 documents (sample hash ")
+    assert lines[1].startswith(f"{folder / 'to_label.csv'} holds the one document the review asks for first")
+    assert "drew" not in out and "label the items listed" not in out

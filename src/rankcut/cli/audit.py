@@ -404,17 +404,21 @@ def sample(
         _echo_json({"sizes": result.sizes, "draws": result.n_draws, "items": result.n_items,
                     "sample_hash": result.sample_hash, "to_label": str(result.to_label)})
     else:
-        typer.echo(result.render())
         info = workflow.status(audit)
-        if workflow.DESIGNS[info["design"]].adaptive:
+        design = workflow.DESIGNS[info["design"]]
+        if design.adaptive:   # nothing drawn to label: an order frozen
+            typer.echo(f"froze the audit order of the collection's {result.n_items:,} documents (sample hash "
+                       f"{result.sample_hash[:12]})")
             typer.echo(f"{result.to_label} holds the one document the review asks for first; each label "
                        "decides the next, so label one step at a time (--interactive, or --oracle qrels "
                        "[--next N] to simulate)")
             typer.echo(info["next_move"])
-        elif workflow.DESIGNS[info["design"]].anytime:
-            typer.echo(f"label {result.to_label} from the top: the cut's {result.sizes['included']} items, "
-                       "then the excluded pool in the audit order, as far as needed; certify whenever "
-                       "you like")
+        else:
+            typer.echo(result.render())
+            if design.anytime:
+                typer.echo(f"label {result.to_label} from the top: the cut's {result.sizes['included']} "
+                           "items, then the excluded pool in the audit order, as far as needed; certify "
+                           "whenever you like")
         typer.echo(_label_next(audit, result.to_label))
 
 
