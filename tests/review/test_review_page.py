@@ -10,6 +10,7 @@ import html
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -258,6 +259,16 @@ def _named(app: object, name: str) -> TestClient:
     return client
 
 
+def _reading_ahead(records: Records, folder: Path, ahead: int) -> tuple[dict[str, int], list[str], Any]:
+    """A review of ``records`` started in ``folder``, with the true labels, the first ``ahead``
+    records its lookahead asks for (if none is relevant), and its page."""
+    assert records.labels is not None
+    truth = dict(zip(records.ids, records.labels.tolist(), strict=True))
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    asked = [r["record_id"] for r in session.status(folder, ahead=ahead)["next_records"]]
+    return truth, asked, create_app(folder, TOKEN)
+
+
 def test_a_second_reviewer_reads_ahead_and_the_answer_is_recorded_when_the_review_asks(
         records: Records, tmp_path: Path) -> None:
     """While one reviewer reads the record asked now, another is given the record the review asks
@@ -320,12 +331,8 @@ def test_a_read_ahead_answer_is_taken_back_while_it_is_kept(records: Records, tm
     offered none, and a forced undo said "the review took a step after it, chosen from its label",
     of an answer no step had seen); once the review asked for the record and recorded it, it is
     taken back as any step is: while it is the last one."""
-    assert records.labels is not None
-    truth = dict(zip(records.ids, records.labels.tolist(), strict=True))
     folder = tmp_path / "page"
-    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
-    ahead = [r["record_id"] for r in session.status(folder, ahead=3)["next_records"]]
-    app = create_app(folder, TOKEN)
+    truth, ahead, app = _reading_ahead(records, folder, 3)
     ada, bob = _named(app, "Ada"), _named(app, "Bob")
     assert _fields(ada.get("/").text)["doc_id"] == ahead[0]
     fields = {**_fields(bob.get("/").text), "label": str(1 - truth[ahead[1]])}   # a misclick
@@ -349,8 +356,7 @@ def test_a_read_ahead_answer_is_taken_back_while_it_is_kept(records: Records, tm
     # read ahead again, and the kept answer replaced by a batch file before the undo: said so (it
     # said "the review took a step after it", of an answer no step had seen)
     fresh = tmp_path / "again"
-    session.start(records, fresh, target_recall=0.8, seed=4, policy=POLICY)
-    app = create_app(fresh, TOKEN)
+    _, _, app = _reading_ahead(records, fresh, 3)
     ada, bob = _named(app, "Ada"), _named(app, "Bob")
     assert _fields(ada.get("/").text)["doc_id"] == ahead[0]
     fields = {**_fields(bob.get("/").text), "label": str(1 - truth[ahead[1]])}
@@ -366,12 +372,8 @@ def test_a_read_ahead_record_answered_in_one_tab_and_held_in_another_counts_once
         records: Records, tmp_path: Path) -> None:
     """Bob read ahead in two tabs and answered in one: a third reviewer's page counted his record
     as answered and as being read ahead, and said "-1 not read yet"."""
-    assert records.labels is not None
-    truth = dict(zip(records.ids, records.labels.tolist(), strict=True))
     folder = tmp_path / "page"
-    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
-    ahead = [r["record_id"] for r in session.status(folder, ahead=4)["next_records"]]
-    app = create_app(folder, TOKEN)
+    truth, ahead, app = _reading_ahead(records, folder, 4)
     ada, bob, tab = _named(app, "Ada"), _named(app, "Bob"), _named(app, "Bob")
     assert _fields(ada.get("/").text)["doc_id"] == ahead[0]
     assert _fields(bob.get("/").text)["doc_id"] == _fields(tab.get("/").text)["doc_id"] == ahead[1]
