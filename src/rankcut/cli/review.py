@@ -675,8 +675,8 @@ def export(
     out: Path = typer.Option(..., "--out", help="The CSV to write (TSV for .tsv): record_id, label, step, "
                              "move, prior_knowledge, review, then the records file's own columns (title and "
                              "abstract for RIS records, text for TREC records); the records read in reading "
-                             "order, then the unread ones. For records read from a RIS file, also *.ris: "
-                             "that file with the labels in ASReview's notes."),
+                             "order, then the unread ones. Or, for records read from a RIS file, *.ris: "
+                             "that file with the labels in ASReview's notes. -: the CSV on stdout."),
     relevant: bool = typer.Option(False, "--relevant", help="Only the records labelled relevant."),
 ) -> None:
     """Write the review's records with their labels (the records found relevant: --relevant).
