@@ -52,6 +52,7 @@ from rankcut.audit.interactive import seen_state
 from rankcut.audit.labels import LabelChanges, LabelStore, StoreMark, holds_store
 from rankcut.audit.manifest import load_manifest, read_json
 from rankcut.audit.pools import Item
+from rankcut.audit.to_label import texts_and_queries
 
 __all__ = ["HOLD_S", "Answer", "Desk", "Given", "Refused", "Standing"]
 
@@ -142,8 +143,6 @@ class Desk:
     certify_needs = "every sampled item must be labelled first, and the labels are opened once"
 
     def __init__(self, folder: str | Path, *, hold_s: float = HOLD_S) -> None:
-        from rankcut.data.texts import read_texts_and_queries
-
         self.audit = load_audit(folder)
         self.folder = self.audit.folder
         self.spec = design_of(self.audit)
@@ -153,11 +152,9 @@ class Desk:
         self.info, self.rows = load_sample(self.audit)
         self.order = self._label_order()
         self.index = {item: i for i, item in enumerate(self.order)}
-        entry = self.audit.inputs.get("texts")   # the file found (its path is relative to the folder)
-        self.texts: dict[Any, str] | None = None
-        self.queries: dict[str, str] = {}
-        if entry is not None:
-            self.texts, self.queries = read_texts_and_queries(entry["path"])
+        self._place = self.spec.place(self.audit, self.order)   # the design's place of an item, if any
+        texts, queries = texts_and_queries(self.audit)   # the frozen texts, if any
+        self.texts, self.queries = texts, queries or {}
         self._lock = threading.Lock()  # one answer at a time from this server
         self._hold_s = hold_s
         self._asked: dict[str, tuple[Item, float]] = {}  # reviewer session -> (item asked, when)
@@ -196,8 +193,7 @@ class Desk:
 
     def place(self, position: int) -> str:
         """``audit order 12 of 4,670`` (the design's place, numbers grouped), or ``item 7 of 40``."""
-        place = self.spec.place(self.audit, self.order)
-        shown = f"item {position + 1}/{len(self.order)}" if place is None else place(position + 1)
+        shown = f"item {position + 1}/{len(self.order)}" if self._place is None else self._place(position + 1)
         return grouped(shown)
 
     def named(self, item: Item) -> str:

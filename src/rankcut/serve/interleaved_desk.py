@@ -74,6 +74,8 @@ class InterleavedDesk(Desk):
 
     def __init__(self, folder: str | Path, *, hold_s: float = HOLD_S) -> None:
         super().__init__(folder, hold_s=hold_s)
+        self.words = words_of(self.audit.manifest)   # the screener's: "record", "ranker" in a review
+        self.thing, self.picker = self.words.item, self.words.picker   # what an item is; who picks
         # a folder of rankcut review: the page speaks of records, and the answers kept from a batch
         # file read ahead are recorded as far as the review asks for them, as label --interactive does
         self.review = review_session.is_review(self.audit.manifest)
@@ -91,22 +93,12 @@ class InterleavedDesk(Desk):
         """The collection's order (the ranking): the review says which one is asked."""
         return [(r["query_id"], r["doc_id"]) for r in self.rows]
 
-    @property
-    def thing(self) -> str:  # type: ignore[override]
-        """What an item is called: the screener's word (``record`` in a review)."""
-        return words_of(self.audit.manifest).item
-
-    @property
-    def picker(self) -> str:
-        """Who picks the next screened item (``ranker`` in a review)."""
-        return words_of(self.audit.manifest).picker
-
     def place(self, position: int) -> str:
         """``rank 7 of 5,220`` (the order is the ranking); a review's ``number 72 in the file`` (its
         place in the records' file, which is not its ID), or ``rank 72 in the run`` for a run's
         documents."""
         if self.review:
-            return words_of(self.audit.manifest).screened_at.format(rank=f"{position + 1:,}")
+            return self.words.screened_at.format(rank=f"{position + 1:,}")
         return grouped(f"rank {position + 1}/{len(self.order)}")
 
     def named(self, item: Item) -> str:
@@ -261,7 +253,7 @@ class InterleavedDesk(Desk):
 
     def where(self, step: Step) -> str:
         """Where the step's item stands, in the screener's words (as ``to_label`` says it)."""
-        return words_of(self.audit.manifest).where(step.move, step.rank, step.position)
+        return self.words.where(step.move, step.rank, step.position)
 
     def _where(self, step: Step) -> str:
         """Where the step's document stands: the design's words (``rank 301 of the ranking``), or a
@@ -432,4 +424,4 @@ class InterleavedDesk(Desk):
             except (sqlite3.Error, OSError) as err:   # a lock held long, a full disk
                 raise Refused(f"{self.folder / LABELS_FILE} could not be written ({err}): nothing was "
                               "changed") from None
-            return read_on_text(since, now, words_of(self.audit.manifest))
+            return read_on_text(since, now, self.words)
