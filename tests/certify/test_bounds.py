@@ -125,6 +125,26 @@ def test_hypergeom_bounds_equal_their_definition(big_n, n, alpha):
     np.testing.assert_array_equal(hypergeom_lower(k, alpha, population=big_n, draws=n), ml_def)
 
 
+def test_hypergeom_upper_at_a_billion_errs_only_by_its_safe_side_slack():
+    """The docstring's example: at N = 10^9 the tail test's slack lets MU exceed the exact bound
+    (12,220,972 for k = 0, α = 0.025, n = 300, in exact decimal arithmetic) by about one part in
+    10^6 (12,220,986), never fall below it."""
+    big_n, n, alpha = 10**9, 300, Decimal("0.025")
+
+    def none_found(m: int) -> Decimal:   # P(H = 0), exact to 60 digits
+        with localcontext() as ctx:
+            ctx.prec = 60
+            terms = (Decimal(big_n - m - i) / Decimal(big_n - i) for i in range(n))
+            return math.prod(terms, start=Decimal(1))
+
+    lo, hi = 0, big_n
+    while lo < hi:   # the largest m not rejected
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if none_found(mid) >= alpha else (lo, mid - 1)
+    assert lo == 12_220_972
+    assert hypergeom_upper(0, 0.025, population=big_n, draws=n) == 12_220_986
+
+
 @pytest.mark.parametrize("n", [1, 10, 57, 300])
 @pytest.mark.parametrize("alpha", [0.2, 0.05, 0.01])
 def test_clopper_pearson_exact_coverage(n, alpha):
