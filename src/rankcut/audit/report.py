@@ -41,7 +41,6 @@ from typing import TYPE_CHECKING, Any
 from rankcut.audit.folder import AUDIT_FILES
 from rankcut.audit.manifest import (
     MANIFEST_FILE,
-    check_inputs,
     load_manifest,
     read_json,
     sha256_file,
@@ -569,12 +568,12 @@ def _refuse_foreign(report: Path, targets: Sequence[Path], short_id: str) -> Non
                                   "name a new report file (--out) or remove that one")
 
 
-def _labels_changed(audit_dir: str | Path) -> str | None:
+def _changed_since(audit_dir: str | Path) -> tuple[str | None, str | None]:
     """Refuse to report a certificate that labels read since have made out of date (sequential
     and interleaved designs: the audit goes on after a certify, and the report would say "not met"
-    of an audit that is met now). Labels edited or deleted after the opening do not stop the
-    report, which is of the certificate written then: returns what ``status`` warns of them (None
-    when nothing changed), for the report to say."""
+    of an audit that is met now). Labels edited or deleted after the opening, and inputs changed
+    after the freeze, do not stop the report, which is of the certificate written then: returns
+    what ``status`` warns of them (None when nothing changed), for the report to say."""
     from rankcut.audit.folder import AuditStepError
     from rankcut.audit.options import spelled
     from rankcut.audit.workflow import status
@@ -583,7 +582,7 @@ def _labels_changed(audit_dir: str | Path) -> str | None:
     if info.get("since_certify"):
         raise AuditStepError(f"the certificate is out of date ({info['since_certify']} read since the last "
                              f"certify): run {spelled('certify')} again, then {spelled('report')}")
-    return info.get("labels_changed")
+    return info.get("labels_changed"), info.get("inputs_changed")
 
 
 def write_report(audit_dir: str | Path, out: str | Path) -> ReportFiles:
@@ -606,7 +605,7 @@ def write_report(audit_dir: str | Path, out: str | Path) -> ReportFiles:
         raise FileNotFoundError(f"cannot write {path}: folder {path.parent} does not exist")
     _refuse_audit_files(audit_dir, [path, path.with_suffix(".json"), path.with_suffix(".png")])
     manifest, content, report = checked_certificate(audit_dir)
-    changed = _labels_changed(audit_dir)
+    changed, inputs_changed = _changed_since(audit_dir)
     png = _plot_png(content, manifest)
     cert_path = path.with_suffix(".json")
     plot = path.with_suffix(".png") if png is not None and path.suffix.lower() != ".html" else None
@@ -617,10 +616,8 @@ def write_report(audit_dir: str | Path, out: str | Path) -> ReportFiles:
     said = [] if changed is None else [
         f"the labels changed after this certificate was written ({changed}): the report is of the "
         "certificate as certify wrote it, from the labels as they were then"]
-    try:   # as status says it: certify refuses the audit now
-        check_inputs(load_manifest(audit_dir))
-    except ValueError as err:
-        said.append(f"an input changed after the audit was frozen ({err}): the report is of the "
+    if inputs_changed is not None:   # as status says it: certify refuses the audit now
+        said.append(f"an input changed after the audit was frozen ({inputs_changed}): the report is of the "
                     "certificate as certify wrote it, from the inputs as they were then")
     warning = "; ".join(said) or None
     shown = (content if warning is None else
