@@ -695,7 +695,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     if not Path(from_file).is_file():
         raise FileNotFoundError(f"{spelled('from_file')} {from_file}: no such file — nothing was recorded")
     qid, ids = _items(out)
-    given, lines = _label_lines(from_file, ids, records_key(manifest), _judged_query(out, manifest))
+    given, lines = _label_lines(from_file, ids, records_key(manifest), _judged_query(qid, manifest))
     clash = next((rid for rid, y in given.items() if rid in prior and prior[rid] != y), None)
     if clash is not None:
         raise ValueError(f"{from_file}, line {lines[clash]}: record {clash!r} is labelled {given[clash]}, "
@@ -775,11 +775,11 @@ def _warn_replaced(from_file: str | os.PathLike[str], given: Mapping[str, int],
                           stacklevel=3)
 
 
-def _judged_query(folder: Path, manifest: Manifest) -> str | None:
-    """The query a label file's ``query_id`` column must name: a TREC run's (its judgements are
-    kept per topic); None for records from a table or RIS file, whose query id is only the file's
-    name, which a topic column need not be."""
-    return _items(folder)[0] if manifest["screener"]["config"]["ranked"] else None
+def _judged_query(qid: str, manifest: Manifest) -> str | None:
+    """The query a label file's ``query_id`` column must name: a TREC run's ``qid`` (its
+    judgements are kept per topic); None for records from a table or RIS file, whose query id is
+    only the file's name, which a topic column need not be."""
+    return qid if manifest["screener"]["config"]["ranked"] else None
 
 
 def _recorded(folder: Path, qid: str, rids: Sequence[str]) -> dict[str, int]:
@@ -1027,7 +1027,8 @@ def write_batch(folder: str | os.PathLike[str], path: str | os.PathLike[str],
     records = records_key(manifest)
     if out.exists():
         try:
-            given = read_labels(out, _items(Path(folder))[1], records, _judged_query(Path(folder), manifest))
+            qid, ids = _items(Path(folder))
+            given = read_labels(out, ids, records, _judged_query(qid, manifest))
         except (ValueError, UnicodeDecodeError):
             raise FileExistsError(f"{out} exists and is not a label file of this review: name a new file "
                                   "for the batch") from None
