@@ -295,6 +295,17 @@ def plain_number(token: str) -> bool:
     return token.isascii() and "_" not in token
 
 
+def plain_int(token: str, what: str, where: str) -> int:
+    """``token`` as an integer written plainly (:func:`plain_number`), else refused naming
+    ``where`` and ``what`` (``run.txt, line 3: rank must be an integer, got '1_000'``)."""
+    try:
+        if not plain_number(token):
+            raise ValueError
+        return int(token)
+    except ValueError:
+        raise ValueError(f"{where}: {what} must be an integer, got {token!r}") from None
+
+
 def json_objects(lines: Iterator[str], label: str) -> Iterator[tuple[str, int, dict[str, Any]]]:
     """``(where, line number, object)`` for each non-blank line of a JSON-lines text, ``where``
     naming ``label`` and the line; a line that is not a JSON object is refused, naming it."""

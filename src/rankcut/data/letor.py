@@ -22,7 +22,7 @@ from typing import cast
 import numpy as np
 
 from rankcut._util import check_int
-from rankcut.data.io import Source, open_text, plain_number
+from rankcut.data.io import Source, open_text, plain_int, plain_number
 from rankcut.data.lists import Posting, RankedLists, warn_if_nothing_relevant
 from rankcut.errors import ParamError
 
@@ -79,12 +79,7 @@ def _parse(source: Source, label: str, rows: dict[str, list[Row]],
             where = f"{label}, line {lineno}"
             if len(parts) < 2 or not parts[1].startswith("qid:") or len(parts[1]) == 4:
                 raise ValueError(f"{where}: expected 'label qid:N index:value ...', got {line.rstrip()!r}")
-            try:
-                if not plain_number(parts[0]):
-                    raise ValueError
-                grade = int(parts[0])
-            except ValueError:
-                raise ValueError(f"{where}: label must be an integer, got {parts[0]!r}") from None
+            grade = plain_int(parts[0], "label", where)
             qid = parts[1][4:]
             if not qid.isascii():   # ١٢ is not 12: another query, without a word
                 raise ValueError(f"{where}: qid {qid!r} holds a character that is not ASCII")

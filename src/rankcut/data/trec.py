@@ -32,7 +32,7 @@ from typing import Any, NoReturn, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from rankcut.data.io import Source, open_text, plain_number, write_atomic
+from rankcut.data.io import Source, open_text, plain_int, plain_number, write_atomic
 from rankcut.data.lists import (
     NoRelevantWarning,
     Posting,
@@ -71,15 +71,6 @@ class MissingQueriesWarning(UserWarning):
     """A run and its qrels do not cover the same queries (see :func:`align`)."""
 
 
-def _int(token: str, what: str, where: str) -> int:
-    try:
-        if not plain_number(token):
-            raise ValueError
-        return int(token)
-    except ValueError:
-        raise ValueError(f"{where}: {what} must be an integer, got {token!r}") from None
-
-
 def _bad_run_line(parts: list[str], line: str, where: str) -> NoReturn:
     """Raise the ValueError that says what is wrong with a run line that failed to parse."""
     if len(parts) != 6:
@@ -96,7 +87,7 @@ def _bad_run_line(parts: list[str], line: str, where: str) -> NoReturn:
         float(parts[4])
     except ValueError:
         raise ValueError(f"{where}: score must be a number, got {parts[4]!r}") from None
-    _int(parts[3], "rank", where)
+    plain_int(parts[3], "rank", where)
     if "\0" in line:   # an id that matches no qrels entry, without a word
         raise ValueError(f"{where}: the line holds a NUL byte (a binary file, or ids that are not text)")
     raise AssertionError(f"{where}: unreachable, the line parses")
@@ -351,7 +342,7 @@ def read_qrels(source: Source, *, name: str | None = None) -> Qrels:
                     f"got {len(parts)}: {line.rstrip()!r}"
                 )
             qid, _, doc, rel_s = parts
-            rel = _int(rel_s, "relevance", where)
+            rel = plain_int(rel_s, "relevance", where)
             first = seen.setdefault((qid, doc), lineno)
             if first != lineno:
                 if qrels[qid][doc] == rel:   # the same judgement again: nothing to choose, read once
