@@ -14,10 +14,12 @@ from __future__ import annotations
 import errno
 import os
 import re
+import sys
 import warnings
 from collections.abc import Collection, Iterable, Iterator
-from contextlib import contextmanager
-from typing import NoReturn
+from contextlib import AbstractContextManager, contextmanager, nullcontext, redirect_stdout
+from pathlib import Path
+from typing import Any, NoReturn
 
 import typer
 
@@ -70,18 +72,26 @@ def say_warnings(messages: Iterable[str]) -> None:
         typer.echo(f"warning: {message}", err=True)
 
 
-def confidence_delta(delta: float, option: str = "--delta") -> float:
+def confidence_delta(delta: float) -> float:
     """``--delta``, the chance the certificate is wrong, checked (in (0, 1)) and refused from 0.5 up:
     ``--delta 0.95`` meant as 95% confidence certified at 5% confidence, without a word."""
     from rankcut.certify._validate import check_delta  # (rankcut.certify loads scipy)
 
-    d = check_delta(delta, option)
+    d = check_delta(delta, "--delta")
     if d >= 0.5:
-        meant = (f"for {d:.0%} confidence give {option} {1 - d:.2g}" if d > 0.5 else
-                 f"give {option} below 0.5 (0.05 for 95% confidence)")
-        raise ValueError(f"{option} is the chance the certificate is wrong (1 − confidence), so {d:g} "
+        meant = (f"for {d:.0%} confidence give --delta {1 - d:.2g}" if d > 0.5 else
+                 "give --delta below 0.5 (0.05 for 95% confidence)")
+        raise ValueError(f"--delta is the chance the certificate is wrong (1 − confidence), so {d:g} "
                          f"would claim only {1 - d:.0%} confidence: {meant}")
     return d
+
+
+def stdout_aside(out: Path | None) -> AbstractContextManager[Any]:
+    """While ``--out`` is stdout (``-``, ``/dev/stdout``: written through, a pipe or device), what a
+    command says goes to stderr, so that stdout holds the file alone."""
+    from rankcut.data.io import writes_through
+
+    return redirect_stdout(sys.stderr) if out is not None and writes_through(out) else nullcontext()
 
 
 def fail(message: str) -> NoReturn:

@@ -24,16 +24,15 @@ from __future__ import annotations
 import functools
 import json
 import shlex
-import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager, nullcontext, redirect_stdout
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
 
-from rankcut.cli._errors import confidence_delta, option_names, say_warnings, user_errors
+from rankcut.cli._errors import confidence_delta, option_names, say_warnings, stdout_aside, user_errors
 from rankcut.cli._interleaved import policy_option, prior_basis_option, said_read_on
 
 app = typer.Typer(help="Certify what a cut run leaves behind: freeze → plan → sample → label → certify → "
@@ -332,8 +331,7 @@ def stop(
     more = {s.query_id: min(s.length, (s.screened // rule.batch + 1) * rule.batch) - s.screened
             for s in screening}
     written = write_cut(lists, stops, out) if out is not None and not screening else None
-    through = out is not None and writes_through(out)   # --out /dev/stdout: the run alone there
-    with redirect_stdout(sys.stderr) if through else nullcontext():
+    with stdout_aside(out):   # --out /dev/stdout: the run alone there
         if as_json:
             _echo_json({"stops": [vars(s) for s in stops], "cut": None if written is None else str(written),
                         "read_more": more})
@@ -349,7 +347,7 @@ def stop(
         if written is not None:
             scale = "" if prior_scale == ReviewRule().prior_scale else f" --prior-scale {prior_scale:g}"
             order = "" if ordering == "rank" else f" --ordering {ordering}"   # the cut's prefixes are in it
-            cut = "CUT.run (the run written, saved to a file)" if through else _q(written)
+            cut = "CUT.run (the run written, saved to a file)" if writes_through(written) else _q(written)
             typer.echo(f"wrote {written}; next: rankcut audit freeze --run {_q(run)} --cut {cut} "
                        f"--target-recall {target_recall:g} --delta {delta:g}{scale}{order} --out AUDIT")
 
@@ -509,7 +507,7 @@ def report(
 
     files = write_report(audit, out)
     if files.warning:   # labels or inputs changed since the certificate: said in the report, and here
-        typer.echo(f"warning: {files.warning}", err=True)
+        say_warnings([files.warning])
     if as_json:
         typer.echo(files.certificate.read_text(encoding="utf-8"), nl=False)
         return

@@ -9,8 +9,6 @@ registered cutters.
 
 from __future__ import annotations
 
-import contextlib
-import sys
 import warnings
 from pathlib import Path
 from typing import Annotated, Any
@@ -34,7 +32,7 @@ from rankcut.cli._common import (
     note_grades,
     warn_unranked,
 )
-from rankcut.cli._errors import input_errors
+from rankcut.cli._errors import input_errors, stdout_aside
 from rankcut.cutters.base import spec_forms
 
 __all__ = ["cut"]
@@ -87,15 +85,11 @@ def cut(
     The output is a TREC run holding, per query, the documents kept. With --shards and --ray the
     lists are cut in shards of queries on Ray workers (a learning cutter is fitted once, here);
     the file written is the same."""
-    with input_errors(FLAGS), contextlib.ExitStack() as quiet:
+    with input_errors(FLAGS), stdout_aside(out):   # --out /dev/stdout: the run alone there
         from rankcut.cutters import make_cutter
-        from rankcut.data.io import writes_through
         from rankcut.data.lists import check_threshold
         from rankcut.data.trec import write_run
         from rankcut.parallel import predict_sharded
-
-        if writes_through(out):   # --out /dev/stdout: the run alone there, what was done on stderr
-            quiet.enter_context(contextlib.redirect_stdout(sys.stderr))
 
         train_run, features, train_letor = train_run or [], features or [], train_letor or []
         if (run is None) == (letor is None):

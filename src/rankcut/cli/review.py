@@ -28,13 +28,13 @@ import shlex
 import sys
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext, redirect_stdout
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
 
-from rankcut.cli._errors import confidence_delta, fail, option_names, user_errors
+from rankcut.cli._errors import confidence_delta, fail, option_names, say_warnings, stdout_aside, user_errors
 from rankcut.cli._interleaved import policy_option, prior_basis_option, said_read_on
 from rankcut.cli.audit import _echo_json, spoken_as_options
 
@@ -459,8 +459,7 @@ def next_(
     from rankcut.review import session
 
     info = session.status(folder, ahead=batch)
-    for said in info["changed_sources"]:
-        typer.echo(f"warning: {said}", err=True)
+    say_warnings(info["changed_sources"])
     if out is not None and info["next_records"]:   # none once certified or all is read: no file
         session.write_batch(folder, out, info["next_records"])
     if as_json:
@@ -682,10 +681,9 @@ def export(
     """Write the review's records with their labels (the records found relevant: --relevant).
 
     --out - (or /dev/stdout) writes the CSV alone on stdout, what was written on stderr."""
-    from rankcut.data.io import writes_through
     from rankcut.review.export import export as write_export
 
-    with redirect_stdout(sys.stderr) if writes_through(out) else nullcontext():
+    with stdout_aside(out):
         _exported(out, relevant, write_export(folder, out, relevant_only=relevant))
 
 
