@@ -689,7 +689,7 @@ class FixedSampleDesign:
             out["labels_changed"] = str(err)
 
 
-def openings(store: labels_mod.LabelStore, record: Mapping[str, Any] | None) -> list[tuple[str, int, str]]:
+def _openings(store: labels_mod.LabelStore, record: Mapping[str, Any] | None) -> list[tuple[str, int, str]]:
     """The openings recorded for an anytime audit (sequential, interleaved): ``(where, prefix,
     labels hash)`` from the store's meta and from ``opened.json``, each checked for completeness.
     Both are written at each certify (the store first), so after a crash between the two they hold
@@ -715,11 +715,11 @@ def openings(store: labels_mod.LabelStore, record: Mapping[str, Any] | None) -> 
 
 def check_openings(store: labels_mod.LabelStore, record: Mapping[str, Any] | None, labelled: int,
                    hash_at: Callable[[int], str], opened: str) -> None:
-    """Refuse when the labels of an earlier opening (:func:`openings`) changed or were removed
+    """Refuse when the labels of an earlier opening (:func:`_openings`) changed or were removed
     since (Assumption 1): its prefix must still be labelled (``labelled`` now) and hash as it did
     (``hash_at(prefix)``). ``opened`` says what a prefix holds, ``{prefix}`` in it (this design's:
     "the cut and the first {prefix} audit labels"; the interleaved one's: its first steps)."""
-    for where, prefix, held in openings(store, record):
+    for where, prefix, held in _openings(store, record):
         if prefix > labelled or hash_at(prefix) != held:
             raise ValueError(
                 f"certifying is refused: the labels opened for certification ({where}: "

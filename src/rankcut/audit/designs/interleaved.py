@@ -27,9 +27,9 @@ the policy choose (their hash is in the store's opening) and has the policy choo
 Each step is written to ``review.jsonl`` (move, document, label, why), and certify puts the moves
 and labels into the certificate's inputs (``interleaved_recall_certificate``), which the report
 recomputes. A recorded step is never changed (the moves after it were chosen from it), and the
-review stops asking once certified, unless the reviewer chooses to read on (:func:`read_on`, recorded
-in the label store): it then asks for the screener's next picks, and the certificate says at which
-step the target was first met.
+review stops asking once certified, unless the reviewer chooses to read on
+(:meth:`Interleaved.read_on`, recorded in the label store): it then asks for the screener's next
+picks, and the certificate says at which step the target was first met.
 
 **The guarantee** (the theorem of :mod:`rankcut.certify.interleaved`: the next unread document of a
 frozen permutation is uniform on the unread set; for each ``r`` the one-sided predictable mixture of the
@@ -99,7 +99,7 @@ __all__ = ["MAX_COLLECTION", "POLICIES", "READ_ON_META", "REVIEW_FILE", "SCREENE
 MAX_COLLECTION = 2_000_000
 REVIEW_FILE = "review.jsonl"   # one line a step: move, document, label, why
 # The label store's meta key that records the reviewer's choice to read on after the target was met
-# (:func:`read_on`): the step count then. The review then asks for the screener's picks.
+# (:meth:`Interleaved.read_on`): the step count then. The review then asks for the screener's picks.
 READ_ON_META = "read_on_after_step"
 DEFAULT_POLICY = "projected-cost"
 MOVES = {"s": "screen", "a": "audit"}
@@ -263,11 +263,11 @@ class Review:
         self.found: list[int] = []      # the relevant documents read after each step
         self._asked: tuple[int, Step] | None = None   # the step next() gave, and after how many steps
         self.lines: list[str] = []   # review.jsonl's lines of the first steps, as last written
-        self.read_on = read_on   # after the target is met, screen on (:func:`read_on`) instead of stopping
+        self.read_on = read_on   # after the target is met, screen on (Interleaved.read_on), not stop
 
     @property
     def can_read_on(self) -> bool:
-        """Whether the reviewer may choose to read on now (:func:`read_on`): met, not read on yet,
+        """Whether the reviewer may choose to read on now (:meth:`Interleaved.read_on`): met, not read on yet,
         documents unread."""
         rev = self.state.review
         return bool(rev.certified and not self.read_on and rev.unread)
@@ -290,7 +290,7 @@ class Review:
 
     def next(self) -> Step | None:
         """The step the policy asks for now (None once certified, unless reading on, or once
-        everything is read). Reading on after the target is met (:func:`read_on`), every step is a
+        everything is read). Reading on after the target is met (:meth:`Interleaved.read_on`), every step is a
         screening step: the screener's next pick."""
         from rankcut.certify.interleaved import SCREEN, audit_order_draw
 
@@ -433,7 +433,7 @@ def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Map
     not for certify); when the labels are then not the review's steps, the review is replayed
     again without it (a cache that disagrees costs one replay, and that replay mends it) before
     the store is refused. ``read_on``: the reviewer chose to read on after the target was met
-    (:func:`read_on`; the store's meta says so).
+    (:meth:`Interleaved.read_on`; the store's meta says so).
 
     A store missing (or empty) at ``where`` while ``review.jsonl`` records steps is refused: the
     labels of those steps are gone, and the replay would silently start the review again."""
@@ -494,7 +494,7 @@ def replayed(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]]) -> Review:
 
 
 def reads_on(store: labels_mod.LabelStore) -> bool:
-    """Whether the reviewer chose to read on after the target was met (:func:`read_on`)."""
+    """Whether the reviewer chose to read on after the target was met (:meth:`Interleaved.read_on`)."""
     return store.get_meta(READ_ON_META) is not None
 
 
@@ -579,7 +579,7 @@ def verdict_text(rho: float, met: bool, read: int, n: int, screened: int, audite
                  upper: int, words: Words, met_step: int | None = None) -> str:
     """The verdict in words: met or not after ``read`` of ``n`` items, at most ``upper − found``
     relevant unfound (``upper``: the certificate's bound on ``R``); ``met_step``, the step at which
-    the target was first met, when the review read on after it (:func:`read_on`)."""
+    the target was first met, when the review read on after it (:meth:`Interleaved.read_on`)."""
     past = met and met_step is not None and met_step < read   # read on after "met"
     when = (f"met at step {met_step}, read on to {read} of {n} {words.items}" if past else
             f"{'met' if met else 'NOT met yet'} after {read} of {n} {words.items} read")
@@ -588,7 +588,8 @@ def verdict_text(rho: float, met: bool, read: int, n: int, screened: int, audite
 
 
 def read_on_text(since: int, now: bool, words: Words) -> str:
-    """What :func:`read_on` did, in words: the step count it began at, and whether it began now."""
+    """What :meth:`Interleaved.read_on` did, in words: the step count it began at, and whether it
+    began now."""
     return (f"reading on after {since} {words.items} read: the review asks for the {words.picker}'s next "
             f"picks, one at a time, until every {words.item} is read or you stop; certify counts them, and "
             "says at which step the target was first met" if now else
