@@ -114,7 +114,8 @@ def at_hindsight_cuts(topics: Mapping[str, NDArray[np.int64]], cache: Path) -> l
         i = int(np.argmin(cv[q]["cost"]))
         k = int(cv[q]["k"][i])
         found = int(y[:k].sum())
-        audit = SequentialAudit(y.size - k, found, TARGET, DELTA, default_prior_mean(found, TARGET, 0.125))
+        audit = SequentialAudit(pool=y.size - k, found=found, target=TARGET, delta=DELTA,
+                                prior_mean=default_prior_mean(found, TARGET, 0.125))
         fixed = math.ceil((y.size - k) * (1 - DELTA ** (1 / (audit.allowed_misses(0) + 1))))
         parts += (float(cv[q]["cost"][i]), k + audit.zero_find_size(10), k + fixed)
     share = 100 * parts / sum(y.size for y in topics.values())

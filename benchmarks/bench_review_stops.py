@@ -81,8 +81,8 @@ def cost_curve(y: NDArray[np.int64], rule: ReviewRule = DEFAULT, basis: str = "m
         found = int(seen[k])
         if found == 0:
             continue
-        audit = SequentialAudit(big - k, found, rule.target, rule.delta,
-                                prior.prior_mean_at(found, y[:k], big))
+        audit = SequentialAudit(pool=big - k, found=found, target=rule.target, delta=rule.delta,
+                                prior_mean=prior.prior_mean_at(found, y[:k], big))
         if k + audit.zero_find_size(rule.check_every) >= big:
             continue
         oc = operating_characteristics(audit, int(seen[big] - found), rule.check_every)

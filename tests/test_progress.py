@@ -151,7 +151,7 @@ def test_certify_reports_through_hooks_and_answers_the_same() -> None:
     # the table certify looks log-factorials up in holds gammaln's very values
     n = np.arange(5001)
     assert np.array_equal(_log_factorials(5000), gammaln(n + 1.0))
-    audit = SequentialAudit(2000, 40, 0.8, 0.05, 5.0)
+    audit = SequentialAudit(pool=2000, found=40, target=0.8, delta=0.05, prior_mean=5.0)
     y = (np.random.default_rng(2).random(1500) < 0.01).astype(int)
     seen: list[tuple[int, int]] = []
     with_hook = audit.running_upper(y, on_progress=lambda done, total: seen.append((done, total)))

@@ -207,9 +207,11 @@ def test_screen_then_audit_is_the_sequential_certificate(topic: Data, tmp_path: 
     y = np.array([s["label"] for s in steps[k:]], dtype=np.int64)
     n0, t = len(topic.lists["q0"]) - k, len(y)
     prior = default_prior_mean(found, 0.8, 0.5)
-    _, reached = SequentialAudit(n0, found, 0.8, 0.05, prior).running_upper(y)
-    seq = sequential_recall_certificate(found, n0, t, int(y.sum()), 0.8, 0.05, prior, int(reached[t]),
-                                        int(y[:reached[t]].sum()))
+    _, reached = SequentialAudit(pool=n0, found=found, target=0.8, delta=0.05,
+                                 prior_mean=prior).running_upper(y)
+    seq = sequential_recall_certificate(found=found, pool=n0, labelled=t, hits=int(y.sum()), target=0.8,
+                                        delta=0.05, prior_mean=prior, best_prefix=int(reached[t]),
+                                        best_prefix_hits=int(y[:reached[t]].sum()))
     cert = Certificate.from_dict(result.content["report"]["certificates"][0]["certificate"])
     assert cert.value == pytest.approx(seq.value, abs=1e-12)
     assert cert.details["certified"] == seq.details["certified"]

@@ -78,6 +78,13 @@ def test_a_full_draw_of_the_pool_is_a_uniform_permutation() -> None:
     assert chisquare(counts).pvalue > 1e-4
 
 
+def _running_certificate(found: int, y: np.ndarray, where: np.ndarray, u: int) -> Any:
+    """The registered certificate after ``u`` audit labels ``y[:u]``, with the running intersection."""
+    return sequential_recall_certificate(found=found, pool=y.size, labelled=u, hits=int(y[:u].sum()),
+                                         target=0.8, delta=0.05, prior_mean=default_prior_mean(found, 0.8),
+                                         best_prefix=int(where[u]), best_prefix_hits=int(y[:where[u]].sum()))
+
+
 def test_certify_at_every_prefix_is_the_engine_on_the_qrels_counts(data: Data, tmp_path: Path) -> None:
     audit = _frozen(tmp_path, data)
     rows = _rows(audit)
@@ -87,19 +94,19 @@ def test_certify_at_every_prefix_is_the_engine_on_the_qrels_counts(data: Data, t
     assert found == data.truth()[1]
     wf.label(audit, qrels=data.qrels, limit=n1)
     y = np.array([item in data.relevant for item in order], dtype=np.int64)
-    running, where = SequentialAudit(len(order), found, 0.8, 0.05,
-                                     default_prior_mean(found, 0.8)).running_upper(y)
-    certified_at = [sequential_recall_certificate(
-        found, len(order), u, int(y[:u].sum()), 0.8, 0.05, default_prior_mean(found, 0.8), int(where[u]),
-        int(y[:where[u]].sum())).details["certified"] for u in range(len(order) + 1)]
+    running, where = SequentialAudit(pool=len(order), found=found, target=0.8, delta=0.05,
+                                     prior_mean=default_prior_mean(found, 0.8)).running_upper(y)
+    certified_at = [_running_certificate(found, y, where, u).details["certified"]
+                    for u in range(len(order) + 1)]
     results = []
     for t in range(0, len(order) + 1, 30):
         if t:
             wf.label(audit, qrels=data.qrels, limit=30)
         res = wf.certify(audit)
         x, s = int(y[:t].sum()), int(where[t])
-        want = sequential_recall_certificate(found, len(order), t, x, 0.8, 0.05,
-                                             default_prior_mean(found, 0.8), s, int(y[:s].sum()))
+        want = sequential_recall_certificate(found=found, pool=len(order), labelled=t, hits=x, target=0.8,
+                                             delta=0.05, prior_mean=default_prior_mean(found, 0.8),
+                                             best_prefix=s, best_prefix_hits=int(y[:s].sum()))
         assert res.report["recall"] == want and want.details["missed_upper"] == running[t]
         first = next((u for u in range(t + 1) if certified_at[u]), None)
         assert res.content["counts"]["excluded"] == {"draws": len(order), "labelled": t, "relevant": x,
@@ -114,20 +121,19 @@ def test_certify_at_every_prefix_is_the_engine_on_the_qrels_counts(data: Data, t
     # the hint for the next labels is the engine's: that many non-relevant labels do certify
     note = next(n for n in results[0].content["notes"] if n.startswith("next:"))
     more = int(note.split("if positions 1–")[1].split()[0])
-    assert sequential_recall_certificate(found, len(order), more, 0, 0.8, 0.05,
-                                         default_prior_mean(found, 0.8)).details["certified"]
-    assert not sequential_recall_certificate(found, len(order), more - 1, 0, 0.8, 0.05,
-                                             default_prior_mean(found, 0.8)).details["certified"]
+    assert sequential_recall_certificate(found=found, pool=len(order), labelled=more, hits=0, target=0.8,
+                                         delta=0.05,
+                                         prior_mean=default_prior_mean(found, 0.8)).details["certified"]
+    assert not sequential_recall_certificate(found=found, pool=len(order), labelled=more - 1, hits=0,
+                                             target=0.8, delta=0.05,
+                                             prior_mean=default_prior_mean(found, 0.8)).details["certified"]
     # the curve: every point is the certificate at that prefix (anytime-valid, so each one holds)
     last = results[-1].content
     t_end = last["counts"]["excluded"]["labelled"]
     curve = last["curve"]
     assert curve["labels"][0] == 0 and curve["labels"][-1] == t_end
     for j, b in zip(curve["labels"], curve["bound"], strict=True):
-        x = int(y[:j].sum())
-        assert b == pytest.approx(sequential_recall_certificate(
-            found, len(order), j, x, 0.8, 0.05, default_prior_mean(found, 0.8), int(where[j]),
-            int(y[:where[j]].sum())).value, abs=1e-12)
+        assert b == pytest.approx(_running_certificate(found, y, where, j).value, abs=1e-12)
     # the report recomputes the certificate from the manifest and the counts
     files = write_report(audit, tmp_path / "report.md")
     text = files.report.read_text()
@@ -145,11 +151,10 @@ def test_labels_past_the_first_met_are_said_with_where_it_was_met(data: Data, tm
     order = [(r["query_id"], r["doc_id"]) for r in rows if r["pool"] == "excluded"]
     found = sum((r["query_id"], r["doc_id"]) in data.relevant for r in rows[:n1])
     y = np.array([item in data.relevant for item in order], dtype=np.int64)
-    running, where = SequentialAudit(len(order), found, 0.8, 0.05,
-                                     default_prior_mean(found, 0.8)).running_upper(y)
-    first = next(t for t in range(len(order) + 1) if sequential_recall_certificate(
-        found, len(order), t, int(y[:t].sum()), 0.8, 0.05, default_prior_mean(found, 0.8), int(where[t]),
-        int(y[:where[t]].sum())).details["certified"])
+    running, where = SequentialAudit(pool=len(order), found=found, target=0.8, delta=0.05,
+                                     prior_mean=default_prior_mean(found, 0.8)).running_upper(y)
+    first = next(t for t in range(len(order) + 1)
+                 if _running_certificate(found, y, where, t).details["certified"])
     assert 0 < first < len(order)
     labelled = wf.label(audit, qrels=data.qrels).render()   # it said "label on as far as needed"
     assert f"the audit order: all {len(order)} positions labelled — run certify" in labelled, labelled
@@ -331,9 +336,11 @@ def test_a_frozen_prior_scale_is_the_one_certified_with(data: Data, tmp_path: Pa
     wf.label(audit, qrels=data.qrels, limit=n1 + 120)
     res = wf.certify(audit)
     prior = default_prior_mean(found, 0.8, 0.25)
-    _, where = SequentialAudit(len(rows) - n1, found, 0.8, 0.05, prior).running_upper(y)
-    want = sequential_recall_certificate(found, len(rows) - n1, 120, int(y.sum()), 0.8, 0.05, prior,
-                                         int(where[-1]), int(y[:where[-1]].sum()))
+    _, where = SequentialAudit(pool=len(rows) - n1, found=found, target=0.8, delta=0.05,
+                               prior_mean=prior).running_upper(y)
+    want = sequential_recall_certificate(found=found, pool=len(rows) - n1, labelled=120, hits=int(y.sum()),
+                                         target=0.8, delta=0.05, prior_mean=prior, best_prefix=int(where[-1]),
+                                         best_prefix_hits=int(y[:where[-1]].sum()))
     assert res.report["recall"] == want
     for bad in (0, -1.0, True, "0.5"):
         with pytest.raises(ValueError, match="prior_scale must be a positive number"):
@@ -353,8 +360,9 @@ def test_the_curve_counts_the_hits_up_to_each_point(data: Data, tmp_path: Path) 
     curve = sequential_curve(found, y, running)
     assert curve["labels"][0] == 0 and curve["labels"][-1] == 40
     for j, b in zip(curve["labels"], curve["bound"], strict=True):
-        want = sequential_recall_certificate(found, pool, j, j, 0.8, 0.05, default_prior_mean(found, 0.8),
-                                             int(where[j]), int(where[j]))
+        want = sequential_recall_certificate(found=found, pool=pool, labelled=j, hits=j, target=0.8,
+                                             delta=0.05, prior_mean=default_prior_mean(found, 0.8),
+                                             best_prefix=int(where[j]), best_prefix_hits=int(where[j]))
         assert b == pytest.approx(want.value, abs=1e-12), j
     assert np.all(np.diff(curve["bound"]) >= 0)   # the running bound never withdraws a recall level
 
@@ -368,7 +376,8 @@ def test_a_met_stays_met_when_later_labels_find_relevant_items(data: Data, tmp_p
     cut = [(r["query_id"], r["doc_id"]) for r in rows[:n1]]
     order = [(r["query_id"], r["doc_id"]) for r in rows[n1:]]
     found = sum(item in data.relevant for item in cut)
-    engine = SequentialAudit(len(order), found, 0.8, 0.05, default_prior_mean(found, 0.8))
+    engine = SequentialAudit(pool=len(order), found=found, target=0.8, delta=0.05,
+                             prior_mean=default_prior_mean(found, 0.8))
     quiet = engine.zero_find_stop(0, 0)
     burst = 4
     assert quiet + burst < len(order)
@@ -385,8 +394,9 @@ def test_a_met_stays_met_when_later_labels_find_relevant_items(data: Data, tmp_p
     assert later.content["verdict"]["met"]
     assert later.report["recall"].value >= first.report["recall"].value
     assert later.content["counts"]["excluded"]["best_prefix"] == quiet
-    assert not sequential_recall_certificate(found, len(order), quiet + burst, burst, 0.8, 0.05,
-                                             default_prior_mean(found, 0.8)).details["certified"]
+    assert not sequential_recall_certificate(found=found, pool=len(order), labelled=quiet + burst, hits=burst,
+                                             target=0.8, delta=0.05,
+                                             prior_mean=default_prior_mean(found, 0.8)).details["certified"]
 
 
 def test_interactive_labelling_says_where_in_the_cut_or_the_audit_order(data: Data, tmp_path: Path) -> None:

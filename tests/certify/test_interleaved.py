@@ -251,7 +251,7 @@ def test_screen_then_audit_reproduces_the_sequential_audit(seed):
     pool = y[k:][rng.permutation(n - k)]
     mean = default_prior_mean(found, target) if rule.prior_basis == "misses" else max(
         tail_estimate(y[:k], k, n, TAIL_FIT), TAIL_FLOOR)
-    audit = SequentialAudit(n - k, found, target, delta, mean)
+    audit = SequentialAudit(pool=n - k, found=found, target=target, delta=delta, prior_mean=mean)
     running, _ = audit.running_upper(pool)
     for t, v in enumerate(pool, start=1):
         rev.audit(int(v))

@@ -61,4 +61,5 @@ def test_certificates_and_designs_read_the_registered_label(monkeypatch: pytest.
     assert DESIGNS["fixed-sequence"].theorem(None, True) == "Theorem 19 (Theorem 8* tests)"
     assert DESIGNS["stratified"].theorem(None, True) == "Section 9 (Theorem 8* per band)"
     assert DESIGNS["sequential"].theorem(None, True).startswith("§9* (")
-    assert certify.sequential_recall_certificate(40, 500, 200, 0).theorem.startswith("§9* (")
+    assert certify.sequential_recall_certificate(found=40, pool=500, labelled=200,
+                                                 hits=0).theorem.startswith("§9* (")

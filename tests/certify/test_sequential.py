@@ -55,7 +55,7 @@ def _scan_upper(audit: SequentialAudit, t: int, x: int) -> int:
 
 @pytest.mark.parametrize("pool,found,mean", [(30, 0, 0.5), (45, 12, 1.5), (60, 40, 5.0), (25, 3, 20.0)])
 def test_upper_end_matches_a_scan_of_every_count(pool: int, found: int, mean: float) -> None:
-    audit = SequentialAudit(pool, found, 0.8, 0.05, mean)
+    audit = SequentialAudit(pool=pool, found=found, target=0.8, delta=0.05, prior_mean=mean)
     for t in range(pool + 1):
         for x in range(t + 1):
             assert int(audit.missed_upper(t, x)) == _scan_upper(audit, t, x), (t, x)
@@ -64,7 +64,7 @@ def test_upper_end_matches_a_scan_of_every_count(pool: int, found: int, mean: fl
 @pytest.mark.parametrize("found,mean,delta", [(0, 0.5, 0.05), (8, 1.0, 0.05), (20, 2.5, 0.05),
                                               (20, 10.0, 0.1), (40, 5.0, 0.01)])
 def test_false_claims_at_most_delta_for_every_true_count(found: int, mean: float, delta: float) -> None:
-    audit = SequentialAudit(40, found, 0.8, delta, mean)
+    audit = SequentialAudit(pool=40, found=found, target=0.8, delta=delta, prior_mean=mean)
     worst = max(operating_characteristics(audit, m).p_false_claim for m in range(41))
     assert worst <= delta
 
@@ -86,7 +86,7 @@ def _peeking() -> type[SequentialAudit]:
 def test_the_exact_check_catches_a_rule_that_peeks_with_fixed_size_bounds() -> None:
     """Theorem 8's bound recomputed after every label is not anytime-valid: the same exact check fails."""
 
-    peeking = _peeking()(40, 40, 0.8, 0.05, 1.0)
+    peeking = _peeking()(pool=40, found=40, target=0.8, delta=0.05, prior_mean=1.0)
     assert max(operating_characteristics(peeking, m).p_false_claim for m in range(41)) > 0.05
 
 
@@ -113,7 +113,7 @@ def _enumerated_running(audit: SequentialAudit, missed: int, every: int = 1) -> 
 
 @pytest.mark.parametrize("found,mean", [(8, 1.0), (12, 3.0), (4, 0.5)])
 def test_running_rule_law_matches_an_enumeration_of_every_order(found: int, mean: float) -> None:
-    audit = SequentialAudit(12, found, 0.8, 0.05, mean)
+    audit = SequentialAudit(pool=12, found=found, target=0.8, delta=0.05, prior_mean=mean)
     for m in range(13):
         for every in (1, 5):
             oc = operating_characteristics(audit, m, every, running=True)
@@ -127,7 +127,7 @@ def test_running_rule_law_matches_an_enumeration_of_every_order(found: int, mean
 def test_running_rule_false_claims_at_most_delta_and_stops_no_later(found: int, mean: float,
                                                                     delta: float) -> None:
     """Once met, always met (the running intersection) keeps the level, and only saves labels."""
-    audit = SequentialAudit(40, found, 0.8, delta, mean)
+    audit = SequentialAudit(pool=40, found=found, target=0.8, delta=delta, prior_mean=mean)
     laws = [(operating_characteristics(audit, m), operating_characteristics(audit, m, running=True))
             for m in range(41)]
     assert max(run.p_false_claim for _, run in laws) <= delta
@@ -135,12 +135,12 @@ def test_running_rule_false_claims_at_most_delta_and_stops_no_later(found: int, 
 
 
 def test_the_running_check_catches_a_rule_that_peeks_with_fixed_size_bounds() -> None:
-    peeking = _peeking()(40, 40, 0.8, 0.05, 1.0)
+    peeking = _peeking()(pool=40, found=40, target=0.8, delta=0.05, prior_mean=1.0)
     assert max(operating_characteristics(peeking, m, running=True).p_false_claim for m in range(41)) > 0.05
 
 
 def test_running_upper_never_rises_and_a_met_stays_met() -> None:
-    audit = SequentialAudit(400, 20, 0.8, 0.05, 2.5)
+    audit = SequentialAudit(pool=400, found=20, target=0.8, delta=0.05, prior_mean=2.5)
     y = np.zeros(300, dtype=np.int64)
     y[[5, 240, 241, 242, 243]] = 1          # a late run of finds after the target was met
     bound, where = audit.running_upper(y)
@@ -166,7 +166,7 @@ def test_running_upper_never_rises_and_a_met_stays_met() -> None:
 
 
 def test_exact_law_matches_simulated_audits() -> None:
-    audit = SequentialAudit(80, 16, 0.8, 0.05, 2.0)
+    audit = SequentialAudit(pool=80, found=16, target=0.8, delta=0.05, prior_mean=2.0)
     oc = operating_characteristics(audit, 3, check_every=5)
     pool = np.zeros(80, dtype=int)
     pool[:3] = 1
@@ -182,9 +182,9 @@ def test_exact_law_matches_simulated_audits() -> None:
 
 
 def test_edges_empty_pool_end_of_pool_and_no_labels() -> None:
-    empty = SequentialAudit(0, 5)
+    empty = SequentialAudit(pool=0, found=5)
     assert int(empty.missed_upper(0, 0)) == 0 and empty.certified(0, 0)
-    audit = SequentialAudit(50, 4, 0.8, 0.05, 1.0)
+    audit = SequentialAudit(pool=50, found=4, target=0.8, delta=0.05, prior_mean=1.0)
     assert int(audit.missed_upper(0, 0)) == 50           # nothing seen: anything is possible
     for x in (0, 1, 7):
         assert int(audit.missed_upper(50, x)) == x       # the whole pool seen: exact
@@ -192,11 +192,11 @@ def test_edges_empty_pool_end_of_pool_and_no_labels() -> None:
     with pytest.raises(ValueError, match="0 ≤ x ≤ t ≤ N0"):
         audit.missed_upper(51, 0)
     with pytest.raises(ValueError, match="prior_mean"):
-        SequentialAudit(10, 1, prior_mean=0.0)
+        SequentialAudit(pool=10, found=1, prior_mean=0.0)
 
 
 def test_upper_end_falls_with_more_labels_and_rises_with_more_finds() -> None:
-    audit = SequentialAudit(2000, 40, 0.8, 0.05, default_prior_mean(40))
+    audit = SequentialAudit(pool=2000, found=40, target=0.8, delta=0.05, prior_mean=default_prior_mean(40))
     t = np.arange(0, 2001, 50)
     ups = audit.missed_upper(t, np.zeros_like(t))
     assert np.all(np.diff(ups) <= 0)
@@ -206,36 +206,39 @@ def test_upper_end_falls_with_more_labels_and_rises_with_more_finds() -> None:
 
 def test_zero_find_size_is_the_first_certified_check_and_near_theorem_8() -> None:
     for pool, found in ((3000, 20), (800, 8), (5000, 100)):
-        audit = SequentialAudit(pool, found, 0.8, 0.05, default_prior_mean(found))
+        audit = SequentialAudit(pool=pool, found=found, target=0.8, delta=0.05,
+                                prior_mean=default_prior_mean(found))
         size = audit.zero_find_size(10)
         checks = [t for t in range(10, pool + 1, 10)]
         assert size == next(t for t in checks if audit.certified(t, 0))
         fixed = math.ceil(pool * (1 - 0.05 ** (1 / (audit.allowed_misses(0) + 1))))
         assert fixed <= size <= 1.35 * fixed     # the price of anytime validity, measured here
-    small = SequentialAudit(7, 40, 0.8, 0.05, 2.0)         # 10 misses allowed, 7 unread: nothing to audit
-    assert small.zero_find_size(5) == 0 and SequentialAudit(11, 40, 0.8, 0.05, 2.0).zero_find_size(5) > 0
+    small = SequentialAudit(pool=7, found=40, prior_mean=2.0)   # 10 misses allowed, 7 unread: none to audit
+    assert small.zero_find_size(5) == 0
+    assert SequentialAudit(pool=11, found=40, prior_mean=2.0).zero_find_size(5) > 0
 
 
 def test_zero_find_stop_is_the_first_certifying_size_without_new_finds() -> None:
     for pool, found, t, x in ((400, 12, 0, 0), (400, 12, 90, 3), (1500, 30, 200, 1), (60, 2, 10, 2)):
-        audit = SequentialAudit(pool, found, 0.8, 0.05, default_prior_mean(found))
+        audit = SequentialAudit(pool=pool, found=found, target=0.8, delta=0.05,
+                                prior_mean=default_prior_mean(found))
         stop = audit.zero_find_stop(t, x)
         assert stop == next(s for s in range(t, pool + 1) if audit.certified(s, x))
-    audit = SequentialAudit(300, 10)
+    audit = SequentialAudit(pool=300, found=10)
     assert audit.zero_find_stop(300, 40) == 300          # the whole pool: exact, always certifies
     with pytest.raises(ValueError, match="need 0 ≤ x ≤ t ≤ N0 = 300"):
         audit.zero_find_stop(10, 11)
 
 
 def test_allowed_misses_is_exact_at_the_target() -> None:
-    audit = SequentialAudit(100, 8, 0.8)
+    audit = SequentialAudit(pool=100, found=8, target=0.8)
     assert [audit.allowed_misses(x) for x in range(4)] == [2, 3, 4, 5]   # m ≤ 2.5, 3.25, 4.5, 5.75
-    assert SequentialAudit(100, 4, 0.8).allowed_misses(0) == 1            # 4/5 is exactly 0.8
+    assert SequentialAudit(pool=100, found=4).allowed_misses(0) == 1     # 4/5 is exactly 0.8
 
 
 def test_certificate_states_the_bound_and_recomputes() -> None:
     cert = sequential_recall_certificate(found=40, pool=2000, labelled=900, hits=0, prior_mean=5.0)
-    audit = SequentialAudit(2000, 40, 0.8, 0.05, 5.0)
+    audit = SequentialAudit(pool=2000, found=40, target=0.8, delta=0.05, prior_mean=5.0)
     upper = int(audit.missed_upper(900, 0))
     assert cert.details["missed_upper"] == upper
     assert cert.value == pytest.approx(40 / (40 + upper))
@@ -245,25 +248,37 @@ def test_certificate_states_the_bound_and_recomputes() -> None:
 
 
 def test_certificate_takes_the_tightest_earlier_prefix() -> None:
-    audit = SequentialAudit(2000, 40, 0.8, 0.05, 5.0)
+    audit = SequentialAudit(pool=2000, found=40, target=0.8, delta=0.05, prior_mean=5.0)
     earlier, now = int(audit.missed_upper(900, 0)), int(audit.missed_upper(950, 3))
     assert earlier < now                               # three finds after 900 labels widen C_t
-    cert = sequential_recall_certificate(40, 2000, 950, 3, 0.8, 0.05, 5.0, best_prefix=900,
-                                         best_prefix_hits=0)
+    cert = sequential_recall_certificate(found=40, pool=2000, labelled=950, hits=3, target=0.8, delta=0.05,
+                                         prior_mean=5.0, best_prefix=900, best_prefix_hits=0)
     assert cert.details["missed_upper"] == earlier
     assert cert.value == pytest.approx(43 / (40 + earlier))
     assert "first 900 labels" in cert.statement
     assert recompute(cert.to_dict()).value == cert.value
-    plain = sequential_recall_certificate(40, 2000, 950, 3, 0.8, 0.05, 5.0)
+    plain = sequential_recall_certificate(found=40, pool=2000, labelled=950, hits=3, target=0.8, delta=0.05,
+                                          prior_mean=5.0)
     assert plain.details["missed_upper"] == now and "best_prefix" not in plain.inputs
-    looser = sequential_recall_certificate(40, 2000, 950, 3, 0.8, 0.05, 5.0, best_prefix=100,
+    looser = sequential_recall_certificate(found=40, pool=2000, labelled=950, hits=3, target=0.8, delta=0.05,
+                                           prior_mean=5.0, best_prefix=100,
                                            best_prefix_hits=0)   # an earlier bound that is not lower
     assert looser.details["missed_upper"] == now and "tightest" not in looser.statement
     for s, xs in ((951, 0), (900, 4), (10, 11), (900, 0 - 1), (2, 3), (949, 0)):
         with pytest.raises(ValueError, match="best_prefix"):
-            sequential_recall_certificate(40, 2000, 950, 3, best_prefix=s, best_prefix_hits=xs)
+            sequential_recall_certificate(found=40, pool=2000, labelled=950, hits=3, best_prefix=s,
+                                          best_prefix_hits=xs)
     with pytest.raises(ValueError, match="go together"):
-        sequential_recall_certificate(40, 2000, 950, 3, best_prefix=900)
+        sequential_recall_certificate(found=40, pool=2000, labelled=950, hits=3, best_prefix=900)
+
+
+def test_the_two_counts_are_named_so_a_swap_cannot_certify_silently() -> None:
+    """The engine took ``(pool, found)`` and the certificate ``(found, pool)``: a swapped call
+    certified another review without a word (the Python API walk, 2026-12-06)."""
+    with pytest.raises(TypeError):
+        SequentialAudit(2000, 40)              # type: ignore[misc]
+    with pytest.raises(TypeError):
+        sequential_recall_certificate(40, 2000, 900, 0)   # type: ignore[misc]
 
 
 def test_certificate_refuses_counts_that_cannot_be() -> None:
@@ -272,7 +287,7 @@ def test_certificate_refuses_counts_that_cannot_be() -> None:
     with pytest.raises(ValueError, match="hits = 5 exceeds the 4 audit labels"):
         sequential_recall_certificate(found=3, pool=10, labelled=4, hits=5)
     with pytest.raises(ValueError, match="check_every"):
-        operating_characteristics(SequentialAudit(10, 3), 1, check_every=0)
+        operating_characteristics(SequentialAudit(pool=10, found=3), 1, check_every=0)
 
 
 def test_ml_count_is_the_argmax_of_the_likelihood() -> None:
@@ -288,14 +303,14 @@ def test_ml_count_is_the_argmax_of_the_likelihood() -> None:
 def test_stopping_sets_hold_every_certifying_count(pool: int, found: int, mean: float) -> None:
     """The pre-filter of certified_counts must never drop a count that certifies (it once did,
     near the end of the pool, where the likelihood's argmax is clipped)."""
-    audit = SequentialAudit(pool, found, 0.8, 0.05, mean)
+    audit = SequentialAudit(pool=pool, found=found, target=0.8, delta=0.05, prior_mean=mean)
     t = np.arange(1, pool + 1)
     for tt, got in zip(t, audit.certified_counts(t), strict=True):
         assert got.tolist() == [x for x in range(tt + 1) if audit.certified(int(tt), x)], tt
 
 
 def test_shared_stopping_sets_give_the_same_law() -> None:
-    audit = SequentialAudit(300, 16, 0.8, 0.05, 2.0)
+    audit = SequentialAudit(pool=300, found=16, target=0.8, delta=0.05, prior_mean=2.0)
     checks = audit_checks(300, 10)
     shared = audit.certified_counts(checks, x_max=9)
     for m in (0, 3, 9):

@@ -25,8 +25,8 @@ def test_a_state_extended_label_by_label_equals_the_batch_path(seed: int) -> Non
     rng = np.random.default_rng(seed)
     pool = int(rng.integers(1, 400))
     found = int(rng.integers(0, 60))
-    audit = SequentialAudit(pool, found, float(rng.choice([0.5, 0.8, 0.95, 1.0])), 0.05,
-                            default_prior_mean(found))
+    audit = SequentialAudit(pool=pool, found=found, target=float(rng.choice([0.5, 0.8, 0.95, 1.0])),
+                            delta=0.05, prior_mean=default_prior_mean(found))
     y = (rng.random(pool) < rng.choice([0.0, 0.02, 0.2, 0.6])).astype(np.int64)   # the pool's order
     state: RunningState | None = None
     t = 0
@@ -47,7 +47,7 @@ def test_a_state_extended_label_by_label_equals_the_batch_path(seed: int) -> Non
 
 
 def test_a_state_evaluates_only_the_prefixes_it_adds(monkeypatch: pytest.MonkeyPatch) -> None:
-    audit = SequentialAudit(500, 30, 0.8, 0.05, default_prior_mean(30))
+    audit = SequentialAudit(pool=500, found=30, target=0.8, delta=0.05, prior_mean=default_prior_mean(30))
     y = np.zeros(200, dtype=np.int64)
     y[[3, 50]] = 1
     state = audit.running_state(y[:100])
@@ -66,7 +66,7 @@ def test_a_state_evaluates_only_the_prefixes_it_adds(monkeypatch: pytest.MonkeyP
 
 
 def test_t_zero_and_the_whole_pool() -> None:
-    audit = SequentialAudit(40, 5, 0.8, 0.05, 1.0)
+    audit = SequentialAudit(pool=40, found=5, target=0.8, delta=0.05, prior_mean=1.0)
     empty = audit.running_state([])
     assert empty.upper.tolist() == [40] and [v.tolist() for v in empty.running()] == [[40], [0]]
     y = np.zeros(40, dtype=np.int64)
@@ -78,7 +78,7 @@ def test_t_zero_and_the_whole_pool() -> None:
 
 
 def test_remembered_zero_find_scans_equal_a_fresh_scan(monkeypatch: pytest.MonkeyPatch) -> None:
-    audit = SequentialAudit(1500, 30, 0.8, 0.05, default_prior_mean(30))
+    audit = SequentialAudit(pool=1500, found=30, target=0.8, delta=0.05, prior_mean=default_prior_mean(30))
     sequential._SCANS.clear()
     scans: list[tuple[int, int]] = []
     scan = SequentialAudit._scan_zero_find
@@ -89,6 +89,7 @@ def test_remembered_zero_find_scans_equal_a_fresh_scan(monkeypatch: pytest.Monke
     stop = audit.zero_find_stop(0, 0)
     assert 50 < stop < 1500 and audit.zero_find_stop(stop, 0) == stop
     assert scans == [(0, 0), (3, 1), (1200, 1), (700, 2), (1500, 0), (0, 0)]   # reused within [t0, t*]
-    other = SequentialAudit(1500, 31, 0.8, 0.05, default_prior_mean(30))   # another rule: its own scan
+    other = SequentialAudit(pool=1500, found=31, target=0.8, delta=0.05,
+                            prior_mean=default_prior_mean(30))   # another rule: its own scan
     assert other.zero_find_stop(1, 0) == next(s for s in range(1, 1501) if other.certified(s, 0))
     assert scans[-1] == (1, 0)

@@ -89,8 +89,8 @@ class ReviewRule:
 
     def audit(self, pool: int, found: int) -> SequentialAudit:
         """The sequential audit this rule runs on a pool of ``pool`` items after ``found`` relevant."""
-        return SequentialAudit(pool, found, self.target, self.delta,
-                               default_prior_mean(found, self.target, self.prior_scale))
+        return SequentialAudit(pool=pool, found=found, target=self.target, delta=self.delta,
+                               prior_mean=default_prior_mean(found, self.target, self.prior_scale))
 
 
 @lru_cache(maxsize=65536)

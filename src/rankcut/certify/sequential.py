@@ -130,7 +130,7 @@ def audit_checks(pool: int, every: int) -> NDArray[np.int64]:
     return steps if steps.size and steps[-1] == pool else np.append(steps, np.int64(pool))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SequentialAudit:
     """The frozen rule of one sequential audit (fix it before the first audit label is opened).
 
@@ -476,7 +476,7 @@ def _running_characteristics(audit: SequentialAudit, m_true: int, checks: NDArra
 
 
 @certificate_function("sequential_recall", theorem="§9 sequential audit")
-def sequential_recall_certificate(found: int, pool: int, labelled: int, hits: int, target: float = 0.8,
+def sequential_recall_certificate(*, found: int, pool: int, labelled: int, hits: int, target: float = 0.8,
                                   delta: float = 0.05, prior_mean: float = 1.0,
                                   best_prefix: int | None = None, best_prefix_hits: int | None = None
                                   ) -> Certificate:
@@ -497,7 +497,7 @@ def sequential_recall_certificate(found: int, pool: int, labelled: int, hits: in
     :returns: ``quantity="recall"``, ``side="lower"``; ``details["certified"]`` says whether the
         bound meets ``target``.
     """
-    audit = SequentialAudit(pool, found, target, delta, prior_mean)
+    audit = SequentialAudit(pool=pool, found=found, target=target, delta=delta, prior_mean=prior_mean)
     if check_count(labelled, "labelled") > pool:
         raise ValueError(f"labelled = {labelled} exceeds the excluded pool's {pool} items")
     if check_count(hits, "hits") > labelled:

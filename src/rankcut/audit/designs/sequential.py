@@ -84,8 +84,8 @@ def engine(audit: FrozenAudit, found: int) -> SequentialAudit:
     """The frozen rule of a sequential audit whose cut holds ``found`` relevant items."""
     from rankcut.certify.sequential import SequentialAudit
 
-    return SequentialAudit(audit.sizes[0].n0, found, float(audit.target["recall"]), audit.delta,
-                           prior_mean(audit, found))
+    return SequentialAudit(pool=audit.sizes[0].n0, found=found, target=float(audit.target["recall"]),
+                           delta=audit.delta, prior_mean=prior_mean(audit, found))
 
 
 def _opened_hash(in_cut: Mapping[Item, int], audited: Mapping[Item, int], order: Sequence[Item], prefix: int
@@ -339,8 +339,9 @@ class Sequential(FixedSampleDesign):
         audited = stats["excluded"]
         t, x = int(audited["labelled"]), int(audited["relevant"])
         prior = prior_mean(audit, found)
-        cert = sequential_recall_certificate(found, p.n0, t, x, rho, d, prior, int(audited["best_prefix"]),
-                                             int(audited["best_prefix_hits"]))
+        cert = sequential_recall_certificate(found=found, pool=p.n0, labelled=t, hits=x, target=rho, delta=d,
+                                             prior_mean=prior, best_prefix=int(audited["best_prefix"]),
+                                             best_prefix_hits=int(audited["best_prefix_hits"]))
         report = joint(audit).attach("recall", cert, charge={"audit": "sequential audit"})
         met = bool(cert.details["certified"])
         unfound = int(cert.details["missed_upper"]) - x
