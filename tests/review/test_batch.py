@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import threading
 import warnings
 from pathlib import Path
 
@@ -350,6 +351,33 @@ def test_an_answer_kept_by_the_page_while_a_label_call_runs_stays_kept(records: 
         else:
             session.record_kept(folder)
     assert session.kept_with_sources(folder)[far] == (1, "serve reviewer Ada")
+
+
+def test_an_undo_on_the_page_while_kept_answers_are_recorded_waits_and_finds_them_recorded(
+        records: Records, tmp_path: Path, monkeypatch) -> None:
+    """record_kept read the kept answers without their lock: the page's undo of one of them
+    (unkeep) said "taken back" while the call went on to record it (note 49)."""
+    truth = labels_of(records)
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    asked = session.next_records(folder, 1)[0]["record_id"]
+    session.keep(folder, {asked: truth[asked]}, "serve reviewer Bob")
+    real, undone = workflow.label, []
+    page = threading.Thread(target=lambda: undone.append(
+        session.unkeep(folder, asked, truth[asked], "serve reviewer Bob")))
+
+    def undo_meanwhile(*args, **kwargs):   # the page's undo, from another thread, during the call
+        page.start()
+        page.join(0.5)
+        assert page.is_alive(), "the undo did not wait for the kept answers' lock"
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(workflow, "label", undo_meanwhile)
+    session.record_kept(folder)
+    page.join(30)
+    assert undone == [False]
+    assert [(s["doc_id"], s["label"]) for s in _steps(folder)] == [(asked, truth[asked])]
+    assert asked not in session.kept_with_sources(folder)
 
 
 def test_a_file_that_replaces_an_answer_the_page_kept_meanwhile_says_whose(records: Records, tmp_path: Path,

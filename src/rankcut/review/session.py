@@ -42,6 +42,7 @@ import secrets
 import shlex
 import shutil
 import tempfile
+import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -819,22 +820,32 @@ def kept_relevant(folder: str | os.PathLike[str]) -> list[str]:
     return sorted((rid for rid, y in kept_answers(folder).items() if y), key=order.__getitem__)
 
 
+_HELD = threading.local()   # the folders whose kept-answers lock this thread holds (_kept_lock)
+
+
 @contextmanager
 def _kept_lock(folder: Path) -> Iterator[None]:
     """Hold :data:`PENDING_FILE` for one read and rewrite, across processes: the labelling page
     keeps an answer read ahead while a ``label --from`` runs, and each rewrote the file from the
     answers it had read, so the other's were lost. An advisory lock (``flock``) on
-    :data:`PENDING_LOCK`; none where ``fcntl`` is missing (not POSIX)."""
+    :data:`PENDING_LOCK`; none where ``fcntl`` is missing (not POSIX). A thread that holds it
+    already takes it again at once (``flock`` on a second open of the file would wait for itself)."""
+    held: set[str] = _HELD.__dict__.setdefault("folders", set())
+    key = str(folder.resolve())
     try:
         import fcntl
     except ImportError:
+        fcntl = None   # type: ignore[assignment]
+    if key in held or fcntl is None:
         yield
         return
     with open(folder / PENDING_LOCK, "a", encoding="utf-8") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        held.add(key)
         try:
             yield
         finally:
+            held.discard(key)
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
@@ -887,15 +898,19 @@ def unkeep(folder: str | os.PathLike[str], record_id: str, label: int, source: s
 
 def record_kept(folder: str | os.PathLike[str]) -> None:
     """Record the steps the kept answers hold (before an interactive call, or the labelling page,
-    asks for them), each with the source it was given by."""
+    asks for them), each with the source it was given by. Under the answers' lock from the read
+    to the rewrite: the page's undo of an answer read ahead (:func:`unkeep`) waits, and then finds
+    it recorded, where it said "taken back" of an answer this call went on to record."""
     out = Path(folder)
-    kept = kept_with_sources(out)
-    if kept:
+    with _kept_lock(out):
+        kept = kept_with_sources(out)
+        if not kept:
+            return
         qid, _ = _items(out)
         with _label_file(out, {rid: y for rid, (y, _) in kept.items()}, PENDING_FILE) as path:
             workflow.label(out, from_file=path, file_source=f"file {PENDING_FILE}",
                            item_sources={(qid, rid): source for rid, (_, source) in kept.items()})
-        keep(out, {}, "")   # the file lists only the answers still kept, those kept meanwhile included
+        _keep(out, kept_with_sources(out))   # the answers still kept, those kept meanwhile included
 
 
 # ---------------------------------------------------------------------------------------------
