@@ -371,7 +371,9 @@ def test_jsonl_keys_and_label_forms():
      ("a.csv", "query,doc,label\nq,d,1\nq,e\n", r"a.csv, line 3: expected 3 columns as in the header, got 2"),
      ("a.csv", "query,doc,label\nq,d,maybe\n",
       r"a.csv, line 2: label must be 0/1, yes/no, true/false or y/n, got 'maybe'"),
-     ("a.csv", "query,doc,label\nq,d,2\n", r"a.csv, line 2: label must be"),
+     ("a.csv", "query,doc,label\nq,d,2\n",
+      r"a.csv, line 2: label must be .*got '2'; for graded judgments, write 1 for the grades you count as "
+      r"relevant, or let rankcut audit label --oracle qrels --qrels FILE --threshold GRADE read them"),
      ("a.csv", "query,doc,label\n , d,1\n", r"a.csv, line 2: query id must be a non-empty string"),
      ("a.csv", 'query,doc,label\n"q\nr",d,1\nq,"x,0\n', r"a.csv, line 4: unexpected end of data"),
      ("a.csv", 'query,doc,label\nq,"x,0\nmore\n', r"a.csv, line 2: unexpected end of data"),
