@@ -388,6 +388,9 @@ def test_a_bound_of_nothing_unread_says_it_is_not_a_certainty():
             "certainty; anytime-valid") in cert.statement
     whole = interleaved_recall_certificate(3, "sss", "111", target=0.5)
     assert "not a certainty" not in whole.statement and "left unread (anytime-valid" in whole.statement
+    none = interleaved_recall_certificate(10, "a" * 10, "0" * 10)   # nothing relevant: not "at least 100%"
+    assert none.value == 1.0 and "100%" not in none.statement
+    assert "missed none of the relevant documents, as there are none (recall is taken as 1)" in none.statement
 
 
 def test_tail_prior_is_the_screened_tail_projection_and_recomputes():

@@ -272,6 +272,22 @@ def test_certificate_takes_the_tightest_earlier_prefix() -> None:
         sequential_recall_certificate(found=40, pool=2000, labelled=950, hits=3, best_prefix=900)
 
 
+def test_the_statement_of_a_review_with_nothing_relevant_or_nothing_left_bounded() -> None:
+    """"found at least 100% of the relevant items" of a review with none, and "at most 0 unfound"
+    with items unread, read as certainties (note 48's carried item; the interleaved statement's
+    wording since stop 49)."""
+    none = sequential_recall_certificate(found=0, pool=30, labelled=30, hits=0)
+    assert none.value == 1.0 and "missed none of the relevant items, as there are none" in none.statement
+    assert "100%" not in none.statement and "not audited" not in none.statement     # a census: exact
+    left = sequential_recall_certificate(found=3, pool=30, labelled=29, hits=0)
+    assert left.details["missed_upper"] == 0
+    assert ("found at least 100% of the relevant items: the cut's 3 plus 0 found in 29 audit labels of the 30 "
+            "excluded items leave at most 0 unfound among the 1 not audited (a bound at this confidence, not "
+            "a certainty; anytime-valid") in left.statement
+    some = sequential_recall_certificate(found=40, pool=2000, labelled=900, hits=2, prior_mean=5.0)
+    assert "unfound (anytime-valid" in some.statement and "not a certainty" not in some.statement
+
+
 def test_the_two_counts_are_named_so_a_swap_cannot_certify_silently() -> None:
     """The engine took ``(pool, found)`` and the certificate ``(found, pool)``: a swapped call
     certified another review without a word (the Python API walk, 2026-12-06)."""

@@ -84,7 +84,7 @@ from rankcut.certify.result import (
     Certificate,
     certificate_function,
     confidence_text,
-    recall_percent,
+    found_share,
     theorem_of,
 )
 from rankcut.certify.screening import tail_estimate
@@ -433,8 +433,8 @@ def interleaved_recall_certificate(total: int, moves: str, labels: str, target: 
         allocation={"audit": float(delta)},
         delta=float(delta),
         statement=(
-            f"With confidence {confidence_text(delta)}, the review found at least "
-            f"{recall_percent(review.recall_lower)}% of the relevant {items}: "
+            f"With confidence {confidence_text(delta)}, the review "
+            f"{found_share(review.recall_lower, upper, items)}: "
             f"{review.found} found in {review.read} of {total} {items} read ({screened} screened, "
             f"{review.audit_labels} in the frozen audit order, {review.audit_hits} of them relevant), "
             f"at most {upper - review.found} relevant left unread"

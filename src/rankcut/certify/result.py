@@ -210,6 +210,16 @@ def recall_percent(share: float) -> str:
     return f"{tenths:g}" if tenths > 0 or share <= 0 else format_bound(share * 100, "lower", 2)
 
 
+def found_share(recall: float, relevant_upper: int, items: str) -> str:
+    """What a review found, in a statement: "found at least <recall>% of the relevant <items>", or,
+    where the bound on the relevant count is 0, that there is none to miss (a review of a
+    collection with no relevant member read "found at least 100%"). Internal wording shared by the
+    sequential and interleaved certificates; not part of the public API."""
+    if relevant_upper == 0:
+        return f"missed none of the relevant {items}, as there are none (recall is taken as 1)"
+    return f"found at least {recall_percent(recall)}% of the relevant {items}"
+
+
 def family_statement(delta: float, what: str, labels: Sequence[str], value: Any, side: str,
                      how: str) -> str:
     """The statement of a certificate over a family ``G`` (Theorems 7, 8 and 12): "With confidence

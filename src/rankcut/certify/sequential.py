@@ -69,7 +69,7 @@ from rankcut.certify.result import (
     Certificate,
     certificate_function,
     confidence_text,
-    recall_percent,
+    found_share,
     theorem_of,
 )
 
@@ -531,10 +531,12 @@ def sequential_recall_certificate(*, found: int, pool: int, labelled: int, hits:
         allocation={"audit": float(delta)},
         delta=float(delta),
         statement=(
-            f"With confidence {confidence_text(delta)}, the review found at least "
-            f"{recall_percent(recall)}% of the relevant items: the cut's {found} plus {hits} "
-            f"found in {labelled} audit labels of the {pool} excluded items leave at most {upper - hits} "
-            f"unfound (anytime-valid: it holds wherever the audit stops"
+            f"With confidence {confidence_text(delta)}, the review {found_share(recall, total, 'items')}: "
+            f"the cut's {found} plus {hits} found in {labelled} audit labels of the {pool} excluded items "
+            f"leave at most {upper - hits} unfound"
+            + (f" among the {pool - labelled} not audited (a bound at this confidence, not a certainty; "
+               if upper == hits and labelled < pool else " (")
+            + "anytime-valid: it holds wherever the audit stops"
             + (f"; the bound is the tightest of the audit so far, from its first {extra['best_prefix']} "
                "labels" if tighter else "")
             + f"); target {target:g} "
