@@ -345,7 +345,9 @@ class Sequential(FixedSampleDesign):
         report = joint(audit).attach("recall", cert, charge={"audit": "sequential audit"})
         met = bool(cert.details["certified"])
         unfound = int(cert.details["missed_upper"]) - x
-        text = (f"target recall ≥ {rho:g}: {'met' if met else 'NOT met yet'} after {t} of {p.n0} audit "
+        text = (f"target recall ≥ {rho:g}: met — the cut holds every item, so nothing is left to audit"
+                if p.n0 == 0 else
+                f"target recall ≥ {rho:g}: {'met' if met else 'NOT met yet'} after {t} of {p.n0} audit "
                 f"labels ({x} relevant found by the audit, at most {unfound} unfound)")
         notes = [f"In plain words: whatever the ranking, and whichever documents are truly relevant, the "
                  f"chance that this audit ever says 'met' while the review's recall is below {rho:g} is at "
