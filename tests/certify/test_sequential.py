@@ -281,9 +281,9 @@ def test_the_statement_of_a_review_with_nothing_relevant_or_nothing_left_bounded
     assert "100%" not in none.statement and "not audited" not in none.statement     # a census: exact
     left = sequential_recall_certificate(found=3, pool=30, labelled=29, hits=0)
     assert left.details["missed_upper"] == 0
-    assert ("found at least 100% of the relevant items: the cut's 3 plus 0 found in 29 audit labels of the 30 "
-            "excluded items leave at most 0 unfound among the 1 not audited (a bound at this confidence, not "
-            "a certainty; anytime-valid") in left.statement
+    assert ("found at least 100% of the relevant items: the cut's 3 plus 0 found in 29 audit labels of the "
+            "30 excluded items leave at most 0 unfound among the 1 not audited (a bound at this confidence, "
+            "not a certainty; anytime-valid") in left.statement
     some = sequential_recall_certificate(found=40, pool=2000, labelled=900, hits=2, prior_mean=5.0)
     assert "unfound (anytime-valid" in some.statement and "not a certainty" not in some.statement
 

@@ -315,6 +315,34 @@ def test_a_label_file_says_include_or_exclude_as_a_screening_tool_exports_it(rec
     assert [(s["doc_id"], s["label"]) for s in _steps(folder)] == [(asked[0]["record_id"], 0)]
 
 
+def test_a_label_file_with_two_label_columns_is_refused_until_one_is_named(records: Records,
+                                                                           tmp_path: Path) -> None:
+    """A file with ``included`` and ``label`` (a records file's abstract and full-text decisions)
+    was read by the first ASReview name found, without a word (the systematic-review walk)."""
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    asked = [r["record_id"] for r in session.next_records(folder, 2)]
+    answers = tmp_path / "two.csv"
+    answers.write_text("record_id,included,Label_Abstract_Screening\n"
+                       + "".join(f"{rid},1,0\n" for rid in asked))
+    with pytest.raises(ValueError, match=r"two.csv, line 1: columns 'included' and "
+                                         r"'Label_Abstract_Screening' all read like labels: say which "
+                                         r"holds the answers with label_column; nothing was recorded"):
+        session.label(folder, from_file=answers)
+    assert _steps(folder) == []
+    with pytest.raises(ValueError, match=r"the header names no 'decision' column \(label_column\)"):
+        session.label(folder, from_file=answers, label_column="decision")
+    refused = CliRunner().invoke(app, ["review", "label", "--folder", str(folder), "--from", str(answers)])
+    assert refused.exit_code != 0 and "with --label-column; nothing was recorded" in refused.output
+    done = CliRunner().invoke(app, ["review", "label", "--folder", str(folder), "--from", str(answers),
+                                    "--label-column", "label_abstract_screening"])
+    assert done.exit_code == 0, done.output
+    assert [(s["doc_id"], s["label"]) for s in _steps(folder)] == [(asked[0], 0), (asked[1], 0)]
+    refused = CliRunner().invoke(app, ["review", "label", "--folder", str(folder), "--interactive",
+                                       "--label-column", "label"])
+    assert refused.exit_code != 0 and "--label-column is for --from" in refused.output
+
+
 @pytest.mark.parametrize("call", ["label --from", "simulation", "record_kept"])
 def test_an_answer_kept_by_the_page_while_a_label_call_runs_stays_kept(records: Records, tmp_path: Path,
                                                                       monkeypatch, call: str) -> None:

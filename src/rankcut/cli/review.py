@@ -503,7 +503,8 @@ def label(
     fmt: str | None = typer.Option(None, "--format", help="--records: csv, tsv, ris or trec."),
     texts: Path | None = typer.Option(None, "--texts", help="--records with --format trec: the texts."),
     query: str | None = typer.Option(None, "--query", help="--records with --format trec: the query."),
-    label_column: str | None = typer.Option(None, "--label-column", help="--records: the label column."),
+    label_column: str | None = typer.Option(None, "--label-column", help="--records: the label column; "
+                                            "--from: the answers' column, where two read like labels."),
     next_n: int | None = typer.Option(None, "--next", help="--simulate: label only the next N steps."),
     threshold: float = THRESHOLD,
     as_json: bool = JSON,
@@ -516,6 +517,8 @@ def label(
         raise ValueError("give one source of labels: --from FILE, --interactive or --simulate")
     if not simulate and (records or qrels or next_n is not None):
         raise ValueError("--records, --qrels and --next are for --simulate")
+    if interactive and label_column is not None:
+        raise ValueError("--label-column is for --from (the answers' column) or --simulate --records")
     _grade(threshold, qrels)
     again = (_label_again(folder, records, format=fmt, texts=texts, query=query, label_column=label_column,
                           qrels=qrels, threshold=threshold) if simulate else
@@ -529,7 +532,7 @@ def label(
         elif interactive:
             result = session.label(folder, interactive=True, output=typer.echo, input=_prompt)
         else:
-            result = session.label(folder, from_file=from_file)
+            result = session.label(folder, from_file=from_file, label_column=label_column)
     info = session.status(folder)
     if as_json:
         _echo_json({"source": result.source, "recorded": result.recorded, **_json_status(info)})

@@ -37,7 +37,8 @@ from numpy.typing import ArrayLike, NDArray
 from rankcut.data.io import Source, open_text, stream_name
 from rankcut.data.lists import Posting, RankedLists
 
-__all__ = ["LABEL_COLUMNS", "ScreeningSet", "Table", "delimiter_for", "load_screening", "read_table"]
+__all__ = ["LABEL_COLUMNS", "ScreeningSet", "Table", "delimiter_for", "load_screening", "read_table",
+           "reads_like_labels"]
 
 
 _LABELS = {"0": False, "1": True}
@@ -181,14 +182,20 @@ class Table:
     rows: tuple[tuple[str, ...], ...] = ()
 
     def other_label_columns(self) -> list[str]:
-        """The columns besides :attr:`label_column` whose names read like labels (one of
-        :data:`LABEL_COLUMNS`, or a word ``label``/``included``/``include`` in it, as in
-        ``label_abstract_screening``) and that hold a value in some row: a file with two, such as
+        """The columns besides :attr:`label_column` whose names read like labels
+        (:func:`reads_like_labels`) and that hold a value in some row: a file with two, such as
         the abstract and the full-text decision, leaves the choice to its user."""
-        word = re.compile(r"(?:^|_)(?:labels?|included|include|inclusion)(?:_|$)")
-        return [c for i, c in enumerate(self.columns) if c != self.label_column
-                and (c.lower() in LABEL_COLUMNS or word.search(c.lower()))
+        return [c for i, c in enumerate(self.columns) if c != self.label_column and reads_like_labels(c)
                 and any(len(row) > i and row[i].strip() for row in self.rows)]
+
+
+_LABEL_WORD = re.compile(r"(?:^|_)(?:labels?|included|include|inclusion)(?:_|$)")
+
+
+def reads_like_labels(column: str) -> bool:
+    """Whether a column's name reads like labels: one of :data:`LABEL_COLUMNS`, or a word
+    ``label``/``included``/``include`` in it, as in ``label_abstract_screening`` (any case)."""
+    return column.lower() in LABEL_COLUMNS or _LABEL_WORD.search(column.lower()) is not None
 
 
 def separator_hint(header: Sequence[str], delimiter: str) -> str:

@@ -78,7 +78,7 @@ from rankcut.audit.options import check_count, spelled
 from rankcut.audit.oracle import SIMULATION
 from rankcut.audit.pools import Item
 from rankcut.data.io import open_text
-from rankcut.data.screening import LABEL_COLUMNS, delimiter_for, separator_hint
+from rankcut.data.screening import LABEL_COLUMNS, delimiter_for, reads_like_labels, separator_hint
 from rankcut.review.cal import CALConfig, CALScreener
 from rankcut.review.records import _FORMS, _VALUES, RIS_SUFFIXES, Records, check_record_id, qrels_labels
 
@@ -503,7 +503,7 @@ def _unread(folder: Path, ids: Iterable[str]) -> list[str]:
 
 
 def read_labels(source: str | os.PathLike[str], ids: Sequence[str], records: str | None = None,
-                query: str | None = None) -> dict[str, int]:
+                query: str | None = None, label_column: str | None = None) -> dict[str, int]:
     """A reviewer's labels: a CSV (TSV for ``.tsv``/``.tab``) with a header naming ``record_id`` (or
     ``doc_id``, ``id``) and a label column (ASReview's names, ``label`` among them; any case); labels
     ``0``/``1``, ``yes``/``no``, ``y``/``n``, ``include``/``exclude``, ``relevant``/``irrelevant``,
@@ -514,15 +514,20 @@ def read_labels(source: str | os.PathLike[str], ids: Sequence[str], records: str
     topics are kept, has its rows of other queries than ``query`` (the review's) refused: a
     judgement of the same document for another topic is not this review's label.
 
-    :raises ValueError: naming the file and line for a missing column, a row of other records or of
-        another query, a record id that is not one of ``ids``, a label value it cannot read, or a
-        record labelled twice with different labels.
+    :param label_column: the column of the labels (any case); needed where two columns read like
+        labels (:func:`~rankcut.data.screening.reads_like_labels`), such as a records file's
+        ``label_included`` and ``label_abstract_screening``.
+    :raises ValueError: naming the file and line for a missing column, two columns that read like
+        labels and no ``label_column``, a row of other records or of another query, a record id that
+        is not one of ``ids``, a label value it cannot read, or a record labelled twice with
+        different labels.
     """
-    return _label_lines(source, ids, records, query)[0]
+    return _label_lines(source, ids, records, query, label_column)[0]
 
 
 def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], records: str | None = None,
-                 query: str | None = None) -> tuple[dict[str, int], dict[str, int]]:
+                 query: str | None = None, label_column: str | None = None
+                 ) -> tuple[dict[str, int], dict[str, int]]:
     """:func:`read_labels`'s labels, and the line each record's label is on."""
     known = set(ids)
     delimiter = delimiter_for(source)
@@ -553,6 +558,7 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], records: st
                                  f"{', ...' if len(header) > 8 else ''}{separator_hint(header, delimiter)}")
             cols.append(col)
         id_col, label_col = cols
+        label_col = _chosen_label_column(where, first, id_col, label_col, label_column)
         records_col = header.index("records") if records is not None and "records" in header else None
         query_col = next((header.index(n) for n in _QUERY_COLUMNS if n in header), None) if query else None
         ended = reader.line_num
@@ -632,10 +638,31 @@ def known_from_records(records: Records, source: str | os.PathLike[str], folder:
     return dict(zip(records.ids, records.labels.tolist(), strict=True))
 
 
+def _chosen_label_column(where: str, header: Sequence[str], id_col: int, found: int,
+                         chosen: str | None) -> int:
+    """The label column of a label file: ``chosen`` (any case), or the one ASReview's names find
+    where no other column reads like labels. A file with two, such as a records file's
+    ``label_included`` and ``label_abstract_screening``, was read by the first name found, without a
+    word (the systematic-review walk: 91 relevant recorded where the reviewer's column held 16)."""
+    if chosen is not None:
+        at = next((i for i, c in enumerate(header) if c.lower() == chosen.lower()), None)
+        if at is None:
+            raise ValueError(f"{where}, line 1: the header names no {chosen!r} column "
+                             f"({spelled('label_column')}); it names {', '.join(map(repr, header[:8]))}"
+                             f"{', ...' if len(header) > 8 else ''}")
+        return at
+    others = [c for i, c in enumerate(header) if i not in (id_col, found) and reads_like_labels(c)]
+    if others:
+        raise ValueError(f"{where}, line 1: columns {header[found]!r} and {', '.join(map(repr, others))} "
+                         f"all read like labels: say which holds the answers with {spelled('label_column')}; "
+                         "nothing was recorded")
+    return found
+
+
 def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] | None = None,
           known: Mapping[str, int] | None = None, interactive: bool = False, limit: int | None = None,
-          input: Callable[[str], str] = input, output: Callable[[str], Any] = print
-          ) -> workflow.LabelResult:
+          input: Callable[[str], str] = input, output: Callable[[str], Any] = print,
+          label_column: str | None = None) -> workflow.LabelResult:
     """Record the review's next labels: from a reviewer's file (:func:`read_labels`; the labels of
     the records it asks for, as far as the file and the answers kept from earlier files hold them),
     from ``known`` labels (record id → 0/1: a simulation; the next ``limit`` steps, or to the
@@ -649,6 +676,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     (the theorem of :mod:`rankcut.certify.interleaved` needs only that each move is chosen from the
     labels recorded before it).
 
+    :param label_column: a label file's label column, where it has two that read like labels.
     :raises ValueError: for none or several sources, a label file :func:`read_labels` refuses,
         labels that contradict the prior knowledge or the review's recorded steps, and a label file
         that holds no label for the record the review asks for (nothing recorded).
@@ -696,7 +724,8 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     if not Path(from_file).is_file():
         raise FileNotFoundError(f"{spelled('from_file')} {from_file}: no such file — nothing was recorded")
     qid, ids = _items(out)
-    given, lines = _label_lines(from_file, ids, records_key(manifest), _judged_query(qid, manifest))
+    given, lines = _label_lines(from_file, ids, records_key(manifest), _judged_query(qid, manifest),
+                                label_column)
     clash = next((rid for rid, y in given.items() if rid in prior and prior[rid] != y), None)
     if clash is not None:
         raise ValueError(f"{from_file}, line {lines[clash]}: record {clash!r} is labelled {given[clash]}, "
