@@ -418,10 +418,16 @@ def test_the_records_file_is_named_in_the_report_and_an_edit_after_start_is_said
     code, out, err = _run("review", "next", "--folder", folder, "--json")
     assert code == 0 and json.loads(out)["record_id"]   # the review goes on, on its own copy
     assert f"warning: {source} changed since the review started" in err
+    code, _, err = _run("review", "certify", "--folder", folder)   # a certificate says it too (it was silent)
+    assert code == 1 and f"warning: {source} changed since the review started" in err
     code, _, err = _run("review", "report", "--folder", folder, "--out", tmp_path / "again.md")
-    assert code == 0, err
-    assert f"{digest[:12]}, " in (tmp_path / "again.md").read_text()
-    assert "; the file differs now (sha256:" in (tmp_path / "again.md").read_text()
+    assert code == 0 and f"warning: {source} changed since the review started" in err
+    again = (tmp_path / "again.md").read_text()
+    assert f"{digest[:12]}, " in again and "; the file differs now (sha256:" in again
+    assert f"- Warning: {source} changed since the review started" in again
+    (tmp_path / "records.csv").unlink()   # gone: status said nothing
+    code, out, _ = _run("review", "status", "--folder", folder)
+    assert code == 0 and f"warning: {source} is gone (sha256:{digest[:12]} at the start)" in out
 
 
 def test_without_the_review_extra_it_says_which_to_install(tmp_path: Path,

@@ -231,8 +231,13 @@ def test_answers_kept_relevant_are_said_and_exported(records: Records, tmp_path:
     assert [(r["record_id"], r["move"]) for r in rows][-1] == (later[0], "kept")
     assert len(rows) == info["found"] + 1
     certified = runner.invoke(app, ["review", "certify", "--folder", str(folder)])
-    assert f"so no certificate counts them (they stay relevant records of your review): {later[0]}" \
-        in certified.stdout
+    kept = f"so no certificate counts it (it stays a relevant record of your review): {later[0]}"
+    assert kept in certified.stdout
+    reported = runner.invoke(app, ["review", "report", "--folder", str(folder), "--out",
+                                   str(tmp_path / "r.md")])
+    assert reported.exit_code == 0 and kept in reported.stdout   # and in the report itself (it was not)
+    assert (f"- Note: 1 record answered relevant is kept, not recorded: the review has not asked for it, "
+            f"{kept}.") in (tmp_path / "r.md").read_text()
     with pytest.warns(UserWarning, match=r"the known labels replace 1 kept answer that says otherwise"):
         session.label(folder, known={**truth, later[0]: 0, later[1]: 0}, limit=1)
     assert session.kept_answers(folder) == {later[1]: 0}

@@ -585,11 +585,14 @@ def _changed_since(audit_dir: str | Path) -> tuple[str | None, str | None]:
     return info.get("labels_changed"), info.get("inputs_changed")
 
 
-def write_report(audit_dir: str | Path, out: str | Path) -> ReportFiles:
+def write_report(audit_dir: str | Path, out: str | Path, notes: Sequence[str] = ()) -> ReportFiles:
     """Write the report of a certified audit (step 6).
 
     :param out: ``report.md`` or ``report.html``. Beside it: ``<stem>.json`` (the certificate JSON)
         and, for Markdown, ``<stem>.png`` (the plot; embedded in the HTML page instead).
+    :param notes: sentences the caller adds to the report's notes, after its warnings (a review's
+        answers kept and not counted, its records file changed since the start); the certificate
+        JSON stays as certify wrote it.
     :raises AuditStepError: before :func:`~rankcut.audit.workflow.certify`, and after labels
         read since the last certify.
     :raises FileExistsError: for a report, JSON or plot file of that name that this audit's report
@@ -620,8 +623,8 @@ def write_report(audit_dir: str | Path, out: str | Path) -> ReportFiles:
         said.append(f"an input changed after the audit was frozen ({inputs_changed}): the report is of the "
                     "certificate as certify wrote it, from the inputs as they were then")
     warning = "; ".join(said) or None
-    shown = (content if warning is None else
-             {**content, "notes": [f"Warning: {warning}.", *content.get("notes", [])]})
+    shown = {**content, "notes": [*([f"Warning: {warning}."] if warning else []), *notes,
+                                  *content.get("notes", [])]}
     if path.suffix.lower() == ".html":
         write_text_atomic(path, render_html(manifest, shown, report, png))
     else:

@@ -196,9 +196,19 @@ def _read_on_hint(folder: Path, info: dict[str, Any]) -> list[str]:
 
 
 def _kept_relevant(n: int) -> str:
+    them, stay = ("them", "they stay relevant records") if n > 1 else ("it", "it stays a relevant record")
     return (f"{n} record{'s' if n > 1 else ''} answered relevant {'are' if n > 1 else 'is'} kept, not "
-            "recorded: the review has not asked for them, so no certificate counts them (they stay "
-            "relevant records of your review)")
+            f"recorded: the review has not asked for {them}, so no certificate counts {them} ({stay} of "
+            "your review)")
+
+
+def _kept_note(folder: Path) -> str:
+    """The records answered relevant and kept, not counted, with their ids ("" when none)."""
+    from rankcut.review import session
+
+    ids = session.kept_relevant(folder)
+    more = ", ..." if len(ids) > 10 else ""
+    return f"{_kept_relevant(len(ids))}: {', '.join(ids[:10])}{more}" if ids else ""
 
 
 def _status_lines(info: dict[str, Any]) -> list[str]:
@@ -615,10 +625,9 @@ def certify(folder: Path = FOLDER, as_json: bool = JSON) -> None:
             typer.echo(text)
         raise typer.Exit(1)
     typer.echo(result.to_json() if as_json else result.render(plain_first=True))
-    ids = session.kept_relevant(folder)
-    if ids and not as_json:
-        more = ", ..." if len(ids) > 10 else ""
-        typer.echo(f"note: {_kept_relevant(len(ids))}: {', '.join(ids[:10])}{more}")
+    say_warnings(session.changed_sources(session.load_review(folder)))
+    if not as_json and (kept := _kept_note(folder)):
+        typer.echo(f"note: {kept}")
     if not result.met:
         raise typer.Exit(1)   # a script can stop on "met" alone
 
@@ -654,12 +663,17 @@ def report(
     It certifies the records read so far first (as certify does, refusing an edited label store), so
     the report is never of an earlier certificate."""
     from rankcut.audit.report import write_report
+    from rankcut.review import session
 
     if _certified(folder, as_json) is None:
         raise ValueError(f"review {folder}: nothing is read yet, so there is no certificate to report: "
                          f"read records first (rankcut review next --folder {shlex.quote(str(folder))}, then "
                          "label)")
-    files = write_report(folder, out)
+    changed = session.changed_sources(session.load_review(folder))
+    say_warnings(changed)
+    kept = _kept_note(folder)
+    files = write_report(folder, out, [*(f"Warning: {said}." for said in changed),
+                                       *([f"Note: {kept}."] if kept else [])])
     content = json.loads(files.certificate.read_text(encoding="utf-8"))
     if as_json:
         _echo_json(content)
@@ -667,6 +681,8 @@ def report(
     typer.echo((content.get("verdict") or {}).get("text", ""))
     for note in content.get("notes", [])[:1]:
         typer.echo(note)
+    if kept:
+        typer.echo(f"note: {kept}")
     typer.echo(files.said())
 
 

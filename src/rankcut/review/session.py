@@ -242,13 +242,22 @@ def _source(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 def changed_sources(manifest: Manifest) -> list[str]:
     """The files the records were read from that changed since :func:`start` (still at their path,
-    with other bytes), each in one sentence. The review never reads them again: it screens the
-    records frozen in its folder, so an edit there (a corrected title, records added) is not in it."""
-    changed = ((src, _changed(src)) for src in manifest["screener"]["config"]["sources"])
-    return [f"{src['path']} changed since the review started (sha256:{src['sha256'][:12]} then, "
-            f"{now[:12]} now): the review screens the records frozen at its start ({TEXTS_FILE} in its "
-            "folder), not the file's edits; to screen the changed records, start a new review"
-            for src, now in changed if now is not None]
+    with other bytes) or are gone from it, each in one sentence. The review never reads them again:
+    it screens the records frozen in its folder, so an edit there (a corrected title, records
+    added) is not in it."""
+    said = []
+    for src in manifest["screener"]["config"]["sources"]:
+        if not Path(src["path"]).is_file():
+            said.append(f"{src['path']} is gone (sha256:{src['sha256'][:12]} at the start): the review "
+                        f"screens the records frozen at its start ({TEXTS_FILE} in its folder), so nothing "
+                        "of it is lost, but export gives the text the review screened, not the file's "
+                        "columns")
+        elif (now := _changed(src)) is not None:
+            said.append(f"{src['path']} changed since the review started (sha256:{src['sha256'][:12]} "
+                        f"then, {now[:12]} now): the review screens the records frozen at its start "
+                        f"({TEXTS_FILE} in its folder), not the file's edits; to screen the changed records, "
+                        "start a new review")
+    return said
 
 
 #: The review's default policy, as ``--policy`` spells it (:func:`start` freezes it, and
