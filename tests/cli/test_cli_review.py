@@ -178,13 +178,23 @@ def test_prior_relevant_and_ris(tmp_path: Path) -> None:
     code, out, err = _run("review", "start", tmp_path / "records.csv", "--folder", tmp_path / "R",
                           "--prior-relevant", ",".join(known), "--seed", 1)
     assert code == 0, err
-    assert "recorded the prior knowledge: 2 records" in out
+    assert ("recorded the prior knowledge: 2 records (2 known before the session, from --prior-relevant: 2 "
+            "relevant, 0 not)") in out
     ris = tmp_path / "records.ris"
     ris.write_text("TY  - JOUR\nID  - a1\nTI  - Migraine and triptans\nAB  - A trial.\nER  - \n\n"
                    "TY  - JOUR\nID  - a2\nTI  - Kidney transport\nAB  - In rats.\nER  - \n")
     code, out, err = _run("review", "start", ris, "--folder", tmp_path / "S", "--seed", 1)
     assert code == 0, err
     assert "of 2 records" in out and "read record a" in out
+    ris.write_text("TY  - JOUR\nID  - a1\nTI  - Migraine and triptans\nAB  - A trial.\n"
+                   "N1  - ASReview_relevant\nER  - \n\n"
+                   "TY  - JOUR\nID  - a2\nTI  - Kidney transport\nAB  - In rats.\nER  - \n\n"
+                   "TY  - JOUR\nID  - a3\nTI  - Triptans in children\nAB  - A cohort.\nER  - \n")
+    code, out, err = _run("review", "start", ris, "--folder", tmp_path / "T", "--seed", 1,
+                          "--prior-relevant", "a3")
+    assert code == 0, err   # both came "from the ASReview notes"
+    assert ("recorded the prior knowledge: 2 records (2 known before the session, 1 from the ASReview notes, "
+            "1 from --prior-relevant: 2 relevant, 0 not)") in out
 
 
 def test_refusals_are_one_line(tmp_path: Path) -> None:

@@ -282,8 +282,8 @@ def test_prior_knowledge_the_audit_meets_is_answered_from_it_and_never_asked(tmp
     code, out, err = _run("review", "start", tmp_path / "r.csv", "--folder", folder, "--seed", 1,
                           "--target-recall", 0.8)
     assert code == 0, err
-    assert "recorded the prior knowledge: 105 records (from the column label_included); 35 more when the " \
-           "review asks for them" in out        # 100 screened, then 5 audit draws met prior records
+    assert "recorded the prior knowledge: 105 records; 35 more when the review asks for them (140 known " \
+           "before the session, from the column label_included" in out   # 100 screened, 5 audit draws met
     code, _, err = _run("review", "next", "--folder", folder, "--batch", 30, "--out", tmp_path / "b.csv")
     assert code == 0, err
     with open(tmp_path / "b.csv", newline="") as f:
@@ -340,8 +340,8 @@ def test_start_says_which_label_column_it_read_and_that_a_full_one_is_not_used(t
     (tmp_path / "p.csv").write_text("\n".join(partial) + "\n")     # r0 (1) and r1 (0) known before
     code, out, err = _run("review", "start", tmp_path / "p.csv", "--folder", tmp_path / "B", "--seed", 1)
     assert code == 0 and not err, err
-    assert "recorded the prior knowledge: 2 records (from the column label_included), 1 relevant and 1 not " \
-           "in all" in out   # it did not say how many were relevant
+    assert "recorded the prior knowledge: 2 records (2 known before the session, from the column " \
+           "label_included: 1 relevant, 1 not)" in out   # it did not say how many were relevant
 
 
 def test_a_changed_frozen_file_is_refused_in_a_reviewers_words(tmp_path: Path) -> None:

@@ -300,8 +300,9 @@ def start(
         raise ValueError("--qrels is for --simulate: the known labels played as the reviewer (a review asks "
                          "the reviewer for each record it reads); records known relevant before the "
                          "review are --prior-relevant ID,...")
-    recs = _with_prior(_records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query,
-                                name, _grade(threshold, qrels)), prior_relevant, records)
+    read = _records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query, name,
+                    _grade(threshold, qrels))
+    recs = _with_prior(read, prior_relevant, records)
     _say_grade(ctx, threshold, qrels)
     options = {"target_recall": target_recall, "delta": delta, "seed": seed, "policy": policy,
                "config": _config(model, seed_query), "sources": _sources(records, texts),
@@ -326,14 +327,17 @@ def start(
     typer.echo(f"started review {manifest.audit_id[:12]} of {len(recs)} records in {folder}: recall ≥ "
                f"{target_recall:g} at {1 - delta:.0%} confidence, seed {manifest['seed']}, policy "
                f"{manifest['policy']['name']}, ranker CAL ({manifest['screener']['config']['cal']['model']})")
-    if info["read"]:
-        source = f" (from the {recs.labelled_by})" if recs.labelled_by and (recs.prior >= 0).any() else ""
-        later = int((recs.prior >= 0).sum()) - info["prior_read"]   # the policy audits before the ranker
-        more = f"; {later} more when the review asks for them" if later else ""   # has read them all
+    if info["read"]:   # the prior knowledge: from the file's labels, --prior-relevant, or both
+        known, in_file = int((recs.prior >= 0).sum()), int((read.prior >= 0).sum())
+        later = known - info["prior_read"]   # the policy audits before the ranker has read them all
+        more = f"; {later} more when the review asks for them" if later else ""
         relevant = int((recs.prior == 1).sum())   # of the whole prior knowledge, read now or later
-        split = f", {relevant} relevant and {int((recs.prior >= 0).sum()) - relevant} not in all"
-        typer.echo(f"recorded the prior knowledge: {info['read']} record{'s' * (info['read'] != 1)}{source}"
-                   f"{more}{split}")
+        sources = (f"{in_file} from the {read.labelled_by}, {known - in_file} from --prior-relevant"
+                   if 0 < in_file < known else
+                   f"from the {read.labelled_by}" if in_file else "from --prior-relevant")
+        typer.echo(f"recorded the prior knowledge: {info['read']} record{'s' * (info['read'] != 1)}{more} "
+                   f"({known} known before the session, {sources}: {relevant} relevant, {known - relevant} "
+                   "not)")
     for line in _next_lines(folder, info):
         typer.echo(line)
 
