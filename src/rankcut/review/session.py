@@ -589,7 +589,10 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], records: st
                                  f"this review's is {query!r}: its label of record {rid!r} is a judgement "
                                  f"for another topic; keep only the rows of query {query!r} in the file")
             if rid not in known:
-                raise ValueError(f"{where}, line {line}: record {rid!r} is not a record of this review")
+                raise ValueError(f"{where}, line {line}: record {rid!r} is not a record of this review"
+                                 + (f" (record {rid[:-2]!r} is: a spreadsheet wrote the id as a number; "
+                                    "format the id column as text)"
+                                    if rid.endswith(".0") and rid[:-2] in known else ""))
             y = _VALUES.get(value.lower())
             if y is None:
                 raise ValueError(f"{where}, line {line}: the label of record {rid!r} must be {_FORMS} "
