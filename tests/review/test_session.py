@@ -268,9 +268,9 @@ def test_bad_label_files_name_the_file_and_line(records: Records, tmp_path: Path
     with pytest.raises(ValueError, match=r"bad.csv, line 3: record 'nope' is not a record of this review"):
         session.label(folder, from_file=bad)
     bad.write_text(f"record_id,label\n{records.ids[1]}.0,1\n")   # a spreadsheet's number
-    with pytest.raises(ValueError, match=rf"line 2: record '{records.ids[1]}.0' is not a record of this "
-                                         rf"review \(record '{records.ids[1]}' is: a spreadsheet wrote the id "
-                                         "as a number"):
+    rid = records.ids[1]
+    with pytest.raises(ValueError, match=rf"line 2: record '{rid}.0' is not a record of this review "
+                                         rf"\(record '{rid}' is: a spreadsheet wrote the id as a number"):
         session.label(folder, from_file=bad)
     bad.write_text(f"record_id,label\n{records.ids[0]},maybe\n")
     with pytest.raises(ValueError, match=r"bad.csv, line 2: the label of record '0' must be 0/1"):
