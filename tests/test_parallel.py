@@ -137,7 +137,7 @@ def test_bad_shards_and_a_missing_ray_are_one_line_errors(files: dict[str, Path]
 
 
 # --------------------------------------------------------------------------- audits
-def _audits(folder: Path, n: int, max_missed: int | None = None) -> list[Path]:
+def _audits(folder: Path, n: int, max_missed: int | None = None, delta: float = 0.05) -> list[Path]:
     """``n`` labelled excluded-pool audits of small runs, ready for certify (each excluded pool holds
     relevant items; with ``max_missed``, the frozen target)."""
     from rankcut.audit import workflow as wf
@@ -154,7 +154,8 @@ def _audits(folder: Path, n: int, max_missed: int | None = None) -> list[Path]:
                         c.write(line)
                     j.write(f"q{q} 0 d{q}-{rank} {int(rank % (4 + a) == 0)}\n")
         audit = folder / f"audit{a}"
-        wf.freeze(audit, run=run, cut=cut, design="excluded", corpus_size=200, seed=a, max_missed=max_missed)
+        wf.freeze(audit, run=run, cut=cut, design="excluded", corpus_size=200, seed=a, max_missed=max_missed,
+                  delta=delta)
         wf.plan(audit)
         wf.sample(audit, excluded=40, allow_underpowered=True)
         wf.label(audit, qrels=qrels)
@@ -186,6 +187,12 @@ def test_certify_audits_certifies_each_and_reports_the_refused(tmp_path: Path) -
                                         "bound), not at each one's.")
     res = invoke("certify", "audits", audits[0], audits[0])
     assert res.exit_code == 2 and res.stderr.strip() == f"error: audit folder {audits[0]} is given twice"
+
+
+def test_certify_audits_rounds_the_joint_confidence_down(tmp_path: Path) -> None:
+    """1 − Σδ = 0.98765 was said "0.9877" (rounded to nearest: more than the union bound gives)."""
+    res = invoke("certify", "audits", *_audits(tmp_path, 2, delta=0.006172835))
+    assert "all 2 together hold with confidence at least 0.9876 (1 − the sum of their δ" in res.stdout
 
 
 def test_certify_audits_and_audit_certify_exit_1_when_a_target_is_not_met(tmp_path: Path) -> None:

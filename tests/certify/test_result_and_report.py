@@ -128,6 +128,7 @@ def test_confidence_never_rounds_up_to_one() -> None:
     assert confidence_text(0.05) == "0.95"
     assert confidence_text(1e-300) == "1 − 1e-300"
     assert confidence_text(1.5e-6) != "1"
+    assert confidence_text(1.2341e-7) == "1 − 1.24e-07"    # δ rounded up: to nearest, it claimed more
 
 
 def test_a_recall_bound_is_shown_rounded_down_and_never_as_zero_when_above_it() -> None:

@@ -197,9 +197,10 @@ def round_conservative(x: float, side: str, digits: int = 3) -> float:
 
 
 def confidence_text(delta: float) -> str:
-    """``1 − δ`` for display, rounded down; written as ``1 − δ`` when rounding would show 1."""
+    """``1 − δ`` for display, rounded down; written as ``1 − δ`` when rounding would show 1, with
+    ``δ`` rounded up (``1 − 1.24e-07`` for ``δ = 1.2341e-7``: rounded to nearest, it claimed more)."""
     shown = format_bound(1.0 - delta, "lower", 6)
-    return f"1 − {delta:.3g}" if delta < 1e-6 or float(shown) >= 1.0 else shown
+    return f"1 − {format_bound(delta, 'upper')}" if delta < 1e-6 or float(shown) >= 1.0 else shown
 
 
 def recall_percent(share: float) -> str:

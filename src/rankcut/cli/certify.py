@@ -777,9 +777,12 @@ def audits(
                                if content is not None))
         deltas = [float(content["delta"]) for _, content, _ in results if content is not None]
         if len(deltas) > 1:   # each holds at its own confidence, not all of them at once
+            from rankcut.certify.result import format_bound
+
+            joint = format_bound(1 - math.fsum(deltas), "lower", 4)   # rounded down, as every bound
             typer.echo(f"\nEach certificate holds at its own confidence; all {len(deltas)} together hold "
-                       f"with confidence at least {1 - math.fsum(deltas):.4g} (1 − the sum of their δ, a "
-                       "union bound), not at each one's.")
+                       f"with confidence at least {joint} (1 − the sum of their δ, a union bound), not at "
+                       "each one's.")
     for folder, text in refused:
         typer.echo(f"error: {folder}: {text}", err=True)
     if refused:
