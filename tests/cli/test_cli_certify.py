@@ -360,6 +360,8 @@ TWO = "two-pool --excluded-sample 10 --excluded-positives 1 --included-sample 10
         (f"{TWO} --p0 0.5 --excluded-size 100", ["--excluded-size", "not used"]),
         (f"{TWO} --p0 0.9 --p1 0.5", ["--p0 0.9 + --p1 0.5 = 1.4 exceeds 1"]),
         (f"{TWO} --p0 0", ["--p0 0 means an empty excluded pool, but --excluded-sample 10"]),
+        (f"{TWO} --p0 1", ["--p0 1 means an empty included pool, but --included-sample 10"]),   # "recall ≥ 0"
+        (f"{TWO} --p0 0.5 --p1 0", ["--p1 0 means an empty included pool, but --included-sample 10"]),
         (f"{TWO} --finite --excluded-size 100 --included-size 5", ["--included-sample 10 exceeds"]),
         (f"{TWO} --finite --excluded-size 100 --included-size 50 --p0 0.5", ["--p0 is not used with"]),
     ],

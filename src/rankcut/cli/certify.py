@@ -296,8 +296,10 @@ def plan(
             beta=0.5 if beta is None else beta,
         )  # fmt: skip
         _emit_all([sizes, minimum], as_json)
-        _note("plan with the first size (exact); the Remark 14 size beside it is the paper's closed form, "
-              "shown with Theorem 13's lower bound to say how close to the minimum the plan is")
+        _note("plan with the first size: with it a zero count certifies the target as certify computes it "
+              "(the hypergeometric inversion; at pools above about 10^6 it errs on the safe side, so it can "
+              "exceed the Remark 14 size beside it, the paper's closed form); Theorem 13's lower bound says "
+              "how close to the minimum the plan is")
         return
     if not target:
         raise ValueError("give --target (a rate) or --max-missed with --pool-size")
