@@ -67,7 +67,24 @@ def test_plan_reproduces_the_section_4_6_table() -> None:
     exact, minimum = json.loads(out)
     assert exact["value"] == 300 and minimum["theorem"].startswith("Remark 14")
     _, _, err = run("certify", "plan", "--max-missed", "853", "--pool-size", "70000", "--delta", "0.025")
-    assert "plan with the first size (exact)" in err  # two sizes are shown: say which one to use
+    assert "plan with the first size: with it a zero count certifies the target as certify computes it" in err
+
+
+def test_the_plan_at_a_billion_is_the_size_certify_certifies_at_not_called_exact() -> None:
+    """At N0 = 10^9 the inversion's safe-side slack makes the planned size 401 draws above Remark 14's
+    (the true minimum there, by a statistician's high-precision check): it was called "exact". It is
+    the size certify needs, which the plan is for."""
+    code, out, _ = run("certify", "plan", "--max-missed", "5", "--pool-size", "1000000000", "--json")
+    planned, remark14 = json.loads(out)
+    assert code == 0 and "exact" not in planned["theorem"] and planned["value"] > remark14["value"]
+
+    def certified(n: int) -> int:
+        _, said, _ = run("certify", "excluded-pool", "--finite", "--pool-size", "1000000000", "--sample-size",
+                         str(n), "--positives", "0", "--json")
+        return int(json.loads(said)["value"])
+
+    assert certified(planned["value"]) == 5 and certified(planned["value"] - 1) == 6
+    assert certified(remark14["value"]) == 6
 
 
 def _prefix_csv(tmp_path: Path, extra: str = "") -> Path:

@@ -381,7 +381,7 @@ def plan_missed_mass(
 
 @certificate_function(
     "plan_hypergeometric",
-    theorem="Theorem 8 (exact hypergeometric inversion), Section 4.6",
+    theorem="Theorem 8 (hypergeometric inversion), Section 4.6",
 )
 def plan_hypergeometric(
     max_missed: ArrayLike,
@@ -469,12 +469,15 @@ def plan_rule_out(
     Corollary 15's upper bound ``(N0/m)·log(1/δ) + 1``, and ``exact_size``: the smallest ``n`` with
     ``MU(0, δ; N0, n) ≤ m − 1`` from :func:`plan_hypergeometric`.
 
-    What holds exactly (tested): ``exact_size ≤ value`` except at a tie
+    What holds exactly (tested), at pools up to about 10^6: ``exact_size ≤ value`` except at a tie
     ``P(Hypergeom(N0, m, n) = 0) = δ``, where ``MU`` (which keeps ``m`` when the tail equals ``α``)
     needs one more draw than Remark 14's "error at most δ"; for ``m = 1`` the tail is
     ``1 − n/N0``, so ``value = ⌈N0(1 − δ)⌉`` is exact and ties occur whenever ``N0·δ`` is an
     integer. For ``m ≥ 2`` the product bound ``(1 − n/N0)^m`` is loose and ``exact_size`` can be a
-    few draws smaller (300 against 302 for ``N0 = 70,000``, ``m = 854``, ``δ = 0.025``).
+    few draws smaller (300 against 302 for ``N0 = 70,000``, ``m = 854``, ``δ = 0.025``). At larger
+    pools ``MU``'s safe-side slack (:func:`~rankcut.certify.bounds.hypergeom_upper`) can make
+    ``exact_size`` the larger: 393,038,170 against 393,037,769 at ``N0 = 10^9``, ``m = 6``,
+    ``δ = 0.05``. It is still the size to plan with, since certify inverts ``MU`` the same way.
 
     :param m: number(s) of missed items to rule out, ``1 ≤ m ≤ N0``; scalar or 1-D.
     :param delta: error probability of the certificate, in (0, 1).

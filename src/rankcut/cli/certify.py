@@ -679,6 +679,9 @@ def two_pool(
             if p0 + p1 > 1.0 + SUM_RTOL:  # rounding of complements such as 0.62 + 0.38
                 raise ValueError(f"--p0 {_num(p0)} + --p1 {_num(p1)} = {_num(p0 + p1)} exceeds 1: the two "
                                  "pools split the population")
+        if (1.0 - p0 if p1 is None else p1) == 0 and included_sample > 0:   # "recall ≥ 0", without a word
+            raise ValueError(f"{'--p0 1' if p1 is None else '--p1 0'} means an empty included pool, but "
+                             f"--included-sample {included_sample} items were drawn from it")
         cert = recall.two_pool_recall_bound(
             excluded_positives, excluded_sample, included_positives, included_sample, delta,
             method="binomial", p0=p0, p1=p1,
