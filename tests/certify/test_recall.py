@@ -158,3 +158,17 @@ def test_known_masses_summing_past_one_are_refused() -> None:
     # as estimated bounds with their own error share they are allowed
     c = two_pool_recall_certificate(0, 300, 100, 500, 0.7, 0.05, p1=0.9, mass_delta=0.01)
     assert c.allocation["pool masses"] == 0.01
+
+
+def test_a_recall_of_one_with_nothing_relevant_says_it_is_read_so() -> None:
+    """A census of both pools with nothing relevant said "recall is at least 1" (recall is 0/0
+    there; the paper reads it 0): the statement names the convention (the statistician's review)."""
+    from rankcut.certify.excluded import full_review_recall_certificate
+
+    census = two_pool_recall_finite_certificate(k0=0, n0=100, pool0=100, k1=0, n1=50, pool1=50)
+    assert census.value == 1.0 and "also if nothing is relevant at all (0/0)" in census.statement
+    found = two_pool_recall_finite_certificate(k0=0, n0=100, pool0=100, k1=3, n1=50, pool1=50)
+    assert found.value == 1.0 and "0/0" not in found.statement
+    full = full_review_recall_certificate(0, 100, 100, 0)
+    assert full.value == 1.0 and "also if nothing is relevant at all (0/0)" in full.statement
+    assert "0/0" not in full_review_recall_certificate(0, 100, 100, 3).statement

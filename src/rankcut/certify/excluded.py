@@ -402,7 +402,9 @@ def full_review_recall_certificate(
         delta=d,
         statement=family_statement(d, "recall", labels, value, "lower",
                                    "included pool reviewed in full, hypergeometric bound on the "
-                                   "excluded pool"),
+                                   "excluded pool"
+                                   + ("; read as 1 where none is missed, also if nothing is relevant at "
+                                      "all (0/0)" if np.any((mu == 0) & (m1 == 0)) else "")),
         details={"names": labels, "M0_upper": out(mu, scalar, int), "M1": out(m1, scalar, int)},
     )
 

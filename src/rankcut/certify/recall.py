@@ -268,7 +268,9 @@ def two_pool_recall_finite_certificate(
         delta=d,
         statement=(
             f"With confidence {confidence_text(d)}, recall is at least {format_bound(value, 'lower')}: "
-            f"at most {mu} relevant items are missed and at least {ml} are caught (of {corpus} items)."
+            f"at most {mu} relevant items are missed and at least {ml} are caught (of {corpus} items)"
+            + ("; recall is read as 1 where none is missed, also if nothing is relevant at all (0/0)."
+               if mu == 0 and ml == 0 else ".")
         ),
         details={"M0_upper": mu, "M1_lower": ml, "corpus_size": corpus,
                  "missed_mass_upper": mu / corpus if corpus else 0.0,
