@@ -259,6 +259,10 @@ def test_fixed_sequence_stops_at_first_failure() -> None:
     assert fs.value == "g3"
     assert [t["name"] for t in fs.details["tests"]] == ["g3", "g2"]
     assert [t["passed"] for t in fs.details["tests"]] == [True, False]
+    # Theorem 19 bounds P(a prefix is returned and misses the target): "the returned prefix has ..."
+    # read as a conditional claim (the statistician's review)
+    assert fs.statement.endswith("with probability ≥ 0.95 the procedure returns no prefix or one with "
+                                 "r ≤ 0.01 (Theorem 19), so g3 is certified at that confidence.")
 
 
 def test_fixed_sequence_returns_none_when_largest_fails() -> None:

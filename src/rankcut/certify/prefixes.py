@@ -595,7 +595,8 @@ def _fixed_sequence_result(
     else:
         statement = (
             f"Fixed-sequence testing from {labels[-1]} down returns {chosen}: with probability "
-            f"≥ {confidence_text(delta)} the returned prefix has {side_text} ≤ {target_text}."
+            f"≥ {confidence_text(delta)} the procedure returns no prefix or one with {side_text} ≤ "
+            f"{target_text} (Theorem 19), so {chosen} is certified at that confidence."
         )
     return Certificate(
         quantity="prefix",
