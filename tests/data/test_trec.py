@@ -206,12 +206,15 @@ def test_queries_whose_listed_documents_the_qrels_do_not_judge_are_warned_of():
     an oracle cut at one document, without a word."""
     prefixed = "".join(f"{q} Q0 D{d} {r} {s} t\n" for q, d, r, s in
                        (("q1", "d1", 1, 3.0), ("q1", "d2", 2, 2.0), ("q2", "d9", 1, 1.0)))
-    with pytest.warns(UncoveredQueriesWarning, match=r"^the qrels judge none of the listed documents of 2 of "
-                      r"the 2 judged queries \('q1', 'q2'; query 'q1' lists 'Dd1', its qrels judge 'd1'\): "
+    with pytest.warns(UncoveredQueriesWarning, match=r"^the qrels judge none of the listed documents of 1 of "
+                      r"the 2 judged queries \('q2'; query 'q2' lists 'Dd9', its qrels judge 'd9'\): "
                       "every one counts as not relevant"):
-        load_trec(text(prefixed), text("q1 0 d1 1\nq2 0 d9 0\n"))
-    with pytest.warns(UncoveredQueriesWarning, match=r"of 1 of the 2 judged queries \('q2'; "):
         load_trec(text(prefixed.replace("Dd1", "d1")), text("q1 0 d1 1\nq2 0 d9 0\n"))
+    # every judged query so: a table of zeros with exit status 0 (the truncation walk): refused
+    with pytest.raises(ValueError, match=r"^the qrels judge none of the listed documents of any of the 2 "
+                       r"judged queries \('q1', 'q2'; query 'q1' lists 'Dd1', its qrels judge 'd1'\): "
+                       "the run writes its document ids otherwise"):
+        load_trec(text(prefixed), text("q1 0 d1 1\nq2 0 d9 0\n"))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         load_trec(text(RUN), text("q1 0 d1 1\nq2 0 d9 0\n"))   # each query judged where listed

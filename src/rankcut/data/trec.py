@@ -444,7 +444,7 @@ def load_trec(
     :func:`~rankcut.data.lists.warn_if_scores_rise` when the scores rise with the rank column
     throughout a query (distances read as scores, or one query's negated), and
     :func:`warn_if_uncovered` names the judged queries none of whose listed documents the qrels
-    judge.
+    judge (refused when it is every judged query).
 
     :raises ValueError: for a threshold that is not finite and > 0 (unjudged documents count as
         relevance 0), and the errors of :func:`read_run`, :func:`read_qrels` and :func:`align`.
@@ -459,7 +459,7 @@ def load_trec(
     columns = align(columns, judged, missing=missing)
     lists = RankedLists.from_columns(columns, judged, threshold=threshold, ordering=ordering)
     warn_if_nothing_relevant(lists)
-    warn_if_uncovered(lists, judged)
+    warn_if_uncovered(lists, judged, refuse_all=True)
     return lists
 
 
@@ -477,12 +477,16 @@ def uncovered_queries(qrels: Mapping[str, Mapping[str, Any]], listed: Mapping[st
 
 
 def warn_if_uncovered(lists: RankedLists, qrels: Mapping[str, Mapping[str, Any]], *, where: str = "",
-                      stacklevel: int = 2) -> None:
+                      stacklevel: int = 2, refuse_all: bool = False) -> None:
     """Warn (:class:`UncoveredQueriesWarning`) of the queries the qrels judge none of whose listed
     documents they judge: their F1 is 0 and an oracle cuts them at one document, silently, when the
     run writes its document ids otherwise than the qrels (``D123`` against ``123``) or the qrels
     are another collection's. A query the qrels hold nothing for is :func:`align`'s to say.
-    ``where`` begins the message (the qrels file, as a command names it)."""
+    ``where`` begins the message (the qrels file, as a command names it).
+
+    :param refuse_all: raise ValueError instead when it is so for every judged query, so that
+        nothing can be scored (a table of zeros, exit status 0, as :func:`align` refuses qrels of
+        another topic set)."""
     rows = {q: i for i, q in enumerate(lists.qids)}
     found: NDArray[np.bool_] = (np.zeros(len(lists), dtype=bool) if lists.gains is None
                                 else np.asarray((lists.gains > 0).any(axis=1)))
@@ -499,6 +503,11 @@ def warn_if_uncovered(lists: RankedLists, qrels: Mapping[str, Mapping[str, Any]]
     example = (f"query {q!r} lists {lists.vocabulary[lists.doc_codes[rows[q], 0]]!r}, its qrels judge "
                f"{next(iter(judged[q]))!r}")
     n_judged = sum(bool(qrels.get(q)) for q in lists.qids)
+    if refuse_all and len(uncovered) == n_judged:
+        raise ValueError(f"{where}the qrels judge none of the listed documents of any of the {n_judged} "
+                         f"judged quer{'y' if n_judged == 1 else 'ies'} ({shown}; {example}): the run writes "
+                         "its document ids otherwise, or the qrels are another collection's; every one would "
+                         "count as not relevant, so nothing could be scored")
     warnings.warn(f"{where}the qrels judge none of the listed documents of {len(uncovered)} of the "
                   f"{n_judged} judged queries ({shown}; {example}): every one counts as not relevant — "
                   "right if the run retrieved none of their relevant documents, wrong if the run writes its "
