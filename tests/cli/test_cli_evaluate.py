@@ -213,6 +213,17 @@ def test_cut_writes_the_kept_prefixes(tiny):
     assert {q: [p.doc_id for p in ps] for q, ps in cut.items()} == {q: ["d0", "d1"] for q in
                                                                      ("q1", "q2", "q3", "q4")}
     assert [p.rank for p in cut["q1"]] == [1, 2]
+    assert "warning" not in result.stderr
+
+
+def test_cut_fitted_on_the_queries_it_cuts_says_so(tiny):
+    """cut --train-run RUN --run RUN fitted greedy-k on the labels of the queries it cut, without a
+    word (evaluate refuses the split; the truncation walk)."""
+    result = invoke("cut", "--cutter", "greedy-k", "--run", tiny["run"], "--train-run", tiny["run"],
+                    "--qrels", tiny["qrels"], "--missing", "keep", "--out", tiny["dir"] / "cut.run")
+    assert result.exit_code == 0, result.output
+    assert ("warning: --train-run holds 4 of the 4 queries of --run ('q1', 'q2', 'q3', 'q4'): their cut was "
+            "fitted on their own labels") in result.stderr
 
 
 def test_cut_oracle_reads_qrels_and_learned_cutters_need_training(tiny):
