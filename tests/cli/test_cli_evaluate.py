@@ -216,6 +216,22 @@ def test_cut_writes_the_kept_prefixes(tiny):
     assert "warning" not in result.stderr
 
 
+def test_cut_fits_greedy_k_on_the_recall_base_given(tiny):
+    """evaluate --recall-base judged fitted greedy-k so, and cut had no such option: it fitted on
+    list recall (k 31, where the paper's convention gives 44 on Robust04; the truncation walk)."""
+    train, qrels = write_lists(tiny["dir"] / "train", {"t1": [1, 0, 0, 1, 0, 0, 0, 0]})
+    with open(qrels, "a") as f:   # six relevant documents the run does not list
+        f.write("".join(f"t1 0 x{j} 1\n" for j in range(6)))
+    out = tiny["dir"] / "cut.run"
+    for base, k in (("list", 1), ("judged", 4)):   # 2/3 = 4/6 at k 1 and 4, the smaller; 2/9 < 4/12
+        result = invoke("cut", "--cutter", "greedy-k", "--run", tiny["run"], "--train-run", train,
+                        "--qrels", qrels, "--recall-base", base, "--missing", "keep", "--out", out)
+        assert result.exit_code == 0, result.output
+        assert f"greedy-k fitted on 1 training query: k_={k}," in result.stdout
+    one_line_error(invoke("cut", "--cutter", "fixed-k:2", "--run", tiny["run"], "--recall-base", "judged",
+                          "--out", out), "--recall-base is for a cutter fitted on recall, not 'fixed-k:2'")
+
+
 def test_cut_fitted_on_the_queries_it_cuts_says_so(tiny):
     """cut --train-run RUN --run RUN fitted greedy-k on the labels of the queries it cut, without a
     word (evaluate refuses the split; the truncation walk)."""

@@ -76,6 +76,10 @@ def cut(
     threshold: Annotated[float, typer.Option("--threshold", help=THRESHOLD_HELP + ".")] = 1.0,
     ordering: Ordering = ORDERING,
     missing: Missing = MISSING,
+    recall_base: Annotated[str | None, typer.Option(
+        "--recall-base", help="For a cutter fitted on recall (greedy-k's F1): 'list' (relevant documents "
+        "inside the list, the default, AttnCut's Eq. 8) or 'judged' (all judged relevant), as evaluate's "
+        "--recall-base.")] = None,
     tag: Annotated[str, typer.Option("--tag", help="Run tag written in the sixth column.")] = "rankcut",
     shards: _shards.Shards = None,
     ray: _shards.Ray = None,
@@ -101,6 +105,8 @@ def cut(
             raise ValueError("--train-letor goes with --letor")
         choice(ordering, "ordering")
         choice(missing, "missing")
+        if recall_base is not None:
+            choice(recall_base, "recall_base")
         check_threshold(threshold)
         _shards.check(shards, ray)
         if (cutter is None) == (model is None):
@@ -113,9 +119,9 @@ def cut(
         letors: dict[str, Any] = {"score_feature": score_feature, "threshold": threshold,
                                   "ordering": ordering}
         if model is not None:
-            if train_run or train_letor or qrels is not None:
-                raise ValueError(f"--model {model} is trained already: --train-run, --train-letor and "
-                                 "--qrels go with --cutter")
+            if train_run or train_letor or qrels is not None or recall_base is not None:
+                raise ValueError(f"--model {model} is trained already: --train-run, --train-letor, --qrels "
+                                 "and --recall-base go with --cutter")
             check_output(out, "--out", inputs)
             from rankcut.cutters.checkpoint import load_checkpoint  # torch: only for --model
             from rankcut.evaluation import trained_otherwise
@@ -132,6 +138,10 @@ def cut(
         else:
             assert cutter is not None
             method = make_cutter(cutter)
+            if recall_base is not None:   # evaluate --recall-base judged fits greedy-k so; cut could not
+                if "recall_base" not in method.get_params():
+                    raise ValueError(f"--recall-base is for a cutter fitted on recall, not {cutter!r}")
+                method = make_cutter(cutter, recall_base=recall_base)
             check_output(out, "--out", inputs)
             if letor is not None:
                 lists = _fit_and_load_letor(method, cutter, letor, train_letor, **letors)
