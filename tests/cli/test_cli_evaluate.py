@@ -330,7 +330,8 @@ def test_evaluate_checks_the_plot_before_loading(tiny, no_loading, monkeypatch):
     [
         (["--train-queries", "nofile.txt"], ["--train-queries nofile.txt: no file nofile.txt"]),
         (["--test-queries", "nofile.json#test"], ["--test-queries nofile.json#test: no file nofile.json"]),
-        (["--cutters", "oracle,,greedy-k"], ["--cutters 'oracle,,greedy-k': spec 2 is empty", "fixed-k[:k]"]),
+        (["--cutters", "oracle,,greedy-k"],
+         ["--cutters 'oracle,,greedy-k': spec 2 is empty", "fixed-k[:k=10]"]),
         (["--cutters", "oracle,"], ["spec 2 is empty"]),
         (["--cutters", "oracle,nope"], ["unknown cutter 'nope'"]),
         (["--cutters", "oracle,fixed-k:0"], ["fixed-k:0", "k must be an integer ≥ 1"]),

@@ -164,8 +164,9 @@ def test_bad_params_set_directly_fail_at_fit_and_predict() -> None:
 def test_spec_forms_name_each_cutter_and_its_parameter() -> None:
     forms = spec_forms()
     assert len(forms) == len(available_cutters())
-    assert {"distribution", "fixed-k[:k]", "greedy-k[:metric]", "oracle[:metric]",
-            "surprise[:threshold]"} <= set(forms)
+    assert {"distribution", "fixed-k[:k=10]", "greedy-k[:metric=f1]", "oracle[:metric=f1]",
+            "surprise[:threshold]"} <= set(forms)   # the default a bare name takes (said nowhere for fixed-k)
+    assert make_cutter("fixed-k").k == 10
     assert [f.partition("[")[0] for f in forms] == list(available_cutters())
 
 
@@ -182,7 +183,7 @@ def test_register(monkeypatch: pytest.MonkeyPatch) -> None:
         def _predict(self, lists: RankedLists) -> np.ndarray:
             return np.minimum(2 + self.extra, lists.lengths)
 
-    assert "keep-two" in available_cutters() and "keep-two[:extra]" in spec_forms()
+    assert "keep-two" in available_cutters() and "keep-two[:extra=0]" in spec_forms()
     cutter = make_cutter("keep-two:1")
     assert isinstance(cutter, KeepTwo) and cutter.extra == 1 and KeepTwo.name == "keep-two"
     assert cutter.predict(varied_lists()).tolist() == [1, 2, 3, 3, 3, 3, 3, 3]

@@ -198,14 +198,21 @@ def available_cutters() -> tuple[str, ...]:
 
 
 def spec_forms() -> tuple[str, ...]:
-    """The spec form of every registered cutter, sorted by name: ``NAME[:PARAM]`` with PARAM the
-    keyword its ``spec_param`` fills, or ``NAME`` for a cutter that takes no parameter, e.g.
-    ``("distribution", "fixed-k[:k]", "greedy-k[:metric]", ...)`` — what ``--cutters`` accepts.
-    """
+    """The spec form of every registered cutter, sorted by name: ``NAME[:PARAM=DEFAULT]`` with PARAM
+    the keyword its ``spec_param`` fills and DEFAULT what the bare name takes (``=DEFAULT`` left out
+    where it is learned or None), or ``NAME`` for a cutter that takes no parameter, e.g.
+    ``("distribution", "fixed-k[:k=10]", "greedy-k[:metric=f1]", ...)`` — what ``--cutters``
+    accepts (a bare ``fixed-k`` keeping 10 was said nowhere)."""
     forms = []
     for name in available_cutters():
-        param = _REGISTRY[name].spec_param
-        forms.append(name if param is None else f"{name}[:{param[0]}]")
+        cls = _REGISTRY[name]
+        if cls.spec_param is None:
+            forms.append(name)
+            continue
+        key = cls.spec_param[0]
+        default = inspect.signature(cls.__init__).parameters[key].default
+        shown = "" if default in (None, inspect.Parameter.empty) else f"={default}"
+        forms.append(f"{name}[:{key}{shown}]")
     return tuple(forms)
 
 
