@@ -74,9 +74,9 @@ def test_two_pool_end_to_end(data: Data, tmp_path: Path) -> None:
     y = _y(data, rows)
     inc = np.array([r["pool"] == "included" for r in rows])
     n1, n0 = m["pools"]["n1"], m["pools"]["n0"]
-    expected = rc.two_pool_recall_finite_certificate(int(y[~inc].sum()), int((~inc).sum()), n0,
-                                                     int(y[inc].sum()), int(inc.sum()), n1, 0.05,
-                                                     deltas=[0.025, 0.025])
+    expected = rc.two_pool_recall_finite_certificate(k0=int(y[~inc].sum()), n0=int((~inc).sum()), pool0=n0,
+                                                     k1=int(y[inc].sum()), n1=int(inc.sum()), pool1=n1,
+                                                     delta=0.05, deltas=[0.025, 0.025])
     assert res.report["recall"] == expected
     assert res.report["missed"].value == expected.details["M0_upper"]
     assert res.report.joint_delta == pytest.approx(0.05)  # the shared excluded-pool event is charged once
@@ -105,7 +105,8 @@ def test_plan_sizes_come_from_the_planners(data: Data, tmp_path: Path) -> None:
     k1 = math.floor(0.4 * n1)
 
     def bound(n0_: int) -> float:
-        return float(rc.two_pool_recall_finite_certificate(0, n0_, big0, k1, n1, big1, 0.05).value)
+        return float(rc.two_pool_recall_finite_certificate(k0=0, n0=n0_, pool0=big0, k1=k1, n1=n1, pool1=big1,
+                                                           delta=0.05).value)
 
     assert bound(n0) >= 0.7 and (n0 == 0 or bound(n0 - 1) < 0.7)
     assert int(hypergeom_lower(k1, 0.025, population=big1, draws=n1)) > 0

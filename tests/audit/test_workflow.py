@@ -93,8 +93,9 @@ def test_allow_incomplete_counts_missing_labels_unfavourably(data: Data, tmp_pat
     missing[::2] = False
     inc = np.array([r["pool"] == "included" for r in rows])
     y_worst = np.where(missing, np.where(inc, 0, 1), y)
-    expected = rc.two_pool_recall_finite_certificate(int(y_worst[~inc].sum()), 30, m["pools"]["n0"],
-                                                     int(y_worst[inc].sum()), 30, m["pools"]["n1"], 0.05,
+    expected = rc.two_pool_recall_finite_certificate(k0=int(y_worst[~inc].sum()), n0=30,
+                                                     pool0=m["pools"]["n0"], k1=int(y_worst[inc].sum()),
+                                                     n1=30, pool1=m["pools"]["n1"], delta=0.05,
                                                      deltas=[0.025, 0.025])
     assert res.report["recall"] == expected
     assert any("counted unfavourably" in n for n in res.content["notes"])

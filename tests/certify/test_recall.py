@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from rankcut.certify.bounds import cp_lower, cp_upper
 from rankcut.certify.recall import (
     recall_from_missed_mass,
+    two_pool_recall_bound,
     two_pool_recall_certificate,
     two_pool_recall_finite_certificate,
 )
@@ -20,7 +21,8 @@ from rankcut.certify.result import Certificate, format_bound, recompute
 
 
 def test_section_8_two_pool_recall():
-    c = two_pool_recall_finite_certificate(0, 300, 70_000, 100, 500, 30_000, 0.05)
+    c = two_pool_recall_finite_certificate(k0=0, n0=300, pool0=70_000, k1=100, n1=500, pool1=30_000,
+                                           delta=0.05)
     assert (c.details["M0_upper"], c.details["M1_lower"]) == (853, 4983)
     assert c.value == pytest.approx(4983 / (4983 + 853), rel=1e-15)
     assert math.floor(c.value * 10_000) / 10_000 == 0.8538  # "Recall(g) ≥ 0.8538"
@@ -38,21 +40,24 @@ def test_finite_two_pool_reads_one_when_nothing_can_be_missed():
     # an empty excluded pool (MU = 0) misses nothing: recall 1 whatever the included sample shows
     # (ML = 0 read as 0 gave "recall ≥ 0: NOT met" for a cut that keeps every item), as the
     # binomial version reads p0 = 0
-    c = two_pool_recall_finite_certificate(0, 0, 0, 0, 50, 200, 0.05)
+    c = two_pool_recall_finite_certificate(k0=0, n0=0, pool0=0, k1=0, n1=50, pool1=200, delta=0.05)
     assert (c.details["M0_upper"], c.details["M1_lower"], c.value) == (0, 0, 1.0)
-    assert two_pool_recall_finite_certificate(0, 0, 0, 5, 50, 200, 0.05).value == 1.0
+    assert two_pool_recall_finite_certificate(k0=0, n0=0, pool0=0, k1=5, n1=50, pool1=200,
+                                              delta=0.05).value == 1.0
     assert two_pool_recall_certificate(0, 0, 0, 50, 0.0, 0.05).value == 1.0
     # an excluded pool sampled nearly through with nothing found: MU = 0, so recall ≥ 1 on its event
-    c = two_pool_recall_finite_certificate(0, 98, 100, 0, 1, 50, 0.05)
+    c = two_pool_recall_finite_certificate(k0=0, n0=98, pool0=100, k1=0, n1=1, pool1=50, delta=0.05)
     assert (c.details["M0_upper"], c.value) == (0, 1.0)
-    assert two_pool_recall_finite_certificate(0, 90, 100, 0, 1, 50, 0.05).value == 0.0   # MU > 0 = ML
+    assert two_pool_recall_finite_certificate(k0=0, n0=90, pool0=100, k1=0, n1=1, pool1=50,
+                                              delta=0.05).value == 0.0   # MU > 0 = ML
 
 
 def test_finite_two_pool_custom_split():
-    c = two_pool_recall_finite_certificate(0, 300, 70_000, 100, 500, 30_000, 0.05,
-                                           deltas=[0.04, 0.01])
+    c = two_pool_recall_finite_certificate(k0=0, n0=300, pool0=70_000, k1=100, n1=500, pool1=30_000,
+                                           delta=0.05, deltas=[0.04, 0.01])
     assert c.allocation == {"excluded audit": 0.04, "included audit": 0.01}
-    even = two_pool_recall_finite_certificate(0, 300, 70_000, 100, 500, 30_000, 0.05)
+    even = two_pool_recall_finite_certificate(k0=0, n0=300, pool0=70_000, k1=100, n1=500, pool1=30_000,
+                                              delta=0.05)
     assert c.details["M0_upper"] < even.details["M0_upper"]
     assert c.details["M1_lower"] < even.details["M1_lower"]
 
@@ -118,7 +123,8 @@ def test_remark_9():
         lambda: recall_from_missed_mass(0.004, 0.05, missed_delta=0.025, relevant_delta=0.025),
         lambda: two_pool_recall_certificate(1, 300, 90, 400, 0.6, 0.05, deltas=[0.03, 0.02]),
         lambda: two_pool_recall_certificate(1, 300, 90, 400, 0.6, 0.05, p1=0.35, mass_delta=0.01),
-        lambda: two_pool_recall_finite_certificate(0, 300, 70_000, 100, 500, 30_000, 0.05),
+        lambda: two_pool_recall_finite_certificate(k0=0, n0=300, pool0=70_000, k1=100, n1=500, pool1=30_000,
+                                                   delta=0.05),
     ],
 )
 def test_recomputes_from_json(cert):
@@ -141,9 +147,12 @@ def test_recomputes_from_json(cert):
         (lambda: two_pool_recall_certificate(1, 4, 1, 4, 0.5, deltas=[0.05]), "pair"),
         (lambda: two_pool_recall_certificate(1, 4, 1, 4, 0.5, mass_delta=0.05), "mass_delta"),
         (lambda: two_pool_recall_certificate(1, 4, 1, 4.0, 0.5), "n1 must be one non-negative"),
-        (lambda: two_pool_recall_finite_certificate(0, 31, 30, 1, 4, 40), "n0=31 exceeds pool0=30"),
-        (lambda: two_pool_recall_finite_certificate(0, 3, 30, 1, 41, 40), "n1=41 exceeds pool1=40"),
-        (lambda: two_pool_recall_finite_certificate(0, 3, 30, 1, 4, 40, deltas=[0.03, 0.03]), "sum"),
+        (lambda: two_pool_recall_finite_certificate(k0=0, n0=31, pool0=30, k1=1, n1=4,
+                                                    pool1=40), "n0=31 exceeds pool0=30"),
+        (lambda: two_pool_recall_finite_certificate(k0=0, n0=3, pool0=30, k1=1, n1=41,
+                                                    pool1=40), "n1=41 exceeds pool1=40"),
+        (lambda: two_pool_recall_finite_certificate(k0=0, n0=3, pool0=30, k1=1, n1=4, pool1=40,
+                                                    deltas=[0.03, 0.03]), "sum"),
     ],
 )
 def test_bad_input(call, message):
@@ -158,6 +167,14 @@ def test_known_masses_summing_past_one_are_refused() -> None:
     # as estimated bounds with their own error share they are allowed
     c = two_pool_recall_certificate(0, 300, 100, 500, 0.7, 0.05, p1=0.9, mass_delta=0.01)
     assert c.allocation["pool masses"] == 0.01
+
+
+def test_the_finite_two_pool_certificate_takes_its_pools_by_name() -> None:
+    """It took ``(k0, n0, pool0, k1, n1, pool1)`` and the bound ``(k0, n0, k1, n1, pool0=, pool1=)``."""
+    with pytest.raises(TypeError):
+        two_pool_recall_finite_certificate(0, 300, 70_000, 100, 500, 30_000)   # type: ignore[misc]
+    assert two_pool_recall_finite_certificate(0, 300, 100, 500, pool0=70_000, pool1=30_000).value == \
+        two_pool_recall_bound(0, 300, 100, 500, method="finite", pool0=70_000, pool1=30_000).value
 
 
 def test_a_recall_of_one_with_nothing_relevant_says_it_is_read_so() -> None:

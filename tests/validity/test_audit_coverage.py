@@ -190,8 +190,8 @@ def certify_sample(design: str, key: str, rows: Sequence[dict[str, Any]], y: np.
         k1, n1 = int(y[is_in].sum()), int(is_in.sum())
         return {"missed": _call(excluded.excluded_pool_finite_certificate, k0, n0, p.n0, d0, names=["cut"],
                                 corpus_size=big),
-                "recall": _call(recall.two_pool_recall_finite_certificate, k0, n0, p.n0, k1, n1, p.n1, DELTA,
-                                deltas=[d0, d1])}
+                "recall": _call(recall.two_pool_recall_finite_certificate, k0, n0, k1, n1, DELTA, pool0=p.n0,
+                                pool1=p.n1, deltas=[d0, d1])}
     if design in ("prefixes", "fixed-sequence"):
         fam = members(key)
         n0s = [m.n0 for m in fam]
@@ -575,7 +575,8 @@ def test_benchmark_bounds_are_the_certificates() -> None:
         assert finite.value == hyper[i], kk
         full = excluded.full_review_recall_certificate(kk, n, t.n0, t.m1, DELTA).value
         assert (full >= rho) == bool(bench.recall_meets(t.m1, hyper[i], rho)), kk
-        two = recall.two_pool_recall_finite_certificate(kk, n, t.n0, 3 * kk + 20, n1, t.n1, DELTA)
+        two = recall.two_pool_recall_finite_certificate(k0=kk, n0=n, pool0=t.n0, k1=3 * kk + 20, n1=n1,
+                                                        pool1=t.n1, delta=DELTA)
         assert (two.details["M1_lower"], two.details["M0_upper"]) == (ml[i], mu[i]), kk
         assert (two.value >= rho) == bool(bench.recall_meets(ml[i], mu[i], rho)), kk
     for found in ([1, 0, 2], [0, 0, 0], [5, 3, 9]):

@@ -113,8 +113,9 @@ def test_corollary_11_two_pool_finite():
     recall = m1 / (m0 + m1)
     rows = np.column_stack([rng.hypergeometric(m0, pool0 - m0, n0, REPS),
                             rng.hypergeometric(m1, pool1 - m1, n1, REPS)])
-    values = certify_rows(rows, lambda k0, k1: two_pool_recall_finite_certificate(
-        k0, n0, pool0, k1, n1, pool1, delta).value)
+    values = certify_rows(rows, lambda k0, k1: two_pool_recall_finite_certificate(k0=k0, n0=n0, pool0=pool0,
+                                                                                  k1=k1, n1=n1, pool1=pool1,
+                                                                                  delta=delta).value)
     assert_coverage(recall >= values.astype(float), delta, "Corollary 11")
 
 
@@ -128,7 +129,8 @@ def test_corollary_11_exact_where_the_excluded_pool_can_be_sampled_through():
 
     delta = 0.05
     for pool0, n0, pool1, n1 in ((60, 59, 12, 3), (40, 40, 12, 12), (0, 0, 12, 2), (25, 24, 8, 8)):
-        values = {(k0, k1): two_pool_recall_finite_certificate(k0, n0, pool0, k1, n1, pool1, delta).value
+        values = {(k0, k1): two_pool_recall_finite_certificate(k0=k0, n0=n0, pool0=pool0, k1=k1, n1=n1,
+                                                               pool1=pool1, delta=delta).value
                   for k0 in range(n0 + 1) for k1 in range(n1 + 1)}
         assert any(v == 1.0 for v in values.values()) == (n0 != 24)   # 24 of 25: MU ≥ 1 even at K0 = 0
         for m0 in range(pool0 + 1):
@@ -148,8 +150,10 @@ def test_corollary_11_gives_the_excluded_audit_its_share():
     m0 = hypergeom_upper(20, delta / 2, population=pool0, draws=n0) + 1
     recall = m1 / (m0 + m1)
     k0 = rng.hypergeometric(m0, pool0 - m0, n0, REPS)
-    values = certify_rows(k0[:, None], lambda k: two_pool_recall_finite_certificate(
-        k, n0, pool0, m1, pool1, pool1, delta).value)
+    values = certify_rows(k0[:, None], lambda k: two_pool_recall_finite_certificate(k0=k, n0=n0, pool0=pool0,
+                                                                                    k1=m1, n1=pool1,
+                                                                                    pool1=pool1,
+                                                                                    delta=delta).value)
     coverage = assert_coverage(recall >= values.astype(float), delta / 2, "Corollary 11, δ0 share")
     assert coverage < 1 - delta / 4
 

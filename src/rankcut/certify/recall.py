@@ -211,12 +211,12 @@ def two_pool_recall_certificate(
 def two_pool_recall_finite_certificate(
     k0: int,
     n0: int,
-    pool0: int,
     k1: int,
     n1: int,
-    pool1: int,
     delta: float = 0.05,
     *,
+    pool0: int,
+    pool1: int,
     deltas: Sequence[float] | None = None,
 ) -> Certificate:
     """Two-pool recall certificate for a finite corpus (Corollary 11).
@@ -236,11 +236,12 @@ def two_pool_recall_finite_certificate(
 
     :param k0: ``K0``, relevant items in the excluded-pool sample.
     :param n0: ``n0 ≤ N0``.
-    :param pool0: ``N0``, the excluded-pool size.
     :param k1: ``K1``, relevant items in the included-pool sample.
     :param n1: ``n1 ≤ N1``.
-    :param pool1: ``N1``, the included-pool size.
     :param delta: total error probability ``δ``.
+    :param pool0: ``N0``, the excluded-pool size (by name, as :func:`two_pool_recall_bound` takes
+        it: the counts came positionally in another order, ``k0, n0, pool0, k1, …``).
+    :param pool1: ``N1``, the included-pool size.
     :param deltas: ``(δ0, δ1)`` with ``δ0 + δ1 ≤ δ``; default ``(δ/2, δ/2)``.
     """
     k0_, n0_ = _count_pair(k0, n0, "k0", "n0")
@@ -299,5 +300,6 @@ def two_pool_recall_bound(
     from rankcut.certify.excluded import _method
 
     if _method(method) == "finite":
-        return two_pool_recall_finite_certificate(k0, n0, pool0, k1, n1, pool1, delta, deltas=deltas)
+        return two_pool_recall_finite_certificate(k0=k0, n0=n0, pool0=pool0, k1=k1, n1=n1, pool1=pool1,
+                                                  delta=delta, deltas=deltas)
     return two_pool_recall_certificate(k0, n0, k1, n1, p0, delta, p1=p1, deltas=deltas)

@@ -49,9 +49,8 @@ def section8_report() -> JointReport:
 
     budget = {"excluded audit": 0.025, "included audit": 0.025}
     missed = excluded.excluded_pool_finite_certificate(0, 300, 70_000, 0.025, corpus_size=100_000)
-    rec = recall.two_pool_recall_finite_certificate(
-        0, 300, 70_000, 100, 500, 30_000, 0.05, deltas=(0.025, 0.025)
-    )
+    rec = recall.two_pool_recall_finite_certificate(k0=0, n0=300, pool0=70_000, k1=100, n1=500, pool1=30_000,
+                                                    delta=0.05, deltas=(0.025, 0.025))
     report = JointReport(
         delta=0.05,
         budget=budget,
