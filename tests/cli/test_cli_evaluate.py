@@ -216,6 +216,21 @@ def test_cut_writes_the_kept_prefixes(tiny):
     assert "warning" not in result.stderr
 
 
+def test_qrels_of_no_query_of_the_run_say_what_each_holds(tiny):
+    """An empty qrels file, or query ids written otherwise (``0q1``), were both "no query of the run
+    is in the qrels", with no sample of either side (the truncation walk)."""
+    empty = tiny["dir"] / "empty.qrels"
+    empty.write_text("")
+    oracle = ("--folds", 2, "--cutters", "oracle")
+    one_line_error(invoke("evaluate", "--run", tiny["run"], "--qrels", empty, *oracle),
+                   "the qrels hold no judgement (an empty qrels file?)")
+    padded = tiny["dir"] / "padded.qrels"
+    padded.write_text("".join(f"0{line}\n" for line in tiny["qrels"].read_text().splitlines()))
+    one_line_error(invoke("evaluate", "--run", tiny["run"], "--qrels", padded, *oracle),
+                   "no query of the run is in the qrels (the run's: 'q1', 'q2', 'q3', 'q4'; the qrels': "
+                   "'0q1'")
+
+
 def test_cut_fits_greedy_k_on_the_recall_base_given(tiny):
     """evaluate --recall-base judged fitted greedy-k so, and cut had no such option: it fitted on
     list recall (k 31, where the paper's convention gives 44 on Robust04; the truncation walk)."""

@@ -226,8 +226,13 @@ def test_align_no_overlap_is_an_error():
         align(run, {"b": {"d": 1}})
     # keep too: the qrels of another topic set gave every F1 0 and exit status 0
     with pytest.warns(MissingQueriesWarning), pytest.raises(ValueError, match=r"no query of the run is in "
-                                                            r"the qrels \(missing='keep' keeps a query"):
+                                                            r"the qrels \(the run's: 'a'; the qrels': 'b'\): "
+                                                            r"the qrels of another topic set, or query ids "
+                                                            r"written otherwise\? — missing='keep' keeps"):
         align(run, {"b": {"d": 1}}, missing="keep")
+    with pytest.warns(MissingQueriesWarning), pytest.raises(ValueError, match=r"^the qrels hold no judgement "
+                                                                              r"\(an empty qrels file\?\)"):
+        align(run, {})   # it said "no query of the run is in the qrels", then blamed the topic set
     assert list(align({**run, "b": run["a"]}, {"b": {"d": 1}}, missing="keep")) == ["a", "b"]
 
 

@@ -161,6 +161,10 @@ def load_runs(paths: list[Path], judged: dict[str, Any] | None, *, threshold: fl
     if queries is not None:
         queries.update(run.qids)
     qrels = None if judged is None else {q: judged[q] for q in run.qids if q in judged}
+    if judged is not None and not qrels:   # said before the warnings of every query dropped
+        from rankcut.data.trec import no_query_judged
+
+        raise ValueError(f"{files(paths)}: {no_query_judged(run.qids, judged)}")
     with warnings_about(files(paths)):
         try:
             return load_trec(run, qrels, threshold=threshold, ordering=ordering, missing=missing)

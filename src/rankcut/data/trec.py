@@ -366,6 +366,15 @@ def _id_list(ids: Sequence[str]) -> str:
     return shown + (f", ... ({len(ids)} in all)" if more > 0 else "")
 
 
+def no_query_judged(run_qids: Sequence[str], qrels: Mapping[str, Mapping[str, int]]) -> str:
+    """Why a run's queries meet no judgement: the qrels hold none (an empty file), or hold other
+    queries, a few of each shown (``0264014`` against ``264014`` is seen at once)."""
+    if not any(qrels.values()):
+        return "the qrels hold no judgement (an empty qrels file?)"
+    return (f"no query of the run is in the qrels (the run's: {_id_list(list(run_qids))}; the qrels': "
+            f"{_id_list(list(qrels))}): the qrels of another topic set, or query ids written otherwise?")
+
+
 def align(run: _R, qrels: Mapping[str, Mapping[str, int]], *, missing: str = "drop") -> _R:
     """Reconcile the queries of a run (``{qid: [Posting]}`` or :class:`RunColumns`) with those of
     its qrels.
@@ -399,8 +408,8 @@ def align(run: _R, qrels: Mapping[str, Mapping[str, int]], *, missing: str = "dr
         raise ValueError(f"{_count(unjudged, 'run query is', 'run queries are')} not in the qrels: "
                          f"{_id_list(unjudged)}")
     if len(unjudged) == len(qids) and missing == "keep":   # every F1 0, every oracle cut at 1, silently
-        raise ValueError("no query of the run is in the qrels (missing='keep' keeps a query the qrels "
-                         "judge nothing of, but here none has a judgement): the qrels of another topic set?")
+        raise ValueError(f"{no_query_judged(qids, qrels)} — missing='keep' keeps a query the qrels judge "
+                         "nothing of, but here none has a judgement")
     if unjudged and missing == "drop":
         one = len(unjudged) == 1
         warnings.warn(
@@ -411,7 +420,7 @@ def align(run: _R, qrels: Mapping[str, Mapping[str, int]], *, missing: str = "dr
         )
         kept = [q for q in qids if q in qrels]
         if not kept:
-            raise ValueError("no query of the run is in the qrels")
+            raise ValueError(no_query_judged(qids, qrels))
         if isinstance(run, RunColumns):
             return run.select(kept)  # type: ignore[return-value]
         return {q: run[q] for q in kept}  # type: ignore[return-value]
