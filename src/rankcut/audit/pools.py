@@ -694,6 +694,19 @@ class Pools:
 # cuts and nested families
 
 
+def _prefix_under_trec_eval(full: RankedLists, row: int, postings: Sequence[Posting]) -> bool:
+    """Whether a cut that is no prefix of list ``row`` in its ``rank`` ordering is one in trec_eval's
+    (ties by doc_id descending): a cut written by ``rankcut cut --ordering trec_eval`` and read
+    under the default ordering (the truncation walk)."""
+    if full.ordering != "rank":
+        return False
+    n = int(full.lengths[row])
+    listed = [Posting(str(d), float(s), j + 1) for j, (d, s) in
+              enumerate(zip(full.vocabulary[full.doc_codes[row, :n]], full.scores[row, :n], strict=True))]
+    prefix = order_postings(listed, "trec_eval")[: len(postings)]
+    return [p.doc_id for p in order_postings(postings, "trec_eval")] == [p.doc_id for p in prefix]
+
+
 def cuts_from_run(full: RankedLists, cut_run: Mapping[str, Sequence[Posting]], *,
                   allow_missing_queries: bool = False) -> NDArray[np.int64]:
     """Per query, how many documents a cut run keeps, ``[Q]`` (``k_q``).
@@ -726,6 +739,8 @@ def cuts_from_run(full: RankedLists, cut_run: Mapping[str, Sequence[Posting]], *
                     f"query {q!r}, rank {r + 1}: the cut run has {p.doc_id!r} where the full list has "
                     f"{listed[r]!r}; a cut run must keep a prefix of the full list (same documents, "
                     f"same order under ordering={full.ordering!r})"
+                    + ("; it is one under ordering='trec_eval', which breaks ties otherwise: give that "
+                       "ordering" if _prefix_under_trec_eval(full, i, postings) else "")
                 )
         cuts[i] = len(postings)
     absent = [q for q in full.qids if q not in cut_run]
