@@ -356,6 +356,7 @@ def test_evaluate_checks_the_plot_before_loading(tiny, no_loading, monkeypatch):
         (["--threshold", "inf"], ["--threshold must be finite, got inf"]),
         (["--threshold", "0"], ["--threshold must be > 0", "unjudged documents count as relevance 0"]),
         (["--threshold", "-1"], ["--threshold must be > 0"]),
+        (["--cutters", "oracle", "--alpha", "1.5"], ["--alpha must lie in (0, 1), got 1.5"]),   # no test run
     ],
 )
 def test_evaluate_options_are_checked_before_loading(tiny, no_loading, extra, fragments):

@@ -190,6 +190,8 @@ def evaluate(
                             (fit_metric, "fit_metric"), (recall_base, "recall_base")]:
             choice(value, what)
         check_threshold(threshold)
+        if not 0.0 < alpha < 1.0:   # checked by the test alone, which some evaluations never run
+            raise ValueError(f"--alpha must lie in (0, 1), got {alpha:g}")
         columns = _metric_names(metrics)
         _shards.check(shards, ray)
         if bool(run) == bool(letor):
