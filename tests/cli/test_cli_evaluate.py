@@ -559,6 +559,10 @@ def test_a_cut_run_made_elsewhere_is_scored_on_the_full_lists(tiny: dict[str, Pa
                  "--cutters", "oracle", "--cut", short, "--allow-missing-queries")
     assert res.exit_code == 0 and "the oracle cuts at k ≥ 1, as in the paper; the cut run keeps nothing " \
         "of 1 list (--allow-missing-queries: k = 0, F1 and DCG 0), so it can score above it" in res.stdout
+    res = invoke("evaluate", "--run", run, "--qrels", qrels, "--missing", "keep", "--folds", "2",
+                 "--cutters", "oracle", "--cut", short, "--cut", cut, "--allow-missing-queries")
+    assert res.exit_code == 0 and f"; {short} keeps nothing of 1 list (--allow-missing-queries" in res.stdout
+    # the other run keeps something of every list: "the cut runs keep nothing of 1 list" was said of both
     res = invoke("evaluate", "--run", run, "--qrels", qrels, "--folds", "2", "--cut", cut)
     assert res.exit_code == 0 and re.search(  # the run's own unjudged query, cut too: dropped, said
         rf"--cut {re.escape(str(cut))}: the qrels judge no document of 1 query of it \('\w+'\): "

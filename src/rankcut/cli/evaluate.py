@@ -304,14 +304,15 @@ def evaluate(
             if given:
                 notes.append(f"{count(len(given), 'cut run', 'cut runs')} (--cut) scored as given on the "
                              "full lists, one cut per run in every column")
-                empty = sum(k == 0 for method in given.values() for k in method.cuts.values())
+                empty = {label: n for label, method in given.items()
+                         if (n := sum(k == 0 for k in method.cuts.values()))}   # each run its own count
                 if empty and any(spec.split(":")[0] == "oracle" for spec in specs):
-                    runs, keep, they = (("the cut run", "keeps", "it") if len(given) == 1 else
-                                        ("the cut runs", "keep", "they"))
-                    notes.append(f"the oracle cuts at k ≥ 1, as in the paper; {runs} {keep} nothing of "
-                                 f"{count(empty, 'list', 'lists')} (--allow-missing-queries: k = 0, F1 and "
-                                 f"DCG 0), so {they} can score above it where every cut of a list scores "
-                                 "below 0 (DCG)")
+                    said = ", ".join(f"{'the cut run' if len(given) == 1 else label} keeps nothing of "
+                                     f"{count(n, 'list', 'lists')}" for label, n in empty.items())
+                    notes.append(f"the oracle cuts at k ≥ 1, as in the paper; {said} "
+                                 "(--allow-missing-queries: k = 0, F1 and DCG 0), so "
+                                 f"{'it' if len(empty) == 1 else 'they'} can score above it where every cut "
+                                 "of a list scores below 0 (DCG)")
             result = with_trained(result, lists, {**trained, **given}, baseline=baseline, test=test,
                                   alpha=alpha, note="; " + "; ".join(notes))
         if plot is not None:
