@@ -215,6 +215,12 @@ def test_queries_whose_listed_documents_the_qrels_do_not_judge_are_warned_of():
                        r"judged queries \('q1', 'q2'; query 'q1' lists 'Dd1', its qrels judge 'd1'\): "
                        "the run writes its document ids otherwise"):
         load_trec(text(prefixed), text("q1 0 d1 1\nq2 0 d9 0\n"))
+    # but a run may miss every relevant document of positives-only qrels (Robust04's), or of one
+    # query's pool (the diff review): warned of, as before
+    with pytest.warns(UncoveredQueriesWarning, match=r"of 2 of the 2 judged queries"):
+        load_trec(text(prefixed), text("q1 0 d1 1\nq2 0 d9 1\n"))
+    with pytest.warns(UncoveredQueriesWarning, match=r"of 1 of the 1 judged queries"):
+        load_trec(text(prefixed), text("q1 0 d1 1\nq1 0 d7 0\n"), missing="keep")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         load_trec(text(RUN), text("q1 0 d1 1\nq2 0 d9 0\n"))   # each query judged where listed

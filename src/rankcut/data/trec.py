@@ -493,9 +493,12 @@ def warn_if_uncovered(lists: RankedLists, qrels: Mapping[str, Mapping[str, Any]]
     are another collection's. A query the qrels hold nothing for is :func:`align`'s to say.
     ``where`` begins the message (the qrels file, as a command names it).
 
-    :param refuse_all: raise ValueError instead when it is so for every judged query, so that
-        nothing can be scored (a table of zeros, exit status 0, as :func:`align` refuses qrels of
-        another topic set)."""
+    :param refuse_all: raise ValueError instead when it is so for every one of two or more judged
+        queries and their qrels judge documents not relevant too (pooled judgements, as TREC DL's
+        and CLEF's): a run that retrieved none of a pool's documents for every query is another
+        collection's, or writes its ids otherwise, and nothing could be scored (a table of zeros,
+        exit status 0, as :func:`align` refuses qrels of another topic set). Qrels of relevant
+        documents alone (Robust04's positives) are only warned of: a run may miss them all."""
     rows = {q: i for i, q in enumerate(lists.qids)}
     found: NDArray[np.bool_] = (np.zeros(len(lists), dtype=bool) if lists.gains is None
                                 else np.asarray((lists.gains > 0).any(axis=1)))
@@ -512,11 +515,12 @@ def warn_if_uncovered(lists: RankedLists, qrels: Mapping[str, Mapping[str, Any]]
     example = (f"query {q!r} lists {lists.vocabulary[lists.doc_codes[rows[q], 0]]!r}, its qrels judge "
                f"{next(iter(judged[q]))!r}")
     n_judged = sum(bool(qrels.get(q)) for q in lists.qids)
-    if refuse_all and len(uncovered) == n_judged:
+    pooled = any(grade <= 0 for q in uncovered for grade in qrels[q].values())   # negatives judged too
+    if refuse_all and len(uncovered) == n_judged >= 2 and pooled:
         raise ValueError(f"{where}the qrels judge none of the listed documents of any of the {n_judged} "
-                         f"judged quer{'y' if n_judged == 1 else 'ies'} ({shown}; {example}): the run writes "
-                         "its document ids otherwise, or the qrels are another collection's; every one would "
-                         "count as not relevant, so nothing could be scored")
+                         f"judged queries ({shown}; {example}), though they judge documents not relevant too "
+                         "(a pool): the run writes its document ids otherwise, or the qrels are another "
+                         "collection's; every one would count as not relevant, so nothing could be scored")
     warnings.warn(f"{where}the qrels judge none of the listed documents of {len(uncovered)} of the "
                   f"{n_judged} judged queries ({shown}; {example}): every one counts as not relevant — "
                   "right if the run retrieved none of their relevant documents, wrong if the run writes its "
