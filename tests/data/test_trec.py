@@ -212,8 +212,9 @@ def test_queries_whose_listed_documents_the_qrels_do_not_judge_are_warned_of():
         load_trec(text(prefixed.replace("Dd1", "d1")), text("q1 0 d1 1\nq2 0 d9 0\n"))
     # every judged query so: a table of zeros with exit status 0 (the truncation walk): refused
     with pytest.raises(ValueError, match=r"^the qrels judge none of the listed documents of any of the 2 "
-                       r"judged queries \('q1', 'q2'; query 'q1' lists 'Dd1', its qrels judge 'd1'\): "
-                       "the run writes its document ids otherwise"):
+                       r"judged queries \('q1', 'q2'; query 'q1' lists 'Dd1', its qrels judge 'd1'\), "
+                       r"though they judge documents not relevant too \(a pool\): the run writes its "
+                       "document ids otherwise"):
         load_trec(text(prefixed), text("q1 0 d1 1\nq2 0 d9 0\n"))
     # but a run may miss every relevant document of positives-only qrels (Robust04's), or of one
     # query's pool (the diff review): warned of, as before
