@@ -326,7 +326,7 @@ def test_a_label_file_with_two_label_columns_is_refused_until_one_is_named(recor
     answers.write_text("record_id,included,Label_Abstract_Screening\n"
                        + "".join(f"{rid},1,0\n" for rid in asked))
     with pytest.raises(ValueError, match=r"two.csv, line 1: columns 'included' and "
-                                         r"'Label_Abstract_Screening' all read like labels: say which "
+                                         r"'Label_Abstract_Screening' both read like labels: say which "
                                          r"holds the answers with label_column; nothing was recorded"):
         session.label(folder, from_file=answers)
     assert _steps(folder) == []
@@ -341,6 +341,14 @@ def test_a_label_file_with_two_label_columns_is_refused_until_one_is_named(recor
     refused = CliRunner().invoke(app, ["review", "label", "--folder", str(folder), "--interactive",
                                        "--label-column", "label"])
     assert refused.exit_code != 0 and "--label-column is for --from" in refused.output
+    more = [r["record_id"] for r in session.next_records(folder, 2)]
+    alone = tmp_path / "alone.csv"   # a column ASReview's names do not find, named: it was refused
+    alone.write_text("record_id,label_abstract_screening\n" + "".join(f"{rid},0\n" for rid in more))
+    assert session.label(folder, from_file=alone, label_column="Label_Abstract_Screening").recorded == 2
+    empty = tmp_path / "empty.csv"   # another label-like column, empty throughout: nothing to choose
+    last = session.next_records(folder, 1)[0]["record_id"]
+    empty.write_text(f"record_id,included,label_full_text\n{last},0,\n")
+    assert session.label(folder, from_file=empty).recorded == 1
 
 
 @pytest.mark.parametrize("call", ["label --from", "simulation", "record_kept"])

@@ -554,7 +554,8 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], records: st
             raise ValueError(f"{where}, line 1: it reads like TREC qrels (query, 0, document, grade), not a "
                              f"label file ({'record_id' + delimiter + 'label'}): to play qrels as the "
                              f"reviewer, {spelled('label')} --simulate --qrels FILE")
-        for names in (_ID_COLUMNS, LABEL_COLUMNS):
+        chosen = label_column is not None
+        for names in (_ID_COLUMNS, (label_column.lower(),) if label_column is not None else LABEL_COLUMNS):
             col = next((header.index(n) for n in names if n in header), None)
             if col is None and any(c in known for c in first):   # a label file without its header line
                 raise ValueError(f"{where}, line 1: it looks like a record's label, not a header (record "
@@ -562,12 +563,17 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], records: st
                                  f"first line naming the columns, {'record_id' + delimiter + 'label'}")
             if col is None:
                 shown = ", ".join(repr(c if len(c) <= 40 else c[:40] + "…") for c in first[:8])   # as written
-                raise ValueError(f"{where}, line 1: the header names no {names[0]!r} column (nor "
-                                 f"{', '.join(repr(n) for n in names[1:])}); it names {shown}"
-                                 f"{', ...' if len(header) > 8 else ''}{separator_hint(header, delimiter)}")
+                nor = (f"{spelled('label_column')}" if chosen and names is not _ID_COLUMNS else
+                       f"nor {', '.join(repr(n) for n in names[1:])}")
+                raise ValueError(f"{where}, line 1: the header names no {names[0]!r} column ({nor}); it "
+                                 f"names {shown}{', ...' if len(header) > 8 else ''}"
+                                 f"{separator_hint(header, delimiter)}")
             cols.append(col)
         id_col, label_col = cols
-        label_col = _chosen_label_column(where, first, id_col, label_col, label_column)
+        # other columns that read like labels: refused once one holds an answer (the systematic-review
+        # walk: a records file's `included` was read where the reviewer's column held 16 relevant, not 91)
+        others = [] if chosen else [i for i, c in enumerate(first)
+                                    if i not in (id_col, label_col) and reads_like_labels(c)]
         records_col = header.index("records") if records is not None and "records" in header else None
         query_col = next((header.index(n) for n in _QUERY_COLUMNS if n in header), None) if query else None
         ended = reader.line_num
@@ -578,6 +584,11 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], records: st
             if len(row) != len(header):
                 raise ValueError(f"{where}, line {line}: the row has {len(row)} fields, the header "
                                  f"{len(header)}")
+            if any(row[i].strip() for i in others):
+                both = [repr(first[i]) for i in (label_col, *others)]
+                raise ValueError(f"{where}, line 1: columns {', '.join(both[:-1])} and {both[-1]} "
+                                 f"{'both' if len(both) == 2 else 'all'} read like labels: say which holds "
+                                 f"the answers with {spelled('label_column')}; nothing was recorded")
             rid, value = row[id_col].strip(), row[label_col].strip()
             if records_col is not None and row[records_col].strip() not in ("", records):
                 raise ValueError(f"{where}, line {line}: the row is of other records (its records column "
@@ -648,27 +659,6 @@ def known_from_records(records: Records, source: str | os.PathLike[str], folder:
                              f"review's — simulate with {started or 'that file'}, or give the labels as "
                              "--qrels")
     return dict(zip(records.ids, records.labels.tolist(), strict=True))
-
-
-def _chosen_label_column(where: str, header: Sequence[str], id_col: int, found: int,
-                         chosen: str | None) -> int:
-    """The label column of a label file: ``chosen`` (any case), or the one ASReview's names find
-    where no other column reads like labels. A file with two, such as a records file's
-    ``label_included`` and ``label_abstract_screening``, was read by the first name found, without a
-    word (the systematic-review walk: 91 relevant recorded where the reviewer's column held 16)."""
-    if chosen is not None:
-        at = next((i for i, c in enumerate(header) if c.lower() == chosen.lower()), None)
-        if at is None:
-            raise ValueError(f"{where}, line 1: the header names no {chosen!r} column "
-                             f"({spelled('label_column')}); it names {', '.join(map(repr, header[:8]))}"
-                             f"{', ...' if len(header) > 8 else ''}")
-        return at
-    others = [c for i, c in enumerate(header) if i not in (id_col, found) and reads_like_labels(c)]
-    if others:
-        raise ValueError(f"{where}, line 1: columns {header[found]!r} and {', '.join(map(repr, others))} "
-                         f"all read like labels: say which holds the answers with {spelled('label_column')}; "
-                         "nothing was recorded")
-    return found
 
 
 def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] | None = None,
