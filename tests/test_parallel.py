@@ -190,9 +190,18 @@ def test_certify_audits_certifies_each_and_reports_the_refused(tmp_path: Path) -
 
 
 def test_certify_audits_rounds_the_joint_confidence_down(tmp_path: Path) -> None:
-    """1 − Σδ = 0.98765 was said "0.9877" (rounded to nearest: more than the union bound gives)."""
+    """1 − Σδ = 0.98765433 was said "0.9877" (rounded to nearest: more than the union bound gives);
+    rounded down in floats, 1 − (0.03 + 0.04) read 0.9299; three at 0.4 read "-0.2001"."""
+    from rankcut.cli.certify import _joint_confidence
+
     res = invoke("certify", "audits", *_audits(tmp_path, 2, delta=0.006172835))
-    assert "all 2 together hold with confidence at least 0.9876 (1 − the sum of their δ" in res.stdout
+    assert "all 2 together hold with confidence at least 0.987654 (1 − the sum of their δ" in res.stdout
+    assert _joint_confidence([0.03, 0.04]) == "0.93" and _joint_confidence([1e-5, 1e-5]) == "0.99998"
+    assert _joint_confidence([0.4, 0.4, 0.4]) == "" and _joint_confidence([0.5, 0.5]) == ""
+    (tmp_path / "loose").mkdir()
+    res = invoke("certify", "audits", *_audits(tmp_path / "loose", 3, delta=0.4))
+    assert ("all 3 together hold with no confidence the union bound can give (their δ sum to 1 or more), "
+            "not at each one's.") in res.stdout
 
 
 def test_certify_audits_and_audit_certify_exit_1_when_a_target_is_not_met(tmp_path: Path) -> None:

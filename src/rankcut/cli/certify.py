@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -689,6 +689,17 @@ def two_pool(
     _emit(cert, as_json)
 
 
+def _joint_confidence(deltas: Sequence[float]) -> str:
+    """``1 − Σδ`` in decimal arithmetic, rounded down to 6 significant digits ("" when it is not
+    above 0): in floats, 1 − (0.03 + 0.04) is 0.92999…, which rounded down read 0.9299."""
+    from decimal import ROUND_FLOOR, Decimal
+
+    joint = 1 - sum((Decimal(repr(float(d))) for d in deltas), Decimal(0))
+    if joint <= 0:
+        return ""
+    return f"{joint.quantize(Decimal(1).scaleb(joint.adjusted() - 5), rounding=ROUND_FLOOR).normalize():f}"
+
+
 @app.command("whole-population")
 @_fail_cleanly
 def whole_population(
@@ -782,12 +793,11 @@ def audits(
                                if content is not None))
         deltas = [float(content["delta"]) for _, content, _ in results if content is not None]
         if len(deltas) > 1:   # each holds at its own confidence, not all of them at once
-            from rankcut.certify.result import format_bound
-
-            joint = format_bound(1 - math.fsum(deltas), "lower", 4)   # rounded down, as every bound
+            joint = _joint_confidence(deltas)
             typer.echo(f"\nEach certificate holds at its own confidence; all {len(deltas)} together hold "
-                       f"with confidence at least {joint} (1 − the sum of their δ, a union bound), not at "
-                       "each one's.")
+                       + (f"with confidence at least {joint} (1 − the sum of their δ, a union bound)"
+                          if joint else "with no confidence the union bound can give (their δ sum to 1 or "
+                          "more)") + ", not at each one's.")
     for folder, text in refused:
         typer.echo(f"error: {folder}: {text}", err=True)
     if refused:

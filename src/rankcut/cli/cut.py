@@ -221,7 +221,8 @@ def _fit_and_load(ctx: typer.Context, method: Any, spec: str, run: Path, train_r
     # the cut never sees the labels of the run it cuts, except the oracle's
     lists = attach_feature_tables(load_runs([run], judged if reads_labels else None, **options), features)
     loaded.append(lists)
-    if train_run and (shared := [q for q in lists.qids if q in set(loaded[0].qids)]):
+    trained_on = set(loaded[0].qids) if train_run and method.requires_fit() else set()   # fixed-k: none
+    if shared := [q for q in lists.qids if q in trained_on]:
         shown = ", ".join(map(repr, shared[:5])) + (", ..." if len(shared) > 5 else "")
         warnings.warn(f"--train-run holds {len(shared)} of the {len(lists)} queries of --run ({shown}): "
                       "their cut was fitted on their own labels, so a score of it from those labels is "
