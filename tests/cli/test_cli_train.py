@@ -283,6 +283,11 @@ def test_train_and_cut_read_letor_files(tmp_path: Path) -> None:
     result = invoke("cut", "--cutter", "greedy-k", "--letor", test_file, "--train-letor", train_file,
                     "--score-feature", "1", "--out", out)
     assert result.exit_code == 0 and "greedy-k fitted on 40 training queries: k_=" in result.stdout
+    assert "warning" not in result.stderr
+    same = invoke("cut", "--cutter", "greedy-k", "--letor", train_file, "--train-letor", train_file,
+                  "--score-feature", "1", "--out", out)   # fitted on the queries it cuts, as cut --run says
+    assert same.exit_code == 0
+    assert "warning: --train-letor holds 40 of the 40 queries of --letor" in same.stderr
     one_line_error(invoke("cut", "--cutter", "greedy-k", "--letor", test_file, "--out", out),
                    "cutter 'greedy-k' learns from training lists: give --train-letor")
     one_line_error(invoke("cut", "--cutter", "fixed-k:2", "--out", out),

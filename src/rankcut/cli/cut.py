@@ -188,10 +188,22 @@ def _fit_and_load_letor(method: Any, spec: str, letor: Path, train_letor: list[P
 
     if not train_letor and method.requires_fit():
         raise ValueError(f"cutter {spec!r} learns from training lists: give --train-letor")
-    if train_letor:
-        _fit(method, spec, load_letors(train_letor, **options))
+    train = load_letors(train_letor, **options) if train_letor else None
+    if train is not None:
+        _fit(method, spec, train)
     lists = load_letors([letor], **options)
+    _warn_shared(method, train, lists, "--train-letor", "--letor")
     return lists if method.name in READS_TEST_LABELS else lists.blind()
+
+
+def _warn_shared(method: Any, train: Any, lists: Any, train_option: str, option: str) -> None:
+    """Warn where a learning cutter was fitted on queries it cuts (evaluate refuses such a split)."""
+    trained_on = set(train.qids) if train is not None and method.requires_fit() else set()   # fixed-k: none
+    if shared := [q for q in lists.qids if q in trained_on]:
+        shown = ", ".join(map(repr, shared[:5])) + (", ..." if len(shared) > 5 else "")
+        warnings.warn(f"{train_option} holds {len(shared)} of the {len(lists)} queries of {option} "
+                      f"({shown}): their cut was fitted on their own labels, so a score of it from those "
+                      "labels is optimistic (evaluate refuses such a split)", stacklevel=3)
 
 
 def _fit_and_load(ctx: typer.Context, method: Any, spec: str, run: Path, train_run: list[Path],
@@ -221,12 +233,7 @@ def _fit_and_load(ctx: typer.Context, method: Any, spec: str, run: Path, train_r
     # the cut never sees the labels of the run it cuts, except the oracle's
     lists = attach_feature_tables(load_runs([run], judged if reads_labels else None, **options), features)
     loaded.append(lists)
-    trained_on = set(loaded[0].qids) if train_run and method.requires_fit() else set()   # fixed-k: none
-    if shared := [q for q in lists.qids if q in trained_on]:
-        shown = ", ".join(map(repr, shared[:5])) + (", ..." if len(shared) > 5 else "")
-        warnings.warn(f"--train-run holds {len(shared)} of the {len(lists)} queries of --run ({shown}): "
-                      "their cut was fitted on their own labels, so a score of it from those labels is "
-                      "optimistic (evaluate refuses such a split)", stacklevel=2)
+    _warn_shared(method, loaded[0] if train_run else None, lists, "--train-run", "--run")
     if qrels is not None and judged is not None:
         warn_unranked(qrels, judged, loaded, [run, *train_run])
     return lists
