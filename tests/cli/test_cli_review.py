@@ -438,6 +438,8 @@ def test_the_records_file_is_named_in_the_report_and_an_edit_after_start_is_said
     (tmp_path / "records.csv").unlink()   # gone: status said nothing
     code, out, _ = _run("review", "status", "--folder", folder)
     assert code == 0 and f"warning: {source} is gone (sha256:{digest[:12]} at the start)" in out
+    _, _, err = _run("review", "certify", "--folder", folder)   # the certificate loses nothing by it
+    assert "is gone" not in err and "changed since" not in err
 
 
 def test_without_the_review_extra_it_says_which_to_install(tmp_path: Path,

@@ -240,14 +240,16 @@ def _source(path: str | os.PathLike[str]) -> dict[str, Any]:
     return {"path": str(given.resolve()), "sha256": sha256_file(given), "bytes": given.stat().st_size}
 
 
-def changed_sources(manifest: Manifest) -> list[str]:
+def changed_sources(manifest: Manifest, *, gone: bool = False) -> list[str]:
     """The files the records were read from that changed since :func:`start` (still at their path,
-    with other bytes) or are gone from it, each in one sentence. The review never reads them again:
-    it screens the records frozen in its folder, so an edit there (a corrected title, records
-    added) is not in it."""
+    with other bytes), and with ``gone`` those gone from it, each in one sentence. The review never
+    reads them again: it screens the records frozen in its folder, so an edit there (a corrected
+    title, records added) is not in it; a gone file loses nothing but export's columns."""
     said = []
     for src in manifest["screener"]["config"]["sources"]:
         if not Path(src["path"]).is_file():
+            if not gone:
+                continue
             said.append(f"{src['path']} is gone (sha256:{src['sha256'][:12]} at the start): the review "
                         f"screens the records frozen at its start ({TEXTS_FILE} in its folder), so nothing "
                         "of it is lost, but export gives the text the review screened, not the file's "
@@ -933,6 +935,8 @@ def record_kept(folder: str | os.PathLike[str]) -> None:
     to the rewrite: the page's undo of an answer read ahead (:func:`unkeep`) waits, and then finds
     it recorded, where it said "taken back" of an answer this call went on to record."""
     out = Path(folder)
+    if not (out / PENDING_FILE).is_file():   # nothing kept: no lock to take (every page start asks)
+        return
     with _kept_lock(out):
         kept = kept_with_sources(out)
         if not kept:
@@ -941,7 +945,7 @@ def record_kept(folder: str | os.PathLike[str]) -> None:
         with _label_file(out, {rid: y for rid, (y, _) in kept.items()}, PENDING_FILE) as path:
             workflow.label(out, from_file=path, file_source=f"file {PENDING_FILE}",
                            item_sources={(qid, rid): source for rid, (_, source) in kept.items()})
-        _keep(out, kept_with_sources(out))   # the answers still kept, those kept meanwhile included
+        _keep(out, kept_with_sources(out))   # the answers not recorded (kept by this thread meanwhile)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1013,7 +1017,7 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
               "kept_relevant": kept_relevant(out),
               "target": manifest["target"]["recall"], "delta": manifest["delta"], "next_record": nxt,
               "query_text": query_text(out),
-              "changed_sources": changed_sources(manifest),
+              "changed_sources": changed_sources(manifest, gone=True),
               "corrects": manifest["screener"]["config"]["corrects"]}
     known = {**kept, **prior}   # answered already, so never listed: recorded when it is asked
     if ahead > 1 or (nxt is not None and nxt["record_id"] in known):
