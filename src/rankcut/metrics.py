@@ -259,9 +259,9 @@ def pm1_dcg_measure(cutoff: int | None = None, *, rel: int = 1) -> Any:
     query absent from the run gets the empty list's value 0 (ir_measures' default).
 
     Usage: ``ir_measures.calc_aggregate([pm1_dcg_measure(10)], qrels, run)``, with ``qrels``
-    kept to the run's queries when the run holds a subset of them (a test split): the aggregate
-    then averages over every qrels query, each one the run lacks counted 0 (as trec_eval's ``-c``
-    does), where ``rankcut evaluate`` scores the run's queries.
+    kept to the run's queries when the run holds a subset of them (a test split): otherwise the
+    aggregate averages over every qrels query, each one the run lacks counted 0 (as trec_eval's
+    ``-c`` does), where ``rankcut evaluate`` scores the run's queries.
     """
     if cutoff is not None and (isinstance(cutoff, bool) or not isinstance(cutoff, int) or cutoff < 1):
         raise ValueError(f"cutoff must be a positive integer or None, got {cutoff!r}")

@@ -189,3 +189,6 @@ def test_a_recall_of_one_with_nothing_relevant_says_it_is_read_so() -> None:
     full = full_review_recall_certificate(0, 100, 100, 0)
     assert full.value == 1.0 and "also if nothing is relevant at all (0/0)" in full.statement
     assert "0/0" not in full_review_recall_certificate(0, 100, 100, 3).statement
+    empty = two_pool_recall_certificate(0, 0, 0, 10, 0.0)   # p0 = 0: an empty excluded pool
+    assert empty.value == 1.0 and "also if nothing is relevant at all (0/0)" in empty.statement
+    assert "(0/0)" not in two_pool_recall_certificate(0, 0, 4, 10, 0.0).statement

@@ -323,7 +323,7 @@ def plan_missed_mass(
     (Theorem 12): plan ``r ≤ ε`` directly. At zero observed events the whole-population audit
     needs about ``1/p0`` times as many labels (§8: 431 whole-population labels for ``ε = 0.00853``,
     ``δ = 0.025``, against 301 binomial excluded-pool labels at ``p0 = 0.70``, or 300 with the
-    exact hypergeometric planner for ``N0 = 70,000``).
+    hypergeometric planner for ``N0 = 70,000``).
 
     :param epsilon: target(s) on ``r`` in (0, 1); scalar or 1-D.
     :param delta: total error probability, in (0, 1).

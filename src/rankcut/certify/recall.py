@@ -200,7 +200,9 @@ def two_pool_recall_certificate(
         statement=(
             f"With confidence {confidence_text(d)}, recall is at least {format_bound(value, 'lower')} "
             f"(two-pool audit: {k0_}/{n0_} relevant in the excluded pool, {k1_}/{n1_} in the "
-            "included pool)."
+            "included pool)"
+            + ("; recall is read as 1 where none is missed, also if nothing is relevant at all (0/0)."
+               if missed == 0 and caught == 0 else ".")
         ),
         details={"eta0_upper": upper0, "eta1_lower": lower1, "p0": q0, "p1": q1,
                  "missed_mass_upper": missed, "caught_mass_lower": caught},

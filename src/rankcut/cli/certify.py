@@ -133,7 +133,8 @@ def excluded_pool(
         False,
         "--finite",
         help="The draws were made without replacement from a finite pool of --pool-size items: "
-        "exact hypergeometric bound on the missed count M0 (Thm 8). Without --finite the draws are "
+        "hypergeometric bound on the missed count M0 (Thm 8; exact up to pools of about 10^6, safe-side "
+        "slack above). Without --finite the draws are "
         "i.i.d. (with replacement) and the bound is on the rate η, or on r = p0·η (Thm 7).",
     ),
     included_relevant: int | None = typer.Option(
