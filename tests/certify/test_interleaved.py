@@ -389,6 +389,9 @@ def test_a_bound_of_nothing_unread_says_it_is_not_a_certainty():
     whole = interleaved_recall_certificate(3, "sss", "111", target=0.5)
     assert "not a certainty" not in whole.statement and "left unread (anytime-valid" in whole.statement
     none = interleaved_recall_certificate(10, "a" * 10, "0" * 10)   # nothing relevant: not "at least 100%"
+    assert "as there are none" in none.statement   # all read: certain
+    early = interleaved_recall_certificate(300, "a" * 290, "0" * 290)   # 10 unread: a bound
+    assert early.details["relevant_upper"] == 0 and "as the bound leaves none to miss" in early.statement
     assert none.value == 1.0 and "100%" not in none.statement
     assert "missed none of the relevant documents, as there are none (recall is taken as 1)" in none.statement
 

@@ -284,6 +284,8 @@ def test_the_statement_of_a_review_with_nothing_relevant_or_nothing_left_bounded
     assert ("found at least 100% of the relevant items: the cut's 3 plus 0 found in 29 audit labels of the "
             "30 excluded items leave at most 0 unfound among the 1 not audited (a bound at this confidence, "
             "not a certainty; anytime-valid") in left.statement
+    bounded = sequential_recall_certificate(found=0, pool=30, labelled=29, hits=0)   # a bound, not a census
+    assert "missed none of the relevant items, as the bound leaves none to miss" in bounded.statement
     some = sequential_recall_certificate(found=40, pool=2000, labelled=900, hits=2, prior_mean=5.0)
     assert "unfound (anytime-valid" in some.statement and "not a certainty" not in some.statement
 

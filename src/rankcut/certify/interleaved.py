@@ -434,7 +434,7 @@ def interleaved_recall_certificate(total: int, moves: str, labels: str, target: 
         delta=float(delta),
         statement=(
             f"With confidence {confidence_text(delta)}, the review "
-            f"{found_share(review.recall_lower, upper, items)}: "
+            f"{found_share(review.recall_lower, upper, items, all_read=review.read == total)}: "
             f"{review.found} found in {review.read} of {total} {items} read ({screened} screened, "
             f"{review.audit_labels} in the frozen audit order, {review.audit_hits} of them relevant), "
             f"at most {upper - review.found} relevant left unread"

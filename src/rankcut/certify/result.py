@@ -211,13 +211,15 @@ def recall_percent(share: float) -> str:
     return f"{tenths:g}" if tenths > 0 or share <= 0 else format_bound(share * 100, "lower", 2)
 
 
-def found_share(recall: float, relevant_upper: int, items: str) -> str:
+def found_share(recall: float, relevant_upper: int, items: str, *, all_read: bool) -> str:
     """What a review found, in a statement: "found at least <recall>% of the relevant <items>", or,
     where the bound on the relevant count is 0, that there is none to miss (a review of a
-    collection with no relevant member read "found at least 100%"). Internal wording shared by the
-    sequential and interleaved certificates; not part of the public API."""
+    collection with no relevant member read "found at least 100%"): certain where ``all_read``,
+    else a bound at the statement's confidence. Internal wording shared by the sequential and
+    interleaved certificates; not part of the public API."""
     if relevant_upper == 0:
-        return f"missed none of the relevant {items}, as there are none (recall is taken as 1)"
+        why = "as there are none" if all_read else "as the bound leaves none to miss"
+        return f"missed none of the relevant {items}, {why} (recall is taken as 1)"
     return f"found at least {recall_percent(recall)}% of the relevant {items}"
 
 

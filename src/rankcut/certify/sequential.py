@@ -531,7 +531,8 @@ def sequential_recall_certificate(*, found: int, pool: int, labelled: int, hits:
         allocation={"audit": float(delta)},
         delta=float(delta),
         statement=(
-            f"With confidence {confidence_text(delta)}, the review {found_share(recall, total, 'items')}: "
+            f"With confidence {confidence_text(delta)}, the review "
+            f"{found_share(recall, total, 'items', all_read=labelled == pool)}: "
             f"the cut's {found} plus {hits} found in {labelled} audit labels of the {pool} excluded items "
             f"leave at most {upper - hits} unfound"
             + (f" among the {pool - labelled} not audited (a bound at this confidence, not a certainty; "
