@@ -571,7 +571,7 @@ def _parse_label(value: Any, where: str) -> int:
         return value
     if isinstance(value, str) and value.strip().lower() in _ANSWERS:
         return _ANSWERS[value.strip().lower()]
-    graded = str(value).strip().isdigit() and int(str(value).strip()) > 1
+    graded = str(value).strip().isdecimal() and int(str(value).strip()) > 1
     raise ValueError(f"{where}: label must be {_LABEL_FORMS}, got {value!r}"
                      + ("; for graded judgments, write 1 for the grades you count as relevant, or let "
                         "rankcut audit label --oracle qrels --qrels FILE --threshold GRADE read them"

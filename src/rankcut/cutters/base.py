@@ -210,8 +210,9 @@ def spec_forms() -> tuple[str, ...]:
             forms.append(name)
             continue
         key = cls.spec_param[0]
-        default = inspect.signature(cls.__init__).parameters[key].default
-        shown = "" if default in (None, inspect.Parameter.empty) else f"={default}"
+        given = inspect.signature(cls.__init__).parameters.get(key)   # (taken by **kwargs: not shown)
+        default = None if given is None else given.default
+        shown = "" if default is None or default is inspect.Parameter.empty else f"={default}"
         forms.append(f"{name}[:{key}{shown}]")
     return tuple(forms)
 
