@@ -65,8 +65,9 @@ def _broadcast(*arrays: NDArray[Any], names: tuple[str, ...]) -> list[NDArray[An
 
 
 def _floor_text(values: NDArray[np.float64], scalar: bool) -> str:
-    """Lower bounds shown with one decimal, rounded down (the safe side)."""
-    texts = [f"{math.floor(v * 10) / 10:.1f}" for v in values.tolist()]
+    """Lower bounds shown with one decimal, rounded down (the safe side); a whole number without
+    it (``75000000``, not ``75000000.0``)."""
+    texts = [f"{math.floor(v * 10) / 10:.1f}".removesuffix(".0") for v in values.tolist()]
     return texts[0] if scalar else "(" + ", ".join(texts) + ")"
 
 
