@@ -276,8 +276,8 @@ def test_an_empty_excluded_pool_is_a_complete_review(tmp_path: Path, data: Data)
     res = wf.certify(audit)
     assert res.report["recall"].value == 1.0 and res.content["verdict"]["met"]
     # it said "met after 0 of 0 audit labels" (note 48's walk)
-    assert res.content["verdict"]["text"] == ("target recall ≥ 0.8: met — the cut holds every item, so nothing "
-                                              "is left to audit")
+    assert res.content["verdict"]["text"] == ("target recall ≥ 0.8: met — the cut holds every item, so "
+                                              "nothing is left to audit")
 
 
 @pytest.mark.parametrize(("kw", "message"), [
