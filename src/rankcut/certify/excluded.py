@@ -48,6 +48,7 @@ from rankcut.certify._validate import (
 from rankcut.certify.bounds import cp_upper, hypergeom_upper
 from rankcut.certify.recall import recall_lower
 from rankcut.certify.result import (
+    READ_AS_ONE,
     Certificate,
     certificate_function,
     confidence_text,
@@ -403,8 +404,7 @@ def full_review_recall_certificate(
         statement=family_statement(d, "recall", labels, value, "lower",
                                    "included pool reviewed in full, hypergeometric bound on the "
                                    "excluded pool"
-                                   + ("; read as 1 where none is missed, also if nothing is relevant at "
-                                      "all (0/0)" if np.any((mu == 0) & (m1 == 0)) else "")),
+                                   + (f"; {READ_AS_ONE}" if np.any((mu == 0) & (m1 == 0)) else "")),
         details={"names": labels, "M0_upper": out(mu, scalar, int), "M1": out(m1, scalar, int)},
     )
 

@@ -27,6 +27,7 @@ import numpy as np
 from rankcut.certify._validate import SUM_RTOL, check_count, check_delta, check_fraction, check_number
 from rankcut.certify.bounds import cp_lower, cp_upper, hypergeom_lower, hypergeom_upper
 from rankcut.certify.result import (
+    READ_AS_ONE,
     Certificate,
     certificate_function,
     confidence_text,
@@ -201,8 +202,7 @@ def two_pool_recall_certificate(
             f"With confidence {confidence_text(d)}, recall is at least {format_bound(value, 'lower')} "
             f"(two-pool audit: {k0_}/{n0_} relevant in the excluded pool, {k1_}/{n1_} in the "
             "included pool)"
-            + ("; recall is read as 1 where none is missed, also if nothing is relevant at all (0/0)."
-               if missed == 0 and caught == 0 else ".")
+            + (f"; recall is {READ_AS_ONE}." if missed == 0 and caught == 0 else ".")
         ),
         details={"eta0_upper": upper0, "eta1_lower": lower1, "p0": q0, "p1": q1,
                  "missed_mass_upper": missed, "caught_mass_lower": caught},
@@ -272,8 +272,7 @@ def two_pool_recall_finite_certificate(
         statement=(
             f"With confidence {confidence_text(d)}, recall is at least {format_bound(value, 'lower')}: "
             f"at most {mu} relevant items are missed and at least {ml} are caught (of {corpus} items)"
-            + ("; recall is read as 1 where none is missed, also if nothing is relevant at all (0/0)."
-               if mu == 0 and ml == 0 else ".")
+            + (f"; recall is {READ_AS_ONE}." if mu == 0 and ml == 0 else ".")
         ),
         details={"M0_upper": mu, "M1_lower": ml, "corpus_size": corpus,
                  "missed_mass_upper": mu / corpus if corpus else 0.0,

@@ -211,6 +211,10 @@ def recall_percent(share: float) -> str:
     return f"{tenths:g}" if tenths > 0 or share <= 0 else format_bound(share * 100, "lower", 2)
 
 
+#: how a recall bound of 1 reads where nothing is relevant at all (recall 0/0; the paper reads 0)
+READ_AS_ONE = "read as 1 where none is missed, also if nothing is relevant at all (0/0)"
+
+
 def found_share(recall: float, relevant_upper: int, items: str, *, all_read: bool) -> str:
     """What a review found, in a statement: "found at least <recall>% of the relevant <items>", or,
     where the bound on the relevant count is 0, that there is none to miss (a review of a
