@@ -223,7 +223,7 @@ def test_qrels_of_no_query_of_the_run_say_what_each_holds(tiny):
     empty.write_text("")
     oracle = ("--folds", 2, "--cutters", "oracle")
     one_line_error(invoke("evaluate", "--run", tiny["run"], "--qrels", empty, *oracle),
-                   "the qrels hold no judgement (an empty qrels file?)")
+                   f"{empty}: the qrels file holds no judgement (it is empty)")   # it named the run
     padded = tiny["dir"] / "padded.qrels"
     padded.write_text("".join(f"0{line}\n" for line in tiny["qrels"].read_text().splitlines()))
     one_line_error(invoke("evaluate", "--run", tiny["run"], "--qrels", padded, *oracle),

@@ -326,7 +326,8 @@ def read_qrels(source: Source, *, name: str | None = None) -> Qrels:
     :param name: how to call the source in error messages.
     :raises ValueError: naming file and line, for a line without exactly 4 columns, a relevance
         that is not an integer, or a (query, document) pair judged twice with two grades (both lines
-        named); a line that repeats a judgement is read once.
+        named); a line that repeats a judgement is read once. A file with no judgement at all is
+        refused, naming it (an empty file read as qrels of no query, blamed on the run's queries).
     """
     qrels: Qrels = {}
     seen: dict[tuple[str, str], int] = {}
@@ -352,6 +353,8 @@ def read_qrels(source: Source, *, name: str | None = None) -> Qrels:
                     f"({qrels[qid][doc]} on line {first}, {rel} on line {lineno})"
                 )
             qrels.setdefault(qid, {})[doc] = rel
+    if not qrels:
+        raise ValueError(f"{label}: the qrels file holds no judgement (it is empty)")
     return qrels
 
 
@@ -453,7 +456,7 @@ def load_trec(
     :func:`~rankcut.data.lists.warn_if_scores_rise` when the scores rise with the rank column
     throughout a query (distances read as scores, or one query's negated), and
     :func:`warn_if_uncovered` names the judged queries none of whose listed documents the qrels
-    judge (refused when it is every judged query).
+    judge (refused for pooled qrels of two or more queries: its ``refuse_all``).
 
     :raises ValueError: for a threshold that is not finite and > 0 (unjudged documents count as
         relevance 0), and the errors of :func:`read_run`, :func:`read_qrels` and :func:`align`.
