@@ -326,10 +326,15 @@ def test_a_label_file_with_two_label_columns_is_refused_until_one_is_named(recor
     answers.write_text("record_id,included,Label_Abstract_Screening\n"
                        + "".join(f"{rid},1,0\n" for rid in asked))
     with pytest.raises(ValueError, match=r"two.csv, line 1: columns 'included' and "
-                                         r"'Label_Abstract_Screening' both read like labels: say which "
-                                         r"holds the answers with label_column; nothing was recorded"):
+                                         r"'Label_Abstract_Screening' both read like labels \(line 2's "
+                                         r"'Label_Abstract_Screening' holds '0'\): say which holds the "
+                                         r"answers with label_column; nothing was recorded"):
         session.label(folder, from_file=answers)
     assert _steps(folder) == []
+    first = tmp_path / "first.csv"   # the other column first in the row
+    first.write_text("label_full_text,record_id,included\n" + "".join(f"1,{rid},0\n" for rid in asked))
+    with pytest.raises(ValueError, match=r"first.csv, line 1: columns 'included' and 'label_full_text' both"):
+        session.label(folder, from_file=first)
     with pytest.raises(ValueError, match=r"the header names no 'decision' column \(label_column\)"):
         session.label(folder, from_file=answers, label_column="decision")
     refused = CliRunner().invoke(app, ["review", "label", "--folder", str(folder), "--from", str(answers)])

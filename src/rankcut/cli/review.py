@@ -518,7 +518,8 @@ def label(
     texts: Path | None = typer.Option(None, "--texts", help="--records with --format trec: the texts."),
     query: str | None = typer.Option(None, "--query", help="--records with --format trec: the query."),
     label_column: str | None = typer.Option(None, "--label-column", help="--records: the label column; "
-                                            "--from: the answers' column, where two read like labels."),
+                                            "--from: the answers' column (any; needed where another "
+                                            "label-like column holds answers)."),
     next_n: int | None = typer.Option(None, "--next", help="--simulate: label only the next N steps."),
     threshold: float = THRESHOLD,
     as_json: bool = JSON,

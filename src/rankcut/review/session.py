@@ -525,13 +525,13 @@ def read_labels(source: str | os.PathLike[str], ids: Sequence[str], records: str
     topics are kept, has its rows of other queries than ``query`` (the review's) refused: a
     judgement of the same document for another topic is not this review's label.
 
-    :param label_column: the column of the labels (any case); needed where two columns read like
-        labels (:func:`~rankcut.data.screening.reads_like_labels`), such as a records file's
-        ``label_included`` and ``label_abstract_screening``.
-    :raises ValueError: naming the file and line for a missing column, two columns that read like
-        labels and no ``label_column``, a row of other records or of another query, a record id that
-        is not one of ``ids``, a label value it cannot read, or a record labelled twice with
-        different labels.
+    :param label_column: the column of the labels (any column, any case); needed where another
+        column that reads like labels (:func:`~rankcut.data.screening.reads_like_labels`) holds an
+        answer, such as a records file's ``label_abstract_screening`` beside ``label_included``.
+    :raises ValueError: naming the file and line for a missing column, another label-like column
+        holding an answer and no ``label_column``, a row of other records or of another query, a
+        record id that is not one of ``ids``, a label value it cannot read, or a record labelled
+        twice with different labels.
     """
     return _label_lines(source, ids, records, query, label_column)[0]
 
@@ -586,11 +586,12 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], records: st
             if len(row) != len(header):
                 raise ValueError(f"{where}, line {line}: the row has {len(row)} fields, the header "
                                  f"{len(header)}")
-            if any(row[i].strip() for i in others):
+            if (held := next((i for i in others if row[i].strip()), None)) is not None:
                 both = [repr(first[i]) for i in (label_col, *others)]
                 raise ValueError(f"{where}, line 1: columns {', '.join(both[:-1])} and {both[-1]} "
-                                 f"{'both' if len(both) == 2 else 'all'} read like labels: say which holds "
-                                 f"the answers with {spelled('label_column')}; nothing was recorded")
+                                 f"{'both' if len(both) == 2 else 'all'} read like labels (line {line}'s "
+                                 f"{first[held]!r} holds {row[held].strip()!r}): say which holds the answers "
+                                 f"with {spelled('label_column')}; nothing was recorded")
             rid, value = row[id_col].strip(), row[label_col].strip()
             if records_col is not None and row[records_col].strip() not in ("", records):
                 raise ValueError(f"{where}, line {line}: the row is of other records (its records column "
