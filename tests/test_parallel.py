@@ -200,8 +200,8 @@ def test_certify_audits_rounds_the_joint_confidence_down(tmp_path: Path) -> None
     assert _joint_confidence([0.4, 0.4, 0.4]) == "" and _joint_confidence([0.5, 0.5]) == ""
     (tmp_path / "loose").mkdir()
     res = invoke("certify", "audits", *_audits(tmp_path / "loose", 3, delta=0.4))
-    assert ("all 3 together hold with no confidence the union bound can give (their δ sum to 1 or more), "
-            "not at each one's.") in res.stdout
+    assert ("all 3 together hold with no confidence: the union bound gives none where their δ sum to 1 or "
+            "more, not at each one's.") in res.stdout
 
 
 def test_certify_audits_and_audit_certify_exit_1_when_a_target_is_not_met(tmp_path: Path) -> None:

@@ -371,6 +371,7 @@ def test_jsonl_keys_and_label_forms():
      ("a.csv", "query,doc,label\nq,d,1\nq,e\n", r"a.csv, line 3: expected 3 columns as in the header, got 2"),
      ("a.csv", "query,doc,label\nq,d,maybe\n",
       r"a.csv, line 2: label must be 0/1, yes/no, true/false or y/n, got 'maybe'"),
+     ("a.csv", "query,doc,label\nq,d,²\n", r"a.csv, line 2: label must be .*got '²'$"),   # isdigit took it
      ("a.csv", "query,doc,label\nq,d,2\n",
       r"a.csv, line 2: label must be .*got '2'; for graded judgments, write 1 for the grades you count as "
       r"relevant, or let rankcut audit label --oracle qrels --qrels FILE --threshold GRADE read them"),

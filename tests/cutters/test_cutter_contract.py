@@ -184,6 +184,19 @@ def test_register(monkeypatch: pytest.MonkeyPatch) -> None:
             return np.minimum(2 + self.extra, lists.lengths)
 
     assert "keep-two" in available_cutters() and "keep-two[:extra=0]" in spec_forms()
+
+    @register("keep-shared")
+    class KeepShared(Cutter):   # its spec parameter a shared one, taken by **kwargs: no default shown
+        spec_param = ("extra", int)
+        shared_params = ("extra",)
+
+        def __init__(self, **kwargs: int) -> None:
+            self.extra = kwargs.get("extra", 0)
+
+        def _predict(self, lists: RankedLists) -> np.ndarray:
+            return np.minimum(1 + self.extra, lists.lengths)
+
+    assert "keep-shared[:extra]" in spec_forms()
     cutter = make_cutter("keep-two:1")
     assert isinstance(cutter, KeepTwo) and cutter.extra == 1 and KeepTwo.name == "keep-two"
     assert cutter.predict(varied_lists()).tolist() == [1, 2, 3, 3, 3, 3, 3, 3]

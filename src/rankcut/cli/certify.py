@@ -797,8 +797,8 @@ def audits(
             joint = _joint_confidence(deltas)
             typer.echo(f"\nEach certificate holds at its own confidence; all {len(deltas)} together hold "
                        + (f"with confidence at least {joint} (1 − the sum of their δ, a union bound)"
-                          if joint else "with no confidence the union bound can give (their δ sum to 1 or "
-                          "more)") + ", not at each one's.")
+                          if joint else "with no confidence: the union bound gives none where their δ sum "
+                          "to 1 or more") + ", not at each one's.")
     for folder, text in refused:
         typer.echo(f"error: {folder}: {text}", err=True)
     if refused:
