@@ -86,6 +86,7 @@ from rankcut.certify.result import (
     confidence_text,
     found_share,
     theorem_of,
+    unread_clause,
 )
 from rankcut.certify.screening import tail_estimate
 from rankcut.certify.sequential import PRIOR_SCALE, PRIOR_TAIL, default_prior_mean
@@ -438,8 +439,7 @@ def interleaved_recall_certificate(total: int, moves: str, labels: str, target: 
             f"{review.found} found in {review.read} of {total} {items} read ({screened} screened, "
             f"{review.audit_labels} in the frozen audit order, {review.audit_hits} of them relevant), "
             f"at most {upper - review.found} relevant left unread"
-            + (f" among the {total - review.read} not read (a bound at this confidence, not a certainty; "
-               if upper == review.found and review.read < total else " (")
+            + unread_clause(upper - review.found, total - review.read, "not read")
             + "anytime-valid: it holds wherever "
             f"the review stops, whatever decided each move); target {target:g} "
             f"{met if ok else 'not met yet'}."

@@ -227,6 +227,16 @@ def found_share(recall: float, relevant_upper: int, items: str, *, all_read: boo
     return f"found at least {recall_percent(recall)}% of the relevant {items}"
 
 
+def unread_clause(unfound_upper: int, unread: int, what: str) -> str:
+    """The opening of a sequential statement's parenthesis: where the bound leaves none unfound
+    while ``unread`` items are ``what`` ("not read"), it says so is a bound, not a certainty ("at
+    most 0 unfound" with 48 unread read as one); else just ``" ("``. Internal wording shared by
+    the sequential and interleaved certificates."""
+    if unfound_upper == 0 and unread > 0:
+        return f" among the {unread} {what} (a bound at this confidence, not a certainty; "
+    return " ("
+
+
 def family_statement(delta: float, what: str, labels: Sequence[str], value: Any, side: str,
                      how: str) -> str:
     """The statement of a certificate over a family ``G`` (Theorems 7, 8 and 12): "With confidence

@@ -71,6 +71,7 @@ from rankcut.certify.result import (
     confidence_text,
     found_share,
     theorem_of,
+    unread_clause,
 )
 
 __all__ = ["PRIOR_SCALE", "RunningState", "SequentialAudit", "allowed_misses", "audit_checks",
@@ -535,8 +536,7 @@ def sequential_recall_certificate(*, found: int, pool: int, labelled: int, hits:
             f"{found_share(recall, total, 'items', all_read=labelled == pool)}: "
             f"the cut's {found} plus {hits} found in {labelled} audit labels of the {pool} excluded items "
             f"leave at most {upper - hits} unfound"
-            + (f" among the {pool - labelled} not audited (a bound at this confidence, not a certainty; "
-               if upper == hits and labelled < pool else " (")
+            + unread_clause(upper - hits, pool - labelled, "not audited")
             + "anytime-valid: it holds wherever the audit stops"
             + (f"; the bound is the tightest of the audit so far, from its first {extra['best_prefix']} "
                "labels" if tighter else "")
