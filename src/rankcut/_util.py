@@ -1,6 +1,6 @@
 """Small checks and conversions shared outside :mod:`rankcut.certify` (which keeps its own, so
 that it imports no other rankcut package): integer, bool and number arguments, and numpy values
-as strict JSON.
+as strict JSON (the wording of messages is :mod:`rankcut._words`).
 
 The checks raise :class:`rankcut.errors.ParamError` naming the argument, so that the command
 line can name it by its flag.
@@ -15,7 +15,7 @@ import numpy as np
 
 from rankcut.errors import ParamError
 
-__all__ = ["check_bool", "check_int", "check_number", "count", "jsonable"]
+__all__ = ["check_bool", "check_int", "check_number", "jsonable"]
 
 
 def check_int(value: Any, arg: str, *, low: int, ge: str = "≥") -> int:
@@ -66,8 +66,3 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)  # strict JSON has no NaN / inf
     return value
-
-
-def count(n: int, one: str, many: str) -> str:
-    """``"1 query"`` / ``"2 queries"``: the count with the right grammatical number."""
-    return f"{n} {one if n == 1 else many}"

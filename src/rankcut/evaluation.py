@@ -44,7 +44,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rankcut import metrics as _metrics
-from rankcut._util import check_int, count, jsonable
+from rankcut._util import check_int, jsonable
+from rankcut._words import count, id_list
 from rankcut.cutters import Cutter, clone, cutter_class, make_cutter
 from rankcut.data.io import open_text
 from rankcut.data.letor import score_feature_of
@@ -698,11 +699,10 @@ def _present(lists: RankedLists, ids: Sequence[str], what: str) -> list[str]:
     have = set(lists.qids)
     absent = [q for q in ids if q not in have]
     if absent:
-        shown = ", ".join(map(repr, absent[:_MAX_IDS_SHOWN]))
         verb = "is" if len(absent) == 1 else "are"
         warnings.warn(f"{count(len(absent), 'query id', 'query ids')} of {what} {verb} not in the ranked "
                       f"lists and {verb} skipped: "
-                      f"{shown}{', ...' if len(absent) > _MAX_IDS_SHOWN else ''}",
+                      f"{id_list(absent, _MAX_IDS_SHOWN)}",
                       MissingQueriesWarning, stacklevel=4)
     kept = [q for q in ids if q in have]
     if not kept:
@@ -740,7 +740,7 @@ def _tasks(lists: RankedLists, train: RankedLists | Sequence[str] | None,
         if shared:
             raise ValueError(f"train and test share {count(len(shared), 'query', 'queries')} (training on "
                              f"test queries would leak their labels): "
-                             f"{', '.join(map(repr, shared[:_MAX_IDS_SHOWN]))}")
+                             f"{id_list(shared, _MAX_IDS_SHOWN)}")
         if train.ordering != lists.ordering:
             raise ValueError(f"train lists are ordered by {train.ordering!r}, test lists by "
                              f"{lists.ordering!r}: load both with the same ordering")
@@ -757,7 +757,7 @@ def _tasks(lists: RankedLists, train: RankedLists | Sequence[str] | None,
                 shown = count(len(shared), "query", "queries")
                 raise ValueError(f"the train and test queries share {shown} (training on test queries "
                                  "would leak their labels): "
-                                 f"{', '.join(map(repr, shared[:_MAX_IDS_SHOWN]))}")
+                                 f"{id_list(shared, _MAX_IDS_SHOWN)}")
         else:
             test_ids = set(lists.qids) - set(train_ids)
             if not test_ids:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rankcut._words import id_list
 from rankcut.audit.designs.base import STREAM_PLACED, Words
 from rankcut.audit.folder import Audit
 from rankcut.audit.labels import LabelStore, check_items
@@ -72,9 +73,7 @@ def check_qrels_cover(audit: Audit, judged: Mapping[str, Mapping[str, int]], ord
         return
     gone = set(uncovered)
     n_items = sum(q in gone for q, _ in order)
-    names = ", ".join(repr(q) for q in uncovered[:3])
-    if len(uncovered) > 3:
-        names += f" and {len(uncovered) - 3} more"
+    names = id_list(uncovered, 3)
     what = (f"{qrels} judges none of the documents listed for {len(uncovered)} of the {len(listed)} sampled "
             f"queries ({names}), which hold {n_items} of the {len(order)} sampled items")
     if 2 * n_items > len(order):

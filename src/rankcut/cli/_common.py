@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
-from rankcut._util import count
+from rankcut._words import count
 from rankcut.data.lists import ORDERINGS
 from rankcut.data.trec import MISSING_POLICIES, load_trec
 from rankcut.metrics import METRICS, RECALL_BASES

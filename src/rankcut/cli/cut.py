@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
+from rankcut._words import id_list
 from rankcut.cli import _shards
 from rankcut.cli._common import (
     MISSING,
@@ -200,7 +201,7 @@ def _warn_shared(method: Any, train: Any, lists: Any, train_option: str, option:
     """Warn where a learning cutter was fitted on queries it cuts (evaluate refuses such a split)."""
     trained_on = set(train.qids) if train is not None and method.requires_fit() else set()   # fixed-k: none
     if shared := [q for q in lists.qids if q in trained_on]:
-        shown = ", ".join(map(repr, shared[:5])) + (", ..." if len(shared) > 5 else "")
+        shown = id_list(shared)
         warnings.warn(f"{train_option} holds {len(shared)} of the {len(lists)} queries of {option} "
                       f"({shown}): their cut was fitted on their own labels, so a score of it from those "
                       "labels is optimistic (evaluate refuses such a split)", stacklevel=3)

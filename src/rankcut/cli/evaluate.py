@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from rankcut._progress import show_progress
+from rankcut._words import id_list
 from rankcut.cli import _shards
 from rankcut.cli._common import (
     MAX_IDS_SHOWN,
@@ -355,12 +356,12 @@ def _given_cuts(path: Path, lists: Any, evaluated: set[str], judged: dict[str, A
     if unjudged:   # dropped from the runs for want of qrels, or not in the runs at all
         foreign = [q for q in unjudged if q not in listed]
         if foreign:   # as a judged query of no run is refused (cuts_from_run)
-            shown = ", ".join(repr(q) for q in foreign[:5]) + (", ..." if len(foreign) > 5 else "")
+            shown = id_list(foreign)
             raise ValueError(f"--cut {path}: {count(len(foreign), 'query', 'queries')} of it ({shown}) "
                              f"{'is' if len(foreign) == 1 else 'are'} in no --run: the cut of another run or "
                              "topic set? Give the cut of the runs evaluated")
     if unjudged:   # a run's query without qrels is dropped with a warning: so is the cut's
-        shown = ", ".join(repr(q) for q in unjudged[:5]) + (", ..." if len(unjudged) > 5 else "")
+        shown = id_list(unjudged)
         which = count(len(unjudged), "query", "queries")
         warnings.warn(f"--cut {path}: the qrels judge no document of {which} of it ({shown}): not evaluated "
                       "(--missing drop)", UserWarning, stacklevel=2)

@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 
 import typer
 
+from rankcut._words import id_list
 from rankcut.cli._errors import confidence_delta, fail, option_names, say_warnings, stdout_aside, user_errors
 from rankcut.cli._interleaved import policy_option, prior_basis_option, said_read_on
 from rankcut.cli.audit import _echo_json, spoken_as_options
@@ -207,8 +208,7 @@ def _kept_note(folder: Path) -> str:
     from rankcut.review import session
 
     ids = session.kept_relevant(folder)
-    more = ", ..." if len(ids) > 10 else ""
-    return f"{_kept_relevant(len(ids))}: {', '.join(ids[:10])}{more}" if ids else ""
+    return f"{_kept_relevant(len(ids))}: {id_list(ids, 10, quote=False)}" if ids else ""
 
 
 def _status_lines(info: dict[str, Any]) -> list[str]:

@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Self, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
+from rankcut._words import id_list
 from rankcut.data.lists import RankedLists
 
 __all__ = [
@@ -154,7 +155,7 @@ def _warn_flat(lists: RankedLists, name: str) -> None:
         spread = np.nanmax(scores, axis=1, initial=-np.inf) - np.nanmin(scores, axis=1, initial=np.inf)
     flat = np.flatnonzero((lists.lengths >= 2) & (spread == 0))
     if flat.size:
-        shown = ", ".join(repr(lists.qids[i]) for i in flat[:3]) + (", ..." if flat.size > 3 else "")
+        shown = id_list((lists.qids[i] for i in flat), 3)
         warnings.warn(f"{flat.size} of the {len(lists)} lists score every document alike (query {shown}): "
                       f"{name} reads the scores alone and cannot tell their documents apart there",
                       UserWarning, stacklevel=3)

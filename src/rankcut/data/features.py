@@ -48,7 +48,7 @@ import os
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +56,7 @@ import numpy as np
 from numpy.typing import NDArray
 from tqdm.auto import tqdm
 
+from rankcut._words import id_list
 from rankcut.data.io import open_text, plain_number
 from rankcut.data.lists import RankedLists
 from rankcut.errors import ParamError
@@ -83,7 +84,7 @@ DOC2VEC_PARAMS: dict[str, int] = {
 }
 TextKey = str | tuple[str, str]  # doc_id, or (query_id, doc_id)
 _TOKEN = re.compile(r"[^\W_]+")  # runs of Unicode letters and digits
-_MAX_IDS_SHOWN = 5
+_MAX_IDS_SHOWN = 10
 
 
 def tokenize(text: str) -> list[str]:
@@ -189,12 +190,6 @@ def _minilm_vectors(texts: Sequence[str], progress: bool) -> NDArray[np.float64]
     return np.asarray(out, dtype=float)
 
 
-def _id_list(ids: Iterable[str]) -> str:
-    ids = list(ids)
-    shown = ", ".join(repr(i) for i in ids[:_MAX_IDS_SHOWN])
-    return shown + (f", … ({len(ids)} in all)" if len(ids) > _MAX_IDS_SHOWN else "")
-
-
 def _append_features(lists: RankedLists, new: NDArray[np.float64],
                      names: Sequence[str]) -> RankedLists:
     """``lists`` with ``new`` ``[Q, L, k]`` added after the feature columns it already has."""
@@ -269,7 +264,7 @@ def extract_features(
         q, d = missing[0]
         raise ValueError(
             f"no text for document {d!r} listed for query {q!r} ({len(missing)} listed "
-            f"(query, document) pairs have none: {_id_list(d for _, d in missing)}); pass "
+            f"(query, document) pairs have none: {id_list((d for _, d in missing), _MAX_IDS_SHOWN)}); pass "
             "missing_text='zero' to give them length 0 and zero vectors"
         )
     docs: dict[TextKey, int] = {}
@@ -387,9 +382,6 @@ def load_precomputed_features(
 
 
 # --------------------------------------------------------------------------- several tables
-_MAX_IDS_SHOWN = 10
-
-
 def _table_columns(path: Path) -> tuple[set[str], list[str]]:
     """The query ids and the value columns (header minus ``query_id``, ``doc_id``) of a TSV table."""
     with open_text(path, newline="") as (_, f):
@@ -443,7 +435,7 @@ def attach_feature_tables(lists: RankedLists, paths: Sequence[str | os.PathLike[
                 values[rows, : part.max_len] = part.features[:, :, -len(names):]
         absent = [q for q in lists.qids if q not in source]
         if absent:
-            shown = ", ".join(map(repr, absent[:_MAX_IDS_SHOWN]))
+            shown = id_list(absent, _MAX_IDS_SHOWN)
             many = "query" if len(absent) == 1 else "queries"
             raise ParamError("features", f"features {', '.join(str(p) for p, _ in tables)}: no row for "
                              f"{len(absent)} {many} of the lists: {shown}")

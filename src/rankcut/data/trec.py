@@ -32,6 +32,7 @@ from typing import Any, NoReturn, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
+from rankcut._words import count, id_list
 from rankcut.data.io import Source, open_text, plain_int, plain_number, write_atomic
 from rankcut.data.lists import (
     NoRelevantWarning,
@@ -358,24 +359,14 @@ def read_qrels(source: Source, *, name: str | None = None) -> Qrels:
     return qrels
 
 
-def _count(items: Sequence[object], one: str, many: str) -> str:
-    """``"1 run query is"`` / ``"2 run queries are"``: the count with the right grammatical number."""
-    return f"{len(items)} {one if len(items) == 1 else many}"
-
-
-def _id_list(ids: Sequence[str]) -> str:
-    shown = ", ".join(repr(q) for q in ids[:_MAX_IDS_SHOWN])
-    more = len(ids) - _MAX_IDS_SHOWN
-    return shown + (f", ... ({len(ids)} in all)" if more > 0 else "")
-
-
 def no_query_judged(run_qids: Sequence[str], qrels: Mapping[str, Mapping[str, int]]) -> str:
     """Why a run's queries meet no judgement: the qrels hold none (an empty file), or hold other
     queries, a few of each shown (``0264014`` against ``264014`` is seen at once)."""
     if not any(qrels.values()):
         return "the qrels hold no judgement (an empty qrels file?)"
-    return (f"no query of the run is in the qrels (the run's: {_id_list(list(run_qids))}; the qrels': "
-            f"{_id_list(list(qrels))}): the qrels of another topic set, or query ids written otherwise?")
+    return (f"no query of the run is in the qrels (the run's: {id_list(run_qids, _MAX_IDS_SHOWN)}; the "
+            f"qrels': {id_list(qrels, _MAX_IDS_SHOWN)}): the qrels of another topic set, or query ids "
+            "written otherwise?")
 
 
 def align(run: _R, qrels: Mapping[str, Mapping[str, int]], *, missing: str = "drop") -> _R:
@@ -403,22 +394,22 @@ def align(run: _R, qrels: Mapping[str, Mapping[str, int]], *, missing: str = "dr
     unranked = [q for q in qrels if q not in ranked]
     if unranked:
         warnings.warn(
-            f"{_count(unranked, 'qrels query is', 'qrels queries are')} not in the run and "
-            f"{'is' if len(unranked) == 1 else 'are'} ignored: {_id_list(unranked)}",
+            f"{count(len(unranked), 'qrels query is', 'qrels queries are')} not in the run and "
+            f"{'is' if len(unranked) == 1 else 'are'} ignored: {id_list(unranked, _MAX_IDS_SHOWN)}",
             MissingQueriesWarning, stacklevel=3,
         )
     if unjudged and missing == "error":
-        raise ValueError(f"{_count(unjudged, 'run query is', 'run queries are')} not in the qrels: "
-                         f"{_id_list(unjudged)}")
+        raise ValueError(f"{count(len(unjudged), 'run query is', 'run queries are')} not in the qrels: "
+                         f"{id_list(unjudged, _MAX_IDS_SHOWN)}")
     if len(unjudged) == len(qids) and missing == "keep":   # every F1 0, every oracle cut at 1, silently
         raise ValueError(f"{no_query_judged(qids, qrels)} — missing='keep' keeps a query the qrels judge "
                          "nothing of, but here none has a judgement")
     if unjudged and missing == "drop":
         one = len(unjudged) == 1
         warnings.warn(
-            f"{_count(unjudged, 'run query is', 'run queries are')} not in the qrels and "
+            f"{count(len(unjudged), 'run query is', 'run queries are')} not in the qrels and "
             f"{'is' if one else 'are'} dropped (missing='keep' keeps {'it' if one else 'them'} with "
-            f"no relevant document): {_id_list(unjudged)}",
+            f"no relevant document): {id_list(unjudged, _MAX_IDS_SHOWN)}",
             MissingQueriesWarning, stacklevel=3,
         )
         kept = [q for q in qids if q in qrels]
@@ -512,8 +503,7 @@ def warn_if_uncovered(lists: RankedLists, qrels: Mapping[str, Mapping[str, Any]]
     uncovered = uncovered_queries(judged, listed)
     if not uncovered:
         return
-    more = ", ..." if len(uncovered) > _MAX_IDS_SHOWN else ""
-    shown = ", ".join(map(repr, uncovered[:_MAX_IDS_SHOWN])) + more
+    shown = id_list(uncovered, _MAX_IDS_SHOWN)
     q = uncovered[0]
     example = (f"query {q!r} lists {lists.vocabulary[lists.doc_codes[rows[q], 0]]!r}, its qrels judge "
                f"{next(iter(judged[q]))!r}")

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from rankcut._words import id_list
 from rankcut.audit.options import spelled
 from rankcut.data.io import Source, open_text, stream_name
 from rankcut.data.lists import order_postings
@@ -258,7 +259,7 @@ def _warn_empty(where: str, lines: Sequence[int]) -> None:
     """Warn of the records at ``lines`` of ``where`` that have neither title nor abstract: they are
     kept (a record is read when the review asks), but the ranker learns nothing from them."""
     if lines:
-        shown = ", ".join(map(str, lines[:5])) + (", ..." if len(lines) > 5 else "")
+        shown = id_list(lines, quote=False)
         many = len(lines) > 1
         them = "them" if many else "it"
         warnings.warn(f"{where}: {len(lines)} record{'s have' if many else ' has'} neither title nor "
@@ -363,9 +364,8 @@ def load_trec_records(run: Source, texts: Source, *, qrels: Source | None = None
                              f"{spelled('query')}, e.g. {next(iter(postings))!r}")
         query = next(iter(postings))
     if query not in postings:
-        some = ", ".join(repr(q) for q in list(postings)[:5])
         raise ValueError(f"{where}: the run holds no query {query!r} (it holds {len(postings)}: "
-                         f"{some}{', ...' if len(postings) > 5 else ''})")
+                         f"{id_list(postings)})")
     docs = [p.doc_id for p in order_postings(postings[query])]
     text = read_texts_jsonl(texts, by="doc")
     missing = [d for d in docs if d not in text]
@@ -374,7 +374,7 @@ def load_trec_records(run: Source, texts: Source, *, qrels: Source | None = None
                          f"{query!r} ({len(missing)} of the run's {len(docs)} documents have none)")
     empty = [d for d in docs if not text[d].strip()]
     if empty:   # as a table's record with neither title nor abstract
-        shown = ", ".join(map(repr, empty[:5])) + (", ..." if len(empty) > 5 else "")
+        shown = id_list(empty)
         warnings.warn(f"{getattr(texts, 'name', texts)}: {len(empty)} of the {len(docs)} documents of query "
                       f"{query!r} {'have' if len(empty) > 1 else 'has'} an empty text (document {shown}): "
                       "the reviewer reads nothing there, and the ranker sees nothing of "

@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from rankcut._words import id_list
 from rankcut.audit import workflow
 from rankcut.audit.designs.base import Words
 from rankcut.audit.designs.interleaved import (
@@ -655,7 +656,7 @@ def known_from_records(records: Records, source: str | os.PathLike[str], folder:
                         ([rid for rid in ids if rid in given and given[rid] != frozen[qid, rid]],
                          "in it with another title or abstract than the one frozen at start")):
         if wrong:
-            shown = ", ".join(map(repr, wrong[:3])) + (", ..." if len(wrong) > 3 else "")
+            shown = id_list(wrong, 3)
             raise ValueError(f"{source}: {len(wrong)} of the review's {len(ids)} records "
                              f"{'is' if len(wrong) == 1 else 'are'} {what} (record {shown}): it is not the "
                              "records file the review was started from, and its labels would not be the "
@@ -702,7 +703,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
         held = _recorded(out, qid, ids)   # a review a reviewer began, simulated on from there
         differ = [rid for rid in ids if rid in held and held[rid] != int(known.get(rid, 0))]
         if differ:
-            shown = ", ".join(differ[:5]) + (", ..." if len(differ) > 5 else "")
+            shown = id_list(differ, quote=False)
             warnings.warn(f"the known labels say otherwise than {len(differ)} recorded step"
                           f"{'s' if len(differ) > 1 else ''} (record {shown}): a recorded step stands, "
                           "and the simulation goes on from the labels recorded", stacklevel=2)
@@ -710,7 +711,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
         kept = {rid: y for rid, (y, _) in kept_by.items()}
         other = [rid for rid, y in kept.items() if int(known.get(rid, 0)) != y]
         if other:
-            shown = ", ".join(other[:5]) + (", ..." if len(other) > 5 else "")
+            shown = id_list(other, quote=False)
             warnings.warn(f"the known labels replace {len(other)} kept answer{'s' if len(other) > 1 else ''} "
                           f"that say{'s' if len(other) == 1 else ''} otherwise (record {shown}; "
                           f"{out / PENDING_FILE}): they are dropped", stacklevel=2)
@@ -789,7 +790,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
                     **{rid: (answers[rid], sources[rid]) for rid in waiting}})
     _warn_replaced(from_file, given, meanwhile, ids, " while this file was read")
     if new:
-        shown = ", ".join(new[:5]) + (", ..." if len(new) > 5 else "")
+        shown = id_list(new, quote=False)
         when = ("it asks for no further record now, so they are not counted (unless you read on, rankcut "
                 "review read-on, and the ranker picks them)" if asked is None else
                 "they are recorded when it does")

@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from rankcut._words import id_list
 from rankcut.audit import labels as labels_mod
 from rankcut.audit.designs.base import (
     STREAM_ORDER,
@@ -675,9 +676,8 @@ class Interleaved(FixedSampleDesign):
                      ) -> list[int] | None:
         if len(base.qids) != 1:
             raise ValueError(f"the interleaved design reviews one topic's ranking, but {_o('run')} holds "
-                             f"{len(base.qids)} queries ({', '.join(base.qids[:3])}"
-                             f"{', ...' if len(base.qids) > 3 else ''}): give a run of one query (one audit "
-                             "per topic)")
+                             f"{len(base.qids)} queries ({id_list(base.qids, 3)}): give a run of one "
+                             "query (one audit per topic)")
         if base.n0 > MAX_COLLECTION:
             raise ValueError(f"the collection holds {base.n0} documents: the interleaved design lists it "
                              f"whole, at most {MAX_COLLECTION}")
