@@ -36,7 +36,7 @@ def test_prefixes_shared_reference_and_choice(data: Data, tmp_path: Path) -> Non
                                               names=["depth5", "depth10", "depth20", "depth30"],
                                               corpus_size=12 * 40)
     assert res.report["bounds"] == expected
-    choice = pf.choose_prefix(expected, [12 * d for d in depths], 25)
+    choice = pf.choose_prefix(expected, [12 * d for d in depths], at_most=25)
     assert res.report["choice"].value == choice.value
     for i, d in enumerate(depths):
         assert data.truth({q: d for q in data.cuts})[0] <= expected.value[i]
@@ -128,7 +128,7 @@ def test_prefixes_with_a_target_of_nothing_missed(data: Data, tmp_path: Path) ->
     wf.freeze(audit, run=data.run, cut=data.cut, design="prefixes", offsets=[0, 10, 20], max_missed=0,
               seed=3)
     res = _run_all(audit, data)
-    assert res.report["choice"].inputs["target"] == 0
+    assert res.report["choice"].inputs["at_most"] == 0
     bounds = res.report["bounds"].value
     assert res.content["verdict"]["met"] == any(b == 0 for b in bounds)
     assert (audit / "certificate.json").exists()

@@ -153,7 +153,7 @@ def test_with_replacement_uses_the_binomial_theorems(data: Data, tmp_path: Path)
     inc = np.array([r["pool"] == "included" for r in rows])
     n = m["pools"]["items"]
     expected = rc.two_pool_recall_certificate(int(y[~inc].sum()), 50, int(y[inc].sum()), 30,
-                                              m["pools"]["n0"] / n, 0.05, p1=m["pools"]["n1"] / n,
+                                              p0=m["pools"]["n0"] / n, delta=0.05, p1=m["pools"]["n1"] / n,
                                               deltas=[0.025, 0.025])
     assert res.report["recall"] == expected
 

@@ -27,8 +27,9 @@ def test_stratified(data: Data, tmp_path: Path) -> None:
         below = depth[r["doc_id"]] - data.cuts[r["query_id"]]
         lo, hi = [(1, 5), (6, 15), (16, 10**9)][r["stratum"]]
         assert lo <= below <= hi
-    expected = st.stratified_hypergeometric_certificate(m["band_sizes"], [20, 20, 20],
-                                                        [int(y[s == i].sum()) for i in range(3)], 0.05)
+    expected = st.stratified_hypergeometric_certificate(excluded_sizes=m["band_sizes"], sizes=[20, 20, 20],
+                                                        counts=[int(y[s == i].sum()) for i in range(3)],
+                                                        delta=0.05)
     assert res.report["missed"] == expected
     assert data.truth()[0] <= expected.value
     assert [b["sample"] for b in res.content["bands"]] == [20, 20, 20]

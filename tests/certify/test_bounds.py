@@ -44,6 +44,13 @@ def test_hypergeom_lower_reference(k, alpha, big_n, n, value):
     assert hypergeom_lower(k, alpha, population=big_n, draws=n) == value
 
 
+def test_the_interval_takes_its_confidence_by_name() -> None:
+    """``cp_upper(k, n, alpha)`` takes ``α`` third: a confidence given third here was its complement."""
+    with pytest.raises(TypeError):
+        clopper_pearson_interval(0, 300, 0.95)   # type: ignore[misc]
+    assert clopper_pearson_interval(0, 300, confidence=0.9)[1] == pytest.approx(cp_upper(0, 300, 0.05))
+
+
 @pytest.mark.parametrize(("x", "n", "lower", "upper", "rel"), CP_INTERVAL_95)
 def test_clopper_pearson_interval_matches_r(x, n, lower, upper, rel):
     lo, hi = clopper_pearson_interval(x, n, confidence=0.95)

@@ -11,6 +11,7 @@ from rankcut.certify.bounds import cp_upper, hypergeom_upper
 from rankcut.certify.prefixes import (
     choose_prefix,
     fixed_sequence,
+    fixed_sequence_bound,
     fixed_sequence_finite,
     prefix_bounds_separate,
     prefix_bounds_separate_finite,
@@ -43,7 +44,7 @@ def test_section_8_prefix_table() -> None:
 
 
 def test_section_8_choice_is_g2() -> None:
-    choice = choose_prefix(_section8(), BURDEN_S8, 0.01)
+    choice = choose_prefix(_section8(), BURDEN_S8, at_most=0.01)
     assert choice.value == "g2"
     assert choice.details["index"] == 1
     assert [row["meets"] for row in choice.details["table"]] == [False, True, True]
@@ -51,7 +52,7 @@ def test_section_8_choice_is_g2() -> None:
 
 
 def test_no_prefix_meets_a_tighter_target() -> None:
-    choice = choose_prefix(_section8(), BURDEN_S8, 0.005)
+    choice = choose_prefix(_section8(), BURDEN_S8, at_most=0.005)
     assert choice.value is None
     assert choice.statement.startswith("no prefix meets r ≤ 0.005")
     assert "0.00841 (g3)" in choice.statement
@@ -197,7 +198,7 @@ def test_choice_is_the_least_burden_member_that_meets(m: int, data: st.DataObjec
     burdens = data.draw(st.lists(st.sampled_from([0.1, 0.2, 0.3, 0.5]), min_size=m, max_size=m))
     target = data.draw(st.floats(0.001, 0.2))
     cert = prefix_bounds_separate(counts, sizes, p0, 0.05)
-    choice = choose_prefix(cert, burdens, target)
+    choice = choose_prefix(cert, burdens, at_most=target)
     ok = [i for i in range(m) if cert.value[i] <= target]
     if not ok:
         assert choice.value is None
@@ -208,22 +209,22 @@ def test_choice_is_the_least_burden_member_that_meets(m: int, data: st.DataObjec
 
 def test_choice_recomputes_and_rejects_tampered_bounds() -> None:
     cert = _section8()
-    choice = choose_prefix(cert.to_dict(), BURDEN_S8, 0.01)
+    choice = choose_prefix(cert.to_dict(), BURDEN_S8, at_most=0.01)
     assert recompute(Certificate.from_json(choice.to_json())) == choice
     forged = cert.to_dict()
     forged["value"] = [0.001, 0.001, 0.001]
     with pytest.raises(ValueError, match="recomputation"):
-        choose_prefix(forged, BURDEN_S8, 0.01)
+        choose_prefix(forged, BURDEN_S8, at_most=0.01)
 
 
 def test_choice_needs_a_simultaneous_family_certificate() -> None:
     fs = fixed_sequence([0], [300], [0.5], 0.01)
     with pytest.raises(ValueError, match="certificate must come from"):
-        choose_prefix(fs, [0.5], 0.01)
+        choose_prefix(fs, [0.5], at_most=0.01)
     with pytest.raises(ValueError, match="burdens"):
-        choose_prefix(_section8(), [0.1, 0.2], 0.01)
-    with pytest.raises(ValueError, match="target"):
-        choose_prefix(_section8(), BURDEN_S8, 0.0)
+        choose_prefix(_section8(), [0.1, 0.2], at_most=0.01)
+    with pytest.raises(ValueError, match="at_most must be a missed mass > 0"):
+        choose_prefix(_section8(), BURDEN_S8, at_most=0.0)
 
 
 def test_choice_in_counts_for_finite_certificates_and_names() -> None:
@@ -231,22 +232,34 @@ def test_choice_in_counts_for_finite_certificates_and_names() -> None:
         [0, 0, 0], [300, 300, 300], [85_000, 70_000, 62_000], 0.05,
         names=["top100", "top200", "top300"],
     )
-    choice = choose_prefix(cert, [15_000, 30_000, 38_000], 1_000)
+    choice = choose_prefix(cert, [15_000, 30_000, 38_000], at_most=1_000)
     bounds = cert.value
     assert choice.value == next(n for n, b in zip(["top100", "top200", "top300"], bounds,
                                                   strict=True) if b <= 1_000)
     assert choice.details["bounded"] == "M0"
 
 
+def test_the_target_on_the_bound_is_named_and_never_truncated() -> None:
+    """``target`` named a missed mass or count here and a recall target elsewhere: ``0.8`` meant as
+    a recall chose a prefix, and the finite fixed sequence read it as ``int(0.8) = 0`` missed."""
+    with pytest.raises(TypeError):
+        choose_prefix(_section8(), BURDEN_S8, 0.01)   # type: ignore[misc]
+    assert choose_prefix(_section8(), BURDEN_S8, at_most=0.01).inputs["at_most"] == 0.01
+    with pytest.raises(ValueError, match="max_missed"):
+        fixed_sequence_bound([0], [300], at_most=0.8, method="finite", excluded_sizes=[70_000])
+    assert fixed_sequence_bound([0], [300], at_most=500, method="finite", excluded_sizes=[70_000]) == \
+        fixed_sequence_finite([0], [300], [70_000], 500)
+
+
 def test_choice_of_counts_takes_a_target_of_zero_missed_items() -> None:
     """M0 ≤ 0 (nothing missed) is a target in items: met by a bound of 0, never by a mass target."""
     cert = prefix_bounds_separate_finite([0, 0], [95, 60], [100, 60], 0.05, names=["a", "b"])
     assert cert.value[1] == 0 < cert.value[0]  # the whole pool of b was drawn
-    choice = choose_prefix(cert, [10, 50], 0)
+    choice = choose_prefix(cert, [10, 50], at_most=0)
     assert choice.value == "b" and recompute(choice) == choice
-    assert choose_prefix(cert, [10, 50], 0.0).value == "b"
-    with pytest.raises(ValueError, match="target must be >= 0"):
-        choose_prefix(cert, [10, 50], -1)
+    assert choose_prefix(cert, [10, 50], at_most=0.0).value == "b"
+    with pytest.raises(ValueError, match="at_most must be >= 0"):
+        choose_prefix(cert, [10, 50], at_most=-1)
 
 
 # --- Theorem 19 -----------------------------------------------------------------------------------

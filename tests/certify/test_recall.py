@@ -44,7 +44,7 @@ def test_finite_two_pool_reads_one_when_nothing_can_be_missed():
     assert (c.details["M0_upper"], c.details["M1_lower"], c.value) == (0, 0, 1.0)
     assert two_pool_recall_finite_certificate(k0=0, n0=0, pool0=0, k1=5, n1=50, pool1=200,
                                               delta=0.05).value == 1.0
-    assert two_pool_recall_certificate(0, 0, 0, 50, 0.0, 0.05).value == 1.0
+    assert two_pool_recall_certificate(0, 0, 0, 50, p0=0.0, delta=0.05).value == 1.0
     # an excluded pool sampled nearly through with nothing found: MU = 0, so recall ≥ 1 on its event
     c = two_pool_recall_finite_certificate(k0=0, n0=98, pool0=100, k1=0, n1=1, pool1=50, delta=0.05)
     assert (c.details["M0_upper"], c.value) == (0, 1.0)
@@ -66,7 +66,7 @@ def test_finite_two_pool_custom_split():
 
 
 def test_two_pool_population_formula():
-    c = two_pool_recall_certificate(0, 300, 100, 500, 0.70, 0.05)
+    c = two_pool_recall_certificate(0, 300, 100, 500, p0=0.70, delta=0.05)
     upper, lower = cp_upper(0, 300, 0.025), cp_lower(100, 500, 0.025)
     assert c.value == pytest.approx(0.3 * lower / (0.3 * lower + 0.7 * upper), rel=1e-12)
     assert c.details["p1"] == pytest.approx(0.3)
@@ -74,29 +74,29 @@ def test_two_pool_population_formula():
 
 
 def test_two_pool_with_bounded_pool_masses_charges_their_error():
-    c = two_pool_recall_certificate(0, 300, 100, 500, 0.72, 0.05, p1=0.28, mass_delta=0.01)
+    c = two_pool_recall_certificate(0, 300, 100, 500, p0=0.72, delta=0.05, p1=0.28, mass_delta=0.01)
     assert c.allocation == {"excluded audit": 0.02, "included audit": 0.02, "pool masses": 0.01}
     upper, lower = cp_upper(0, 300, 0.02), cp_lower(100, 500, 0.02)
     assert c.value == pytest.approx(0.28 * lower / (0.28 * lower + 0.72 * upper), rel=1e-12)
     with pytest.raises(ValueError, match="left for the two audits"):
-        two_pool_recall_certificate(0, 300, 100, 500, 0.72, 0.05, mass_delta=0.01,
+        two_pool_recall_certificate(0, 300, 100, 500, p0=0.72, delta=0.05, mass_delta=0.01,
                                     deltas=[0.025, 0.025])
 
 
 def test_two_pool_degenerate_pools():
-    assert two_pool_recall_certificate(0, 0, 4, 10, 0.0, 0.05).value == 1.0  # p0 = 0: Remark 5
-    assert two_pool_recall_certificate(0, 10, 0, 0, 1.0, 0.05).value == 0.0  # p1 = 0: Remark 5
-    assert two_pool_recall_certificate(0, 10, 0, 0, 0.5, 0.05).value == 0.0  # no included audit
+    assert two_pool_recall_certificate(0, 0, 4, 10, p0=0.0, delta=0.05).value == 1.0  # p0 = 0: Remark 5
+    assert two_pool_recall_certificate(0, 10, 0, 0, p0=1.0, delta=0.05).value == 0.0  # p1 = 0: Remark 5
+    assert two_pool_recall_certificate(0, 10, 0, 0, p0=0.5, delta=0.05).value == 0.0  # no included audit
     with pytest.raises(ValueError, match="p0 = 0"):
-        two_pool_recall_certificate(0, 10, 4, 10, 0.0, 0.05)
+        two_pool_recall_certificate(0, 10, 4, 10, p0=0.0, delta=0.05)
 
 
 @settings(deadline=None, max_examples=60)
 @given(k0=st.integers(0, 20), k1=st.integers(0, 60), p0=st.floats(0.01, 0.99))
 def test_two_pool_bound_rises_with_k1_and_falls_with_k0(k0, k1, p0):
-    base = two_pool_recall_certificate(k0, 100, k1, 100, p0, 0.05).value
-    assert two_pool_recall_certificate(k0, 100, k1 + 1, 100, p0, 0.05).value >= base
-    assert two_pool_recall_certificate(k0 + 1, 100, k1, 100, p0, 0.05).value <= base
+    base = two_pool_recall_certificate(k0, 100, k1, 100, p0=p0, delta=0.05).value
+    assert two_pool_recall_certificate(k0, 100, k1 + 1, 100, p0=p0, delta=0.05).value >= base
+    assert two_pool_recall_certificate(k0 + 1, 100, k1, 100, p0=p0, delta=0.05).value <= base
     assert 0.0 <= base <= 1.0
 
 
@@ -121,8 +121,8 @@ def test_remark_9():
     "cert",
     [
         lambda: recall_from_missed_mass(0.004, 0.05, missed_delta=0.025, relevant_delta=0.025),
-        lambda: two_pool_recall_certificate(1, 300, 90, 400, 0.6, 0.05, deltas=[0.03, 0.02]),
-        lambda: two_pool_recall_certificate(1, 300, 90, 400, 0.6, 0.05, p1=0.35, mass_delta=0.01),
+        lambda: two_pool_recall_certificate(1, 300, 90, 400, p0=0.6, delta=0.05, deltas=[0.03, 0.02]),
+        lambda: two_pool_recall_certificate(1, 300, 90, 400, p0=0.6, delta=0.05, p1=0.35, mass_delta=0.01),
         lambda: two_pool_recall_finite_certificate(k0=0, n0=300, pool0=70_000, k1=100, n1=500, pool1=30_000,
                                                    delta=0.05),
     ],
@@ -142,11 +142,11 @@ def test_recomputes_from_json(cert):
         (lambda: recall_from_missed_mass(-0.1, 0.2, missed_delta=0.05), "missed_upper must be >= 0"),
         (lambda: recall_from_missed_mass(0.1, 0.2, missed_delta=0.0), "missed_delta must lie"),
         (lambda: recall_from_missed_mass(0.1, 0.2, missed_delta=0.6, relevant_delta=0.5), "< 1"),
-        (lambda: two_pool_recall_certificate(5, 4, 1, 4, 0.5), "k0=5 exceeds n0=4"),
-        (lambda: two_pool_recall_certificate(1, 4, 1, 4, 1.5), r"p0 must lie in \[0, 1\]"),
-        (lambda: two_pool_recall_certificate(1, 4, 1, 4, 0.5, deltas=[0.05]), "pair"),
-        (lambda: two_pool_recall_certificate(1, 4, 1, 4, 0.5, mass_delta=0.05), "mass_delta"),
-        (lambda: two_pool_recall_certificate(1, 4, 1, 4.0, 0.5), "n1 must be one non-negative"),
+        (lambda: two_pool_recall_certificate(5, 4, 1, 4, p0=0.5), "k0=5 exceeds n0=4"),
+        (lambda: two_pool_recall_certificate(1, 4, 1, 4, p0=1.5), r"p0 must lie in \[0, 1\]"),
+        (lambda: two_pool_recall_certificate(1, 4, 1, 4, p0=0.5, deltas=[0.05]), "pair"),
+        (lambda: two_pool_recall_certificate(1, 4, 1, 4, p0=0.5, mass_delta=0.05), "mass_delta"),
+        (lambda: two_pool_recall_certificate(1, 4, 1, 4.0, p0=0.5), "n1 must be one non-negative"),
         (lambda: two_pool_recall_finite_certificate(k0=0, n0=31, pool0=30, k1=1, n1=4,
                                                     pool1=40), "n0=31 exceeds pool0=30"),
         (lambda: two_pool_recall_finite_certificate(k0=0, n0=3, pool0=30, k1=1, n1=41,
@@ -163,9 +163,9 @@ def test_bad_input(call, message):
 def test_known_masses_summing_past_one_are_refused() -> None:
     # found in review: p0 = 0.7 with p1 = 0.9 gave recall >= 0.945 instead of 0.853
     with pytest.raises(ValueError, match="p0 \\+ p1 = 1.6 > 1"):
-        two_pool_recall_certificate(0, 300, 100, 500, 0.7, 0.05, p1=0.9)
+        two_pool_recall_certificate(0, 300, 100, 500, p0=0.7, delta=0.05, p1=0.9)
     # as estimated bounds with their own error share they are allowed
-    c = two_pool_recall_certificate(0, 300, 100, 500, 0.7, 0.05, p1=0.9, mass_delta=0.01)
+    c = two_pool_recall_certificate(0, 300, 100, 500, p0=0.7, delta=0.05, p1=0.9, mass_delta=0.01)
     assert c.allocation["pool masses"] == 0.01
 
 
@@ -175,6 +175,18 @@ def test_the_finite_two_pool_certificate_takes_its_pools_by_name() -> None:
         two_pool_recall_finite_certificate(0, 300, 70_000, 100, 500, 30_000)   # type: ignore[misc]
     assert two_pool_recall_finite_certificate(0, 300, 100, 500, pool0=70_000, pool1=30_000).value == \
         two_pool_recall_bound(0, 300, 100, 500, method="finite", pool0=70_000, pool1=30_000).value
+
+
+def test_the_two_pool_certificate_takes_delta_fifth_and_its_masses_by_name() -> None:
+    """Its fifth argument was ``p0`` where the finite certificate's and the bound's is ``delta``:
+    a ``delta`` given fifth was read as ``p0 = 0.05`` and said recall ≥ 0.996."""
+    with pytest.raises(TypeError):
+        two_pool_recall_certificate(0, 300, 100, 500, 0.05)   # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        two_pool_recall_certificate(0, 300, 100, 500, 0.3, 0.05)   # type: ignore[misc]
+    named = two_pool_recall_certificate(0, 300, 100, 500, 0.05, p0=0.3)
+    assert named.inputs["p0"] == 0.3 and named.delta == 0.05 and named.value < 0.99
+    assert named.value == two_pool_recall_bound(0, 300, 100, 500, 0.05, method="binomial", p0=0.3).value
 
 
 def test_a_recall_of_one_with_nothing_relevant_says_it_is_read_so() -> None:
@@ -189,6 +201,6 @@ def test_a_recall_of_one_with_nothing_relevant_says_it_is_read_so() -> None:
     full = full_review_recall_certificate(0, 100, 100, 0)
     assert full.value == 1.0 and "also if nothing is relevant at all (0/0)" in full.statement
     assert "0/0" not in full_review_recall_certificate(0, 100, 100, 3).statement
-    empty = two_pool_recall_certificate(0, 0, 0, 10, 0.0)   # p0 = 0: an empty excluded pool
+    empty = two_pool_recall_certificate(0, 0, 0, 10, p0=0.0)   # p0 = 0: an empty excluded pool
     assert empty.value == 1.0 and "also if nothing is relevant at all (0/0)" in empty.statement
-    assert "(0/0)" not in two_pool_recall_certificate(0, 0, 4, 10, 0.0).statement
+    assert "(0/0)" not in two_pool_recall_certificate(0, 0, 4, 10, p0=0.0).statement

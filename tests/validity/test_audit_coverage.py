@@ -208,7 +208,7 @@ def certify_sample(design: str, key: str, rows: Sequence[dict[str, Any]], y: np.
                        corpus_size=big)
         out = {"bounds": bounds}
         if target is not None:
-            out["choice"] = prefixes.choose_prefix(bounds, [m.n1 for m in fam], target)
+            out["choice"] = prefixes.choose_prefix(bounds, [m.n1 for m in fam], at_most=target)
         return out
     if design == "stratified":
         sizes_s = [int(v) for v in p.band_sizes(list(scn.bands))]
@@ -580,7 +580,8 @@ def test_benchmark_bounds_are_the_certificates() -> None:
         assert (two.details["M1_lower"], two.details["M0_upper"]) == (ml[i], mu[i]), kk
         assert (two.value >= rho) == bool(bench.recall_meets(ml[i], mu[i], rho)), kk
     for found in ([1, 0, 2], [0, 0, 0], [5, 3, 9]):
-        strat = stratified.stratified_hypergeometric_certificate(list(t.band_sizes), [40] * 3, found, DELTA)
+        strat = stratified.stratified_hypergeometric_certificate(excluded_sizes=list(t.band_sizes),
+                                                                 sizes=[40] * 3, counts=found, delta=DELTA)
         mine = [int(t.band_bound(s, np.array([ks]), 40)[0]) for s, ks in enumerate(found)]
         assert strat.details["stratum_upper"] == mine and strat.value == sum(mine), found
 

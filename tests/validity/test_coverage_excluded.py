@@ -83,8 +83,8 @@ def test_theorem_10_two_pool_population():
     eta1 = just_below(cp_lower(40, n1, delta / 2))
     recall = (1 - p0) * eta1 / ((1 - p0) * eta1 + p0 * eta0)
     rows = np.column_stack([rng.binomial(n0, eta0, REPS), rng.binomial(n1, eta1, REPS)])
-    values = certify_rows(rows, lambda k0, k1: two_pool_recall_certificate(
-        k0, n0, k1, n1, p0, delta).value)
+    values = certify_rows(rows, lambda k0, k1: two_pool_recall_certificate(k0, n0, k1, n1, p0=p0,
+                                                                           delta=delta).value)
     assert_coverage(recall >= values.astype(float), delta, "Theorem 10")
 
 
@@ -99,8 +99,8 @@ def test_theorem_10_gives_the_excluded_audit_its_share():
     eta0 = just_above(cp_upper(20, n0, delta / 2) / lower1)
     recall = (1 - p0) / ((1 - p0) + p0 * eta0)
     k0 = rng.binomial(n0, eta0, REPS)
-    values = certify_rows(k0[:, None], lambda k: two_pool_recall_certificate(
-        k, n0, n1, n1, p0, delta).value)
+    values = certify_rows(k0[:, None], lambda k: two_pool_recall_certificate(k, n0, n1, n1, p0=p0,
+                                                                             delta=delta).value)
     coverage = assert_coverage(recall >= values.astype(float), delta / 2, "Theorem 10, δ0 share")
     assert coverage < 1 - delta / 4
 

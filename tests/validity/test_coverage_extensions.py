@@ -143,10 +143,8 @@ def test_stratified_binomial_coverage():
     k = relevant.sum(axis=1)
     certs = certify_rows(
         k,
-        lambda row: stratified_binomial_certificate(weights=list(weights),
-                                                    sampled=[int(v) for v in sampled],
-                                                    relevant=list(row), delta=delta,
-                                                    excluded_mass=0.5),
+        lambda row: stratified_binomial_certificate(weights=list(weights), sizes=[int(v) for v in sampled],
+                                                    counts=list(row), delta=delta, p0=0.5),
     )
     bound = np.array([c.value for c in certs])
     per_stratum = np.array([c.details["stratum_upper"] for c in certs])
@@ -167,9 +165,9 @@ def test_stratified_hypergeometric_coverage():
     ])
     certs = certify_rows(
         k,
-        lambda row: stratified_hypergeometric_certificate(sizes=[int(v) for v in sizes],
-                                                          sampled=[int(v) for v in sampled],
-                                                          relevant=list(row), delta=delta),
+        lambda row: stratified_hypergeometric_certificate(excluded_sizes=[int(v) for v in sizes],
+                                                          sizes=[int(v) for v in sampled], counts=list(row),
+                                                          delta=delta),
     )
     bound = np.array([c.value for c in certs])
     per_stratum = np.array([c.details["stratum_upper"] for c in certs])

@@ -163,10 +163,11 @@ def cp_lower(k: ArrayLike, n: ArrayLike, alpha: ArrayLike) -> Any:
     return _as_scalar_if_0d(out, k, n, alpha)
 
 
-def clopper_pearson_interval(k: ArrayLike, n: ArrayLike, confidence: float = 0.95) -> tuple[Any, Any]:
+def clopper_pearson_interval(k: ArrayLike, n: ArrayLike, *, confidence: float = 0.95) -> tuple[Any, Any]:
     """Two-sided Clopper–Pearson interval: each side at ``α/2`` with ``α = 1 − confidence``.
 
-    Matches R's ``binom.confint(method="exact")``.
+    Matches R's ``binom.confint(method="exact")``. ``confidence`` is keyword-only: the third
+    argument of :func:`cp_upper` and :func:`cp_lower` is its complement ``α``.
     """
     alpha = (1.0 - confidence) / 2.0
     return cp_lower(k, n, alpha), cp_upper(k, n, alpha)

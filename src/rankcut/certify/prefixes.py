@@ -495,11 +495,11 @@ def prefix_bounds_shared_finite(
 
 @certificate_function("choose_prefix", theorem="Eq. 1")
 def choose_prefix(
-    certificate: Certificate | Mapping[str, Any], burdens: ArrayLike, target: float
+    certificate: Certificate | Mapping[str, Any], burdens: ArrayLike, *, at_most: float
 ) -> Certificate:
     """Least-burden prefix whose simultaneous upper bound meets the target (Eq. 1, Section 3).
 
-    ``minimise B(g) subject to U(g) ≤ target, g ∈ G``. Because the bounds hold simultaneously
+    ``minimise B(g) subject to U(g) ≤ at_most, g ∈ G``. Because the bounds hold simultaneously
     with probability ``≥ 1 − δ``, the member picked after seeing them still satisfies its bound
     with that probability, and the target may be chosen after the audit. Ties in burden go to
     the earlier prefix.
@@ -510,8 +510,9 @@ def choose_prefix(
         its inputs, and a value that does not match is rejected.
     :param burdens: review burden of each prefix, e.g. ``B(g_m) = p1(g_m)`` or the included-pool
         size ``N1(g_m)``; any non-negative numbers, lower is cheaper.
-    :param target: the target, in the units of the certificate's value: a mass ``ε > 0`` for
-        ``r``, a number of items ``≥ 0`` for ``M0`` (0: nothing missed, which a bound of 0 meets).
+    :param at_most: the target on the bound, in the units of the certificate's value: a mass
+        ``ε > 0`` for ``r``, a number of items ``≥ 0`` for ``M0`` (0: nothing missed, which a bound
+        of 0 meets). Keyword-only, and not called ``target``, which names a recall target elsewhere.
     :returns: ``side="choice"``, ``value`` = the chosen prefix name, or ``None`` when no prefix
         meets the target; ``details["table"]`` lists every prefix with burden, bound and verdict.
     """
@@ -529,11 +530,11 @@ def choose_prefix(
     same_size(bounds.size, "prefixes", burdens=b)
     if np.any(b < 0):
         raise ValueError(f"burdens must be >= 0, got {b[b < 0][0].item()!r}")
-    eps = check_number(target, "target")
+    eps = check_number(at_most, "at_most")
     if fresh.quantity == "r" and eps <= 0:
-        raise ValueError(f"target must be > 0, got {shown(target)}")
+        raise ValueError(f"at_most must be a missed mass > 0, got {shown(at_most)}")
     if eps < 0:
-        raise ValueError(f"target must be >= 0 missed items, got {shown(target)}")
+        raise ValueError(f"at_most must be >= 0 missed items, got {shown(at_most)}")
     meets = bounds <= eps
     table = [
         {"name": labels[i], "burden": float(b[i]), "upper": fresh.value[i], "meets": bool(meets[i])}
@@ -563,7 +564,7 @@ def choose_prefix(
         value=value,
         theorem=f"{theorem_of('choose_prefix')} (Section 3) with {_simultaneous(cert.function)}",
         function="choose_prefix",
-        inputs={"certificate": fresh.to_dict(), "burdens": b.tolist(), "target": eps},
+        inputs={"certificate": fresh.to_dict(), "burdens": b.tolist(), "at_most": eps},
         allocation=dict(fresh.allocation),
         delta=fresh.delta,
         statement=statement,
@@ -748,19 +749,22 @@ def prefix_bounds(
 def fixed_sequence_bound(
     counts: ArrayLike,
     sizes: ArrayLike,
-    target: float,
     delta: float = 0.05,
     *,
+    at_most: float,
     method: str,
     excluded_sizes: ArrayLike | None = None,
     p0: ArrayLike | None = None,
     names: Sequence[str] | None = None,
 ) -> Certificate:
     """Fixed-sequence testing (Theorem 19) by ``method``: ``"finite"`` —
-    :func:`fixed_sequence_finite` (Theorem 8 tests, ``target`` a count); ``"binomial"`` —
-    :func:`fixed_sequence` (Theorem 7 tests, ``target`` a missed mass)."""
+    :func:`fixed_sequence_finite` (Theorem 8 tests, ``at_most`` its ``max_missed``, a count);
+    ``"binomial"`` — :func:`fixed_sequence` (Theorem 7 tests, ``at_most`` its ``epsilon``, a
+    missed mass). ``at_most`` is keyword-only, and its units follow ``method``, as
+    :func:`choose_prefix`'s follow the certificate's."""
     from rankcut.certify.excluded import _method
 
     if _method(method) == "finite":
-        return fixed_sequence_finite(counts, sizes, excluded_sizes, int(target), delta, names=names)
-    return fixed_sequence(counts, sizes, p0, target, delta, names=names)
+        return fixed_sequence_finite(counts, sizes, excluded_sizes, at_most, delta,  # type: ignore[arg-type]
+                                     names=names)
+    return fixed_sequence(counts, sizes, p0, at_most, delta, names=names)

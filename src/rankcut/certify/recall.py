@@ -133,14 +133,18 @@ def two_pool_recall_certificate(
     n0: int,
     k1: int,
     n1: int,
-    p0: float,
     delta: float = 0.05,
     *,
+    p0: float,
     p1: float | None = None,
     deltas: Sequence[float] | None = None,
     mass_delta: float = 0.0,
 ) -> Certificate:
     """Two-pool recall certificate, i.i.d. population model (Theorem 10).
+
+    The fifth argument is ``delta``, as in :func:`two_pool_recall_finite_certificate` and
+    :func:`two_pool_recall_bound`; the pool masses are keyword-only (a ``p0`` given fifth was once
+    read as it, and a ``delta`` given there as ``p0``, with an optimistic recall).
 
     Independent samples: ``n0`` draws from ``P(· | g(X) = 0)`` with ``K0`` relevant, ``n1`` draws
     from ``P(· | g(X) = 1)`` with ``K1`` relevant. With probability at least ``1 − δ0 − δ1``,
@@ -303,4 +307,4 @@ def two_pool_recall_bound(
     if _method(method) == "finite":
         return two_pool_recall_finite_certificate(k0=k0, n0=n0, pool0=pool0, k1=k1, n1=n1, pool1=pool1,
                                                   delta=delta, deltas=deltas)
-    return two_pool_recall_certificate(k0, n0, k1, n1, p0, delta, p1=p1, deltas=deltas)
+    return two_pool_recall_certificate(k0, n0, k1, n1, p0=p0, delta=delta, p1=p1, deltas=deltas)

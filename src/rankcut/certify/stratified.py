@@ -47,16 +47,16 @@ _WEIGHT_TOL = 1e-9
 _STRATUM = "stratum"
 
 
-def _strata_counts(sampled: Any, relevant: Any, strata: int) -> tuple[list[int], list[int]]:
-    n = [check_count(v, f"sampled[{s}]") for s, v in enumerate(as_sequence(sampled, "sampled", _STRATUM))]
-    k = [check_count(v, f"relevant[{s}]") for s, v in enumerate(as_sequence(relevant, "relevant", _STRATUM))]
+def _strata_counts(sizes: Any, counts: Any, strata: int) -> tuple[list[int], list[int]]:
+    n = [check_count(v, f"sizes[{s}]") for s, v in enumerate(as_sequence(sizes, "sizes", _STRATUM))]
+    k = [check_count(v, f"counts[{s}]") for s, v in enumerate(as_sequence(counts, "counts", _STRATUM))]
     if len(n) != strata or len(k) != strata:
         raise ValueError(
-            f"sampled ({len(n)}) and relevant ({len(k)}) must have one entry per stratum ({strata})"
+            f"sizes ({len(n)}) and counts ({len(k)}) must have one entry per stratum ({strata})"
         )
     for s, (ns, ks) in enumerate(zip(n, k, strict=True)):
         if ks > ns:
-            raise ValueError(f"relevant[{s}]={ks} exceeds sampled[{s}]={ns}")
+            raise ValueError(f"counts[{s}]={ks} exceeds sizes[{s}]={ns}")
     return n, k
 
 
@@ -66,12 +66,13 @@ def _split(delta: float, deltas: Any, strata: int) -> list[float]:
 
 @certificate_function("stratified_binomial", theorem="Section 9")
 def stratified_binomial_certificate(
+    *,
+    counts: Sequence[int],
+    sizes: Sequence[int],
     weights: Sequence[float],
-    sampled: Sequence[int],
-    relevant: Sequence[int],
     delta: float,
     deltas: Sequence[float] | None = None,
-    excluded_mass: float | None = None,
+    p0: float | None = None,
 ) -> Certificate:
     """Stratified i.i.d. excluded-pool certificate with known stratum masses (Section 9).
 
@@ -80,15 +81,19 @@ def stratified_binomial_certificate(
     ``r(g) ≤ p_0(g) Σ_s w_s U_{n_s}(K_s, δ_s)``. An unsampled stratum contributes its whole mass
     ``w_s`` (``U_0(0, α) = 1``).
 
+    The arguments are keyword-only, named as the unstratified certificates name them
+    (:func:`rankcut.certify.excluded.excluded_pool_certificate`), so that no positional order
+    can be confused with theirs.
+
+    :param counts: ``K_0^(s)``, relevant items among each stratum's draws.
+    :param sizes: ``n_0^(s)``, i.i.d. draws from ``P(· | X ∈ A_s, g(X) = 0)`` per stratum.
     :param weights: ``w_s = P(A_s | g(X) = 0)``, the strata's known shares of the excluded pool;
         non-negative, summing to 1 (the strata partition the pool).
-    :param sampled: ``n_0^(s)``, i.i.d. draws from ``P(· | X ∈ A_s, g(X) = 0)`` per stratum.
-    :param relevant: ``K_0^(s)``, relevant items among them.
     :param delta: overall error probability ``δ`` in (0, 1).
     :param deltas: per-stratum levels ``δ_s > 0`` with ``Σ_s δ_s ≤ δ``, fixed before the audit;
         ``None`` splits ``δ`` evenly.
-    :param excluded_mass: ``p_0(g) = P(g(X) = 0)`` in [0, 1]; when given the value bounds the missed
-        mass ``r(g)``, otherwise the excluded-pool relevance rate ``η(g)``.
+    :param p0: ``p_0(g) = P(g(X) = 0)`` in [0, 1]; when given the value bounds the missed mass
+        ``r(g)``, otherwise the excluded-pool relevance rate ``η(g)``.
     """
     w_raw = as_sequence(weights, "weights", _STRATUM)
     w = [check_number(v, f"weights[{s}]") for s, v in enumerate(w_raw)]
@@ -101,34 +106,32 @@ def stratified_binomial_certificate(
             f"weights must sum to 1 (they are P(A_s | g(X) = 0) over a partition of the excluded "
             f"pool), got {total!r}"
         )
-    n, k = _strata_counts(sampled, relevant, len(w))
+    n, k = _strata_counts(sizes, counts, len(w))
     d = check_delta(delta)
     ds = _split(d, deltas, len(w))
-    p0: float | None = None
-    if excluded_mass is not None:
-        p0 = check_fraction(excluded_mass, "excluded_mass")
+    mass = None if p0 is None else check_fraction(p0, "p0")
     upper = [float(v) for v in np.atleast_1d(cp_upper(k, n, ds))]
     # Weights a rounding short of 1 are scaled up (never down), so rounding cannot understate η;
     # each U_s <= 1, so the cap only absorbs rounding the other way.
     scale = max(1.0, 1.0 / total)
     eta = min(1.0, scale * math.fsum(ws * us for ws, us in zip(w, upper, strict=True)))
-    value = eta if p0 is None else p0 * eta
+    value = eta if mass is None else mass * eta
     used = math.fsum(ds)
-    target = "eta" if p0 is None else "r"
+    target = "eta" if mass is None else "r"
     return Certificate(
         quantity=target,
         side="upper",
         value=value,
         theorem=f"{theorem_of('stratified_binomial')} (stratified excluded-pool audit, binomial)",
         function="stratified_binomial",
-        inputs={"weights": w, "sampled": n, "relevant": k, "delta": d,
-                "deltas": None if deltas is None else ds, "excluded_mass": p0},
+        inputs={"counts": k, "sizes": n, "weights": w, "delta": d,
+                "deltas": None if deltas is None else ds, "p0": mass},
         allocation={f"stratum_{s + 1}": ds_ for s, ds_ in enumerate(ds)},
         delta=d,
         statement=(
             f"With probability at least 1 - {used:g}, the "
-            + ("excluded-pool relevance rate eta(g)" if p0 is None
-               else f"missed relevant mass r(g) = {p0:g} * eta(g)")
+            + ("excluded-pool relevance rate eta(g)" if mass is None
+               else f"missed relevant mass r(g) = {mass:g} * eta(g)")
             + f" is at most {value:.6g} (mass-weighted sum of {len(w)} per-stratum "
             "Clopper-Pearson upper bounds)."
         ),
@@ -138,9 +141,10 @@ def stratified_binomial_certificate(
 
 @certificate_function("stratified_hypergeometric", theorem="Section 9")
 def stratified_hypergeometric_certificate(
+    *,
+    counts: Sequence[int],
     sizes: Sequence[int],
-    sampled: Sequence[int],
-    relevant: Sequence[int],
+    excluded_sizes: Sequence[int],
     delta: float,
     deltas: Sequence[float] | None = None,
 ) -> Certificate:
@@ -152,17 +156,23 @@ def stratified_hypergeometric_certificate(
     stratum contributes its size ``N_s``; a fully sampled one its observed count. Divide by the
     corpus size ``N`` for the missed-mass bound ``M_0(g)/N``.
 
-    :param sizes: ``N_s``, excluded items per stratum (the strata partition the excluded pool).
-    :param sampled: ``n_s ≤ N_s``, items drawn without replacement per stratum.
-    :param relevant: ``K_s``, relevant items among them.
+    The arguments are keyword-only, named as the unstratified certificates name them
+    (:func:`rankcut.certify.excluded.excluded_pool_finite_certificate`: ``sizes`` are the draws,
+    ``excluded_sizes`` the pools).
+
+    :param counts: ``K_s``, relevant items among each stratum's draws.
+    :param sizes: ``n_s ≤ N_s``, items drawn without replacement per stratum.
+    :param excluded_sizes: ``N_s``, excluded items per stratum (the strata partition the excluded
+        pool).
     :param delta: overall error probability ``δ`` in (0, 1).
     :param deltas: per-stratum levels with ``Σ_s δ_s ≤ δ``; ``None`` splits ``δ`` evenly.
     """
-    big_n = [check_count(v, f"sizes[{s}]") for s, v in enumerate(as_sequence(sizes, "sizes", _STRATUM))]
-    n, k = _strata_counts(sampled, relevant, len(big_n))
+    big_n = [check_count(v, f"excluded_sizes[{s}]")
+             for s, v in enumerate(as_sequence(excluded_sizes, "excluded_sizes", _STRATUM))]
+    n, k = _strata_counts(sizes, counts, len(big_n))
     for s, (ns, nn) in enumerate(zip(n, big_n, strict=True)):
         if ns > nn:
-            raise ValueError(f"sampled[{s}]={ns} exceeds the stratum size sizes[{s}]={nn}")
+            raise ValueError(f"sizes[{s}]={ns} draws exceed the stratum's excluded_sizes[{s}]={nn}")
     d = check_delta(delta)
     ds = _split(d, deltas, len(big_n))
     upper = [int(v) for v in np.atleast_1d(hypergeom_upper(k, ds, population=big_n, draws=n))]
@@ -175,7 +185,7 @@ def stratified_hypergeometric_certificate(
         theorem=(f"{theorem_of('stratified_hypergeometric')} (stratified excluded-pool audit, "
                  f"hypergeometric; {theorem_of('excluded_pool_finite')} per stratum)"),
         function="stratified_hypergeometric",
-        inputs={"sizes": big_n, "sampled": n, "relevant": k, "delta": d,
+        inputs={"counts": k, "sizes": n, "excluded_sizes": big_n, "delta": d,
                 "deltas": None if deltas is None else ds},
         allocation={f"stratum_{s + 1}": ds_ for s, ds_ in enumerate(ds)},
         delta=d,
@@ -184,6 +194,6 @@ def stratified_hypergeometric_certificate(
             f"holds at most {value} relevant items (sum of {len(big_n)} per-stratum hypergeometric "
             "upper bounds)."
         ),
-        details={"sizes": big_n, "stratum_upper": upper, "deltas": ds,
+        details={"excluded_sizes": big_n, "stratum_upper": upper, "deltas": ds,
                  "excluded_size": sum(big_n)},
     )

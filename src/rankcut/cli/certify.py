@@ -594,8 +594,8 @@ def prefixes(
 
     method = "finite" if finite else "binomial"
     if fixed_sequence:  # n holds n_m or the effective sizes n_eff_m: Thm 19 needs only each test's level
-        _emit(pf.fixed_sequence_bound(k, n, target, delta, method=method, excluded_sizes=big, p0=p0,
-                                      names=names), as_json)
+        _emit(pf.fixed_sequence_bound(k, n, at_most=target, delta=delta, method=method, excluded_sizes=big,
+                                      p0=p0, names=names), as_json)
         return
     deltas = None
     if "delta" in table.columns:
@@ -616,7 +616,7 @@ def prefixes(
         excluded_sizes=big, p0=p0, reference_size=reference_size, reference_pool_size=reference_pool_size,
         reference_mass=mass, deltas=deltas, names=names, corpus_size=corpus_size,
     )  # fmt: skip
-    choice = pf.choose_prefix(bounds, burden, target)
+    choice = pf.choose_prefix(bounds, burden, at_most=target)
     report = JointReport(delta=delta, budget=dict(bounds.allocation), title=f"Prefixes of {csv_path}")
     report = report.attach("bounds", bounds).attach("choice", choice)
     _emit(report, as_json)

@@ -199,7 +199,7 @@ class Prefixes(FixedSampleDesign):
         chosen_index = None
         if t is not None:
             target = t if audit.finite else t / big
-            choice = pf.choose_prefix(bounds, [p.n1 for p in members], target)
+            choice = pf.choose_prefix(bounds, [p.n1 for p in members], at_most=target)
             report = report.attach("choice", choice, charge=charge)
             chosen_index = choice.details["index"]
             verdict = Verdict(choice.value is not None,
@@ -252,8 +252,9 @@ class FixedSequence(Prefixes):
         n0s = [p.n0 for p in members]
         sizes, counts = list(stats["members"]["draws"]), list(stats["members"]["relevant"])
         t = int(audit.target["max_missed"])
-        cert = fixed_sequence_bound(counts, sizes, t if audit.finite else t / big, d, method=method(audit),
-                                    excluded_sizes=n0s, p0=[n / big for n in n0s], names=names)
+        cert = fixed_sequence_bound(counts, sizes, at_most=t if audit.finite else t / big, delta=d,
+                                    method=method(audit), excluded_sizes=n0s, p0=[n / big for n in n0s],
+                                    names=names)
         unit = "M0" if audit.finite else "r"
         report = joint(audit)
         report = report.attach("fixed-sequence", cert, charge={"each_test": "fixed-sequence"})

@@ -125,11 +125,12 @@ class Stratified(FixedSampleDesign):
         band_sizes = [int(v) for v in audit.manifest["band_sizes"]]
         sampled, relevant = list(stats["bands"]["draws"]), list(stats["bands"]["relevant"])
         if audit.finite:
-            cert = stratified_hypergeometric_certificate(band_sizes, sampled, relevant, d)
+            cert = stratified_hypergeometric_certificate(excluded_sizes=band_sizes, sizes=sampled,
+                                                         counts=relevant, delta=d)
             unit = "M0"
         else:
-            cert = stratified_binomial_certificate([n / p.n0 for n in band_sizes], sampled, relevant, d,
-                                                   excluded_mass=p.n0 / audit.n_items)
+            cert = stratified_binomial_certificate(weights=[n / p.n0 for n in band_sizes], sizes=sampled,
+                                                   counts=relevant, delta=d, p0=p.n0 / audit.n_items)
             unit = "r"
         report = joint(audit)
         report = report.attach("missed", cert, charge={k: "strata" for k in cert.allocation})
