@@ -117,7 +117,7 @@ def test_fixed_sequence(data: Data, tmp_path: Path) -> None:
     n_eff, k = pf.shared_reference_counts(inside, y.astype(bool))
     n0s = [p["n0"] for p in m["pools"]["members"]]
     names = ["top6.run", "top12.run", "top24.run"]
-    assert cert == pf.fixed_sequence_finite(k, n_eff, n0s, 30, 0.05, names=names)
+    assert cert == pf.fixed_sequence_finite(k, n_eff, n0s, max_missed=30, delta=0.05, names=names)
     if cert.value is not None:
         d = {"top6.run": 6, "top12.run": 12, "top24.run": 24}[cert.value]
         assert data.truth({q: d for q in data.cuts})[0] <= 30

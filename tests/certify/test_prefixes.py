@@ -27,7 +27,7 @@ BURDEN_S8 = [0.15, 0.30, 0.38]
 
 
 def _section8() -> Certificate:
-    return prefix_bounds_separate([0, 0, 0], [300, 300, 300], P0_S8, 0.05)
+    return prefix_bounds_separate([0, 0, 0], [300, 300, 300], p0=P0_S8, delta=0.05)
 
 
 # --- Section 8 prefix table ---------------------------------------------------------------------
@@ -61,7 +61,7 @@ def test_no_prefix_meets_a_tighter_target() -> None:
 def test_remark_21_fixed_sequence_needs_no_split() -> None:
     # the same §8 audits at the pre-set target 0.01: each test at level δ = 0.05 (no δ/3), so
     # the cheaper g1 passes (0.85·U_300(0, 0.05) ≈ 0.00845), where Eq. 1 with Corollary 16 picks g2
-    fs = fixed_sequence([0, 0, 0], [300, 300, 300], P0_S8, 0.01, 0.05)
+    fs = fixed_sequence([0, 0, 0], [300, 300, 300], p0=P0_S8, epsilon=0.01, delta=0.05)
     assert fs.value == "g1"
     assert fs.details["order"] == ["g3", "g2", "g1"]
     assert fs.details["tests"][-1]["upper"] == pytest.approx(0.85 * cp_upper(0, 300, 0.05))
@@ -73,7 +73,7 @@ def test_remark_21_fixed_sequence_needs_no_split() -> None:
 def test_separate_bounds_use_each_prefix_share() -> None:
     counts, sizes, p0 = [0, 2, 1], [100, 250, 40], [0.9, 0.5, 0.2]
     deltas = [0.01, 0.03, 0.005]
-    cert = prefix_bounds_separate(counts, sizes, p0, 0.05, deltas=deltas)
+    cert = prefix_bounds_separate(counts, sizes, p0=p0, delta=0.05, deltas=deltas)
     eta = cp_upper(np.array(counts), np.array(sizes), np.array(deltas))
     assert cert.details["eta_upper"] == pytest.approx(tuple(eta))
     assert cert.value == pytest.approx(tuple(np.array(p0) * eta))
@@ -81,24 +81,24 @@ def test_separate_bounds_use_each_prefix_share() -> None:
 
 
 def test_default_split_equals_explicit_delta_over_m() -> None:
-    a = prefix_bounds_separate([1, 0], [50, 80], [0.6, 0.3], 0.1)
-    b = prefix_bounds_separate([1, 0], [50, 80], [0.6, 0.3], 0.1, deltas=[0.05, 0.05])
+    a = prefix_bounds_separate([1, 0], [50, 80], p0=[0.6, 0.3], delta=0.1)
+    b = prefix_bounds_separate([1, 0], [50, 80], p0=[0.6, 0.3], delta=0.1, deltas=[0.05, 0.05])
     assert a.value == b.value
 
 
 def test_shares_must_not_exceed_delta() -> None:
     with pytest.raises(ValueError, match="deltas"):
-        prefix_bounds_separate([0, 0], [10, 10], [0.5, 0.4], 0.05, deltas=[0.03, 0.03])
+        prefix_bounds_separate([0, 0], [10, 10], p0=[0.5, 0.4], delta=0.05, deltas=[0.03, 0.03])
     with pytest.raises(ValueError, match="deltas"):
-        prefix_bounds_separate([0, 0], [10, 10], [0.5, 0.4], 0.05, deltas=[0.05])
+        prefix_bounds_separate([0, 0], [10, 10], p0=[0.5, 0.4], delta=0.05, deltas=[0.05])
 
 
 def test_empty_pool_and_empty_audit_conventions() -> None:
-    cert = prefix_bounds_separate([0, 0], [0, 0], [0.4, 0.0], 0.05)
+    cert = prefix_bounds_separate([0, 0], [0, 0], p0=[0.4, 0.0], delta=0.05)
     assert cert.details["eta_upper"] == (1.0, 1.0)  # U_0(0, α) = 1 (Lemma 6)
     assert cert.value == (0.4, 0.0)  # p0 = 0: trivial bound 0 (Remark 5)
     with pytest.raises(ValueError, match="p0=0"):
-        prefix_bounds_separate([0], [5], [0.0], 0.05)
+        prefix_bounds_separate([0], [5], p0=[0.0], delta=0.05)
 
 
 def test_finite_separate_reproduces_section_8_mu_table() -> None:
@@ -131,9 +131,8 @@ def test_shared_reference_counts() -> None:
 
 
 def test_shared_reference_bounds_with_random_sizes() -> None:
-    cert = prefix_bounds_shared(
-        [1, 0, 0], [120, 60, 0], [0.8, 0.4, 0.1], 0.05, reference_size=150, reference_mass=1.0
-    )
+    cert = prefix_bounds_shared([1, 0, 0], [120, 60, 0], p0=[0.8, 0.4, 0.1], delta=0.05, reference_size=150,
+                                reference_mass=1.0)
     eta = cp_upper([1, 0, 0], [120, 60, 0], 0.05 / 3)
     assert cert.details["eta_upper"] == pytest.approx(tuple(eta))
     assert cert.value[2] == pytest.approx(0.1)  # n_eff = 0: U_0 = 1, bound p0
@@ -143,11 +142,11 @@ def test_shared_reference_bounds_with_random_sizes() -> None:
 
 def test_shared_reference_inputs_are_checked() -> None:
     with pytest.raises(ValueError, match="reference_size"):
-        prefix_bounds_shared([0], [20], [0.5], reference_size=10)
+        prefix_bounds_shared([0], [20], p0=[0.5], reference_size=10)
     with pytest.raises(ValueError, match="reference_mass"):  # E_m ⊆ R needs p0 ≤ P(R)
-        prefix_bounds_shared([0, 0], [10, 5], [0.7, 0.5], reference_size=10, reference_mass=0.6)
+        prefix_bounds_shared([0, 0], [10, 5], p0=[0.7, 0.5], reference_size=10, reference_mass=0.6)
     with pytest.raises(ValueError, match="reference_mass"):
-        prefix_bounds_shared([0], [1], [0.5], reference_size=10, reference_mass=0.0)
+        prefix_bounds_shared([0], [1], p0=[0.5], reference_size=10, reference_mass=0.0)
 
 
 def test_shared_reference_finite() -> None:
@@ -197,7 +196,7 @@ def test_choice_is_the_least_burden_member_that_meets(m: int, data: st.DataObjec
     p0 = sorted(data.draw(st.lists(st.floats(0.01, 1.0), min_size=m, max_size=m)), reverse=True)
     burdens = data.draw(st.lists(st.sampled_from([0.1, 0.2, 0.3, 0.5]), min_size=m, max_size=m))
     target = data.draw(st.floats(0.001, 0.2))
-    cert = prefix_bounds_separate(counts, sizes, p0, 0.05)
+    cert = prefix_bounds_separate(counts, sizes, p0=p0, delta=0.05)
     choice = choose_prefix(cert, burdens, at_most=target)
     ok = [i for i in range(m) if cert.value[i] <= target]
     if not ok:
@@ -218,7 +217,7 @@ def test_choice_recomputes_and_rejects_tampered_bounds() -> None:
 
 
 def test_choice_needs_a_simultaneous_family_certificate() -> None:
-    fs = fixed_sequence([0], [300], [0.5], 0.01)
+    fs = fixed_sequence([0], [300], p0=[0.5], epsilon=0.01)
     with pytest.raises(ValueError, match="certificate must come from"):
         choose_prefix(fs, [0.5], at_most=0.01)
     with pytest.raises(ValueError, match="burdens"):
@@ -239,6 +238,20 @@ def test_choice_in_counts_for_finite_certificates_and_names() -> None:
     assert choice.details["bounded"] == "M0"
 
 
+def test_the_binomial_families_take_delta_third_as_the_excluded_pool_certificate_does() -> None:
+    """``excluded_pool_certificate(counts, sizes, delta, *, p0)`` beside ``prefix_bounds_separate(counts,
+    sizes, p0, delta)``: a delta given third here was read as ``p0 = 0.05``, an optimistic bound."""
+    for call in (lambda: prefix_bounds_separate([0], [300], 0.05),   # type: ignore[call-arg]
+                 lambda: prefix_bounds_shared([0], [300], 0.05, reference_size=300),   # type: ignore[call-arg]
+                 lambda: fixed_sequence([0], [300], 0.05, 0.01)):   # type: ignore[misc]
+        with pytest.raises(TypeError):
+            call()
+    with pytest.raises(TypeError):
+        fixed_sequence_finite([0], [300], [70_000], 500, 0.05)   # type: ignore[misc]
+    named = prefix_bounds_separate([0], [300], 0.01, p0=[0.5])
+    assert named.delta == 0.01 and named.value[0] == pytest.approx(0.5 * cp_upper(0, 300, 0.01))
+
+
 def test_the_target_on_the_bound_is_named_and_never_truncated() -> None:
     """``target`` named a missed mass or count here and a recall target elsewhere: ``0.8`` meant as
     a recall chose a prefix, and the finite fixed sequence read it as ``int(0.8) = 0`` missed."""
@@ -248,7 +261,7 @@ def test_the_target_on_the_bound_is_named_and_never_truncated() -> None:
     with pytest.raises(ValueError, match="max_missed"):
         fixed_sequence_bound([0], [300], at_most=0.8, method="finite", excluded_sizes=[70_000])
     assert fixed_sequence_bound([0], [300], at_most=500, method="finite", excluded_sizes=[70_000]) == \
-        fixed_sequence_finite([0], [300], [70_000], 500)
+        fixed_sequence_finite([0], [300], [70_000], max_missed=500)
 
 
 def test_choice_of_counts_takes_a_target_of_zero_missed_items() -> None:
@@ -268,7 +281,7 @@ def test_choice_of_counts_takes_a_target_of_zero_missed_items() -> None:
 def test_fixed_sequence_stops_at_first_failure() -> None:
     # g3 passes, g2 fails, g1 would pass but is never tested
     p0 = [0.9, 0.6, 0.3]
-    fs = fixed_sequence([0, 5, 0], [400, 400, 400], p0, 0.01, 0.05)
+    fs = fixed_sequence([0, 5, 0], [400, 400, 400], p0=p0, epsilon=0.01, delta=0.05)
     assert fs.value == "g3"
     assert [t["name"] for t in fs.details["tests"]] == ["g3", "g2"]
     assert [t["passed"] for t in fs.details["tests"]] == [True, False]
@@ -279,14 +292,14 @@ def test_fixed_sequence_stops_at_first_failure() -> None:
 
 
 def test_fixed_sequence_returns_none_when_largest_fails() -> None:
-    fs = fixed_sequence([0, 0, 9], [400, 400, 400], [0.9, 0.6, 0.3], 0.01, 0.05)
+    fs = fixed_sequence([0, 0, 9], [400, 400, 400], p0=[0.9, 0.6, 0.3], epsilon=0.01, delta=0.05)
     assert fs.value is None
     assert fs.details["order"] == ["g3"]
     assert "no prefix is returned" in fs.statement
 
 
 def test_fixed_sequence_levels_are_full_delta() -> None:
-    fs = fixed_sequence([0, 0], [200, 200], [0.5, 0.4], 0.5, 0.1)
+    fs = fixed_sequence([0, 0], [200, 200], p0=[0.5, 0.4], epsilon=0.5, delta=0.1)
     assert [t["upper"] for t in fs.details["tests"]] == pytest.approx(
         [0.4 * cp_upper(0, 200, 0.1), 0.5 * cp_upper(0, 200, 0.1)]
     )
@@ -295,21 +308,22 @@ def test_fixed_sequence_levels_are_full_delta() -> None:
 
 def test_fixed_sequence_with_empty_effective_sample() -> None:
     # a shared reference sample put no draw in E3: U_0 = 1, so g3 passes only if p0 ≤ ε
-    assert fixed_sequence([0, 0, 0], [100, 50, 0], [0.5, 0.2, 0.005], 0.01).details["tests"][0][
+    assert fixed_sequence([0, 0, 0], [100, 50, 0], p0=[0.5, 0.2, 0.005], epsilon=0.01).details["tests"][0][
         "passed"
     ]
-    assert fixed_sequence([0, 0, 0], [100, 50, 0], [0.5, 0.2, 0.05], 0.01).value is None
+    assert fixed_sequence([0, 0, 0], [100, 50, 0], p0=[0.5, 0.2, 0.05], epsilon=0.01).value is None
 
 
 def test_fixed_sequence_needs_nested_pools() -> None:
     with pytest.raises(ValueError, match="non-increasing"):
-        fixed_sequence([0, 0], [10, 10], [0.3, 0.5], 0.01)
+        fixed_sequence([0, 0], [10, 10], p0=[0.3, 0.5], epsilon=0.01)
     with pytest.raises(ValueError, match="non-increasing"):
-        fixed_sequence_finite([0, 0], [10, 10], [300, 500], 10)
+        fixed_sequence_finite([0, 0], [10, 10], [300, 500], max_missed=10)
 
 
 def test_fixed_sequence_finite() -> None:
-    fs = fixed_sequence_finite([0, 3, 0], [300, 300, 300], [85_000, 70_000, 62_000], 1_000, 0.05)
+    fs = fixed_sequence_finite([0, 3, 0], [300, 300, 300], [85_000, 70_000, 62_000], max_missed=1_000,
+                               delta=0.05)
     mu = hypergeom_upper([0, 3, 0], 0.05, population=[85_000, 70_000, 62_000], draws=300)
     assert [t["upper"] for t in fs.details["tests"]] == [int(mu[2]), int(mu[1])]
     assert mu[2] <= 1_000 < mu[1]
@@ -323,12 +337,12 @@ def test_fixed_sequence_finite() -> None:
 @pytest.mark.parametrize(
     "cert",
     [
-        prefix_bounds_separate([0, 1], [50, 60], [0.5, 0.4], 0.05, names=["a", "b"]),
+        prefix_bounds_separate([0, 1], [50, 60], p0=[0.5, 0.4], delta=0.05, names=["a", "b"]),
         prefix_bounds_separate_finite([0, 1], [50, 60], [500, 400], 0.05, deltas=[0.02, 0.03]),
-        prefix_bounds_shared([1, 0], [50, 30], [0.5, 0.3], 0.05, reference_size=60),
+        prefix_bounds_shared([1, 0], [50, 30], p0=[0.5, 0.3], delta=0.05, reference_size=60),
         prefix_bounds_shared_finite([1, 1], [50, 30], [500, 300], 0.05, reference_size=60,
                                     reference_pool_size=600),
-        fixed_sequence([0, 0], [100, 100], [0.5, 0.3], 0.02),
+        fixed_sequence([0, 0], [100, 100], p0=[0.5, 0.3], epsilon=0.02),
     ],
     ids=lambda c: c.function,
 )
@@ -340,17 +354,17 @@ def test_recompute_from_json(cert: Certificate) -> None:
 @pytest.mark.parametrize(
     ("call", "name"),
     [
-        (lambda: prefix_bounds_separate([0, 1], [10], [0.5, 0.5]), "sizes"),
-        (lambda: prefix_bounds_separate([11], [10], [0.5]), "counts"),
-        (lambda: prefix_bounds_separate([-1], [10], [0.5]), "counts"),
-        (lambda: prefix_bounds_separate([0.5], [10], [0.5]), "counts"),
-        (lambda: prefix_bounds_separate([0], [10], [1.5]), "p0"),
-        (lambda: prefix_bounds_separate([0], [10], [0.5], 0.0), "delta"),
-        (lambda: prefix_bounds_separate([0, 0], [1, 1], [0.5, 0.4], names=["a", "a"]), "names"),
+        (lambda: prefix_bounds_separate([0, 1], [10], p0=[0.5, 0.5]), "sizes"),
+        (lambda: prefix_bounds_separate([11], [10], p0=[0.5]), "counts"),
+        (lambda: prefix_bounds_separate([-1], [10], p0=[0.5]), "counts"),
+        (lambda: prefix_bounds_separate([0.5], [10], p0=[0.5]), "counts"),
+        (lambda: prefix_bounds_separate([0], [10], p0=[1.5]), "p0"),
+        (lambda: prefix_bounds_separate([0], [10], p0=[0.5], delta=0.0), "delta"),
+        (lambda: prefix_bounds_separate([0, 0], [1, 1], p0=[0.5, 0.4], names=["a", "a"]), "names"),
         (lambda: prefix_bounds_separate_finite([0], [11], [10]), "sizes"),
         (lambda: prefix_bounds_separate_finite([0], [5], [10], corpus_size=9), "corpus_size"),
-        (lambda: fixed_sequence([0], [10], [0.5], 0.0), "epsilon"),
-        (lambda: fixed_sequence_finite([0], [10], [50], -1), "max_missed"),
+        (lambda: fixed_sequence([0], [10], p0=[0.5], epsilon=0.0), "epsilon"),
+        (lambda: fixed_sequence_finite([0], [10], [50], max_missed=-1), "max_missed"),
     ],
 )
 def test_bad_input_names_the_argument(call, name: str) -> None:  # type: ignore[no-untyped-def]
@@ -369,17 +383,17 @@ SHARED_FINITE = {"reference_size": 20, "reference_pool_size": 1_000, **AB}
 @pytest.mark.parametrize(
     ("call", "match"),
     [
-        (lambda: prefix_bounds_separate([0, 0], [10, 10], [0.3, 0.5], **AB),
+        (lambda: prefix_bounds_separate([0, 0], [10, 10], p0=[0.3, 0.5], **AB),
          r"p0\[0\]=0.3 \(a\) < p0\[1\]=0.5 \(b\)"),
         (lambda: prefix_bounds_separate_finite([0, 0], [10, 10], [300, 500], **AB),
          r"excluded_sizes\[0\]=300 \(a\) < excluded_sizes\[1\]=500 \(b\)"),
-        (lambda: prefix_bounds_shared([0, 0], [10, 10], [0.3, 0.5], **SHARED), r"p0\[0\]=0.3 \(a\)"),
-        (lambda: prefix_bounds_shared([0, 0], [5, 10], [0.5, 0.3], **SHARED),
+        (lambda: prefix_bounds_shared([0, 0], [10, 10], p0=[0.3, 0.5], **SHARED), r"p0\[0\]=0.3 \(a\)"),
+        (lambda: prefix_bounds_shared([0, 0], [5, 10], p0=[0.5, 0.3], **SHARED),
          r"effective_sizes\[0\]=5 \(a\) < effective_sizes\[1\]=10 \(b\)"),
-        (lambda: prefix_bounds_shared([0, 1], [10, 5], [0.5, 0.3], **SHARED),
+        (lambda: prefix_bounds_shared([0, 1], [10, 5], p0=[0.5, 0.3], **SHARED),
          r"counts\[0\]=0 \(a\) < counts\[1\]=1 \(b\)"),
         # E_1 holds 10 - 5 = 5 irrelevant draws, yet E_2 ⊆ E_1 would hold 8 - 1 = 7 of them
-        (lambda: prefix_bounds_shared([5, 1], [10, 8], [0.5, 0.3], **SHARED),
+        (lambda: prefix_bounds_shared([5, 1], [10, 8], p0=[0.5, 0.3], **SHARED),
          r"effective_sizes - counts\[0\]=5 \(a\) < effective_sizes - counts\[1\]=7 \(b\)"),
         (lambda: prefix_bounds_shared_finite([0, 0], [10, 10], [300, 500], **SHARED_FINITE),
          r"excluded_sizes\[0\]=300 \(a\)"),
@@ -399,7 +413,7 @@ def test_inputs_that_contradict_nested_pools_are_refused(call, match: str) -> No
 
 def test_equal_neighbours_are_nested() -> None:
     # ties are allowed: two cut points may leave the same excluded pool and the same draws
-    cert = prefix_bounds_shared([1, 1], [10, 10], [0.5, 0.5], 0.05, reference_size=20)
+    cert = prefix_bounds_shared([1, 1], [10, 10], p0=[0.5, 0.5], delta=0.05, reference_size=20)
     assert cert.value[0] == cert.value[1]
 
 
@@ -412,13 +426,13 @@ def test_finite_statement_shows_r_with_the_corpus_size() -> None:
 
 def test_messages_show_plain_numbers_not_numpy_reprs() -> None:
     with pytest.raises(ValueError, match=r"got 1.5$"):
-        prefix_bounds_shared([0], [1], [0.5], reference_size=10, reference_mass=np.float64(1.5))
+        prefix_bounds_shared([0], [1], p0=[0.5], reference_size=10, reference_mass=np.float64(1.5))
     with pytest.raises(ValueError, match=r"p0\[0\]=0.6 exceeds"):
-        prefix_bounds_shared([0], [1], np.array([0.6]), reference_size=10, reference_mass=0.5)
+        prefix_bounds_shared([0], [1], p0=np.array([0.6]), reference_size=10, reference_mass=0.5)
     with pytest.raises(ValueError, match=r"got -0.5$"):
-        fixed_sequence([0], [10], [0.5], np.float64(-0.5))
+        fixed_sequence([0], [10], p0=[0.5], epsilon=np.float64(-0.5))
 
 
 def test_tiny_delta_is_not_shown_as_confidence_one() -> None:
-    cert = prefix_bounds_separate([0], [300], [0.5], 1e-300)
+    cert = prefix_bounds_separate([0], [300], p0=[0.5], delta=1e-300)
     assert "confidence 1 − 1e-300" in cert.statement

@@ -54,7 +54,7 @@ def test_corollary_16_binomial_simultaneous_coverage() -> None:
     k = rng.binomial(sizes, eta, size=(reps, 3))
     covered = np.empty(reps, dtype=bool)
     for i in range(reps):
-        cert = prefix_bounds_separate(k[i], sizes, p0, delta, deltas=deltas)
+        cert = prefix_bounds_separate(k[i], sizes, p0=p0, delta=delta, deltas=deltas)
         covered[i] = np.all(p0 * eta <= np.array(cert.value))
     assert covered.mean() >= coverage_floor(delta, reps), covered.mean()
 
@@ -105,7 +105,7 @@ def test_theorem_17_shared_reference_coverage(reference_start: int, q: int) -> N
         excluded = draws[i][:, None] >= np.array(CUTS)[None, :]
         n_eff, k = shared_reference_counts(excluded, LABELS[draws[i]])
         n_eff_zero += n_eff[-1] == 0
-        cert = prefix_bounds_shared(k, n_eff, p0, delta, reference_size=q, reference_mass=mass)
+        cert = prefix_bounds_shared(k, n_eff, p0=p0, delta=delta, reference_size=q, reference_mass=mass)
         covered[i] = np.all(p0 * eta <= np.array(cert.value))
     assert covered.mean() >= coverage_floor(delta, reps), covered.mean()
     if q == 30:  # the Lemma 6 convention is exercised
@@ -151,7 +151,7 @@ def test_theorem_19_fixed_sequence_separate_audits() -> None:
     k = rng.binomial(sizes, eta, size=(reps, 4))
     wrong = np.empty(reps, dtype=bool)
     for i in range(reps):
-        chosen = fixed_sequence(k[i], sizes, p0, eps, delta).value
+        chosen = fixed_sequence(k[i], sizes, p0=p0, epsilon=eps, delta=delta).value
         wrong[i] = chosen is not None and r[int(chosen[1:]) - 1] > eps
     assert 1.0 - wrong.mean() >= coverage_floor(delta, reps), 1.0 - wrong.mean()
 
@@ -170,6 +170,6 @@ def test_theorem_19_fixed_sequence_shared_finite_sample() -> None:
     for i in range(reps):
         excluded = draws[i][:, None] >= np.array(CUTS)[None, :]
         n_eff, k = shared_reference_counts(excluded, LABELS[draws[i]])
-        chosen = fixed_sequence_finite(k, n_eff, POOL_SIZES, target, delta).value
+        chosen = fixed_sequence_finite(k, n_eff, POOL_SIZES, max_missed=target, delta=delta).value
         wrong[i] = chosen == "g1"
     assert 1.0 - wrong.mean() >= coverage_floor(delta, reps), 1.0 - wrong.mean()

@@ -165,7 +165,7 @@ def excluded_pool_certificate(
 @certificate_function("p0_hoeffding", theorem="Section 4.1 (Hoeffding bound on p0)")
 def p0_upper_hoeffding(
     excluded: ArrayLike,
-    sample_size: int,
+    unlabelled_size: int,
     delta: float,
     *,
     names: Sequence[str] | None = None,
@@ -180,13 +180,13 @@ def p0_upper_hoeffding(
     :func:`excluded_pool_hoeffding_certificate`). ``m = 0`` gives the trivial bound 1.
 
     :param excluded: items of the sample with ``g = 0``; a scalar or one per member.
-    :param sample_size: ``m``, the size of the unlabelled sample (shared by all members).
+    :param unlabelled_size: ``m``, the size of the unlabelled sample (shared by all members).
     :param delta: error probability of this bound, in (0, 1).
     :param names: optional member names.
     """
     c, scalar = as_family(excluded, "excluded", integer=True)
-    mm = check_count(sample_size, "sample_size")
-    check_within(c, mm, "excluded", "sample_size")
+    mm = check_count(unlabelled_size, "unlabelled_size")
+    check_within(c, mm, "excluded", "unlabelled_size")
     d = check_delta(delta)
     labels = member_names(names, c.size)
     if mm == 0:
@@ -202,7 +202,7 @@ def p0_upper_hoeffding(
         value=value,
         theorem=theorem_of("p0_hoeffding"),
         function="p0_hoeffding",
-        inputs={"excluded": plain(excluded, int), "sample_size": mm, "delta": d,
+        inputs={"excluded": plain(excluded, int), "unlabelled_size": mm, "delta": d,
                 "names": None if names is None else labels},
         allocation={"p0 (all members)": d},
         delta=d,
@@ -221,7 +221,7 @@ def excluded_pool_hoeffding_certificate(
     counts: ArrayLike,
     sizes: ArrayLike,
     excluded: ArrayLike,
-    sample_size: int,
+    unlabelled_size: int,
     delta: float = 0.05,
     *,
     deltas: ArrayLike | None = None,
@@ -236,8 +236,8 @@ def excluded_pool_hoeffding_certificate(
 
     :param counts: ``K0(g)``, relevant items in the excluded-pool audit.
     :param sizes: ``n0(g)``, excluded-pool audit sizes.
-    :param excluded: unlabelled items with ``g = 0``, out of ``sample_size``.
-    :param sample_size: ``m``, size of the independent unlabelled sample from ``P``.
+    :param excluded: unlabelled items with ``g = 0``, out of ``unlabelled_size``.
+    :param unlabelled_size: ``m``, size of the independent unlabelled sample from ``P``.
     :param delta: total error probability ``δ``.
     :param deltas: optional audit shares ``δ_g`` with ``Σ δ_g ≤ δ/2``.
     :param names: optional member names.
@@ -246,7 +246,7 @@ def excluded_pool_hoeffding_certificate(
     k, _ = as_family(counts, "counts", integer=True)
     c, _ = as_family(excluded, "excluded", integer=True)
     same_size(k.size, "members", excluded=c)
-    mass = p0_upper_hoeffding(excluded, sample_size, d / 2, names=names)
+    mass = p0_upper_hoeffding(excluded, unlabelled_size, d / 2, names=names)
     audit = excluded_pool_certificate(counts, sizes, d / 2, p0=mass.value, deltas=deltas, names=names)
     labels = list(audit.details["names"])
     return Certificate(
@@ -256,7 +256,7 @@ def excluded_pool_hoeffding_certificate(
         theorem=theorem_of("excluded_pool_hoeffding"),
         function="excluded_pool_hoeffding",
         inputs={"counts": plain(counts, int), "sizes": plain(sizes, int), "excluded": plain(excluded, int),
-                "sample_size": mass.inputs["sample_size"], "delta": d, "deltas": plain(deltas),
+                "unlabelled_size": mass.inputs["unlabelled_size"], "delta": d, "deltas": plain(deltas),
                 "names": None if names is None else labels},
         allocation={"p0 (Hoeffding, all members)": d / 2,
                     **{f"audit {g}": a for g, a in audit.allocation.items()}},

@@ -232,9 +232,9 @@ def _finite_family(
 def prefix_bounds_separate(
     counts: ArrayLike,
     sizes: ArrayLike,
-    p0: ArrayLike,
     delta: float = 0.05,
     *,
+    p0: ArrayLike,
     deltas: ArrayLike | None = None,
     names: Sequence[str] | None = None,
 ) -> Certificate:
@@ -349,9 +349,9 @@ def shared_reference_counts(
 def prefix_bounds_shared(
     counts: ArrayLike,
     effective_sizes: ArrayLike,
-    p0: ArrayLike,
     delta: float = 0.05,
     *,
+    p0: ArrayLike,
     reference_size: int,
     reference_mass: float = 1.0,
     deltas: ArrayLike | None = None,
@@ -617,10 +617,10 @@ def _fixed_sequence_result(
 def fixed_sequence(
     counts: ArrayLike,
     sizes: ArrayLike,
-    p0: ArrayLike,
-    epsilon: float,
     delta: float = 0.05,
     *,
+    p0: ArrayLike,
+    epsilon: float,
     names: Sequence[str] | None = None,
 ) -> Certificate:
     """Fixed-sequence certification of nested prefixes against a pre-set target (Theorem 19).
@@ -667,9 +667,9 @@ def fixed_sequence_finite(
     counts: ArrayLike,
     sizes: ArrayLike,
     excluded_sizes: ArrayLike,
-    max_missed: int,
     delta: float = 0.05,
     *,
+    max_missed: int,
     names: Sequence[str] | None = None,
 ) -> Certificate:
     """Finite-corpus fixed-sequence certification (Theorem 19 with the test of Theorem 8).
@@ -741,9 +741,9 @@ def prefix_bounds(
                                              corpus_size=corpus_size)
     if reference == "shared":
         assert reference_size is not None
-        return prefix_bounds_shared(counts, sizes, p0, delta, reference_size=reference_size,
+        return prefix_bounds_shared(counts, sizes, p0=p0, delta=delta, reference_size=reference_size,
                                     reference_mass=reference_mass, deltas=deltas, names=names)
-    return prefix_bounds_separate(counts, sizes, p0, delta, deltas=deltas, names=names)
+    return prefix_bounds_separate(counts, sizes, p0=p0, delta=delta, deltas=deltas, names=names)
 
 
 def fixed_sequence_bound(
@@ -765,6 +765,6 @@ def fixed_sequence_bound(
     from rankcut.certify.excluded import _method
 
     if _method(method) == "finite":
-        return fixed_sequence_finite(counts, sizes, excluded_sizes, at_most, delta,  # type: ignore[arg-type]
+        return fixed_sequence_finite(counts, sizes, excluded_sizes, max_missed=at_most, delta=delta,
                                      names=names)
-    return fixed_sequence(counts, sizes, p0, at_most, delta, names=names)
+    return fixed_sequence(counts, sizes, p0=p0, epsilon=at_most, delta=delta, names=names)
