@@ -22,11 +22,19 @@ def test_the_default_design_and_the_review_rule_are_exported() -> None:
 
 
 def test_shared_reference_size_is_a_registered_plan() -> None:
-    cert = shared_reference_size(30, 500, 2000, True)
+    cert = shared_reference_size(30, excluded_size=500, reference_pool_size=2000, finite=True)
     assert (cert.side, cert.quantity, cert.value) == ("size", "Q", 152)
     assert cert.function == "shared_reference_size"
     assert certify.verify(cert.to_dict()).value == 152
-    assert shared_reference_size(0, 500, 2000, False).value == 0
+    assert shared_reference_size(0, excluded_size=500, reference_pool_size=2000, finite=False).value == 0
+
+
+def test_shared_reference_size_takes_its_pools_by_name() -> None:
+    """``(need, pool, reference)`` swapped gave a size with no error (the naming review: 70,000)."""
+    with pytest.raises(TypeError):
+        shared_reference_size(30, 500, 2000, True)   # type: ignore[misc]
+    with pytest.raises(ValueError, match="excluded_size=2000 exceeds reference_pool_size=500"):
+        shared_reference_size(30, excluded_size=2000, reference_pool_size=500, finite=True)
 
 
 def test_two_pool_recall_sizes_is_a_registered_plan() -> None:

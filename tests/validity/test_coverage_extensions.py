@@ -197,9 +197,9 @@ def test_noisy_label_coverage(s_min, false_positive, at_floor):
     k = noisy.sum(axis=1)
     certs = certify_rows(
         k[:, None],
-        lambda row: noisy_excluded_pool_certificate(sampled=n0, noisy_relevant=row[0],
+        lambda row: noisy_excluded_pool_certificate(sizes=n0, counts=row[0],
                                                     delta=delta, sensitivity_floor=s_min,
-                                                    excluded_mass=p0),
+                                                    p0=p0),
     )
     bound = np.array([c.value for c in certs])
     assert_coverage(p0 * eta <= bound, delta, "noisy labels")

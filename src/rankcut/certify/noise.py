@@ -40,11 +40,12 @@ __all__ = ["NOISY_LABEL_DESIGNS", "noisy_excluded_pool_certificate", "noisy_labe
     theorem="Section 9 (label noise with a sensitivity floor; i.i.d. excluded pool)",
 )
 def noisy_excluded_pool_certificate(
-    sampled: int,
-    noisy_relevant: int,
+    *,
+    counts: int,
+    sizes: int,
     delta: float,
     sensitivity_floor: float,
-    excluded_mass: float | None = None,
+    p0: float | None = None,
 ) -> Certificate:
     """i.i.d. excluded-pool certificate under label noise with a sensitivity floor (Section 9).
 
@@ -53,39 +54,41 @@ def noisy_excluded_pool_certificate(
     Theorem 7 for one generator. For a family ``G`` call it once per member with ``δ_g``,
     ``Σ_g δ_g ≤ δ`` (Theorem 7's union bound).
 
-    :param sampled: ``n_0``, i.i.d. draws from ``P(· | g(X) = 0)``.
-    :param noisy_relevant: ``K̃_0``, draws the noisy oracle labelled relevant.
+    The arguments are keyword-only (three of them are numbers in (0, 1] that a swap would not
+    reveal) and named as :func:`rankcut.certify.excluded.excluded_pool_certificate` names them.
+
+    :param counts: ``K̃_0``, draws the noisy oracle labelled relevant.
+    :param sizes: ``n_0``, i.i.d. draws from ``P(· | g(X) = 0)``.
     :param delta: error probability ``δ`` in (0, 1).
     :param sensitivity_floor: known ``s_min ∈ (0, 1]`` with ``P(Ỹ = 1 | Y = 1, X) ≥ s_min`` for
         every item.
-    :param excluded_mass: ``p_0(g)`` in [0, 1]; when given the value bounds ``r(g)``, otherwise
+    :param p0: ``p_0(g)`` in [0, 1]; when given the value bounds ``r(g)``, otherwise
         ``η(g) = P(Y = 1 | g(X) = 0)``.
     """
-    n = check_count(sampled, "sampled")
-    k = check_count(noisy_relevant, "noisy_relevant")
+    n = check_count(sizes, "sizes")
+    k = check_count(counts, "counts")
     if k > n:
-        raise ValueError(f"noisy_relevant={k} exceeds sampled={n}")
+        raise ValueError(f"counts={k} noisy relevant labels exceed sizes={n} draws")
     d = check_delta(delta)
     s = check_fraction(sensitivity_floor, "sensitivity_floor", open_left=True)
-    p0 = None if excluded_mass is None else check_fraction(excluded_mass, "excluded_mass")
+    mass = None if p0 is None else check_fraction(p0, "p0")
     u_noisy = float(cp_upper(k, n, d))
     eta = min(1.0, u_noisy / s)
-    value = eta if p0 is None else p0 * eta
+    value = eta if mass is None else mass * eta
     return Certificate(
-        quantity="eta" if p0 is None else "r",
+        quantity="eta" if mass is None else "r",
         side="upper",
         value=value,
         theorem=theorem_of("noisy_excluded_pool"),
         function="noisy_excluded_pool",
-        inputs={"sampled": n, "noisy_relevant": k, "delta": d, "sensitivity_floor": s,
-                "excluded_mass": p0},
+        inputs={"counts": k, "sizes": n, "delta": d, "sensitivity_floor": s, "p0": mass},
         allocation={"eta": d},
         delta=d,
         statement=(
             f"With probability at least 1 - {d:g}, if every relevant excluded item is labelled "
             f"relevant with probability at least {s:g}, the "
-            + ("excluded-pool relevance rate eta(g)" if p0 is None
-               else f"missed relevant mass r(g) = {p0:g} * eta(g)")
+            + ("excluded-pool relevance rate eta(g)" if mass is None
+               else f"missed relevant mass r(g) = {mass:g} * eta(g)")
             + f" is at most {value:.6g}."
         ),
         details={"noisy_upper": u_noisy, "eta_upper": eta},

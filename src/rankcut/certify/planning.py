@@ -539,21 +539,29 @@ REFERENCE_PROBABILITY = 0.95
 
 
 @certificate_function("shared_reference_size", theorem="Theorem 17 / Corollary 18 (effective size)")
-def shared_reference_size(need: int, pool: int, reference: int, finite: bool,
+def shared_reference_size(need: int, *, excluded_size: int, reference_pool_size: int, finite: bool,
                           probability: float = REFERENCE_PROBABILITY) -> Certificate:
     """Least shared-reference size ``Q`` whose effective size for a member with excluded pool
-    ``pool ⊆ E_1`` (``|E_1| = reference``) reaches ``need`` with probability at least
-    ``probability``: the effective size of Theorem 17 / Corollary 18 is
-    ``n_eff ~ Hypergeometric(reference, pool, Q)`` without replacement, ``Binomial(Q, pool/reference)``
-    with it.
+    ``E_m ⊆ E_1`` (``|E_m| = excluded_size``, ``|E_1| = reference_pool_size``) reaches ``need``
+    with probability at least ``probability``: the effective size of Theorem 17 / Corollary 18 is
+    ``n_eff ~ Hypergeometric(|E_1|, |E_m|, Q)`` without replacement, ``Binomial(Q, |E_m|/|E_1|)``
+    with it. The two pool sizes are keyword-only (named as in :func:`prefix_bounds_shared_finite`):
+    swapped, they gave a size with no error.
 
     :returns: ``Certificate`` with ``side="size"``, ``value`` the size ``Q`` (``0`` when
         ``need ≤ 0``); ``delta`` is ``None``: ``probability`` is a planning aim, not an error
         probability of the later certificate.
     """
-    inputs: dict[str, Any] = {"need": int(need), "pool": int(pool), "reference": int(reference),
+    pool = check_count(excluded_size, "excluded_size")
+    reference = check_count(reference_pool_size, "reference_pool_size", 1)
+    if pool > reference:
+        raise ValueError(f"excluded_size={pool} exceeds reference_pool_size={reference}: a member's "
+                         "excluded pool lies within the reference pool E_1")
+    if not 0.0 < check_number(probability, "probability") < 1.0:
+        raise ValueError(f"probability must lie in (0, 1), got {shown(probability)}")
+    inputs: dict[str, Any] = {"need": int(need), "excluded_size": pool, "reference_pool_size": reference,
                               "finite": bool(finite), "probability": float(probability)}
-    q = _shared_reference_size(**inputs)
+    q = _shared_reference_size(int(need), pool, reference, bool(finite), float(probability))
     law = f"Hypergeometric({reference}, {pool}, Q)" if finite else f"Binomial(Q, {pool}/{reference})"
     return Certificate(
         quantity="Q",

@@ -130,7 +130,8 @@ class Prefixes(FixedSampleDesign):
         if not self.shared(audit):
             sizes: dict[str, Any] = {"excluded": needs}
             return Plan(sizes, [*lines, sizes_line(sizes)], certs)
-        q = max((shared_reference_size(n, p.n0, audit.base.n0, audit.finite).value
+        q = max((shared_reference_size(n, excluded_size=p.n0, reference_pool_size=audit.base.n0,
+                                       finite=audit.finite).value
                  for n, p in zip(needs, audit.members, strict=True) if n > 0), default=0)
         law = "hypergeometric" if audit.finite else "binomial"
         lines.append(f"shared reference from {audit.names[0]}'s excluded pool: {q} draws give each member "
