@@ -47,12 +47,10 @@ def test_declared_split():
 
 
 def test_joint_matches_the_separate_functions():
-    joint = stress_test_certificate(positives=120, max_escapes=[5, 9], rand_escapes=[2, 4],
-                                    delta=0.05, delta_max=0.02, generators=["bm25", "dense"])
-    wmax = worst_cluster_certificate(positives=120, escapes=[5, 9], delta=0.02,
-                                     generators=["bm25", "dense"])
-    wavg = average_variant_certificate(positives=120, escapes=[2, 4], delta=0.03,
-                                       generators=["bm25", "dense"])
+    joint = stress_test_certificate(positives=120, max_escapes=[5, 9], rand_escapes=[2, 4], delta=0.05,
+                                    delta_max=0.02, names=["bm25", "dense"])
+    wmax = worst_cluster_certificate(positives=120, escapes=[5, 9], delta=0.02, names=["bm25", "dense"])
+    wavg = average_variant_certificate(positives=120, escapes=[2, 4], delta=0.03, names=["bm25", "dense"])
     assert joint.value == (wmax.value, wavg.value)
     assert set(joint.allocation) == {"rho_max[bm25]", "rho_max[dense]",
                                      "rho_avg[bm25]", "rho_avg[dense]"}
@@ -78,8 +76,8 @@ def test_bounds_monotone(q, k, family, delta):
 
 def test_recompute_round_trip():
     for cert in (
-        stress_test_certificate(positives=90, max_escapes=[3, 1], rand_escapes=[1, 1],
-                                delta=0.05, delta_avg=0.01, generators=["a", "b"]),
+        stress_test_certificate(positives=90, max_escapes=[3, 1], rand_escapes=[1, 1], delta=0.05,
+                                delta_avg=0.01, names=["a", "b"]),
         worst_cluster_certificate(positives=90, escapes=3, delta=0.05),
         average_variant_certificate(positives=90, escapes=[1, 0], delta=0.05),
     ):
@@ -99,8 +97,8 @@ def test_recompute_round_trip():
         ({"max_escapes": 1, "rand_escapes": 0, "delta_max": 0.03, "delta_avg": 0.03},
          "exceeds delta"),
         ({"max_escapes": 1, "rand_escapes": 0, "delta": 0}, "delta"),
-        ({"max_escapes": [1, 1], "rand_escapes": [0, 0], "generators": ["a"]}, "names"),
-        ({"max_escapes": [1, 1], "rand_escapes": [0, 0], "generators": ["a", "a"]}, "distinct"),
+        ({"max_escapes": [1, 1], "rand_escapes": [0, 0], "names": ["a"]}, "names"),
+        ({"max_escapes": [1, 1], "rand_escapes": [0, 0], "names": ["a", "a"]}, "distinct"),
         ({"max_escapes": -1, "rand_escapes": 0}, "max_escapes"),
     ],
 )
@@ -135,3 +133,14 @@ def test_cluster_escape_counts_bad_input():
         cluster_escape_counts([[[0, 1]], [[0]]], drawn=[0, 0])
     with pytest.raises(ValueError, match="Q = 0"):
         cluster_escape_counts([], drawn=[])
+
+
+def test_the_budget_split_and_names_are_keyword_only() -> None:
+    """``delta_max`` and ``delta_avg`` were the fifth and sixth positional arguments, two shares of
+    one budget that a swap would not reveal; ``generators`` is ``names``, as in every family."""
+    with pytest.raises(TypeError):
+        stress_test_certificate(200, [3], [1], 0.05, 0.04, 0.01)   # type: ignore[misc]
+    with pytest.raises(TypeError):
+        worst_cluster_certificate(200, [3], 0.05, ["g"])   # type: ignore[misc]
+    c = stress_test_certificate(200, [3], [1], 0.05, delta_max=0.04, names=["g"])
+    assert c.allocation == pytest.approx({"rho_max[g]": 0.04, "rho_avg[g]": 0.01})

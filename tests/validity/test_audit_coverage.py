@@ -201,8 +201,8 @@ def certify_sample(design: str, key: str, rows: Sequence[dict[str, Any]], y: np.
         sizes, counts = n_eff.tolist(), k.tolist()
         if design == "fixed-sequence":
             assert target is not None
-            return {"fixed-sequence": _call(prefixes.fixed_sequence_finite, counts, sizes, n0s, target, DELTA,
-                                            names=names(scn))}
+            return {"fixed-sequence": _call(prefixes.fixed_sequence_finite, counts, sizes, n0s, DELTA,
+                                            max_missed=target, names=names(scn))}
         bounds = _call(prefixes.prefix_bounds_shared_finite, counts, sizes, n0s, DELTA,
                        reference_size=len(rows), reference_pool_size=n0s[0], names=names(scn),
                        corpus_size=big)
@@ -215,8 +215,8 @@ def certify_sample(design: str, key: str, rows: Sequence[dict[str, Any]], y: np.
         stratum = np.array([r["stratum"] for r in rows], dtype=np.int64)
         sampled = [int((stratum == s).sum()) for s in range(len(sizes_s))]
         found = [int(y[stratum == s].sum()) for s in range(len(sizes_s))]
-        return {"missed": _call(stratified.stratified_hypergeometric_certificate, sizes_s, sampled, found,
-                                DELTA)}
+        return {"missed": _call(stratified.stratified_hypergeometric_certificate, counts=found, sizes=sampled,
+                                excluded_sizes=sizes_s, delta=DELTA)}
     raise AssertionError(design)
 
 

@@ -58,10 +58,10 @@ def _family_counts(escapes: Any, positives: int, name: str) -> tuple[list[int], 
     return out, scalar
 
 
-def _check_names(generators: Any, size: int) -> list[str] | None:
-    if generators is None:
+def _check_names(names: Any, size: int) -> list[str] | None:
+    if names is None:
         return None
-    return member_names(generators, size, arg="generators", unit="generator")
+    return member_names(names, size, arg="names", unit="generator")
 
 
 def _bounds(counts: list[int], positives: int, level: float) -> list[float]:
@@ -69,12 +69,12 @@ def _bounds(counts: list[int], positives: int, level: float) -> list[float]:
 
 
 def _one_family(
-    kind: str, positives: Any, escapes: Any, delta: Any, generators: Any
+    kind: str, positives: Any, escapes: Any, delta: Any, names: Any
 ) -> Certificate:
     q = check_count(positives, "positives")
     counts, scalar = _family_counts(escapes, q, "escapes")
     d = check_delta(delta)
-    names = _check_names(generators, len(counts))
+    names = _check_names(names, len(counts))
     level = d / len(counts)
     bounds = _bounds(counts, q, level)
     labels = names or member_names(None, len(counts), numbered=True)
@@ -96,7 +96,7 @@ def _one_family(
         theorem=theorem_of("worst_cluster" if kind == "max" else "average_variant"),
         function="worst_cluster" if kind == "max" else "average_variant",
         inputs={"positives": q, "escapes": counts[0] if scalar else counts, "delta": d,
-                "generators": names},
+                "names": names},
         allocation={f"{symbol}[{lab}]": level for lab in labels},
         delta=d,
         statement=(
@@ -114,7 +114,8 @@ def worst_cluster_certificate(
     positives: int,
     escapes: int | Sequence[int],
     delta: float,
-    generators: Sequence[str] | None = None,
+    *,
+    names: Sequence[str] | None = None,
 ) -> Certificate:
     """Theorem 29, worst-cluster part: ``ρ_max(g) ≤ U_Q(K^max(g), δ/|G|)`` for all ``g ∈ G``.
 
@@ -124,9 +125,9 @@ def worst_cluster_certificate(
     :param positives: ``Q``, audited positives, i.i.d. from ``P(· | Y = 1)`` given ``Q``.
     :param escapes: ``K^max(g)`` for one generator (an int; scalar out) or one per member of ``G``.
     :param delta: error probability in (0, 1) for the simultaneous statement over ``G``.
-    :param generators: optional names of the members of ``G``, in the order of ``escapes``.
+    :param names: optional names of the members of ``G``, in the order of ``escapes``.
     """
-    return _one_family("max", positives, escapes, delta, generators)
+    return _one_family("max", positives, escapes, delta, names)
 
 
 @certificate_function("average_variant", theorem="Theorem 29 (average-variant part)")
@@ -134,7 +135,8 @@ def average_variant_certificate(
     positives: int,
     escapes: int | Sequence[int],
     delta: float,
-    generators: Sequence[str] | None = None,
+    *,
+    names: Sequence[str] | None = None,
 ) -> Certificate:
     """Theorem 29, average-variant part: ``ρ_avg(g) ≤ U_Q(K^rand(g), δ/|G|)`` for all ``g ∈ G``.
 
@@ -145,9 +147,9 @@ def average_variant_certificate(
     :param positives: ``Q``, audited positives, i.i.d. from ``P(· | Y = 1)`` given ``Q``.
     :param escapes: ``K^rand(g)`` for one generator (an int) or one per member of ``G``.
     :param delta: error probability in (0, 1) for the simultaneous statement over ``G``.
-    :param generators: optional names of the members of ``G``, in the order of ``escapes``.
+    :param names: optional names of the members of ``G``, in the order of ``escapes``.
     """
-    return _one_family("avg", positives, escapes, delta, generators)
+    return _one_family("avg", positives, escapes, delta, names)
 
 
 @certificate_function("stress_test", theorem="Theorem 29 (budget split of Remark 30)")
@@ -156,9 +158,10 @@ def stress_test_certificate(
     max_escapes: int | Sequence[int],
     rand_escapes: int | Sequence[int],
     delta: float,
+    *,
     delta_max: float | None = None,
     delta_avg: float | None = None,
-    generators: Sequence[str] | None = None,
+    names: Sequence[str] | None = None,
 ) -> Certificate:
     """Theorem 29 with the budget split of Remark 30: both cluster-escape bounds, jointly.
 
@@ -178,7 +181,7 @@ def stress_test_certificate(
     :param delta: overall error probability ``δ`` in (0, 1).
     :param delta_max: share for the worst-cluster bounds.
     :param delta_avg: share for the average-variant bounds.
-    :param generators: optional names of the members of ``G``.
+    :param names: optional names of the members of ``G``.
     """
     q = check_count(positives, "positives")
     kmax, scalar_max = _family_counts(max_escapes, q, "max_escapes")
@@ -214,7 +217,7 @@ def stress_test_certificate(
             raise ValueError(
                 f"delta_max + delta_avg = {dmax + davg!r} exceeds delta={d!r} (Remark 30)"
             )
-    names = _check_names(generators, len(kmax))
+    names = _check_names(names, len(kmax))
     cmax = _one_family("max", q, kmax[0] if scalar_max else kmax, dmax, names)
     cavg = _one_family("avg", q, krand[0] if scalar_rand else krand, davg, names)
     return Certificate(
@@ -230,7 +233,7 @@ def stress_test_certificate(
             "delta": d,
             "delta_max": delta_max if delta_max is None else float(delta_max),
             "delta_avg": delta_avg if delta_avg is None else float(delta_avg),
-            "generators": names,
+            "names": names,
         },
         allocation={**cmax.allocation, **cavg.allocation},
         delta=d,
