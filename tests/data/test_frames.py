@@ -67,7 +67,11 @@ def test_missing_policy_passes_through():
      (lambda d: d.assign(rank=["a", "b", "c", "d"]), r"the rank column must hold integers"),
      (lambda d: d.assign(rank=[0, 1.5, 2, 0]), r"run frame, row 1: rank must be an integer, got 1.5"),
      (lambda d: d.assign(docno=["d1", "d2", "d1", "d9"]), r"'d1' is listed twice .* \(rows 0 and 2\)"),
-     (lambda d: d.iloc[:0], r"run frame: no row")],
+     (lambda d: d.iloc[:0], r"run frame: no row"),
+     # ' d2 ' matched no qrels' 'd2' and was scored not relevant, with no word (the RAG walk)
+     (lambda d: d.assign(docno=["d3", " d2 ", "d1", "d9"]),
+      r"run frame, row 1: docno ' d2 ' is empty or holds whitespace \(strip the ids first"),
+     (lambda d: d.assign(qid=["q1", "q1", "q1", ""]), r"run frame, row 3: qid '' is empty")],
 )
 def test_run_frame_errors(change, message):
     with pytest.raises(ValueError, match=message):
@@ -85,6 +89,9 @@ def test_qrels_frame_errors():
         lists_from_frame(run, half)
     with pytest.raises(ValueError, match=r"qrels frame: no relevance column \('label' or 'relevance'\)"):
         lists_from_frame(run, half.drop(columns="relevance"))
+    spaced = pd.DataFrame({"qid": ["q1"], "docno": ["d2\u00a0"], "label": [1]}, index=[4])
+    with pytest.raises(ValueError, match=r"qrels frame, row 4: docno 'd2\\xa0' is empty or holds whitespace"):
+        lists_from_frame(run, spaced)
 
 
 def test_to_frame_pyterrier_columns_and_round_trip():

@@ -43,6 +43,18 @@ def _require(df: pd.DataFrame, names: tuple[str, ...], what: str, frame: str) ->
     return col
 
 
+def _ids(values: pd.Series, column: str, frame: str, index: list[Any]) -> pd.Series:
+    """``values`` as ``str``, refused where one is empty or holds whitespace: ``' d2 '`` would not
+    match the qrels' ``d2`` and be scored not relevant (as :mod:`rankcut.data.parquet` refuses)."""
+    ids = values.map(str)
+    bad = (ids.str.len() == 0) | ids.str.contains(r"\s", regex=True)
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise ValueError(f"{frame}, row {index[i]!r}: {column} {ids.iloc[i]!r} is empty or holds whitespace "
+                         f"(strip the ids first, e.g. df[{column!r}] = df[{column!r}].str.strip())")
+    return ids
+
+
 def _integral(values: Any, what: str, frame: str, index: list[Any]) -> list[int]:
     arr = np.asarray(values)
     if arr.dtype.kind in "iu":
@@ -73,9 +85,9 @@ def lists_from_frame(
     ids are converted to ``str``. ``threshold``, ``ordering`` and ``missing`` are as in
     :func:`rankcut.data.trec.load_trec`.
 
-    :raises ValueError: naming the frame and the row index, for a missing or ambiguous column, a
-        score that is not a finite number, a rank or grade that is not an integer, a (query,
-        document) pair given twice, or an empty run frame.
+    :raises ValueError: naming the frame and the row index, for a missing or ambiguous column, an
+        id that is empty or holds whitespace, a score that is not a finite number, a rank or grade
+        that is not an integer, a (query, document) pair given twice, or an empty run frame.
     """
     q_col = _require(df, _QUERY, "query id", "run frame")
     d_col = _require(df, _DOC, "document id", "run frame")
@@ -85,8 +97,8 @@ def lists_from_frame(
     import pandas as pd
 
     index = df.index.tolist()  # plain Python labels for messages
-    qcodes, qids = pd.factorize(df[q_col].map(str), sort=False)  # codes in order of first row
-    dcodes, docs = pd.factorize(df[d_col].map(str), sort=False)
+    qcodes, qids = pd.factorize(_ids(df[q_col], q_col, "run frame", index), sort=False)  # first-row order
+    dcodes, docs = pd.factorize(_ids(df[d_col], d_col, "run frame", index), sort=False)
     try:
         scores = np.asarray(df[s_col], dtype=float)
     except (TypeError, ValueError):
@@ -118,9 +130,11 @@ def _qrels(df: pd.DataFrame) -> dict[str, dict[str, int]]:
     r_col = _require(df, ("label", "relevance"), "relevance", "qrels frame")
     index = df.index.tolist()
     grades = _integral(df[r_col], "relevance", "qrels frame", index)
+    query_ids = _ids(df[q_col], q_col, "qrels frame", index)
+    doc_ids = _ids(df[d_col], d_col, "qrels frame", index)
     qrels: dict[str, dict[str, int]] = {}
     first: dict[tuple[str, str], int] = {}
-    for i, (q, d, g) in enumerate(zip(map(str, df[q_col]), map(str, df[d_col]), grades, strict=True)):
+    for i, (q, d, g) in enumerate(zip(query_ids, doc_ids, grades, strict=True)):
         j = first.setdefault((q, d), i)
         if j != i:
             if qrels[q][d] == g:   # the same judgement again: once, as read_qrels does
