@@ -124,7 +124,8 @@ def test_make_cutter_parses_specs() -> None:
     [
         ("nope", {}, "unknown cutter 'nope'; known cutters: .*fixed-k.*greedy-k"),
         ("", {}, "unknown cutter ''"),
-        ("fixed-k:abc", {}, r"bad parameter 'abc' in cutter spec 'fixed-k:abc' \(k\)"),
+        ("fixed-k:abc", {}, r"bad parameter 'abc' in cutter spec 'fixed-k:abc': k must be an integer, "
+                            r"got 'abc'"),
         ("fixed-k:2.5", {}, "bad parameter '2.5'"),
         ("fixed-k:", {}, "bad parameter ''"),
         ("fixed-k:0", {}, "cutter spec 'fixed-k:0': k must be an integer ≥ 1"),

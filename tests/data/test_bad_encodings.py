@@ -77,6 +77,13 @@ def test_a_gzip_file_without_gz_is_named_as_gzip_not_as_an_encoding(tmp_path: Pa
     assert res.exit_code == 2 and "a gzip-compressed file" in res.stderr and "iconv" not in res.stderr
 
 
+def test_a_parquet_file_under_another_name_is_named_as_parquet(tmp_path: Path) -> None:
+    """``run.pq`` was told it is UTF-16 text, to convert with iconv (the RAG-engineer walk)."""
+    path = _write(tmp_path, "x.pq", b"PAR1\x15\x04\x15\x00" + bytes(64) + b"PAR1")
+    with pytest.raises(ValueError, match=r"x\.pq: a Parquet file .* rename it \*\.parquet"):
+        read_run(path)
+
+
 def _zipped(data: bytes) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:

@@ -72,6 +72,11 @@ def test_read_run_any_whitespace_and_any_second_column():
         ("q1 Q0 d1 1 \u0663 sys", "score must be a number, got '\u0663'"),
         ("q1 Q0 d1 1_0 2.0 sys", "rank must be an integer, got '1_0'"),
         ("q1 Q0 d\x001 1 2.0 sys", "the line holds a NUL byte"),
+        # a header line and a JSON line were told only what column was wrong (the RAG walk)
+        ("qid Q0 docno rank score tag", r"score must be a number, got 'score' — a header line\? A TREC run "
+                                        r"has none: drop it \(tail -n \+2\)"),
+        ('{"qid": "q1", "docno": "d1", "score": 3.0, "rank": 1}',
+         r"expected 6 columns .*, got 8: .* — it reads like JSON"),
     ],
 )
 def test_read_run_bad_line_names_file_and_line(line, message):
@@ -133,6 +138,12 @@ def test_read_qrels_graded_any_whitespace():
 def test_read_qrels_bad_line(line, message):
     with pytest.raises(ValueError, match=rf"qr, line 2: {message}"):
         read_qrels(text(f"1 0 z 0\n{line}\n"), name="qr")
+
+
+def test_a_qrels_header_line_is_named_as_one() -> None:
+    with pytest.raises(ValueError, match=r"qr, line 1: relevance must be an integer, got 'relevance' — a "
+                                         r"header line\? TREC qrels have none"):
+        read_qrels(text("query_id iteration doc_id relevance\n1 0 a 1\n"), name="qr")
 
 
 def test_read_qrels_duplicate_pair_names_both_lines():

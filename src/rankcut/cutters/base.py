@@ -250,7 +250,9 @@ def make_cutter(spec: str, **kwargs: Any) -> Cutter:
         try:
             kwargs[key] = convert(param)
         except ValueError as exc:
-            raise ValueError(f"bad parameter {param!r} in cutter spec {spec!r} ({key}): {exc}") from None
+            kind = {int: "an integer", float: "a number"}.get(convert)   # type: ignore[call-overload]
+            why = f"{key} must be {kind}, got {param!r}" if kind else f"{key}: {exc}"
+            raise ValueError(f"bad parameter {param!r} in cutter spec {spec!r}: {why}") from None
     try:
         cutter = cls(**kwargs)
     except TypeError:

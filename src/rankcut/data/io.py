@@ -92,6 +92,10 @@ class _Utf8Checked(io.RawIOBase):
             wide = "utf-32" if block.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")) else "utf-16"
             raise ValueError(f"{self._name}: {wide.upper()} text (by its byte-order mark); rankcut reads "
                              f"UTF-8: convert the file (iconv -f {wide} -t utf-8)")
+        if self._line == 1 and self._column == 1 and block.startswith(b"PAR1"):   # Parquet's magic
+            raise ValueError(f"{self._name}: a Parquet file (it starts with Parquet's magic bytes PAR1), "
+                             "which is read as Parquet only under a name ending .parquet: rename it "
+                             "*.parquet")
         packed = next((name for magic, name in _PACKED if block.startswith(magic)), None)
         if self._line == 1 and self._column == 1 and packed is not None:
             raise ValueError(f"{self._name}: {packed} (by its first bytes), which rankcut does not read: "

@@ -77,17 +77,24 @@ def _bad_run_line(parts: list[str], line: str, where: str) -> NoReturn:
     if len(parts) != 6:
         shown = line.rstrip()
         shown = shown if len(shown) <= 120 else shown[:117] + "..."
-        letor = (" — it reads like a LETOR feature file ('label qid:… 1:…'), which rankcut evaluate "
-                 "reads with --letor"
-                 if len(parts) > 2 and parts[1].startswith("qid:") else "")
+        if len(parts) > 2 and parts[1].startswith("qid:"):
+            hint = (" — it reads like a LETOR feature file ('label qid:… 1:…'), which rankcut evaluate "
+                    "reads with --letor")
+        elif line.lstrip().startswith(("{", "[")):
+            hint = (" — it reads like JSON; rankcut reads runs as TREC text (six columns a line) or as "
+                    "Parquet (*.parquet)")
+        else:
+            hint = ""
         raise ValueError(f"{where}: expected 6 columns 'query_id Q0 doc_id rank score tag', "
-                         f"got {len(parts)}: {shown!r}{letor}")
+                         f"got {len(parts)}: {shown!r}{hint}")
     try:
         if not plain_number(parts[4]):
             raise ValueError
         float(parts[4])
     except ValueError:
-        raise ValueError(f"{where}: score must be a number, got {parts[4]!r}") from None
+        header = (" — a header line? A TREC run has none: drop it (tail -n +2)"
+                  if parts[4].isalpha() and not parts[3].isdigit() else "")
+        raise ValueError(f"{where}: score must be a number, got {parts[4]!r}{header}") from None
     plain_int(parts[3], "rank", where)
     if "\0" in line:   # an id that matches no qrels entry, without a word
         raise ValueError(f"{where}: the line holds a NUL byte (a binary file, or ids that are not text)")
@@ -344,6 +351,9 @@ def read_qrels(source: Source, *, name: str | None = None) -> Qrels:
                     f"got {len(parts)}: {line.rstrip()!r}"
                 )
             qid, _, doc, rel_s = parts
+            if lineno == 1 and rel_s.isalpha():   # "query_id iteration doc_id relevance": a header
+                raise ValueError(f"{where}: relevance must be an integer, got {rel_s!r} — a header line? "
+                                 "TREC qrels have none: drop it (tail -n +2)")
             rel = plain_int(rel_s, "relevance", where)
             first = seen.setdefault((qid, doc), lineno)
             if first != lineno:
