@@ -736,3 +736,31 @@ def test_cut_out_to_stdout_writes_the_run_alone_there(tiny):
     assert done.returncode == 0, done.stderr
     assert all(len(line.split()) == 6 for line in done.stdout.splitlines()), done.stdout
     assert "greedy-k fitted on 3 training queries" in done.stderr
+
+
+def test_train_runs_judged_in_qrels_of_their_own(tiny):
+    """TREC DL 2019 to train, 2020 to test: each year has its own qrels, and --qrels could be given
+    once; the training run was refused as judged by no query (the RAG walk). --train-qrels judges
+    --train-run, and gives what one file holding both qrels gives."""
+    test_qrels, train_qrels = tiny["dir"] / "test" / "qrels.txt", tiny["dir"] / "train" / "qrels.txt"
+    lists = ("--run", tiny["run"], "--train-run", tiny["train"], "--missing", "keep")
+    one_line_error(invoke("evaluate", *lists, "--qrels", test_qrels, "--cutters", "greedy-k"),
+                   "no query of the run is in the qrels", "give it as --train-qrels")
+    cutters = ("--cutters", "oracle,fixed-k:2,greedy-k")
+    apart = invoke("evaluate", *lists, "--qrels", test_qrels, "--train-qrels", train_qrels, *cutters)
+    together = invoke("evaluate", *lists, "--qrels", tiny["qrels"], *cutters)
+    assert apart.exit_code == 0 and together.exit_code == 0, apart.output + together.output
+    assert apart.stdout == together.stdout and "greedy-k" in apart.stdout
+    out = {name: tiny["dir"] / f"{name}.run" for name in ("apart", "together")}
+    for name, qrels in (("apart", ("--qrels", test_qrels, "--train-qrels", train_qrels)),
+                        ("together", ("--qrels", tiny["qrels"]))):
+        result = invoke("cut", "--cutter", "greedy-k", *lists, *qrels, "--out", out[name])
+        assert result.exit_code == 0 and "k_=2" in result.stdout, result.output
+    assert out["apart"].read_text() == out["together"].read_text()
+    cut_only = invoke("cut", "--cutter", "greedy-k", *lists, "--train-qrels", train_qrels,
+                      "--out", out["apart"])
+    assert cut_only.exit_code == 0, cut_only.output   # greedy-k reads no labels of the run it cuts
+    one_line_error(invoke("evaluate", "--run", tiny["run"], "--qrels", test_qrels, "--train-qrels",
+                          train_qrels, "--folds", 2), "--train-qrels are the qrels of --train-run")
+    one_line_error(invoke("cut", "--cutter", "oracle", "--run", tiny["run"], "--train-qrels", train_qrels,
+                          "--out", out["apart"]), "--train-qrels are the qrels of --train-run")

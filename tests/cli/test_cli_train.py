@@ -293,7 +293,7 @@ def test_train_and_cut_read_letor_files(tmp_path: Path) -> None:
     one_line_error(invoke("cut", "--cutter", "fixed-k:2", "--out", out),
                    "give the lists to cut either as --run or as --letor")
     one_line_error(invoke("cut", "--cutter", "fixed-k:2", "--letor", test_file, "--train-run", test_file,
-                          "--out", out), "--train-run, --qrels and --features go with --run")
+                          "--out", out), "--train-run, --qrels, --train-qrels and --features go with --run")
     one_line_error(invoke("train", "--out", tmp_path / "n"),
                    "give the training lists either as --run with --qrels or as --letor")
     one_line_error(invoke("train", "--letor", train_file, "--qrels", train_file, "--out", tmp_path / "n"),

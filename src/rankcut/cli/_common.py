@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
-from rankcut._words import count
+from rankcut._words import count, id_list
 from rankcut.data.lists import ORDERINGS
 from rankcut.data.trec import MISSING_POLICIES, load_trec
 from rankcut.metrics import METRICS, RECALL_BASES
@@ -52,7 +52,8 @@ MAX_IDS_SHOWN = 10
 
 
 def files(paths: list[Path]) -> str:
-    return ", ".join(map(str, paths))
+    """The paths, each once (a file given as both --train-run and --run is one file)."""
+    return ", ".join(dict.fromkeys(map(str, paths)))
 
 
 def choice(value: str, what: str) -> str:
@@ -151,10 +152,11 @@ def load_letors(paths: list[Path], *, score_feature: int, threshold: float, orde
 
 
 def load_runs(paths: list[Path], judged: dict[str, Any] | None, *, threshold: float, ordering: str,
-              missing: str, queries: set[str] | None = None) -> Any:
+              missing: str, queries: set[str] | None = None, unjudged_hint: str = "") -> Any:
     """Lists of the run files, judged by the queries of ``judged`` that they contain; warnings
     and errors name the files. ``queries``, when given, is filled with every query of the files,
-    those ``missing="drop"`` drops included (a file is read once: it may be a pipe)."""
+    those ``missing="drop"`` drops included (a file is read once: it may be a pipe).
+    ``unjudged_hint`` ends the refusal of files none of whose queries ``judged`` holds."""
     from rankcut.data.trec import load_trec
 
     run = _read_runs(paths)  # its errors name file and line
@@ -164,7 +166,7 @@ def load_runs(paths: list[Path], judged: dict[str, Any] | None, *, threshold: fl
     if judged is not None and not qrels:   # said before the warnings of every query dropped
         from rankcut.data.trec import no_query_judged
 
-        raise ValueError(f"{files(paths)}: {no_query_judged(run.qids, judged)}")
+        raise ValueError(f"{files(paths)}: {no_query_judged(run.qids, judged)}{unjudged_hint}")
     with warnings_about(files(paths)):
         try:
             return load_trec(run, qrels, threshold=threshold, ordering=ordering, missing=missing)
@@ -175,6 +177,14 @@ def load_runs(paths: list[Path], judged: dict[str, Any] | None, *, threshold: fl
                     f"{count(run.n_rows, 'document', 'documents')}")
             raise MemoryError(f"ran out of memory building the ranked lists of {files(paths)} ({size})"
                               + (f": {exc}" if str(exc) else "")) from None
+
+
+#: ``--train-qrels``: the qrels of the training runs, where they are not ``--qrels``.
+TRAIN_QRELS_HELP = ("Qrels of --train-run where they are another file than --qrels (TREC DL 2019's "
+                    "for a run trained on DL 2019 and tested on DL 2020); default --qrels.")
+
+#: ``load_runs``' hint for training runs that ``--qrels`` does not judge.
+TRAIN_QRELS_HINT = "; if --train-run is judged in a qrels file of its own, give it as --train-qrels"
 
 
 def note_grades(ctx: typer.Context, qrels: Path, judged: Mapping[str, Mapping[str, int]],
@@ -200,9 +210,7 @@ def warn_unranked(qrels: Path, judged: dict[str, Any], loaded: list[Any], runs: 
     have = {q for lists in loaded for q in lists.qids}
     unranked = [q for q in judged if q not in have]
     if unranked:
-        shown = ", ".join(map(repr, unranked[:MAX_IDS_SHOWN]))
-        more = f", ... ({len(unranked)} in all)" if len(unranked) > MAX_IDS_SHOWN else ""
         verb = "is" if len(unranked) == 1 else "are"
         warnings.warn(f"{qrels}: {count(len(unranked), 'query', 'queries')} {verb} in no run "
-                      f"({files(runs)}) and {verb} ignored: {shown}{more}", MissingQueriesWarning,
-                      stacklevel=2)
+                      f"({files(runs)}) and {verb} ignored: {id_list(unranked, MAX_IDS_SHOWN)}",
+                      MissingQueriesWarning, stacklevel=2)

@@ -22,6 +22,8 @@ from rankcut.cli._common import (
     ORDERING,
     SCORE_FEATURE,
     THRESHOLD_HELP,
+    TRAIN_QRELS_HELP,
+    TRAIN_QRELS_HINT,
     Missing,
     Ordering,
     ScoreFeature,
@@ -72,8 +74,10 @@ def cut(
         "--train-run", help="Training run(s) for cutters that learn (needs --qrels); repeat for "
         "several files.", exists=True, dir_okay=False)] = None,
     qrels: Annotated[Path | None, typer.Option(
-        "--qrels", help="Qrels: for fitting on --train-run, and for the oracle, which reads the "
-        "labels of the run it cuts.", exists=True, dir_okay=False)] = None,
+        "--qrels", help="Qrels: for fitting on --train-run (unless --train-qrels), and for the oracle, "
+        "which reads the labels of the run it cuts.", exists=True, dir_okay=False)] = None,
+    train_qrels: Annotated[Path | None, typer.Option(
+        "--train-qrels", help=TRAIN_QRELS_HELP, exists=True, dir_okay=False)] = None,
     threshold: Annotated[float, typer.Option("--threshold", help=THRESHOLD_HELP + ".")] = 1.0,
     ordering: Ordering = ORDERING,
     missing: Missing = MISSING,
@@ -99,9 +103,11 @@ def cut(
         train_run, features, train_letor = train_run or [], features or [], train_letor or []
         if (run is None) == (letor is None):
             raise ValueError("give the lists to cut either as --run or as --letor")
-        if letor is not None and (train_run or qrels is not None or features):
-            raise ValueError("--train-run, --qrels and --features go with --run; LETOR files carry their "
-                             "labels and features (train on --train-letor)")
+        if letor is not None and (train_run or qrels is not None or train_qrels is not None or features):
+            raise ValueError("--train-run, --qrels, --train-qrels and --features go with --run; LETOR files "
+                             "carry their labels and features (train on --train-letor)")
+        if train_qrels is not None and not train_run:
+            raise ValueError("--train-qrels are the qrels of --train-run: give --train-run")
         if train_letor and letor is None:
             raise ValueError("--train-letor goes with --letor")
         choice(ordering, "ordering")
@@ -115,14 +121,16 @@ def cut(
         method: Any
         inputs = {"--run": [run] if run is not None else [], "--letor": [letor] if letor is not None else [],
                   "--train-run": train_run, "--train-letor": train_letor,
-                  "--qrels": [qrels] if qrels is not None else [], "--features": features,
+                  "--qrels": [qrels] if qrels is not None else [],
+                  "--train-qrels": [train_qrels] if train_qrels is not None else [], "--features": features,
                   "--model": [model] if model is not None else []}
         letors: dict[str, Any] = {"score_feature": score_feature, "threshold": threshold,
                                   "ordering": ordering}
         if model is not None:
-            if train_run or train_letor or qrels is not None or recall_base is not None:
-                raise ValueError(f"--model {model} is trained already: --train-run, --train-letor, --qrels "
-                                 "and --recall-base go with --cutter")
+            if train_run or train_letor or qrels is not None or train_qrels is not None \
+                    or recall_base is not None:
+                raise ValueError(f"--model {model} is trained already: --train-run, --train-letor, --qrels, "
+                                 "--train-qrels and --recall-base go with --cutter")
             check_output(out, "--out", inputs)
             from rankcut.cutters.checkpoint import load_checkpoint  # torch: only for --model
             from rankcut.evaluation import trained_otherwise
@@ -148,7 +156,7 @@ def cut(
                 lists = _fit_and_load_letor(method, cutter, letor, train_letor, **letors)
             else:
                 assert run is not None   # checked above
-                lists = _fit_and_load(ctx, method, cutter, run, train_run, qrels, features,
+                lists = _fit_and_load(ctx, method, cutter, run, train_run, qrels, train_qrels, features,
                                       threshold=threshold, ordering=ordering, missing=missing)
         with _shards.runner(shards, ray) as (where, n_shards):
             cuts = predict_sharded(method, lists, shards=n_shards, runner=where)
@@ -208,33 +216,37 @@ def _warn_shared(method: Any, train: Any, lists: Any, train_option: str, option:
 
 
 def _fit_and_load(ctx: typer.Context, method: Any, spec: str, run: Path, train_run: list[Path],
-                  qrels: Path | None, features: list[Path], **options: Any) -> Any:
-    """Fit ``method`` on the training runs when it learns; return the lists of ``run`` to cut."""
+                  qrels: Path | None, train_qrels: Path | None, features: list[Path], **options: Any) -> Any:
+    """Fit ``method`` on the training runs (judged by ``train_qrels``, else ``qrels``) when it
+    learns; return the lists of ``run`` to cut."""
     from rankcut.data.features import attach_feature_tables
     from rankcut.data.trec import read_qrels
     from rankcut.evaluation import READS_TEST_LABELS
 
-    if train_run and qrels is None:
-        raise ValueError("--train-run needs --qrels: fitting reads the training labels")
+    if train_run and qrels is None and train_qrels is None:
+        raise ValueError("--train-run needs --qrels (or --train-qrels): fitting reads the training labels")
     if not train_run and method.requires_fit():
         raise ValueError(f"cutter {spec!r} learns from training lists: give --train-run and --qrels")
     reads_labels = method.name in READS_TEST_LABELS
     if reads_labels and qrels is None:
         raise ValueError(f"cutter {spec!r} reads the labels of the run it cuts: give --qrels")
 
-    judged = read_qrels(qrels) if qrels is not None and (train_run or reads_labels) else None
-    if judged is not None:
-        assert qrels is not None
-        note_grades(ctx, qrels, judged, options["threshold"])
-    loaded = []
+    train_source = train_qrels if train_qrels is not None else qrels
+    wanted = [*([train_source] if train_run else []), *([qrels] if reads_labels else [])]
+    read = {path: read_qrels(path) for path in dict.fromkeys(wanted) if path is not None}
+    for path, judged in read.items():
+        note_grades(ctx, path, judged, options["threshold"])
+    train = None
     if train_run:
-        train = attach_feature_tables(load_runs(train_run, judged, **options), features)
-        loaded.append(train)
+        assert train_source is not None   # checked above
+        hint = "" if train_qrels is not None else TRAIN_QRELS_HINT
+        train = load_runs(train_run, read[train_source], **options, unjudged_hint=hint)
+        train = attach_feature_tables(train, features)
         _fit(method, spec, train)
     # the cut never sees the labels of the run it cuts, except the oracle's
-    lists = attach_feature_tables(load_runs([run], judged if reads_labels else None, **options), features)
-    loaded.append(lists)
-    _warn_shared(method, loaded[0] if train_run else None, lists, "--train-run", "--run")
-    if qrels is not None and judged is not None:
-        warn_unranked(qrels, judged, loaded, [run, *train_run])
+    lists = load_runs([run], read[qrels] if reads_labels and qrels else None, **options)
+    lists = attach_feature_tables(lists, features)
+    _warn_shared(method, train, lists, "--train-run", "--run")
+    for path, judged in read.items():   # a qrels query in no run is ignored: said once a file
+        warn_unranked(path, judged, [*([train] if train is not None else []), lists], [run, *train_run])
     return lists

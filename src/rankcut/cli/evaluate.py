@@ -24,6 +24,8 @@ from rankcut.cli._common import (
     ORDERING,
     SCORE_FEATURE,
     THRESHOLD_HELP,
+    TRAIN_QRELS_HELP,
+    TRAIN_QRELS_HINT,
     Missing,
     Ordering,
     ScoreFeature,
@@ -100,7 +102,8 @@ def evaluate(
         ".parquet); repeat to merge files (e.g. a train and a test run for --folds).", exists=True,
         dir_okay=False)] = None,
     qrels: Annotated[Path | None, typer.Option(
-        "--qrels", help="TREC qrels for --run and --train-run.", exists=True, dir_okay=False)] = None,
+        "--qrels", help="TREC qrels for --run, and for --train-run unless --train-qrels.", exists=True,
+        dir_okay=False)] = None,
     letor: Annotated[list[Path] | None, typer.Option(
         "--letor", help="LETOR/SVMlight file(s) instead of --run/--qrels (labels inside); repeat for "
         "several partitions.", exists=True, dir_okay=False)] = None,
@@ -125,8 +128,10 @@ def evaluate(
         "Robust04's features/bm25.{train,test}.tsv), for --run and --train-run; repeat for several "
         "tables.", exists=True, dir_okay=False)] = None,
     train_run: Annotated[list[Path] | None, typer.Option(
-        "--train-run", help="Separate training run(s), judged by --qrels.", exists=True,
+        "--train-run", help="Separate training run(s), judged by --qrels (or --train-qrels).", exists=True,
         dir_okay=False)] = None,
+    train_qrels: Annotated[Path | None, typer.Option(
+        "--train-qrels", help=TRAIN_QRELS_HELP, exists=True, dir_okay=False)] = None,
     train_letor: Annotated[list[Path] | None, typer.Option(
         "--train-letor", help="Separate training LETOR file(s), e.g. S1-S3 of a LETOR fold.",
         exists=True, dir_okay=False)] = None,
@@ -203,6 +208,8 @@ def evaluate(
             raise ValueError("--qrels applies to --run; LETOR files carry their own labels")
         if (train_run and not run) or (train_letor and not letor):
             raise ValueError("--train-run goes with --run, --train-letor with --letor")
+        if train_qrels is not None and not train_run:
+            raise ValueError("--train-qrels are the qrels of --train-run: give --train-run")
         modes = [name for name, given in [("--train-run/--train-letor", bool(train_run or train_letor)),
                                           ("--train-queries", train_queries is not None),
                                           ("--folds", folds is not None)] if given]
@@ -239,6 +246,7 @@ def evaluate(
             check_output(plot, "--plot", {"--run": run, "--train-run": train_run, "--letor": letor,
                                            "--train-letor": train_letor,
                                            "--qrels": [qrels] if qrels is not None else [],
+                                           "--train-qrels": [train_qrels] if train_qrels is not None else [],
                                            "--cut": cuts, "--features": features, "--model": models,
                                            **{option: [Path(_query_file(spec)[0])]
                                               for option, spec in [("--train-queries", train_queries),
@@ -274,11 +282,16 @@ def evaluate(
             options = {"threshold": threshold, "ordering": ordering, "missing": missing}
             listed: set[str] = set()   # the runs' queries, those dropped for want of qrels included
             lists = load_runs(run, judged, **options, queries=listed)
-            loaded = [lists]
-            if train_run:
-                train = load_runs(train_run, judged, **options)
-                loaded.append(train)
-            warn_unranked(qrels, judged, loaded, [*run, *train_run])
+            if train_qrels is None:
+                if train_run:
+                    train = load_runs(train_run, judged, **options, unjudged_hint=TRAIN_QRELS_HINT)
+                warn_unranked(qrels, judged, [lists, *([train] if train_run else [])], [*run, *train_run])
+            else:   # each year's qrels for its own runs (TREC DL 2019 to train, 2020 to test)
+                train_judged = read_qrels(train_qrels)
+                note_grades(ctx, train_qrels, train_judged, threshold)
+                train = load_runs(train_run, train_judged, **options)
+                warn_unranked(qrels, judged, [lists], run)
+                warn_unranked(train_qrels, train_judged, [train], train_run)
             lists = attach_feature_tables(lists, features)
             if train_run:
                 train = attach_feature_tables(train, features)
@@ -325,6 +338,7 @@ def evaluate(
             data = result.to_dict()
             data["inputs"] = {
                 "run": [str(p) for p in run], "qrels": None if qrels is None else str(qrels),
+                "train_qrels": None if train_qrels is None else str(train_qrels),
                 "letor": [str(p) for p in letor], "score_feature": score_feature if letor else None,
                 "train_run": [str(p) for p in train_run], "train_letor": [str(p) for p in train_letor],
                 "train_queries": train_queries, "test_queries": test_queries, "missing": missing,
@@ -393,6 +407,6 @@ def _check_models(trained: dict[str, Any], lists: Any, chosen: Any, train: Any) 
                              "tables that hold them")
         seen = seen_queries(method, lists, train=held, test_queries=chosen)
         if seen:
-            shown = ", ".join(map(repr, seen[:MAX_IDS_SHOWN]))
             raise ValueError(f"--model {label} was trained on {count(len(seen), 'query', 'queries')} that "
-                             f"would be evaluated ({shown}): evaluate it on other queries")
+                             f"would be evaluated ({id_list(seen, MAX_IDS_SHOWN)}): evaluate it on other "
+                             "queries")
