@@ -208,7 +208,9 @@ def test_cut_writes_the_kept_prefixes(tiny):
     result = invoke("cut", "--cutter", "greedy-k", "--run", tiny["run"], "--train-run", tiny["train"],
                     "--qrels", tiny["qrels"], "--out", out)
     assert result.exit_code == 0, result.output
-    assert "greedy-k fitted on 3 training queries: k_=2" in result.stdout
+    assert "greedy-k fitted on 3 training queries: k_=2, score_=" in result.stdout
+    score = re.search(r"score_=(\S+) \(score_: the mean f1 on the training queries\)", result.stdout)
+    assert score is not None and len(score.group(1)) <= 6   # 4 digits, not 0.2852532962246189
     cut = read_run(out)
     assert {q: [p.doc_id for p in ps] for q, ps in cut.items()} == {q: ["d0", "d1"] for q in
                                                                      ("q1", "q2", "q3", "q4")}

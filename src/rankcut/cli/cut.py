@@ -184,10 +184,13 @@ def _model_features(model: Any, lists: Any, paths: list[Path], where: Path) -> A
 def _fit(method: Any, spec: str, train: Any) -> None:
     """Fit ``method`` on the training lists and say on what, with what it learned."""
     method.fit(train)
-    learned = ", ".join(f"{k}={v}" for k, v in vars(method).items()
-                        if k.endswith("_") and not k.startswith("_") and isinstance(v, int | float))
+    learned = {k: v for k, v in vars(method).items()
+               if k.endswith("_") and not k.startswith("_") and isinstance(v, int | float)}
+    said = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in learned.items())
+    if "score_" in learned:   # greedy-k's and surprise's: the mean training metric of their choice
+        said += f" (score_: the mean {method.get_params().get('metric', 'metric')} on the training queries)"
     typer.echo(f"{spec} fitted on {count(len(train), 'training query', 'training queries')}"
-               + (f": {learned}" if learned else ""))
+               + (f": {said}" if said else ""))
 
 
 def _fit_and_load_letor(method: Any, spec: str, letor: Path, train_letor: list[Path], **options: Any) -> Any:
