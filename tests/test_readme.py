@@ -27,7 +27,7 @@ def test_the_python_example_runs_as_written(tmp_path: Path, monkeypatch: pytest.
     block = re.search(r"From Python, a cutter.*?```python\n(.*?)```", text, re.S)
     assert block, "README has no Python example of a cutter"
     rng = np.random.default_rng(0)
-    for name in ("train.run", "new.run"):
+    for name in ("train.run", "new.run", "test.run"):
         (tmp_path / name).write_text("".join(f"q{q} Q0 d{d} {d + 1} {30 - d} t\n"
                                              for q in range(6) for d in range(30)))
     (tmp_path / "qrels.txt").write_text("".join(f"q{q} 0 d{d} {rng.integers(0, 4) if d < 10 else 0}\n"
@@ -37,5 +37,7 @@ def test_the_python_example_runs_as_written(tmp_path: Path, monkeypatch: pytest.
     exec(block.group(1), scope)
     depth = scope["depth"]
     assert isinstance(depth, dict) and sorted(depth) == [f"q{q}" for q in range(6)]
+    exec("f1 = " + block.group(1).strip().splitlines()[-1].split("#")[0], scope)   # the last line's value
+    assert 0.0 <= float(scope["f1"]) <= 1.0   # type: ignore[arg-type]
     kept = (tmp_path / "cut.run").read_text().splitlines()
     assert len(kept) == sum(depth.values()) and all(k >= 0 for k in depth.values())
