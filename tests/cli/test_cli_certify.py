@@ -68,6 +68,8 @@ def test_plan_reproduces_the_section_4_6_table() -> None:
     assert exact["value"] == 300 and minimum["theorem"].startswith("Remark 14")
     _, _, err = run("certify", "plan", "--max-missed", "853", "--pool-size", "70000", "--delta", "0.025")
     assert "plan with the first size: with it a zero count certifies the target as certify computes it" in err
+    # 300 against Remark 14's 302: the note said the first size can exceed it (the RAG walk)
+    assert "here no larger than the Remark 14 size" in err and "errs on the safe side" not in err
 
 
 def test_the_plan_at_a_billion_is_the_size_certify_certifies_at_not_called_exact() -> None:
@@ -86,6 +88,8 @@ def test_the_plan_at_a_billion_is_the_size_certify_certifies_at_not_called_exact
     assert certified(planned["value"]) == 5 and certified(planned["value"] - 1) == 6
     assert certified(remark14["value"]) == 6
     assert remark14["statement"].endswith("fewer than 75000000 on average (Theorem 13).")   # not 75000000.0
+    _, _, err = run("certify", "plan", "--max-missed", "5", "--pool-size", "1000000000")
+    assert "it errs on the safe side, so it exceeds the Remark 14 size beside it" in err
 
 
 def _prefix_csv(tmp_path: Path, extra: str = "") -> Path:

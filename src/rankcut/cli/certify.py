@@ -56,6 +56,11 @@ def _emit_all(results: list[Certificate], as_json: bool) -> None:
         typer.echo("\n".join(r.render() for r in results))
 
 
+def _sizes(value: Any) -> list[int]:
+    """A plan's size or sizes (one per target) as a list."""
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
 def _note(text: str) -> None:
     """A remark beside the result, on stderr so that ``--json`` output stays parseable."""
     typer.echo(f"note: {text}", err=True)
@@ -278,7 +283,7 @@ def plan(
                     "bound is shown only for a zero-count plan of one pool")
             _emit(sizes, as_json)
             return
-        # beside the exact size: Remark 14's zero-count size and Theorem 13's lower bound, for
+        # beside the size certify certifies at: Remark 14's zero-count size and Theorem 13's bound, for
         # the targets below N0 (a pool of N0 items cannot hold more than N0 relevant ones)
         reachable = [t for t in max_missed if t < pool_size]
         if len(reachable) < len(max_missed):
@@ -297,10 +302,15 @@ def plan(
             beta=0.5 if beta is None else beta,
         )  # fmt: skip
         _emit_all([sizes, minimum], as_json)
+        planned = dict(zip(max_missed, _sizes(sizes.value), strict=True))
+        closed = dict(zip(reachable, _sizes(minimum.value), strict=True))
+        above = any(planned[t] > closed[t] for t in reachable)
         _note("plan with the first size: with it a zero count certifies the target as certify computes it "
-              "(the hypergeometric inversion; at pools above about 10^6 it errs on the safe side, so it can "
-              "exceed the Remark 14 size beside it, the paper's closed form); Theorem 13's lower bound says "
-              "how close to the minimum the plan is")
+              "(the hypergeometric inversion; "
+              + ("at pools above about 10^6 it errs on the safe side, so it exceeds the Remark 14 size "
+                 "beside it, the paper's closed form, here" if above else
+                 "here no larger than the Remark 14 size beside it, the paper's closed form")
+              + "); Theorem 13's lower bound says how close to the minimum the plan is")
         return
     if not target:
         raise ValueError("give --target (a rate) or --max-missed with --pool-size")
