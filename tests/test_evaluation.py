@@ -306,7 +306,7 @@ def test_legend_counts_in_words_and_says_when_nothing_is_compared():
     one = format_table(evaluate_cutters(["fixed-k:2", "fixed-k:8"], lists, baseline="fixed-k:2"))
     assert "Holm-adjusted over 1 method," in one
     single = evaluate_cutters(["fixed-k:2"], lists, test_queries=["q1"])
-    assert "no training data; 1 query;" in format_table(single)
+    assert "Protocol: no training data; 1 query." in format_table(single)   # no cutter fitted per metric
     assert "mean over 1 test query (" in format_table(single)
     split = evaluate_cutters(["greedy-k"], lists, train=["q0"], test_queries=["q1"])
     assert "fitted on 1 training query of the lists, tested on the 1 other;" in str(split)

@@ -785,8 +785,8 @@ def _describe(p: dict[str, Any]) -> str:
     elif p["mode"] == "split":
         text = (f"fitted on {count(n_train, 'training query', 'training queries')} of the lists, tested "
                 f"on the {count(n, 'other', 'others')}")
-    else:
-        text = f"no training data; {count(n, 'query', 'queries')}"
+    else:   # nothing is fitted (fixed cutters, the oracle, saved models, cut runs)
+        return f"no training data; {count(n, 'query', 'queries')}"
     fit = ("metric-aware cutters fitted separately per metric" if p["fit_metric"] == "each"
            else f"metric-aware cutters fitted on {p['fit_metric']}")
     return f"{text}; {fit}"

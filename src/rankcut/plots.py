@@ -136,7 +136,7 @@ def plot_cutoffs(
     ax.set_ylabel("fraction of test queries")
     ax.set_xlim(0, edges[-1])
     label = {"f1": "F1", "dcg": "±1-DCG"}.get(metric, metric)
-    ax.set_title(title or f"Cut-off positions of {len(ev.qids)} test queries ({label}-optimised)")
+    ax.set_title(title or f"Cut-off positions of {len(ev.qids)} test queries (the cuts behind {label}@k)")
     ax.legend(frameon=False, fontsize="small")
     fig.tight_layout()
     buffer = io.BytesIO()
