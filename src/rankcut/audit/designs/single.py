@@ -53,7 +53,7 @@ def _missed(audit: FrozenAudit, k0: int, n0: int, delta: float) -> Certificate:
 
     p = audit.sizes[0]
     return excluded_pool_bound(k0, n0, delta, method=method(audit), excluded_sizes=p.n0,
-                               corpus_size=audit.n_items, p0=p.n0 / audit.n_items, names=["cut"])
+                               corpus_size=audit.n_items, p0=p.n0 / audit.n_items, names=["the cut"])
 
 
 class Excluded(FixedSampleDesign):
@@ -107,7 +107,7 @@ class Excluded(FixedSampleDesign):
         k0, n0 = int(stats["excluded"]["relevant"]), int(stats["excluded"]["draws"])
         missed = _missed(audit, k0, n0, audit.delta)
         unit = "M0" if audit.finite else "r"
-        report = joint(audit).attach("missed", missed, charge={"cut": "excluded audit"})
+        report = joint(audit).attach("missed", missed, charge={"the cut": "excluded audit"})
         t = audit.target.get("max_missed")
         return report, Findings(verdict_missed(audit, float(missed.value), unit, t),
                                 [member_row(audit, p, missed.value, unit)])
@@ -184,7 +184,7 @@ class TwoPool(Excluded):
                                        p0=p.n0 / big, p1=p.n1 / big, deltas=[d0, d1])
         unit = "M0" if audit.finite else "r"
         report = joint(audit)
-        report = report.attach("missed", missed, charge={"cut": "excluded audit"}).attach("recall", recall)
+        report = report.attach("missed", missed, charge={"the cut": "excluded audit"}).attach("recall", recall)
         verdict = None
         rho = audit.target.get("recall")
         if rho is not None:
