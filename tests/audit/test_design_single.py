@@ -134,8 +134,8 @@ def test_excluded_design_and_reproducible_draws(data: Data, tmp_path: Path) -> N
     kept = {(q, d) for q, docs in data.lists.items() for d in docs[: data.cuts[q]]}
     assert not kept & {(r["query_id"], r["doc_id"]) for r in rows}
     y = _y(data, rows)
-    expected = ex.excluded_pool_finite_certificate(int(y.sum()), 60, a["pools"]["n0"], 0.05, names=["the cut"],
-                                                   corpus_size=a["pools"]["items"])
+    expected = ex.excluded_pool_finite_certificate(int(y.sum()), 60, a["pools"]["n0"], 0.05,
+                                                   names=["the cut"], corpus_size=a["pools"]["items"])
     assert res.report["missed"] == expected
     assert data.truth()[0] <= expected.value
     assert res.verdict is None  # no target frozen

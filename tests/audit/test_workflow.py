@@ -72,7 +72,8 @@ def test_huge_corpus_switches_to_iid_draws(data: Data, tmp_path: Path) -> None:
     res = wf.certify(audit)
     big = m["pools"]["items"]
     y = _y(data, _rows(audit))
-    expected = ex.excluded_pool_certificate(int(y.sum()), 500, 0.05, p0=m["pools"]["n0"] / big, names=["the cut"])
+    expected = ex.excluded_pool_certificate(int(y.sum()), 500, 0.05, p0=m["pools"]["n0"] / big,
+                                            names=["the cut"])
     assert res.report["missed"] == expected
 
 

@@ -479,3 +479,17 @@ def test_answers_kept_are_recorded_with_the_source_they_were_given_by(records: R
         by = {e.doc_id: e.source for e in store.history()}
     file = f"file mine.csv sha256:{sha256_file(mine)[:12]}"
     assert [by[rid] for rid in ahead[:3]] == [file, "serve reviewer Bob", file]
+
+
+def test_a_collection_smaller_than_the_first_batch_says_its_own_size(tmp_path: Path) -> None:
+    """A 12-record review said "2 of the first 100 screening reads done": the first batch holds at
+    most the records there are."""
+    small = load_records(_csv(tmp_path / "small.csv", toy_records(12, 4, seed=5)))
+    folder = tmp_path / "R"
+    session.start(small, folder, target_recall=0.8, seed=1)   # the default policy: batches of 100
+    said = []
+    for _ in range(6):
+        said.append(session.next_record(folder)["why"])
+        session.label(folder, known=labels_of(small), limit=1)
+    first = [w for w in said if w.startswith("screening comes first")]
+    assert first and all("of the first 12 screening reads done" in w for w in first), said

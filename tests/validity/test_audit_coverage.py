@@ -188,8 +188,8 @@ def certify_sample(design: str, key: str, rows: Sequence[dict[str, Any]], y: np.
         is_in = np.array([r["pool"] == "included" for r in rows], dtype=bool)
         k0, n0 = int(y[~is_in].sum()), int((~is_in).sum())
         k1, n1 = int(y[is_in].sum()), int(is_in.sum())
-        return {"missed": _call(excluded.excluded_pool_finite_certificate, k0, n0, p.n0, d0, names=["the cut"],
-                                corpus_size=big),
+        return {"missed": _call(excluded.excluded_pool_finite_certificate, k0, n0, p.n0, d0,
+                                names=["the cut"], corpus_size=big),
                 "recall": _call(recall.two_pool_recall_finite_certificate, k0, n0, k1, n1, DELTA, pool0=p.n0,
                                 pool1=p.n1, deltas=[d0, d1])}
     if design in ("prefixes", "fixed-sequence"):

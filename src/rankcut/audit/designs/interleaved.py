@@ -377,9 +377,9 @@ class Review:
             return f"every ranked {doc} is read: only the audit order is left"
         if move == SCREEN and rev.found == 0:
             return f"no relevant {doc} found yet: screening goes on"
-        if move == SCREEN and st.screened < batch:
-            return (f"screening comes first: {st.screened} of the first {batch} screening reads done, the "
-                    f"screener choosing each {doc} as it goes")
+        if move == SCREEN and st.screened < batch:   # the first batch: at most the ranked documents
+            return (f"screening comes first: {st.screened} of the first {min(batch, st.rank_labels.size)} "
+                    f"screening reads done, the screener choosing each {doc} as it goes")
         if name == "MarginalCostPolicy" and p.probe_read(st):  # type: ignore[attr-defined]
             above, then = (("above", "the batch goes on") if move == SCREEN else
                            ("not above", "back to the audit"))

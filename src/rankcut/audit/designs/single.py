@@ -184,7 +184,8 @@ class TwoPool(Excluded):
                                        p0=p.n0 / big, p1=p.n1 / big, deltas=[d0, d1])
         unit = "M0" if audit.finite else "r"
         report = joint(audit)
-        report = report.attach("missed", missed, charge={"the cut": "excluded audit"}).attach("recall", recall)
+        report = report.attach("missed", missed, charge={"the cut": "excluded audit"})
+        report = report.attach("recall", recall)
         verdict = None
         rho = audit.target.get("recall")
         if rho is not None:
