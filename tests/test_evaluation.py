@@ -305,6 +305,9 @@ def test_legend_counts_in_words_and_says_when_nothing_is_compared():
     assert "Holm" not in only_baseline and "Not tested: oracle" in only_baseline
     one = format_table(evaluate_cutters(["fixed-k:2", "fixed-k:8"], lists, baseline="fixed-k:2"))
     assert "Holm-adjusted over 1 method," in one
+    with pytest.raises(ValueError, match=r"must be fitted: .* test query ids alone train on nothing .* "
+                                         r"give the training query ids too"):
+        evaluate_cutters(["greedy-k"], lists, test_queries=["q1"])
     single = evaluate_cutters(["fixed-k:2"], lists, test_queries=["q1"])
     assert "Protocol: no training data; 1 query." in format_table(single)   # no cutter fitted per metric
     assert "mean over 1 test query (" in format_table(single)

@@ -433,8 +433,10 @@ def evaluate_cutters(
     if mode == "none":
         need = [s for s, v in variants.items() if any(c.requires_fit() for c in v.values())]
         if need:
+            alone = ("; test query ids alone train on nothing (the other queries are trained on only "
+                     "when named): give the training query ids too" if test_queries is not None else "")
             raise ValueError(f"cutters {need} must be fitted: give training data (a training run, "
-                             "training query ids, or cross-validation folds)")
+                             f"training query ids, or cross-validation folds){alone}")
 
     cuts = {s: {key: np.zeros(len(evaluated), dtype=np.int64) for key in v} for s, v in variants.items()}
     fitted: dict[str, dict[str, list[dict[str, Any]]]] = {
