@@ -63,7 +63,7 @@ from rankcut.certify.interleaved import InterleavedRule
 from rankcut.certify.policies import MarginalCostPolicy, Policy, ProjectedCostPolicy
 from rankcut.certify.screening import ReviewRule, cost_floor, plan_review
 from rankcut.certify.sequential import allowed_misses, operating_characteristics
-from rankcut.certify.simulate import simulate_interleaved, simulate_review
+from rankcut.certify.simulate import simulate_interleaved, simulate_screen_then_audit
 
 DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
 #: approach name → policy of the interleaved review (their defaults)
@@ -200,7 +200,7 @@ def evaluate(topics: Mapping[str, NDArray[np.int64]], rule: ReviewRule, seeds: i
     rows = []
     for q, y in topics.items():
         row: dict = {"topic": q, "N": y.size, "R": int(y.sum())}
-        runs = simulate_review(y, rule, seeds_list)
+        runs = simulate_screen_then_audit(y, rule, seeds_list)
         row.update(depth=runs.depth, found=runs.found, ours=float(runs.cost.mean()),
                    ours_cert=float(runs.certified.mean()), ours_false=float(runs.false_claims.mean()))
         cost["ours"] += runs.cost.mean()

@@ -19,7 +19,7 @@ Bannach-Brown 2019; the labels play the reviewer), in one run on the same record
 * **one-shot** (``--one-shot``) — today's default: a TF-IDF classifier trained on a random seed set
   of 200 records (not counted, as in ``bench_label_efficient.py``; SkeletalMuscleRelaxants drops
   out, its seed set holds no included record), then screen-then-audit with the sequential audit
-  (:func:`rankcut.certify.simulate.simulate_review`); its share is of the records outside the
+  (:func:`rankcut.certify.simulate.simulate_screen_then_audit`); its share is of the records outside the
   seed sets;
 * **floor** — :func:`rankcut.certify.screening.cost_floor`, a lower bound for any valid review.
 
@@ -52,7 +52,7 @@ from numpy.typing import NDArray
 from rankcut.certify.interleaved import SCREEN, InterleavedRule
 from rankcut.certify.policies import ReviewState
 from rankcut.certify.screening import ReviewRule, cost_floor
-from rankcut.certify.simulate import simulate_review as simulate_one_shot
+from rankcut.certify.simulate import simulate_screen_then_audit as simulate_one_shot
 from rankcut.review.cal import CALScreener
 from rankcut.review.records import Records, load_records
 from rankcut.review.simulate import simulate_review

@@ -22,7 +22,7 @@ from rankcut.certify.screening import (
     tail_estimate,
 )
 from rankcut.certify.sequential import operating_characteristics
-from rankcut.certify.simulate import simulate_review
+from rankcut.certify.simulate import simulate_screen_then_audit
 
 CLEF = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "clef-tar-2017"
 
@@ -78,7 +78,7 @@ def test_real_topics_false_claims_at_most_delta_exact_and_simulated(topic: str) 
     plan = plan_review(y, rule)
     oc = operating_characteristics(plan.audit, int(y[plan.depth:].sum()), rule.check_every)
     assert oc.p_false_claim <= rule.delta
-    runs = simulate_review(y, rule, range(200))
+    runs = simulate_screen_then_audit(y, rule, range(200))
     assert runs.depth == plan.depth and runs.found == plan.found
     assert runs.false_claims.mean() <= rule.delta + 3 * np.sqrt(rule.delta * (1 - rule.delta) / 200)
     assert abs(runs.audit_labels.mean() - oc.expected_labels) < 0.1 * oc.expected_labels + 20

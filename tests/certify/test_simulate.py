@@ -10,7 +10,7 @@ from rankcut.certify.policies import ScreenThenAudit
 
 
 def test_the_rule_module_ships_no_simulator() -> None:
-    sims = {"ReviewRuns", "simulate_review", "InterleavedRun", "InterleavedRuns", "play",
+    sims = {"ReviewRuns", "simulate_screen_then_audit", "InterleavedRun", "InterleavedRuns", "play",
             "simulate_interleaved"}
     assert sims <= set(simulate.__all__)
     assert not sims & (set(vars(screening)) | set(vars(policies)))

@@ -22,7 +22,7 @@ Validity: conditional on the cut (a function of the screened labels only), the a
 uniform on the excluded pool, so the confidence sequence's guarantee holds given the cut, hence
 overall: ``P(certified and recall < ρ) ≤ δ`` for every ranking and labelling. The cost (documents
 a person reads: ``k`` + audit labels) depends on the ranking; it is measured by
-``benchmarks/bench_label_efficient.py`` (with :func:`~rankcut.certify.simulate.simulate_review`),
+``benchmarks/bench_label_efficient.py`` (with :func:`~rankcut.certify.simulate.simulate_screen_then_audit`),
 never assumed.
 """
 

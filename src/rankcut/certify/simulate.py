@@ -1,9 +1,10 @@
 """Simulators: a review played against known labels, for the benchmarks and the tests.
 
 The labels play the reviewer; each seed draws the audit order with
-``numpy.random.default_rng(seed)``. :func:`simulate_review` runs the screen-then-audit rule of
-:mod:`rankcut.certify.screening`; :func:`play` and :func:`simulate_interleaved` run a policy and a
-screener of :mod:`rankcut.certify.policies` on the interleaved review of
+``numpy.random.default_rng(seed)``. :func:`simulate_screen_then_audit` runs the screen-then-audit
+rule of :mod:`rankcut.certify.screening` (the CAL review of :mod:`rankcut.review` has its own,
+:func:`rankcut.review.simulate.simulate_review`); :func:`play` and :func:`simulate_interleaved`
+run a policy and a screener of :mod:`rankcut.certify.policies` on the interleaved review of
 :mod:`rankcut.certify.interleaved`.
 Measurement only: no certificate depends on them.
 """
@@ -22,7 +23,7 @@ from rankcut.certify.screening import ReviewRule, _labels, plan_review
 from rankcut.certify.sequential import allowed_misses
 
 __all__ = ["InterleavedRun", "InterleavedRuns", "ReviewRuns", "play", "simulate_interleaved",
-           "simulate_review"]
+           "simulate_screen_then_audit"]
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,8 @@ class ReviewRuns:
         return self.certified & (self.missed > allowed_misses(self.found, self.hits, self.target))
 
 
-def simulate_review(labels: ArrayLike, rule: ReviewRule | None = None, seeds: ArrayLike = range(200)
-                    ) -> ReviewRuns:
+def simulate_screen_then_audit(labels: ArrayLike, rule: ReviewRule | None = None,
+                               seeds: ArrayLike = range(200)) -> ReviewRuns:
     """Run the review on a labelled ranking once per seed (the labels play the reviewer).
 
     The screening part is deterministic; each seed draws the audit order with
