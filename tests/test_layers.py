@@ -16,7 +16,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "rankcut"
 #: lowest first: a unit imports only units of lower layers (certify: none at all)
 LAYERS: list[set[str]] = [
     {"rankcut", "errors"},
-    {"_util", "_progress"},
+    {"_util", "_words", "_progress"},
     {"data"},
     {"metrics", "significance"},
     {"nn"},
@@ -103,9 +103,9 @@ def test_the_scan_sees_lazy_imports() -> None:
 #: what the stateful side builds on (docs/architecture.md, "Layers"): the linear order above
 #: would also let audit import the cutters or the networks
 BUILDS_ON = {
-    "audit": {"certify", "data", "_util", "_progress", "errors", "rankcut"},
-    "review": {"audit", "certify", "data", "_util", "_progress", "errors", "rankcut"},
-    "serve": {"audit", "review", "certify", "data", "_util", "_progress", "errors", "rankcut"},
+    "audit": {"certify", "data", "_util", "_words", "_progress", "errors", "rankcut"},
+    "review": {"audit", "certify", "data", "_util", "_words", "_progress", "errors", "rankcut"},
+    "serve": {"audit", "review", "certify", "data", "_util", "_words", "_progress", "errors", "rankcut"},
 }
 
 
