@@ -111,6 +111,17 @@ def test_prefixes_section8_table_and_pick(tmp_path: Path) -> None:
     assert json.loads(out)["value"] == "g1"  # Remark 21: no δ/M split, the cheaper prefix passes
 
 
+def test_prefixes_fixed_sequence_in_counts(tmp_path: Path) -> None:
+    """--finite --fixed-sequence --target 3: the count reached the certificate as 3.0, refused once
+    the certificate stopped truncating it (the diff review)."""
+    p = tmp_path / "p.csv"
+    p.write_text("name,k,n,excluded_size\nk10,0,100,1000\nk20,0,80,800\nk30,0,60,600\n")
+    code, out, err = run("certify", "prefixes", str(p), "--finite", "--fixed-sequence", "--target", "100",
+                         "--json")
+    assert code == 0, err
+    assert json.loads(out)["inputs"]["max_missed"] == 100
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

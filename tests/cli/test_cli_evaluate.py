@@ -270,7 +270,7 @@ def test_cut_oracle_reads_qrels_and_learned_cutters_need_training(tiny):
     assert {q: len(ps) for q, ps in read_run(out).items()} == {"q1": 8, "q2": 2, "q3": 8, "q4": 1}
     one_line_error(invoke("cut", "--cutter", "oracle", "--run", tiny["run"], "--out", out), "give --qrels")
     one_line_error(invoke("cut", "--cutter", "greedy-k", "--run", tiny["run"], "--out", out),
-                   "give --train-run and --qrels")
+                   "give --train-run and its qrels")
     one_line_error(invoke("cut", "--cutter", "greedy-k", "--run", tiny["run"], "--train-run", tiny["train"],
                           "--out", out), "--train-run needs --qrels")
     one_line_error(invoke("cut", "--cutter", "fixed-k:0", "--run", tiny["run"], "--out", out), "fixed-k:0")
@@ -752,17 +752,18 @@ def test_train_runs_judged_in_qrels_of_their_own(tiny):
     apart = invoke("evaluate", *lists, "--qrels", test_qrels, "--train-qrels", train_qrels, *cutters)
     together = invoke("evaluate", *lists, "--qrels", tiny["qrels"], *cutters)
     assert apart.exit_code == 0 and together.exit_code == 0, apart.output + together.output
-    assert apart.stdout == together.stdout and "greedy-k" in apart.stdout
+    assert apart.stdout == together.stdout and "greedy-k" in apart.stdout and "in no run" not in apart.stderr
+    same = invoke("evaluate", *lists, "--qrels", tiny["qrels"], "--train-qrels", tiny["qrels"], *cutters)
+    assert same.stdout == together.stdout and "in no run" not in same.stderr   # each file against every run
     out = {name: tiny["dir"] / f"{name}.run" for name in ("apart", "together")}
-    for name, qrels in (("apart", ("--qrels", test_qrels, "--train-qrels", train_qrels)),
+    for name, qrels in (("apart", ("--train-qrels", train_qrels)),   # greedy-k reads no test labels
                         ("together", ("--qrels", tiny["qrels"]))):
         result = invoke("cut", "--cutter", "greedy-k", *lists, *qrels, "--out", out[name])
         assert result.exit_code == 0 and "k_=2" in result.stdout, result.output
     assert out["apart"].read_text() == out["together"].read_text()
-    cut_only = invoke("cut", "--cutter", "greedy-k", *lists, "--train-qrels", train_qrels,
-                      "--out", out["apart"])
-    assert cut_only.exit_code == 0, cut_only.output   # greedy-k reads no labels of the run it cuts
+    one_line_error(invoke("cut", "--cutter", "greedy-k", *lists, "--qrels", test_qrels, "--train-qrels",
+                          train_qrels, "--out", out["apart"]), "--qrels is not read")
     one_line_error(invoke("evaluate", "--run", tiny["run"], "--qrels", test_qrels, "--train-qrels",
-                          train_qrels, "--folds", 2), "--train-qrels are the qrels of --train-run")
+                          train_qrels, "--folds", 2), "--train-qrels goes with --train-run")
     one_line_error(invoke("cut", "--cutter", "oracle", "--run", tiny["run"], "--train-qrels", train_qrels,
-                          "--out", out["apart"]), "--train-qrels are the qrels of --train-run")
+                          "--out", out["apart"]), "--train-qrels goes with --train-run")

@@ -89,6 +89,10 @@ def test_qrels_frame_errors():
         lists_from_frame(run, half)
     with pytest.raises(ValueError, match=r"qrels frame: no relevance column \('label' or 'relevance'\)"):
         lists_from_frame(run, half.drop(columns="relevance"))
+    empty = pd.DataFrame({"query_id": pd.Series([], dtype=int), "doc_id": pd.Series([], dtype=int),
+                          "relevance": pd.Series([], dtype=int)})   # the id check crashed on it (the review)
+    with pytest.warns(MissingQueriesWarning), pytest.raises(ValueError, match="the qrels hold no judgement"):
+        lists_from_frame(run, empty)
     spaced = pd.DataFrame({"qid": ["q1"], "docno": ["d2\u00a0"], "label": [1]}, index=[4])
     with pytest.raises(ValueError, match=r"qrels frame, row 4: docno 'd2\\xa0' is empty or holds whitespace"):
         lists_from_frame(run, spaced)

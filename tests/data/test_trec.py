@@ -72,16 +72,22 @@ def test_read_run_any_whitespace_and_any_second_column():
         ("q1 Q0 d1 1 \u0663 sys", "score must be a number, got '\u0663'"),
         ("q1 Q0 d1 1_0 2.0 sys", "rank must be an integer, got '1_0'"),
         ("q1 Q0 d\x001 1 2.0 sys", "the line holds a NUL byte"),
-        # a header line and a JSON line were told only what column was wrong (the RAG walk)
-        ("qid Q0 docno rank score tag", r"score must be a number, got 'score' — a header line\? A TREC run "
-                                        r"has none: drop it \(tail -n \+2\)"),
-        ('{"qid": "q1", "docno": "d1", "score": 3.0, "rank": 1}',
-         r"expected 6 columns .*, got 8: .* — it reads like JSON"),
+        # a JSON line was told only its count of columns (the RAG walk); a header is one only first
+        ('{"qid": "q1", "docno": "d1", "score": 3.0, "rank": 1}', r"'\{\"qid\": .*' reads like JSON"),
+        ('{"qid": "q1", "docid": "d1", "score": 1}', r"'\{.*' reads like JSON"),   # six words
+        ("qid Q0 docno rank score tag", r"score must be a number, got 'score'$"),
     ],
 )
 def test_read_run_bad_line_names_file_and_line(line, message):
     with pytest.raises(ValueError, match=rf"myrun, line 2: {message}"):
         read_run(text(f"q0 Q0 d0 1 1.0 sys\n{line}\n"), name="myrun")
+
+
+def test_a_header_line_is_named_as_one() -> None:
+    """Told only that its score was not a number (the RAG walk)."""
+    with pytest.raises(ValueError, match=r"myrun, line 1: score must be a number, got 'score' — a header "
+                                         r"line\? A TREC run has none: drop it \(tail -n \+2\)"):
+        read_run(text("qid Q0 docno rank score tag\nq0 Q0 d0 1 1.0 sys\n"), name="myrun")
 
 
 def test_a_run_file_with_a_nul_in_an_id_is_refused_by_either_reader(tmp_path):

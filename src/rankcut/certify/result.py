@@ -279,7 +279,8 @@ def recompute(cert: Certificate | Mapping[str, Any]) -> Certificate:
         return fn(**cert.inputs)
     except TypeError as err:   # inputs renamed, added or dropped: not the function's arguments
         raise ValueError(f"certificate inputs {sorted(cert.inputs)} are not the arguments of "
-                         f"{cert.function} ({err})") from None
+                         f"{cert.function} ({err}): an edited certificate, or one another version of rankcut "
+                         "wrote with other argument names; compute it again from its data") from None
 
 
 def verify(cert: Certificate | Mapping[str, Any]) -> Certificate:

@@ -604,7 +604,8 @@ def prefixes(
 
     method = "finite" if finite else "binomial"
     if fixed_sequence:  # n holds n_m or the effective sizes n_eff_m: Thm 19 needs only each test's level
-        _emit(pf.fixed_sequence_bound(k, n, at_most=target, delta=delta, method=method, excluded_sizes=big,
+        bound = int(target) if finite else target   # --target is a float; a count, checked whole above
+        _emit(pf.fixed_sequence_bound(k, n, at_most=bound, delta=delta, method=method, excluded_sizes=big,
                                       p0=p0, names=names), as_json)
         return
     deltas = None

@@ -71,8 +71,8 @@ def cut(
         "--features", help="TSV table(s) of per-document features keyed by query_id and doc_id, for "
         "models that read them; repeat for several tables.", exists=True, dir_okay=False)] = None,
     train_run: Annotated[list[Path] | None, typer.Option(
-        "--train-run", help="Training run(s) for cutters that learn (needs --qrels); repeat for "
-        "several files.", exists=True, dir_okay=False)] = None,
+        "--train-run", help="Training run(s) for cutters that learn (needs --qrels or --train-qrels); "
+        "repeat for several files.", exists=True, dir_okay=False)] = None,
     qrels: Annotated[Path | None, typer.Option(
         "--qrels", help="Qrels: for fitting on --train-run (unless --train-qrels), and for the oracle, "
         "which reads the labels of the run it cuts.", exists=True, dir_okay=False)] = None,
@@ -107,7 +107,7 @@ def cut(
             raise ValueError("--train-run, --qrels, --train-qrels and --features go with --run; LETOR files "
                              "carry their labels and features (train on --train-letor)")
         if train_qrels is not None and not train_run:
-            raise ValueError("--train-qrels are the qrels of --train-run: give --train-run")
+            raise ValueError("--train-qrels goes with --train-run: it holds the training run's qrels")
         if train_letor and letor is None:
             raise ValueError("--train-letor goes with --letor")
         choice(ordering, "ordering")
@@ -229,10 +229,13 @@ def _fit_and_load(ctx: typer.Context, method: Any, spec: str, run: Path, train_r
     if train_run and qrels is None and train_qrels is None:
         raise ValueError("--train-run needs --qrels (or --train-qrels): fitting reads the training labels")
     if not train_run and method.requires_fit():
-        raise ValueError(f"cutter {spec!r} learns from training lists: give --train-run and --qrels")
+        raise ValueError(f"cutter {spec!r} learns from training lists: give --train-run and its qrels")
     reads_labels = method.name in READS_TEST_LABELS
     if reads_labels and qrels is None:
         raise ValueError(f"cutter {spec!r} reads the labels of the run it cuts: give --qrels")
+    if qrels is not None and train_qrels is not None and not reads_labels:
+        raise ValueError(f"--qrels is not read: {spec!r} is fitted on --train-qrels and reads no labels of "
+                         "the run it cuts (only the oracle does)")
 
     train_source = train_qrels if train_qrels is not None else qrels
     wanted = [*([train_source] if train_run else []), *([qrels] if reads_labels else [])]

@@ -209,7 +209,7 @@ def evaluate(
         if (train_run and not run) or (train_letor and not letor):
             raise ValueError("--train-run goes with --run, --train-letor with --letor")
         if train_qrels is not None and not train_run:
-            raise ValueError("--train-qrels are the qrels of --train-run: give --train-run")
+            raise ValueError("--train-qrels goes with --train-run: it holds the training run's qrels")
         modes = [name for name, given in [("--train-run/--train-letor", bool(train_run or train_letor)),
                                           ("--train-queries", train_queries is not None),
                                           ("--folds", folds is not None)] if given]
@@ -282,16 +282,15 @@ def evaluate(
             options = {"threshold": threshold, "ordering": ordering, "missing": missing}
             listed: set[str] = set()   # the runs' queries, those dropped for want of qrels included
             lists = load_runs(run, judged, **options, queries=listed)
-            if train_qrels is None:
-                if train_run:
-                    train = load_runs(train_run, judged, **options, unjudged_hint=TRAIN_QRELS_HINT)
-                warn_unranked(qrels, judged, [lists, *([train] if train_run else [])], [*run, *train_run])
-            else:   # each year's qrels for its own runs (TREC DL 2019 to train, 2020 to test)
-                train_judged = read_qrels(train_qrels)
-                note_grades(ctx, train_qrels, train_judged, threshold)
-                train = load_runs(train_run, train_judged, **options)
-                warn_unranked(qrels, judged, [lists], run)
-                warn_unranked(train_qrels, train_judged, [train], train_run)
+            sources = {qrels: judged}
+            if train_qrels is not None and train_qrels.resolve() != qrels.resolve():
+                sources[train_qrels] = read_qrels(train_qrels)   # TREC DL 2019's, to test on 2020
+                note_grades(ctx, train_qrels, sources[train_qrels], threshold)
+            if train_run:
+                train = load_runs(train_run, sources[train_qrels] if train_qrels in sources else judged,
+                                  **options, unjudged_hint="" if train_qrels else TRAIN_QRELS_HINT)
+            for path, held in sources.items():   # a qrels query in no run is ignored: said once a file
+                warn_unranked(path, held, [lists, *([train] if train_run else [])], [*run, *train_run])
             lists = attach_feature_tables(lists, features)
             if train_run:
                 train = attach_feature_tables(train, features)

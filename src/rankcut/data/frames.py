@@ -46,7 +46,7 @@ def _require(df: pd.DataFrame, names: tuple[str, ...], what: str, frame: str) ->
 def _ids(values: pd.Series, column: str, frame: str, index: list[Any]) -> pd.Series:
     """``values`` as ``str``, refused where one is empty or holds whitespace: ``' d2 '`` would not
     match the qrels' ``d2`` and be scored not relevant (as :mod:`rankcut.data.parquet` refuses)."""
-    ids = values.map(str)
+    ids = values.map(str).astype(object)   # an empty numeric column stays numeric under map alone
     bad = (ids.str.len() == 0) | ids.str.contains(r"\s", regex=True)
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])

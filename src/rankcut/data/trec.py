@@ -72,19 +72,17 @@ class MissingQueriesWarning(UserWarning):
     """A run and its qrels do not cover the same queries (see :func:`align`)."""
 
 
-def _bad_run_line(parts: list[str], line: str, where: str) -> NoReturn:
-    """Raise the ValueError that says what is wrong with a run line that failed to parse."""
+def _bad_run_line(parts: list[str], line: str, where: str, *, first: bool) -> NoReturn:
+    """Raise the ValueError that says what is wrong with a run line that failed to parse (``first``:
+    the file's first line, where a header would be)."""
+    shown = line.rstrip()
+    shown = shown if len(shown) <= 120 else shown[:117] + "..."
+    if line.lstrip().startswith(("{", "[")):   # whatever its count of words
+        raise ValueError(f"{where}: {shown!r} reads like JSON; rankcut reads runs as TREC text (six "
+                         "columns 'query_id Q0 doc_id rank score tag' a line) or as Parquet (*.parquet)")
     if len(parts) != 6:
-        shown = line.rstrip()
-        shown = shown if len(shown) <= 120 else shown[:117] + "..."
-        if len(parts) > 2 and parts[1].startswith("qid:"):
-            hint = (" — it reads like a LETOR feature file ('label qid:… 1:…'), which rankcut evaluate "
-                    "reads with --letor")
-        elif line.lstrip().startswith(("{", "[")):
-            hint = (" — it reads like JSON; rankcut reads runs as TREC text (six columns a line) or as "
-                    "Parquet (*.parquet)")
-        else:
-            hint = ""
+        hint = (" — it reads like a LETOR feature file ('label qid:… 1:…'), which rankcut evaluate "
+                "reads with --letor" if len(parts) > 2 and parts[1].startswith("qid:") else "")
         raise ValueError(f"{where}: expected 6 columns 'query_id Q0 doc_id rank score tag', "
                          f"got {len(parts)}: {shown!r}{hint}")
     try:
@@ -93,7 +91,7 @@ def _bad_run_line(parts: list[str], line: str, where: str) -> NoReturn:
         float(parts[4])
     except ValueError:
         header = (" — a header line? A TREC run has none: drop it (tail -n +2)"
-                  if parts[4].isalpha() and not parts[3].isdigit() else "")
+                  if first and parts[4].isalpha() and not parts[3].isdigit() else "")
         raise ValueError(f"{where}: score must be a number, got {parts[4]!r}{header}") from None
     plain_int(parts[3], "rank", where)
     if "\0" in line:   # an id that matches no qrels entry, without a word
@@ -289,7 +287,7 @@ def _read_run_lines(source: Source, name: str | None) -> RunColumns:
                     raise ValueError
             except ValueError:
                 try:
-                    _bad_run_line(parts, line, where)
+                    _bad_run_line(parts, line, where, first=lineno == 1)
                 except ValueError as exc:
                     refuse(str(exc))
             if not math.isfinite(score):
