@@ -111,6 +111,15 @@ def test_prefixes_section8_table_and_pick(tmp_path: Path) -> None:
     assert json.loads(out)["value"] == "g1"  # Remark 21: no δ/M split, the cheaper prefix passes
 
 
+def test_a_plan_target_that_reads_like_a_recall_is_said_to_be_a_rate() -> None:
+    """--target 0.8 answered "2 draws certify a relevance rate ≤ 0.8" without a word to a user who
+    meant recall ≥ 0.8 (the e-discovery walk)."""
+    _, _, err = run("certify", "plan", "--target", "0.8")
+    assert "--target 0.8 is a relevance rate of the excluded pool" in err and "--target-recall" in err
+    _, _, err = run("certify", "plan", "--target", "0.01")
+    assert "relevance rate of the excluded pool" not in err
+
+
 def test_prefixes_fixed_sequence_in_counts(tmp_path: Path) -> None:
     """--finite --fixed-sequence --target 3: the count reached the certificate as 3.0, refused once
     the certificate stopped truncating it (the diff review)."""
