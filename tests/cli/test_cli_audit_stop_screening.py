@@ -47,3 +47,20 @@ def test_stop_out_to_stdout_writes_the_run_alone_there(tmp_path: Path) -> None:
     assert done.stdout and all(len(line.split()) == 6 for line in done.stdout.splitlines()), done.stdout
     assert "2 of 2 queries stopped" in done.stderr and "--cut CUT.run (the run written, saved" in done.stderr
     assert out.is_symlink()
+
+
+def test_stop_warns_that_the_lookahead_is_slow_on_long_lists(tmp_path: Path) -> None:
+    """At 200,000 documents the default lookahead ran for over 10 minutes without a word (the
+    e-discovery walk): a list longer than LOOKAHEAD_SLOW is warned of, with --no-lookahead named."""
+    from rankcut.cli.audit import LOOKAHEAD_SLOW
+
+    run = tmp_path / "big.run"
+    run.write_text("".join(f"t0 Q0 d{r} {r + 1} {-r} sys\n" for r in range(LOOKAHEAD_SLOW + 1)))
+    labels = tmp_path / "screened.csv"   # ten read: no batch boundary, so no check is run
+    labels.write_text("query_id,doc_id,label\n" + "".join(f"t0,d{r},{int(r < 3)}\n" for r in range(10)))
+    res = runner.invoke(app, ["stop", "--run", str(run), "--labels", str(labels)])
+    assert res.exit_code == 0, res.stderr
+    assert f"lists up to {LOOKAHEAD_SLOW + 1:,} documents a query: the lookahead" in res.stderr
+    assert "--no-lookahead skips it" in res.stderr
+    quiet = runner.invoke(app, ["stop", "--run", str(run), "--labels", str(labels), "--no-lookahead"])
+    assert quiet.exit_code == 0 and "lookahead" not in quiet.stderr

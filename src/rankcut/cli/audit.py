@@ -157,6 +157,10 @@ def _allocation(text: str | None) -> dict[str, float] | None:
     return out
 
 
+#: the list length above which ``audit stop`` warns that the lookahead is slow
+LOOKAHEAD_SLOW = 20_000
+
+
 def _echo_json(obj: Any) -> None:
     typer.echo(json.dumps(obj, indent=2, ensure_ascii=False))
 
@@ -321,6 +325,12 @@ def stop(
         flag = {"target": "--target-recall", "delta": "--delta", "margin": "--margin",
                 "window": "--window", "prior_scale": "--prior-scale"}.get(field)
         raise ValueError(f"{flag} {rest}" if flag else str(err)) from None
+    longest = int(lists.lengths.max())
+    if lookahead and longest > LOOKAHEAD_SLOW:   # it ran for over 10 minutes at 200,000 (the scale walk)
+        warnings.warn(f"{run} lists up to {longest:,} documents a query: the lookahead projects the audit of "
+                      "the unread rest exactly, which takes a minute or more a check at tens of thousands "
+                      "of unread documents (90 s at 16,000, measured) and longer above; --no-lookahead skips "
+                      "it (the stop then rests on the margin test alone)", UserWarning, stacklevel=2)
     try:
         stops = screening_stops(lists, given, rule, progress=progress)
     except ValueError as err:
