@@ -127,6 +127,23 @@ def test_certify_at_every_prefix_is_the_engine_on_the_qrels_counts(data: Data, t
     assert not sequential_recall_certificate(found=found, pool=len(order), labelled=more - 1, hits=0,
                                              target=0.8, delta=0.05,
                                              prior_mean=default_prior_mean(found, 0.8)).details["certified"]
+    # once the audit has met relevant items, the hint says what its rate makes of those positions: a
+    # lawyer read "if they hold none, the target is certified" as an estimate (the e-discovery walk)
+    rated = 0
+    for res in results:
+        t, x = (res.content["counts"]["excluded"][k] for k in ("labelled", "relevant"))
+        hint = next((n for n in res.content["notes"] if n.startswith("next:") and "if positions" in n), None)
+        if hint is not None and x:
+            span = hint.split("if positions ")[1].split()[0]
+            more_t = int(span.split("–")[1]) - t
+            assert f"at the audit's rate so far ({x} relevant in {t}) those positions would hold about " \
+                   f"{round(x / t * more_t)}" in hint
+            rated += 1
+        elif hint is not None:
+            assert "rate so far" not in hint
+    assert rated, "no certify of the synthetic review had relevant audit labels before it was met"
+    plain = next(n for n in results[0].content["notes"] if n.startswith("In plain words"))
+    assert "no corpus was given: documents the run does not list are not covered" in plain
     # the curve: every point is the certificate at that prefix (anytime-valid, so each one holds)
     last = results[-1].content
     t_end = last["counts"]["excluded"]["labelled"]

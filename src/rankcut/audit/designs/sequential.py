@@ -354,7 +354,9 @@ class Sequential(FixedSampleDesign):
                  f"most {d:g} — however often certify is run and wherever the audit stops (anytime-valid; "
                  "the bound is the tightest of the audit so far, so a 'met' stays met). The review's recall "
                  "counts the relevant items of the cut and those the audit found, out of all relevant items "
-                 "of the run's lists (and the corpus, when one was given)"
+                 + ("of the run's lists and of the corpus" if audit.manifest.get("corpus") else
+                    "of the run's lists (no corpus was given: documents the run does not list are not "
+                    "covered)")
                  + (f", over all {audit.queries} queries together, not per query"
                     if audit.queries > 1 else "")
                  + ". It assumes the labels are right and are taken in the listed audit order."]
@@ -366,8 +368,10 @@ class Sequential(FixedSampleDesign):
                          "are counted in the bound, and a review could have stopped there")
         if not met:
             more = engine(audit, found).zero_find_stop(t, x) - t
+            rate = (f" — the fewest labels that can certify it: at the audit's rate so far ({x} relevant in "
+                    f"{t}) those positions would hold about {round(x / t * more)}" if x else "")
             notes.append(f"next: label on from position {t + 1} of the audit order; if positions "
-                         f"{t + 1}–{t + more} hold no relevant item, the target is certified"
+                         f"{t + 1}–{t + more} hold no relevant item, the target is certified{rate}"
                          if t + more < p.n0 else
                          f"next: label on from position {t + 1}; only the whole pool ({p.n0}) can certify it "
                          "now")
