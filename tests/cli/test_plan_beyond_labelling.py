@@ -83,3 +83,15 @@ def test_a_plan_people_can_label_says_nothing_of_it(tmp_path: Path) -> None:
     assert json.loads((audit / "plan.json").read_text())["beyond_labelling"] is None
     code, out, _ = run("status", "--audit", audit)
     assert "more than people can label" not in out
+
+
+def test_an_anytime_design_counts_only_its_cut_not_its_audit_order(tmp_path: Path) -> None:
+    """The sequential design's sample lists the whole excluded pool in the audit order, labelled only
+    until the target is met: a pool of 2,000,000 was told "this plan asks for 2,000,000 labels, more
+    than people can label" beside its own table of 31,936 labels at F = 1000 (the e-discovery walk)."""
+    audit = freeze(tmp_path, "--design", "sequential", "--target-recall", "0.8", "--corpus-size",
+                   str(MAX_LABELS + 500))
+    code, out, err = run("plan", "--audit", audit)
+    assert code == 0, err
+    assert json.loads((audit / "plan.json").read_text())["sizes"]["excluded"] > MAX_LABELS
+    assert "more than people can label" not in out and "audit labels to certify" in out

@@ -572,7 +572,7 @@ def plan(audit_dir: str | Path, *, expected_precision: float | None = None, tole
         sizes, plans = planned.sizes, planned.certificates
         assumptions.update(planned.assumptions)
         lines.extend(planned.lines)
-    too_many = beyond_labelling(audit, sizes)
+    too_many = beyond_labelling(audit, sizes, anytime=spec.anytime)
     lines += [too_many] if too_many else []
     content = {"schema": "rankcut.audit_plan", "schema_version": 1, "audit_id": audit.manifest.audit_id,
                "planned_at": now(), "sizes": sizes, "assumptions": assumptions, "lines": lines,
