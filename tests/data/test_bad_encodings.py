@@ -79,9 +79,15 @@ def test_a_gzip_file_without_gz_is_named_as_gzip_not_as_an_encoding(tmp_path: Pa
 
 def test_a_parquet_file_under_another_name_is_named_as_parquet(tmp_path: Path) -> None:
     """``run.pq`` was told it is UTF-16 text, to convert with iconv (the RAG-engineer walk)."""
-    path = _write(tmp_path, "x.pq", b"PAR1\x15\x04\x15\x00" + bytes(64) + b"PAR1")
-    with pytest.raises(ValueError, match=r"x\.pq: a Parquet file .* rename it \*\.parquet"):
+    data = b"PAR1\x15\x04\x15\x00" + bytes(64) + b"PAR1"
+    path = _write(tmp_path, "x.pq", data)
+    with pytest.raises(ValueError, match=r"x\.pq: a Parquet file .* ending \.parquet \(rename it\)"):
         read_run(path)
+    # qrels are text only, and a compressed Parquet run is not read: neither is told to rename it
+    with pytest.raises(ValueError, match=r"q\.parquet: a Parquet file .* convert this file to TREC text"):
+        read_qrels(_write(tmp_path, "q.parquet", data))
+    with pytest.raises(ValueError, match=r"r\.parquet\.gz: a Parquet file .* \(gunzip it\)"):
+        read_run(_write(tmp_path, "r.parquet.gz", data))   # _write compresses it
 
 
 def _zipped(data: bytes) -> bytes:

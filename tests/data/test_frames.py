@@ -71,7 +71,13 @@ def test_missing_policy_passes_through():
      # ' d2 ' matched no qrels' 'd2' and was scored not relevant, with no word (the RAG walk)
      (lambda d: d.assign(docno=["d3", " d2 ", "d1", "d9"]),
       r"run frame, row 1: docno ' d2 ' is empty or holds whitespace \(strip the ids first"),
-     (lambda d: d.assign(qid=["q1", "q1", "q1", ""]), r"run frame, row 3: qid '' is empty")],
+     (lambda d: d.assign(qid=["q1", "q1", "q1", ""]), r"run frame, row 3: qid '' is empty"),
+     # None, NaN and NA read 'None', 'nan', '<NA>' (the re-walk): refused as Parquet's nulls are
+     (lambda d: d.assign(docno=["d3", None, "d1", "d9"]),
+      r"run frame, row 1: docno is missing \((None|nan)\)"),
+     (lambda d: d.assign(qid=["q1", np.nan, "q1", "q2"]), r"run frame, row 1: qid is missing \(nan\)"),
+     (lambda d: d.assign(docno=pd.array(["d3", pd.NA, "d1", "d9"], dtype="string")),
+      r"run frame, row 1: docno is missing \(<NA>\)")],
 )
 def test_run_frame_errors(change, message):
     with pytest.raises(ValueError, match=message):

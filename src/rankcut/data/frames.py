@@ -44,8 +44,13 @@ def _require(df: pd.DataFrame, names: tuple[str, ...], what: str, frame: str) ->
 
 
 def _ids(values: pd.Series, column: str, frame: str, index: list[Any]) -> pd.Series:
-    """``values`` as ``str``, refused where one is empty or holds whitespace: ``' d2 '`` would not
-    match the qrels' ``d2`` and be scored not relevant (as :mod:`rankcut.data.parquet` refuses)."""
+    """``values`` as ``str``, refused where one is missing (None, NaN, NA: it would read ``'nan'``),
+    empty or holds whitespace: ``' d2 '`` would not match the qrels' ``d2`` and be scored not
+    relevant (as :mod:`rankcut.data.parquet` refuses)."""
+    missing = values.isna().to_numpy()
+    if missing.any():
+        i = int(np.flatnonzero(missing)[0])
+        raise ValueError(f"{frame}, row {index[i]!r}: {column} is missing ({values.iloc[i]!r})")
     ids = values.map(str).astype(object)   # an empty numeric column stays numeric under map alone
     bad = (ids.str.len() == 0) | ids.str.contains(r"\s", regex=True)
     if bad.any():

@@ -92,10 +92,9 @@ class _Utf8Checked(io.RawIOBase):
             wide = "utf-32" if block.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")) else "utf-16"
             raise ValueError(f"{self._name}: {wide.upper()} text (by its byte-order mark); rankcut reads "
                              f"UTF-8: convert the file (iconv -f {wide} -t utf-8)")
-        if self._line == 1 and self._column == 1 and block.startswith(b"PAR1"):   # Parquet's magic
+        if self._line == 1 and self._column == 1 and block.startswith(b"PAR1") and b"\0" in block:
             raise ValueError(f"{self._name}: a Parquet file (it starts with Parquet's magic bytes PAR1), "
-                             "which is read as Parquet only under a name ending .parquet: rename it "
-                             "*.parquet")
+                             + _parquet_advice(self._name))
         packed = next((name for magic, name in _PACKED if block.startswith(magic)), None)
         if self._line == 1 and self._column == 1 and packed is not None:
             raise ValueError(f"{self._name}: {packed} (by its first bytes), which rankcut does not read: "
@@ -105,6 +104,18 @@ class _Utf8Checked(io.RawIOBase):
         raise ValueError(f"{self._name}, line {self._line}: not UTF-8 text (byte {self._column} of "
                          f"the line, {why}); rankcut reads UTF-8: convert the file (e.g. iconv "
                          f"-f {source} -t utf-8)")
+
+
+def _parquet_advice(name: str) -> str:
+    """What to do with a Parquet file that was read as text, by its name."""
+    if name.endswith(".gz"):
+        return ("compressed: rankcut reads a Parquet run uncompressed, under a name ending .parquet "
+                "(gunzip it)")
+    if name.endswith(".parquet"):
+        return ("read here as text: rankcut reads Parquet for runs (--run) only; convert this file to TREC "
+                "text")
+    return ("which is read as Parquet only as a run (--run) under a name ending .parquet (rename it); "
+            "qrels and the other inputs are read as text only")
 
 
 #: the first bytes of compressed or archive formats rankcut does not read, and their names
