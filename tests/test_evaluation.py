@@ -311,6 +311,9 @@ def test_legend_counts_in_words_and_says_when_nothing_is_compared():
     single = evaluate_cutters(["fixed-k:2"], lists, test_queries=["q1"])
     assert "Protocol: no training data; 1 query." in format_table(single)   # no cutter fitted per metric
     assert "mean over 1 test query (" in format_table(single)
+    unused = evaluate_cutters(["fixed-k:2"], lists, train=["q0"], test_queries=["q1"])   # said "fitted"
+    assert "Protocol: no cutter here learns: the training queries are unused; 1 query tested." in \
+        format_table(unused)
     split = evaluate_cutters(["greedy-k"], lists, train=["q0"], test_queries=["q1"])
     assert "fitted on 1 training query of the lists, tested on the 1 other;" in str(split)
 

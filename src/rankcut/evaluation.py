@@ -430,8 +430,8 @@ def evaluate_cutters(
     variants = {s: _variants(s, metrics, fit_metric, recall_base=recall_base, allow_zero=allow_zero)
                 for s in names}
     tasks, evaluated, mode, n_train = _tasks(lists, train, test_queries, folds, seed)
+    need = [s for s, v in variants.items() if any(c.requires_fit() for c in v.values())]
     if mode == "none":
-        need = [s for s, v in variants.items() if any(c.requires_fit() for c in v.values())]
         if need:
             alone = ("; test query ids alone train on nothing (the other queries are trained on only "
                      "when named): give the training query ids too" if test_queries is not None else "")
@@ -506,6 +506,7 @@ def evaluate_cutters(
         "fold_sizes": [len(t.rows) for t in tasks] if mode == "cv" else None,
         "metrics": list(metrics),
         "fit_metric": fit_metric,
+        "fitted": bool(need),
         "recall_base": recall_base,
         "allow_zero": allow_zero,
         "ordering": lists.ordering,
@@ -789,6 +790,9 @@ def _describe(p: dict[str, Any]) -> str:
                 f"on the {count(n, 'other', 'others')}")
     else:   # nothing is fitted (fixed cutters, the oracle, saved models, cut runs)
         return f"no training data; {count(n, 'query', 'queries')}"
+    if not p["fitted"]:   # training data given, but no cutter here learns from it
+        return (f"no cutter here learns: the training queries are unused; "
+                f"{count(n, 'query', 'queries')} tested")
     fit = ("metric-aware cutters fitted separately per metric" if p["fit_metric"] == "each"
            else f"metric-aware cutters fitted on {p['fit_metric']}")
     return f"{text}; {fit}"

@@ -198,6 +198,8 @@ def _fit_and_load_letor(method: Any, spec: str, letor: Path, train_letor: list[P
     the lists of ``letor`` to cut, their labels kept for the oracle only."""
     from rankcut.evaluation import READS_TEST_LABELS
 
+    if train_letor and not method.requires_fit():
+        raise ValueError(f"--train-letor is not read: {spec!r} learns nothing from training lists")
     if not train_letor and method.requires_fit():
         raise ValueError(f"cutter {spec!r} learns from training lists: give --train-letor")
     train = load_letors(train_letor, **options) if train_letor else None
@@ -230,6 +232,8 @@ def _fit_and_load(ctx: typer.Context, method: Any, spec: str, run: Path, train_r
         raise ValueError("--train-run needs --qrels (or --train-qrels): fitting reads the training labels")
     if not train_run and method.requires_fit():
         raise ValueError(f"cutter {spec!r} learns from training lists: give --train-run and its qrels")
+    if train_run and not method.requires_fit():   # it said "fixed-k:10 fitted on 43 training queries"
+        raise ValueError(f"--train-run is not read: {spec!r} learns nothing from training lists")
     reads_labels = method.name in READS_TEST_LABELS
     if reads_labels and qrels is None:
         raise ValueError(f"cutter {spec!r} reads the labels of the run it cuts: give --qrels")
