@@ -294,7 +294,7 @@ def plan_binomial(
     return _size_certificate(
         "plan_binomial", value, inputs, delta, n_prefixes,
         (
-            f"Drawing {format_bound(value, 'size')} items i.i.d. from "
+            f"Drawing {format_bound(value, 'size')} {'item' if value == 1 else 'items'} i.i.d. from "
             f"{'the pool' if n_prefixes == 1 else f'each of {n_prefixes} pools (δ/M = {alpha:g} each)'} and "
             f"finding at "
             f"most {format_bound(inputs['tolerated'], 'size')} relevant certifies a relevance rate "

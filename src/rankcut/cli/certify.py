@@ -331,9 +331,9 @@ def plan(
         result = planning.plan_binomial(_one_or_many(target), delta, tolerated=tolerated, n_prefixes=prefixes)
     _emit(result, as_json)
     if max(target) >= 0.5:   # "--target 0.8" read as a recall answered a question nobody asked
-        _note(f"--target {_num(max(target))} is a relevance rate of the excluded pool (or, with --p0, a "
-              "missed mass), not a recall: for recall ≥ ρ, freeze an audit with rankcut audit freeze "
-              "--target-recall ρ, whose plan step sizes it")
+        rate = "a missed mass (with --p0)" if p0 is not None else "a relevance rate of the excluded pool"
+        _note(f"--target {_num(max(target))} is {rate}, not a recall: for recall ≥ ρ, freeze an audit with "
+              "rankcut audit freeze --target-recall ρ, whose plan step sizes it")
 
 
 # ---------------------------------------------------------------------------------------------
