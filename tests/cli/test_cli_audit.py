@@ -367,6 +367,8 @@ def test_label_conflicts_and_two_targets_name_the_options(review: dict[str, Path
     code, _, err = run("label", "--audit", audit, "--from", flipped)
     assert code == 2 and "give --overwrite to replace it" in err, err
     assert run("certify", "--audit", audit)[0] == 1   # certified, not met yet (no audit label): not refused
+    # "[ ] certify" read as never run to the e-discovery walk
+    assert "  [ ] certify: run, the target not met yet\n" in run("status", "--audit", audit)[1]
     code, _, err = run("label", "--audit", audit, "--from", flipped)
     assert code == 2 and "a recorded label is never changed after that" in err, err
 
