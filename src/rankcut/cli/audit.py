@@ -539,7 +539,8 @@ def status(audit: Path = AUDIT, as_json: bool = JSON) -> None:
     typer.echo(f"audit {info['audit_id']} ({info['design']}), frozen at {info['frozen_at']}")
     for step, done in info["steps"].items():
         said = _counts(info) if step == "label" else ""
-        if step == "certify" and not done and info.get("opened_at"):   # an anytime audit, not met yet:
+        not_met = "NOT met" in (info.get("verdict") or "") and not info.get("certificate_refused")
+        if step == "certify" and not done and not_met:   # an anytime audit certified, not met yet:
             said = ": run, the target not met yet"   # "[ ] certify" read as never run (the scale walk)
         typer.echo(f"  {'[x]' if done else '[ ]'} {step}{said}")
     if info.get("beyond_labelling"):
