@@ -84,10 +84,30 @@ def test_read_run_bad_line_names_file_and_line(line, message):
 
 
 def test_a_header_line_is_named_as_one() -> None:
-    """Told only that its score was not a number (the RAG walk)."""
-    with pytest.raises(ValueError, match=r"myrun, line 1: score must be a number, got 'score' — a header "
-                                         r"line\? A TREC run has none: drop it \(tail -n \+2\)"):
-        read_run(text("qid Q0 docno rank score tag\nq0 Q0 d0 1 1.0 sys\n"), name="myrun")
+    """Told only that its score was not a number (the RAG walk), also after a blank line (the re-walk)."""
+    for start in ("", "\n"):
+        with pytest.raises(ValueError, match=r"myrun, line \d: score must be a number, got 'score' — a "
+                                             r"header line\? A TREC run has none: drop it \(tail -n \+2\)"):
+            read_run(text(start + "qid Q0 docno rank score tag\nq0 Q0 d0 1 1.0 sys\n"), name="myrun")
+    with pytest.raises(ValueError, match=r"qr, line 2: .* — a header line\? TREC qrels have none"):
+        read_qrels(text("\nquery_id iteration doc_id relevance\n1 0 a 1\n"), name="qr")
+
+
+@pytest.mark.parametrize(
+    ("reader", "content", "message"),
+    [   # what the re-walk met: each was told only its count of columns
+        ("qrels", '{"query_id": "1", "doc_id": "a", "relevance": 1}\n',
+         r"reads like JSON; rankcut reads qrels"),
+        ("run", "q1,Q0,d1,1,2.0,sys\n", r"got 1: .* — it reads like comma-separated values"),
+        ("qrels", "q1,0,d1,1\n", r"got 1: .* — it reads like comma-separated values"),
+        ("qrels", "q1 Q0 d1 1 2.0 sys\n", r"got 6: .* — it reads like a run line .*: a run given as qrels\?"),
+        ("run", "q1 0 d1 1\n", r"got 4: .* — it reads like a qrels line .*: qrels given as a run\?"),
+    ],
+)
+def test_a_file_in_another_form_is_named_as_such(reader, content, message):
+    read = read_run if reader == "run" else read_qrels
+    with pytest.raises(ValueError, match=rf"f, line 1: .*{message}"):
+        read(text(content), name="f")
 
 
 def test_a_run_file_with_a_nul_in_an_id_is_refused_by_either_reader(tmp_path):

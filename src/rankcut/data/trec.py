@@ -72,19 +72,40 @@ class MissingQueriesWarning(UserWarning):
     """A run and its qrels do not cover the same queries (see :func:`align`)."""
 
 
+def _shown(line: str) -> str:
+    shown = line.rstrip()
+    return repr(shown if len(shown) <= 120 else shown[:117] + "...")
+
+
+def _json_line(line: str, where: str, what: str) -> None:
+    """Refuse a line that reads like JSON, whatever its count of words."""
+    if line.lstrip().startswith(("{", "[")):
+        parquet = " (or as Parquet, *.parquet)" if what == "runs" else ""
+        raise ValueError(f"{where}: {_shown(line)} reads like JSON; rankcut reads {what} as TREC text, "
+                         f"whitespace-separated columns a line{parquet}")
+
+
+def _other_form(line: str, parts: list[str], columns: int) -> str:
+    """What a line that is not ``columns`` columns reads like, as a hint ("" if nothing)."""
+    if len(parts) > 2 and parts[1].startswith("qid:"):
+        return (" — it reads like a LETOR feature file ('label qid:… 1:…'), which rankcut evaluate reads "
+                "with --letor")
+    if "," in line and len(parts) < columns:
+        return " — it reads like comma-separated values; TREC files separate their columns by whitespace"
+    if columns == 4 and len(parts) == 6:
+        return " — it reads like a run line ('query_id Q0 doc_id rank score tag'): a run given as qrels?"
+    if columns == 6 and len(parts) == 4:
+        return " — it reads like a qrels line ('query_id iteration doc_id relevance'): qrels given as a run?"
+    return ""
+
+
 def _bad_run_line(parts: list[str], line: str, where: str, *, first: bool) -> NoReturn:
     """Raise the ValueError that says what is wrong with a run line that failed to parse (``first``:
-    the file's first line, where a header would be)."""
-    shown = line.rstrip()
-    shown = shown if len(shown) <= 120 else shown[:117] + "..."
-    if line.lstrip().startswith(("{", "[")):   # whatever its count of words
-        raise ValueError(f"{where}: {shown!r} reads like JSON; rankcut reads runs as TREC text (six "
-                         "columns 'query_id Q0 doc_id rank score tag' a line) or as Parquet (*.parquet)")
+    the file's first line that is not blank, where a header would be)."""
+    _json_line(line, where, "runs")
     if len(parts) != 6:
-        hint = (" — it reads like a LETOR feature file ('label qid:… 1:…'), which rankcut evaluate "
-                "reads with --letor" if len(parts) > 2 and parts[1].startswith("qid:") else "")
         raise ValueError(f"{where}: expected 6 columns 'query_id Q0 doc_id rank score tag', "
-                         f"got {len(parts)}: {shown!r}{hint}")
+                         f"got {len(parts)}: {_shown(line)}{_other_form(line, parts, 6)}")
     try:
         if not plain_number(parts[4]):
             raise ValueError
@@ -275,6 +296,7 @@ def _read_run_lines(source: Source, name: str | None) -> RunColumns:
         raise ValueError(message)
 
     with open_text(source, name) as (label, f):
+        first = True   # the first line that is not blank, where a header would be
         for lineno, line in enumerate(f, 1):
             parts = line.split()
             if not parts:
@@ -287,9 +309,10 @@ def _read_run_lines(source: Source, name: str | None) -> RunColumns:
                     raise ValueError
             except ValueError:
                 try:
-                    _bad_run_line(parts, line, where, first=lineno == 1)
+                    _bad_run_line(parts, line, where, first=first)
                 except ValueError as exc:
                     refuse(str(exc))
+            first = False
             if not math.isfinite(score):
                 refuse(f"{where}: score must be finite, got {score_s!r}")
             try:
@@ -338,18 +361,21 @@ def read_qrels(source: Source, *, name: str | None = None) -> Qrels:
     qrels: Qrels = {}
     seen: dict[tuple[str, str], int] = {}
     with open_text(source, name) as (label, f):
+        first = True   # the first line that is not blank, where a header would be
         for lineno, line in enumerate(f, 1):
             parts = line.split()
             if not parts:
                 continue
             where = f"{label}, line {lineno}"
+            _json_line(line, where, "qrels")
             if len(parts) != 4:
                 raise ValueError(
                     f"{where}: expected 4 columns 'query_id iteration doc_id relevance', "
-                    f"got {len(parts)}: {line.rstrip()!r}"
+                    f"got {len(parts)}: {_shown(line)}{_other_form(line, parts, 4)}"
                 )
             qid, _, doc, rel_s = parts
-            if lineno == 1 and rel_s.isalpha():   # "query_id iteration doc_id relevance": a header
+            header, first = first, False
+            if header and rel_s.isalpha():   # "query_id iteration doc_id relevance": a header
                 raise ValueError(f"{where}: relevance must be an integer, got {rel_s!r} — a header line? "
                                  "TREC qrels have none: drop it (tail -n +2)")
             rel = plain_int(rel_s, "relevance", where)
