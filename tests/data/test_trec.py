@@ -164,6 +164,9 @@ def test_read_qrels_graded_any_whitespace():
 def test_read_qrels_bad_line(line, message):
     with pytest.raises(ValueError, match=rf"qr, line 2: {message}"):
         read_qrels(text(f"1 0 z 0\n{line}\n"), name="qr")
+    with pytest.raises(ValueError) as err:
+        read_qrels(text(f"1 0 z 0\n{line}\n"), name="qr")
+    assert "header" not in str(err.value)   # a header is a first line's (a reused name said it later)
 
 
 def test_a_qrels_header_line_is_named_as_one() -> None:

@@ -163,8 +163,8 @@ def cut(
         write_run(out, lists, cuts, tag=tag)
         kept = int(cuts.sum())
         source = f", {method.name} from {model}" if model is not None else ""
-        where = "the cut run to stdout" if str(out) == "-" else out   # "wrote -:" (the re-walk)
-        typer.echo(f"wrote {where}: {count(len(lists), 'query', 'queries')}, "
+        written = "the cut run to stdout" if str(out) == "-" else out   # "wrote -:" (the re-walk)
+        typer.echo(f"wrote {written}: {count(len(lists), 'query', 'queries')}, "
                    f"{count(kept, 'document', 'documents')} kept (mean k {float(cuts.mean()):.2f}{source}, "
                    f"ordering {ordering})")
 

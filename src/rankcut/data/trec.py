@@ -296,7 +296,7 @@ def _read_run_lines(source: Source, name: str | None) -> RunColumns:
         raise ValueError(message)
 
     with open_text(source, name) as (label, f):
-        first = True   # the first line that is not blank, where a header would be
+        at_start = True   # the first line that is not blank, where a header would be
         for lineno, line in enumerate(f, 1):
             parts = line.split()
             if not parts:
@@ -309,10 +309,10 @@ def _read_run_lines(source: Source, name: str | None) -> RunColumns:
                     raise ValueError
             except ValueError:
                 try:
-                    _bad_run_line(parts, line, where, first=first)
+                    _bad_run_line(parts, line, where, first=at_start)
                 except ValueError as exc:
                     refuse(str(exc))
-            first = False
+            at_start = False
             if not math.isfinite(score):
                 refuse(f"{where}: score must be finite, got {score_s!r}")
             try:
@@ -361,7 +361,7 @@ def read_qrels(source: Source, *, name: str | None = None) -> Qrels:
     qrels: Qrels = {}
     seen: dict[tuple[str, str], int] = {}
     with open_text(source, name) as (label, f):
-        first = True   # the first line that is not blank, where a header would be
+        at_start = True   # the first line that is not blank, where a header would be
         for lineno, line in enumerate(f, 1):
             parts = line.split()
             if not parts:
@@ -374,7 +374,7 @@ def read_qrels(source: Source, *, name: str | None = None) -> Qrels:
                     f"got {len(parts)}: {_shown(line)}{_other_form(line, parts, 4)}"
                 )
             qid, _, doc, rel_s = parts
-            header, first = first, False
+            header, at_start = at_start, False
             if header and rel_s.isalpha():   # "query_id iteration doc_id relevance": a header
                 raise ValueError(f"{where}: relevance must be an integer, got {rel_s!r} — a header line? "
                                  "TREC qrels have none: drop it (tail -n +2)")
