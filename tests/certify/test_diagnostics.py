@@ -208,3 +208,10 @@ def test_amplification_counts_bad_input():
         amplification_counts([[2, 0]])
     with pytest.raises(ValueError, match="at least one column"):
         amplification_counts(np.zeros((3, 0)))
+
+
+def test_the_per_round_shares_are_keyword_only() -> None:
+    """``deltas`` after ``delta``, positional, as the stratified certificates no longer take them."""
+    for certificate in (incremental_coverage_certificate, amplification_diagnostics):
+        with pytest.raises(TypeError):
+            certificate(80, [40, 20], 0.1, [0.06, 0.04])   # type: ignore[misc]

@@ -216,3 +216,9 @@ def test_recompute_round_trip():
 def test_bad_input(fn, kwargs, match):
     with pytest.raises(ValueError, match=match):
         fn(**kwargs)
+
+
+def test_the_targets_are_keyword_only() -> None:
+    """``(missed, flagged, n, epsilon, slack)``: two small numbers in a row, swapped without a word."""
+    with pytest.raises(TypeError):
+        neyman_pearson_select([1, 0], [10, 30], 100, 0.02, 0.005)   # type: ignore[misc]

@@ -131,6 +131,7 @@ def incremental_coverage_certificate(
     positives: int,
     caught: Sequence[int],
     delta: float,
+    *,
     deltas: Sequence[float] | None = None,
 ) -> Certificate:
     """Theorem 24: simultaneous lower bounds on the incremental coverages ``γ_j`` (diagnostic).
@@ -185,6 +186,7 @@ def amplification_diagnostics(
     positives: int,
     caught: Sequence[int],
     delta: float,
+    *,
     deltas: Sequence[float] | None = None,
 ) -> Certificate:
     """Proposition 26 as the reported guarantee, with Theorem 24 as its diagnostic, in one result.

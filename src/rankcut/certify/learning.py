@@ -302,11 +302,15 @@ def neyman_pearson_select(
     missed: Sequence[int],
     flagged: Sequence[int],
     n: int,
+    *,
     epsilon: float,
     slack: float,
     names: Sequence[str] | None = None,
 ) -> Certificate:
     """Empirical Neyman–Pearson rule, Eq. (6): ``min B̂_n(g)`` s.t. ``r̂_n(g) ≤ ε − τ_n``.
+
+    ``epsilon`` and ``slack`` are keyword-only: two small numbers in a row that a swap would not
+    reveal.
 
     Over a finite family, from design-sample counts: ``r̂_n(g) = missed[g]/n`` and
     ``B̂_n(g) = flagged[g]/n``. Returns the feasible member of least empirical burden (ties: lower
