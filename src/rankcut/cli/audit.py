@@ -537,11 +537,12 @@ def status(audit: Path = AUDIT, as_json: bool = JSON) -> None:
         _echo_json(info)
         return
     typer.echo(f"audit {info['audit_id']} ({info['design']}), frozen at {info['frozen_at']}")
+    # an anytime audit certified and not met yet: "[ ] certify" alone read as never run (the scale walk)
+    not_met = "NOT met" in (info.get("verdict") or "") and not info.get("certificate_refused")
     for step, done in info["steps"].items():
         said = _counts(info) if step == "label" else ""
-        not_met = "NOT met" in (info.get("verdict") or "") and not info.get("certificate_refused")
-        if step == "certify" and not done and not_met:   # an anytime audit certified, not met yet:
-            said = ": run, the target not met yet"   # "[ ] certify" read as never run (the scale walk)
+        if step == "certify" and not done and not_met:
+            said = ": run, the target not met yet"
         typer.echo(f"  {'[x]' if done else '[ ]'} {step}{said}")
     if info.get("beyond_labelling"):
         typer.echo(f"  {info['beyond_labelling']}")

@@ -677,9 +677,7 @@ def report(
     changed = session.changed_sources(session.load_review(folder))
     say_warnings(changed)
     kept = _kept_note(folder)
-    notes = [f"Warning: {said}." for said in changed]
-    if kept:   # its ids may end in "...": no full stop after them
-        notes.append(f"Note: {kept}{'' if kept.endswith('...') else '.'}")
+    notes = [*(f"Warning: {said}." for said in changed), *([f"Note: {kept}."] if kept else [])]
     files = write_report(folder, out, notes)
     content = json.loads(files.certificate.read_text(encoding="utf-8"))
     if as_json:
