@@ -35,6 +35,8 @@ def test_shared_reference_size_takes_its_pools_by_name() -> None:
         shared_reference_size(30, 500, 2000, True)   # type: ignore[misc]
     with pytest.raises(ValueError, match="excluded_size=2000 exceeds reference_pool_size=500"):
         shared_reference_size(30, excluded_size=2000, reference_pool_size=500, finite=True)
+    with pytest.raises(ValueError, match=r"probability must lie in \(0, 1\), got 1"):   # no size reaches it
+        shared_reference_size(30, excluded_size=500, reference_pool_size=2000, finite=True, probability=1.0)
 
 
 def test_two_pool_recall_sizes_is_a_registered_plan() -> None:

@@ -369,6 +369,14 @@ def test_label_conflicts_and_two_targets_name_the_options(review: dict[str, Path
     assert run("certify", "--audit", audit)[0] == 1   # certified, not met yet (no audit label): not refused
     # "[ ] certify" read as never run to the e-discovery walk
     assert "  [ ] certify: run, the target not met yet\n" in run("status", "--audit", audit)[1]
+    cert = audit / "certificate.json"   # an edited certificate is refused, not a certify that ran
+    kept = cert.read_text()
+    content = json.loads(kept)
+    content["delta"] = 0.1
+    cert.write_text(json.dumps(content))
+    said = run("status", "--audit", audit)[1]
+    assert "  [ ] certify\n" in said and "warning: " in said and "run, the target not met yet" not in said
+    cert.write_text(kept)
     code, _, err = run("label", "--audit", audit, "--from", flipped)
     assert code == 2 and "a recorded label is never changed after that" in err, err
 
