@@ -330,9 +330,8 @@ def stop(
         # said now, before the wait, not with the warnings gathered at the end
         typer.echo(f"warning: {run} lists up to {longest:,} documents a query: the lookahead projects the "
                    "audit of the unread rest exactly, which takes tens of seconds to minutes a check above "
-                   f"{LOOKAHEAD_SLOW:,} unread documents (21 s at 18,000 and 90 s at 16,000 were measured) "
-                   "and longer beyond; --no-lookahead skips it (the stop then rests on the margin test "
-                   "alone)", err=True)
+                   f"{LOOKAHEAD_SLOW:,} unread documents (docs/scaling.md); --no-lookahead skips it (the "
+                   "stop then rests on the margin test alone)", err=True)
     try:
         stops = screening_stops(lists, given, rule, progress=progress)
     except ValueError as err:
