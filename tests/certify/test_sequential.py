@@ -20,11 +20,13 @@ from rankcut.certify.bounds import hypergeom_upper
 from rankcut.certify.sequential import (
     SequentialAudit,
     _log_h,
+    allowed_misses,
     audit_checks,
     default_prior_mean,
     ml_count,
     operating_characteristics,
     sequential_recall_certificate,
+    stopping_laws,
 )
 
 
@@ -79,6 +81,9 @@ def _peeking() -> type[SequentialAudit]:
             pairs = zip(t.ravel(), x.ravel(), strict=True)
             return np.array([self.pool if tt == 0 else int(hypergeom_upper(int(xx), self.delta,
                              population=self.pool, draws=int(tt))) for tt, xx in pairs]).reshape(t.shape)
+
+        def certifies(self, t, x):  # type: ignore[no-untyped-def]
+            return self.missed_upper(t, x) <= allowed_misses(self.found, x, self.target)
 
     return Peeking
 
@@ -324,7 +329,49 @@ def test_stopping_sets_hold_every_certifying_count(pool: int, found: int, mean: 
     audit = SequentialAudit(pool=pool, found=found, target=0.8, delta=0.05, prior_mean=mean)
     t = np.arange(1, pool + 1)
     for tt, got in zip(t, audit.certified_counts(t), strict=True):
-        assert got.tolist() == [x for x in range(tt + 1) if audit.certified(int(tt), x)], tt
+        assert got.tolist() == [x for x in range(tt + 1)
+                                if audit.missed_upper(tt, x) <= audit.allowed_misses(x)], tt
+
+
+def _verdicts_and_full_evaluations(audit: SequentialAudit, t: np.ndarray, x: np.ndarray,
+                                   monkeypatch: pytest.MonkeyPatch) -> tuple[np.ndarray, int]:
+    """``audit.certifies(t, x)`` and how many pairs it passed to ``missed_upper``."""
+    evaluated = []
+    full = SequentialAudit.missed_upper
+
+    def counting(self: SequentialAudit, t: np.ndarray, x: np.ndarray, **kw: object) -> np.ndarray:
+        evaluated.append(np.size(t))
+        return full(self, t, x, **kw)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(SequentialAudit, "missed_upper", counting)
+        verdict = audit.certifies(t, x)
+    return verdict, sum(evaluated)
+
+
+@pytest.mark.parametrize("pool,found,mean,target,delta", [
+    (40, 0, 0.5, 0.8, 0.05), (60, 12, 3.0, 0.8, 0.05), (80, 40, 20.0, 0.95, 0.1), (50, 5, 1.0, 0.5, 0.01),
+    (20_000, 1_800, 225.0, 0.8, 0.05), (60_000, 300, 37.5, 0.95, 0.05), (200_000, 40, 5.0, 0.8, 0.2)])
+def test_certifies_agrees_with_the_upper_end_pair_for_pair(pool: int, found: int, mean: float,
+                                                          target: float, delta: float,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """certifies decides most pairs by two bounds (its docstring); each verdict must be the one
+    max C_t ≤ m(x) gives, on small pools over every pair and on large ones over a grid that crosses
+    the stopping boundary, and the bounds must decide some pairs (else this checks nothing new)."""
+    audit = SequentialAudit(pool=pool, found=found, target=target, delta=delta, prior_mean=mean)
+    if pool <= 100:
+        t = np.repeat(np.arange(pool + 1), np.arange(pool + 1) + 1)
+        x = np.concatenate([np.arange(size + 1) for size in range(pool + 1)])
+    else:
+        grid = np.linspace(0, pool, 41).astype(np.int64)
+        top = int(allowed_misses(found, 0, target)) + 60
+        t, x = np.repeat(grid, top), np.tile(np.arange(top), grid.size)
+        t, x = t[x <= t], x[x <= t]
+    verdict, evaluated = _verdicts_and_full_evaluations(audit, t, x, monkeypatch)
+    expected = audit.missed_upper(t, x) <= allowed_misses(found, x, target)
+    assert np.array_equal(verdict, expected), np.flatnonzero(verdict != expected)[:5]
+    assert expected.any() and not expected.all()
+    assert evaluated < t.size / 2
 
 
 def test_shared_stopping_sets_give_the_same_law() -> None:
@@ -336,3 +383,34 @@ def test_shared_stopping_sets_give_the_same_law() -> None:
                                                                                           stopsets=shared)
         assert (alone.p_false_claim, alone.expected_labels) == (reused.p_false_claim, reused.expected_labels)
         assert np.array_equal(alone.stop_pmf, reused.stop_pmf)
+
+
+@pytest.mark.parametrize("every", [1, 3])
+def test_stopping_laws_of_several_counts_match_an_enumeration_of_every_order(every: int) -> None:
+    """The counts side by side in one pass of the chain: each row's law must be the one listing every
+    placement of its relevant items in the audit order gives (each equally likely), and a row must
+    not depend on the others (the same count alone gives the same law)."""
+    audit = SequentialAudit(pool=12, found=6, target=0.8, delta=0.1, prior_mean=1.0)
+    counts = [0, 1, 2, 3, 5, 8, 12]
+    laws = stopping_laws(audit, counts, every)
+    checks = audit_checks(12, every)
+    stopsets = [set(s.tolist()) for s in audit.certified_counts(checks)]
+    for m, law in zip(counts, laws, strict=True):
+        stop_pmf, false = np.zeros(checks.size), 0.0
+        places = list(itertools.combinations(range(12), m))
+        for where in places:
+            y = np.zeros(12, dtype=np.int64)
+            y[list(where)] = 1
+            hits = np.cumsum(y)[checks - 1]
+            i = next(i for i, (x, ok) in enumerate(zip(hits, stopsets, strict=True)) if x in ok)
+            stop_pmf[i] += 1 / len(places)
+            false += (m > audit.allowed_misses(int(hits[i]))) / len(places)
+        assert law.missed == m
+        assert law.stop_pmf == pytest.approx(stop_pmf, abs=1e-12), m
+        assert law.p_false_claim == pytest.approx(false, abs=1e-12), m
+        assert law.expected_labels == pytest.approx(float(stop_pmf @ checks), abs=1e-9), m
+        alone = stopping_laws(audit, [m], every)[0]
+        assert (alone.expected_labels, alone.p_false_claim) == pytest.approx((law.expected_labels,
+                                                                               law.p_false_claim), abs=1e-15)
+    with pytest.raises(ValueError, match="0 … 12"):
+        stopping_laws(audit, [3, 13])

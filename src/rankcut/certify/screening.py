@@ -45,7 +45,7 @@ from rankcut.certify.sequential import (
     allowed_misses,
     audit_checks,
     default_prior_mean,
-    operating_characteristics,
+    stopping_laws,
 )
 
 __all__ = ["ReviewPlan", "ReviewRule", "cost_floor", "plan_review", "projected_audit_labels",
@@ -160,7 +160,7 @@ def projected_audit_labels(rule: ReviewRule, pool: int, found: int, unfound: flo
     """Expected audit labels of ``rule``'s audit of ``pool`` items after ``found`` relevant, if the
     pool holds a Poisson number of relevant items with mean ``unfound``.
 
-    Exact per count (:func:`~rankcut.certify.sequential.operating_characteristics`), over the
+    Exact per count (:func:`~rankcut.certify.sequential.stopping_laws`, the counts in one pass), over the
     counts from 0 to one past the Poisson 0.999 quantile (at most ``pool``) whose probability is
     at least ``1e-4`` or is the largest (renormalised). A projection that only steers where
     screening stops, never the guarantee.
@@ -176,8 +176,7 @@ def projected_audit_labels(rule: ReviewRule, pool: int, found: int, unfound: flo
         weight[-1] = 1.0                        # a mean far above the pool: the pool is full
     keep = weight >= min(1e-4, weight.max())   # a huge mean spreads every count below 1e-4
     stopsets = audit.certified_counts(audit_checks(pool, rule.check_every), x_max=int(counts[keep].max()))
-    labels = [operating_characteristics(audit, int(m), rule.check_every, stopsets=stopsets).expected_labels
-              for m in counts[keep]]
+    labels = [law.expected_labels for law in stopping_laws(audit, counts[keep], rule.check_every, stopsets)]
     return float(np.dot(weight[keep], labels) / weight[keep].sum())
 
 
