@@ -414,8 +414,13 @@ class LabelStore:
         return {item: str(v) for item, v in self._column("source", items).items()}
 
     def _column(self, column: Literal["label", "source"], items: Iterable[Item]) -> dict[Item, Any]:
+        asked = unique_items(check_items(items))
+        if len(asked) > self.count():   # more items asked than labelled (a whole pool): one scan of the store
+            rows = self._con.execute(f"SELECT query_id, doc_id, {column} FROM labels")
+            held = {(q, d): v for q, d, v in rows}
+            return {item: held[item] for item in asked if item in held}
         out: dict[Item, Any] = {}
-        for item in unique_items(check_items(items)):
+        for item in asked:
             row = self._con.execute(f"SELECT {column} FROM labels WHERE query_id = ? AND doc_id = ?",
                                     item).fetchone()
             if row is not None:
