@@ -349,3 +349,48 @@ def test_judgements_looked_up_block_by_block_are_the_same(tmp_path, monkeypatch)
     blocks = load_trec(run, qrels, missing="keep")
     assert whole.gains is not None and blocks.gains is not None and whole.gains.any()
     assert np.array_equal(whole.gains, blocks.gains) and np.array_equal(whole.n_relevant, blocks.n_relevant)
+
+
+def test_parquet_runs_in_the_frame_readers_column_names(tmp_path):
+    """A PyTerrier result frame saved as Parquet (qid, docno, integer ids, ranks from 0) and an
+    ir_measures-style one without ranks read as the run frames they are (rankcut.data.frames);
+    both names of one column, or ids that are neither text nor integers, are refused."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rankcut.data.frames import lists_from_frame
+
+    frame = pd.DataFrame({"qid": [301, 301, 302, 301], "docid": [7, 8, 9, 10],
+                          "docno": [1001, 1002, 1001, 1003], "rank": [0, 1, 0, 2],
+                          "score": [2.0, 2.0, 5.0, 1.0], "query": ["a b", "a b", "c", "a b"]})
+    frame.to_parquet(tmp_path / "pyterrier.parquet")
+    def ranked(lists):
+        return {q: (lists.doc_ids[i][lists.mask[i]].tolist(), lists.scores[i][lists.mask[i]].tolist())
+                for i, q in enumerate(lists.qids)}
+
+    from_parquet = ranked(load_trec(tmp_path / "pyterrier.parquet"))
+    assert from_parquet == ranked(lists_from_frame(frame))
+    assert from_parquet == {"301": (["1001", "1002", "1003"], [2.0, 2.0, 1.0]), "302": (["1001"], [5.0])}
+
+    plain = pd.DataFrame({"query_id": ["q", "q", "r"], "doc_id": ["b", "a", "c"], "score": [1.0, 1.0, 0.5]})
+    plain.to_parquet(tmp_path / "plain.parquet")
+    assert ranked(load_trec(tmp_path / "plain.parquet")) == ranked(lists_from_frame(plain))
+    assert ranked(load_trec(tmp_path / "plain.parquet"))["q"][0] == ["b", "a"]  # row order breaks the tie
+    assert [(p.doc_id, p.rank) for p in read_run(tmp_path / "plain.parquet")["q"]] == [("b", 1), ("a", 2)]
+
+    # without ranks the row order is the rank, so distances (rising down the rows) are warned of
+    pd.DataFrame({"qid": ["q"] * 3, "docno": ["a", "b", "c"], "score": [0.1, 0.2, 0.3]}).to_parquet(
+        tmp_path / "distances.parquet")
+    with pytest.warns(UserWarning, match="the scores rise with the rank column in 1 of the 1 queries"):
+        load_trec(tmp_path / "distances.parquet")
+
+    frame.assign(query_id=frame["qid"].astype(str)).to_parquet(tmp_path / "both.parquet")
+    with pytest.raises(ValueError, match="both.parquet: both 'qid' and 'query_id' are present; keep one as query_id"):
+        read_run_columns(tmp_path / "both.parquet")
+    pq.write_table(pa.table({"qid": ["q"], "docno": [1.5], "score": [1.0]}), tmp_path / "float.parquet")
+    with pytest.raises(ValueError, match="column 'docno' must hold string or integer ids, got double"):
+        read_run_columns(tmp_path / "float.parquet")
+    pq.write_table(pa.table({"qid": ["q"], "score": [1.0]}), tmp_path / "nodoc.parquet")
+    with pytest.raises(ValueError, match="no column 'docno' or 'doc_id'; .* its columns are qid, score"):
+        read_run_columns(tmp_path / "nodoc.parquet")

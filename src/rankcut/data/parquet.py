@@ -1,10 +1,14 @@
 """Runs as Parquet files, in and out (pyarrow, the ``columnar`` extra, imported inside).
 
-A Parquet run has one row per posting and the columns ``query_id`` and ``doc_id`` (strings),
-``rank`` (integers) and ``score`` (numbers); ``tag`` is written and ignored on reading, as are
-any other columns. The checks are those of a TREC run (:mod:`rankcut.data.trec`), the rows
-counted from 1 in the messages: ids non-empty and without whitespace (so that the run can be
-written as TREC text), finite scores, no document twice for one query.
+A Parquet run has one row per posting and the columns ``query_id`` and ``doc_id``, ``rank``
+(integers) and ``score`` (numbers); ``tag`` is written and ignored on reading, as are any other
+columns. Read, the columns are those of a run frame (:mod:`rankcut.data.frames`): the query
+``query_id`` or ``qid`` (PyTerrier), the document ``doc_id`` or ``docno``, ``score``, and
+``rank`` optional (without it the row order within a query plays the rank); ids may be strings
+or integers (read as their decimal text, as the frame reader does). The checks are those of a
+TREC run (:mod:`rankcut.data.trec`), the rows counted from 1 in the messages: ids non-empty and
+without whitespace (so that the run can be written as TREC text), finite scores, no document
+twice for one query.
 
 ``rankcut cut --out x.parquet`` and any ``--run x.parquet`` choose this form by the suffix.
 """
@@ -17,13 +21,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from rankcut.data.frames import _DOC, _QUERY
 from rankcut.data.io import write_atomic
 from rankcut.data.lists import RankedLists, RunColumns
 
 __all__ = ["COLUMNS", "read_parquet_run", "write_parquet_run"]
 
-#: the columns a Parquet run must hold
+#: the columns a Parquet run is written with
 COLUMNS: tuple[str, ...] = ("query_id", "doc_id", "rank", "score")
+#: the names read for each column (one of each; ``rank`` may be absent): a run frame's
+_READ: dict[str, tuple[str, ...]] = {"query_id": _QUERY, "doc_id": _DOC, "score": ("score",),
+                                     "rank": ("rank",)}
 
 
 def _pyarrow() -> Any:
@@ -53,35 +61,45 @@ def read_parquet_run(path: str | Path, *, name: str | None = None) -> RunColumns
         schema = pq.read_schema(path)
     except (pa.ArrowException, OSError) as exc:
         raise ValueError(f"{label}: not a Parquet file ({exc})") from None
-    absent = [c for c in COLUMNS if c not in schema.names]
+    named = {}   # our name -> the file's
+    for c, names in _READ.items():
+        found = [n for n in names if n in schema.names]
+        if len(found) > 1:
+            raise ValueError(f"{label}: both {found[0]!r} and {found[1]!r} are present; keep one as {c}")
+        if found:
+            named[c] = found[0]
+    absent = [" or ".join(map(repr, names)) for c, names in _READ.items() if c not in named and c != "rank"]
     if absent:
-        raise ValueError(f"{label}: no column {', '.join(map(repr, absent))}; a Parquet run has the columns "
-                         f"{', '.join(COLUMNS)} (tag optional)")
-    table = pq.read_table(path, columns=list(COLUMNS))
+        raise ValueError(f"{label}: no column {', '.join(absent)}; a Parquet run has the columns "
+                         f"{', '.join(COLUMNS)} (rank and tag optional; qid and docno read as PyTerrier "
+                         f"names them); its columns are {', '.join(schema.names)}")
+    table = pq.read_table(path, columns=list(named.values()))
     if table.num_rows == 0:
         raise ValueError(f"{label}: the run has no row (no query, no document)")
-    wanted = {"query_id": (pa.types.is_string, pa.string()), "doc_id": (pa.types.is_string, pa.string()),
+    wanted = {"query_id": (_is_id, pa.string()), "doc_id": (_is_id, pa.string()),
               "rank": (pa.types.is_integer, pa.int64()), "score": (_is_number, pa.float64())}
     columns = {}
-    for c, (accepts, target) in wanted.items():
-        column = table.column(c)
+    for c, given in named.items():
+        accepts, target = wanted[c]
+        column = table.column(given)
         kind = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
-        if not accepts(kind) and not pa.types.is_large_string(kind):
-            raise ValueError(f"{label}: column {c!r} must hold {target}, got {column.type}")
+        if not accepts(kind):
+            held = "string or integer ids" if accepts is _is_id else target
+            raise ValueError(f"{label}: column {given!r} must hold {held}, got {column.type}")
         if column.null_count:
             row = _first(pc.is_null(column))
-            raise ValueError(f"{label}, row {row + 1}: {c} is null")
+            raise ValueError(f"{label}, row {row + 1}: {given} is null")
         try:
             columns[c] = column.cast(target)
         except pa.ArrowInvalid as exc:
-            raise ValueError(f"{label}: column {c!r} cannot be read as {target} ({exc})") from None
+            raise ValueError(f"{label}: column {given!r} cannot be read as {target} ({exc})") from None
     spaces = "[" + "".join(f"\\x{{{ord(ch):x}}}" for ch in _WHITESPACE) + "]"
     for c in ("query_id", "doc_id"):
         bad = pc.or_(pc.equal(pc.binary_length(columns[c]), 0), pc.match_substring_regex(columns[c], spaces))
         if pc.any(bad).as_py():
             row = _first(bad)
-            raise ValueError(f"{label}, row {row + 1}: {c} {columns[c][row].as_py()!r} is empty or holds "
-                             "whitespace")
+            raise ValueError(f"{label}, row {row + 1}: {named[c]} {columns[c][row].as_py()!r} is empty or "
+                             "holds whitespace")
     scores = columns["score"].to_numpy()
     finite = np.isfinite(scores)
     if not finite.all():
@@ -98,8 +116,25 @@ def read_parquet_run(path: str | Path, *, name: str | None = None) -> RunColumns
         raise ValueError(f"{label}, row {again + 1}: document {vocabulary[dcodes[again]]!r} is listed twice "
                          f"for query {queries.dictionary[qcodes[again]].as_py()!r} (rows {first + 1} and "
                          f"{again + 1})")
-    return RunColumns.from_rows(qcodes, queries.dictionary.to_pylist(), dcodes, vocabulary, scores,
-                                columns["rank"].to_numpy())
+    ranks = columns["rank"].to_numpy() if "rank" in columns else _row_order(qcodes)
+    return RunColumns.from_rows(qcodes, queries.dictionary.to_pylist(), dcodes, vocabulary, scores, ranks)
+
+
+def _row_order(qcodes: NDArray[Any]) -> NDArray[np.int64]:
+    """Each row's place (from 1) among its query's rows, in file order: the rank of a run without one."""
+    order = np.argsort(qcodes, kind="stable")
+    sorted_codes = qcodes[order]
+    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    sizes = np.diff(np.r_[starts, qcodes.size])
+    ranks = np.empty(qcodes.size, dtype=np.int64)
+    ranks[order] = np.arange(qcodes.size) - np.repeat(starts, sizes) + 1
+    return ranks
+
+
+def _is_id(kind: Any) -> bool:
+    import pyarrow as pa
+
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_integer(kind))
 
 
 def _is_number(kind: Any) -> bool:
