@@ -386,7 +386,8 @@ def test_parquet_runs_in_the_frame_readers_column_names(tmp_path):
         load_trec(tmp_path / "distances.parquet")
 
     frame.assign(query_id=frame["qid"].astype(str)).to_parquet(tmp_path / "both.parquet")
-    with pytest.raises(ValueError, match="both.parquet: both 'qid' and 'query_id' are present; keep one as query_id"):
+    with pytest.raises(ValueError, match="both.parquet: both 'qid' and 'query_id' are present; keep one as "
+                                         "query_id"):
         read_run_columns(tmp_path / "both.parquet")
     pq.write_table(pa.table({"qid": ["q"], "docno": [1.5], "score": [1.0]}), tmp_path / "float.parquet")
     with pytest.raises(ValueError, match="column 'docno' must hold string or integer ids, got double"):

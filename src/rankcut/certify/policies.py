@@ -164,11 +164,11 @@ class ProjectedCostPolicy:
         ahead = np.array([tail_sum(rate, int(d)) for d in np.minimum(steps, rest)])
         whole = tail_sum(rate, rest)
         share = ahead / whole if whole > 0 else np.minimum(steps, rest) / rest
-        now = self._audit_cost(rev, rev.unread, unfound, rev.found)
-        later = min((float(d) + self._audit_cost(rev, rev.unread - int(d), unfound * (1 - g),
-                                                 rev.found + round(unfound * g))
-                     for d, g in zip(steps, share, strict=True)), default=math.inf)
-        return SCREEN if later < now else AUDIT
+        now = float(self._audit_costs(rev, np.array([rev.unread]), np.array([unfound]),
+                                      np.array([rev.found]))[0])
+        gains = np.array([round(unfound * g) for g in share], dtype=np.int64)   # half to even, as before
+        later = steps + self._audit_costs(rev, rev.unread - steps, unfound * (1 - share), rev.found + gains)
+        return SCREEN if later.size and float(later.min()) < now else AUDIT
 
     @staticmethod
     def _posterior_mean(rev: InterleavedReview, prior: float) -> float:
@@ -178,43 +178,53 @@ class ProjectedCostPolicy:
         log_w = m * math.log(prior / (1.0 + prior)) + rev.log_likelihood()
         return float(np.exp(log_w - logsumexp(log_w)) @ m)
 
-    def _audit_cost(self, rev: InterleavedReview, unread: int, unfound: float, found: int) -> float:
-        """Audit draws projected to reject every ``R > ⌊F/ρ⌋`` from ``unread`` documents.
+    def _audit_costs(self, rev: InterleavedReview, unread: NDArray[np.int64], unfound: NDArray[np.float64],
+                     found: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Audit draws projected to reject every ``R > ⌊F/ρ⌋`` from ``unread`` documents, for each
+        start (``unread``, ``unfound``, ``found``) at once, a row each.
 
         The expected path: after ``n`` draws, ``x = n·M/|U|`` of the ``M = unfound`` have been
         found, so the claim needs ``R ≤ ⌊(F + x)/ρ⌋``; its nearest alternative leaves
         ``K = ⌊(F + x)/ρ⌋ + 1 − F`` relevant unread at the audit's start, and the evidence against
         it is the hypergeometric log-likelihood ratio of ``x`` in ``n`` at the most likely count
         against ``K`` (continuous in ``x``; none while that count is above ``K``), plus what the
-        audit has shown so far. The first ``n``
-        whose evidence reaches ``log(1/δ)`` and the prior's cost ``log(1 + prior mean)``.
+        audit has shown so far. The first ``n`` of 80 geometrically spaced sizes (rounded)
+        whose evidence reaches ``log(1/δ)`` and the prior's cost ``log(1 + prior mean)``; ``|U|``
+        if none does, 0 with nothing unread.
         """
-        if unread <= 0:
-            return 0.0
-        big = float(unread)
-        n = np.unique(np.round(np.geomspace(1.0, big, 80)))
-        x = max(unfound, 0.0) * n / big
-        rho = rev.rule.target
-        k = np.floor((found + x) / rho + 1e-9) + 1.0 - found
+        cost = np.zeros(unread.shape)
+        live = unread > 0
+        big = unread[live].astype(float)[:, None]
+        f = found[live].astype(float)[:, None]
+        n: NDArray[np.float64] = np.round(np.geomspace(1.0, big[:, 0], 80, axis=1)).astype(float)
+        x = np.maximum(unfound[live], 0.0)[:, None] * n / big
+        k = np.floor((f + x) / rev.rule.target + 1e-9) + 1.0 - f
         m_hat = np.minimum(np.maximum(x * (big + 1.0) / n, x), big - n + x)
         ok = k <= big - n + x
         kk = np.where(ok, k, x)
         gain = np.where(kk > m_hat, _log_hyp(x, n, m_hat, big) - _log_hyp(x, n, kk, big), -np.inf)
+        need = {int(v): self._evidence_needed(rev, int(v)) for v in np.unique(found[live])}
+        hit = ~ok | (gain >= np.array([need[int(v)] for v in found[live]])[:, None])
+        first = np.argmax(hit, axis=1)
+        cost[live] = np.where(hit.any(axis=1), n[np.arange(n.shape[0]), first], big[:, 0])
+        return cost
+
+    def _evidence_needed(self, rev: InterleavedReview, found: int) -> float:
+        """``log(1/δ)`` plus the prior's cost, less what the audit has shown, for an audit after
+        ``found`` relevant documents."""
         mean = rev.prior_mean if rev.prior_mean is not None else \
             rev.rule.prior_mean_at(found, rev.labels, rev.total)
         a = rev.rule.allowed_total(found) - found
         shown = max(rev.log_evidence(min(found + a + 1, rev.found + rev.unread)), 0.0)
-        need = rev.rule.log_level + self.overhead * math.log1p(mean) - shown
-        hit = np.flatnonzero(~ok | (gain >= need))
-        return float(n[hit[0]]) if hit.size else big
+        return rev.rule.log_level + self.overhead * math.log1p(mean) - shown
 
 
-def _log_hyp(x: NDArray[np.float64], n: NDArray[np.float64], k: NDArray[np.float64], big: float
-             ) -> NDArray[np.float64]:
-    """``log h(x; n, K, N)`` with ``gammaln`` (continuous in ``x`` and ``K``)."""
+def _log_hyp(x: NDArray[np.float64], n: NDArray[np.float64], k: NDArray[np.float64],
+             big: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``log h(x; n, K, N)`` with ``gammaln`` (continuous in ``x`` and ``K``), ``N`` a column."""
     def lc(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.asarray(gammaln(a + 1) - gammaln(b + 1) - gammaln(a - b + 1))
-    return lc(k, x) + lc(big - k, n - x) - lc(np.full_like(n, big), n)
+    return lc(k, x) + lc(big - k, n - x) - lc(np.broadcast_to(big, n.shape), n)
 
 
 def _forced_move(state: ReviewState, batch: int, chunk: int) -> str | None:
