@@ -414,3 +414,6 @@ def test_stopping_laws_of_several_counts_match_an_enumeration_of_every_order(eve
                                                                                law.p_false_claim), abs=1e-15)
     with pytest.raises(ValueError, match="0 … 12"):
         stopping_laws(audit, [3, 13])
+    for bad in (2.7, True, -1):   # a count, as operating_characteristics takes it (2.7 read as 2 before)
+        with pytest.raises(ValueError, match="a missed count must be"):
+            stopping_laws(audit, [3, bad])

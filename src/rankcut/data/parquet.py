@@ -4,8 +4,8 @@ A Parquet run has one row per posting and the columns ``query_id`` and ``doc_id`
 (integers) and ``score`` (numbers); ``tag`` is written and ignored on reading, as are any other
 columns. Read, the columns are those of a run frame (:mod:`rankcut.data.frames`): the query
 ``query_id`` or ``qid`` (PyTerrier), the document ``doc_id`` or ``docno``, ``score``, and
-``rank`` optional (without it the row order within a query plays the rank); ids may be strings
-or integers (read as their decimal text, as the frame reader does). The checks are those of a
+``rank`` optional (without it the row order within a query plays the rank); ids are strings or
+integers (integers read as their decimal text), ranks integers. The checks are those of a
 TREC run (:mod:`rankcut.data.trec`), the rows counted from 1 in the messages: ids non-empty and
 without whitespace (so that the run can be written as TREC text), finite scores, no document
 twice for one query.
