@@ -65,3 +65,24 @@ def test_stop_warns_that_the_lookahead_is_slow_on_long_lists(tmp_path: Path) -> 
     assert "--no-lookahead skips it" in res.stderr
     quiet = runner.invoke(app, ["stop", "--run", str(run), "--labels", str(labels), "--no-lookahead"])
     assert quiet.exit_code == 0 and "lookahead" not in quiet.stderr
+
+
+def test_stop_reads_graded_qrels_at_the_threshold_given_and_says_the_default(tmp_path: Path) -> None:
+    """audit stop --qrels counted grade >= 1 as relevant with no --threshold and no word (TREC DL's
+    binary measures count >= 2): it takes --threshold, and says the grade counted when it is left at
+    its default and the qrels grade above 1; --threshold with --labels is refused (a walk with
+    PyTerrier-shaped DL runs)."""
+    run = tmp_path / "r.run"
+    run.write_text("".join(f"t0 Q0 d{r} {r + 1} {-r} sys\n" for r in range(200)))
+    qrels = tmp_path / "q.qrels"   # grade 2 on the even ranks of the top 60, grade 1 on the odd ones
+    qrels.write_text("".join(f"t0 0 d{r} {2 - r % 2}\n" for r in range(60)))
+    for grade, args in ((1, []), (2, ["--threshold", "2"])):
+        res = runner.invoke(app, ["stop", "--run", str(run), "--qrels", str(qrels), "--json", *args])
+        assert res.exit_code == 0, res.stderr
+        stop = json.loads(res.stdout)["stops"][0]
+        assert stop["found"] == sum(2 - r % 2 >= grade for r in range(min(stop["stop"], 60))) > 0
+        assert ("grades relevance up to 2; grade ≥ 1 counts as relevant" in res.stderr) == (not args)
+    labels = tmp_path / "screened.csv"
+    labels.write_text("query_id,doc_id,label\nt0,d0,1\n")
+    res = runner.invoke(app, ["stop", "--run", str(run), "--labels", str(labels), "--threshold", "2"])
+    assert res.exit_code == 2 and "--threshold is for --qrels" in res.stderr

@@ -77,7 +77,12 @@ def test_missing_policy_passes_through():
       r"run frame, row 1: docno is missing \((None|nan)\)"),
      (lambda d: d.assign(qid=["q1", np.nan, "q1", "q2"]), r"run frame, row 1: qid is missing \(nan\)"),
      (lambda d: d.assign(docno=pd.array(["d3", pd.NA, "d1", "d9"], dtype="string")),
-      r"run frame, row 1: docno is missing \(<NA>\)")],
+      r"run frame, row 1: docno is missing \(<NA>\)"),
+     # 5611210.0 read '5611210.0', judged by no qrels and written so to a cut run (the PyTerrier walk)
+     (lambda d: d.assign(docno=[3.0, 2.0, 1.0, 9.0]),
+      r"run frame, row 0: docno 3.0 is a float; ids are text or integers \(convert the column first, e.g. "
+      r"df\['docno'\] = df\['docno'\].astype\('int64'\)\)"),
+     (lambda d: d.assign(qid=["q1", 1.5, "q1", "q2"]), r"run frame, row 1: qid 1.5 is a float")],
 )
 def test_run_frame_errors(change, message):
     with pytest.raises(ValueError, match=message):

@@ -565,7 +565,7 @@ def _kind(name: str, kind: str | None) -> str:
     found = suffixes[-1].lstrip(".") if suffixes else ""
     if found not in LABEL_FILE_KINDS:
         raise ValueError(f"{name}: cannot tell the label file format from the name; use a .csv, .tsv or "
-                         f".jsonl name (.gz allowed) or pass kind=")
+                         f".jsonl name (.gz allowed; in Python, or pass kind=)")
     return found
 
 

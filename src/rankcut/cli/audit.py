@@ -169,7 +169,8 @@ def _echo_json(obj: Any) -> None:
 @app.command("freeze")
 @_fail_cleanly
 def freeze(
-    run: Path = typer.Option(..., "--run", help="The full ranked lists (TREC run) the cut was taken from."),
+    run: Path = typer.Option(..., "--run", help="The full ranked lists the cut was taken from (TREC run, "
+                             "or Parquet by the suffix .parquet)."),
     design: str = typer.Option(
         "sequential", "--design",
         help="sequential (default; high-recall review: recall of a cut read in full plus what the audit "
@@ -265,11 +266,14 @@ def freeze(
 @app.command("stop")
 @_fail_cleanly
 def stop(
-    run: Path = typer.Option(..., "--run", help="The ranked lists being screened (TREC run)."),
+    ctx: typer.Context,
+    run: Path = typer.Option(..., "--run", help="The ranked lists being screened (TREC run, or Parquet by "
+                             "the suffix .parquet)."),
     labels: Path | None = typer.Option(None, "--labels", help="The screening labels so far: CSV/TSV/JSONL "
                                        "with query_id, doc_id, label."),
     qrels: Path | None = typer.Option(None, "--qrels", help="Simulation: every listed document labelled "
                                       "from TREC qrels (unjudged = not relevant)."),
+    threshold: float = typer.Option(1, "--threshold", help="--qrels: grade counted as relevant."),
     target_recall: float = typer.Option(0.8, "--target-recall", help="The review's recall target ρ."),
     delta: float = typer.Option(0.05, "--delta", help="The audit's error probability δ."),
     margin: float = typer.Option(0.5, "--margin", help="Stop when the projected unfound relevant items are "
@@ -294,6 +298,7 @@ def stop(
     from rankcut.audit.oracle import qrels_oracle
     from rankcut.audit.screening import screening_stops, write_cut
     from rankcut.certify.screening import ReviewRule
+    from rankcut.cli._common import note_grades
     from rankcut.data.io import writes_through
     from rankcut.data.trec import load_trec, read_qrels, warn_if_uncovered
 
@@ -302,6 +307,9 @@ def stop(
                          "reviewer, not both")
     if labels is None and qrels is None:
         raise ValueError("give the screening labels: --labels FILE, or --qrels Q to simulate a reviewer")
+    if qrels is None and ctx.get_parameter_source("threshold").name != "DEFAULT":  # type: ignore[union-attr]
+        raise ValueError("--threshold is for --qrels: it says which grade of the qrels counts as relevant "
+                         "(a label file holds 0/1 labels)")
     if not 0 < target_recall < 1:   # the cut is frozen next, and freeze takes no other target
         from rankcut.certify._validate import percent_hint
 
@@ -317,7 +325,8 @@ def stop(
                   for d in lists.doc_ids[i, : lists.lengths[i]].tolist()]
         judged = read_qrels(qrels)
         warn_if_uncovered(lists, judged, where=f"--qrels {qrels}: ")   # its labels all 0 there
-        given = dict(zip(listed, qrels_oracle(judged, listed), strict=True))
+        note_grades(ctx, qrels, judged, threshold)
+        given = dict(zip(listed, qrels_oracle(judged, listed, threshold), strict=True))
     try:
         rule = ReviewRule(target=target_recall, delta=delta, margin=margin, window=window,
                           prior_scale=prior_scale, lookahead=lookahead)

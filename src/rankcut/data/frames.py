@@ -51,6 +51,12 @@ def _ids(values: pd.Series, column: str, frame: str, index: list[Any]) -> pd.Ser
     if missing.any():
         i = int(np.flatnonzero(missing)[0])
         raise ValueError(f"{frame}, row {index[i]!r}: {column} is missing ({values.iloc[i]!r})")
+    floats = np.fromiter((isinstance(v, float | np.floating) for v in values), dtype=bool, count=len(values))
+    if floats.any():   # 5611210.0 would read '5611210.0': no qrels id, and so written to a cut run
+        i = int(np.flatnonzero(floats)[0])
+        raise ValueError(f"{frame}, row {index[i]!r}: {column} {float(values.iloc[i])!r} is a float; ids are "
+                         f"text or integers (convert the column first, e.g. df[{column!r}] = "
+                         f"df[{column!r}].astype('int64'))")
     ids = values.map(str).astype(object)   # an empty numeric column stays numeric under map alone
     bad = (ids.str.len() == 0) | ids.str.contains(r"\s", regex=True)
     if bad.any():

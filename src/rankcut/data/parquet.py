@@ -85,7 +85,9 @@ def read_parquet_run(path: str | Path, *, name: str | None = None) -> RunColumns
         kind = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
         if not accepts(kind):
             held = "string or integer ids" if accepts is _is_id else target
-            raise ValueError(f"{label}: column {given!r} must hold {held}, got {column.type}")
+            why = (" (pandas stores a column of integer ids that holds a null as double: fill or drop the "
+                   "null first)" if accepts is _is_id and pa.types.is_floating(kind) else "")
+            raise ValueError(f"{label}: column {given!r} must hold {held}, got {column.type}{why}")
         if column.null_count:
             row = _first(pc.is_null(column))
             raise ValueError(f"{label}, row {row + 1}: {given} is null")
