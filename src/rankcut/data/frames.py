@@ -93,12 +93,14 @@ def lists_from_frame(
 
     Queries keep the order of their first row. Without a ``rank`` column, the row order within
     a query plays the rank (it breaks score ties under ``ordering="rank"``). Query and document
-    ids are converted to ``str``. ``threshold``, ``ordering`` and ``missing`` are as in
+    ids are converted to ``str`` (text or integers; a float id is refused, as it would read
+    ``'5611210.0'``). ``threshold``, ``ordering`` and ``missing`` are as in
     :func:`rankcut.data.trec.load_trec`.
 
     :raises ValueError: naming the frame and the row index, for a missing or ambiguous column, an
-        id that is empty or holds whitespace, a score that is not a finite number, a rank or grade
-        that is not an integer, a (query, document) pair given twice, or an empty run frame.
+        id that is missing, a float, empty or holds whitespace, a score that is not a finite number,
+        a rank or grade that is not an integer, a (query, document) pair given twice, or an empty
+        run frame.
     """
     q_col = _require(df, _QUERY, "query id", "run frame")
     d_col = _require(df, _DOC, "document id", "run frame")
