@@ -187,14 +187,20 @@ TRAIN_QRELS_HELP = ("Qrels of --train-run where they are another file than --qre
 TRAIN_QRELS_HINT = "; if --train-run is judged in a qrels file of its own, give it as --train-qrels"
 
 
+def chosen(ctx: typer.Context, name: str) -> bool:
+    """Whether the option ``name`` was given (on the command line or from the environment), not
+    left at its default."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name != "DEFAULT"
+
+
 def note_grades(ctx: typer.Context, qrels: Path, judged: Mapping[str, Mapping[str, int]],
                 threshold: float) -> None:
     """Say on stderr which grade counts as relevant when the qrels grade relevance above 1 and
     ``--threshold`` was left at its default: TREC DL's binary measures count grade ≥ 2, Robust04's
     ≥ 1, and every score, model and certificate depends on the choice, which was made without a
     word before."""
-    source = ctx.get_parameter_source("threshold")
-    if source is None or source.name != "DEFAULT":   # given (or from the environment): the user chose
+    if chosen(ctx, "threshold"):   # the user chose
         return
     top = max((grade for docs in judged.values() for grade in docs.values()), default=0)
     if top > 1:

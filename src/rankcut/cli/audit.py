@@ -298,7 +298,7 @@ def stop(
     from rankcut.audit.oracle import qrels_oracle
     from rankcut.audit.screening import screening_stops, write_cut
     from rankcut.certify.screening import ReviewRule
-    from rankcut.cli._common import note_grades
+    from rankcut.cli._common import chosen, note_grades
     from rankcut.data.io import writes_through
     from rankcut.data.trec import load_trec, read_qrels, warn_if_uncovered
 
@@ -307,7 +307,7 @@ def stop(
                          "reviewer, not both")
     if labels is None and qrels is None:
         raise ValueError("give the screening labels: --labels FILE, or --qrels Q to simulate a reviewer")
-    if qrels is None and ctx.get_parameter_source("threshold").name != "DEFAULT":  # type: ignore[union-attr]
+    if qrels is None and chosen(ctx, "threshold"):
         raise ValueError("--threshold is for --qrels: it says which grade of the qrels counts as relevant "
                          "(a label file holds 0/1 labels)")
     if not 0 < target_recall < 1:   # the cut is frozen next, and freeze takes no other target
@@ -469,20 +469,19 @@ def label(
 ) -> None:
     """Record labels of the sampled items in the audit's label store."""
     from rankcut.audit import workflow
+    from rankcut.cli._common import chosen, note_grades
 
     if oracle is not None and oracle != "qrels":
         raise ValueError(f"--oracle takes 'qrels', got {oracle!r}")
     if (oracle is None) != (qrels is None):
         raise ValueError("--oracle qrels and --qrels go together")
-    given = ctx.get_parameter_source("threshold")
-    if qrels is None and given is not None and given.name != "DEFAULT":   # taken by nothing else
+    if qrels is None and chosen(ctx, "threshold"):   # taken by nothing else
         raise ValueError("--threshold is for --oracle qrels: it says which grade of the qrels counts as "
                          "relevant (a label file's labels are 0 or 1)")
     result = workflow.label(audit, from_file=from_file, qrels=qrels, threshold=threshold,
                             unjudged_nonrelevant=unjudged_nonrelevant, interactive=interactive, reuse=reuse,
                             overwrite=overwrite, limit=next_n, output=typer.echo)
     if qrels is not None:   # the grade the labels took, said once they are recorded
-        from rankcut.cli._common import note_grades
         from rankcut.data.trec import read_qrels
 
         note_grades(ctx, qrels, read_qrels(qrels), threshold)
@@ -547,7 +546,7 @@ def status(audit: Path = AUDIT, as_json: bool = JSON) -> None:
         return
     typer.echo(f"audit {info['audit_id']} ({info['design']}), frozen at {info['frozen_at']}")
     # an anytime audit certified and not met yet: "[ ] certify" alone read as never run (the scale walk)
-    not_met = "NOT met" in (info.get("verdict") or "") and not info.get("certificate_refused")
+    not_met = info.get("met") is False and not info.get("certificate_refused")
     for step, done in info["steps"].items():
         said = _counts(info) if step == "label" else ""
         if step == "certify" and not done and not_met:

@@ -678,8 +678,8 @@ class FixedSampleDesign:
         when a target was frozen, is said (``verdict``), as the sequential designs say theirs."""
         if steps["certify"]:
             content = read_json(folder / CERTIFICATE_FILE, "written by certify")
-            out["verdict"] = ((content.get("verdict") or {}).get("text") if isinstance(content, dict)
-                              else None)
+            verdict = (content.get("verdict") or {}) if isinstance(content, dict) else {}
+            out["verdict"], out["met"] = verdict.get("text"), verdict.get("met")
         path = folder / LABELS_FILE
         if record is None or not labels_mod.holds_store(path):
             return

@@ -1009,7 +1009,7 @@ class Interleaved(FixedSampleDesign):
             content = read_json(folder / CERTIFICATE_FILE, "written by certify")
             verdict = content.get("verdict") or {}
             seen = int((content.get("counts") or {}).get("steps", 0))
-            out["verdict"] = verdict.get("text")
+            out["verdict"], out["met"] = verdict.get("text"), verdict.get("met")
             if len(review.steps) > seen:
                 since = len(review.steps) - seen
                 were = "steps were" if since != 1 else "step was"

@@ -414,7 +414,7 @@ class Sequential(FixedSampleDesign):
             content = read_json(folder / CERTIFICATE_FILE, "written by certify")
             verdict = content.get("verdict") or {}
             counted = (content.get("counts") or {}).get("excluded") or {}
-            out["verdict"] = verdict.get("text")
+            out["verdict"], out["met"] = verdict.get("text"), verdict.get("met")
             if prefix > int(counted.get("labelled", 0)):   # labels came in since: certify them
                 since = prefix - int(counted.get("labelled", 0))
                 out["since_certify"] = f"{since} audit label{'s' * (since != 1)}"
