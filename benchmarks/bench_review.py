@@ -5,10 +5,11 @@ Bannach-Brown 2019; the labels play the reviewer), in one run on the same record
 
 * **cal** — :func:`rankcut.review.simulate.simulate_review`: the CAL ranker
   (:class:`rankcut.review.cal.CALScreener`, AutoTAR on scikit-learn, default configuration)
-  screening, :class:`~rankcut.certify.policies.ProjectedCostPolicy` (default constants, chosen in
-  issue 16 on the one-shot rankings of these sets; nothing was tuned for this table) choosing
-  screen or audit, stopping at the first certified step of the interleaved review; a review that
-  never certifies reads everything;
+  screening, the review's default policy and prior basis (:data:`rankcut.review.session.POLICY`
+  and ``PRIOR_BASIS``: ``MarginalCostPolicy(probe=25)``, its other constants chosen in issue 16 on
+  CLEF TAR 2017, the probe and the tail basis leave-one-set-out on these sets,
+  ``docs/results-review.md``) choosing screen or audit, stopping at the first certified step of
+  the interleaved review; a review that never certifies reads everything;
 * **asreview** — ``asreview`` 3's own simulation with its default model (ELAS u4: tf-idf with
   bigrams, SVM, maximum querier, balanced), run by ``--asreview-python`` (its own environment)
   until the last relevant record is found — after it every unread record is irrelevant, so its

@@ -3,12 +3,14 @@
 For each named screening set and seed (the prior knowledge and audit order of ``bench_review.py``),
 one line of JSON:
 
-* the review as ``bench_review.py`` runs it (:func:`rankcut.review.simulate.simulate_review`,
-  default ``ProjectedCostPolicy`` and ``CALConfig``): documents read, how many by screening and
-  by auditing, the step of the first audit move;
+* the review as ``bench_review.py`` runs it (:func:`rankcut.review.simulate.simulate_review`:
+  the review's default policy and prior basis, :data:`rankcut.review.session.POLICY` and
+  ``PRIOR_BASIS``, and ``CALConfig()``): documents read, how many by screening and by auditing,
+  the step of the first audit move;
 * the **hindsight-best single switch** of the *same* ranker: CAL's screen-only order (its order
   when it screens everything, ``bench_review.cal_screen_order``), screened to depth ``d`` and then
-  only audited (``ScreenThenAudit(d)``, the same interleaved certificate, the same audit order),
+  only audited (``ScreenThenAudit(d)``, the same interleaved certificate with the same prior
+  basis, the same audit order),
   for ``d`` on a grid of steps of ``max(10, N // 50)``; the fewest documents read over that grid,
   its ``d`` and the recall the top ``d`` hold. Since CAL sees only screened labels before its first
   audit, ``ScreenThenAudit(d)`` with the learning ranker reads exactly this order. The ``d`` is
@@ -44,6 +46,7 @@ from rankcut.certify.interleaved import InterleavedRule  # noqa: E402
 from rankcut.certify.policies import ScreenThenAudit  # noqa: E402
 from rankcut.certify.simulate import play  # noqa: E402
 from rankcut.review.records import load_records  # noqa: E402
+from rankcut.review.session import PRIOR_BASIS  # noqa: E402
 from rankcut.review.simulate import simulate_review  # noqa: E402
 
 ORDERS_SEED = 10_000
@@ -60,7 +63,7 @@ def diagnose(path: Path, seed: int, target: float, orders: int = 0) -> dict:
     rank_of = np.empty(y.size, dtype=np.int64)
     rank_of[order] = np.arange(y.size)
     audit = rank_of[np.random.default_rng(seed).permutation(y.size)]   # the same documents' order
-    rule = InterleavedRule(target, DELTA)
+    rule = InterleavedRule(target, DELTA, prior_basis=PRIOR_BASIS)   # the review's own certificate
     step = max(10, y.size // 50)
     depths = range(step, y.size + 1, step)
     best = min((play(ranked, audit, ScreenThenAudit(d), rule).read, d) for d in depths)
