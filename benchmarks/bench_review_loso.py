@@ -1,10 +1,12 @@
 """Leave-one-set-out choice of the CAL review's constants on the screening sets (issue 17).
 
-Each candidate (:data:`CANDIDATES`: the review's default; one ``ProjectedCostPolicy`` constant
-moved at a time; ``PrecisionPolicy``'s and ``MarginalCostPolicy``'s defaults; the default and
-``MarginalCostPolicy`` under the ``tail`` prior basis (``tail``, ``marginal+tail``), the latter also
-with a probe of 10, 25 or 50 screening reads before a return from the audit goes on
-(``marginal+tail+probe25``: ``MarginalCostPolicy(probe=25)``); the ``CALConfig`` options that
+Each candidate (:data:`CANDIDATES`: the review's default until 2026-12-04, ``default``; one
+``ProjectedCostPolicy`` constant moved at a time; ``PrecisionPolicy``'s and
+``MarginalCostPolicy``'s defaults; the default and ``MarginalCostPolicy`` under the ``tail`` prior
+basis (``tail``, ``marginal+tail``), the latter also with a probe of 10, 25 or 50 screening reads
+before a return from the audit goes on (``marginal+tail+probe25``:
+``MarginalCostPolicy(probe=25)``, the review's default since, and with one more constant moved,
+``probe25+window100``); the ``CALConfig`` options that
 follow ASReview's ELAS u4 model, word bigrams and balanced class weights) runs
 :func:`rankcut.review.simulate.simulate_review` on the 14 sets of ``../shared/datasets/screening``
 with the prior knowledge of ``bench_review.py`` (seed ``s``: one included and one excluded record
@@ -40,7 +42,8 @@ from rankcut.review.records import load_records  # noqa: E402
 from rankcut.review.simulate import simulate_review  # noqa: E402
 
 #: name → (policy, CAL configuration[, the rule's prior basis, default misses]); the first is the
-#: review's default
+#: review's default until 2026-12-04 (``ProjectedCostPolicy``, misses basis), every table's baseline;
+#: the review's default since is ``marginal+tail+probe25``
 CANDIDATES: dict[str, tuple[Policy, CALConfig] | tuple[Policy, CALConfig, str]] = {
     "default": (ProjectedCostPolicy(), CALConfig()),
     "batch25": (ProjectedCostPolicy(batch=25), CALConfig()),
@@ -57,6 +60,9 @@ CANDIDATES: dict[str, tuple[Policy, CALConfig] | tuple[Policy, CALConfig, str]] 
     "marginal+tail+probe10": (MarginalCostPolicy(probe=10), CALConfig(), "tail"),
     "marginal+tail+probe25": (MarginalCostPolicy(probe=25), CALConfig(), "tail"),
     "marginal+tail+probe50": (MarginalCostPolicy(probe=50), CALConfig(), "tail"),
+    **{f"probe25+{k}{v:g}": (MarginalCostPolicy(probe=25, **{k: v}), CALConfig(), "tail")
+       for k, v in (("window", 100), ("window", 200), ("window", 300), ("window", 500), ("batch", 50),
+                    ("need", 3.0), ("need", 5.0))},
     "bigrams": (ProjectedCostPolicy(), CALConfig(ngrams=2)),
     "balanced": (ProjectedCostPolicy(), CALConfig(balanced=True)),
     "bigrams+balanced": (ProjectedCostPolicy(), CALConfig(ngrams=2, balanced=True)),
