@@ -234,9 +234,12 @@ class InterleavedReview:
             with np.errstate(divide="ignore"):   # p̂·|U| for hypotheses f+1 … hi+1 (support below each)
                 share = np.log(np.cumsum(weight * ((r - f) if y else (w - r)))) - np.log(np.cumsum(weight))
             top = min(hi + 1, w)
-            # log(p̂^(h)·|U|) − log(q_h·|U|) for h = f+1 … w; h = f has no count below it (factor 1)
-            gain = np.concatenate((share[:top - f], np.full(w - top, share[-1])))
-            self._log_lam[f + 1:w + 1] += gain - (self._logs[1:w - f + 1] if y else self._logs[w - f - 1::-1])
+            # log(p̂^(h)·|U|) − log(q_h·|U|) for h = f+1 … w; h = f has no count below it (factor 1).
+            # One array of |U| a step (the hypotheses above the prior's support gain share[-1]).
+            gain = -(self._logs[1:w - f + 1] if y else self._logs[w - f - 1::-1])
+            gain[:top - f] += share[:top - f]
+            gain[top - f:] += share[-1]
+            self._log_lam[f + 1:w + 1] += gain
         if y:
             self._log_lik[f + 1:w + 1] += self._logs[1:w - f + 1]      # log(r − F)
         else:
