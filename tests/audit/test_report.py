@@ -145,6 +145,26 @@ def test_the_report_prints_nothing_it_did_not_rebuild(data: Data, tmp_path: Path
         write_report(one, tmp_path / "o.md")
 
 
+def test_the_check_recomputes_no_certificate_it_rebuilt(data: Data, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The certificates rebuilt from the manifest and counts stand for the recomputation of the
+    stored ones of the same inputs (an interleaved review's is a replay of every step): none is
+    computed twice, and an edited value is still refused."""
+    from rankcut.certify import result
+
+    one = tmp_path / "one"
+    wf.freeze(one, run=data.run, cut=data.cut, design="excluded", seed=2)
+    _run_all(one, data, excluded=30)
+    calls: list[Any] = []
+    real = result.recompute
+    monkeypatch.setattr(result, "recompute", lambda c: calls.append(c) or real(c))
+    write_report(one, tmp_path / "one.md")
+    assert calls == []
+    _edit(one, lambda c: c["report"]["certificates"][0]["certificate"].update(value=0))
+    with pytest.raises(ValueError, match="does not match its inputs"):
+        write_report(one, tmp_path / "edited.md")
+
+
 def test_the_report_recounts_each_shared_reference_member(data: Data, tmp_path: Path) -> None:
     """A shared reference's effective sizes are recounted from the sample and the pools: a
     certificate.json forged consistently (counts, certificates, members, verdict all rebuilt from

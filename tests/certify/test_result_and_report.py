@@ -122,6 +122,29 @@ def test_verify_catches_an_edited_certificate() -> None:
         verify(d)
 
 
+def test_verify_takes_a_fresh_certificate_only_of_the_same_inputs(monkeypatch) -> None:
+    """A certificate the caller computed stands for the recomputation only when its function and
+    inputs are the stored one's: an edited value is caught either way, and one of other inputs is
+    never taken on trust."""
+    from rankcut.certify import result
+    from rankcut.certify.excluded import excluded_pool_finite_certificate
+
+    stored = excluded_pool_finite_certificate(0, 300, 70_000, 0.025)
+    other = excluded_pool_finite_certificate(1, 300, 70_000, 0.025)
+    assert other.value != stored.value
+    edited = {**stored.to_dict(), "value": other.value}   # the other certificate's value
+    calls = []
+    real = result.recompute
+    monkeypatch.setattr(result, "recompute", lambda c: calls.append(c) or real(c))
+    assert result.verify(stored.to_dict(), stored).value == stored.value and not calls   # no recomputation
+    with pytest.raises(ValueError, match=f"value: stored {other.value}, recomputed {stored.value}"):
+        result.verify(edited, stored)
+    assert not calls
+    with pytest.raises(ValueError, match=f"value: stored {other.value}, recomputed {stored.value}"):
+        result.verify(edited, other)   # of other inputs: recomputed, not trusted
+    assert len(calls) == 1
+
+
 def test_confidence_never_rounds_up_to_one() -> None:
     from rankcut.certify.result import confidence_text
 

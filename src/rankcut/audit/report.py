@@ -133,11 +133,6 @@ def checked_certificate(audit_dir: str | Path) -> tuple[dict[str, Any], dict[str
         stored = JointReport.from_dict(content["report"])
     except (KeyError, TypeError, ValueError, AttributeError) as exc:   # a key or its type edited away
         raise refuse(f"its report is not one certify writes ({type(exc).__name__}: {exc})") from None
-    for name, cert, _ in stored.entries:
-        try:
-            verify(cert)
-        except ValueError as exc:   # edited, or computed by a rankcut whose bounds differ (verify says)
-            raise refuse(f"certificate {name!r} does not match its inputs ({exc})") from None
 
     # what the audit is comes from the manifest: the file must agree, and the report takes the frozen
     # rule, never the file or a caller (the seed included)
@@ -170,6 +165,12 @@ def checked_certificate(audit_dir: str | Path) -> tuple[dict[str, Any], dict[str
         extra = findings.to_dict()
     except (KeyError, TypeError, ValueError) as exc:
         raise refuse(f"its counts do not give certificates ({exc})") from None
+    again = {name: cert for name, cert, _ in report.entries}
+    for name, cert, _ in stored.entries:
+        try:   # the rebuilt certificate of the same inputs stands for the recomputation (verify checks)
+            verify(cert, again.get(name))
+        except ValueError as exc:   # edited, or computed by a rankcut whose bounds differ (verify says)
+            raise refuse(f"certificate {name!r} does not match its inputs ({exc})") from None
     rebuilt_report = _normal(report.to_dict())
     rebuilt, found = _essential(rebuilt_report), _essential(content["report"])
     if rebuilt != found:
