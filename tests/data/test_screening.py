@@ -59,7 +59,7 @@ def test_other_label_column() -> None:
          "toy, line 5: the record has 3 fields, the header 4"),
         ("record_id,title,abstract,label_included\n1,A,x,0\n ,B,y,1\n", "toy, line 3: empty record_id"),
         ("record_id,title,abstract,label_included\n7,A,x,0\n8,B,y,1\n7,C,z,0\n",
-         "toy, line 4: record_id '7' repeats the record of line 2"),
+         "toy, line 4: record_id '7' is also the id of the record of line 2 (one id for two records: "),
         ("record_id,title,abstract,label_included\n1,A,x,yes\n",
          "toy, line 2: label_included must be 0 or 1, got 'yes' (record '1')"),
         ("record_id,title,abstract,label_included\n1,A,x,\n",

@@ -122,6 +122,10 @@ def test_bad_ris_names_the_line(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"r\.ris, line 8: the record has no ID, and its number in file "
                        r"order, '2', is the ID of the record of line 1: give it an ID line"):
         load_records(_write(tmp_path, "r.ris", RIS.replace("ID  - 12", "ID  - 2")))
+    with pytest.raises(ValueError, match=r"r\.ris, line 8: record id '12' is also the id of the record of "
+                       r"line 1 \(one id for two records: give each record its own id, or, if the two "
+                       r"lines are the same record, keep one of them\)"):
+        load_records(_write(tmp_path, "r.ris", RIS.replace("T1  - Second", "ID  - 12\nT1  - Second")))
     with pytest.raises(ValueError, match=r"t\.txt: no RIS record .*; a table of records is read by its name: "
                        r"\*\.csv or \*\.tsv"):
         load_records(_write(tmp_path, "t.txt", "record_id,title\n1,A title\n"))

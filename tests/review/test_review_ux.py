@@ -109,6 +109,53 @@ def test_labels_of_records_not_asked_for_yet_are_kept_until_the_review_asks(tmp_
     assert _recorded(folder)[other] == 1 and not (folder / "pending-labels.csv").exists()
 
 
+def test_a_blank_row_of_a_batch_is_named_as_what_the_review_waits_for(tmp_path: Path) -> None:
+    """A batch filled in but for one row records the rows before it, keeps those after it, and says
+    it waits for the blank row's record (the new user's walk: it named the next batch, and only a
+    warning that the rows after the blank one are kept said anything was amiss)."""
+    import csv
+
+    _labelled(tmp_path / "r.csv")
+    truth = {f"r{i}": int(i % 4 == 0) for i in range(40)}
+    unlabelled = (tmp_path / "r.csv").read_text().replace(",1\n", ",\n").replace(",0\n", ",\n")
+    (tmp_path / "s.csv").write_text(unlabelled)
+    folder, batch = tmp_path / "R", tmp_path / "b.csv"
+    assert _run("review", "start", tmp_path / "s.csv", "--folder", folder, "--seed", 1)[0] == 0
+    assert _run("review", "next", "--folder", folder, "--batch", 4, "--out", batch)[0] == 0
+    rows = list(csv.reader(batch.open()))
+    ids = [r[0] for r in rows[1:]]
+    for r in rows[1:]:
+        r[1] = "" if r[0] == ids[1] else ("yes" if truth[r[0]] else "no")
+    with batch.open("w", newline="") as f:
+        csv.writer(f).writerows(rows)
+    code, out, err = _run("review", "label", "--folder", folder, "--from", batch)
+    assert code == 0 and out.startswith("recorded 1 label"), err
+    assert f"waiting for record {ids[1]} (" in out and "b.csv gives it no label" in out, out
+    assert "--batch 4" not in out     # no next batch while this one waits
+
+
+def test_an_answers_file_a_spreadsheet_changed_is_told_what_happened(tmp_path: Path) -> None:
+    """Ids whose leading zeros a spreadsheet dropped name the record they were; an answers column
+    of another name points to --label-column (the new user's walk)."""
+    rows = [f"{i:03d},Study {i},{'cats purr' if i % 4 == 0 else 'dogs bark'} {i}" for i in range(1, 41)]
+    (tmp_path / "z.csv").write_text("record_id,title,abstract\n" + "\n".join(rows) + "\n")
+    folder = tmp_path / "Z"
+    code, out, err = _run("review", "start", tmp_path / "z.csv", "--folder", folder, "--seed", 1, "--json")
+    assert code == 0, err
+    asked = json.loads(out)["next_record"]["record_id"]
+    (tmp_path / "a.csv").write_text(f"record_id,label\n{int(asked)},0\n")
+    code, _, err = _run("review", "label", "--folder", folder, "--from", tmp_path / "a.csv")
+    assert code == 2 and err.strip() == (
+        f"error: {tmp_path / 'a.csv'}, line 2: record '{int(asked)}' is not a record of this review (record "
+        f"'{asked}' is: a spreadsheet dropped the id's leading zeros; format the id column as text)")
+    (tmp_path / "a.csv").write_text(f"record_id,decision\n{asked},0\n")
+    code, _, err = _run("review", "label", "--folder", folder, "--from", tmp_path / "a.csv")
+    assert code == 2 and "; it names 'record_id', 'decision'; if another column holds the answers, name it " \
+        "with --label-column" in err, err
+    assert _run("review", "label", "--folder", folder, "--from", tmp_path / "a.csv",
+                "--label-column", "decision")[0] == 0
+
+
 def _recorded(folder: Path) -> dict[str, int]:
     lines = (folder / "review.jsonl").read_text().splitlines()
     return {s["doc_id"]: s["label"] for s in map(json.loads, lines)}

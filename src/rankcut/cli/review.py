@@ -553,16 +553,18 @@ def label(
         _echo_json({"source": result.source, "recorded": result.recorded, **_json_status(info)})
         return
     typer.echo(f"recorded {result.recorded} label{'' if result.recorded == 1 else 's'} ({result.source})")
-    size = None if from_file is None or info["next_record"] is None else session.batch_size(from_file)
-    if from_file is not None and not result.recorded and info["next_record"] is not None:
-        # nothing recorded: the answers given are kept, and the review waits for the one it asks first
+    listed = None if from_file is None or info["next_record"] is None else session.batch_records(from_file)
+    if from_file is not None and info["next_record"] is not None and (
+            not result.recorded or info["next_record"]["record_id"] in (listed or ())):
+        # nothing recorded, or a row of the batch left blank: the answers given after it are kept,
+        # and the review waits for the one it asks first
         asked = info["next_record"]
         more = [f"waiting for record {asked['record_id']} ({asked['where']}): the review asks for it first, "
                 f"and {from_file.name} gives it no label; fill it in and run label --from again",
                 f"next: rankcut review label --folder {shlex.quote(str(folder))} --from "
                 f"{shlex.quote(str(from_file))}"]
-    elif size is not None:   # the reviewer reads in batches: the next one, of the same size
-        more = [f"next: rankcut review next --folder {shlex.quote(str(folder))} --batch {size} --out "
+    elif listed is not None:   # the reviewer reads in batches: the next one, of the same size
+        more = [f"next: rankcut review next --folder {shlex.quote(str(folder))} --batch {len(listed)} --out "
                 f"{shlex.quote(str(from_file))}   # the next records to read"]
     else:
         more = _next_lines(folder, info)

@@ -37,11 +37,15 @@ from numpy.typing import ArrayLike, NDArray
 from rankcut.data.io import Source, open_text, stream_name
 from rankcut.data.lists import Posting, RankedLists
 
-__all__ = ["LABEL_COLUMNS", "ScreeningSet", "Table", "delimiter_for", "load_screening", "read_table",
-           "reads_like_labels"]
+__all__ = ["LABEL_COLUMNS", "ONE_ID_TWO_RECORDS", "ScreeningSet", "Table", "delimiter_for", "load_screening",
+           "read_table", "reads_like_labels"]
 
 
 _LABELS = {"0": False, "1": True}
+#: what a records file whose id names two records is told (a merged export: one id for two records,
+#: or one record on two lines)
+ONE_ID_TWO_RECORDS = ("one id for two records: give each record its own id, or, if the two lines are the "
+                      "same record, keep one of them")
 _TITLE = ("title", "primary_title")
 _ABSTRACT = ("abstract", "notes_abstract", "abstract note")
 #: ASReview's label column names, in its order of preference
@@ -289,8 +293,8 @@ def read_table(source: Source, *, label: str | None, name: str | None = None) ->
             if not rid:
                 raise ValueError(f"{where}, line {line}: empty record_id")
             if rid in seen:
-                raise ValueError(f"{where}, line {line}: record_id {rid!r} repeats the record of line "
-                                 f"{seen[rid]}")
+                raise ValueError(f"{where}, line {line}: record_id {rid!r} is also the id of the record of "
+                                 f"line {seen[rid]} ({ONE_ID_TWO_RECORDS})")
             seen[rid] = line
             ids.append(rid)
             titles.append(row[t_col].strip())

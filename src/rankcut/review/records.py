@@ -35,7 +35,7 @@ from rankcut._words import id_list
 from rankcut.audit.options import spelled
 from rankcut.data.io import Source, open_text, stream_name
 from rankcut.data.lists import order_postings
-from rankcut.data.screening import read_table
+from rankcut.data.screening import ONE_ID_TWO_RECORDS, read_table
 from rankcut.data.texts import read_query_texts, read_texts_jsonl
 from rankcut.data.trec import read_qrels, read_run
 
@@ -318,7 +318,8 @@ def _load_ris(source: Source, name: str | None) -> Records:
         rid = ris_record_id(entry, i)
         check_record_id(rid, f"{where}, line {at}")
         if rid in seen and given:
-            raise ValueError(f"{where}, line {at}: record id {rid!r} repeats the record of line {seen[rid]}")
+            raise ValueError(f"{where}, line {at}: record id {rid!r} is also the id of the record of line "
+                             f"{seen[rid]} ({ONE_ID_TWO_RECORDS})")
         if rid in seen:
             raise ValueError(f"{where}, line {at}: the record has no ID, and its number in file order, "
                              f"{rid!r}, is the ID of the record of line {seen[rid]}: give it an ID line "

@@ -44,7 +44,7 @@ import shutil
 import tempfile
 import threading
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -87,7 +87,7 @@ if TYPE_CHECKING:
     from rankcut.certify.policies import ReviewState
 
 __all__ = ["BATCH_COLUMNS", "CAL", "POLICY", "PRIOR_BASIS", "PRIOR_SOURCE", "RUN_FILE", "TABLES",
-           "TEXTS_FILE", "batch_size", "correct",
+           "TEXTS_FILE", "batch_records", "correct",
            "is_review", "keep", "kept_answers", "kept_relevant", "kept_with_sources", "known_from_qrels",
            "known_from_records",
            "known_outcome", "label",
@@ -568,8 +568,10 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], records: st
                 shown = ", ".join(repr(c if len(c) <= 40 else c[:40] + "…") for c in first[:8])   # as written
                 nor = (f"{spelled('label_column')}" if chosen and names is not _ID_COLUMNS else
                        f"nor {', '.join(repr(n) for n in names[1:])}")
+                name_it = ("" if chosen or names is _ID_COLUMNS else
+                           f"; if another column holds the answers, name it with {spelled('label_column')}")
                 raise ValueError(f"{where}, line 1: the header names no {names[0]!r} column ({nor}); it "
-                                 f"names {shown}{', ...' if len(header) > 8 else ''}"
+                                 f"names {shown}{', ...' if len(header) > 8 else ''}{name_it}"
                                  f"{separator_hint(header, delimiter)}")
             cols.append(col)
         id_col, label_col = cols
@@ -605,9 +607,7 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], records: st
                                  f"for another topic; keep only the rows of query {query!r} in the file")
             if rid not in known:
                 raise ValueError(f"{where}, line {line}: record {rid!r} is not a record of this review"
-                                 + (f" (record {rid[:-2]!r} is: a spreadsheet wrote the id as a number; "
-                                    "format the id column as text)"
-                                    if rid.endswith(".0") and rid[:-2] in known else ""))
+                                 f"{_spreadsheet_id(rid, known)}")
             y = _VALUES.get(value.lower())
             if y is None:
                 raise ValueError(f"{where}, line {line}: the label of record {rid!r} must be {_FORMS} "
@@ -620,6 +620,21 @@ def _label_lines(source: str | os.PathLike[str], ids: Sequence[str], records: st
             out.setdefault(rid, y)
             lines.setdefault(rid, line)
     return out, lines
+
+
+def _spreadsheet_id(rid: str, known: Collection[str]) -> str:
+    """What a spreadsheet did to an id that is no record's, where a record's id is the id as a
+    spreadsheet writes it: as a number (``169.0``) or with its leading zeros dropped (``59`` for
+    ``059``); "" otherwise."""
+    if rid.endswith(".0") and rid[:-2] in known:
+        return (f" (record {rid[:-2]!r} is: a spreadsheet wrote the id as a number; format the id column "
+                "as text)")
+    if rid.isdigit():
+        padded = next((k for k in known if k.isdigit() and k.lstrip("0") == rid.lstrip("0")), None)
+        if padded is not None:
+            return (f" (record {padded!r} is: a spreadsheet dropped the id's leading zeros; format the id "
+                    "column as text)")
+    return ""
 
 
 def known_from_qrels(source: str | os.PathLike[str], folder: str | os.PathLike[str], *,
@@ -1198,11 +1213,14 @@ def correct(folder: str | os.PathLike[str], into: str | os.PathLike[str], relabe
             "answers": len(given), "recorded": len(given) - len(kept), "kept": len(kept)}
 
 
-def batch_size(path: str | os.PathLike[str]) -> int | None:
-    """How many records a batch file of :func:`write_batch` lists (``None``: the file is another
-    label file, or unreadable), so that the next batch can be asked of the same size."""
+def batch_records(path: str | os.PathLike[str]) -> list[str] | None:
+    """The record ids a batch file of :func:`write_batch` lists, in its order (``None``: the file is
+    another label file, or unreadable, or lists none), so that the next batch can be asked of the
+    same size, and a record it lists that the review still asks for is known to be unanswered."""
     rows = _table_rows(Path(path))
-    return len(rows) - 1 if rows and tuple(rows[0]) == BATCH_COLUMNS and len(rows) > 1 else None
+    if not rows or tuple(rows[0]) != BATCH_COLUMNS or len(rows) < 2:
+        return None
+    return [row[0].strip() for row in rows[1:] if row]
 
 
 def read_on(folder: str | os.PathLike[str]) -> tuple[int, bool]:
