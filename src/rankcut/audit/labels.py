@@ -489,8 +489,10 @@ class LabelStore:
         return [str(r[0]) for r in self._con.execute("SELECT DISTINCT source FROM labels ORDER BY source")]
 
     def source_counts(self) -> dict[str, int]:
-        """How many current labels each source gave, by source (sorted)."""
-        rows = self._con.execute("SELECT source, COUNT(*) FROM labels GROUP BY source ORDER BY source")
+        """How many current labels each source gave, the source that gave its first earliest first (a
+        review's prior knowledge, then its files in the order given; ties by name)."""
+        rows = self._con.execute("SELECT source, COUNT(*) FROM labels GROUP BY source "
+                                 "ORDER BY MIN(recorded_at), source")
         return {str(source): int(n) for source, n in rows}
 
     def set_meta(self, key: str, value: str) -> None:

@@ -346,7 +346,8 @@ def _summary(manifest: Mapping[str, Any], content: Mapping[str, Any], report: Jo
     sources = content.get("label_sources") or {}
     if sources:
         shown = "; ".join(f"{source} ({n:,})" for source, n in list(sources.items())[:5])
-        more = f"; and {len(sources) - 5} more sources" if len(sources) > 5 else ""
+        rest = sum(list(sources.values())[5:])
+        more = f"; and {len(sources) - 5} more sources ({rest:,})" if len(sources) > 5 else ""
         lines.append(f"Labels from: {shown}{more}.")
     verdict = content.get("verdict")
     if verdict:
@@ -414,10 +415,10 @@ def _plot_png(content: Mapping[str, Any], manifest: Mapping[str, Any]) -> bytes 
             docs = DESIGNS[content["design"]].words(manifest).items
             ax.set_xlabel(f"{docs} read (screened or audited)" if adaptive
                           else "audit labels (the audit order, after the cut)")
+            from matplotlib.ticker import MaxNLocator
+
             handles, names = ax.get_legend_handles_labels()
             if curve.get("found"):   # the interleaved review: the relevant documents found by then
-                from matplotlib.ticker import MaxNLocator
-
                 twin = ax.twinx()
                 twin.plot(curve["labels"], curve["found"], "s--", color="tab:gray",
                           label=f"relevant {docs} found (right axis)")
@@ -426,7 +427,10 @@ def _plot_png(content: Mapping[str, Any], manifest: Mapping[str, Any]) -> bytes 
                 twin.set_ylim(bottom=0)   # counts start at none found
                 more, more_names = twin.get_legend_handles_labels()
                 handles, names = handles + more, names + more_names
-            ax.legend(handles, names, loc="lower right", fontsize=8)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))   # documents read: counts
+            # below the axes: inside, it hid the end of the bound or the start of the found curve
+            ax.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=8,
+                      frameon=False)
             ax.set_title(f"Recall bound as the {'review' if adaptive else 'audit'} goes "
                          "(anytime-valid: every point holds)")
         else:
