@@ -114,6 +114,22 @@ def test_ris_with_asreview_labels_in_the_notes(tmp_path: Path) -> None:
     assert partly.labels is None and partly.prior.tolist() == [1, -1]
 
 
+def test_records_that_repeat_an_earlier_one_are_warned_of(tmp_path: Path) -> None:
+    """A merged export's duplicates (title and abstract, case and spacing aside) are named by line,
+    with the line they repeat; a shared title alone, or two empty records, is no duplicate."""
+    table = ("record_id,title,abstract\n1,Cats purr,They do.\n2,Cats purr,Another study.\n3,,\n4,,\n"
+             "5,CATS  purr, they do.\n")
+    with pytest.warns(UserWarning, match=r"1 record has the title and abstract of an earlier record \(line 6 "
+                      r"\(as line 2\)\): the review reads and counts each as a record of its own") as seen:
+        records = load_records(_write(tmp_path, "r.csv", table))
+    assert records.ids == ("1", "2", "3", "4", "5")   # kept: the reviewer decides
+    assert sum("earlier record" in str(w.message) for w in seen) == 1
+    twice = RIS.replace("T1  - Second", "TI  - A title\nAB  - An abstract")
+    with pytest.warns(UserWarning, match=r"r\.ris: 1 record has the title and abstract of an earlier record "
+                      r"\(line 8 \(as line 1\)\)"):
+        load_records(_write(tmp_path, "r.ris", twice))
+
+
 def test_bad_ris_names_the_line(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"r\.ris, line 8: the record has no 'ER  -' line"):
         load_records(_write(tmp_path, "r.ris", RIS.rsplit("ER", 1)[0]))

@@ -182,6 +182,7 @@ def load_records(source: str | os.PathLike[str], *, label: str | None = None, na
         check_record_id(rid, f"{table.where}, line {line}")
     _warn_empty(table.where, [line for t, a, line in zip(table.titles, table.abstracts, table.lines,
                                                           strict=True) if not (t or a)])
+    _warn_duplicates(table.where, table.titles, table.abstracts, table.lines)
     others = table.other_label_columns()
     if others and label is None:   # the user chose none: say which was taken, and what was left
         one = len(others) == 1
@@ -267,6 +268,29 @@ def _warn_empty(where: str, lines: Sequence[int]) -> None:
                       "by chance", UserWarning, stacklevel=3)
 
 
+def _warn_duplicates(where: str, titles: Sequence[str], abstracts: Sequence[str],
+                     lines: Sequence[int]) -> None:
+    """Warn of the records of ``where`` whose title and abstract (case and spacing aside) are an
+    earlier record's: the duplicates of a merged database export, which the review would read and
+    count as records of their own."""
+    first: dict[tuple[str, str], int] = {}
+    again: list[tuple[int, int]] = []   # (line, the line of the record it repeats)
+    for title, abstract, line in zip(titles, abstracts, lines, strict=True):
+        key = (" ".join(title.lower().split()), " ".join(abstract.lower().split()))
+        if any(key):
+            if key in first:
+                again.append((line, first[key]))
+            else:
+                first[key] = line
+    if again:
+        many = len(again) > 1
+        shown = id_list([f"{line} (as line {of})" for line, of in again], quote=False)
+        warnings.warn(f"{where}: {len(again)} record{'s have' if many else ' has'} the title and abstract "
+                      f"of an earlier record (line {shown}): the review reads and counts each as a record of "
+                      f"its own; if {'they are' if many else 'it is'} the same stud{'ies' if many else 'y'} "
+                      "(a merged export), remove the duplicates before starting", UserWarning, stacklevel=3)
+
+
 def check_record_id(rid: str, where: str) -> None:
     """A record id names the record in the review's TREC-format files: not empty, no white space."""
     if not rid or re.search(r"\s", rid):
@@ -339,6 +363,7 @@ def _load_ris(source: Source, name: str | None) -> Records:
         titles.append(title)
         abstracts.append(abstract)
     _warn_empty(where, empty)
+    _warn_duplicates(where, titles, abstracts, starts)
     truth, prior = _labels(values)
     return Records(name or _stem(source), tuple(ids), tuple(titles), tuple(abstracts), truth, prior,
                    labelled_by=None if truth is None and not (prior >= 0).any() else "ASReview notes")
