@@ -411,6 +411,18 @@ def test_inputs_that_contradict_nested_pools_are_refused(call, match: str) -> No
     assert info.match(match)
 
 
+def test_a_delta_given_where_the_finite_pools_go_is_named() -> None:
+    """δ given third, where the finite certificates take the excluded pools' sizes: said, with
+    where δ goes (it read as excluded_sizes 0.05, 'a non-empty 1-D sequence')."""
+    for call in (lambda: prefix_bounds_separate_finite([0, 1], [100, 200], 0.05),
+                 lambda: prefix_bounds_shared_finite([0, 1], [100, 200], 0.05, reference_size=300,
+                                                     reference_pool_size=1000)):
+        with pytest.raises(ValueError, match=r"excluded_sizes, the third argument, is the excluded pools' "
+                                             r"sizes N0\(g_m\), one per prefix, got 0.05: δ comes after them "
+                                             r"\(or as delta=0.05\)"):
+            call()
+
+
 def test_equal_neighbours_are_nested() -> None:
     # ties are allowed: two cut points may leave the same excluded pool and the same draws
     cert = prefix_bounds_shared([1, 1], [10, 10], p0=[0.5, 0.5], delta=0.05, reference_size=20)

@@ -122,6 +122,9 @@ def _family_inputs(
     arrays with one entry per prefix, then the checked ``δ`` and the prefix names ``g1..gM``."""
     k, _ = as_family(counts, "counts", integer=True, scalar=False)
     n, _ = as_family(sizes, size_name, integer=True, scalar=False)
+    if pool_name == "excluded_sizes" and np.ndim(pools) == 0 and isinstance(pools, float) and 0 < pools < 1:
+        raise ValueError(f"excluded_sizes, the third argument, is the excluded pools' sizes N0(g_m), one per "
+                         f"prefix, got {pools!r}: δ comes after them (or as delta={pools!r})")
     x, _ = as_family(pools, pool_name, integer=pool_name == "excluded_sizes", scalar=False)
     same_size(k.size, "prefixes", **{size_name: n, pool_name: x})
     return k, n, x, check_delta(delta), member_names(names, k.size, unit="prefix", numbered=True)
