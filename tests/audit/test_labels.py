@@ -590,9 +590,11 @@ def test_logged_is_the_history_replayed_and_tells_a_hand_edit(tmp_path: Path) ->
 def test_each_item_may_have_its_own_source(store):
     """Labels copied from another store keep who gave each; :meth:`sources_of` reads them back."""
     assert store.record([("q", "a"), ("q", "b"), ("q", "c")], [1, 0, 1], ["ann", "bob", "ann"]) == 3
-    assert list(store.source_counts().items()) == [("ann", 2), ("bob", 1)]   # one time: by name
+    assert list(store.source_counts().items()) == [("ann", 2), ("bob", 1)]
     assert store.sources_of([("q", "b"), ("q", "x"), ("q", "a"), ("q", "b")]) == {("q", "b"): "bob",
                                                                                   ("q", "a"): "ann"}
     assert [(e.doc_id, e.source) for e in store.history()] == [("a", "ann"), ("b", "bob"), ("c", "ann")]
     assert store.record([("q", "d")], [0], ["aaron"]) == 1
-    assert list(store.source_counts()) == ["ann", "bob", "aaron"]   # the first given first (the report)
+    assert store.record([("q", "e"), ("q", "f")], [0, 1], ["zoe", "abe"]) == 2   # one call, one time
+    # the first given first, also within one call (the report's order), not by name
+    assert list(store.source_counts()) == ["ann", "bob", "aaron", "zoe", "abe"]

@@ -160,9 +160,19 @@ def test_the_check_recomputes_no_certificate_it_rebuilt(data: Data, tmp_path: Pa
     monkeypatch.setattr(result, "recompute", lambda c: calls.append(c) or real(c))
     write_report(one, tmp_path / "one.md")
     assert calls == []
+    original = (one / "certificate.json").read_text()
     _edit(one, lambda c: c["report"]["certificates"][0]["certificate"].update(value=0))
     with pytest.raises(ValueError, match="does not match its inputs"):
         write_report(one, tmp_path / "edited.md")
+    # an input retyped (480 → 480.0) equals the rebuilt one to Python, not as written: recomputed,
+    # and refused as the recomputation refuses it (the review of this change found it taken)
+    (one / "certificate.json").write_text(original)
+    inputs = json.loads(original)["report"]["certificates"][0]["certificate"]["inputs"]
+    assert isinstance(inputs["corpus_size"], int)
+    _edit(one, lambda c: c["report"]["certificates"][0]["certificate"]["inputs"].update(
+        corpus_size=float(inputs["corpus_size"])))
+    with pytest.raises(ValueError, match=r"does not match its inputs \(.*corpus_size must be"):
+        write_report(one, tmp_path / "retyped.md")
 
 
 def test_the_report_recounts_each_shared_reference_member(data: Data, tmp_path: Path) -> None:

@@ -143,6 +143,12 @@ def test_verify_takes_a_fresh_certificate_only_of_the_same_inputs(monkeypatch) -
     with pytest.raises(ValueError, match=f"value: stored {other.value}, recomputed {stored.value}"):
         result.verify(edited, other)   # of other inputs: recomputed, not trusted
     assert len(calls) == 1
+    # inputs equal to Python (0 == False) but not as written: recomputed, and refused as before
+    retyped = stored.to_dict()
+    retyped["inputs"]["counts"] = False
+    with pytest.raises(ValueError, match="counts must hold integers, got False"):
+        result.verify(retyped, stored)
+    assert len(calls) == 2
 
 
 def test_confidence_never_rounds_up_to_one() -> None:

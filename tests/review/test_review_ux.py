@@ -132,6 +132,8 @@ def test_a_blank_row_of_a_batch_is_named_as_what_the_review_waits_for(tmp_path: 
     assert code == 0 and out.startswith("recorded 1 label"), err
     assert f"waiting for record {ids[1]} (" in out and "b.csv gives it no label" in out, out
     assert "--batch 4" not in out     # no next batch while this one waits
+    (tmp_path / "empty.csv").write_text(",".join(session.BATCH_COLUMNS) + "\n\n\n")
+    assert session.batch_records(batch) == ids and session.batch_records(tmp_path / "empty.csv") is None
 
 
 def test_an_answers_file_a_spreadsheet_changed_is_told_what_happened(tmp_path: Path) -> None:
@@ -154,6 +156,20 @@ def test_an_answers_file_a_spreadsheet_changed_is_told_what_happened(tmp_path: P
         "with --label-column" in err, err
     assert _run("review", "label", "--folder", folder, "--from", tmp_path / "a.csv",
                 "--label-column", "decision")[0] == 0
+
+
+def test_what_a_spreadsheet_did_to_an_id_is_said_only_where_it_could_have() -> None:
+    """Zeros are dropped, never added; where several records could be the id, all are named, in
+    one order (a set's order had picked one by the hash seed)."""
+    said = session._spreadsheet_id
+    assert said("59", {"059", "59x"}) == (" (record '059' is: a spreadsheet dropped the id's leading zeros; "
+                                          "format the id column as text)")
+    assert said("0", {"00"}).startswith(" (record '00' is: a spreadsheet dropped")
+    assert said("059", {"59"}) == "" and said("59", {"159", "5900"}) == ""
+    assert said("7", {"0007", "07", "007"}) == (" (records '07', '007', '0007' are: a spreadsheet drops an "
+                                                "id's leading zeros, so it is one of them; format the id "
+                                                "column as text)")
+    assert said("169.0", {"169"}).startswith(" (record '169' is: a spreadsheet wrote the id as a number")
 
 
 def _recorded(folder: Path) -> dict[str, int]:

@@ -490,10 +490,10 @@ class LabelStore:
 
     def source_counts(self) -> dict[str, int]:
         """How many current labels each source gave, the source that gave its first earliest first (a
-        review's prior knowledge, then its files in the order given; ties by name)."""
-        rows = self._con.execute("SELECT source, COUNT(*) FROM labels GROUP BY source "
-                                 "ORDER BY MIN(recorded_at), source")
-        return {str(source): int(n) for source, n in rows}
+        review's prior knowledge, then its files in the order given), by the order labels were written."""
+        first = dict(self._con.execute("SELECT source, MIN(seq) FROM events GROUP BY source").fetchall())
+        counts = self._con.execute("SELECT source, COUNT(*) FROM labels GROUP BY source").fetchall()
+        return {str(source): int(n) for source, n in sorted(counts, key=lambda r: (first.get(r[0], 0), r[0]))}
 
     def set_meta(self, key: str, value: str) -> None:
         """Store ``value`` under ``key`` (replacing an earlier value) in the ``meta`` table.

@@ -290,12 +290,15 @@ def verify(cert: Certificate | Mapping[str, Any], fresh: Certificate | None = No
     ``ValueError`` naming the fields that differ (e.g. an edited value).
 
     :param fresh: a certificate the caller computed already; it stands for the recomputation when
-        its function and inputs are the stored certificate's (checked here), so a long one, an
-        interleaved review's replay, is not computed twice. Otherwise the certificate is recomputed.
+        its function and inputs are the stored certificate's, as JSON text (checked here: ``0``,
+        ``0.0`` and ``false`` differ, as the recomputation's checks tell them apart), so a long one,
+        an interleaved review's replay, is not computed twice. Otherwise the certificate is
+        recomputed.
     """
     stored = cert if isinstance(cert, Certificate) else Certificate.from_dict(cert)
     old = stored.to_dict()
-    same = fresh is not None and fresh.function == stored.function and _plain(fresh.inputs) == old["inputs"]
+    same = (fresh is not None and fresh.function == stored.function
+            and json.dumps(_plain(fresh.inputs), sort_keys=True) == json.dumps(old["inputs"], sort_keys=True))
     again = fresh if same and fresh is not None else recompute(stored)
     new = again.to_dict()
     differ = [key for key in ("value", "allocation", "delta", "theorem", "quantity", "side")

@@ -273,15 +273,20 @@ def _warn_duplicates(where: str, titles: Sequence[str], abstracts: Sequence[str]
     """Warn of the records of ``where`` whose title and abstract (case and spacing aside) are an
     earlier record's: the duplicates of a merged database export, which the review would read and
     count as records of their own."""
-    first: dict[tuple[str, str], int] = {}
+    def key(i: int) -> tuple[str, str]:
+        return " ".join(titles[i].lower().split()), " ".join(abstracts[i].lower().split())
+
+    first: dict[int, list[int]] = {}   # hash of the key → the records of it seen first (no copies kept)
     again: list[tuple[int, int]] = []   # (line, the line of the record it repeats)
-    for title, abstract, line in zip(titles, abstracts, lines, strict=True):
-        key = (" ".join(title.lower().split()), " ".join(abstract.lower().split()))
-        if any(key):
-            if key in first:
-                again.append((line, first[key]))
+    for i, line in enumerate(lines):
+        k = key(i)
+        if any(k):
+            seen = first.setdefault(hash(k), [])
+            j = next((j for j in seen if key(j) == k), None)   # a hash shared by another text is no repeat
+            if j is None:
+                seen.append(i)
             else:
-                first[key] = line
+                again.append((line, lines[j]))
     if again:
         many = len(again) > 1
         shown = id_list([f"{line} (as line {of})" for line, of in again], quote=False)

@@ -629,11 +629,15 @@ def _spreadsheet_id(rid: str, known: Collection[str]) -> str:
     if rid.endswith(".0") and rid[:-2] in known:
         return (f" (record {rid[:-2]!r} is: a spreadsheet wrote the id as a number; format the id column "
                 "as text)")
-    if rid.isdigit():
-        padded = next((k for k in known if k.isdigit() and k.lstrip("0") == rid.lstrip("0")), None)
-        if padded is not None:
-            return (f" (record {padded!r} is: a spreadsheet dropped the id's leading zeros; format the id "
+    if rid.isdigit() and (rid == "0" or not rid.startswith("0")):   # a spreadsheet drops zeros, never adds
+        padded = sorted((k for k in known if len(k) > len(rid) and k.isdigit() and k.startswith("0")
+                         and k.lstrip("0") == rid.lstrip("0")), key=len)
+        if len(padded) == 1:
+            return (f" (record {padded[0]!r} is: a spreadsheet dropped the id's leading zeros; format the id "
                     "column as text)")
+        if padded:
+            return (f" (records {id_list(padded)} are: a spreadsheet drops an id's leading zeros, so it is "
+                    "one of them; format the id column as text)")
     return ""
 
 
@@ -1218,9 +1222,8 @@ def batch_records(path: str | os.PathLike[str]) -> list[str] | None:
     another label file, or unreadable, or lists none), so that the next batch can be asked of the
     same size, and a record it lists that the review still asks for is known to be unanswered."""
     rows = _table_rows(Path(path))
-    if not rows or tuple(rows[0]) != BATCH_COLUMNS or len(rows) < 2:
-        return None
-    return [row[0].strip() for row in rows[1:] if row]
+    listed = [row[0].strip() for row in rows[1:] if row] if rows and tuple(rows[0]) == BATCH_COLUMNS else []
+    return listed or None
 
 
 def read_on(folder: str | os.PathLike[str]) -> tuple[int, bool]:
