@@ -40,7 +40,11 @@ from rankcut.cli._interleaved import policy_option, prior_basis_option, said_rea
 from rankcut.cli.audit import _echo_json, spoken_as_options
 
 app = typer.Typer(help="Screen records with active learning and stop with a certificate: start → next → "
-                       "label → status → certify → report (→ export).", no_args_is_help=True)
+                       "label → status → certify → report (→ export).\n\nThe review asks for two kinds of "
+                       "record: screening reads the ranker's best guess of a relevant one; audit reads the "
+                       "next record of a random order frozen at start, and those random reads are what "
+                       "lets the certificate say how many relevant records can still be unread. Label "
+                       "both kinds the same way.", no_args_is_help=True)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
