@@ -121,7 +121,7 @@ def test_the_certificate_of_a_review_counts_records_read_in_a_reviewer_s_words(r
     statement = content["report"]["certificates"][0]["certificate"]["statement"]
     assert "relevant records" in statement and "12 of 80 records read" in statement
     report = write_report(folder, tmp_path / "report.md").report.read_text()
-    assert "Read: 12 of the collection's 80 records" in report
+    assert "Read: 12 of the collection's 80 records" in report and "(the ranker's picks)," in report
     for said in (text, statement, content["verdict"]["text"], *content["notes"], report):
         assert "document" not in said and "ranked list" not in said, said
     # the collection's size is recounted from the sample, never taken from the file
@@ -199,6 +199,12 @@ def test_prior_knowledge_is_read_first_from_the_frozen_prior(records: Records, t
             f"{tmp_path / 'l.csv'}, line 2: record {relevant[0]!r} is labelled 0, but the prior knowledge "
             "frozen at start says 1 — nothing was recorded")):
         session.label(folder, from_file=tmp_path / "l.csv")
+    # the report counts them among the screened, and says so (the reviewer's walk: "the ranker's
+    # picks" counted the prior knowledge)
+    session.label(folder, known=labels_of(records), limit=10)
+    workflow.certify(folder)
+    report = write_report(folder, tmp_path / "report.md").report.read_text()
+    assert "screened (the ranker's picks; the 3 records of the prior knowledge first)" in report
 
 
 def test_simulation_is_reproducible_and_matches_simulate_review(records: Records, tmp_path: Path) -> None:

@@ -281,7 +281,18 @@ _FILE_WORDS = Words(item="record", everything="", chooser="whatever the ranker l
                     audited_at="audit order position {position}, number {rank} in the file")
 _RUN_WORDS = dataclasses.replace(_FILE_WORDS, screened_at="rank {rank} in the run",
                                  audited_at="audit order position {position}, rank {rank} in the run")
-SCREENER_WORDS[CAL] = lambda config: _RUN_WORDS if config.get("ranked") else _FILE_WORDS
+
+
+def _words(config: Mapping[str, Any]) -> Words:
+    """A review's words (:data:`~rankcut.audit.designs.interleaved.SCREENER_WORDS`): its prior
+    knowledge is what screening reads first."""
+    words = _RUN_WORDS if config.get("ranked") else _FILE_WORDS
+    n = len(config.get("prior") or {})
+    return dataclasses.replace(words, first=f"the {n} record{'s' if n > 1 else ''} of the prior knowledge"
+                               ) if n else words
+
+
+SCREENER_WORDS[CAL] = _words
 
 
 # ---------------------------------------------------------------------------------------------

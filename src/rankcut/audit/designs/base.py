@@ -83,6 +83,7 @@ class Words:
     in_run: bool = True   # whether the title names the run file the items came in (and its query)
     screened_at: str = "rank {rank} of the ranking"   # where a screened item stands
     audited_at: str = "audit order position {position}, rank {rank}"   # where an audited one does
+    first: str = ""   # what screening reads before the picker's picks (a review's prior knowledge)
 
     @property
     def items(self) -> str:

@@ -921,10 +921,11 @@ class Interleaved(FixedSampleDesign):
         return {}, {}   # nothing is drawn: the collection's size is the counts' total
 
     def spent_text(self, counts: Mapping[str, Any], manifest: Mapping[str, Any]) -> str | None:
-        return (f"Read: {counts['steps']} of the collection's {counts['collection']} "
-                f"{words_of(manifest).items} — "
-                f"{counts['screened']} screened (the screener's picks), {counts['audited']} in the frozen "
-                f"audit order; {counts['relevant']} relevant.")
+        words = words_of(manifest)
+        first = f"; {words.first} first" if words.first else ""
+        return (f"Read: {counts['steps']} of the collection's {counts['collection']} {words.items} — "
+                f"{counts['screened']} screened (the {words.picker}'s picks{first}), {counts['audited']} in "
+                f"the frozen audit order; {counts['relevant']} relevant.")
 
     def frozen_facts(self, manifest: Mapping[str, Any]) -> list[tuple[str, str]] | None:
         """The collection, the policy and the screener, the seed, δ, the target and the prior's
