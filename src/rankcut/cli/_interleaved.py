@@ -24,7 +24,8 @@ def policy_option(default: str, scope: str = "") -> Any:
     names = [f"{default} (default)", *(n for n in _POLICIES if default.partition(":")[0] != n)]
     return typer.Option(None, "--policy", help=_opened(scope, "when to screen and when to audit, "
                         f"NAME[:key=value,...]: {', '.join(names)}, or screen-then-audit:depth=K (it changes "
-                        "how much is read, never the guarantee)."))
+                        "how much is read, never the guarantee: keep the default unless your own past "
+                        "reviews read less with another)."))
 
 
 def prior_basis_option(default: str, scope: str = "") -> Any:
@@ -32,7 +33,8 @@ def prior_basis_option(default: str, scope: str = "") -> Any:
     bases = [f"{b}{' (default)' if b == default else ''}, {what}" for b, what in _BASES.items()]
     return typer.Option(None, "--prior-basis", help=_opened(scope, "the certificate's prior mean, fixed "
                         f"at the first audit step: {'; or '.join(bases)} (it changes how much is read, never "
-                        "the guarantee)."))
+                        "the guarantee: keep the default unless your own past reviews read less with "
+                        "another)."))
 
 
 def _opened(scope: str, text: str) -> str:
