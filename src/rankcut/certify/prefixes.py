@@ -122,7 +122,7 @@ def _family_inputs(
     arrays with one entry per prefix, then the checked ``δ`` and the prefix names ``g1..gM``."""
     k, _ = as_family(counts, "counts", integer=True, scalar=False)
     n, _ = as_family(sizes, size_name, integer=True, scalar=False)
-    if pool_name == "excluded_sizes" and np.ndim(pools) == 0 and isinstance(pools, float) and 0 < pools < 1:
+    if pool_name == "excluded_sizes" and isinstance(pools, float) and 0 < pools < 1:   # δ given third
         raise ValueError(f"excluded_sizes, the third argument, is the excluded pools' sizes N0(g_m), one per "
                          f"prefix, got {pools!r}: δ comes after them (or as delta={pools!r})")
     x, _ = as_family(pools, pool_name, integer=pool_name == "excluded_sizes", scalar=False)
