@@ -160,15 +160,14 @@ class ProjectedCostPolicy:
         rest = total - k
         beyond = rev.found - int(prefix.sum())                    # audit finds off the path
         unfound = self._posterior_mean(rev, max(tail_sum(rate, rest) - beyond, 0.5))
-        steps = np.arange(1, -(-min(rest, rev.unread) // self.batch) + 1) * self.batch
+        # screen d more ranks first (d = 0: audit now), then audit: one projection for every d
+        steps = np.arange(0, -(-min(rest, rev.unread) // self.batch) + 1) * self.batch
         ahead = np.array([tail_sum(rate, int(d)) for d in np.minimum(steps, rest)])
         whole = tail_sum(rate, rest)
-        share = ahead / whole if whole > 0 else np.minimum(steps, rest) / rest
-        now = float(self._audit_costs(rev, np.array([rev.unread]), np.array([unfound]),
-                                      np.array([rev.found]))[0])
+        share = ahead / whole if whole > 0 else np.minimum(steps, rest) / max(rest, 1)
         gains = np.array([round(unfound * g) for g in share], dtype=np.int64)   # half to even, as before
-        later = steps + self._audit_costs(rev, rev.unread - steps, unfound * (1 - share), rev.found + gains)
-        return SCREEN if later.size and float(later.min()) < now else AUDIT
+        cost = steps + self._audit_costs(rev, rev.unread - steps, unfound * (1 - share), rev.found + gains)
+        return SCREEN if cost.size > 1 and float(cost[1:].min()) < float(cost[0]) else AUDIT
 
     @staticmethod
     def _posterior_mean(rev: InterleavedReview, prior: float) -> float:

@@ -16,16 +16,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rankcut.data.lists import RankedLists, RunColumns
+from rankcut.data.lists import RankedLists, RunColumns, ranks_in_row_order
 from rankcut.data.trec import _first_repeat, load_trec
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["lists_from_frame", "lists_to_frame"]
+__all__ = ["DOC_COLUMNS", "QUERY_COLUMNS", "lists_from_frame", "lists_to_frame"]
 
-_QUERY = ("qid", "query_id")
-_DOC = ("docno", "doc_id")
+#: the names a run's query and document columns are read by (PyTerrier's first); the Parquet
+#: reader takes the same
+QUERY_COLUMNS = ("qid", "query_id")
+DOC_COLUMNS = ("docno", "doc_id")
 
 
 def _column(df: pd.DataFrame, names: tuple[str, ...], what: str, frame: str) -> str | None:
@@ -102,8 +104,8 @@ def lists_from_frame(
         a rank or grade that is not an integer, a (query, document) pair given twice, or an empty
         run frame.
     """
-    q_col = _require(df, _QUERY, "query id", "run frame")
-    d_col = _require(df, _DOC, "document id", "run frame")
+    q_col = _require(df, QUERY_COLUMNS, "query id", "run frame")
+    d_col = _require(df, DOC_COLUMNS, "document id", "run frame")
     s_col = _require(df, ("score",), "score", "run frame")
     if len(df) == 0:
         raise ValueError("run frame: no row (no query, no document)")
@@ -122,8 +124,8 @@ def lists_from_frame(
         raise ValueError(f"run frame, row {index[i]!r}: score must be finite, got {float(scores[i])!r}")
     if "rank" in df.columns:
         ranks = np.array(_integral(df["rank"], "rank", "run frame", index), dtype=np.int64)
-    else:  # the row order within a query
-        ranks = pd.Series(qcodes).groupby(qcodes).cumcount().to_numpy(dtype=np.int64) + 1
+    else:
+        ranks = ranks_in_row_order(qcodes)
     repeat = _first_repeat(qcodes, dcodes, len(docs))
     if repeat is not None:
         j, i = repeat
@@ -138,8 +140,8 @@ def lists_from_frame(
 
 
 def _qrels(df: pd.DataFrame) -> dict[str, dict[str, int]]:
-    q_col = _require(df, _QUERY, "query id", "qrels frame")
-    d_col = _require(df, _DOC, "document id", "qrels frame")
+    q_col = _require(df, QUERY_COLUMNS, "query id", "qrels frame")
+    d_col = _require(df, DOC_COLUMNS, "document id", "qrels frame")
     r_col = _require(df, ("label", "relevance"), "relevance", "qrels frame")
     index = df.index.tolist()
     grades = _integral(df[r_col], "relevance", "qrels frame", index)

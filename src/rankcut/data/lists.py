@@ -35,8 +35,8 @@ from numpy.typing import NDArray
 from rankcut.errors import ParamError
 
 __all__ = ["ORDERINGS", "PAD_CODE", "PAD_DOC", "NoRelevantWarning", "Posting", "RankedLists", "RunColumns",
-           "check_threshold", "concat_columns", "order_postings", "warn_if_nothing_relevant",
-           "warn_if_scores_rise"]
+           "check_threshold", "concat_columns", "order_postings", "ranks_in_row_order",
+           "warn_if_nothing_relevant", "warn_if_scores_rise"]
 
 Ordering = Literal["rank", "trec_eval"]
 ORDERINGS: tuple[str, ...] = ("rank", "trec_eval")
@@ -244,6 +244,18 @@ class RunColumns:
         take = np.repeat(starts - offsets[:-1], sizes) + np.arange(offsets[-1])
         return RunColumns(tuple(qids), offsets, self.doc_codes[take], self.scores[take], self.ranks[take],
                           self.vocabulary)
+
+
+def ranks_in_row_order(qcodes: NDArray[Any]) -> NDArray[np.int64]:
+    """Each row's place (from 1) among its query's rows, in row order: the rank of a run read
+    without one (a run frame, a Parquet run)."""
+    order = np.argsort(qcodes, kind="stable")
+    sorted_codes = qcodes[order]
+    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    sizes = np.diff(np.r_[starts, qcodes.size])
+    ranks = np.empty(qcodes.size, dtype=np.int64)
+    ranks[order] = np.arange(qcodes.size) - np.repeat(starts, sizes) + 1
+    return ranks
 
 
 def concat_columns(parts: Sequence[RunColumns]) -> RunColumns:

@@ -21,16 +21,16 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from rankcut.data.frames import _DOC, _QUERY
+from rankcut.data.frames import DOC_COLUMNS, QUERY_COLUMNS
 from rankcut.data.io import write_atomic
-from rankcut.data.lists import RankedLists, RunColumns
+from rankcut.data.lists import RankedLists, RunColumns, ranks_in_row_order
 
 __all__ = ["COLUMNS", "read_parquet_run", "write_parquet_run"]
 
 #: the columns a Parquet run is written with
 COLUMNS: tuple[str, ...] = ("query_id", "doc_id", "rank", "score")
 #: the names read for each column (one of each; ``rank`` may be absent): a run frame's
-_READ: dict[str, tuple[str, ...]] = {"query_id": _QUERY, "doc_id": _DOC, "score": ("score",),
+_READ: dict[str, tuple[str, ...]] = {"query_id": QUERY_COLUMNS, "doc_id": DOC_COLUMNS, "score": ("score",),
                                      "rank": ("rank",)}
 
 
@@ -118,19 +118,8 @@ def read_parquet_run(path: str | Path, *, name: str | None = None) -> RunColumns
         raise ValueError(f"{label}, row {again + 1}: document {vocabulary[dcodes[again]]!r} is listed twice "
                          f"for query {queries.dictionary[qcodes[again]].as_py()!r} (rows {first + 1} and "
                          f"{again + 1})")
-    ranks = columns["rank"].to_numpy() if "rank" in columns else _row_order(qcodes)
+    ranks = columns["rank"].to_numpy() if "rank" in columns else ranks_in_row_order(qcodes)
     return RunColumns.from_rows(qcodes, queries.dictionary.to_pylist(), dcodes, vocabulary, scores, ranks)
-
-
-def _row_order(qcodes: NDArray[Any]) -> NDArray[np.int64]:
-    """Each row's place (from 1) among its query's rows, in file order: the rank of a run without one."""
-    order = np.argsort(qcodes, kind="stable")
-    sorted_codes = qcodes[order]
-    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
-    sizes = np.diff(np.r_[starts, qcodes.size])
-    ranks = np.empty(qcodes.size, dtype=np.int64)
-    ranks[order] = np.arange(qcodes.size) - np.repeat(starts, sizes) + 1
-    return ranks
 
 
 def _is_id(kind: Any) -> bool:
