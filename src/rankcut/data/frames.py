@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rankcut.data.lists import RankedLists, RunColumns, ranks_in_row_order
-from rankcut.data.trec import _first_repeat, load_trec
+from rankcut.data.lists import RankedLists, RunColumns, first_repeat, ranks_in_row_order
+from rankcut.data.trec import load_trec
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -126,7 +126,7 @@ def lists_from_frame(
         ranks = np.array(_integral(df["rank"], "rank", "run frame", index), dtype=np.int64)
     else:
         ranks = ranks_in_row_order(qcodes)
-    repeat = _first_repeat(qcodes, dcodes, len(docs))
+    repeat = first_repeat(qcodes, dcodes, len(docs))
     if repeat is not None:
         j, i = repeat
         raise ValueError(f"run frame: document {docs[dcodes[i]]!r} is listed twice for query "

@@ -35,7 +35,7 @@ from numpy.typing import NDArray
 from rankcut.errors import ParamError
 
 __all__ = ["ORDERINGS", "PAD_CODE", "PAD_DOC", "NoRelevantWarning", "Posting", "RankedLists", "RunColumns",
-           "check_threshold", "concat_columns", "order_postings", "ranks_in_row_order",
+           "check_threshold", "concat_columns", "first_repeat", "order_postings", "ranks_in_row_order",
            "warn_if_nothing_relevant", "warn_if_scores_rise"]
 
 Ordering = Literal["rank", "trec_eval"]
@@ -256,6 +256,20 @@ def ranks_in_row_order(qcodes: NDArray[Any]) -> NDArray[np.int64]:
     ranks = np.empty(qcodes.size, dtype=np.int64)
     ranks[order] = np.arange(qcodes.size) - np.repeat(starts, sizes) + 1
     return ranks
+
+
+def first_repeat(qcodes: NDArray[Any], dcodes: NDArray[Any], n_docs: int) -> tuple[int, int] | None:
+    """``(first, repeat)`` rows of the earliest row whose (query, document) pair came before, or None."""
+    if len(qcodes) < 2:
+        return None
+    keys = qcodes.astype(np.int64) * max(n_docs, 1) + dcodes
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    again = ordered[1:] == ordered[:-1]
+    if not again.any():
+        return None
+    repeat = int(order[1:][again].min())
+    return int(np.flatnonzero(keys == keys[repeat])[0]), repeat
 
 
 def concat_columns(parts: Sequence[RunColumns]) -> RunColumns:

@@ -54,7 +54,8 @@ def read_parquet_run(path: str | Path, *, name: str | None = None) -> RunColumns
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from rankcut.data.trec import _WHITESPACE, _first_repeat
+    from rankcut.data.lists import first_repeat
+    from rankcut.data.trec import WHITESPACE
 
     label = name or str(path)
     try:
@@ -95,7 +96,7 @@ def read_parquet_run(path: str | Path, *, name: str | None = None) -> RunColumns
             columns[c] = column.cast(target)
         except pa.ArrowInvalid as exc:
             raise ValueError(f"{label}: column {given!r} cannot be read as {target} ({exc})") from None
-    spaces = "[" + "".join(f"\\x{{{ord(ch):x}}}" for ch in _WHITESPACE) + "]"
+    spaces = "[" + "".join(f"\\x{{{ord(ch):x}}}" for ch in WHITESPACE) + "]"
     for c in ("query_id", "doc_id"):
         bad = pc.or_(pc.equal(pc.binary_length(columns[c]), 0), pc.match_substring_regex(columns[c], spaces))
         if pc.any(bad).as_py():
@@ -112,7 +113,7 @@ def read_parquet_run(path: str | Path, *, name: str | None = None) -> RunColumns
     qcodes, dcodes = queries.indices.to_numpy(), docs.indices.to_numpy()
     vocabulary = np.empty(len(docs.dictionary), dtype=object)
     vocabulary[:] = docs.dictionary.to_pylist()
-    repeat = _first_repeat(qcodes, dcodes, len(vocabulary))
+    repeat = first_repeat(qcodes, dcodes, len(vocabulary))
     if repeat is not None:
         first, again = repeat
         raise ValueError(f"{label}, row {again + 1}: document {vocabulary[dcodes[again]]!r} is listed twice "

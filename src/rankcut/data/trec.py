@@ -40,6 +40,7 @@ from rankcut.data.lists import (
     RankedLists,
     RunColumns,
     check_threshold,
+    first_repeat,
     warn_if_nothing_relevant,
     warn_if_scores_rise,
 )
@@ -63,7 +64,7 @@ Qrels = dict[str, dict[str, int]]
 MISSING_POLICIES: tuple[str, ...] = ("drop", "keep", "error")
 _MAX_IDS_SHOWN = 10
 #: the characters ``str.split()`` splits on (``str.isspace``): an id holding one is not one token
-_WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
+WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
               "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
 _R = TypeVar("_R", bound="Mapping[str, Sequence[Posting]] | RunColumns")
 
@@ -176,7 +177,7 @@ def _read_run_arrow(path: Path) -> RunColumns | None:
     convert = pcsv.ConvertOptions(
         column_types={"f0": text, "f1": text, "f2": text, "f3": pa.int64(), "f4": pa.float64(), "f5": text},
         null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False, check_utf8=True)
-    spaces = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in "\0" + _WHITESPACE) + "]"   # NUL: refused there
+    spaces = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in "\0" + WHITESPACE) + "]"   # NUL: refused there
     queries: dict[str, int] = {}
     vocabulary = pa.array([], pa.string())  # the doc ids coded so far
     qcodes, dcodes, ranks, scores = [], [], [], []
@@ -268,20 +269,6 @@ def _has_repeat(qcodes: NDArray[Any], dcodes: NDArray[Any], n_docs: int, block: 
     return False
 
 
-def _first_repeat(qcodes: NDArray[Any], dcodes: NDArray[Any], n_docs: int) -> tuple[int, int] | None:
-    """``(first, repeat)`` rows of the earliest row whose (query, document) pair came before, or None."""
-    if len(qcodes) < 2:
-        return None
-    keys = qcodes.astype(np.int64) * max(n_docs, 1) + dcodes
-    order = np.argsort(keys, kind="stable")
-    ordered = keys[order]
-    again = ordered[1:] == ordered[:-1]
-    if not again.any():
-        return None
-    repeat = int(order[1:][again].min())
-    return int(np.flatnonzero(keys == keys[repeat])[0]), repeat
-
-
 def _read_run_lines(source: Source, name: str | None) -> RunColumns:
     """The line reader: one line at a time into compact arrays (no object per line)."""
     queries: dict[str, int] = {}
@@ -336,7 +323,7 @@ def _read_run_lines(source: Source, name: str | None) -> RunColumns:
 
 def _raise_repeat(qcodes: NDArray[Any], dcodes: NDArray[Any], n_docs: int, lines: NDArray[np.int64],
                   queries: dict[str, int], docs: dict[str, int], label: str) -> None:
-    found = _first_repeat(qcodes, dcodes, n_docs)
+    found = first_repeat(qcodes, dcodes, n_docs)
     if found is None:
         return
     first, repeat = found
