@@ -5,6 +5,7 @@ tight. The oracle counts what it has no judgement for, and refuses when that is 
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,26 @@ def test_qrels_that_judge_every_item_say_so(tmp_path: Path) -> None:
     full.write_text("".join(f"q{q} 0 d{q}-{r} {int(r < 3)}\n" for q in range(4) for r in range(20)))
     res = wf.label(audit, qrels=full)
     assert res.unjudged == 0 and "the qrels judge every item given to the qrels oracle" in res.render()
+
+
+def test_qrels_given_once_every_item_is_labelled_are_not_read(tmp_path: Path) -> None:
+    """A user's walk: labelling a fully labelled audit with qrels said "0 of the items given to the
+    qrels oracle have no judgement" and warned about a query the qrels do not judge, as if the qrels
+    had been consulted."""
+    audit, qrels = _sampled(tmp_path / "x")
+    wf.label(audit, qrels=qrels)
+    partial = tmp_path / "partial.txt"   # judges no item of q3: a warning, were they read
+    kept = [line for line in qrels.read_text().splitlines() if not line.startswith("q3 ")]
+    partial.write_text("\n".join(kept) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = wf.label(audit, qrels=partial)
+    assert (res.recorded, res.missing, res.unjudged) == (0, 0, None)
+    assert res.render().startswith("recorded 0 labels (none asked: every sampled item is labelled already; "
+                                   "the qrels were not read)")
+    assert "judgement" not in res.render()
+    # an interleaved review asked the oracle nothing (certified already): nothing to say of judgements
+    assert "judgement" not in wf.LabelResult("qrels", 0, 5, 5, unjudged=0).render()
 
 
 def test_relevant_documents_outside_a_size_only_corpus_run_are_placed_among_its_unretrieved(

@@ -144,6 +144,15 @@ def test_split_and_fold_refusals_name_the_options(tiny):
     one_line_error(invoke(*base, "--folds", "1"), "error: --folds must be an integer ≥ 2, got 1")
 
 
+def test_folds_are_checked_before_the_files_are_read(tiny):
+    """``--folds 1`` was refused only after the run and qrels were read, their warnings first."""
+    (tiny["dir"] / "bad.qrels").write_text("q1 0 d1 1\nq9 0 x 1\n")   # q9: in no run (a warning)
+    result = invoke("evaluate", "--run", tiny["run"], "--qrels", tiny["dir"] / "bad.qrels", "--missing",
+                    "keep", "--cutters", "greedy-k", "--folds", "1")
+    one_line_error(result, "error: --folds must be an integer ≥ 2, got 1")
+    assert "q9" not in result.stderr, result.stderr
+
+
 def test_evaluate_cross_validation_over_merged_runs(tiny):
     result = invoke("evaluate", "--run", tiny["run"], "--run", tiny["train"], "--qrels", tiny["qrels"],
                     "--missing", "keep", "--cutters", "greedy-k", "--folds", "3", "--seed", "4", "--json")

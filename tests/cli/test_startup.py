@@ -4,6 +4,7 @@ since this test session has imported them all already)."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import subprocess
 import sys
@@ -141,3 +142,16 @@ def test_no_flag_is_shown_as_taking_a_value() -> None:
         assert result.exit_code == 0, result.output
         assert "--help " in result.output
         assert "<bool>" not in result.output, " ".join(words)
+
+
+@pytest.mark.parametrize("module", ["rankcut", "rankcut.cli.main"])
+def test_python_dash_m_runs_the_command(module: str) -> None:
+    """``python -m rankcut.cli.main`` printed nothing and exited 0; ``python -m rankcut`` had no
+    ``__main__`` (a user's walk)."""
+    done = subprocess.run([sys.executable, "-m", module, "--version"], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == importlib.metadata.version("rankcut"), done.stdout
+    done = subprocess.run([sys.executable, "-m", module, "evaluate"], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 2 and "give the lists to evaluate" in done.stderr, done.stderr

@@ -102,6 +102,11 @@ def test_a_header_line_is_named_as_one() -> None:
         ("qrels", "q1,0,d1,1\n", r"got 1: .* — it reads like comma-separated values"),
         ("qrels", "q1 Q0 d1 1 2.0 sys\n", r"got 6: .* — it reads like a run line .*: a run given as qrels\?"),
         ("run", "q1 0 d1 1\n", r"got 4: .* — it reads like a qrels line .*: qrels given as a run\?"),
+        # a feature table with its header was said to read like qrels (a user's walk)
+        ("run", "query_id\tdoc_id\ttfidf_sim\tdoc2vec_sim\nq1\td1\t0.5\t0.2\n",
+         r"got 4: .* — a header line \(column names\)\? TREC files have none \(a feature table, .*\)"),
+        ("qrels", "qid doc rel\nq1 d1 1\n",
+         r"got 3: .* — a header line \(column names\)\? TREC files have none$"),
     ],
 )
 def test_a_file_in_another_form_is_named_as_such(reader, content, message):

@@ -199,7 +199,7 @@ class LabelResult:
         text = f"recorded {self.recorded} label{'s' * (self.recorded != 1)} ({self.source}); {where}"
         if self.unjudged == 0 and self.recorded:   # (none given: nothing to say)
             text += "\nthe qrels judge every item given to the qrels oracle"
-        elif self.unjudged is not None:
+        elif self.unjudged:
             text += (f"\n{self.unjudged} of the items given to the qrels oracle have no judgement in the "
                      "qrels and were labelled not relevant")
         if self.waiting:
@@ -831,6 +831,8 @@ def _record_labels(audit: Audit, store: labels_mod.LabelStore, order: list[Item]
         source = file_source or f"file {Path(from_file).name} sha256:{sha256_file(from_file)[:12]}"
         recorded = store.record([(q, d) for q, d, _ in file_rows], [y for _, _, y in file_rows], source,
                                 overwrite=overwrite, refusal_hint=spec.refusal_hint(store))
+    elif qrels is not None and order and not overwrite and not store.missing(order):
+        source, recorded = "none asked: every sampled item is labelled already; the qrels were not read", 0
     elif qrels is not None:
         judged, placed, source = _qrels_judged(audit, qrels, order, threshold, unjudged_nonrelevant,
                                                file_source)

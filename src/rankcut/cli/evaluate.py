@@ -215,6 +215,8 @@ def evaluate(
                                           ("--folds", folds is not None)] if given]
         if len(modes) > 1:
             raise ValueError(f"choose one way to train: {' or '.join(modes)}")
+        if folds is not None and folds < 2:   # said before the files are read, as the library says it
+            raise ValueError(f"--folds must be an integer ≥ 2, got {folds}")
         if as_json and markdown:
             raise ValueError("--json and --markdown are alternatives: choose one")
         if cuts and not run:

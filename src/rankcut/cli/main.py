@@ -150,3 +150,7 @@ def _main(
     ),
 ) -> None:
     """rankcut command line."""
+
+
+if __name__ == "__main__":   # python -m rankcut.cli.main (python -m rankcut: rankcut/__main__.py)
+    app(prog_name="rankcut")

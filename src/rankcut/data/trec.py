@@ -86,16 +86,28 @@ def _json_line(line: str, where: str, what: str) -> None:
                          f"whitespace-separated columns a line{parquet}")
 
 
-def _other_form(line: str, parts: list[str], columns: int) -> str:
-    """What a line that is not ``columns`` columns reads like, as a hint ("" if nothing)."""
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _other_form(line: str, parts: list[str], columns: int, *, first: bool = False) -> str:
+    """What a line that is not ``columns`` columns reads like, as a hint ("" if nothing); ``first``:
+    the file's first line that is not blank, where a table's header would be."""
     if len(parts) > 2 and parts[1].startswith("qid:"):
         return (" — it reads like a LETOR feature file ('label qid:… 1:…'), which rankcut evaluate reads "
                 "with --letor")
     if "," in line and len(parts) < columns:
         return " — it reads like comma-separated values; TREC files separate their columns by whitespace"
+    if first and not any(_is_number(p) for p in parts):
+        table = " (a feature table, a row of features a document, goes to --features)" if columns == 6 else ""
+        return f" — a header line (column names)? TREC files have none{table}"
     if columns == 4 and len(parts) == 6:
         return " — it reads like a run line ('query_id Q0 doc_id rank score tag'): a run given as qrels?"
-    if columns == 6 and len(parts) == 4:
+    if columns == 6 and len(parts) == 4 and parts[3].lstrip("-").isdigit():
         return " — it reads like a qrels line ('query_id iteration doc_id relevance'): qrels given as a run?"
     return ""
 
@@ -106,7 +118,7 @@ def _bad_run_line(parts: list[str], line: str, where: str, *, first: bool) -> No
     _json_line(line, where, "runs")
     if len(parts) != 6:
         raise ValueError(f"{where}: expected 6 columns 'query_id Q0 doc_id rank score tag', "
-                         f"got {len(parts)}: {_shown(line)}{_other_form(line, parts, 6)}")
+                         f"got {len(parts)}: {_shown(line)}{_other_form(line, parts, 6, first=first)}")
     try:
         if not plain_number(parts[4]):
             raise ValueError
@@ -358,7 +370,7 @@ def read_qrels(source: Source, *, name: str | None = None) -> Qrels:
             if len(parts) != 4:
                 raise ValueError(
                     f"{where}: expected 4 columns 'query_id iteration doc_id relevance', "
-                    f"got {len(parts)}: {_shown(line)}{_other_form(line, parts, 4)}"
+                    f"got {len(parts)}: {_shown(line)}{_other_form(line, parts, 4, first=at_start)}"
                 )
             qid, _, doc, rel_s = parts
             header, at_start = at_start, False
