@@ -41,3 +41,13 @@ def test_the_python_example_runs_as_written(tmp_path: Path, monkeypatch: pytest.
     assert 0.0 <= float(scope["f1"]) <= 1.0   # type: ignore[arg-type]
     kept = (tmp_path / "cut.run").read_text().splitlines()
     assert len(kept) == sum(depth.values()) and all(k >= 0 for k in depth.values())
+
+
+def test_the_dataframe_example_runs_as_written() -> None:
+    text = README.read_text(encoding="utf-8")
+    block = re.search(r"DataFrames take PyTerrier's.*?```python\n(.*?)```", text, re.S)
+    assert block, "README has no DataFrame example"
+    scope: dict[str, object] = {}
+    exec(block.group(1), scope)
+    lists = scope["lists"]
+    assert list(lists.qids) == ["q1", "q2"] and lists.n_relevant.tolist() == [1, 0]   # type: ignore[attr-defined]

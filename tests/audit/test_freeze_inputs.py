@@ -78,3 +78,15 @@ def test_texts_of_other_documents_are_refused_and_missing_ones_warned_of(runs: t
     with pytest.warns(workflow.AuditWarning, match=r"holds no text for 1 of the 40 documents the run lists "
                                                    r"\(e\.g\. query 'q1', document 'd1-7'\): they are shown"):
         workflow.freeze(tmp_path / "B", run=run, cut=cut, design="excluded", max_missed=5, seed=1, texts=some)
+
+
+def test_a_warning_about_the_run_names_the_run(tmp_path: Path) -> None:
+    """A RAG engineer's walk: freeze warned "the scores rise with the rank column in 1 of the 2
+    queries" without saying of which file, where evaluate and cut name it."""
+    run, cut = tmp_path / "neg.run", tmp_path / "cut.run"
+    sign = {0: -1, 1: 1}   # q0's scores negated
+    lines = [f"q{q} Q0 d{q}-{r} {r + 1} {(20 - r) * sign[q]} t\n" for q in range(2) for r in range(20)]
+    run.write_text("".join(lines))
+    cut.write_text("".join(lines[16:24]))   # the 4 highest scores of each: q0's last ranks, q1's first
+    with pytest.warns(UserWarning, match=rf"^{run}: the scores rise with the rank column in 1 of the 2"):
+        workflow.freeze(tmp_path / "A", run=run, cut=cut, design="excluded", max_missed=5, seed=1)

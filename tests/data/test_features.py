@@ -121,6 +121,15 @@ def test_missing_text_is_named_or_zeroed() -> None:
     assert feats(out)[1, 0, 4] == 0.0  # its only neighbour is a zero vector
 
 
+def test_texts_of_none_of_the_documents_are_named_as_another_runs() -> None:
+    """A RAG engineer's walk: the texts of DL20 for DL19's lists advised missing_text='zero', which
+    would zero every feature."""
+    lists = make_lists({"q": ["x1", "x2"], "r": ["x3"]})
+    with pytest.raises(ValueError, match=r"no text for any of the 3 listed .* the texts of another run or "
+                                         r"collection\? Give the texts of these lists$"):
+        extract_features(lists, TEXTS, embedding=None, progress=False)
+
+
 def test_bad_options_are_refused() -> None:
     lists = make_lists({"q": ["d1"]})
     with pytest.raises(ValueError, match="embedding"):

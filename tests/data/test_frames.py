@@ -71,6 +71,10 @@ def test_missing_policy_passes_through():
      # ' d2 ' matched no qrels' 'd2' and was scored not relevant, with no word (the RAG walk)
      (lambda d: d.assign(docno=["d3", " d2 ", "d1", "d9"]),
       r"run frame, row 1: docno ' d2 ' is empty or holds whitespace \(strip the ids first"),
+     # stripping does not mend a space inside an id (a RAG engineer's walk): the hint says so
+     (lambda d: d.assign(qid=["q 1", "q 1", "q 1", "q2"]),
+      r"run frame, row 0: qid 'q 1' is empty or holds whitespace \(a TREC id is one token: replace the inner "
+      r"spaces, e\.g\. df\['qid'\] = df\['qid'\]\.str\.replace"),
      (lambda d: d.assign(qid=["q1", "q1", "q1", ""]), r"run frame, row 3: qid '' is empty"),
      # None, NaN and NA read 'None', 'nan', '<NA>' (the re-walk): refused as Parquet's nulls are
      (lambda d: d.assign(docno=["d3", None, "d1", "d9"]),

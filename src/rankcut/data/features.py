@@ -262,6 +262,10 @@ def extract_features(
         keys.append(row)
     if missing and missing_text == "error":
         q, d = missing[0]
+        if len(missing) == sum(len(row) for row in keys):   # not one: 'zero' would zero every feature
+            raise ValueError(f"no text for any of the {len(missing)} listed (query, document) pairs "
+                             f"(document {d!r} of query {q!r}, ...): the texts of another run or collection? "
+                             "Give the texts of these lists")
         raise ValueError(
             f"no text for document {d!r} listed for query {q!r} ({len(missing)} listed "
             f"(query, document) pairs have none: {id_list((d for _, d in missing), _MAX_IDS_SHOWN)}); pass "

@@ -63,8 +63,12 @@ def _ids(values: pd.Series, column: str, frame: str, index: list[Any]) -> pd.Ser
     bad = (ids.str.len() == 0) | ids.str.contains(r"\s", regex=True)
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
+        edges = ids.iloc[i].strip() != ids.iloc[i] or not ids.iloc[i].strip()   # else spaces inside
+        fix = (f"strip the ids first, e.g. df[{column!r}] = df[{column!r}].str.strip()" if edges else
+               f"a TREC id is one token: replace the inner spaces, e.g. df[{column!r}] = "
+               f"df[{column!r}].str.replace(r'\\s+', '_', regex=True), in the qrels too")
         raise ValueError(f"{frame}, row {index[i]!r}: {column} {ids.iloc[i]!r} is empty or holds whitespace "
-                         f"(strip the ids first, e.g. df[{column!r}] = df[{column!r}].str.strip())")
+                         f"({fix})")
     return ids
 
 
@@ -87,7 +91,7 @@ def lists_from_frame(
     df: pd.DataFrame,
     qrels_df: pd.DataFrame | None = None,
     *,
-    threshold: float = 1,
+    threshold: float | None = None,
     ordering: str = "rank",
     missing: str = "drop",
 ) -> RankedLists:

@@ -34,9 +34,10 @@ from numpy.typing import NDArray
 
 from rankcut.errors import ParamError
 
-__all__ = ["ORDERINGS", "PAD_CODE", "PAD_DOC", "NoRelevantWarning", "Posting", "RankedLists", "RunColumns",
-           "check_threshold", "concat_columns", "first_repeat", "order_postings", "ranks_in_row_order",
-           "warn_if_nothing_relevant", "warn_if_scores_rise"]
+__all__ = ["ORDERINGS", "PAD_CODE", "PAD_DOC", "GradedQrelsWarning", "NoRelevantWarning", "Posting",
+           "RankedLists", "RunColumns", "check_threshold", "concat_columns", "default_threshold",
+           "first_repeat", "order_postings", "ranks_in_row_order", "warn_if_nothing_relevant",
+           "warn_if_scores_rise"]
 
 Ordering = Literal["rank", "trec_eval"]
 ORDERINGS: tuple[str, ...] = ("rank", "trec_eval")
@@ -46,6 +47,24 @@ PAD_CODE = -1  # document code of padded positions
 
 class NoRelevantWarning(UserWarning):
     """No judged document of the lists reaches the relevance threshold: none counts as relevant."""
+
+
+class GradedQrelsWarning(UserWarning):
+    """The qrels grade relevance above 1 and no threshold was given: grade ≥ 1 counts as relevant."""
+
+
+def default_threshold(threshold: float | None, judged: Mapping[str, Mapping[str, Any]]) -> float:
+    """``threshold``, or 1 where it is None, with a :class:`GradedQrelsWarning` when ``judged``
+    grades relevance above 1: TREC DL's binary measures count grade ≥ 2, Robust04's ≥ 1, and every
+    score, cut and certificate depends on the choice (the commands say it as a note)."""
+    if threshold is not None:
+        return threshold
+    top = max((grade for docs in judged.values() for grade in docs.values()), default=0)
+    if top > 1:
+        warnings.warn(f"the qrels grade relevance up to {top}; grade ≥ 1 counts as relevant (the default "
+                      "threshold; TREC DL's binary measures count grade ≥ 2): pass threshold= to choose",
+                      GradedQrelsWarning, stacklevel=3)
+    return 1
 
 
 def check_threshold(value: Any) -> float:

@@ -40,6 +40,7 @@ from rankcut.data.lists import (
     RankedLists,
     RunColumns,
     check_threshold,
+    default_threshold,
     first_repeat,
     warn_if_nothing_relevant,
     warn_if_scores_rise,
@@ -458,7 +459,7 @@ def load_trec(
     run: Source | Mapping[str, Sequence[Posting]] | RunColumns,
     qrels: Source | Mapping[str, Mapping[str, int]] | None = None,
     *,
-    threshold: float = 1,
+    threshold: float | None = None,
     ordering: str = "rank",
     missing: str = "drop",
 ) -> RankedLists:
@@ -468,7 +469,9 @@ def load_trec(
         ``{qid: [Posting]}``.
     :param qrels: a qrels file (see :func:`read_qrels`), an already read
         ``{qid: {doc_id: relevance}}``, or None for unjudged lists.
-    :param threshold: relevance at or above which a document counts as relevant.
+    :param threshold: relevance at or above which a document counts as relevant; None: 1, with a
+        :class:`~rankcut.data.lists.GradedQrelsWarning` when the qrels grade above 1 (TREC DL's
+        binary measures count grade ≥ 2).
     :param ordering: ``"rank"`` (ties in the run's rank order) or ``"trec_eval"`` (ties by
         doc_id descending); see :mod:`rankcut.data.lists`.
     :param missing: what to do with run queries absent from the qrels: ``"drop"``, ``"keep"``
@@ -485,13 +488,15 @@ def load_trec(
     :raises ValueError: for a threshold that is not finite and > 0 (unjudged documents count as
         relevance 0), and the errors of :func:`read_run`, :func:`read_qrels` and :func:`align`.
     """
-    threshold = check_threshold(threshold)
+    if threshold is not None:   # refused before the files are read
+        check_threshold(threshold)
     columns = (run if isinstance(run, RunColumns) else RunColumns.from_postings(run)
                if isinstance(run, Mapping) else read_run_columns(run))
     warn_if_scores_rise(columns)
     if qrels is None:
-        return RankedLists.from_columns(columns, None, threshold=threshold, ordering=ordering)
+        return RankedLists.from_columns(columns, None, threshold=threshold or 1, ordering=ordering)
     judged = qrels if isinstance(qrels, Mapping) else read_qrels(qrels)
+    threshold = check_threshold(default_threshold(threshold, judged))
     columns = align(columns, judged, missing=missing)
     lists = RankedLists.from_columns(columns, judged, threshold=threshold, ordering=ordering)
     warn_if_nothing_relevant(lists)
