@@ -157,6 +157,9 @@ def test_simulate_is_reproducible(tmp_path: Path) -> None:
         assert code == 0, err
         outs.append(json.loads(out))
     assert outs[0]["counts"] == outs[1]["counts"] and outs[0]["verdict"]["met"]
+    code, out, err = _run("review", "certify", "--folder", tmp_path / "A")   # said as a simulation's
+    assert code == 0 and (f"\nSimulated: all {outs[0]['labels']['read']} labels come from a simulation "
+                          "(known labels played the reviewer), not from a reviewer.\n") in out, out
     assert (tmp_path / "A" / "review.jsonl").read_text() == (tmp_path / "B" / "review.jsonl").read_text()
     code, out, err = _run("review", "start", tmp_path / "records.csv", "--folder", tmp_path / "C",
                           "--seed", 9, "--target-recall", 0.8, "--policy", POLICY, "--simulate", "--json")

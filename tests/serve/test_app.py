@@ -182,7 +182,7 @@ def test_a_sequential_audit_is_labelled_to_its_certificate(small: SmallAudit) ->
     response = client.post("/certify", data={"csrf": fields_of(page)["csrf"]}, headers=ORIGIN)
     assert response.status_code == 200
     assert "target recall ≥ 0.5: met after 4 of 16 audit labels" in response.text
-    assert "In plain words" in response.text
+    assert "In plain words" in response.text and "Simulated" not in response.text   # a reviewer's labels
     with LabelStore(small.folder / "labels.sqlite", create=False) as store:
         assert {(q, d): y for q, d, y in store.items()} == given   # exactly the labels given
         assert store.sources() == ["serve reviewer Ada"]
@@ -195,6 +195,25 @@ def test_a_sequential_audit_is_labelled_to_its_certificate(small: SmallAudit) ->
     assert 'src="/plot.png"' in response.text
     plot = client.get("/plot.png")
     assert plot.headers["content-type"] == "image/png" and plot.content.startswith(b"\x89PNG")
+
+
+def test_the_result_says_how_many_labels_a_simulation_gave(small: SmallAudit, tmp_path: Path) -> None:
+    """A reviewer's walk: a certificate of simulated labels read on the page (and from certify)
+    exactly like a reviewer's; only certificate.json and the report's "Labels from" said it."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"{q} 0 {d} 1\n" for q, d in sorted(small.relevant)))
+    wf.label(small.folder, qrels=qrels, limit=2)   # the first two from the qrels, the rest on the page
+    client = open_client(small.folder)
+    while "target recall ≥ 0.5: met" not in client.get("/").text:
+        assert answer(client, small)[0] is None
+    page = client.get("/").text
+    response = client.post("/certify", data={"csrf": fields_of(page)["csrf"]}, headers=ORIGIN)
+    assert response.status_code == 200
+    sources = json.loads((small.folder / "certificate.json").read_text())["label_sources"]
+    total = sum(sources.values())
+    assert total > 2 and (f"Simulated: 2 of the {total} labels come from a simulation (known labels played "
+                          "the reviewer), not from a reviewer.") in response.text
+    assert "Simulated: 2 of the" in wf.certify(small.folder).render(plain_first=True)
 
 
 def test_undo_takes_the_last_answer_back_while_nothing_may_have_seen_it(small: SmallAudit) -> None:

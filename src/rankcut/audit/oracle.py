@@ -25,12 +25,25 @@ from rankcut.data.lists import check_threshold
 from rankcut.data.trec import uncovered_queries
 
 __all__ = ["SIMULATION", "check_one_oracle", "check_qrels_cover", "place_unretrieved", "qrels_oracle",
-           "qrels_source", "unjudged_items"]
+           "qrels_source", "simulated_text", "unjudged_items"]
 
 _DOCUMENTS = Words()   # how an audit of a run calls its items
 SIMULATION = "simulation: "
 """How the source of every label a simulation gave begins (qrels or known labels played the
 reviewer), in the label store and so in the certificate's ``label_sources`` and its report."""
+
+
+def simulated_text(sources: Mapping[str, int]) -> str | None:
+    """How many of the labels (``{source: count}``, a certificate's ``label_sources``) a simulation
+    gave, said beside a verdict so that a simulated certificate never reads like a reviewer's; None
+    when none did."""
+    simulated = sum(n for source, n in sources.items() if source.startswith(SIMULATION))
+    if not simulated:
+        return None
+    total = sum(sources.values())
+    share = f"all {total:,}" if simulated == total else f"{simulated:,} of the {total:,}"
+    return (f"Simulated: {share} labels come from a simulation (known labels played the reviewer), not "
+            "from a reviewer.")
 
 
 def qrels_oracle(qrels: Mapping[str, Mapping[str, int]], items: Iterable[Item],

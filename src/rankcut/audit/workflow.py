@@ -109,6 +109,7 @@ from rankcut.audit.oracle import (
     place_unretrieved,
     qrels_oracle,
     qrels_source,
+    simulated_text,
     unjudged_items,
 )
 from rankcut.audit.pools import Item, Pools
@@ -282,7 +283,9 @@ class CertifyResult:
     def render(self, plain_first: bool = False) -> str:
         """The certificates, then the verdict and the notes; ``plain_first``: the verdict and the
         notes (the plain words) first, then the certificates "in full:" (a reviewer's reading)."""
-        plain = ([self.verdict] if self.verdict else []) + list(self.content.get("notes", []))
+        simulated = simulated_text(self.content.get("label_sources") or {})
+        plain = [*([self.verdict] if self.verdict else []), *([simulated] if simulated else []),
+                 *self.content.get("notes", [])]
         if plain_first:
             return "\n".join([*plain, "", "in full:", self.report.render()])
         return "\n".join([self.report.render(), *plain])

@@ -25,6 +25,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from fastapi.templating import Jinja2Templates
 
 from rankcut.audit.options import OPTION_NAMES
+from rankcut.audit.oracle import simulated_text
 from rankcut.audit.report import validity_lines
 from rankcut.serve.agreement import SecondReading
 from rankcut.serve.desk import HOLD_S, Answer, Given
@@ -248,7 +249,9 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S,
             plot, stale = desk.plot_png() is not None, None
         except ValueError as err:   # out of date (labels read since): the certificate, said so, no report
             plot, stale = False, str(err)
-        means = [*content.get("notes", []), *validity_lines(desk.audit.manifest.to_dict(), content)]
+        simulated = simulated_text(content.get("label_sources") or {})
+        means = [*([simulated] if simulated else []), *content.get("notes", []),
+                 *validity_lines(desk.audit.manifest.to_dict(), content)]
         return page(request, "result.html", c=content, plot=plot, stale=stale, means=means)
 
     @app.get("/certificate.json")
