@@ -188,7 +188,7 @@ def test_prior_relevant_and_ris(tmp_path: Path) -> None:
                    "TY  - JOUR\nID  - a2\nTI  - Kidney transport\nAB  - In rats.\nER  - \n")
     code, out, err = _run("review", "start", ris, "--folder", tmp_path / "S", "--seed", 1)
     assert code == 0, err
-    assert "of 2 records" in out and "read record a" in out
+    assert "of 2 records" in out and "to read now: record a" in out
     ris.write_text("TY  - JOUR\nID  - a1\nTI  - Migraine and triptans\nAB  - A trial.\n"
                    "N1  - ASReview_relevant\nER  - \n\n"
                    "TY  - JOUR\nID  - a2\nTI  - Kidney transport\nAB  - In rats.\nER  - \n\n"

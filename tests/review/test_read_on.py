@@ -193,7 +193,7 @@ def test_the_command_line_offers_reading_on_once_met(records: Records, tmp_path:
     met = session.status(folder)["read"]
     code, out, _ = run("read-on", "--folder", folder)
     assert code == 0 and out.startswith(f"reading on after {met} records read: ")
-    assert "read record " in out and "a screening record (the ranker's pick)" in out
+    assert "to read now: record " in out and "a screening record (the ranker's pick)" in out
     code, out, _ = run("next", "--folder", folder)
     assert code == 0 and "review read-on" not in out and "the reviewer chose to read on" in out
     code, out, _ = run("read-on", "--folder", folder)

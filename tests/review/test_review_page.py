@@ -472,7 +472,7 @@ def test_the_reviewer_reads_on_with_the_page_s_button(records: Records, tmp_path
     session.label(folder, known=truth)   # on to the certificate
     met = session.status(folder)["read"]
     page = client.get("/").text
-    assert 'id="read-on"' in page and "review stops once the target is certified" in page
+    assert 'id="read-on"' in page and "review has stopped: the target is certified" in page
     forged = client.post("/read-on", data={"csrf": "forged"}, headers=ORIGIN)
     assert forged.status_code == 403 and not session.status(folder)["reads_on"]
     said = client.post("/read-on", data={"csrf": _fields(page)["csrf"]}, headers=ORIGIN)
@@ -560,7 +560,7 @@ def test_a_trec_run_review_shows_its_query_with_every_record(tmp_path: Path) -> 
     out = CliRunner().invoke(app, ["review", "next", "--folder", str(folder)])
     assert out.exit_code == 0 and out.stdout.startswith("query: who is robert gray\n"), out.stdout
     # a run's documents stand at their rank in the run ("number 1 in the file" read as a line number)
-    assert "read record d0: a screening record (the ranker's pick), rank 1 in the run" in out.stdout
+    assert "to read now: record d0, a screening record (the ranker's pick), rank 1 in the run" in out.stdout
     said: list[str] = []
     session.label(folder, interactive=True, input=lambda prompt: "q", output=said.append)
     assert said[0] == "query: who is robert gray"

@@ -137,12 +137,17 @@ def test_a_stale_page_for_a_later_item_is_refused(small: SmallAudit) -> None:
     assert len(stored_labels(small.folder)) == 2
 
 
-@pytest.mark.parametrize("change", [{"label": "2"}, {"label": ""}, {"position": "7"},
-                                    {"audit_id": "0" * 64}, {"sample_hash": "f" * 64}])
-def test_a_tampered_form_records_nothing(small: SmallAudit, change: dict[str, str]) -> None:
+@pytest.mark.parametrize(("change", "says"), [
+    ({"label": "2"}, "its label '2' is neither 0 nor 1"), ({"label": ""}, "its label '' is neither 0 nor 1"),
+    ({"position": "7"}, "is not at the position '7' it gives: its item or its position was changed"),
+    # another record's id under the position the page sent (a reviewer's walk: "its position or label")
+    ({"query_id": "q1", "doc_id": "d1-11"}, "(query 'q1', document 'd1-11') is not at the position"),
+    ({"audit_id": "0" * 64}, "another audit or sample"),
+    ({"sample_hash": "f" * 64}, "another audit or sample")])
+def test_a_tampered_form_records_nothing(small: SmallAudit, change: dict[str, str], says: str) -> None:
     client = open_client(small.folder)
     message, _, _ = answer(client, small, **change)
-    assert "nothing was recorded" in (message or "")
+    assert "nothing was recorded" in (message or "") and says in html.unescape(message or ""), message
     assert stored_labels(small.folder) == {}
 
 

@@ -85,6 +85,17 @@ def test_the_page_reviews_as_the_label_step_does(tmp_path: Path) -> None:
     assert answered == len(_steps(cli)) < 240
     assert _steps(page) == _steps(cli)               # every move, document, label and why
     assert "The target is certified: the review asks for no further document." in text
+    assert "(the\nreview has stopped: the target is certified)" in text   # it said "stops once" (a walk)
+    # a page left open on a document never read, answered now: not "the document to label now is not
+    # ..." (none is)
+    read = {(step["query_id"], step["doc_id"]) for step in _steps(page)}
+    unread_desk = open_desk(page)
+    item = next(i for i in unread_desk.index if i not in read)
+    with pytest.raises(Refused, match=r"^this page is stale: the review asks for no further document \(the "
+                                      r"target is certified, or every document is read\); nothing was "
+                                      r"recorded$"):
+        unread_desk.record(Answer(unread_desk.audit_id, unread_desk.sample_hash, str(unread_desk.index[item]),
+                                  *item, "0"), "Ada", "someone")
     assert re.search(r'id="bound">current bound: recall ≥ 0\.\d{1,3}', text)
     assert 'class="met"' in text
     desk = open_desk(page)

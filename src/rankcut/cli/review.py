@@ -184,7 +184,7 @@ def _next_lines(folder: Path, info: dict[str, Any], out: Path | None = None) -> 
     kind = ("a screening record (the ranker's pick)" if nxt["move"] == "screen" else
             "an audit record (the next of the frozen random order)")
     lines = [f"query: {info['query_text']}"] * bool(info.get("query_text"))   # what it is judged against
-    lines += [f"read record {nxt['record_id']}: {kind}, {where}", f"  why: {nxt['why']}"]
+    lines += [f"to read now: record {nxt['record_id']}, {kind}, {where}", f"  why: {nxt['why']}"]
     if nxt["prior"]:
         lines.append("  (prior knowledge: its frozen label is recorded at the next label call)")
     if nxt["text"]:

@@ -390,9 +390,13 @@ class Desk:
         item = (answer.query_id, answer.doc_id)
         if item not in self.index:
             raise Refused(f"{self._foreign(item)}: nothing was recorded")
-        if answer.position != str(self.index[item]) or answer.label not in ("0", "1"):
-            raise Refused("the form was altered (its position or label is not one the page sent): nothing "
+        if answer.label not in ("0", "1"):
+            raise Refused(f"the form was altered (its label {answer.label!r} is neither 0 nor 1): nothing "
                           "was recorded")
+        if answer.position != str(self.index[item]):
+            raise Refused(f"the form was altered ({self.named(item)} is not at the position "
+                          f"{answer.position!r} it gives: its item or its position was changed): nothing was "
+                          "recorded")
         label, source = int(answer.label), f"serve reviewer {reviewer}"
         with self._lock:
             self.check_current()

@@ -290,6 +290,9 @@ class InterleavedDesk(Desk):
                           "was recorded")
         now = self._asked_now()
         ahead = self.review and now is not None and now != item   # a record read ahead
+        if now is None:
+            raise Refused(f"this page is stale: the review asks for no further {self.thing} (the target is "
+                          f"certified, or every {self.thing} is read); nothing was recorded")
         if not self.was_asked(who, item) or (now != item and not ahead):
             raise Refused(f"this page is stale: the {self.thing} to label now is not "
                           f"{self.named(item) if self.review else self.place(self.index[item])}; "
