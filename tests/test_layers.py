@@ -29,6 +29,7 @@ LAYERS: list[set[str]] = [
     {"review"},   # rankcut.review.session drives the audit workflow and registers its screener there
     {"serve"},
     {"cli"},
+    {"__main__"},   # python -m rankcut: runs the cli
 ]
 
 
