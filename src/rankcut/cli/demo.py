@@ -139,7 +139,7 @@ def _truncation_demo(folder: Path, *, seed: int, kept: bool, progress: bool) -> 
     where = "" if kept else " (pass --out DIR to keep the files)"
     typer.echo(f"Generated {run_path} and {qrels_path}: {N_QUERIES} queries x {DEPTH} documents, "
                f"seed {seed}{where}.")
-    lists = load_trec(run_path, qrels_path)
+    lists = load_trec(run_path, qrels_path, threshold=1)   # graded 0-2: grade ≥ 1 is relevant here
     train_ids, test_ids = lists.qids[:N_TRAIN], lists.qids[N_TRAIN:]
     train, test = lists.subset(train_ids), lists.subset(test_ids)
     specs = ["oracle", "fixed-k:5", "fixed-k:10", "fixed-k:50", "greedy-k", "distribution", "surprise"]
