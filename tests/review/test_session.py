@@ -17,7 +17,7 @@ from review_testdata import labels_of, toy_records
 from rankcut.audit import workflow
 from rankcut.audit.labels import LabelStore
 from rankcut.audit.manifest import sha256_file
-from rankcut.audit.report import write_report
+from rankcut.audit.report import report_figure, write_report
 from rankcut.certify.policies import MarginalCostPolicy, ProjectedCostPolicy
 from rankcut.certify.result import verify
 from rankcut.review import session
@@ -76,6 +76,15 @@ def test_start_next_label_status_certify_report(records: Records, tmp_path: Path
     assert moves == {"screen", "audit"}
     files = write_report(folder, tmp_path / "report.md")
     assert files.plot is not None and "met" in files.report.read_text()
+    # the relevant records found in a panel of their own: on a second y axis of the bound's, their
+    # plateau read as recall where it met the target line (the walk of 2026-12-07)
+    figure = report_figure(json.loads((tmp_path / "report.json").read_text()), manifest)
+    bound, found = figure.axes
+    assert bound.get_ylabel() == "certified lower bound on recall"
+    assert found.get_ylabel() == "relevant records\nfound"
+    assert found.get_xlabel() == "records read (screened or audited)"
+    assert [t.get_text() for t in bound.get_legend().get_texts()] == ["certified lower bound on recall",
+                                                                      "target recall 0.8"]
     text = files.report.read_text()
     assert text.startswith("# Review report ") and "| ranker | CAL (AutoTAR/BMI): logistic regression" in text
     frozen = session.load_review(folder)["frozen_at"]   # a review reads its labels as it goes

@@ -361,7 +361,20 @@ def _summary(manifest: Mapping[str, Any], content: Mapping[str, Any], report: Jo
 
 
 def _plot_png(content: Mapping[str, Any], manifest: Mapping[str, Any]) -> bytes | None:
-    """The report's figure as PNG bytes, or None when matplotlib is missing."""
+    """The report's figure (:func:`report_figure`) as PNG bytes, or None when matplotlib is missing."""
+    fig = report_figure(content, manifest)
+    if fig is None:
+        return None
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    return buf.getvalue()
+
+
+def report_figure(content: Mapping[str, Any], manifest: Mapping[str, Any]) -> Any:
+    """The report's figure (a matplotlib ``Figure``), or None when matplotlib is missing. An
+    interleaved review's relevant documents found are drawn in a panel of their own below the
+    bound: on a second y axis of the bound's panel, the found curve's plateau read as recall
+    where it met the target line."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -369,10 +382,15 @@ def _plot_png(content: Mapping[str, Any], manifest: Mapping[str, Any]) -> bytes 
         return None
     from rankcut.audit.designs import DESIGNS
 
-    fig = Figure(figsize=(6.4, 3.8))
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
+    curve = content.get("curve") or {}
     members = content.get("members") or []
+    found = bool(curve.get("found")) and not content.get("bands") and len(members) <= 1
+    fig = Figure(figsize=(6.4, 5.2 if found else 3.8))
+    FigureCanvasAgg(fig)
+    if found:
+        ax, low = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [2, 1]})
+    else:
+        ax = fig.add_subplot()
     if content.get("bands"):
         bands = content["bands"]
         ax.bar([b["ranks"] for b in bands], [b["bound"] for b in bands], color="tab:blue")
@@ -399,7 +417,6 @@ def _plot_png(content: Mapping[str, Any], manifest: Mapping[str, Any]) -> bytes 
         ax.legend(loc="upper center", fontsize=8)
         ax.set_title("Certified bound and burden against prefix depth")
     else:
-        curve = content.get("curve") or {}
         quantity = curve.get("quantity", "")
         bound = f"certified {'lower' if quantity == 'recall' else 'upper'} bound on {quantity}"
         ax.plot(curve.get("labels", []), curve.get("bound", []), "o-", color="tab:red", label=bound)
@@ -410,36 +427,31 @@ def _plot_png(content: Mapping[str, Any], manifest: Mapping[str, Any]) -> bytes 
             adaptive = DESIGNS[content["design"]].adaptive
             rho = (content.get("target") or {}).get("recall")
             if rho is not None:
-                ax.axhline(rho, color="tab:green", ls=":", lw=1, label=f"target recall {rho:g} (left axis)")
+                ax.axhline(rho, color="tab:green", ls=":", lw=1, label=f"target recall {rho:g}")
             # the interleaved review in its screener's words (records in a review)
             docs = DESIGNS[content["design"]].words(manifest).items
-            ax.set_xlabel(f"{docs} read (screened or audited)" if adaptive
-                          else "audit labels (the audit order, after the cut)")
             from matplotlib.ticker import MaxNLocator
 
-            handles, names = ax.get_legend_handles_labels()
-            if curve.get("found"):   # the interleaved review: the relevant documents found by then
-                twin = ax.twinx()
-                twin.plot(curve["labels"], curve["found"], "s--", color="tab:gray",
-                          label=f"relevant {docs} found (right axis)")
-                twin.set_ylabel(f"relevant {docs} found", color="tab:gray")
-                twin.yaxis.set_major_locator(MaxNLocator(integer=True))
-                twin.set_ylim(bottom=0)   # counts start at none found
-                more, more_names = twin.get_legend_handles_labels()
-                handles, names = handles + more, names + more_names
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))   # documents read: counts
-            # below the axes: inside, it hid the end of the bound or the start of the found curve
-            ax.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=8,
-                      frameon=False)
+            bottom = ax
+            if found:   # the interleaved review: the relevant documents found by then, in their panel
+                low.plot(curve["labels"], curve["found"], "s-", color="tab:gray", ms=4)
+                low.set_ylabel(f"relevant {docs}\nfound", color="tab:gray")
+                low.yaxis.set_major_locator(MaxNLocator(integer=True))
+                low.set_ylim(bottom=0)   # counts start at none found
+                bottom = low
+            bottom.set_xlabel(f"{docs} read (screened or audited)" if adaptive
+                              else "audit labels (the audit order, after the cut)")
+            bottom.xaxis.set_major_locator(MaxNLocator(integer=True))   # documents read: counts
+            # below the axes: inside, it hid the end of the bound
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2 if not found else -0.08), ncol=2,
+                      fontsize=8, frameon=False)
             ax.set_title(f"Recall bound as the {'review' if adaptive else 'audit'} goes "
                          "(anytime-valid: every point holds)")
         else:
             ax.set_xlabel("labels spent (first j draws of the frozen sample)")
             ax.set_title("Labels spent against the bound (display only, Remark 20)")
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    return buf.getvalue()
+    return fig
 
 
 # ---------------------------------------------------------------------------------------------
