@@ -88,8 +88,8 @@ def test_labels_of_records_not_asked_for_yet_are_kept_until_the_review_asks(tmp_
     assert code == 0 and "recorded 1 label" in out, err
     assert err.strip().splitlines() == [
         f"warning: {tmp_path / 'l.csv'}: 1 of its labels is kept for later: the review has not asked for "
-        f"those records yet (record {other}); they are recorded when it does "
-        f"({folder / 'pending-labels.csv'})"]
+        f"those records yet (record {other}); none is lost: each is recorded when it does, and `next` leaves "
+        f"them out of the records to read ({folder / 'pending-labels.csv'})"]
     # the same file again adds nothing: refused, naming the record asked for now
     code, _, err = _run("review", "label", "--folder", folder, "--from", tmp_path / "l.csv")
     now = session.next_record(folder)

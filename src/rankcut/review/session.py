@@ -823,7 +823,8 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
         shown = id_list(new, quote=False)
         when = ("it asks for no further record now, so they are not counted (unless you read on, rankcut "
                 "review read-on, and the ranker picks them)" if asked is None else
-                "they are recorded when it does")
+                "none is lost: each is recorded when it does, and `next` leaves them out of the records "
+                "to read")
         warnings.warn(f"{from_file}: {len(new)} of its labels {'is' if len(new) == 1 else 'are'} kept for "
                       f"later: the review has not asked for those records yet (record {shown}); {when} "
                       f"({out / PENDING_FILE})", stacklevel=2)
