@@ -202,7 +202,9 @@ def note_grades(ctx: typer.Context, qrels: Path, judged: Mapping[str, Mapping[st
     word before."""
     if chosen(ctx, "threshold"):   # the user chose
         return
-    top = max((grade for docs in judged.values() for grade in docs.values()), default=0)
+    from rankcut.data.lists import top_grade
+
+    top = top_grade(judged)
     if top > 1:
         typer.echo(f"note: {qrels} grades relevance up to {top}; grade ≥ {threshold:g} counts as relevant "
                    "(the default --threshold; TREC DL's binary measures count grade ≥ 2): give --threshold "

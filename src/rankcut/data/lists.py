@@ -36,8 +36,8 @@ from rankcut.errors import ParamError
 
 __all__ = ["ORDERINGS", "PAD_CODE", "PAD_DOC", "GradedQrelsWarning", "NoRelevantWarning", "Posting",
            "RankedLists", "RunColumns", "check_threshold", "concat_columns", "default_threshold",
-           "first_repeat", "order_postings", "ranks_in_row_order", "warn_if_nothing_relevant",
-           "warn_if_scores_rise"]
+           "first_repeat", "order_postings", "ranks_in_row_order", "top_grade",
+           "warn_if_nothing_relevant", "warn_if_scores_rise"]
 
 Ordering = Literal["rank", "trec_eval"]
 ORDERINGS: tuple[str, ...] = ("rank", "trec_eval")
@@ -53,13 +53,18 @@ class GradedQrelsWarning(UserWarning):
     """The qrels grade relevance above 1 and no threshold was given: grade ≥ 1 counts as relevant."""
 
 
+def top_grade(judged: Mapping[str, Mapping[str, Any]]) -> Any:
+    """The highest relevance grade of qrels ``{query: {document: grade}}`` (0 for none)."""
+    return max((grade for docs in judged.values() for grade in docs.values()), default=0)
+
+
 def default_threshold(threshold: float | None, judged: Mapping[str, Mapping[str, Any]]) -> float:
     """``threshold``, or 1 where it is None, with a :class:`GradedQrelsWarning` when ``judged``
     grades relevance above 1: TREC DL's binary measures count grade ≥ 2, Robust04's ≥ 1, and every
     score, cut and certificate depends on the choice (the commands say it as a note)."""
     if threshold is not None:
         return threshold
-    top = max((grade for docs in judged.values() for grade in docs.values()), default=0)
+    top = top_grade(judged)
     if top > 1:
         warnings.warn(f"the qrels grade relevance up to {top}; grade ≥ 1 counts as relevant (the default "
                       "threshold; TREC DL's binary measures count grade ≥ 2): pass threshold= to choose",

@@ -494,7 +494,8 @@ def load_trec(
                if isinstance(run, Mapping) else read_run_columns(run))
     warn_if_scores_rise(columns)
     if qrels is None:
-        return RankedLists.from_columns(columns, None, threshold=threshold or 1, ordering=ordering)
+        return RankedLists.from_columns(columns, None, threshold=1 if threshold is None else threshold,
+                                        ordering=ordering)
     judged = qrels if isinstance(qrels, Mapping) else read_qrels(qrels)
     threshold = check_threshold(default_threshold(threshold, judged))
     columns = align(columns, judged, missing=missing)
