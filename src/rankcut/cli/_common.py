@@ -19,7 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from rankcut._words import count, id_list
-from rankcut.data.lists import ORDERINGS
+from rankcut.data.lists import ORDERINGS, top_grade
 from rankcut.data.trec import MISSING_POLICIES, load_trec
 from rankcut.metrics import METRICS, RECALL_BASES
 
@@ -202,8 +202,6 @@ def note_grades(ctx: typer.Context, qrels: Path, judged: Mapping[str, Mapping[st
     word before."""
     if chosen(ctx, "threshold"):   # the user chose
         return
-    from rankcut.data.lists import top_grade
-
     top = top_grade(judged)
     if top > 1:
         typer.echo(f"note: {qrels} grades relevance up to {top}; grade ≥ {threshold:g} counts as relevant "

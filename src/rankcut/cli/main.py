@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "cut": ("rankcut.cli.cut", "cut"),
     "evaluate": ("rankcut.cli.evaluate", "evaluate"),
     "train": ("rankcut.cli.train", "train"),
+    "features": ("rankcut.cli.features", "features"),
     "serve": ("rankcut.cli.serve", "serve"),
     "certify": ("rankcut.cli.certify", "app"),
     "audit": ("rankcut.cli.audit", "app"),

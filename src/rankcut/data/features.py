@@ -57,7 +57,7 @@ from numpy.typing import NDArray
 from tqdm.auto import tqdm
 
 from rankcut._words import id_list
-from rankcut.data.io import open_text, plain_number
+from rankcut.data.io import open_text, plain_number, write_atomic
 from rankcut.data.lists import RankedLists
 from rankcut.errors import ParamError
 
@@ -72,7 +72,9 @@ __all__ = [
     "extract_features",
     "load_precomputed_features",
     "neighbour_similarity",
+    "text_columns",
     "tokenize",
+    "write_feature_table",
 ]
 
 EMBEDDINGS: tuple[str, ...] = ("doc2vec", "minilm")
@@ -307,6 +309,38 @@ def extract_features(
     if embedding is not None:
         names.append(f"{embedding}_sim")
     return _append_features(lists, np.concatenate([score, text], axis=2), names)
+
+
+def text_columns(embedding: str | None) -> tuple[str, ...]:
+    """The columns :func:`extract_features` makes from texts with ``embedding`` (after ``score`` and
+    ``score_z``, which a model makes itself from the run)."""
+    return ("length", "unique_tokens", "tfidf_sim", *([f"{embedding}_sim"] if embedding else []))
+
+
+def write_feature_table(lists: RankedLists, path: str | os.PathLike[str], columns: Sequence[str]) -> int:
+    """Write the feature ``columns`` of ``lists`` as a TSV table keyed by ``query_id`` and
+    ``doc_id``, one row a listed document in list order: the table :func:`load_precomputed_features`
+    (and ``--features``) reads. Values as Python writes floats (read back exactly); written
+    atomically. Returns the rows written.
+
+    :raises ValueError: for a column the lists do not carry.
+    """
+    absent = [c for c in columns if c not in lists.feature_names]
+    if absent or lists.features is None:
+        raise ValueError(f"the lists carry no feature column {absent or list(columns)} (they carry "
+                         f"{list(lists.feature_names)})")
+    take = [lists.feature_names.index(c) for c in columns]
+    values = lists.features[:, :, take]
+
+    def blocks() -> Any:
+        yield ("\t".join(("query_id", "doc_id", *columns)) + "\n").encode()
+        for i, q in enumerate(lists.qids):
+            rows = (f"{q}\t{d}\t" + "\t".join(map(repr, map(float, values[i, n]))) + "\n"
+                    for n, d in enumerate(lists.doc_ids[i, : lists.lengths[i]]))
+            yield "".join(rows).encode()
+
+    write_atomic(path, blocks())
+    return int(lists.lengths.sum())
 
 
 def load_precomputed_features(
