@@ -79,7 +79,8 @@ def test_refusals_name_the_option_or_the_document(files: dict[str, Path]) -> Non
     for args, said in [
         (("--out", files["dir"] / "f.tsv", "--embedding", "bert"),
          "--embedding must be one of doc2vec, minilm, none, got 'bert'"),
-        (("--out", files["dir"] / "f.tsv", "--missing-text", "skip"), "--missing-text must be error or zero"),
+        (("--out", files["dir"] / "f.tsv", "--missing-text", "skip"),
+         "--missing-text must be one of error, zero, got 'skip'"),
         (("--out", files["run"]), f"--out {files['run']} is the input file --run"),
         (("--out", files["dir"] / "absent" / "f.tsv"), "output folder"),
     ]:

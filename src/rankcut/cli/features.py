@@ -16,12 +16,13 @@ import typer
 
 from rankcut.cli._common import ORDERING, Ordering, check_output, choice, count, load_runs
 from rankcut.cli._errors import input_errors
+from rankcut.data.features import EMBEDDINGS, MISSING_TEXT
 
 __all__ = ["features"]
 
 #: library parameters that the messages of this command name by their flags
 FLAGS = ("embedding", "missing_text")
-EMBEDDING_CHOICES = ("doc2vec", "minilm", "none")
+EMBEDDING_CHOICES = (*EMBEDDINGS, "none")
 
 
 def features(
@@ -56,8 +57,8 @@ def features(
 
         if embedding not in EMBEDDING_CHOICES:
             raise ValueError(f"--embedding must be one of {', '.join(EMBEDDING_CHOICES)}, got {embedding!r}")
-        if missing_text not in ("error", "zero"):
-            raise ValueError(f"--missing-text must be error or zero, got {missing_text!r}")
+        if missing_text not in MISSING_TEXT:
+            raise ValueError(f"--missing-text must be one of {', '.join(MISSING_TEXT)}, got {missing_text!r}")
         choice(ordering, "ordering")
         check_output(out, "--out", {"--run": run, "--texts": [texts]})
         lists = load_runs(run, None, threshold=1, ordering=ordering, missing="keep")

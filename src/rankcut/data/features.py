@@ -305,9 +305,7 @@ def extract_features(
         text[i, :n, 2] = neighbour_similarity(_adjacent_cosines(_tfidf(ids)))
         if vectors is not None:
             text[i, :n, 3] = neighbour_similarity(_adjacent_cosines(vectors[rows]))
-    names = ["score", "score_z", "length", "unique_tokens", "tfidf_sim"]
-    if embedding is not None:
-        names.append(f"{embedding}_sim")
+    names = ("score", "score_z", *text_columns(embedding))
     return _append_features(lists, np.concatenate([score, text], axis=2), names)
 
 
