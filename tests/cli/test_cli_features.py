@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from rankcut.cli.main import app
 from rankcut.data.features import attach_feature_tables, extract_features, write_feature_table
+from rankcut.data.lists import Posting
 from rankcut.data.texts import read_texts_jsonl
 from rankcut.data.trec import load_trec
 
@@ -100,4 +101,10 @@ def test_refusals_name_the_option_or_the_document(files: dict[str, Path]) -> Non
 def test_only_columns_the_lists_carry_are_written(files: dict[str, Path]) -> None:
     with pytest.raises(ValueError, match=r"the lists carry no feature column \['tfidf_sim'\]"):
         write_feature_table(load_trec(files["run"]), files["dir"] / "x.tsv", ["tfidf_sim"])
+    assert not (files["dir"] / "x.tsv").exists()
+    # an id holding a tab, as a Python mapping may give it, would split its table line (the review)
+    tabbed = extract_features(load_trec({"q\t1": [Posting("d\t1", 2.0, 1), Posting("d2", 1.0, 2)]}),
+                              {"d\t1": "a b", "d2": "b c"}, embedding=None, progress=False)
+    with pytest.raises(ValueError, match=r"query 'q\\t1': id 'q\\t1' is empty or holds whitespace"):
+        write_feature_table(tabbed, files["dir"] / "x.tsv", ["length"])
     assert not (files["dir"] / "x.tsv").exists()

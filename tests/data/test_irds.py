@@ -8,6 +8,7 @@ from collections import namedtuple
 import pytest
 
 from rankcut.data.irds import load_irds, read_irds_qrels
+from rankcut.data.lists import GradedQrelsWarning
 
 Qrel = namedtuple("Qrel", ["query_id", "doc_id", "relevance", "iteration"])
 RUN = "1 Q0 a 1 3.0 s\n1 Q0 b 2 2.0 s\n2 Q0 c 1 1.0 s\n"
@@ -80,3 +81,12 @@ def test_missing_ir_datasets_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "ir_datasets", None)  # makes `import ir_datasets` fail
     with pytest.raises(ImportError, match=r"pip install .rankcut\[irds\]."):
         load_irds("msmarco-passage/trec-dl-2019/judged", io.StringIO(RUN))
+
+
+def test_graded_qrels_without_a_threshold_are_warned_of_at_the_callers_line(fake_irds):
+    """TREC DL's path from Python: load_irds kept threshold=1, so the graded-qrels warning of
+    load_trec never fired there (the review of the change)."""
+    fake_irds["toy/judged"] = FakeDataset([Qrel("1", "b", 3, "0"), Qrel("2", "c", 1, "0")])
+    with pytest.warns(GradedQrelsWarning, match="grade relevance up to 3") as caught:
+        lists = load_irds("toy/judged", io.StringIO(RUN))
+    assert lists.threshold == 1 and caught[0].filename == __file__

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rankcut.data.frames import lists_from_frame
 from rankcut.data.lists import GradedQrelsWarning, NoRelevantWarning, Posting, RankedLists
 from rankcut.data.trec import (
     MissingQueriesWarning,
@@ -496,3 +497,10 @@ def test_graded_qrels_without_a_threshold_are_warned_of(tmp_path):
         assert load_trec(run).threshold == 1
     with pytest.raises(ValueError, match="threshold must be finite"):   # still refused before reading
         load_trec(tmp_path / "absent.run", graded, threshold=float("inf"))
+    # from a DataFrame too, and said at the caller's line (it named frames.py: the review of the change)
+    pd = pytest.importorskip("pandas")
+    run_df = pd.DataFrame({"qid": ["q1", "q1"], "docno": ["d0", "d1"], "score": [2.0, 1.0]})
+    qrels_df = pd.DataFrame({"qid": ["q1"], "docno": ["d0"], "label": [2]})
+    with pytest.warns(GradedQrelsWarning) as caught:
+        lists_from_frame(run_df, qrels_df)
+    assert len(caught) == 1 and caught[0].filename == __file__

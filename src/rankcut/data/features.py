@@ -327,6 +327,11 @@ def write_feature_table(lists: RankedLists, path: str | os.PathLike[str], column
     if absent or lists.features is None:
         raise ValueError(f"the lists carry no feature column {absent or list(columns)} (they carry "
                          f"{list(lists.feature_names)})")
+    for i, q in enumerate(lists.qids):   # a table line splits on tabs: an id holding whitespace breaks it
+        for d in [q, *lists.doc_ids[i, : lists.lengths[i]]]:
+            if not d or len(str(d).split()) != 1:
+                raise ValueError(f"query {q!r}: id {d!r} is empty or holds whitespace, which a feature "
+                                 "table cannot hold (nothing was written)")
     take = [lists.feature_names.index(c) for c in columns]
     values = lists.features[:, :, take]
 

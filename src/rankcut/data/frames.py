@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rankcut.data.lists import RankedLists, RunColumns, first_repeat, ranks_in_row_order
+from rankcut.data.lists import RankedLists, RunColumns, default_threshold, first_repeat, ranks_in_row_order
 from rankcut.data.trec import load_trec
 
 if TYPE_CHECKING:
@@ -140,6 +140,8 @@ def lists_from_frame(
     run = RunColumns.from_rows(qcodes.astype(np.int32), list(qids), dcodes.astype(np.int32), vocabulary,
                                scores, ranks)
     qrels = None if qrels_df is None else _qrels(qrels_df)
+    if qrels is not None:   # resolved here, so that a warning names the caller's line
+        threshold = default_threshold(threshold, qrels)
     return load_trec(run, qrels, threshold=threshold, ordering=ordering, missing=missing)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rankcut.data.lists import Posting, RankedLists
+from rankcut.data.lists import Posting, RankedLists, default_threshold
 from rankcut.data.trec import Source, load_trec
 
 __all__ = ["load_irds", "read_irds_qrels"]
@@ -54,7 +54,7 @@ def load_irds(
     dataset_id: str,
     run: Source | Mapping[str, Sequence[Posting]],
     *,
-    threshold: float = 1,
+    threshold: float | None = None,
     ordering: str = "rank",
     missing: str = "drop",
 ) -> RankedLists:
@@ -64,5 +64,6 @@ def load_irds(
     :param run: a TREC run file or ``{qid: [Posting]}``; the other arguments are those of
         :func:`rankcut.data.trec.load_trec` (for TREC DL, ``threshold=2`` is the usual binary cut).
     """
-    return load_trec(run, read_irds_qrels(dataset_id), threshold=threshold, ordering=ordering,
-                     missing=missing)
+    qrels = read_irds_qrels(dataset_id)
+    threshold = default_threshold(threshold, qrels)   # here: a warning names the caller's line
+    return load_trec(run, qrels, threshold=threshold, ordering=ordering, missing=missing)
