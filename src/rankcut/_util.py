@@ -1,6 +1,7 @@
 """Small checks and conversions shared outside :mod:`rankcut.certify` (which keeps its own, so
 that it imports no other rankcut package): integer, bool and number arguments, and numpy values
-as strict JSON (the wording of messages is :mod:`rankcut._words`).
+as strict JSON, and warnings prefixed by their source (the wording of messages is
+:mod:`rankcut._words`).
 
 The checks raise :class:`rankcut.errors.ParamError` naming the argument, so that the command
 line can name it by its flag.
@@ -9,13 +10,16 @@ line can name it by its flag.
 from __future__ import annotations
 
 import math
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from rankcut.errors import ParamError
 
-__all__ = ["check_bool", "check_int", "check_number", "jsonable"]
+__all__ = ["check_bool", "check_int", "check_number", "jsonable", "warnings_about"]
 
 
 def check_int(value: Any, arg: str, *, low: int, ge: str = "≥") -> int:
@@ -66,3 +70,17 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)  # strict JSON has no NaN / inf
     return value
+
+
+@contextmanager
+def warnings_about(source: str) -> Iterator[None]:
+    """Prefix the warnings raised inside with ``source`` (a file), so that those of two inputs (a
+    training and a test run; an audit's run) can be told apart."""
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield
+    finally:  # also when loading fails: the warnings explain the error
+        for w in caught:
+            warnings.warn(f"{source}: {w.message}", w.category, stacklevel=1)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from rankcut._util import warnings_about
 from rankcut.audit import labels as labels_mod
 from rankcut.audit.manifest import (
     MANIFEST_FILE,
@@ -186,11 +186,8 @@ def build_pools(inputs: Mapping[str, Any], ordering: str, family_spec: Mapping[s
     :func:`~rankcut.audit.pools.cuts_from_run`. The parsed lists are not kept."""
     from rankcut.data.trec import load_trec, read_run
 
-    with warnings.catch_warnings(record=True) as caught:   # said with the run's name, as evaluate says them
-        warnings.simplefilter("always")
+    with warnings_about(str(inputs["run"]["path"])):   # said with the run's name, as evaluate says them
         lists = load_trec(inputs["run"]["path"], ordering=ordering)
-    for w in caught:
-        warnings.warn(f"{inputs['run']['path']}: {w.message}", w.category, stacklevel=2)
     corpus: Corpus | None = None
     if corpus_spec is not None:
         corpus = (Corpus.size(int(corpus_spec["documents"])) if corpus_spec["kind"] == "size"

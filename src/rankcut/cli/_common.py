@@ -11,13 +11,13 @@ from __future__ import annotations
 import inspect
 import os
 import warnings
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from rankcut._util import warnings_about
 from rankcut._words import count, id_list
 from rankcut.data.lists import ORDERINGS, top_grade
 from rankcut.data.trec import MISSING_POLICIES, load_trec
@@ -62,20 +62,6 @@ def choice(value: str, what: str) -> str:
         raise ValueError(f"--{what.replace('_', '-')} must be one of {', '.join(CHOICES[what])}, "
                          f"got {value!r}")
     return value
-
-
-@contextmanager
-def warnings_about(source: str) -> Iterator[None]:
-    """Prefix the warnings raised inside with ``source``, so that those of the training run and
-    of the test run can be told apart."""
-    caught: list[warnings.WarningMessage] = []
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            yield
-    finally:  # also when loading fails: the warnings explain the error
-        for w in caught:
-            warnings.warn(f"{source}: {w.message}", w.category, stacklevel=1)
 
 
 def check_output(path: Path, option: str, inputs: dict[str, list[Path]]) -> None:
