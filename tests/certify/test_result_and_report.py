@@ -120,6 +120,9 @@ def test_verify_catches_an_edited_certificate() -> None:
     d["value"] = 100
     with pytest.raises(ValueError, match="value: stored 100, recomputed 853"):
         verify(d)
+    d["value"] = 853.0   # equal to Python, but not the integer count the certificate wrote
+    with pytest.raises(ValueError, match="value: stored 853.0, recomputed 853"):
+        verify(d)
 
 
 def test_verify_takes_a_fresh_certificate_only_of_the_same_inputs(monkeypatch) -> None:

@@ -287,7 +287,8 @@ def verify(cert: Certificate | Mapping[str, Any], fresh: Certificate | None = No
     """Recompute a certificate and check that its stored value and allocation match.
 
     For auditors receiving a certificate as JSON: returns the recomputed certificate, or raises
-    ``ValueError`` naming the fields that differ (e.g. an edited value).
+    ``ValueError`` naming the fields that differ (e.g. an edited value). They are compared as JSON
+    text, so a count retyped (``300.0`` or ``true`` for ``300`` or ``1``) differs too.
 
     :param fresh: a certificate the caller computed already; it stands for the recomputation when
         its function and inputs are the stored certificate's, as JSON text (checked here: ``0``,
@@ -302,7 +303,7 @@ def verify(cert: Certificate | Mapping[str, Any], fresh: Certificate | None = No
     again = fresh if same and fresh is not None else recompute(stored)
     new = again.to_dict()
     differ = [key for key in ("value", "allocation", "delta", "theorem", "quantity", "side")
-              if new[key] != old[key]]
+              if json.dumps(new[key], sort_keys=True) != json.dumps(old[key], sort_keys=True)]
     if differ:
         shown = "; ".join(f"{k}: stored {old[k]!r}, recomputed {new[k]!r}" for k in differ)
         raise ValueError(f"certificate does not match a recomputation from its inputs ({shown}): edited, "
