@@ -4,7 +4,7 @@ import io
 
 import pytest
 
-from rankcut.data.texts import read_query_texts, read_texts_and_queries, read_texts_jsonl
+from rankcut.data.texts import read_query_texts, read_texts_and_queries, read_texts_jsonl, read_titles
 
 
 def text(s: str, name: str = "texts.jsonl") -> io.StringIO:
@@ -68,6 +68,21 @@ def test_one_pass_gives_both_readers_answers_and_their_errors():
         read_texts_and_queries(text(differs))
     with pytest.raises(ValueError, match=r"line 1: no 'text' field"):
         read_texts_and_queries(text('{"query_id": "1", "query": "q", "doc_id": "a"}\n'))
+
+
+def test_a_title_is_where_its_text_begins():
+    """Titles (the page's heading of a text) are read where lines give them, and one that is not the
+    start of its text, up to a line break, is refused with its line: the page would show it apart
+    from a text that does not hold it."""
+    lines = ('{"query_id": "r", "doc_id": "a", "text": "Heart\\nA trial.", "title": "Heart"}\n'
+             '{"query_id": "r", "doc_id": "b", "text": "No title."}\n'
+             '{"query_id": "r", "doc_id": "c", "text": "Alone", "title": "Alone"}\n')
+    assert read_titles(text(lines)) == {("r", "a"): "Heart", ("r", "c"): "Alone"}
+    assert read_titles(text(lines), by="doc") == {"a": "Heart", "c": "Alone"}
+    for bad in ('"title": "Hear"', '"title": "A trial."', '"title": 3'):
+        line = '{"query_id": "r", "doc_id": "a", "text": "Heart\\nA trial.", ' + bad + '}\n'
+        with pytest.raises(ValueError, match=r"line 2: .*title"):
+            read_titles(text(lines[:lines.index("\n") + 1] + line))
 
 
 def test_trec_dl_texts_cover_the_bm25_run(datasets):

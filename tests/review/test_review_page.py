@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 pytest.importorskip("fastapi")
@@ -183,6 +184,28 @@ def test_rankcut_serve_refuses_a_changed_review_in_the_review_s_words(records: R
     result = CliRunner().invoke(app, ["serve", str(folder), "--port", "0"])
     assert result.exit_code == 2 and result.output.startswith("error: the review's texts "), result.output
     assert "start a new review (rankcut review start)" in result.output
+
+
+def test_the_page_shows_a_record_s_title_as_the_heading_of_its_text(tmp_path: Path) -> None:
+    """A record's title is set apart from its abstract (a reviewer could not tell where one ended,
+    a line break apart in one box); a record with no title shows its abstract alone."""
+    records = Records("titled", ("a", "b", "c"), ("Aspirin & the heart", "", "Only a title"),
+                      ("A trial.\nSecond line.", "No title here.", ""), np.array([1, 0, 0], dtype=np.int8))
+    folder = tmp_path / "review"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    assert records.texts[0] == "Aspirin & the heart\nA trial.\nSecond line."   # the ranker's text, unchanged
+    client = _open(folder)
+    seen = {}
+    while 'id="answer"' in (page := client.get("/").text):
+        doc = re.search(r'<div class="doc" id="doc">(.*?)</div>\n<form', page, re.S)
+        assert doc is not None
+        seen[_fields(page)["doc_id"]] = doc[1]
+        _answer(client, int(_fields(page)["doc_id"] == "a"))
+        if len(seen) == 3:
+            break
+    assert seen["a"] == '<div class="title" id="title">Aspirin &amp; the heart</div>A trial.\nSecond line.'
+    assert seen["b"] == "No title here."
+    assert seen["c"] == '<div class="title" id="title">Only a title</div>'
 
 
 def test_the_page_says_that_the_prior_knowledge_counts_as_read(records: Records, tmp_path: Path) -> None:

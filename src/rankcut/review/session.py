@@ -7,8 +7,8 @@ module only translates records and record ids into the audit's collection and it
 * ``records.run`` — the collection, one query (the review) holding the records in file (or run)
   order, given to ``freeze`` as the run;
 * ``records.jsonl`` — each record's title and abstract, given to ``freeze`` as the texts: hashed in
-  the manifest, shown when labelling and read by the ranker, so the certificate and a resumed
-  session never depend on a file outside the folder;
+  the manifest, shown when labelling (the title apart as well, the page's heading) and read by the
+  ranker, so the certificate and a resumed session never depend on a file outside the folder;
 * the manifest's screener ``{"name": "cal", "config": {"cal": CALConfig, "prior": {id: 0/1},
   "ranked": bool, "sources": [{path, sha256, bytes}], "corrects": None | {review, relabelled}}}``:
   the ranker's configuration and seed (the review's seed), the prior knowledge — records labelled
@@ -328,9 +328,11 @@ def start(records: Records, folder: str | os.PathLike[str], *, target_recall: fl
     n = len(records)
     run = "".join(f"{qid} Q0 {rid} {r + 1} {n - r} rankcut-review\n" for r, rid in enumerate(records.ids))
     asked = {} if records.query_text is None else {"query": records.query_text}   # on the first line
-    texts = "".join(json.dumps({"query_id": qid, "doc_id": rid, "text": text, **(asked if not i else {})},
+    texts = "".join(json.dumps({"query_id": qid, "doc_id": rid, "text": text,
+                                **({"title": title} if title else {}), **(asked if not i else {})},
                                ensure_ascii=False) + "\n"
-                    for i, (rid, text) in enumerate(zip(records.ids, records.texts, strict=True)))
+                    for i, (rid, title, text) in enumerate(zip(records.ids, records.titles, records.texts,
+                                                               strict=True)))
     config_json = {"cal": cal.to_json(), "prior": prior, "ranked": bool(records.ranked),
                    "sources": [_source(p) for p in sources], "corrects": None}
     return _freeze(out, run, texts, config_json, delta=delta, target_recall=target_recall, seed=seed,

@@ -52,7 +52,7 @@ from rankcut.audit.interactive import seen_state
 from rankcut.audit.labels import LabelChanges, LabelStore, StoreMark, holds_store
 from rankcut.audit.manifest import load_manifest, read_json
 from rankcut.audit.pools import Item
-from rankcut.audit.to_label import texts_and_queries
+from rankcut.audit.to_label import texts_and_queries, titles_of
 
 __all__ = ["HOLD_S", "Answer", "Desk", "Given", "Refused", "Standing"]
 
@@ -155,6 +155,7 @@ class Desk:
         self._place = self.spec.place(self.audit, self.order)   # the design's place of an item, if any
         texts, queries = texts_and_queries(self.audit)   # the frozen texts, if any
         self.texts, self.queries = texts, queries or {}
+        self.titles = titles_of(self.audit)   # shown as the text's heading
         self._lock = threading.Lock()  # one answer at a time from this server
         self._hold_s = hold_s
         self._asked: dict[str, tuple[Item, float]] = {}  # reviewer session -> (item asked, when)
@@ -187,6 +188,10 @@ class Desk:
 
     def text(self, item: Item) -> str | None:
         return None if self.texts is None else self.texts.get(item)
+
+    def title(self, item: Item) -> str | None:
+        """The title the texts file gives ``item`` (where its text begins), if any."""
+        return self.titles.get(item)
 
     def query_text(self, query_id: str) -> str | None:
         return self.queries.get(query_id)
