@@ -111,6 +111,30 @@ def test_rendering_names_only_used_events_and_shared_ones() -> None:
     assert "m and m2 rest on the same excluded bound" in rep.render()
 
 
+def test_an_event_is_shared_only_by_certificates_that_can_rest_on_one_bound() -> None:
+    """Charged once, an event shared by two bounds from different samples claimed more confidence
+    than the union bound gives (0.975 for two excluded-pool audits at 0.025 each): where the two
+    certificates plainly differ (one function, other inputs; or other shares) it is refused."""
+    from rankcut.certify.excluded import excluded_pool_finite_certificate, full_review_recall_certificate
+
+    rep = JointReport(delta=0.05, budget={"excluded": 0.025, "included": 0.025})
+    a = excluded_pool_finite_certificate(0, 300, 70_000, 0.025)
+    b = excluded_pool_finite_certificate(7, 500, 50_000, 0.025)
+    one = rep.attach("missed A", a, {"g": "excluded"})
+    with pytest.raises(ValueError, match=r"'missed B' charges 'excluded', as 'missed A' does, but from "
+                                         r"other inputs of excluded_pool_finite"):
+        one.attach("missed B", b, {"g": "excluded"})
+    half = excluded_pool_finite_certificate(0, 300, 70_000, 0.0125)
+    with pytest.raises(ValueError, match=r"at δ 0.0125 where 'missed A' is at 0.025"):
+        one.attach("again", half, {"g": "excluded"})
+    # the paper's §8 pair: the missed mass and the recall of one excluded sample share its bound
+    recall = full_review_recall_certificate(0, 300, 70_000, 40, 0.025)
+    both = one.attach("recall", recall, {"g": "excluded"})
+    assert both.joint_delta == 0.025
+    assert "missed A and recall rest on the same excluded bound" in both.render()
+    assert one.attach("missed A again", a, {"g": "excluded"}).joint_delta == 0.025
+
+
 def test_verify_catches_an_edited_certificate() -> None:
     from rankcut.certify.excluded import excluded_pool_finite_certificate
     from rankcut.certify.result import verify

@@ -12,7 +12,9 @@ is the caller's statement that both rest on the *same* bound from the *same* sam
 missed-mass bound and the recall bound both use the excluded-pool bound MU at 0.025): that event
 is charged once, the rendering says which certificates share it, and the joint confidence is
 ``1 − Σ`` (shares of the events charged). Two certificates from different samples, or from
-different bounds on one sample, must be charged to different events.
+different bounds on one sample, must be charged to different events. Where that is plainly not so,
+``attach`` refuses: the two charge the event different shares (one bound has one δ), or they are of
+one certificate function with other inputs (the same bound of one sample is the same computation).
 """
 
 from __future__ import annotations
@@ -89,6 +91,9 @@ class JointReport:
                 )
         if charge:
             raise ValueError(f"certificate {name!r} has no allocation named {', '.join(charge)}")
+        for other, before, charged in self.entries:
+            for event in set(resolved.values()) & set(charged.values()):
+                _check_shared(event, (name, cert, resolved), (other, before, charged))
         return replace(self, entries=(*self.entries, (name, cert, resolved)))
 
     @property
@@ -157,3 +162,25 @@ class JointReport:
             lines.append(f"  {name}: {cert.headline(digits)}")
             lines.append(f"    {cert.statement}")
         return "\n".join(lines)
+
+
+def _check_shared(event: str, new: tuple[str, Certificate, Mapping[str, str]],
+                  old: tuple[str, Certificate, Mapping[str, str]]) -> None:
+    """Refuse to charge ``event`` for the certificate ``new`` where ``old`` charges it too and the
+    two plainly do not rest on the same bound: they charge it different shares, or they are of one
+    function with other inputs. Charged once, two bounds would claim more confidence than the union
+    bound gives."""
+    (name, cert, charge), (other, before, charged) = new, old
+    share = sum(a for k, a in cert.allocation.items() if charge[k] == event)
+    had = sum(a for k, a in before.allocation.items() if charged[k] == event)
+    why = None
+    if abs(share - had) > _RTOL * max(share, had):
+        why = f"at δ {share:g} where {other!r} is at {had:g}"
+    elif cert.function == before.function and _plain(cert.inputs) != _plain(before.inputs):
+        why = f"from other inputs of {cert.function} than {other!r}"
+    if why is not None:
+        raise ValueError(
+            f"certificate {name!r} charges {event!r}, as {other!r} does, but {why}: certificates charged "
+            f"to one event rest on the same bound from the same sample (it is charged once, so two "
+            f"bounds would claim more confidence than they have); declare an event for each in the budget"
+        )
