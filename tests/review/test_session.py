@@ -22,6 +22,7 @@ from rankcut.certify.policies import MarginalCostPolicy, ProjectedCostPolicy
 from rankcut.certify.result import verify
 from rankcut.review import session
 from rankcut.review.cal import CALConfig
+from rankcut.review.export import export
 from rankcut.review.records import Records, load_records
 from rankcut.review.simulate import simulate_review
 
@@ -444,6 +445,28 @@ def test_next_and_status_refuse_a_changed_ranking(records: Records, tmp_path: Pa
     for step in (session.status, session.next_record):
         with pytest.raises(ValueError, match="records.run .*changed after the audit was frozen"):
             step(folder)
+
+
+@pytest.mark.parametrize("swap", [0, -2])
+def test_every_step_refuses_a_changed_audit_order_by_its_name(records: Records, tmp_path: Path,
+                                                               swap: int) -> None:
+    """Two lines of sample.jsonl swapped: status still said "met" with no word, or (mid-review)
+    blamed labels.sqlite, which was untouched; only certify and report named the audit order."""
+    for met in (False, True):
+        folder = tmp_path / f"R{met}{swap}"
+        session.start(records, folder, target_recall=0.8, seed=1, policy=POLICY)
+        session.label(folder, known=labels_of(records), limit=None if met else 20)
+        if met:
+            workflow.certify(folder)
+        assert (session.status(folder)["next_record"] is None) == met
+        sample = folder / "sample.jsonl"
+        lines = sample.read_text().splitlines(keepends=True)
+        i = swap % len(lines)
+        lines[i], lines[i + 1] = lines[i + 1], lines[i]
+        sample.write_text("".join(lines))
+        for step in (session.status, session.next_record, lambda f: export(f, f.parent / "out.csv")):
+            with pytest.raises(ValueError, match=f"{sample} changed after sampling"):
+                step(folder)
 
 
 def test_labelling_in_the_terminal_says_where_the_review_stands_before_each_record(records: Records,

@@ -321,7 +321,7 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines() if line]
 
 
-def load_sample(audit: Audit, *,
+def load_sample(audit: FrozenAudit, *,
                 redraw: Callable[[Mapping[str, Any]], Sequence[Mapping[str, Any]]] | None = None
                 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """``sample.json`` and the draws, checked against the manifest (and, with ``redraw``, against a

@@ -64,7 +64,7 @@ from rankcut.audit.designs.interleaved import (
     replayed,
     words_of,
 )
-from rankcut.audit.folder import LABELS_FILE, SAMPLE_FILE, SAMPLE_ITEMS, FrozenAudit, read_rows
+from rankcut.audit.folder import LABELS_FILE, SAMPLE_FILE, SAMPLE_ITEMS, FrozenAudit, load_sample
 from rankcut.audit.labels import LabelStore, holds_store, write_label_file
 from rankcut.audit.manifest import (
     MANIFEST_FILE,
@@ -704,7 +704,8 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     """Record the review's next labels: from a reviewer's file (:func:`read_labels`; the labels of
     the records it asks for, as far as the file and the answers kept from earlier files hold them),
     from ``known`` labels (record id → 0/1: a simulation; the next ``limit`` steps, or to the
-    certificate) or interactively. Steps that ask for a record of the prior knowledge are answered
+    certificate; a record it does not name is not relevant, as an unjudged document of qrels) or
+    interactively. Steps that ask for a record of the prior knowledge are answered
     from it first.
 
     A file's labels of records the review has not asked for yet (a batch read ahead, after a
@@ -1057,7 +1058,8 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
     known = {**kept, **prior}   # answered already, so never listed: recorded when it is asked
     if ahead > 1 or (nxt is not None and nxt["record_id"] in known):
         qid, _ = _items(out)
-        review = replayed(FrozenAudit(manifest), read_rows(out / SAMPLE_ITEMS))
+        frozen = FrozenAudit(manifest)
+        review = replayed(frozen, load_sample(frozen)[1])
         batch: list[dict[str, Any]] = []
         for step in lookahead(review, {(qid, rid): y for rid, y in known.items()}):
             if step.item[1] not in known:
@@ -1187,7 +1189,8 @@ def correct(folder: str | os.PathLike[str], into: str | os.PathLike[str], relabe
     if not relabel:
         raise ValueError("name at least one record to relabel (RECORD=LABEL)")
     paths = check_inputs(manifest)
-    review = replayed(FrozenAudit(manifest), read_rows(old / SAMPLE_ITEMS))
+    frozen = FrozenAudit(manifest)
+    review = replayed(frozen, load_sample(frozen)[1])
     recorded = {s.item[1]: int(s.label or 0) for s in review.steps}
     answers = {**kept_answers(old), **recorded}
     _, ids = _items(old)

@@ -77,6 +77,7 @@ from rankcut.audit.folder import (
     Audit,
     AuditStepError,
     FrozenAudit,
+    load_sample,
     open_store,
     read_rows,
 )
@@ -729,7 +730,7 @@ class Interleaved(FixedSampleDesign):
 
     def positions(self, audit: Audit, n: int) -> list[tuple[Any, ...]]:
         """The next item's move, place and why (``to_label`` holds that one item)."""
-        step = self._next(audit, read_rows(audit.folder / SAMPLE_ITEMS))
+        step = self._next(audit, read_rows(audit.folder / SAMPLE_ITEMS))   # sample writes to_label first
         if step is None or n == 0:
             return []
         # in the screener's words: a review of records says where a record is in its file
@@ -976,7 +977,7 @@ class Interleaved(FixedSampleDesign):
         labelled once certified (unless reading on) or everything read;
         certify is done when the certificate covers every step read and says met (or all is read)."""
         audit = FrozenAudit(load_manifest(folder))
-        review = replayed(audit, read_rows(folder / SAMPLE_ITEMS))
+        review = replayed(audit, load_sample(audit)[1])
         path = folder / LABELS_FILE
         if labels_mod.holds_store(path):
             with labels_mod.LabelStore(path, readonly=True) as store:
