@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from rankcut.audit import workflow
 from rankcut.audit.labels import LabelStore
 from rankcut.audit.manifest import sha256_file
+from rankcut.cli import review as review_cli
 from rankcut.cli.main import app
 from rankcut.review import session
 from rankcut.review.records import Records
@@ -158,8 +159,13 @@ def test_next_batch_on_the_command_line(records: Records, tmp_path: Path) -> Non
     done = runner.invoke(app, ["review", "label", "--folder", str(folder), "--from", str(tmp_path / "b.tsv")])
     assert done.exit_code == 0, done.stderr
     assert done.stdout.startswith("recorded 6 labels (file b.tsv sha256:")
+    # the next batch under a new name: the filled-in file, which the store names by its sha256, is kept
     assert done.stdout.splitlines()[-1] == (f"next: rankcut review next --folder {folder} --batch 6 --out "
-                                            f"{tmp_path / 'b.tsv'}   # the next records to read")
+                                            f"{tmp_path / 'b-2.tsv'}   # the next records to read")
+    (tmp_path / "b-2.tsv").touch()
+    (tmp_path / "c-9.csv").touch()
+    assert [review_cli._batch_after(tmp_path / n).name for n in ("b.tsv", "c-9.csv", "d.x-1.csv")] == [
+        "b-3.tsv", "c-10.csv", "d.x-2.csv"]
     unread = next(r for r in records.ids if r not in {row[0] for row in rows})
     (tmp_path / "b.tsv").write_text("record_id\tlabel\n" + f"{unread}\t1\n")
     again = runner.invoke(app, ["review", "next", "--folder", str(folder), "--out", str(tmp_path / "b.tsv")])

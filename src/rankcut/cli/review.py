@@ -567,13 +567,26 @@ def label(
                 f"and {from_file.name} gives it no label; fill it in and run label --from again",
                 f"next: rankcut review label --folder {shlex.quote(str(folder))} --from "
                 f"{shlex.quote(str(from_file))}"]
-    elif listed is not None:   # the reviewer reads in batches: the next one, of the same size
+    elif listed is not None and from_file is not None:   # read in batches: the next, of the same size
         more = [f"next: rankcut review next --folder {shlex.quote(str(folder))} --batch {len(listed)} --out "
-                f"{shlex.quote(str(from_file))}   # the next records to read"]
+                f"{shlex.quote(str(_batch_after(from_file)))}   # the next records to read"]
     else:
         more = _next_lines(folder, info)
     for line in _status_lines(info)[:1] + more:
         typer.echo(line)
+
+
+def _batch_after(path: Path) -> Path:
+    """The name the next batch file is offered under: ``batch.csv`` → ``batch-2.csv``, ``batch-2.csv``
+    → ``batch-3.csv``, past names taken. Not the file just labelled: the store names it by its sha256,
+    and a team keeps each filled-in file as the record of who answered what."""
+    import re
+
+    numbered = re.fullmatch(r"(.*)-(\d+)", path.stem)
+    stem, k = (numbered[1], int(numbered[2]) + 1) if numbered else (path.stem, 2)
+    while (fresh := path.with_name(f"{stem}-{k}{path.suffix}")).exists():
+        k += 1
+    return fresh
 
 
 def _prompt(prompt: str) -> str:
