@@ -42,24 +42,25 @@ def test_two_pool_of_a_cut_that_keeps_everything_needs_no_label(data: Data, tmp_
 
 def test_the_report_says_who_gave_the_labels(data: Data, tmp_path: Path) -> None:
     """A report of labels simulated from qrels read like a reviewer's: nothing said where they came
-    from."""
+    from. Every source is named (the report cut the list at five: "and 9 more sources (243)")."""
     audit = tmp_path / "A"
     wf.freeze(audit, run=data.run, cut=data.cut, design="two-pool", target_recall=0.5, seed=11)
     wf.plan(audit)
     wf.sample(audit)
     rows = _rows(audit)
-    half = tmp_path / "half.csv"
-    half.write_text("query_id,doc_id,label\n" +
-                    "".join(f"{r['query_id']},{r['doc_id']},0\n" for r in rows[:5]))
-    wf.label(audit, from_file=half)
+    files = []
+    for i, r in enumerate(rows[:6]):   # six reviewers' files, a label each
+        files.append(tmp_path / f"part{i}.csv")
+        files[-1].write_text(f"query_id,doc_id,label\n{r['query_id']},{r['doc_id']},{i % 2}\n")
+        wf.label(audit, from_file=files[-1])
     wf.label(audit, qrels=data.qrels)
     content = wf.certify(audit).content
     qrels_source = f"simulation: qrels qrels.txt sha256:{sha256_file(data.qrels)[:12]}"
     n = len({(r["query_id"], r["doc_id"]) for r in rows})
-    from_file = f"file half.csv sha256:{sha256_file(half)[:12]}"
-    assert content["label_sources"] == {from_file: 5, qrels_source: n - 5}
+    from_files = {f"file {f.name} sha256:{sha256_file(f)[:12]}": 1 for f in files}
+    assert content["label_sources"] == {**from_files, qrels_source: n - 6}
     text = write_report(audit, tmp_path / "r.md").report.read_text()
-    assert f"Labels from: {from_file} (5); {qrels_source} ({n - 5:,})." in text
+    assert f"Labels from: {'; '.join(f'{s} (1)' for s in from_files)}; {qrels_source} ({n - 6:,})." in text
 
 
 def test_two_pool_end_to_end(data: Data, tmp_path: Path) -> None:

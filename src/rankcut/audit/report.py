@@ -344,11 +344,8 @@ def _summary(manifest: Mapping[str, Any], content: Mapping[str, Any], report: Jo
              f"Confidence at least {confidence_text(report.joint_delta)} (δ = {report.joint_delta:g}).")
     lines = [joint, spent]
     sources = content.get("label_sources") or {}
-    if sources:
-        shown = "; ".join(f"{source} ({n:,})" for source, n in list(sources.items())[:5])
-        rest = sum(list(sources.values())[5:])
-        more = f"; and {len(sources) - 5} more sources ({rest:,})" if len(sources) > 5 else ""
-        lines.append(f"Labels from: {shown}{more}.")
+    if sources:   # every one: the report is what a team shows for who answered what
+        lines.append("Labels from: " + "; ".join(f"{source} ({n:,})" for source, n in sources.items()) + ".")
     verdict = content.get("verdict")
     if verdict:
         lines.append(f"Verdict: {verdict['text']}")
