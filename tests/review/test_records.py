@@ -115,18 +115,19 @@ def test_ris_with_asreview_labels_in_the_notes(tmp_path: Path) -> None:
 
 
 def test_records_that_repeat_an_earlier_one_are_warned_of(tmp_path: Path) -> None:
-    """A merged export's duplicates (title and abstract, case and spacing aside) are named by line,
-    with the line they repeat; a shared title alone, or two empty records, is no duplicate."""
+    """A merged export's duplicates (title and abstract, case and spacing aside) are named by id and
+    line, with the record they repeat; a shared title alone, or two empty records, is no duplicate."""
     table = ("record_id,title,abstract\n1,Cats purr,They do.\n2,Cats purr,Another study.\n3,,\n4,,\n"
              "5,CATS  purr, they do.\n")
-    with pytest.warns(UserWarning, match=r"1 record has the title and abstract of an earlier record \(line 6 "
-                      r"\(as line 2\)\): the review reads and counts each as a record of its own") as seen:
+    with pytest.warns(UserWarning, match=r"1 record has the title and abstract of an earlier record "
+                      r"\(record 5, line 6 \(as record 1, line 2\)\): the review reads and counts each as "
+                      r"a record of its own") as seen:
         records = load_records(_write(tmp_path, "r.csv", table))
     assert records.ids == ("1", "2", "3", "4", "5")   # kept: the reviewer decides
     assert sum("earlier record" in str(w.message) for w in seen) == 1
     twice = RIS.replace("T1  - Second", "TI  - A title\nAB  - An abstract")
     with pytest.warns(UserWarning, match=r"r\.ris: 1 record has the title and abstract of an earlier record "
-                      r"\(line 8 \(as line 1\)\)"):
+                      r"\(record 2, line 8 \(as record 12, line 1\)\)"):
         load_records(_write(tmp_path, "r.ris", twice))
 
 
@@ -159,6 +160,22 @@ def test_bad_ris_names_the_line(tmp_path: Path) -> None:
                                          r"\(ASReview_relevant, ASReview_irrelevant\): keep the one that "
                                          "holds"):
         load_records(_write(tmp_path, "r.ris", RIS.replace("N1  - ASReview_relevant\n", both)))
+
+
+def test_a_ris_tag_with_one_space_is_named_where_it_is_read_as_text(tmp_path: Path) -> None:
+    """rispy reads 'KW - typo' as the text of the field above it: after AB it joined the abstract
+    without a word, after ID it made an id "with white space"."""
+    typo = RIS.replace("AB  - An abstract\n", "AB  - An abstract\nKW - typo tag\n")
+    with pytest.warns(UserWarning, match=r"r\.ris: line 5 reads like a tag with one space before its hyphen "
+                                         r"\('KW - typo tag'\), so it is read as part of the field above"):
+        records = load_records(_write(tmp_path, "r.ris", typo))
+    assert records.abstracts[0] == "An abstract KW - typo tag"
+    with pytest.warns(UserWarning, match=r"r\.ris: line 3 reads like a tag"), \
+            pytest.raises(ValueError, match=r"record id '12 TI - A title' holds white space"):
+        load_records(_write(tmp_path, "r.ris", RIS.replace("TI  - A title", "TI - A title")))
+    with warnings.catch_warnings():   # two spaces, and a wrapped line that starts otherwise: nothing said
+        warnings.simplefilter("error")
+        load_records(_write(tmp_path, "r.ris", RIS.replace("An abstract", "An abstract\nof UK-wide scope")))
 
 
 def test_a_trec_run_with_texts_and_qrels(tmp_path: Path) -> None:

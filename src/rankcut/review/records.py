@@ -55,6 +55,7 @@ _WORKBOOKS = (".xlsx", ".xls", ".xlsm", ".ods", ".numbers")   # spreadsheets' ow
 _RIS_START = re.compile(r"^TY  - ")
 _RIS_END = re.compile(r"^ER  -")
 _RIS_TAG = re.compile(r"^[A-Z][A-Z0-9] {1,2}-")   # a tag line (one space: a typo of its two)
+_RIS_ONE_SPACE = re.compile(r"^[A-Z][A-Z0-9] -( |$)")   # read by rispy as the field above's text
 
 
 @dataclass(frozen=True, eq=False)
@@ -182,7 +183,7 @@ def load_records(source: str | os.PathLike[str], *, label: str | None = None, na
         check_record_id(rid, f"{table.where}, line {line}")
     _warn_empty(table.where, [line for t, a, line in zip(table.titles, table.abstracts, table.lines,
                                                           strict=True) if not (t or a)])
-    _warn_duplicates(table.where, table.titles, table.abstracts, table.lines)
+    _warn_duplicates(table.where, table.record_ids, table.titles, table.abstracts, table.lines)
     others = table.other_label_columns()
     if others and label is None:   # the user chose none: say which was taken, and what was left
         one = len(others) == 1
@@ -268,17 +269,17 @@ def _warn_empty(where: str, lines: Sequence[int]) -> None:
                       "by chance", UserWarning, stacklevel=3)
 
 
-def _warn_duplicates(where: str, titles: Sequence[str], abstracts: Sequence[str],
+def _warn_duplicates(where: str, ids: Sequence[str], titles: Sequence[str], abstracts: Sequence[str],
                      lines: Sequence[int]) -> None:
     """Warn of the records of ``where`` whose title and abstract (case and spacing aside) are an
     earlier record's: the duplicates of a merged database export, which the review would read and
-    count as records of their own."""
+    count as records of their own. Each is named by its id and line, as is the record it repeats."""
     def key(i: int) -> tuple[str, str]:
         return " ".join(titles[i].lower().split()), " ".join(abstracts[i].lower().split())
 
     first: dict[int, list[int]] = {}   # hash of the key → the records of it seen first (no copies kept)
-    again: list[tuple[int, int]] = []   # (line, the line of the record it repeats)
-    for i, line in enumerate(lines):
+    again: list[tuple[int, int]] = []   # (a record, the earlier record it repeats)
+    for i in range(len(lines)):
         k = key(i)
         if any(k):
             seen = first.setdefault(hash(k), [])
@@ -286,14 +287,17 @@ def _warn_duplicates(where: str, titles: Sequence[str], abstracts: Sequence[str]
             if j is None:
                 seen.append(i)
             else:
-                again.append((line, lines[j]))
+                again.append((i, j))
     if again:
         many = len(again) > 1
-        shown = id_list([f"{line} (as line {of})" for line, of in again], quote=False)
+        shown = id_list([f"{ids[i]}, line {lines[i]} (as record {ids[j]}, line {lines[j]})"
+                         for i, j in again], quote=False)
         warnings.warn(f"{where}: {len(again)} record{'s have' if many else ' has'} the title and abstract "
-                      f"of an earlier record (line {shown}): the review reads and counts each as a record of "
-                      f"its own; if {'they are' if many else 'it is'} the same stud{'ies' if many else 'y'} "
-                      "(a merged export), remove the duplicates before starting", UserWarning, stacklevel=3)
+                      f"of an earlier record (record {shown}): the review reads and counts each as a record "
+                      f"of its own; if {'they are' if many else 'it is'} the same "
+                      f"stud{'ies' if many else 'y'} (a merged export), remove the duplicates before "
+                      "starting",
+                      UserWarning, stacklevel=3)
 
 
 def check_record_id(rid: str, where: str) -> None:
@@ -316,6 +320,7 @@ def _load_ris(source: Source, name: str | None) -> Records:
         text = f.read()
     starts: list[int] = []
     open_at = None
+    typos: list[int] = []   # lines inside a record like a tag with one space: the field above's text
     for lineno, line in enumerate(text.splitlines(), 1):
         if _RIS_START.match(line):
             if open_at is not None:
@@ -328,6 +333,14 @@ def _load_ris(source: Source, name: str | None) -> Records:
         elif open_at is None and _RIS_TAG.match(line):   # rispy drops such a record without a word
             raise ValueError(f"{where}, line {lineno}: a tag outside a record ({line.strip()[:40]!r}): a "
                              "record starts with 'TY  - ' (two spaces, a hyphen, a space)")
+        elif _RIS_ONE_SPACE.match(line):
+            typos.append(lineno)
+    if typos:   # a wrapped line may start so ("UK - wide"): said, not refused
+        first = text.splitlines()[typos[0] - 1]
+        warnings.warn(f"{where}: line {', '.join(map(str, typos[:5]))}{', ...' if len(typos) > 5 else ''} "
+                      f"read{'s' if len(typos) == 1 else ''} like a tag with one space before its hyphen "
+                      f"({first[:40]!r}), so it is read as part of the field above it: a tag is written "
+                      "'XX  - ' (two spaces); mend the file if it is one", stacklevel=3)
     if open_at is not None:
         raise ValueError(f"{where}, line {open_at}: the record has no 'ER  -' line")
     entries = rispy.loads(text, skip_unknown_tags=True)
@@ -368,7 +381,7 @@ def _load_ris(source: Source, name: str | None) -> Records:
         titles.append(title)
         abstracts.append(abstract)
     _warn_empty(where, empty)
-    _warn_duplicates(where, titles, abstracts, starts)
+    _warn_duplicates(where, ids, titles, abstracts, starts)
     truth, prior = _labels(values)
     return Records(name or _stem(source), tuple(ids), tuple(titles), tuple(abstracts), truth, prior,
                    labelled_by=None if truth is None and not (prior >= 0).any() else "ASReview notes")
