@@ -181,6 +181,38 @@ def test_next_batch_on_the_command_line(records: Records, tmp_path: Path) -> Non
         "label --from batch.csv"]
 
 
+def test_the_reviewer_named_on_the_command_line_is_recorded_with_each_answer(records: Records,
+                                                                            tmp_path: Path) -> None:
+    """A team taking batches in turns could not show who answered what: a file was recorded by its
+    name and sha256, the terminal's answers as "interactive" (the page records its reviewers)."""
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    truth = labels_of(records)
+    runner = CliRunner()
+    batch = tmp_path / "a.csv"
+    assert runner.invoke(app, ["review", "next", "--folder", str(folder), "--batch", "3", "--out",
+                               str(batch)]).exit_code == 0
+    rows = list(csv.DictReader(batch.open(encoding="utf-8")))
+    batch.write_text("record_id,label\n" + "".join(f"{r['record_id']},{truth[r['record_id']]}\n"
+                                                   for r in rows))
+    done = runner.invoke(app, ["review", "label", "--folder", str(folder), "--from", str(batch),
+                               "--reviewer", " Ada   Lovelace "])
+    assert done.exit_code == 0, done.stderr
+    by_file = f"file a.csv sha256:{sha256_file(batch)[:12]}, reviewer Ada Lovelace"
+    assert done.stdout.startswith(f"recorded 3 labels ({by_file})")
+    asked = session.next_record(folder)["record_id"]
+    typed = runner.invoke(app, ["review", "label", "--folder", str(folder), "--interactive", "--reviewer",
+                                "Bob"], input=f"{'y' if truth[asked] else 'n'}\nq\n")
+    assert typed.exit_code == 0, typed.stderr
+    with LabelStore(folder / "labels.sqlite", create=False) as store:
+        sources = store.sources_of([("toy", r["record_id"]) for r in rows] + [("toy", asked)])
+    assert list(sources.values()) == [by_file] * 3 + ["interactive, reviewer Bob"]
+    for bad, says in ((["--interactive", "--reviewer", " "], "a reviewer name is 1 to 60 printable"),
+                      (["--simulate", "--reviewer", "Eve"], "--reviewer is for --from or --interactive")):
+        refused = runner.invoke(app, ["review", "label", "--folder", str(folder), *bad])
+        assert refused.exit_code == 2 and says in refused.stderr, refused.stderr
+
+
 def test_a_review_read_in_batches_takes_the_steps_of_one_read_record_by_record(
         records: Records, tmp_path: Path) -> None:
     """The kept answers are recorded only when asked for: the same moves, documents and labels as

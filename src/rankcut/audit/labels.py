@@ -54,6 +54,7 @@ __all__ = [
     "unique_items",
     "writable",
     "read_label_file",
+    "reviewer_name",
     "write_label_file",
 ]
 
@@ -61,6 +62,7 @@ Item = tuple[str, str]
 Row = tuple[str, str, int]
 
 SCHEMA_VERSION = 1
+MAX_NAME = 60   # a reviewer's name, recorded in the source of each answer they give
 _FORMAT = "rankcut-labels"
 _RESERVED_META = ("format", "schema_version")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -172,6 +174,18 @@ def writable(path: str | os.PathLike[str]) -> bool:
     p = Path(path)
     return os.access(p.parent, os.W_OK) and (not p.exists() or os.access(p, os.W_OK))
 
+
+def reviewer_name(name: str) -> str:
+    """A reviewer's name as the sources of their answers record it (``serve reviewer NAME`` from
+    the labelling page, ``..., reviewer NAME`` from the command line): white space runs made one
+    space, 1 to :data:`MAX_NAME` printable characters.
+
+    :raises ValueError: for a name that is empty, too long or holds a control character.
+    """
+    name = " ".join(name.split())
+    if not name or len(name) > MAX_NAME or not name.isprintable():
+        raise ValueError(f"a reviewer name is 1 to {MAX_NAME} printable characters, got {name!r}")
+    return name
 
 def holds_store(path: str | os.PathLike[str]) -> bool:
     """Whether a label store is at ``path``: a file with content (an empty one is what a label call

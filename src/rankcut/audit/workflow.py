@@ -701,7 +701,9 @@ def label(
     :param limit: with ``qrels``: label only the first ``limit`` unlabelled items of the to-label
         order (a simulated reviewer labelling in batches, for the sequential design).
     :param file_source: with ``from_file`` or ``qrels``: the source recorded with its labels, when the
-        file was made from the caller's own (default: the file's name and sha256).
+        file was made from the caller's own (default: the file's name and sha256); with
+        ``interactive`` (the interleaved design), the source of the answers typed (default
+        ``interactive``: ``rankcut review label --reviewer`` adds the reviewer's name).
     :param item_sources: with ``from_file``, for the interleaved design: the source recorded with
         the label of each item it names, in place of ``file_source`` (a file that gathers answers
         given by several people, each recorded as given).
@@ -906,7 +908,7 @@ def _record_steps(audit: Audit, store: labels_mod.LabelStore, rows: Sequence[Map
             return int(qrels_oracle(judged, [step.item], threshold)[0])
     elif interactive:
         texts, queries = texts_and_queries(audit)
-        source = "interactive"
+        source = file_source or "interactive"
 
         def answer(step: Any, review: Any) -> int | None:
             q, d = step.item

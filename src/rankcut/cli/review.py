@@ -525,6 +525,9 @@ def label(
                                             "--from: the answers' column (any; needed where another "
                                             "label-like column holds answers)."),
     next_n: int | None = typer.Option(None, "--next", help="--simulate: label only the next N steps."),
+    reviewer: str | None = typer.Option(None, "--reviewer", help="--from or --interactive: who gives "
+                                        "these answers, recorded with each (the report's 'Labels from' "
+                                        "names them)."),
     threshold: float = THRESHOLD,
     as_json: bool = JSON,
 ) -> None:
@@ -538,6 +541,8 @@ def label(
         raise ValueError("--records, --qrels and --next are for --simulate")
     if interactive and label_column is not None:
         raise ValueError("--label-column is for --from (the answers' column) or --simulate --records")
+    if simulate and reviewer is not None:
+        raise ValueError("--reviewer is for --from or --interactive: a simulation plays known labels")
     _grade(threshold, qrels)
     again = (_label_again(folder, records, format=fmt, texts=texts, query=query, label_column=label_column,
                           qrels=qrels, threshold=threshold) if simulate else
@@ -549,9 +554,10 @@ def label(
             _say_grade(ctx, threshold, qrels)
             result = session.label(folder, known=known, limit=next_n)
         elif interactive:
-            result = session.label(folder, interactive=True, output=typer.echo, input=_prompt)
+            result = session.label(folder, interactive=True, output=typer.echo, input=_prompt,
+                                   reviewer=reviewer)
         else:
-            result = session.label(folder, from_file=from_file, label_column=label_column)
+            result = session.label(folder, from_file=from_file, label_column=label_column, reviewer=reviewer)
     info = session.status(folder)
     if as_json:
         _echo_json({"source": result.source, "recorded": result.recorded, **_json_status(info)})

@@ -65,7 +65,7 @@ from rankcut.audit.designs.interleaved import (
     words_of,
 )
 from rankcut.audit.folder import LABELS_FILE, SAMPLE_FILE, SAMPLE_ITEMS, FrozenAudit, load_sample
-from rankcut.audit.labels import LabelStore, holds_store, write_label_file
+from rankcut.audit.labels import LabelStore, holds_store, reviewer_name, write_label_file
 from rankcut.audit.manifest import (
     MANIFEST_FILE,
     Manifest,
@@ -445,7 +445,7 @@ def _record_prior(folder: Path) -> int:
         return workflow.label(folder, from_file=path, file_source=PRIOR_SOURCE).recorded
 
 
-def _interactive(folder: Path, input: Callable[[str], str], output: Callable[[str], Any]
+def _interactive(folder: Path, input: Callable[[str], str], output: Callable[[str], Any], source: str
                  ) -> workflow.LabelResult:
     """The interactive label step. While a record of the prior knowledge is unread (a policy that
     audits before the ranker has screened them all), or an answer is kept for a record not asked
@@ -458,7 +458,7 @@ def _interactive(folder: Path, input: Callable[[str], str], output: Callable[[st
     recorded = 0
     while True:
         pending = _unread_prior(folder) or bool(kept_answers(folder))
-        result = _ask(folder, input, output, once=pending)
+        result = _ask(folder, input, output, source, once=pending)
         recorded += result.recorded
         if not pending or not result.recorded:
             return dataclasses.replace(result, recorded=recorded)
@@ -487,9 +487,10 @@ def record_known(folder: str | os.PathLike[str]) -> int:
         left = now
 
 
-def _ask(folder: Path, input: Callable[[str], str], output: Callable[[str], Any], *, once: bool
-         ) -> workflow.LabelResult:
-    """One interactive call; with ``once``, it ends after one answer, the next step unshown."""
+def _ask(folder: Path, input: Callable[[str], str], output: Callable[[str], Any], source: str, *,
+         once: bool) -> workflow.LabelResult:
+    """One interactive call, its answers recorded as given by ``source``; with ``once``, it ends
+    after one answer, the next step unshown."""
     held: list[str] = []    # the lines of the step being shown, until it is asked
     answered = False
 
@@ -505,7 +506,7 @@ def _ask(folder: Path, input: Callable[[str], str], output: Callable[[str], Any]
         answered = answered or reply.strip().lower() in ("y", "yes", "1", "n", "no", "0")
         return reply
 
-    result = workflow.label(folder, interactive=True, input=ask, output=held.append)
+    result = workflow.label(folder, interactive=True, input=ask, output=held.append, file_source=source)
     for line in held:
         output(line)
     return result
@@ -700,7 +701,7 @@ def known_from_records(records: Records, source: str | os.PathLike[str], folder:
 def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] | None = None,
           known: Mapping[str, int] | None = None, interactive: bool = False, limit: int | None = None,
           input: Callable[[str], str] = input, output: Callable[[str], Any] = print,
-          label_column: str | None = None) -> workflow.LabelResult:
+          label_column: str | None = None, reviewer: str | None = None) -> workflow.LabelResult:
     """Record the review's next labels: from a reviewer's file (:func:`read_labels`; the labels of
     the records it asks for, as far as the file and the answers kept from earlier files hold them),
     from ``known`` labels (record id → 0/1: a simulation; the next ``limit`` steps, or to the
@@ -716,7 +717,11 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     labels recorded before it).
 
     :param label_column: a label file's label column, where it has two that read like labels.
-    :raises ValueError: for none or several sources, a label file :func:`read_labels` refuses,
+    :param reviewer: the name of who gives the answers of a file or of the terminal, recorded in
+        each one's source (``file batch.csv sha256:…, reviewer Ada``; the labelling page records
+        ``serve reviewer Ada``), so the label store says who answered what.
+    :raises ValueError: for none or several sources, a reviewer named in a simulation or by a name
+        :func:`rankcut.audit.labels.reviewer_name` refuses, a label file :func:`read_labels` refuses,
         labels that contradict the prior knowledge or the review's recorded steps, and a label file
         that holds no label for the record the review asks for (nothing recorded).
     """
@@ -724,6 +729,10 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     manifest = load_review(out)
     if sum((from_file is not None, known is not None, bool(interactive))) != 1:
         raise ValueError("give one source of labels: a label file, known labels (simulate), or interactive")
+    if reviewer is not None and known is not None:
+        raise ValueError("a simulation plays the known labels, not a reviewer: name a reviewer of a label "
+                         "file or of the terminal")
+    by = "" if reviewer is None else f", reviewer {reviewer_name(reviewer)}"
     prior = prior_knowledge(manifest)
     check_store_kept(out)   # before the prior knowledge is written into a new store
     prior_first = _record_prior(out)   # the steps the prior knowledge answers before any other
@@ -758,7 +767,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
         return result
     if interactive:
         record_known(out)
-        return _interactive(out, input, output)
+        return _interactive(out, input, output, f"interactive{by}")
     assert from_file is not None
     if not Path(from_file).is_file():
         raise FileNotFoundError(f"{spelled('from_file')} {from_file}: no such file — nothing was recorded")
@@ -786,7 +795,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     # policy may audit before the ranker has screened them all, and the audit meet one)
     unread_prior = {rid: prior[rid] for rid in _unread(out, prior)}
     answers = {**kept, **given, **unread_prior}   # the frozen prior wins (a file's may only agree)
-    source = f"file {Path(from_file).name} sha256:{sha256_file(from_file)[:12]}"   # the reviewer's file
+    source = f"file {Path(from_file).name} sha256:{sha256_file(from_file)[:12]}{by}"   # the reviewer's file
     # a kept answer is recorded with the source it was given by (a file before, a reviewer's page)
     sources = ({rid: by for rid, (_, by) in kept_by.items()} | dict.fromkeys(given, source)
                | dict.fromkeys(unread_prior, PRIOR_SOURCE))

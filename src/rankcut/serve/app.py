@@ -24,6 +24,7 @@ from fastapi import FastAPI, Form, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
+from rankcut.audit.labels import reviewer_name
 from rankcut.audit.options import OPTION_NAMES
 from rankcut.audit.oracle import simulated_text
 from rankcut.audit.report import validity_lines
@@ -32,8 +33,6 @@ from rankcut.serve.desk import HOLD_S, Answer, Given
 from rankcut.serve.desks import open_desk
 
 __all__ = ["create_app"]
-
-MAX_NAME = 60
 
 # no framing (the keys would work in a hidden frame), documents neither cached on disk nor sent on
 # in a Referer
@@ -53,13 +52,6 @@ class Session:
     last: Given | None = None  # the last answer, while it may be taken back
     second: bool = False  # a second reading (agreement check), not the audit's labels
     message: str | None = None  # shown once on the next page (never in a URL)
-
-
-def _check_name(name: str) -> str:
-    name = " ".join(name.split())
-    if not name or len(name) > MAX_NAME or not name.isprintable():
-        raise ValueError(f"a reviewer name is 1 to {MAX_NAME} printable characters, got {name!r}")
-    return name
 
 
 def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S,
@@ -153,7 +145,7 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S,
             return refuse(request, 403, "refused: the form's session token is missing or wrong (reload the "
                                         "page); nothing was recorded")
         try:
-            session.reviewer = _check_name(name)
+            session.reviewer = reviewer_name(name)
             session.second = second == "1"
         except ValueError as err:
             return back(str(err), session)
