@@ -4,6 +4,7 @@ items blind into agreement.sqlite, never into the audit's store, and what it ref
 from __future__ import annotations
 
 import html
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -86,3 +87,33 @@ def test_a_reviewer_is_not_asked_to_read_their_own_labels_again(small: SmallAudi
     answer(ada, small)
     again = _second(small, "Ada", app)
     assert "No item waits for a second reading" in again.get("/").text
+
+
+def test_labels_given_on_the_command_line_under_a_reviewer_s_name_are_theirs(small: SmallAudit,
+                                                                             tmp_path: Path) -> None:
+    """rankcut review label --reviewer Ada records "file …, reviewer Ada": the second reading asked
+    Ada her own labels again, as it knew only the page's "serve reviewer Ada"."""
+    import csv
+
+    from rankcut.audit import workflow
+
+    with open(small.folder / "to_label.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))[:3]
+    answers = tmp_path / "answers.csv"
+    truth = [int((r["query_id"], r["doc_id"]) in small.relevant) for r in rows]
+    answers.write_text("query_id,doc_id,label\n" + "".join(f"{r['query_id']},{r['doc_id']},{y}\n"
+                                                         for r, y in zip(rows, truth, strict=True)))
+    workflow.label(small.folder, from_file=answers, file_source="file answers.csv sha256:0, reviewer Ada")
+    app = create_app(small.folder, TOKEN)
+    assert "No item waits for a second reading" in _second(small, "Ada", app).get("/").text
+    bob = fields_of(_second(small, "Bob", app).get("/").text)
+    assert (bob["query_id"], bob["doc_id"]) == (rows[0]["query_id"], rows[0]["doc_id"])
+
+
+def test_the_reviewer_a_source_names() -> None:
+    from rankcut.audit.labels import reviewer_of
+
+    assert [reviewer_of(s) for s in ("serve reviewer Ada", "file b.csv sha256:0123, reviewer Ada Lovelace",
+                                     "interactive, reviewer Bob", "interactive", "file b.csv sha256:0123",
+                                     "simulation: qrels q.txt sha256:0")] == [
+        "Ada", "Ada Lovelace", "Bob", None, None, None]

@@ -55,6 +55,7 @@ __all__ = [
     "writable",
     "read_label_file",
     "reviewer_name",
+    "reviewer_of",
     "write_label_file",
 ]
 
@@ -186,6 +187,16 @@ def reviewer_name(name: str) -> str:
     if not name or len(name) > MAX_NAME or not name.isprintable():
         raise ValueError(f"a reviewer name is 1 to {MAX_NAME} printable characters, got {name!r}")
     return name
+
+
+def reviewer_of(source: str) -> str | None:
+    """The reviewer a label's source names (``serve reviewer NAME``, or ``..., reviewer NAME`` from
+    the command line, :func:`reviewer_name`'s form), None for a source that names none (a file
+    alone, ``interactive``, a simulation)."""
+    if source.startswith("serve reviewer "):
+        return source[len("serve reviewer "):]
+    _, mark, name = source.rpartition(", reviewer ")
+    return name if mark else None
 
 def holds_store(path: str | os.PathLike[str]) -> bool:
     """Whether a label store is at ``path``: a file with content (an empty one is what a label call

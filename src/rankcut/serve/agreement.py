@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rankcut.audit.folder import LABELS_FILE
-from rankcut.audit.labels import LabelStore
+from rankcut.audit.labels import LabelStore, reviewer_of
 from rankcut.audit.pools import Item
 from rankcut.serve.desk import Answer, Desk, Refused
 
@@ -103,9 +103,11 @@ class SecondReading:
         twice yet, not being asked of another reviewer; in the label order, or for the interleaved
         review (whose page order is the collection's) in the order the first reading read them."""
         first, second = self._first(), self._second()
-        source = f"serve reviewer {reviewer}"
-        return self.desk.ask(lambda i: i in first and first[i][1] != source and i not in second, who,
-                             order=list(first) if self.desk.adaptive else None)
+
+        def other(i: Item) -> bool:   # labelled first by someone else, on the page or the command line
+            return i in first and reviewer_of(first[i][1]) != reviewer and i not in second
+
+        return self.desk.ask(other, who, order=list(first) if self.desk.adaptive else None)
 
     def record(self, answer: Answer, reviewer: str, who: str) -> Item:
         """Record one second label (one transaction), after the checks of :meth:`Desk.record`'s kind.
@@ -126,7 +128,7 @@ class SecondReading:
         if item in self._second():
             raise Refused(f"{desk.place(desk.index[item])} was read twice already: nothing was recorded")
         first = self._first().get(item)
-        if first is None or first[1] == f"serve reviewer {reviewer}" or not desk.was_asked(who, item):
+        if first is None or reviewer_of(first[1]) == reviewer or not desk.was_asked(who, item):
             raise Refused("this page is stale (the item is not the one this second reading asked): nothing "
                           "was recorded")
         store = self._open(create=True)
