@@ -70,19 +70,19 @@ def test_one_pass_gives_both_readers_answers_and_their_errors():
         read_texts_and_queries(text('{"query_id": "1", "query": "q", "doc_id": "a"}\n'))
 
 
-def test_a_title_is_where_its_text_begins():
-    """Titles (the page's heading of a text) are read where lines give them, and one that is not the
-    start of its text, up to a line break, is refused with its line: the page would show it apart
-    from a text that does not hold it."""
+def test_titles_are_read_where_lines_give_one():
+    """Titles (the page's heading of a text) are read where lines give a string not blank: the start
+    of the text (rankcut review's records) or apart from it (a corpus's title and body); a corpus's
+    null or empty title is no title, and a titled line without an id is refused with its line."""
     lines = ('{"query_id": "r", "doc_id": "a", "text": "Heart\\nA trial.", "title": "Heart"}\n'
              '{"query_id": "r", "doc_id": "b", "text": "No title."}\n'
-             '{"query_id": "r", "doc_id": "c", "text": "Alone", "title": "Alone"}\n')
-    assert read_titles(text(lines)) == {("r", "a"): "Heart", ("r", "c"): "Alone"}
-    assert read_titles(text(lines), by="doc") == {"a": "Heart", "c": "Alone"}
-    for bad in ('"title": "Hear"', '"title": "A trial."', '"title": 3'):
-        line = '{"query_id": "r", "doc_id": "a", "text": "Heart\\nA trial.", ' + bad + '}\n'
-        with pytest.raises(ValueError, match=r"line 2: .*title"):
-            read_titles(text(lines[:lines.index("\n") + 1] + line))
+             '{"query_id": "r", "doc_id": "c", "text": "The body.", "title": "Apart"}\n'
+             '{"query_id": "r", "doc_id": "d", "text": "x", "title": null}\n'
+             '{"query_id": "r", "doc_id": "e", "text": "x", "title": " "}\n')
+    assert read_titles(text(lines)) == {("r", "a"): "Heart", ("r", "c"): "Apart"}
+    assert read_titles(text(lines), by="doc") == {"a": "Heart", "c": "Apart"}
+    with pytest.raises(ValueError, match=r"line 6: no 'doc_id' field"):
+        read_titles(text(lines + '{"query_id": "r", "text": "x", "title": "T"}\n'))
 
 
 def test_trec_dl_texts_cover_the_bm25_run(datasets):

@@ -164,8 +164,8 @@ def test_next_batch_on_the_command_line(records: Records, tmp_path: Path) -> Non
                                             f"{tmp_path / 'b-2.tsv'}   # the next records to read")
     (tmp_path / "b-2.tsv").touch()
     (tmp_path / "c-9.csv").touch()
-    assert [review_cli._batch_after(tmp_path / n).name for n in ("b.tsv", "c-9.csv", "d.x-1.csv")] == [
-        "b-3.tsv", "c-10.csv", "d.x-2.csv"]
+    assert [review_cli._batch_after(tmp_path / n).name for n in ("b.tsv", "c-9.csv", "d.x-1.csv", "e-007.csv")
+            ] == ["b-3.tsv", "c-10.csv", "d.x-2.csv", "e-008.csv"]
     unread = next(r for r in records.ids if r not in {row[0] for row in rows})
     (tmp_path / "b.tsv").write_text("record_id\tlabel\n" + f"{unread}\t1\n")
     again = runner.invoke(app, ["review", "next", "--folder", str(folder), "--out", str(tmp_path / "b.tsv")])

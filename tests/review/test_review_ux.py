@@ -78,10 +78,12 @@ def test_labels_of_records_not_asked_for_yet_are_kept_until_the_review_asks(tmp_
     other = next(f"r{i}" for i in range(40) if f"r{i}" != asked)
     # the row asked for first left blank: nothing recorded, and the review says what it waits for
     (tmp_path / "blank.csv").write_text(f"record_id,label\n{asked},\n{other},yes\n")
-    code, out, err = _run("review", "label", "--folder", folder, "--from", tmp_path / "blank.csv")
+    code, out, err = _run("review", "label", "--folder", folder, "--from", tmp_path / "blank.csv",
+                          "--reviewer", "Bob")
     assert code == 0 and out.startswith("recorded 0 labels"), err
     assert f"waiting for record {asked} (number " in out and "blank.csv gives it no label" in out
-    assert f"next: rankcut review label --folder {folder} --from {tmp_path / 'blank.csv'}" in out
+    assert f"next: rankcut review label --folder {folder} --from {tmp_path / 'blank.csv'} --reviewer Bob" \
+        in out
     (folder / "pending-labels.csv").unlink()   # as if never given: the test goes on as before
     (tmp_path / "l.csv").write_text(f"record_id,label\n{asked},no\n{other},yes\n")
     code, out, err = _run("review", "label", "--folder", folder, "--from", tmp_path / "l.csv")
@@ -498,6 +500,10 @@ def test_ctrl_c_in_interactive_labelling_resumes_with_interactive_labelling(tmp_
     code, _, err = _run("review", "label", "--folder", folder, "--interactive")
     assert code == 130 and err.strip().endswith(
         f"resume with rankcut review label --folder {folder} --interactive"), err
+    # a reviewer named is named again in the command that resumes
+    code, _, err = _run("review", "label", "--folder", folder, "--interactive", "--reviewer", "Ada L")
+    assert code == 130 and err.strip().endswith(
+        f"resume with rankcut review label --folder {folder} --interactive --reviewer 'Ada L'"), err
 
 
 def test_simulating_on_from_a_reviewer_s_labels_says_where_they_differ(tmp_path: Path) -> None:

@@ -82,6 +82,26 @@ def test_the_page_shows_query_document_and_place_and_no_url_holds_document_text(
     assert "1 labelled · 23 to go" in client.get("/").text
 
 
+def test_a_title_heads_its_text_whether_the_text_holds_it_or_not(small: SmallAudit) -> None:
+    """A texts file's title is shown above the text: less the title where the text begins with it
+    (rankcut review's records), the whole text where the title stands apart (a corpus's title and
+    body; the page refused to open such a file while it asked a title to begin the text)."""
+    from rankcut.serve.desks import open_desk
+
+    desk = open_desk(small.folder)
+    item = next(iter(desk.texts or {}))
+    body = (desk.texts or {})[item]
+    desk.titles = {item: "Apart"}
+    assert desk.title_and_text(item) == ("Apart", body)
+    desk.texts = {item: f"Heading\n{body}"}
+    desk.titles = {item: "Heading"}
+    assert desk.title_and_text(item) == ("Heading", body)
+    desk.texts = {item: "Heading"}
+    assert desk.title_and_text(item) == ("Heading", "")
+    desk.titles = {}
+    assert desk.title_and_text(item) == (None, "Heading")
+
+
 def test_without_a_name_nothing_is_recorded_and_a_blank_name_is_refused(small: SmallAudit) -> None:
     client = open_client(small.folder, name=None)
     page = client.get("/").text

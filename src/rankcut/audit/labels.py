@@ -198,6 +198,7 @@ def reviewer_of(source: str) -> str | None:
     _, mark, name = source.rpartition(", reviewer ")
     return name if mark else None
 
+
 def holds_store(path: str | os.PathLike[str]) -> bool:
     """Whether a label store is at ``path``: a file with content (an empty one is what a label call
     stopped before its first write leaves: no store, and no label)."""

@@ -544,9 +544,10 @@ def label(
     if simulate and reviewer is not None:
         raise ValueError("--reviewer is for --from or --interactive: a simulation plays known labels")
     _grade(threshold, qrels)
+    who = [] if reviewer is None else ["--reviewer", reviewer]   # said again by the commands offered
     again = (_label_again(folder, records, format=fmt, texts=texts, query=query, label_column=label_column,
                           qrels=qrels, threshold=threshold) if simulate else
-             shlex.join(["rankcut", "review", "label", "--folder", str(folder), "--interactive"])
+             shlex.join(["rankcut", "review", "label", "--folder", str(folder), "--interactive", *who])
              if interactive else shlex.join(["rankcut", "review", "next", "--folder", str(folder)]))
     with bars(show_progress(as_json=as_json) and simulate), _interrupted(folder, again):
         if simulate:
@@ -571,9 +572,10 @@ def label(
         asked = info["next_record"]
         more = [f"waiting for record {asked['record_id']} ({asked['where']}): the review asks for it first, "
                 f"and {from_file.name} gives it no label; fill it in and run label --from again",
-                f"next: rankcut review label --folder {shlex.quote(str(folder))} --from "
-                f"{shlex.quote(str(from_file))}"]
+                "next: " + shlex.join(["rankcut", "review", "label", "--folder", str(folder), "--from",
+                                       str(from_file), *who])]
     elif listed is not None and from_file is not None:   # read in batches: the next, of the same size
+        # (a new file: the one filled in is the record of its answers, cited by its sha256)
         more = [f"next: rankcut review next --folder {shlex.quote(str(folder))} --batch {len(listed)} --out "
                 f"{shlex.quote(str(_batch_after(from_file)))}   # the next records to read"]
     else:
@@ -584,13 +586,14 @@ def label(
 
 def _batch_after(path: Path) -> Path:
     """The name the next batch file is offered under: ``batch.csv`` → ``batch-2.csv``, ``batch-2.csv``
-    → ``batch-3.csv``, past names taken. Not the file just labelled: the store names it by its sha256,
-    and a team keeps each filled-in file as the record of who answered what."""
+    → ``batch-3.csv``, ``batch-007.csv`` → ``batch-008.csv`` (the width kept), past names taken. Not
+    the file just labelled: the store names it by its sha256, and a team keeps each filled-in file
+    as the record of who answered what."""
     import re
 
     numbered = re.fullmatch(r"(.*)-(\d+)", path.stem)
-    stem, k = (numbered[1], int(numbered[2]) + 1) if numbered else (path.stem, 2)
-    while (fresh := path.with_name(f"{stem}-{k}{path.suffix}")).exists():
+    stem, k, width = (numbered[1], int(numbered[2]) + 1, len(numbered[2])) if numbered else (path.stem, 2, 1)
+    while (fresh := path.with_name(f"{stem}-{k:0{width}d}{path.suffix}")).exists():
         k += 1
     return fresh
 

@@ -5,9 +5,10 @@ One JSON object a line, as in ``../shared/datasets/trec-dl/texts/*.jsonl``::
     {"query_id": "264014", "query": "how long is ...", "doc_id": "5611210", "text": "..."}
 
 :func:`read_texts_jsonl` reads the documents' ``text``, :func:`read_query_texts` the ``query``,
-:func:`read_texts_and_queries` both in one pass. A line may also give the document's ``title``, the
-start of its text (``rankcut review`` writes a record's so, its text being the title, a line break
-and the abstract): :func:`read_titles` reads them, and the labelling page shows a title as a heading.
+:func:`read_texts_and_queries` both in one pass. A line may also give the document's ``title``:
+:func:`read_titles` reads them, and the labelling page shows a title as a heading above the text
+(less the title where the text begins with it and a line break, as ``rankcut review`` writes a
+record's title and abstract).
 """
 
 from __future__ import annotations
@@ -98,24 +99,18 @@ def read_texts_and_queries(source: Source, *, by: str = "pair", name: str | None
 
 
 def read_titles(source: Source, *, by: str = "pair", name: str | None = None) -> dict[Any, str]:
-    """The ``title`` of each document whose line gives one (keyed as :func:`read_texts_jsonl` keys
-    texts); lines without one are skipped.
+    """The ``title`` of each document whose line gives one, a string not blank (keyed as
+    :func:`read_texts_jsonl` keys texts); other lines are skipped (a corpus's ``"title": null``).
 
-    :raises ValueError: naming file and line, for a title that is not a string, or that is not
-        where the line's ``text`` begins (the whole text, or the text up to a line break).
+    :raises ValueError: naming file and line, for a titled line with a missing or empty id.
     """
     if by not in _BY:
         raise ValueError(f"by must be one of {_BY}, got {by!r}")
     titles: dict[Any, str] = {}
     for where, _, obj in _objects(source, name):
-        if "title" not in obj:
+        title = obj.get("title")
+        if not isinstance(title, str) or not title.strip():
             continue
-        title, text = obj["title"], obj.get("text")
-        if not isinstance(title, str):
-            raise ValueError(f"{where}: 'title' must be a string, got {title!r}")
-        if not isinstance(text, str) or not (text == title or text.startswith(title + "\n")):
-            raise ValueError(f"{where}: the title {title[:40]!r} is not where the text begins (a title is "
-                             "the text's first part, up to a line break)")
         doc = _id(obj, "doc_id", where)
         titles[(_id(obj, "query_id", where), doc) if by == "pair" else doc] = title
     return titles

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rankcut.audit.designs.interleaved import replayed
-from rankcut.audit.folder import FrozenAudit, load_sample
+from rankcut.audit.folder import FrozenAudit
 from rankcut.audit.manifest import Manifest, check_inputs, write_text_atomic
 from rankcut.data.io import open_text, writes_through
 from rankcut.data.screening import LABEL_COLUMNS, Table, read_table
@@ -140,8 +140,7 @@ def _rows(folder: Path, manifest: Manifest) -> tuple[list[tuple[Any, ...]], int,
     """The export's rows (:data:`EXPORT_COLUMNS`): the records read in reading order, then the
     unread ones (labelled where an answer is kept, or by the prior knowledge); the records read;
     the kept answers."""
-    frozen = FrozenAudit(manifest)
-    review = replayed(frozen, load_sample(frozen)[1])
+    review = replayed(FrozenAudit(manifest))
     _, ids = _items(folder)
     prior = prior_knowledge(manifest)
     known = {rid: "yes" if rid in prior else "no" for rid in ids}

@@ -290,10 +290,10 @@ def _warn_duplicates(where: str, ids: Sequence[str], titles: Sequence[str], abst
                 again.append((i, j))
     if again:
         many = len(again) > 1
-        shown = id_list([f"{ids[i]}, line {lines[i]} (as record {ids[j]}, line {lines[j]})"
-                         for i, j in again], quote=False)
+        shown = "; ".join(f"record {ids[i]}, line {lines[i]} (as record {ids[j]}, line {lines[j]})"
+                          for i, j in again[:5]) + (f"; ... ({len(again)} in all)" if len(again) > 5 else "")
         warnings.warn(f"{where}: {len(again)} record{'s have' if many else ' has'} the title and abstract "
-                      f"of an earlier record (record {shown}): the review reads and counts each as a record "
+                      f"of an earlier record ({shown}): the review reads and counts each as a record "
                       f"of its own; if {'they are' if many else 'it is'} the same "
                       f"stud{'ies' if many else 'y'} (a merged export), remove the duplicates before "
                       "starting",

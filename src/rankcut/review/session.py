@@ -64,7 +64,7 @@ from rankcut.audit.designs.interleaved import (
     replayed,
     words_of,
 )
-from rankcut.audit.folder import LABELS_FILE, SAMPLE_FILE, SAMPLE_ITEMS, FrozenAudit, load_sample
+from rankcut.audit.folder import LABELS_FILE, SAMPLE_FILE, SAMPLE_ITEMS, FrozenAudit
 from rankcut.audit.labels import LabelStore, holds_store, reviewer_name, write_label_file
 from rankcut.audit.manifest import (
     MANIFEST_FILE,
@@ -732,7 +732,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     if reviewer is not None and known is not None:
         raise ValueError("a simulation plays the known labels, not a reviewer: name a reviewer of a label "
                          "file or of the terminal")
-    by = "" if reviewer is None else f", reviewer {reviewer_name(reviewer)}"
+    named = "" if reviewer is None else f", reviewer {reviewer_name(reviewer)}"
     prior = prior_knowledge(manifest)
     check_store_kept(out)   # before the prior knowledge is written into a new store
     prior_first = _record_prior(out)   # the steps the prior knowledge answers before any other
@@ -767,7 +767,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
         return result
     if interactive:
         record_known(out)
-        return _interactive(out, input, output, f"interactive{by}")
+        return _interactive(out, input, output, f"interactive{named}")
     assert from_file is not None
     if not Path(from_file).is_file():
         raise FileNotFoundError(f"{spelled('from_file')} {from_file}: no such file — nothing was recorded")
@@ -795,7 +795,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     # policy may audit before the ranker has screened them all, and the audit meet one)
     unread_prior = {rid: prior[rid] for rid in _unread(out, prior)}
     answers = {**kept, **given, **unread_prior}   # the frozen prior wins (a file's may only agree)
-    source = f"file {Path(from_file).name} sha256:{sha256_file(from_file)[:12]}{by}"   # the reviewer's file
+    source = f"file {Path(from_file).name} sha256:{sha256_file(from_file)[:12]}{named}"   # the file given
     # a kept answer is recorded with the source it was given by (a file before, a reviewer's page)
     sources = ({rid: by for rid, (_, by) in kept_by.items()} | dict.fromkeys(given, source)
                | dict.fromkeys(unread_prior, PRIOR_SOURCE))
@@ -1067,8 +1067,7 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
     known = {**kept, **prior}   # answered already, so never listed: recorded when it is asked
     if ahead > 1 or (nxt is not None and nxt["record_id"] in known):
         qid, _ = _items(out)
-        frozen = FrozenAudit(manifest)
-        review = replayed(frozen, load_sample(frozen)[1])
+        review = replayed(FrozenAudit(manifest))
         batch: list[dict[str, Any]] = []
         for step in lookahead(review, {(qid, rid): y for rid, y in known.items()}):
             if step.item[1] not in known:
@@ -1198,8 +1197,7 @@ def correct(folder: str | os.PathLike[str], into: str | os.PathLike[str], relabe
     if not relabel:
         raise ValueError("name at least one record to relabel (RECORD=LABEL)")
     paths = check_inputs(manifest)
-    frozen = FrozenAudit(manifest)
-    review = replayed(frozen, load_sample(frozen)[1])
+    review = replayed(FrozenAudit(manifest))
     recorded = {s.item[1]: int(s.label or 0) for s in review.steps}
     answers = {**kept_answers(old), **recorded}
     _, ids = _items(old)

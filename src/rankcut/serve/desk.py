@@ -189,9 +189,13 @@ class Desk:
     def text(self, item: Item) -> str | None:
         return None if self.texts is None else self.texts.get(item)
 
-    def title(self, item: Item) -> str | None:
-        """The title the texts file gives ``item`` (where its text begins), if any."""
-        return self.titles.get(item)
+    def title_and_text(self, item: Item) -> tuple[str | None, str | None]:
+        """``item``'s title, if the texts file gives one, and its text less the title where the text
+        begins with it and a line break (or is the title alone: ``rankcut review``'s records)."""
+        title, text = self.titles.get(item), self.text(item)
+        if title is not None and text is not None and (text == title or text.startswith(title + "\n")):
+            text = text[len(title) + 1:]
+        return title, text
 
     def query_text(self, query_id: str) -> str | None:
         return self.queries.get(query_id)

@@ -481,10 +481,13 @@ def _replay(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Mappi
     return review
 
 
-def replayed(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]]) -> Review:
+def replayed(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]] | None = None) -> Review:
     """The review of an interleaved audit, replayed from its label store (refused when the store
     was edited, :func:`stored_labels`) and ``review.jsonl``'s moves, the screener's cache used
-    (status, next; certify replays without it)."""
+    (status, next; certify replays without it). ``rows``: the audit order's draws, where the caller
+    holds them; else read from ``sample.jsonl`` and checked against its hash (``load_sample``)."""
+    if rows is None:
+        rows = load_sample(audit)[1]
     path = audit.folder / LABELS_FILE
     labels: dict[Item, int] = {}
     reading_on = False
@@ -977,7 +980,7 @@ class Interleaved(FixedSampleDesign):
         labelled once certified (unless reading on) or everything read;
         certify is done when the certificate covers every step read and says met (or all is read)."""
         audit = FrozenAudit(load_manifest(folder))
-        review = replayed(audit, load_sample(audit)[1])
+        review = replayed(audit)
         path = folder / LABELS_FILE
         if labels_mod.holds_store(path):
             with labels_mod.LabelStore(path, readonly=True) as store:
