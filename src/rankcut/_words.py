@@ -13,9 +13,10 @@ def count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def id_list(ids: Iterable[object], limit: int = 5, *, quote: bool = True) -> str:
+def id_list(ids: Iterable[object], limit: int = 5, *, quote: bool = True, sep: str = ", ") -> str:
     """``"'q1', 'q2', ... (12 in all)"``: the first ``limit`` of ``ids`` (as ``repr``, or as ``str``
-    where not ``quote``: line numbers), and how many there are when some are left out."""
+    where not ``quote``: line numbers), ``sep`` between them (``"; "`` for items that hold commas),
+    and how many there are when some are left out."""
     ids = list(ids)
-    shown = ", ".join((repr if quote else str)(i) for i in ids[:limit])
-    return shown + (f", ... ({len(ids)} in all)" if len(ids) > limit else "")
+    shown = sep.join((repr if quote else str)(i) for i in ids[:limit])
+    return shown + (f"{sep}... ({len(ids)} in all)" if len(ids) > limit else "")

@@ -56,6 +56,7 @@ __all__ = [
     "read_label_file",
     "reviewer_name",
     "reviewer_of",
+    "reviewer_source",
     "write_label_file",
 ]
 
@@ -189,13 +190,22 @@ def reviewer_name(name: str) -> str:
     return name
 
 
+_ON_THE_PAGE, _BY = "serve reviewer ", ", reviewer "   # the two forms of a source naming its reviewer
+
+
+def reviewer_source(name: str, given_by: str | None = None) -> str:
+    """The source recorded with the answers ``name`` (:func:`reviewer_name`'s form) gives: on the
+    labelling page (``serve reviewer NAME``), or by ``given_by``, a file or the terminal, on the
+    command line (``file batch.csv sha256:…, reviewer NAME``). :func:`reviewer_of` reads it back."""
+    return f"{_ON_THE_PAGE}{name}" if given_by is None else f"{given_by}{_BY}{name}"
+
+
 def reviewer_of(source: str) -> str | None:
-    """The reviewer a label's source names (``serve reviewer NAME``, or ``..., reviewer NAME`` from
-    the command line, :func:`reviewer_name`'s form), None for a source that names none (a file
-    alone, ``interactive``, a simulation)."""
-    if source.startswith("serve reviewer "):
-        return source[len("serve reviewer "):]
-    _, mark, name = source.rpartition(", reviewer ")
+    """The reviewer a label's source names (:func:`reviewer_source`), None for a source that names
+    none (a file alone, ``interactive``, a simulation)."""
+    if source.startswith(_ON_THE_PAGE):
+        return source[len(_ON_THE_PAGE):]
+    _, mark, name = source.rpartition(_BY)
     return name if mark else None
 
 

@@ -290,8 +290,8 @@ def _warn_duplicates(where: str, ids: Sequence[str], titles: Sequence[str], abst
                 again.append((i, j))
     if again:
         many = len(again) > 1
-        shown = "; ".join(f"record {ids[i]}, line {lines[i]} (as record {ids[j]}, line {lines[j]})"
-                          for i, j in again[:5]) + (f"; ... ({len(again)} in all)" if len(again) > 5 else "")
+        shown = id_list((f"record {ids[i]}, line {lines[i]} (as record {ids[j]}, line {lines[j]})"
+                         for i, j in again), quote=False, sep="; ")
         warnings.warn(f"{where}: {len(again)} record{'s have' if many else ' has'} the title and abstract "
                       f"of an earlier record ({shown}): the review reads and counts each as a record "
                       f"of its own; if {'they are' if many else 'it is'} the same "
@@ -337,7 +337,7 @@ def _load_ris(source: Source, name: str | None) -> Records:
             typos.append(lineno)
     if typos:   # a wrapped line may start so ("UK - wide"): said, not refused
         first = text.splitlines()[typos[0] - 1]
-        warnings.warn(f"{where}: line {', '.join(map(str, typos[:5]))}{', ...' if len(typos) > 5 else ''} "
+        warnings.warn(f"{where}: line {id_list(typos, quote=False)} "
                       f"read{'s' if len(typos) == 1 else ''} like a tag with one space before its hyphen "
                       f"({first[:40]!r}), so it is read as part of the field above it: a tag is written "
                       "'XX  - ' (two spaces); mend the file if it is one", stacklevel=3)

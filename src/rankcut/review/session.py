@@ -65,7 +65,7 @@ from rankcut.audit.designs.interleaved import (
     words_of,
 )
 from rankcut.audit.folder import LABELS_FILE, SAMPLE_FILE, SAMPLE_ITEMS, FrozenAudit
-from rankcut.audit.labels import LabelStore, holds_store, reviewer_name, write_label_file
+from rankcut.audit.labels import LabelStore, holds_store, reviewer_name, reviewer_source, write_label_file
 from rankcut.audit.manifest import (
     MANIFEST_FILE,
     Manifest,
@@ -732,7 +732,11 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     if reviewer is not None and known is not None:
         raise ValueError("a simulation plays the known labels, not a reviewer: name a reviewer of a label "
                          "file or of the terminal")
-    named = "" if reviewer is None else f", reviewer {reviewer_name(reviewer)}"
+    name = None if reviewer is None else reviewer_name(reviewer)
+
+    def given_by(source: str) -> str:   # the source, with the reviewer who gave it if named
+        return source if name is None else reviewer_source(name, source)
+
     prior = prior_knowledge(manifest)
     check_store_kept(out)   # before the prior knowledge is written into a new store
     prior_first = _record_prior(out)   # the steps the prior knowledge answers before any other
@@ -767,7 +771,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
         return result
     if interactive:
         record_known(out)
-        return _interactive(out, input, output, f"interactive{named}")
+        return _interactive(out, input, output, given_by("interactive"))
     assert from_file is not None
     if not Path(from_file).is_file():
         raise FileNotFoundError(f"{spelled('from_file')} {from_file}: no such file — nothing was recorded")
@@ -795,7 +799,7 @@ def label(folder: str | os.PathLike[str], *, from_file: str | os.PathLike[str] |
     # policy may audit before the ranker has screened them all, and the audit meet one)
     unread_prior = {rid: prior[rid] for rid in _unread(out, prior)}
     answers = {**kept, **given, **unread_prior}   # the frozen prior wins (a file's may only agree)
-    source = f"file {Path(from_file).name} sha256:{sha256_file(from_file)[:12]}{named}"   # the file given
+    source = given_by(f"file {Path(from_file).name} sha256:{sha256_file(from_file)[:12]}")   # the file given
     # a kept answer is recorded with the source it was given by (a file before, a reviewer's page)
     sources = ({rid: by for rid, (_, by) in kept_by.items()} | dict.fromkeys(given, source)
                | dict.fromkeys(unread_prior, PRIOR_SOURCE))

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rankcut.audit.folder import LABELS_FILE
-from rankcut.audit.labels import LabelStore, reviewer_of
+from rankcut.audit.labels import LabelStore, reviewer_of, reviewer_source
 from rankcut.audit.pools import Item
 from rankcut.serve.desk import Answer, Desk, Refused
 
@@ -134,6 +134,6 @@ class SecondReading:
         store = self._open(create=True)
         assert store is not None
         with store:
-            store.record([item], [int(answer.label)], f"serve reviewer {reviewer}")
+            store.record([item], [int(answer.label)], reviewer_source(reviewer))
         desk.answered(who)
         return item

@@ -49,7 +49,7 @@ from rankcut.audit.folder import (
     opened_record,
 )
 from rankcut.audit.interactive import seen_state
-from rankcut.audit.labels import LabelChanges, LabelStore, StoreMark, holds_store
+from rankcut.audit.labels import LabelChanges, LabelStore, StoreMark, holds_store, reviewer_source
 from rankcut.audit.manifest import load_manifest, read_json
 from rankcut.audit.pools import Item
 from rankcut.audit.to_label import texts_and_queries, titles_of
@@ -406,7 +406,7 @@ class Desk:
             raise Refused(f"the form was altered ({self.named(item)} is not at the position "
                           f"{answer.position!r} it gives: its item or its position was changed): nothing was "
                           "recorded")
-        label, source = int(answer.label), f"serve reviewer {reviewer}"
+        label, source = int(answer.label), reviewer_source(reviewer)
         with self._lock:
             self.check_current()
             record = opened_record(self.audit)
