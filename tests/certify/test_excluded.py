@@ -56,6 +56,8 @@ def test_a_delta_meant_as_the_confidence_is_warned_of():
                                          r"pass delta=0.05"):
         cert = excluded_pool_finite_certificate(0, 300, 70000, 0.95)
     assert cert.delta == 0.95
+    with pytest.warns(UserWarning, match=r"it claims only 0\.1% confidence;"):     # not "0%"
+        excluded_pool_finite_certificate(0, 300, 70000, 0.999)
 
 
 # ---------------------------------------------------------------- Theorem 7: the construction

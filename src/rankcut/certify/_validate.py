@@ -61,7 +61,7 @@ def check_delta(delta: Any, name: str = "delta") -> float:
         raise ValueError(f"{name} must lie in (0, 1), got {shown(delta)}{percent_hint(delta)}")
     if d >= 0.5 and name == "delta":
         warnings.warn(f"delta={d:g} is the chance the certificate is wrong (1 − confidence): it claims only "
-                      f"{1 - d:.0%} confidence; for 95% confidence pass delta=0.05", UserWarning,
+                      f"{(1 - d) * 100:.3g}% confidence; for 95% confidence pass delta=0.05", UserWarning,
                       stacklevel=3)
     return d
 

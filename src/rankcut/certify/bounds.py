@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from rankcut.certify._validate import shown
+
 # scipy.stats is imported in the functions that use it: it takes about a second to import, which
 # every command line call that loads rankcut.certify but computes none of these would pay.
 
@@ -78,7 +80,7 @@ def _as_scalar_if_0d(x: NDArray[Any], *inputs: ArrayLike) -> Any:
 
 def _check_alpha(alpha: NDArray[np.float64]) -> None:
     if np.any(~((alpha > 0) & (alpha < 1))):
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha[~((alpha > 0) & (alpha < 1))][0]!r}")
+        raise ValueError(f"alpha must lie in (0, 1), got {shown(alpha[~((alpha > 0) & (alpha < 1))][0])}")
 
 
 def _check_counts(k: NDArray[np.int64], n: NDArray[np.int64], what: str = "n") -> None:
@@ -96,7 +98,7 @@ def _as_int_array(x: ArrayLike, name: str) -> NDArray[np.int64]:
     if arr.dtype.kind == "f":
         bad = ~np.isfinite(arr) | (arr != np.floor(arr))
         if np.any(bad):
-            raise ValueError(f"{name} must be an integer, got {arr[bad].flat[0]!r}")
+            raise ValueError(f"{name} must be an integer, got {shown(arr[bad].flat[0])}")
     elif arr.dtype.kind not in "iu":
         raise ValueError(f"{name} must be an integer, got {x!r} (dtype {arr.dtype})")
     return arr.astype(np.int64)
