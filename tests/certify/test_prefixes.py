@@ -76,7 +76,10 @@ def test_separate_bounds_use_each_prefix_share() -> None:
     cert = prefix_bounds_separate(counts, sizes, p0=p0, delta=0.05, deltas=deltas)
     eta = cp_upper(np.array(counts), np.array(sizes), np.array(deltas))
     assert cert.details["eta_upper"] == pytest.approx(tuple(eta))
-    assert cert.value == pytest.approx(tuple(np.array(p0) * eta))
+    own = np.array(p0) * eta
+    assert cert.details["own_bounds"] == pytest.approx(tuple(own))
+    assert own[2] > own[1]      # g3's own bound is above g2's, whose pool holds g3's
+    assert cert.value == pytest.approx((own[0], own[1], own[1]))
     assert cert.allocation == pytest.approx({"g1": 0.01, "g2": 0.03, "g3": 0.005})
 
 
@@ -105,16 +108,32 @@ def test_finite_separate_reproduces_section_8_mu_table() -> None:
     cert = prefix_bounds_separate_finite(
         [0, 1, 2], [300, 300, 300], [70_000] * 3, 0.075, deltas=[0.025] * 3, corpus_size=100_000
     )
-    assert cert.value == (853, 1287, 1668)
-    assert cert.details["r_upper"] == pytest.approx((0.00853, 0.01287, 0.01668))
+    assert cert.details["own_bounds"] == (853, 1287, 1668)     # the paper's MU table, one per count
+    # as a nested family of three equal pools, the first bound holds for all (_running_least)
+    assert cert.value == (853, 853, 853)
+    assert cert.details["r_upper"] == pytest.approx((0.00853,) * 3)
     assert cert.quantity == "M0"
 
 
 def test_finite_separate_uses_each_pool_size() -> None:
     cert = prefix_bounds_separate_finite([0, 1], [200, 100], [5_000, 800], 0.05)
     expect = hypergeom_upper([0, 1], 0.025, population=[5_000, 800], draws=[200, 100])
-    assert cert.value == tuple(int(v) for v in expect)
+    assert cert.value == cert.details["own_bounds"] == tuple(int(v) for v in expect)
 
+
+def test_a_later_prefix_is_bounded_by_the_earlier_pools_that_hold_it() -> None:
+    """E2 ⊆ E1, so M0(g2) ≤ M0(g1) ≤ MU_1 on the simultaneous event: a small audit of g2 printed
+    M0 ≤ (1150, 1396, 838) (a stop-55 walk's family); each bound is now the least so far."""
+    pools = [85_000, 70_000, 62_000]
+    cert = prefix_bounds_separate_finite([0, 1, 0], [300] * 3, pools, 0.05)
+    own = cert.details["own_bounds"]
+    expect = hypergeom_upper([0, 1, 0], 0.05 / 3, population=pools, draws=[300] * 3)
+    assert own == tuple(int(v) for v in expect)
+    assert own[1] > own[0] > own[2]
+    assert cert.value == (own[0], own[0], own[2])
+    assert "at most (" + ", ".join(str(v) for v in cert.value) + ") relevant items" in cert.statement
+    mass = prefix_bounds_separate([0, 1, 0], [300] * 3, p0=[0.85, 0.70, 0.62], delta=0.05)
+    assert mass.value[1] == mass.value[0] < mass.details["own_bounds"][1]
 
 # --- Theorem 17 and Corollary 18 -----------------------------------------------------------------
 
@@ -135,7 +154,8 @@ def test_shared_reference_bounds_with_random_sizes() -> None:
                                 reference_mass=1.0)
     eta = cp_upper([1, 0, 0], [120, 60, 0], 0.05 / 3)
     assert cert.details["eta_upper"] == pytest.approx(tuple(eta))
-    assert cert.value[2] == pytest.approx(0.1)  # n_eff = 0: U_0 = 1, bound p0
+    assert cert.details["own_bounds"][2] == pytest.approx(0.1)  # n_eff = 0: U_0 = 1, bound p0
+    assert cert.value[2] == cert.value[1] == pytest.approx(0.4 * eta[1])  # E3 ⊆ E2
     assert cert.details["expected_effective_sizes"] == pytest.approx([120, 60, 15])
     assert cert.theorem == "Theorem 17"
 
@@ -155,9 +175,10 @@ def test_shared_reference_finite() -> None:
         reference_size=100, reference_pool_size=1_000, corpus_size=2_000,
     )
     expect = hypergeom_upper([1, 1, 0], 0.05 / 3, population=[900, 400, 100], draws=[90, 40, 0])
-    assert cert.value == tuple(int(v) for v in expect)
-    assert cert.value[2] == 100  # no draw in E3: the trivial bound N0 (Corollary 18)
-    assert cert.details["r_upper"][2] == pytest.approx(0.05)
+    assert cert.details["own_bounds"] == tuple(int(v) for v in expect)
+    assert cert.details["own_bounds"][2] == 100  # no draw in E3: the trivial bound N0 (Corollary 18)
+    assert cert.value == (*cert.details["own_bounds"][:2], min(100, int(expect[1])))     # E3 ⊆ E2
+    assert cert.details["r_upper"][2] == pytest.approx(cert.value[2] / 2_000)
     assert cert.theorem == "Corollary 18"
 
 

@@ -74,6 +74,29 @@ def test_corollary_16_hypergeometric_simultaneous_coverage() -> None:
     assert covered.mean() >= coverage_floor(delta, reps), covered.mean()
 
 
+def test_corollary_16_hypergeometric_coverage_of_a_nested_corpus() -> None:
+    """Separate audits of one corpus's nested pools E1 ⊇ E2 ⊇ E3 (2,000, 1,950 and 150 items): a
+    small audit of E2 leaves its own bound above E1's, so g2's bound is E1's (_running_least), and
+    coverage is checked against the pools' true counts. A running least taken the wrong way (later
+    prefixes bounding earlier ones) fails: E3's bound is far below E1's count."""
+    rng = np.random.default_rng(162)
+    reps, delta = 1500, 0.10
+    cuts = [1000, 1050, 2850]
+    labels = _corpus(3000, cuts, [2, 500, 30], seed=162)
+    missed = np.array([labels[c:].sum() for c in cuts])
+    sizes = [300, 30, 40]
+    binding = 0
+    covered = np.empty(reps, dtype=bool)
+    for i in range(reps):
+        k = [int(labels[rng.choice(np.arange(c, 3000), size=n, replace=False)].sum())
+             for c, n in zip(cuts, sizes, strict=True)]
+        cert = prefix_bounds_separate_finite(k, sizes, [3000 - c for c in cuts], delta)
+        binding += cert.value[1] < cert.details["own_bounds"][1]
+        covered[i] = np.all(missed <= np.array(cert.value))
+    assert binding > 0.9 * reps, binding
+    assert covered.mean() >= coverage_floor(delta, reps), covered.mean()
+
+
 # --- Theorem 17 and Corollary 18: one shared reference sample -------------------------------------
 
 BIG_N = 3000

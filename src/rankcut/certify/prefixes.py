@@ -8,7 +8,8 @@ non-increasing, and so must the effective sizes and counts of a shared reference
 in ``E_3`` also lies in ``E_1``). Two questions, two kinds of tools:
 
 * **How much relevant mass does each cut leave behind?** Simultaneous upper bounds for all
-  prefixes at once, valid for any target chosen afterwards:
+  prefixes at once, valid for any target chosen afterwards (each bound the least of its own
+  inversion and those of the prefixes before it: :func:`_running_least`):
   :func:`prefix_bounds_separate` (Corollary 16, one excluded-pool audit per prefix) and
   :func:`prefix_bounds_separate_finite` (its exact finite-corpus form, Theorem 8 per prefix);
   :func:`prefix_bounds_shared` (Theorem 17, one reference sample shared by all prefixes) and
@@ -159,6 +160,16 @@ def _rounded(values: Sequence[Any], side: str) -> str:
 # simultaneous bounds
 
 
+def _running_least(own: NDArray[Any]) -> NDArray[Any]:
+    """Each prefix's bound as the least of its own and those of the smaller candidate sets before it.
+
+    Valid on the simultaneous event the family's bounds hold on: the pools are nested
+    (``E_m ⊆ E_i`` for ``i < m``), so what ``E_m`` holds, ``E_i`` holds too, and ``M0(g_m) ≤ M0(g_i)
+    ≤ MU_i`` (``r(g_m) ≤ r(g_i)`` for masses). Without it a small audit of a later prefix could be
+    printed with a larger bound than an earlier one (``M0 ≤ (1150, 1396, 838)``, a stop-55 walk)."""
+    return np.minimum.accumulate(own)
+
+
 def _family_certificate(
     *, function: str, quantity: str, value: tuple[Any, ...], alloc: NDArray[np.float64],
     delta: float, names: list[str], inputs: dict[str, Any], claim: str, details: dict[str, Any],
@@ -185,8 +196,8 @@ def _binomial_family(
     names: list[str], inputs: dict[str, Any], extra: dict[str, Any],
 ) -> Certificate:
     eta = np.atleast_1d(cp_upper(counts, sizes, alloc))
-    r = p0 * eta
-    value = tuple(float(v) for v in r)
+    own = p0 * eta
+    value = tuple(float(v) for v in _running_least(own))
     return _family_certificate(
         function=function, quantity="r", value=value, alloc=alloc, delta=delta, names=names,
         inputs=inputs,
@@ -195,6 +206,7 @@ def _binomial_family(
         details={
             "names": names,
             "eta_upper": tuple(float(v) for v in eta),
+            "own_bounds": tuple(float(v) for v in own),
             "p0": p0.tolist(),
             "counts": counts.tolist(),
             size_name: sizes.tolist(),
@@ -208,10 +220,11 @@ def _finite_family(
     size_name: str, excluded: NDArray[np.int64], alloc: NDArray[np.float64], delta: float,
     names: list[str], corpus_size: int | None, inputs: dict[str, Any], extra: dict[str, Any],
 ) -> Certificate:
-    mu = np.atleast_1d(hypergeom_upper(counts, alloc, population=excluded, draws=sizes))
-    value = tuple(int(v) for v in mu)
+    own = np.atleast_1d(hypergeom_upper(counts, alloc, population=excluded, draws=sizes))
+    value = tuple(int(v) for v in _running_least(own))
     details: dict[str, Any] = {
         "names": names,
+        "own_bounds": tuple(int(v) for v in own),
         "counts": counts.tolist(),
         size_name: sizes.tolist(),
         "excluded_sizes": excluded.tolist(),
@@ -259,7 +272,8 @@ def prefix_bounds_separate(
     :param delta: total error probability.
     :param deltas: optional per-prefix shares ``δ_m > 0`` with ``Σ δ_m ≤ δ``.
     :param names: optional prefix names (default ``g1..gM``).
-    :returns: ``quantity="r"``, ``value`` = tuple of upper bounds on ``r(g_m)``;
+    :returns: ``quantity="r"``, ``value`` = tuple of upper bounds on ``r(g_m)``, each the least of
+        its own (``details["own_bounds"]``) and the earlier prefixes' (:func:`_running_least`);
         ``details["eta_upper"]`` the bounds on ``η(g_m)``.
     """
     k, n, p, delta, labels = _family_inputs(counts, sizes, "sizes", p0, "p0", delta, names)
@@ -304,7 +318,8 @@ def prefix_bounds_separate_finite(
     :param deltas: optional shares ``δ_m`` with ``Σ δ_m ≤ δ`` (default ``δ/M``).
     :param names: optional prefix names.
     :param corpus_size: optional corpus size ``N``; adds ``details["r_upper"] = MU/N``.
-    :returns: ``quantity="M0"``, ``value`` = tuple of upper bounds on the missed counts.
+    :returns: ``quantity="M0"``, ``value`` = tuple of upper bounds on the missed counts, each the
+        least of its own (``details["own_bounds"]``) and the earlier prefixes' (:func:`_running_least`).
     """
     k, n, big, delta, labels = _family_inputs(counts, sizes, "sizes", excluded_sizes, "excluded_sizes",
                                               delta, names)
@@ -369,7 +384,9 @@ def prefix_bounds_shared(
     those that are relevant (see :func:`shared_reference_counts`). With probability ``≥ 1 − δ``,
     ``r(g_m) ≤ p0(g_m)·U_{n_eff_m}(K_m, δ/M)`` for every ``m``; ``n_eff_m = 0`` gives the
     trivial ``U_0(0, ·) = 1`` (Lemma 6). The sizes are random, yet the guarantee is
-    unconditional. Unequal shares ``δ_m`` with ``Σ δ_m ≤ δ`` are allowed (same union bound).
+    unconditional. Unequal shares ``δ_m`` with ``Σ δ_m ≤ δ`` are allowed (same union bound). Each
+    ``value`` is the least of its own bound (``details["own_bounds"]``) and the earlier prefixes'
+    (:func:`_running_least`).
 
     ``details["expected_effective_sizes"] = Q·p0(g_m)/P(R)`` helps plan ``Q``: nested prefixes
     leave the last prefix with the fewest effective draws.
@@ -437,7 +454,8 @@ def prefix_bounds_shared_finite(
     (of ``N0(g_m)`` items). ``Q = reference_size`` items were drawn uniformly without replacement
     from ``R`` and labelled; ``n_eff_m`` of them fell in ``E_m`` and ``K_m`` of those are relevant.
     With probability ``≥ 1 − δ``, ``M0(g_m) ≤ MU(K_m, δ/M; N0(g_m), n_eff_m)`` for every ``m``;
-    ``n_eff_m = 0`` gives the trivial bound ``N0(g_m)``.
+    ``n_eff_m = 0`` gives the trivial bound ``N0(g_m)``. Each ``value`` is the least of its own bound
+    (``details["own_bounds"]``) and the earlier prefixes' (:func:`_running_least`).
 
     :param counts: relevant items among the draws in each ``E_m``, non-increasing.
     :param effective_sizes: ``n_eff_m``, non-increasing.
