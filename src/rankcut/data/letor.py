@@ -67,6 +67,18 @@ def _features(tokens: list[str], where: str) -> tuple[list[int], list[float]]:
     return idx, val
 
 
+def _trec_hint(parts: list[str]) -> str:
+    """What a line that is not LETOR reads like, as a hint ("" if nothing): a TREC run or qrels line
+    given where the LETOR file goes (``rankcut evaluate --letor run.txt``)."""
+    if len(parts) == 6:
+        return (" — it reads like a TREC run line ('qid Q0 docid rank score tag'), which rankcut evaluate "
+                "reads with --run (and the judgements with --qrels)")
+    if len(parts) == 4:
+        return (" — it reads like a TREC qrels line ('qid 0 docid relevance'), which rankcut evaluate reads "
+                "with --qrels")
+    return ""
+
+
 def _parse(source: Source, label: str, rows: dict[str, list[Row]],
            seen: dict[tuple[str, str], str]) -> None:
     """Append the rows of one file to ``rows[qid]``."""
@@ -78,7 +90,8 @@ def _parse(source: Source, label: str, rows: dict[str, list[Row]],
                 continue
             where = f"{label}, line {lineno}"
             if len(parts) < 2 or not parts[1].startswith("qid:") or len(parts[1]) == 4:
-                raise ValueError(f"{where}: expected 'label qid:N index:value ...', got {line.rstrip()!r}")
+                raise ValueError(f"{where}: expected 'label qid:N index:value ...', got {line.rstrip()!r}"
+                                 f"{_trec_hint(parts)}")
             grade = plain_int(parts[0], "label", where)
             qid = parts[1][4:]
             if not qid.isascii():   # ١٢ is not 12: another query, without a word
