@@ -19,6 +19,7 @@ Every step of :mod:`rankcut.audit.workflow`, and the report, reads an audit thro
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shlex
 from collections.abc import Callable, Mapping, Sequence
@@ -37,7 +38,6 @@ from rankcut.audit.manifest import (
     check_inputs,
     load_manifest,
     read_json,
-    sha256_file,
 )
 from rankcut.audit.options import spelled as _o
 from rankcut.audit.options import start_again
@@ -318,6 +318,11 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ValueError(f"{path} is missing (written by sample)") from None
+    return _rows_of(text)
+
+
+def _rows_of(text: str) -> list[dict[str, Any]]:
+    """The draws of the text of ``sample.jsonl``, one JSON object a line."""
     return [json.loads(line) for line in text.splitlines() if line]
 
 
@@ -340,11 +345,13 @@ def load_sample(audit: FrozenAudit, *,
     items_path = folder / SAMPLE_ITEMS
     if not items_path.exists():
         raise ValueError(f"{items_path} is missing (written by sample)")
-    if sha256_file(items_path) != info.get("sample_hash"):
+    data = items_path.read_bytes()     # read once: hashed, parsed and compared with a redraw
+    if hashlib.sha256(data).hexdigest() != info.get("sample_hash"):
         raise ValueError(f"{items_path} changed after sampling (its sha256 is not the sample hash "
                          f"{str(info.get('sample_hash'))[:12]} of {path})")
-    rows = read_rows(items_path)
-    if redraw is not None and sample_text(redraw(info["sizes"])) != items_path.read_text(encoding="utf-8"):
+    text = data.decode("utf-8")
+    rows = _rows_of(text)
+    if redraw is not None and sample_text(redraw(info["sizes"])) != text:
         drawn_with = info["numpy"]
         if drawn_with != np.__version__:
             why = (f"it was drawn under numpy {drawn_with} and is redrawn here under numpy {np.__version__}, "
