@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rankcut.data.features import (
+    attach_feature_tables,
     extract_features,
     load_precomputed_features,
     neighbour_similarity,
@@ -254,7 +255,8 @@ def test_load_precomputed_features_names_file_and_line(tmp_path: Path, lines: li
                                                        message: str) -> None:
     lists = make_lists({"q": ["d1", "d2"]})
     with pytest.raises(ValueError, match=message):
-        load_precomputed_features(lists, write_tsv(tmp_path / "f.tsv", lines))
+        load_precomputed_features(lists, write_tsv(tmp_path / "f.tsv", lines),
+                                  columns=("tfidf_sim", "doc2vec_sim"))
 
 
 @pytest.mark.filterwarnings("ignore::rankcut.data.trec.MissingQueriesWarning")  # other topics
@@ -328,3 +330,18 @@ def test_texts_keyed_by_query_and_document_work_too(datasets: Path) -> None:
     texts = {**read_texts_jsonl(path, by="doc"), (q, d): "one two two"}
     out = extract_features(lists, texts, embedding=None, progress=False)
     np.testing.assert_array_equal(feats(out)[0, 0, 2:4], [3, 2])
+
+
+def test_a_table_of_rankcut_features_loads_every_column_by_default(tmp_path: Path) -> None:
+    """load_precomputed_features read only tfidf_sim and doc2vec_sim by default, so a table of
+    ``rankcut features`` lost length and unique_tokens in Python where --features keeps all four,
+    and a model the CLI trained refused the lists (a stop-56 walk)."""
+    lists = make_lists({"q": ["d1", "d2"]})
+    tsv = write_tsv(tmp_path / "f.tsv", ["query_id\tdoc_id\tlength\tunique_tokens\ttfidf_sim\tdoc2vec_sim",
+                                         "q\td1\t12\t9\t0.1\t0.2", "q\td2\t30\t21\t0.3\t0.4"])
+    out = load_precomputed_features(lists, tsv)
+    assert out.feature_names == ("length", "unique_tokens", "tfidf_sim", "doc2vec_sim")
+    assert out.feature_names == attach_feature_tables(lists, [tsv]).feature_names
+    np.testing.assert_array_equal(feats(out), [[[12, 9, 0.1, 0.2], [30, 21, 0.3, 0.4]]])
+    with pytest.raises(ValueError, match=r"f\.tsv:1: header .* has no feature column"):
+        load_precomputed_features(lists, write_tsv(tmp_path / "f.tsv", ["query_id\tdoc_id", "q\td1"]))

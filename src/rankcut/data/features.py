@@ -349,7 +349,7 @@ def write_feature_table(lists: RankedLists, path: str | os.PathLike[str], column
 def load_precomputed_features(
     lists: RankedLists,
     tsv_path: str | os.PathLike[str],
-    columns: Sequence[str] = ("tfidf_sim", "doc2vec_sim"),
+    columns: Sequence[str] | None = None,
 ) -> RankedLists:
     """Add feature columns read from a TSV table keyed by ``query_id`` and ``doc_id``.
 
@@ -362,7 +362,9 @@ def load_precomputed_features(
     :param lists: the ranked lists to attach the columns to.
     :param tsv_path: tab-separated file with a header line naming ``query_id``, ``doc_id`` and
         every entry of ``columns``.
-    :param columns: the columns to read, in the order they are added.
+    :param columns: the columns to read, in the order they are added; ``None``: every column of the
+        header besides ``query_id`` and ``doc_id``, in its order, as ``--features`` reads a table (a
+        table of ``rankcut features`` holds four: a model trained on all four reads all four).
     :returns: a copy of ``lists`` carrying its existing feature columns followed by ``columns``.
     :raises ValueError: naming file and line, for a header without a needed column, a line with
         the wrong number of fields, a value that is not a finite number, or a (query, document)
@@ -370,24 +372,27 @@ def load_precomputed_features(
         a column name the lists already carry.
     """
     path = Path(tsv_path)
-    columns = tuple(columns)
-    if not columns:
+    if columns is not None and not tuple(columns):
         raise ValueError("columns must name at least one column")
     position = {(q, d): (i, k) for i, q in enumerate(lists.qids)
                 for k, d in enumerate(lists.doc_ids[i, : lists.lengths[i]])}
-    values = np.zeros((len(lists), lists.max_len, len(columns)))
     seen: dict[tuple[str, str], int] = {}
     with open_text(path, newline="") as (_, f):
         reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
         header = next(reader, None)
         if header is None:
             raise ValueError(f"{path}: the file is empty (expected a header line)")
-        needed = ("query_id", "doc_id", *columns)
+        names = tuple(columns) if columns is not None else tuple(c for c in header
+                                                                 if c not in ("query_id", "doc_id"))
+        if not names:
+            raise ValueError(f"{path}:1: header {header} has no feature column besides query_id and doc_id")
+        values = np.zeros((len(lists), lists.max_len, len(names)))
+        needed = ("query_id", "doc_id", *names)
         absent = [c for c in needed if c not in header]
         if absent:
             raise ValueError(f"{path}:1: header {header} lacks column(s) {absent}")
         qcol, dcol = header.index("query_id"), header.index("doc_id")
-        vcols = [header.index(c) for c in columns]
+        vcols = [header.index(c) for c in names]
         for row in reader:
             line = reader.line_num
             if not row:
@@ -403,7 +408,7 @@ def load_precomputed_features(
             if key not in position:
                 continue
             i, k = position[key]
-            for j, (c, name) in enumerate(zip(vcols, columns, strict=True)):
+            for j, (c, name) in enumerate(zip(vcols, names, strict=True)):
                 try:
                     v = float(row[c]) if plain_number(row[c]) else math.nan
                 except ValueError:
@@ -419,7 +424,7 @@ def load_precomputed_features(
             f"{path}: no row for document {d!r} listed for query {q!r} "
             f"({len(absent_pairs)} listed documents have none)"
         )
-    return _append_features(lists, values, columns)
+    return _append_features(lists, values, names)
 
 
 # --------------------------------------------------------------------------- several tables

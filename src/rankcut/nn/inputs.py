@@ -48,7 +48,8 @@ def _raw_columns(lists: RankedLists, columns: Sequence[str]) -> NDArray[np.float
         carried = ", ".join(have) if have else "none"
         raise ValueError(
             f"the model reads feature column(s) {absent}, which these lists lack (they carry: "
-            f"{carried}); attach the same feature columns the model was trained with"
+            f"{carried}); attach the same feature columns the model was trained with (the command line's "
+            "--features, and load_precomputed_features without columns=, read every column of a table)"
         )
     score = _score_features(lists) if any(c in SCORE_COLUMNS for c in columns) else None
     out = np.zeros((len(lists), lists.max_len, len(columns)))
