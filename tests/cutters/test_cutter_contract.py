@@ -117,6 +117,10 @@ def test_make_cutter_parses_specs() -> None:
         "metric": "precision", "recall_base": "list", "allow_zero": True,
     }
     assert make_cutter("surprise:2.5").get_params()["threshold"] == 2.5
+    # the keyword form --help shows (fixed-k[:k=10]) works as typed (a stop-56 walk: it was refused)
+    assert make_cutter("fixed-k:k=10").get_params() == {"k": 10}
+    assert make_cutter("greedy-k: metric = dcg").get_params()["metric"] == "dcg"
+    assert make_cutter("attncut-rc:sigma=0.5").sigma == 0.5
 
 
 @pytest.mark.parametrize(
@@ -139,6 +143,9 @@ def test_make_cutter_parses_specs() -> None:
         ("surprise:nan", {}, "threshold must be a number, not NaN"),
         ("distribution", {"tol": float("inf")}, "tol must be finite"),
         ("fixed-k:5", {"k": 3}, "both set 'k'"),
+        ("fixed-k:depth=5", {}, r"cutter 'fixed-k' takes k in its spec \(fixed-k:VALUE or fixed-k:k=VALUE\), "
+                                r"got 'depth' in 'fixed-k:depth=5'"),
+        ("fixed-k:k=x", {}, "bad parameter 'x' in cutter spec 'fixed-k:k=x': k must be an integer"),
         ("fixed-k", {"depth": 3}, r"accepts keywords \['k'\], got \['depth'\]"),
     ],
 )

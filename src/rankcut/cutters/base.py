@@ -13,7 +13,8 @@ scikit-learn estimator contract (``sklearn/base.py``; STYLE.md item 6):
 * calling ``predict`` before ``fit`` on a cutter that needs fitting raises :class:`NotFittedError`.
 
 Cutters are registered by name (STYLE.md item 3) and built from a spec string ``NAME[:PARAM]``,
-e.g. ``"fixed-k:20"`` or ``"greedy-k:f1"``; the same keys serve Python, configs and the CLI.
+e.g. ``"fixed-k:20"`` or ``"greedy-k:f1"`` (or with the keyword, ``"fixed-k:k=20"``, as
+:func:`spec_forms` shows them); the same keys serve Python, configs and the CLI.
 """
 
 from __future__ import annotations
@@ -232,7 +233,8 @@ def make_cutter(spec: str, **kwargs: Any) -> Cutter:
     """Build a cutter from a spec ``NAME[:PARAM]`` and further keyword arguments.
 
     ``PARAM`` fills the cutter's ``spec_param`` keyword (``fixed-k:20`` → ``k=20``,
-    ``greedy-k:dcg`` → ``metric="dcg"``); ``kwargs`` give the others
+    ``greedy-k:dcg`` → ``metric="dcg"``), given bare or with its keyword (``fixed-k:k=20``, the form
+    :func:`spec_forms` and ``--help`` show); ``kwargs`` give the others
     (``make_cutter("greedy-k:f1", recall_base="judged")``). The parameters are validated at once,
     so a bad spec fails here with a ValueError naming the spec.
     """
@@ -246,7 +248,11 @@ def make_cutter(spec: str, **kwargs: Any) -> Cutter:
         key, convert = cls.spec_param
         if key in kwargs:
             raise ValueError(f"cutter spec {spec!r} and keyword {key}= both set {key!r}")
-        param = param.strip()
+        named, eq, value = param.partition("=")
+        if eq and named.strip() != key:
+            raise ValueError(f"cutter {cls.name!r} takes {key} in its spec ({cls.name}:VALUE or "
+                             f"{cls.name}:{key}=VALUE), got {named.strip()!r} in {spec!r}")
+        param = (value if eq else param).strip()
         try:
             kwargs[key] = convert(param)
         except ValueError as exc:
