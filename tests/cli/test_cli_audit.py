@@ -413,3 +413,22 @@ def test_sample_of_the_interleaved_design_says_it_froze_an_order(tmp_path: Path)
     assert lines[0].startswith("froze the audit order of the collection's 40 documents (sample hash ")
     assert lines[1].startswith(f"{folder / 'to_label.csv'} holds the one document the review asks for first")
     assert "drew" not in out and "label the items listed" not in out
+
+
+@pytest.mark.parametrize(("design", "sizes"), [("excluded", ["--excluded", "40"]),
+                                               ("two-pool", ["--excluded", "40", "--included", "10"])])
+def test_with_no_target_the_next_line_names_the_sample_sizes(files: dict[str, Path], tmp_path: Path,
+                                                             design: str, sizes: list[str]) -> None:
+    """With no target frozen there is nothing to plan: plan's next line said `rankcut audit sample
+    --audit B2`, which sample refuses without --excluded (a stop-56 walk)."""
+    audit = tmp_path / design
+    assert run("freeze", "--run", files["run"], "--cut", files["cut"], "--design", design, "--seed", "3",
+               "--out", audit)[0] == 0
+    code, out, err = run("plan", "--audit", audit)
+    options = " ".join(s if s.startswith("--") else "N" for s in sizes)
+    wanted = f"rankcut audit sample --audit {audit} {options}"
+    assert code == 0 and f"next: {wanted}, with N the sample sizes you choose" in out, out + err
+    assert f"next: {wanted}" in run("status", "--audit", audit)[1]
+    assert run("sample", "--audit", audit)[0] == 2              # as printed before: refused
+    code, out, err = run("sample", "--audit", audit, *sizes)    # with the sizes the line names
+    assert code == 0, err

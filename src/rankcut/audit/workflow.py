@@ -1042,8 +1042,10 @@ def status(audit_dir: str | Path, *, check_certificate: bool = True, check_files
                            "frozen_at": manifest["frozen_at"]}
     steps = {"freeze": True, "plan": (folder / PLAN_FILE).exists(), "sample": (folder / SAMPLE_FILE).exists(),
              "label": False, "certify": (folder / CERTIFICATE_FILE).exists()}
-    if steps["plan"] and not steps["sample"]:  # the plan's warning, while its sizes are still to draw
-        out["beyond_labelling"] = read_json(folder / PLAN_FILE, "written by plan").get("beyond_labelling")
+    if steps["plan"] and not steps["sample"]:  # the plan's warning and sizes, while they are still to draw
+        planned = read_json(folder / PLAN_FILE, "written by plan")
+        out["beyond_labelling"] = planned.get("beyond_labelling")
+        out["planned_sizes"] = planned.get("sizes")   # None: no target was frozen, the sizes are the user's
     if steps["sample"]:
         info = read_json(folder / SAMPLE_FILE, "written by sample")
         try:

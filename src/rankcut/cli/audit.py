@@ -622,6 +622,10 @@ def _next_line(info: dict[str, Any], audit: Path) -> str:
         return _label_next(audit, Path(audit) / info["sample"]["to_label"])
     if info["next"] == "certify" and info.get("incomplete"):
         return _incomplete_next(audit, info)
+    if info["next"] == "sample" and "planned_sizes" in info and info["planned_sizes"] is None:
+        sizes = "--excluded N" + (" --included N" if info["design"] == "two-pool" else "")
+        return (f"next: rankcut audit sample --audit {_q(audit)} {sizes}, with N the sample sizes you "
+                "choose (no target was frozen to plan them)")
     return f"next: rankcut audit {info['next']} --audit {_q(audit)}"
 
 
