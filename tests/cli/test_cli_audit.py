@@ -39,7 +39,7 @@ def test_issue_commands_as_written(files: dict[str, Path], tmp_path: Path) -> No
     code, out, err = run("freeze", "--run", files["run"], "--cut", files["cut"], "--design", "two-pool",
                          "--delta", "0.05", "--target-recall", "0.5", "--seed", "11", "--out", audit)
     assert code == 0, err
-    assert "froze audit" in out and "next: rankcut audit plan" in out
+    assert "froze audit" in out and "next: rankcut audit plan" in out and "the default design" not in out
     code, out, err = run("plan", "--audit", audit)
     assert code == 0, err
     assert "planned sizes: excluded" in out and "--expected-precision" in out
@@ -79,6 +79,9 @@ def test_sequential_is_the_default_design_and_labels_in_batches(files: dict[str,
                          "--seed", "2", "--out", audit)
     assert code == 0, err
     assert "sequential design" in out and "sequential audit 0.05" in out
+    # a RAG engineer's "met" on a cut of recall 0.59: said to be the review's, not the cut's (a stop-56 walk)
+    assert "(the default design: its target is met by the cut read in full plus what the audit" in out
+    assert "--design two-pool, its recall" in out
     code, out, err = run("plan", "--audit", audit)
     assert code == 0 and "audit labels to certify when the audit finds no relevant item" in out, err
     code, out, err = run("sample", "--audit", audit)

@@ -169,6 +169,7 @@ def _echo_json(obj: Any) -> None:
 @app.command("freeze")
 @_fail_cleanly
 def freeze(
+    ctx: typer.Context,
     run: Path = typer.Option(..., "--run", help="The full ranked lists the cut was taken from (TREC run, "
                              "or Parquet by the suffix .parquet)."),
     design: str = typer.Option(
@@ -260,6 +261,10 @@ def freeze(
     for m in members if not workflow.DESIGNS[manifest["design"]].adaptive else []:
         typer.echo(f"  {m['name']}: burden N1 = {m['n1']}, excluded pool N0 = {m['n0']} "
                    f"(N = {manifest['pools']['items']})")
+    if getattr(ctx.get_parameter_source("design"), "name", None) == "DEFAULT":   # (cli._common loads numpy)
+        typer.echo("  (the default design: its target is met by the cut read in full plus what the audit of "
+                   "the rest finds; for what the cut alone leaves behind, freeze with --design excluded, "
+                   "its missed count, or --design two-pool, its recall)")
     typer.echo(f"next: rankcut audit plan --audit {_q(manifest.folder)}")
 
 
