@@ -548,3 +548,55 @@ def test_qrels_given_as_a_label_file_name_the_simulation(records: Records, tmp_p
                                          r"qrels as the reviewer, label --simulate --qrels FILE"):
         session.label(folder, from_file=tmp_path / "q.qrels")
     assert _steps(folder) == []
+
+
+def test_a_second_batch_file_names_the_open_one_and_skip_open_lists_the_records_after_it(
+        records: Records, tmp_path: Path) -> None:
+    """Two reviewers taking `next --batch 10 --out` in turn got the same ten records without a word
+    (a stop-55 walk); the CLI holds nothing as the page does. The second file now names the first
+    (double screening, if meant), and --skip-open hands out the records after it."""
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    runner = CliRunner()
+
+    def next_(*args: str) -> tuple[int, str, str]:
+        res = runner.invoke(app, ["review", "next", "--folder", str(folder), *args])
+        return res.exit_code, res.stdout, res.stderr
+
+    alice, bob, carol = (tmp_path / f"{n}.csv" for n in ("alice", "bob", "carol"))
+    assert next_("--batch", "5", "--out", str(alice))[0] == 0
+    first = [r["record_id"] for r in csv.DictReader(alice.open(encoding="utf-8"))]
+    assert session.open_batches(folder) == [{"file": str(alice.resolve()), "records": first,
+                                             "written_at": session.open_batches(folder)[0]["written_at"]}]
+    code, out, err = next_("--batch", "5", "--out", str(bob))
+    assert code == 0 and f"5 of these records are in {alice.resolve()} too (written by next --out at " in err
+    assert "two reviewers would read them (double screening, if meant); next --skip-open lists" in err
+    assert [r["record_id"] for r in csv.DictReader(bob.open(encoding="utf-8"))] == first   # as asked
+    code, out, err = next_("--batch", "5", "--out", str(bob), "--skip-open")
+    assert code == 0 and err == "", err
+    second = [r["record_id"] for r in csv.DictReader(bob.open(encoding="utf-8"))]
+    assert second == [r["record_id"] for r in session.next_records(folder, 10)][5:]   # the ones after
+    # the same file again is not another reviewer's, and a listing without --out hands nothing out
+    assert next_("--batch", "5", "--out", str(bob), "--skip-open")[2] == ""
+    assert next_("--batch", "5")[2] == ""
+    # Alice answers hers (all not relevant): her batch is closed, Bob's is open
+    alice.write_text("record_id,label\n" + "".join(f"{rid},0\n" for rid in first))
+    done = runner.invoke(app, ["review", "label", "--folder", str(folder), "--from", str(alice)])
+    assert done.exit_code == 0, done.stderr
+    assert [b["file"] for b in session.open_batches(folder)] == [str(bob.resolve())]
+    code, _, err = next_("--batch", "5", "--out", str(carol), "--skip-open")
+    assert code == 0 and err == ""
+    assert not {r["record_id"] for r in csv.DictReader(carol.open(encoding="utf-8"))} & set(second)
+
+
+def test_an_edited_list_of_batch_files_is_named(records: Records, tmp_path: Path) -> None:
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    (folder / session.BATCHES_FILE).write_text('[{"file": "a.csv"}]')
+    res = CliRunner().invoke(app, ["review", "next", "--folder", str(folder), "--batch", "3", "--out",
+                                   str(tmp_path / "b.csv")])
+    assert res.exit_code == 2 and res.stderr == (f"error: {folder / session.BATCHES_FILE} is not as next "
+                                                 "--out wrote it: delete it (it only names the batch files "
+                                                 "handed out, for next --skip-open; no label or certificate "
+                                                 "reads it)\n")
+    assert not (tmp_path / "b.csv").exists()

@@ -471,15 +471,25 @@ def next_(
                                     "records (the review's records, so that no other review takes "
                                     "the file), text), for label --from; it replaces a batch file only "
                                     "once label --from has taken its labels."),
+    skip_open: bool = typer.Option(False, "--skip-open", help="Leave out the records of batch files "
+                                   "next --out wrote before and not yet answered (another reviewer's "
+                                   "batch): list the ones after them."),
     as_json: bool = JSON,
 ) -> None:
     """The record to read now (or the next --batch N): screening or audit, where it stands, and why."""
     from rankcut.review import session
 
-    info = session.status(folder, ahead=batch)
+    handed = session.open_batches(folder, but=out)
+    skip = {rid for b in handed for rid in b["records"]} if skip_open else set()
+    info = session.status(folder, ahead=batch, skip=skip)
     say_warnings(info["changed_sources"])
+    if skip_open and not info["next_records"] and info["next_record"] is not None:
+        raise ValueError("every record the review asks for next is in a batch file not answered yet ("
+                         f"{', '.join(b['file'] for b in handed)}): label it first (label --from FILE)")
     if out is not None and info["next_records"]:   # none once certified or all is read: no file
         session.write_batch(folder, out, info["next_records"])
+        if not skip_open:   # another file handed out: a reviewer's double of one out now, if it overlaps
+            say_warnings(_in_open_batches(handed, [r["record_id"] for r in info["next_records"]]))
     if as_json:
         _echo_json(info["next_record"] if batch == 1 else info["next_records"])
         return
@@ -492,7 +502,7 @@ def next_(
                f"rankcut review label --folder {shlex.quote(str(folder))} --interactive records them first")
         typer.echo(f"{out} is not written: {why}")
         out = None
-    lines = (_next_lines(folder, info, out) if batch == 1 or not info["next_records"] else
+    lines = (_next_lines(folder, info, out) if (batch == 1 and not skip) or not info["next_records"] else
              _batch_lines(folder, info["next_records"], out, batch))
     if info["query_text"] and batch > 1 and info["next_records"]:   # (_next_lines says it of one)
         typer.echo(f"query: {info['query_text']}")
@@ -811,6 +821,20 @@ def _label_hint(folder: Path, out: Path | None, batch: int = 25) -> list[str]:
     return [f"next: rankcut review label --folder {f} --interactive",
             f"  or: rankcut review next --folder {f} --batch {batch} --out batch.csv   # a CSV to fill in, "
             "then label --from batch.csv"]
+
+
+def _in_open_batches(handed: list[dict[str, Any]], listed: list[str]) -> list[str]:
+    """A warning for each batch file written before and not yet answered (``session.open_batches``)
+    that holds records listed now: two reviewers would read them."""
+    said = []
+    for b in handed:
+        if common := [rid for rid in listed if rid in set(b["records"])]:
+            n, at = len(common), b["written_at"][:19].replace("T", " ")
+            said.append(f"{n} of these records {'is' if n == 1 else 'are'} in {b['file']} too (written by "
+                        f"next --out at {at} UTC, not answered yet): two reviewers would read "
+                        f"{'it' if n == 1 else 'them'} (double screening, if meant); next --skip-open lists "
+                        "the records after them")
+    return said
 
 
 def _batch_lines(folder: Path, batch: list[dict[str, Any]], out: Path | None, asked: int) -> list[str]:

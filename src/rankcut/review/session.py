@@ -72,7 +72,10 @@ from rankcut.audit.manifest import (
     check_inputs,
     load_manifest,
     locate_input,
+    now,
+    read_json,
     sha256_file,
+    write_json_atomic,
     write_text_atomic,
 )
 from rankcut.audit.options import check_count, spelled
@@ -100,6 +103,7 @@ CAL = "cal"
 RUN_FILE = "records.run"       # the collection: the records in order, one query
 TEXTS_FILE = "records.jsonl"   # their titles and abstracts, frozen
 PENDING_FILE = "pending-labels.csv"   # answers given before the review asked for their records
+BATCHES_FILE = "batches.json"   # the batch files next --out wrote and their records (open_batches)
 PENDING_COLUMNS = ("query_id", "doc_id", "label", "source")   # source: who gave it, recorded with it
 PENDING_LOCK = ".pending-labels.lock"   # held for each read and rewrite of PENDING_FILE (_kept_lock)
 TABLES = (".csv", ".tsv", ".tab")     # the names of the tables a review writes (TSV: .tsv, .tab)
@@ -1030,7 +1034,7 @@ def _record(step: Mapping[str, Any], texts: Mapping[Any, str], prior: Mapping[st
             "text": texts.get((step["query_id"], step["doc_id"]), ""), "prior": step["doc_id"] in prior}
 
 
-def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
+def status(folder: str | os.PathLike[str], *, ahead: int = 1, skip: Collection[str] = ()) -> dict[str, Any]:
     """The audit's status (``workflow.status``) with the review's words: ``read``, ``found``, the
     current ``recall_bound`` (certified at every step), ``collection``, ``target``, ``delta``,
     ``prior_read`` (the records of the prior knowledge among those read), ``kept`` (answers kept for
@@ -1045,6 +1049,8 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
         :data:`PENDING_FILE`, as it is known; neither is listed: it is answered when asked), for a reviewer
         who reads a batch before labelling it (:func:`~rankcut.audit.designs.interleaved.lookahead`:
         a relevant answer can change the records after it).
+    :param skip: records to leave out of ``next_records`` as if answered (those of
+        :func:`open_batches`, handed to another reviewer), though the review asks for them first.
     :raises ValueError: when a frozen input (the records' ranking or texts) changed: the next record
         would be another review's."""
     out = Path(folder)
@@ -1069,12 +1075,12 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1) -> dict[str, Any]:
               "changed_sources": changed_sources(manifest, gone=True),
               "corrects": manifest["screener"]["config"]["corrects"]}
     known = {**kept, **prior}   # answered already, so never listed: recorded when it is asked
-    if ahead > 1 or (nxt is not None and nxt["record_id"] in known):
+    if ahead > 1 or skip or (nxt is not None and nxt["record_id"] in known):
         qid, _ = _items(out)
         review = replayed(FrozenAudit(manifest))
         batch: list[dict[str, Any]] = []
         for step in lookahead(review, {(qid, rid): y for rid, y in known.items()}):
-            if step.item[1] not in known:
+            if step.item[1] not in known and step.item[1] not in skip:
                 batch.append(_record(step.to_dict(), texts, prior, words))
             if len(batch) == ahead:
                 break
@@ -1141,6 +1147,39 @@ def write_batch(folder: str | os.PathLike[str], path: str | os.PathLike[str],
     _write_table(out, BATCH_COLUMNS, ([r["record_id"], "", r["move"], r["position"],
                                        r["audit_position"] or "", r["why"], records, r["text"]]
                                       for r in batch))
+    notes = [b for b in _batches(Path(folder)) if b["file"] != str(out.resolve())]
+    write_json_atomic(Path(folder) / BATCHES_FILE,
+                      [*notes, {"file": str(out.resolve()), "records": [r["record_id"] for r in batch],
+                                "written_at": now()}])
+
+
+def _batches(folder: Path) -> list[dict[str, Any]]:
+    """The batch files :func:`write_batch` wrote (:data:`BATCHES_FILE`), oldest first."""
+    path = folder / BATCHES_FILE
+    notes = read_json(path, "written by next --out") if path.exists() else []
+    if not isinstance(notes, list) or not all(isinstance(n, dict) and isinstance(n.get("file"), str)
+                                              and isinstance(n.get("records"), list)
+                                              and isinstance(n.get("written_at"), str) for n in notes):
+        raise ValueError(f"{path} is not as next --out wrote it: delete it (it only names the batch files "
+                         "handed out, for next --skip-open; no label or certificate reads it)")
+    return notes
+
+
+def open_batches(folder: str | os.PathLike[str], *, but: str | os.PathLike[str] | None = None
+                 ) -> list[dict[str, Any]]:
+    """The batch files :func:`write_batch` wrote (other than ``but``) that hold a record the review
+    has neither read nor kept an answer for: another reviewer's batch, still to be answered. Each is
+    ``{"file", "records": those records, "written_at"}``; a later batch that lists them again has
+    two reviewers read them (double screening, if meant), and :func:`status`'s ``skip`` leaves
+    them out."""
+    out = Path(folder)
+    kept = kept_answers(out)
+    skip = None if but is None else str(Path(but).resolve())
+    found = []
+    for note in _batches(out):
+        if note["file"] != skip and (left := [r for r in _unread(out, note["records"]) if r not in kept]):
+            found.append({**note, "records": left})
+    return found
 
 
 def _write_table(path: Path, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
