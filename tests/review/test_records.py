@@ -83,6 +83,22 @@ def test_a_workbook_is_refused_and_a_record_without_text_is_warned_of(tmp_path: 
     assert r.titles == ("A", "B", "")
 
 
+def test_a_column_empty_on_every_record_is_warned_of(tmp_path: Path) -> None:
+    """150,000 records whose abstracts had landed in another column started without a word: the
+    ranker read the titles alone (a stop-56 walk)."""
+    with pytest.warns(UserWarning, match=r"r\.csv: the abstract column is empty on every one of the 3 "
+                                         r"records: the ranker reads the titles alone; if the abstracts "
+                                         r"are in a column of another name, name it abstract"):
+        load_records(_write(tmp_path, "r.csv", "title,abstract,body\nA,,x\nB,,y\nC,,z\n"))
+    with pytest.warns(UserWarning, match=r"the title column is empty on every one of the 2 records: the "
+                                         r"ranker reads the abstracts alone"):
+        load_records(_write(tmp_path, "r.csv", "title,abstract\n,x\n,y\n"))
+    with warnings.catch_warnings():   # some empty: many records have no abstract; one record: said by line
+        warnings.simplefilter("error")
+        load_records(_write(tmp_path, "r.csv", "title,abstract\nA,\nB,y\n"))
+        load_records(_write(tmp_path, "r.csv", "title,abstract\nA,\n"))
+
+
 def test_labels_as_screening_tools_say_them(tmp_path: Path) -> None:
     """Rayyan's and Covidence's decisions, and relevant/irrelevant, in any case; "maybe" is no label."""
     r = load_records(_write(tmp_path, "r.csv", "title,abstract,label_included\nA,x,Included\nB,y,exclude\n"
