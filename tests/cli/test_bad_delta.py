@@ -40,6 +40,7 @@ _POOLS = ["--excluded-size", "70000", "--excluded-sample", "300", "--excluded-po
 _MEANT = (("0.95", "--delta is the chance the certificate is wrong (1 − confidence), so 0.95 would claim "
                    "only 5% confidence: for 95% confidence give --delta 0.05"),
           ("0.5", "so 0.5 would claim only 50% confidence: give --delta below 0.5 (0.05 for 95% confidence)"),
+          ("0.999", "so 0.999 would claim only 0.1% confidence: for 99.9% confidence give --delta 0.001"),
           ("5", "--delta must lie in (0, 1), got 5.0 (a share, not a percentage: 0.05 for 5%)"))
 
 

@@ -342,6 +342,8 @@ def test_a_table_of_rankcut_features_loads_every_column_by_default(tmp_path: Pat
     out = load_precomputed_features(lists, tsv)
     assert out.feature_names == ("length", "unique_tokens", "tfidf_sim", "doc2vec_sim")
     assert out.feature_names == attach_feature_tables(lists, [tsv]).feature_names
+    once = load_precomputed_features(lists, tsv, columns=(c for c in ["tfidf_sim"]))   # read once
+    assert once.feature_names == ("tfidf_sim",)
     np.testing.assert_array_equal(feats(out), [[[12, 9, 0.1, 0.2], [30, 21, 0.3, 0.4]]])
     with pytest.raises(ValueError, match=r"f\.tsv:1: header .* has no feature column"):
         load_precomputed_features(lists, write_tsv(tmp_path / "f.tsv", ["query_id\tdoc_id", "q\td1"]))

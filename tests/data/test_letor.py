@@ -56,8 +56,10 @@ def test_several_sources_merge_and_missing_docid():
     [("1 7 1:0.5", "expected 'label qid:N"), ("1 qid: 1:0.5", "expected 'label qid:N"),
      ("1", "expected 'label qid:N"), ("x qid:7 1:1", "label must be an integer"),
      # a TREC file given to --letor names the option that reads it (a stop-55 walk)
-     ("264014 Q0 D1 1 12.5 bm25", r"expected 'label qid:N.* — it reads like a TREC run line .* with --run"),
-     ("264014 0 D1 2", r"expected 'label qid:N.* — it reads like a TREC qrels line .* with --qrels"),
+     ("264014 Q0 D1 1 12.5 bm25", r"expected 'label qid:N.* — it reads like a TREC run line .* to --run$"),
+     ("264014 0 D1 2", r"expected 'label qid:N.* — it reads like a TREC qrels line .* goes to --qrels$"),
+     ("2 1:0.1 2:0.3 3:0.4 4:0.5 5:0.6", r"expected 'label qid:N index:value \.\.\.', got '2 1:0\.1 [^—]*$"),
+     ("1 7 1:0.5 2:0.3", r"expected 'label qid:N index:value \.\.\.', got '1 7 1:0\.5 2:0\.3'$"),
      ("1.5 qid:7 1:1", "label must be an integer"), ("1 qid:7 0:1", "feature '0:1'"),
      ("1 qid:7 1:nan", "feature '1:nan'"), ("1 qid:7 a:1", "feature 'a:1'"), ("1 qid:7 1", "feature '1'"),
      ("1 qid:7 1:2:3", "feature '1:2:3'"), ("1 qid:7 2:1 1:inf", "feature '1:inf'"),

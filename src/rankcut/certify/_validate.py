@@ -61,7 +61,7 @@ def check_delta(delta: Any, name: str = "delta") -> float:
         raise ValueError(f"{name} must lie in (0, 1), got {shown(delta)}{percent_hint(delta)}")
     if d >= 0.5 and name == "delta":
         warnings.warn(f"delta={d:g} is the chance the certificate is wrong (1 − confidence): it claims only "
-                      f"{(1 - d) * 100:.3g}% confidence; for 95% confidence pass delta=0.05", UserWarning,
+                      f"{percent(1 - d)} confidence; for 95% confidence pass delta=0.05", UserWarning,
                       stacklevel=3)
     return d
 
@@ -91,6 +91,11 @@ def check_positive(x: Any, name: str) -> float:
     if not _is_real(x) or not math.isfinite(float(x)) or float(x) <= 0:
         raise ValueError(f"{name} must be a positive number, got {shown(x)}")
     return float(x)
+
+
+def percent(share: float) -> str:
+    """A share as a percentage to three significant digits: ``0.1%`` for 0.001, not ``0%``."""
+    return f"{share * 100:.3g}%"
 
 
 def percent_hint(x: Any) -> str:

@@ -75,14 +75,14 @@ def say_warnings(messages: Iterable[str]) -> None:
 def confidence_delta(delta: float) -> float:
     """``--delta``, the chance the certificate is wrong, checked (in (0, 1)) and refused from 0.5 up:
     ``--delta 0.95`` meant as 95% confidence certified at 5% confidence, without a word."""
-    from rankcut.certify._validate import check_delta  # (rankcut.certify loads scipy)
+    from rankcut.certify._validate import check_delta, percent  # (rankcut.certify loads scipy)
 
     d = check_delta(delta, "--delta")
     if d >= 0.5:
-        meant = (f"for {d:.0%} confidence give --delta {1 - d:.2g}" if d > 0.5 else
+        meant = (f"for {percent(d)} confidence give --delta {1 - d:.3g}" if d > 0.5 else
                  "give --delta below 0.5 (0.05 for 95% confidence)")
         raise ValueError(f"--delta is the chance the certificate is wrong (1 − confidence), so {d:g} "
-                         f"would claim only {1 - d:.0%} confidence: {meant}")
+                         f"would claim only {percent(1 - d)} confidence: {meant}")
     return d
 
 

@@ -364,7 +364,7 @@ def load_precomputed_features(
         every entry of ``columns``.
     :param columns: the columns to read, in the order they are added; ``None``: every column of the
         header besides ``query_id`` and ``doc_id``, in its order, as ``--features`` reads a table (a
-        table of ``rankcut features`` holds four: a model trained on all four reads all four).
+        model trained on every column of a ``rankcut features`` table reads every one).
     :returns: a copy of ``lists`` carrying its existing feature columns followed by ``columns``.
     :raises ValueError: naming file and line, for a header without a needed column, a line with
         the wrong number of fields, a value that is not a finite number, or a (query, document)
@@ -372,7 +372,8 @@ def load_precomputed_features(
         a column name the lists already carry.
     """
     path = Path(tsv_path)
-    if columns is not None and not tuple(columns):
+    columns = None if columns is None else tuple(columns)
+    if columns == ():
         raise ValueError("columns must name at least one column")
     position = {(q, d): (i, k) for i, q in enumerate(lists.qids)
                 for k, d in enumerate(lists.doc_ids[i, : lists.lengths[i]])}
@@ -382,8 +383,7 @@ def load_precomputed_features(
         header = next(reader, None)
         if header is None:
             raise ValueError(f"{path}: the file is empty (expected a header line)")
-        names = tuple(columns) if columns is not None else tuple(c for c in header
-                                                                 if c not in ("query_id", "doc_id"))
+        names = columns or tuple(c for c in header if c not in ("query_id", "doc_id"))
         if not names:
             raise ValueError(f"{path}:1: header {header} has no feature column besides query_id and doc_id")
         values = np.zeros((len(lists), lists.max_len, len(names)))

@@ -69,13 +69,14 @@ def _features(tokens: list[str], where: str) -> tuple[list[int], list[float]]:
 
 def _trec_hint(parts: list[str]) -> str:
     """What a line that is not LETOR reads like, as a hint ("" if nothing): a TREC run or qrels line
-    given where the LETOR file goes (``rankcut evaluate --letor run.txt``)."""
-    if len(parts) == 6:
-        return (" — it reads like a TREC run line ('qid Q0 docid rank score tag'), which rankcut evaluate "
-                "reads with --run (and the judgements with --qrels)")
-    if len(parts) == 4:
-        return (" — it reads like a TREC qrels line ('qid 0 docid relevance'), which rankcut evaluate reads "
-                "with --qrels")
+    given where the LETOR file goes (``rankcut evaluate --letor run.txt``): no ``index:value`` token,
+    and ``Q0`` (a run) or ``0`` (qrels) second."""
+    if any(":" in p for p in parts):   # a LETOR line gone wrong
+        return ""
+    if len(parts) == 6 and parts[1] in ("Q0", "0"):
+        return " — it reads like a TREC run line ('qid Q0 docid rank score tag'), which goes to --run"
+    if len(parts) == 4 and parts[1] in ("Q0", "0"):
+        return " — it reads like a TREC qrels line ('qid 0 docid relevance'), which goes to --qrels"
     return ""
 
 
