@@ -102,6 +102,25 @@ def test_prefixes_separate_samples(data: Data, tmp_path: Path) -> None:
     assert "choice" not in [n for n, _, _ in res.report.entries]  # no target: bounds only
 
 
+def test_a_member_bounded_by_an_earlier_pool_says_so_in_the_report(data: Data, tmp_path: Path) -> None:
+    """Two draws from the last member's pool leave its own bound above the one before it, which
+    holds it (nested pools): the report's row printed the earlier bound as the member's own (a
+    review of stop 56's diff)."""
+    from rankcut.audit.report import write_report
+
+    audit = tmp_path / "S"
+    wf.freeze(audit, run=data.run, cut=data.cut, offsets=[-2, 0, 4], design="prefixes",
+              reference="separate", seed=4)
+    res = _run_all(audit, data, excluded=[60, 40, 2])
+    own, value = res.report["bounds"].details["own_bounds"], res.report["bounds"].value
+    assert own[2] > own[1] and value[2] == own[1]
+    rows = res.content["members"]
+    assert [r.get("bound_of") for r in rows] == [None, None, "cut+0"]
+    write_report(audit, tmp_path / "report.md")
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert f"M0 ≤ {value[2]} (as cut+0's, whose pool holds it)" in text
+
+
 def test_fixed_sequence(data: Data, tmp_path: Path) -> None:
     f1, f2, f3 = (data.write_cut(f"top{d}.run", d) for d in (6, 12, 24))
     audit = tmp_path / "F"

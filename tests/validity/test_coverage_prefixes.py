@@ -55,7 +55,9 @@ def test_corollary_16_binomial_simultaneous_coverage() -> None:
     covered = np.empty(reps, dtype=bool)
     for i in range(reps):
         cert = prefix_bounds_separate(k[i], sizes, p0=p0, delta=delta, deltas=deltas)
-        covered[i] = np.all(p0 * eta <= np.array(cert.value))
+        # each pool's rate is set alone, so its truths need not shrink as nested pools' do: the
+        # per-prefix inversions (Corollary 16 as stated) are what is checked here
+        covered[i] = np.all(p0 * eta <= np.array(cert.details["own_bounds"]))
     assert covered.mean() >= coverage_floor(delta, reps), covered.mean()
 
 
@@ -70,7 +72,9 @@ def test_corollary_16_hypergeometric_simultaneous_coverage() -> None:
     covered = np.empty(reps, dtype=bool)
     for i in range(reps):
         cert = prefix_bounds_separate_finite(k[i], sizes, pools, delta)
-        covered[i] = np.all(missed <= np.array(cert.value))
+        # each pool's count is set alone (26, 29, 11: not those of nested pools), so the per-prefix
+        # inversions are checked; the next test checks the printed bounds on one corpus's nested pools
+        covered[i] = np.all(missed <= np.array(cert.details["own_bounds"]))
     assert covered.mean() >= coverage_floor(delta, reps), covered.mean()
 
 

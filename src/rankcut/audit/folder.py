@@ -318,10 +318,10 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ValueError(f"{path} is missing (written by sample)") from None
-    return _rows_of(text)
+    return rows_of(text)
 
 
-def _rows_of(text: str) -> list[dict[str, Any]]:
+def rows_of(text: str) -> list[dict[str, Any]]:
     """The draws of the text of ``sample.jsonl``, one JSON object a line."""
     return [json.loads(line) for line in text.splitlines() if line]
 
@@ -350,7 +350,7 @@ def load_sample(audit: FrozenAudit, *,
         raise ValueError(f"{items_path} changed after sampling (its sha256 is not the sample hash "
                          f"{str(info.get('sample_hash'))[:12]} of {path})")
     text = data.decode("utf-8")
-    rows = _rows_of(text)
+    rows = rows_of(text)
     if redraw is not None and sample_text(redraw(info["sizes"])) != text:
         drawn_with = info["numpy"]
         if drawn_with != np.__version__:

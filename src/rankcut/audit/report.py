@@ -29,6 +29,7 @@ The plot (matplotlib, imported lazily; when it is missing the report says so and
 from __future__ import annotations
 
 import base64
+import hashlib
 import html
 import io
 import json
@@ -43,7 +44,6 @@ from rankcut.audit.manifest import (
     MANIFEST_FILE,
     load_manifest,
     read_json,
-    sha256_file,
     write_json_atomic,
     write_text_atomic,
 )
@@ -144,7 +144,8 @@ def checked_certificate(audit_dir: str | Path) -> tuple[dict[str, Any], dict[str
     # the sample and the opening it was certified from
     info = read_json(folder / af.SAMPLE_FILE, "written by sample")
     items_path = folder / af.SAMPLE_ITEMS
-    if not items_path.is_file() or sha256_file(items_path) != info.get("sample_hash"):
+    data = items_path.read_bytes() if items_path.is_file() else b""   # read once: hashed, then parsed
+    if not items_path.is_file() or hashlib.sha256(data).hexdigest() != info.get("sample_hash"):
         raise ValueError(f"{items_path} is missing or is not the sample of {folder / af.SAMPLE_FILE}")
     opened = read_json(folder / af.OPENED_FILE, "written by certify")
     for key, value, source in (("sample_hash", info.get("sample_hash"), af.SAMPLE_FILE),
@@ -153,7 +154,7 @@ def checked_certificate(audit_dir: str | Path) -> tuple[dict[str, Any], dict[str
                                ("opened_at", opened.get("opened_at"), af.OPENED_FILE)):
         if content.get(key) != value:
             raise refuse(f"{key} is {str(content.get(key))[:32]!r}, but {source} says {str(value)[:32]!r}")
-    rows = af.read_rows(items_path)
+    rows = af.rows_of(data.decode("utf-8"))
     counts = content.get("counts")
     if not isinstance(counts, dict):
         raise refuse("it holds no counts (it was not written by certify, or was edited)")
@@ -297,6 +298,8 @@ def _member_table(content: Mapping[str, Any]) -> tuple[list[str], list[list[str]
         mark = "← chosen" if chosen == i else ("" if m.get("passed") is None else
                                                ("passed" if m["passed"] else "failed"))
         bound = "not tested" if m["bound"] is None else f"{m['unit']} ≤ {_num(m['bound'])}"
+        if m.get("bound_of"):   # an earlier member's bound, whose pool holds this one's
+            bound += f" (as {m['bound_of']}'s, whose pool holds it)"
         rows.append([m["name"], f"{m['mean_depth']:.3g}", str(m["burden"]), str(m["n0"]), str(m["sample"]),
                      str(m["relevant"]), bound, mark])
     return head, rows

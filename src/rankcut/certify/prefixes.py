@@ -2,10 +2,13 @@
 
 A ranked list cut at depths ``k_1 < … < k_M`` (or a union of components cut after
 ``t_1 < … < t_M`` components) gives prefix generators ``g_1, …, g_M`` with nested excluded pools
-``E_1 ⊇ E_2 ⊇ … ⊇ E_M``; list them in that order (``g_1`` the smallest candidate set). Inputs
-that contradict the nesting are refused: excluded masses ``p0`` and sizes ``N0`` must be
-non-increasing, and so must the effective sizes and counts of a shared reference sample (a draw
-in ``E_3`` also lies in ``E_1``). Two questions, two kinds of tools:
+``E_1 ⊇ E_2 ⊇ … ⊇ E_M``; list them in that order (``g_1`` the smallest candidate set). Each pool
+must lie inside the one before it, as the cuts of one ranked list's do, not merely be smaller: the
+bounds rest on it (:func:`_running_least`), and for pools that are not nested only
+``details["own_bounds"]`` hold. Inputs that contradict the nesting are refused: excluded masses
+``p0`` and sizes ``N0`` must be non-increasing, and so must the effective sizes and counts of a
+shared reference sample (a draw in ``E_3`` also lies in ``E_1``). Two questions, two kinds of
+tools:
 
 * **How much relevant mass does each cut leave behind?** Simultaneous upper bounds for all
   prefixes at once, valid for any target chosen afterwards (each bound the least of its own

@@ -207,8 +207,10 @@ class Prefixes(FixedSampleDesign):
                               f"chosen: {choice.value} (least burden with {unit} bound ≤ {t})"
                               if choice.value is not None else f"no member meets {unit} ≤ {t}",
                               choice.value, names_choice=True)
+        own = bounds.details["own_bounds"]   # a later member's bound may be an earlier one's (nested pools)
         rows = [member_row(audit, p, b, unit) | {"sample": s, "relevant": k}
-                for p, b, s, k in zip(members, bounds.value, sizes, counts, strict=True)]
+                | ({} if own[i] == b else {"bound_of": members[own.index(b)].name})
+                for i, (p, b, s, k) in enumerate(zip(members, bounds.value, sizes, counts, strict=True))]
         return report, Findings(verdict, rows, chosen=chosen_index, chooses=True)
 
     def draw_counts(self, counts: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
