@@ -281,6 +281,12 @@ def test_check_specs_validates_without_data():
             check_specs(specs)
     with pytest.raises(ValueError, match="baseline 'greedy-k' is not among"):
         check_specs(["oracle"], baseline="greedy-k")
+    with pytest.raises(ValueError, match="baseline 'nope' is not among"):
+        check_specs(["oracle"], baseline="nope")
+    # one cutter written two ways (the keyword form --help shows): named, not "not among"
+    with pytest.raises(ValueError, match=r"^baseline 'fixed-k:10' is 'fixed-k:k=10' among the cutters: give "
+                                         r"it as listed$"):
+        check_specs(["oracle", "fixed-k:k=10"], baseline="fixed-k:10")
 
 
 # --------------------------------------------------------------------------- text and reprs

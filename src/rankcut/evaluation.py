@@ -340,7 +340,12 @@ def check_specs(specs: Sequence[str], *, baseline: str | None = None) -> list[st
     if not names:
         raise ValueError("specs: give at least one cutter")
     if baseline is not None and baseline.strip() not in names:
-        raise ValueError(f"baseline {baseline!r} is not among the cutters {names}")
+        try:   # fixed-k:10 for a listed fixed-k:k=10
+            same = made.get(repr(make_cutter(baseline)))
+        except ValueError:   # not a cutter spec (a model's row, a typo): named as it is
+            same = None
+        raise ValueError(f"baseline {baseline!r} is {same!r} among the cutters: give it as listed" if same
+                         else f"baseline {baseline!r} is not among the cutters {names}")
     return names
 
 
