@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from rankcut.cli.main import app
@@ -65,6 +66,39 @@ def test_ctrl_c_in_a_simulation_says_how_to_resume(tmp_path: Path, monkeypatch) 
     code, out, err = _run(*resume[1:])
     assert code == 0, err
     assert _run("review", "certify", "--folder", folder)[0] == 0
+
+
+@pytest.mark.parametrize("at", ["start", "status"])
+def test_ctrl_c_in_start_says_whether_the_review_was_started(tmp_path: Path, monkeypatch, at: str) -> None:
+    """Ctrl-C in `review start` of 150,000 records exited 130 without a word, whether the folder was
+    removed or complete (a stop-56 walk)."""
+    from rankcut.review import session
+
+    unlabelled = tmp_path / "s.csv"
+    _labelled(unlabelled)
+    unlabelled.write_text(unlabelled.read_text().replace(",1\n", ",\n").replace(",0\n", ",\n"))
+    folder = tmp_path / "R"
+    real = getattr(session, at)
+    calls = []
+
+    def interrupted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        if len(calls) == 1:
+            if at == "status":   # started, then interrupted
+                real(*args, **kwargs)
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    with monkeypatch.context() as m:
+        m.setattr(session, at, interrupted)
+        code, out, err = _run("review", "start", unlabelled, "--folder", folder, "--seed", 1)
+    assert code == 130 and out == "", out
+    if at == "start":
+        assert err == f"interrupted: nothing was started in {folder}\n" and not folder.exists()
+    else:
+        assert err == (f"interrupted: 0 records read are recorded in {folder}; resume with rankcut review "
+                       f"next --folder {folder}\n")
+        assert _run("review", "next", "--folder", folder)[0] == 0
 
 
 def test_labels_of_records_not_asked_for_yet_are_kept_until_the_review_asks(tmp_path: Path) -> None:
