@@ -323,8 +323,9 @@ def start(
                       "reviewer for each record it reads, so those labels are not used: add --simulate to "
                       "play them as the reviewer, or leave empty the labels not known before the session "
                       "(those given are its prior knowledge)", stacklevel=2)
-    with _interrupted(folder, f"rankcut review next --folder {shlex.quote(str(folder))}"):   # (it took a
-        manifest = session.start(recs, folder, **options)   # large collection's Ctrl-C without a word)
+    # Ctrl-C says whether the review was started (a large collection's start takes a while)
+    with _interrupted(folder, f"rankcut review next --folder {shlex.quote(str(folder))}"):
+        manifest = session.start(recs, folder, **options)
         info = session.status(folder)
     if as_json:
         _echo_json({"audit_id": manifest.audit_id, "folder": str(folder), **_json_status(info)})
