@@ -144,8 +144,8 @@ def checked_certificate(audit_dir: str | Path) -> tuple[dict[str, Any], dict[str
     # the sample and the opening it was certified from
     info = read_json(folder / af.SAMPLE_FILE, "written by sample")
     items_path = folder / af.SAMPLE_ITEMS
-    data = items_path.read_bytes() if items_path.is_file() else b""   # read once: hashed, then parsed
-    if not items_path.is_file() or hashlib.sha256(data).hexdigest() != info.get("sample_hash"):
+    data = items_path.read_bytes() if items_path.is_file() else None   # read once: hashed, then parsed
+    if data is None or hashlib.sha256(data).hexdigest() != info.get("sample_hash"):
         raise ValueError(f"{items_path} is missing or is not the sample of {folder / af.SAMPLE_FILE}")
     opened = read_json(folder / af.OPENED_FILE, "written by certify")
     for key, value, source in (("sample_hash", info.get("sample_hash"), af.SAMPLE_FILE),

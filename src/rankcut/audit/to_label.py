@@ -24,13 +24,14 @@ def texts_and_queries(audit: Audit) -> tuple[dict[Any, str] | None, dict[str, st
     return (None, None) if entry is None else read_texts_and_queries(entry["path"], by="pair")
 
 
-def titles_of(audit: Audit) -> dict[Any, str]:
-    """The titles the frozen texts file gives its documents (:func:`rankcut.data.texts.read_titles`;
-    none without a texts file)."""
-    from rankcut.data.texts import read_titles
+def page_texts(audit: Audit) -> tuple[dict[Any, str] | None, dict[str, str] | None, dict[Any, str]]:
+    """:func:`texts_and_queries` and the titles the frozen texts file gives its documents, in one
+    pass over the file (:func:`rankcut.data.texts.read_texts_queries_and_titles`; no titles without
+    a texts file)."""
+    from rankcut.data.texts import read_texts_queries_and_titles
 
     entry = audit.inputs.get("texts")
-    return {} if entry is None else read_titles(entry["path"], by="pair")
+    return (None, None, {}) if entry is None else read_texts_queries_and_titles(entry["path"], by="pair")
 
 
 def write_to_label(audit: Audit, order: list[Item], fmt: str, *,

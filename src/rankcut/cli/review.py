@@ -481,7 +481,7 @@ def next_(
     """The record to read now (or the next --batch N): screening or audit, where it stands, and why."""
     from rankcut.review import session
 
-    handed = session.open_batches(folder, but=out)
+    handed = session.open_batches(folder, but=out) if out is not None or skip_open else []
     skip = {rid for b in handed for rid in b["records"]} if skip_open else set()
     info = session.status(folder, ahead=batch, skip=skip)
     say_warnings(info["changed_sources"])

@@ -6,7 +6,8 @@ One JSON object a line, as in ``../shared/datasets/trec-dl/texts/*.jsonl``::
 
 :func:`read_texts_jsonl` reads the documents' ``text``, :func:`read_query_texts` the ``query``,
 :func:`read_texts_and_queries` both in one pass. A line may also give the document's ``title``:
-:func:`read_titles` reads them, and the labelling page shows a title as a heading above the text
+:func:`read_titles` reads them (:func:`read_texts_queries_and_titles` all three in one pass), and
+the labelling page shows a title as a heading above the text
 (less the title where the text begins with it and a line break, as ``rankcut review`` writes a
 record's title and abstract).
 """
@@ -18,7 +19,8 @@ from typing import Any
 
 from rankcut.data.io import Source, json_objects, open_text
 
-__all__ = ["read_query_texts", "read_texts_and_queries", "read_texts_jsonl", "read_titles"]
+__all__ = ["read_query_texts", "read_texts_and_queries", "read_texts_jsonl", "read_texts_queries_and_titles",
+           "read_titles"]
 
 _BY = ("pair", "doc")
 
@@ -87,15 +89,25 @@ def read_texts_and_queries(source: Source, *, by: str = "pair", name: str | None
                            ) -> tuple[dict[Any, str], dict[str, str]]:
     """:func:`read_texts_jsonl`'s texts and :func:`read_query_texts`' queries in one pass over the
     file (a reviewer's list shows both, and the file may be large), with the errors of both."""
+    texts, queries, _ = read_texts_queries_and_titles(source, by=by, name=name)
+    return texts, queries
+
+
+def read_texts_queries_and_titles(source: Source, *, by: str = "pair", name: str | None = None
+                                  ) -> tuple[dict[Any, str], dict[str, str], dict[Any, str]]:
+    """:func:`read_texts_and_queries` and :func:`read_titles` in one pass over the file (the
+    labelling page shows all three), with the errors of both."""
     if by not in _BY:
         raise ValueError(f"by must be one of {_BY}, got {by!r}")
     texts: dict[Any, tuple[str, int]] = {}
     queries: dict[str, tuple[str, int]] = {}
+    titles: dict[Any, str] = {}
     for where, lineno, obj in _objects(source, name):
         _take_text(texts, obj, where, lineno, by)
         _take_query(queries, obj, where, lineno)
+        _take_title(titles, obj, where, by)
     return ({key: text for key, (text, _) in texts.items()},
-            {qid: text for qid, (text, _) in queries.items()})
+            {qid: text for qid, (text, _) in queries.items()}, titles)
 
 
 def read_titles(source: Source, *, by: str = "pair", name: str | None = None) -> dict[Any, str]:
@@ -108,12 +120,16 @@ def read_titles(source: Source, *, by: str = "pair", name: str | None = None) ->
         raise ValueError(f"by must be one of {_BY}, got {by!r}")
     titles: dict[Any, str] = {}
     for where, _, obj in _objects(source, name):
-        title = obj.get("title")
-        if not isinstance(title, str) or not title.strip():
-            continue
+        _take_title(titles, obj, where, by)
+    return titles
+
+
+def _take_title(titles: dict[Any, str], obj: dict[str, Any], where: str, by: str) -> None:
+    """A line's ``title``, if it gives one that is a string not blank, into ``titles``."""
+    title = obj.get("title")
+    if isinstance(title, str) and title.strip():
         doc = _id(obj, "doc_id", where)
         titles[(_id(obj, "query_id", where), doc) if by == "pair" else doc] = title
-    return titles
 
 
 def _take_query(queries: dict[str, tuple[str, int]], obj: dict[str, Any], where: str, lineno: int) -> None:

@@ -274,8 +274,9 @@ def _warn_empty_column(where: str, titles: Sequence[str], abstracts: Sequence[st
     """Warn of a title or abstract column that is empty on every record (of two or more) while the
     other is not: an export whose texts landed in another column would be screened on half of them,
     without a word (a stop-56 walk: 150,000 records, every abstract empty)."""
-    for column, values, other in (("abstract", abstracts, "titles"), ("title", titles, "abstracts")):
-        if len(values) > 1 and not any(values) and any(abstracts if column == "title" else titles):
+    for column, values, other, others in (("abstract", abstracts, "titles", titles),
+                                          ("title", titles, "abstracts", abstracts)):
+        if len(values) > 1 and not any(values) and any(others):
             warnings.warn(f"{where}: the {column} column is empty on every one of the {len(values)} "
                           f"records: the ranker reads the {other} alone; if the {column}s are in a column of "
                           f"another name, name it {column}", UserWarning, stacklevel=3)

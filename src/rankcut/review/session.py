@@ -1147,9 +1147,10 @@ def write_batch(folder: str | os.PathLike[str], path: str | os.PathLike[str],
     _write_table(out, BATCH_COLUMNS, ([r["record_id"], "", r["move"], r["position"],
                                        r["audit_position"] or "", r["why"], records, r["text"]]
                                       for r in batch))
-    notes = [b for b in _batches(Path(folder)) if b["file"] != str(out.resolve())]
+    handed = str(out.resolve())
+    notes = [b for b in _batches(Path(folder)) if b["file"] != handed]
     write_json_atomic(Path(folder) / BATCHES_FILE,
-                      [*notes, {"file": str(out.resolve()), "records": [r["record_id"] for r in batch],
+                      [*notes, {"file": handed, "records": [r["record_id"] for r in batch],
                                 "written_at": now()}])
 
 

@@ -52,7 +52,7 @@ from rankcut.audit.interactive import seen_state
 from rankcut.audit.labels import LabelChanges, LabelStore, StoreMark, holds_store, reviewer_source
 from rankcut.audit.manifest import load_manifest, read_json
 from rankcut.audit.pools import Item
-from rankcut.audit.to_label import texts_and_queries, titles_of
+from rankcut.audit.to_label import page_texts
 
 __all__ = ["HOLD_S", "Answer", "Desk", "Given", "Refused", "Standing"]
 
@@ -153,9 +153,9 @@ class Desk:
         self.order = self._label_order()
         self.index = {item: i for i, item in enumerate(self.order)}
         self._place = self.spec.place(self.audit, self.order)   # the design's place of an item, if any
-        texts, queries = texts_and_queries(self.audit)   # the frozen texts, if any
+        texts, queries, titles = page_texts(self.audit)   # the frozen texts, if any, in one pass
         self.texts, self.queries = texts, queries or {}
-        self.titles = titles_of(self.audit)   # shown as the text's heading
+        self.titles = titles   # shown as the text's heading
         self._lock = threading.Lock()  # one answer at a time from this server
         self._hold_s = hold_s
         self._asked: dict[str, tuple[Item, float]] = {}  # reviewer session -> (item asked, when)
