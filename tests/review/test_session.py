@@ -15,9 +15,11 @@ import pytest
 from review_testdata import labels_of, toy_records
 
 from rankcut.audit import workflow
+from rankcut.audit.designs.interleaved import one_replay
 from rankcut.audit.labels import LabelStore
 from rankcut.audit.manifest import sha256_file
 from rankcut.audit.report import report_figure, write_report
+from rankcut.certify.interleaved import InterleavedReview
 from rankcut.certify.policies import MarginalCostPolicy, ProjectedCostPolicy
 from rankcut.certify.result import verify
 from rankcut.review import session
@@ -531,3 +533,37 @@ def test_a_collection_smaller_than_the_first_batch_says_its_own_size(tmp_path: P
         session.label(folder, known=labels_of(small), limit=1)
     first = [w for w in said if w.startswith("screening comes first")]
     assert first and all("of the first 12 screening reads done" in w for w in first), said
+
+
+def test_a_command_replays_the_review_once(records: Records, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Status, its certificate's check and the batch after it step the engine once (a replay costs
+    seconds at 100,000 records); what they say is what each says alone."""
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=3, policy=POLICY)
+    known = labels_of(records)
+    session.label(folder, known=known, limit=55)
+    workflow.certify(folder)
+    session.label(folder, known=known, limit=6)   # the certificate is 6 steps behind
+    alone = session.status(folder)
+    assert alone["audited"] > 5 and alone["next_record"] is not None
+    batch = session.status(folder, ahead=5)["next_records"]
+    steps: list[int] = []
+    audit = InterleavedReview.audit
+
+    def counted(self: InterleavedReview, label: int) -> None:
+        steps.append(label)
+        audit(self, label)
+
+    monkeypatch.setattr(InterleavedReview, "audit", counted)
+    info = session.status(folder, ahead=5)
+    assert len(steps) == alone["audited"] + sum(r["move"] == "audit" for r in batch)
+    assert info["next_records"] == batch and {**info, "next_records": None} == {**alone, "next_records": None}
+    with one_replay():   # a status after the batch's lookahead, and after labels, as each alone
+        assert session.status(folder, ahead=5) == info
+        assert session.status(folder) == alone
+        (tmp_path / "a.csv").write_text("record_id,label\n" + "".join(
+            f"{r['record_id']},{known[r['record_id']]}\n" for r in batch))
+        session.label(folder, from_file=tmp_path / "a.csv")
+        after = session.status(folder, ahead=3)
+    assert after == session.status(folder, ahead=3) and after["read"] == alone["read"] + 5

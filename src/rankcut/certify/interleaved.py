@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import copy
 import math
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -92,7 +93,7 @@ from rankcut.certify.screening import tail_estimate
 from rankcut.certify.sequential import PRIOR_SCALE, PRIOR_TAIL, default_prior_mean
 
 __all__ = ["AUDIT", "PRIOR_BASES", "SCREEN", "TAIL_FIT", "TAIL_FLOOR", "InterleavedReview", "InterleavedRule",
-           "audit_order_draw", "interleaved_recall_certificate", "replay"]
+           "audit_order_draw", "interleaved_recall_certificate", "remember", "replay"]
 
 SCREEN, AUDIT = "s", "a"
 
@@ -288,6 +289,13 @@ class InterleavedReview:
         kept = np.flatnonzero(self._log_lam[f:w + 1] < self.rule.log_level)
         return f + int(kept[-1]) if kept.size else f
 
+    def copy(self) -> InterleavedReview:
+        """An independent copy: stepping it leaves this review as it is."""
+        twin = copy.copy(self)
+        twin._log_lik, twin._log_lam = self._log_lik.copy(), self._log_lam.copy()
+        twin.moves, twin.labels = list(self.moves), list(self.labels)
+        return twin
+
     def log_evidence(self, r: int) -> float:
         """``log Λ_t(r)``: the evidence against ``R = r`` (``-inf`` before the first audit step)."""
         f, w = self.found, self.found + self.unread
@@ -345,9 +353,7 @@ class InterleavedReview:
         if self.certified:
             return 0
         if not self.started:   # the first audit read fixes the prior: take it, then project
-            probe = copy.copy(self)
-            probe._log_lik, probe._log_lam = self._log_lik.copy(), self._log_lam.copy()
-            probe.moves, probe.labels = list(self.moves), list(self.labels)
+            probe = self.copy()
             probe.audit(0)
             return 1 + probe.audits_to_certify()
         lo, hi = 1, self.unread   # met after hi reads (everything read); not after lo − 1
@@ -383,17 +389,38 @@ class InterleavedReview:
         return self.rule.allowed_total(self.found) - self.found
 
 
+#: the reviews this thread last replayed or was handed (:func:`remember`), copies of their own
+_KEPT = threading.local()
+
+
+def remember(review: InterleavedReview, *, certified: bool = False) -> None:
+    """Keep a copy of ``review`` for :func:`replay`: a replay of exactly its steps (the same
+    collection, rule, moves and labels) takes a copy of it instead of stepping again, which costs
+    ``O(N)`` an audit step (0.4 ms at 150,000 documents). So a caller that stepped a review (the
+    audit folder's replay) spares the certificate's recomputation from the same steps a second
+    pass. Two a thread: the last one, and the last one kept as ``certified`` (the steps a
+    certificate counted, passed on the way to more); any other replay steps from the start."""
+    setattr(_KEPT, "certified" if certified else "last", review.copy())
+
+
 def replay(total: int, moves: str, labels: str, rule: InterleavedRule) -> InterleavedReview:
-    """The review after the recorded steps (``moves`` of ``s``/``a``, ``labels`` of ``0``/``1``)."""
+    """The review after the recorded steps (``moves`` of ``s``/``a``, ``labels`` of ``0``/``1``);
+    a copy of the one :func:`remember` kept when that one took exactly these steps (the engine is
+    deterministic: the same steps give the same review)."""
     if len(moves) != len(labels):
         raise ValueError(f"{len(moves)} moves but {len(labels)} labels")
     if len(moves) > total:
         raise ValueError(f"{len(moves)} steps exceed the collection's {total} documents")
+    for kept in (getattr(_KEPT, "last", None), getattr(_KEPT, "certified", None)):
+        if (kept is not None and kept.total == total and kept.rule == rule and len(kept.moves) == len(moves)
+                and "".join(kept.moves) == moves and "".join(map(str, kept.labels)) == labels):
+            return kept.copy()
     review = InterleavedReview(total, rule)
     for i, (m, y) in enumerate(zip(moves, labels, strict=True)):
         if m not in (SCREEN, AUDIT) or y not in "01":
             raise ValueError(f"step {i + 1}: a move is 's' or 'a' and a label '0' or '1', got {m!r}, {y!r}")
         (review.screen if m == SCREEN else review.audit)(int(y))
+    remember(review)
     return review
 
 

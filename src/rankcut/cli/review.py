@@ -68,7 +68,10 @@ THRESHOLD = typer.Option(1.0, "--threshold", help="--qrels: the grade counted as
 def _fail_cleanly(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with user_errors(("threshold",)), spoken_as_options(OPTIONS):   # check_threshold's ParamError
+        from rankcut.audit.designs.interleaved import one_replay
+
+        # one replay of the review a command (label, then its status), not one a step of it
+        with user_errors(("threshold",)), spoken_as_options(OPTIONS), one_replay():
             try:
                 return fn(*args, **kwargs)
             except ModuleNotFoundError as err:

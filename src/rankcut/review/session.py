@@ -61,6 +61,7 @@ from rankcut.audit.designs.interleaved import (
     SCREENERS,
     check_store_kept,
     lookahead,
+    one_replay,
     replayed,
     words_of,
 )
@@ -1053,7 +1054,11 @@ def status(folder: str | os.PathLike[str], *, ahead: int = 1, skip: Collection[s
         :func:`open_batches`, handed to another reviewer), though the review asks for them first.
     :raises ValueError: when a frozen input (the records' ranking or texts) changed: the next record
         would be another review's."""
-    out = Path(folder)
+    with one_replay():   # the batch goes on from the status's replay
+        return _status(Path(folder), ahead, skip)
+
+
+def _status(out: Path, ahead: int, skip: Collection[str]) -> dict[str, Any]:
     manifest = load_review(out)
     check_count(ahead, "ahead", minimum=1)
     texts_path = check_inputs(manifest)["texts"]["path"]

@@ -43,10 +43,12 @@ predictable policy; Ville's inequality):
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -88,13 +90,15 @@ from rankcut.audit.pools import Item, Pools
 from rankcut.audit.provenance import labels_hash
 
 if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
     from rankcut.certify.interleaved import InterleavedRule
     from rankcut.certify.policies import Policy, ReviewState
     from rankcut.certify.report import JointReport
 
 __all__ = ["MAX_COLLECTION", "POLICIES", "READ_ON_META", "REVIEW_FILE", "SCREENERS", "SCREENER_FACTS",
            "SCREENER_WORDS", "Interleaved", "Review", "Step", "build_policy", "lookahead",
-           "policy_spec", "read_on_text", "reads_on", "replayed", "review_of", "screener_spec",
+           "one_replay", "policy_spec", "read_on_text", "reads_on", "replayed", "review_of", "screener_spec",
            "words_of"]
 
 # The design lists its whole collection in sample.jsonl, and the engine keeps one number per R.
@@ -242,6 +246,11 @@ class Step:
                 "rank": self.rank, "audit_position": self.position, "label": self.label, "why": self.why}
 
 
+def _audit_order(rows: Sequence[Mapping[str, Any]]) -> NDArray[np.int64]:
+    """The ranks (from 0) in the frozen audit order: position → rank."""
+    return np.argsort(np.array([r["audit"] for r in rows], dtype=np.int64))
+
+
 class Review:
     """An interleaved review replayed from the frozen sample: the policy's state, the audit order's
     pointer and the steps so far. Pure replay: reads and writes no file (but the screener's cache,
@@ -252,7 +261,7 @@ class Review:
         from rankcut.certify.policies import ReviewState
 
         self.items: list[Item] = [(r["query_id"], r["doc_id"]) for r in rows]
-        self.order = np.argsort(np.array([r["audit"] for r in rows], dtype=np.int64))  # position → rank
+        self.order = _audit_order(rows)   # position → rank
         self.state = ReviewState(len(self.items), review_rule(audit))
         self.policy = _policy(audit)
         self.screener = _screener(audit, self.items, cached)
@@ -266,6 +275,17 @@ class Review:
         self._asked: tuple[int, Step] | None = None   # the step next() gave, and after how many steps
         self.lines: list[str] = []   # review.jsonl's lines of the first steps, as last written
         self.read_on = read_on   # after the target is met, screen on (Interleaved.read_on), not stop
+        self.audit_id = audit.manifest.audit_id
+
+    def replays(self, audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Mapping[Item, int],
+                read_on: bool) -> bool:
+        """Whether a replay of ``audit``'s review from ``rows`` and ``labels`` (:func:`one_replay`)
+        would take this review's steps: the same audit, documents, audit order and reading on, and
+        every step's label is in ``labels``."""
+        return (self.audit_id == audit.manifest.audit_id and self.read_on == read_on
+                and self.items == [(r["query_id"], r["doc_id"]) for r in rows]
+                and np.array_equal(self.order, _audit_order(rows))
+                and all(labels.get(s.item) == s.label for s in self.steps))
 
     @property
     def can_read_on(self) -> bool:
@@ -421,7 +441,7 @@ class Review:
 
 def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Mapping[Item, int],
               where: str, recorded: Sequence[Mapping[str, Any]] = (), *, cached: bool = False,
-              read_on: bool = False) -> Review:
+              read_on: bool = False, certified: int | None = None) -> Review:
     """The review replayed from the recorded ``labels``: step after step while the item asked for
     has a label. A label of an item the review never asked for is refused (the store was edited,
     or is not this review's).
@@ -435,17 +455,19 @@ def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Map
     not for certify); when the labels are then not the review's steps, the review is replayed
     again without it (a cache that disagrees costs one replay, and that replay mends it) before
     the store is refused. ``read_on``: the reviewer chose to read on after the target was met
-    (:meth:`Interleaved.read_on`; the store's meta says so).
+    (:meth:`Interleaved.read_on`; the store's meta says so). ``certified``: the steps the last
+    certify counted (the store's opening), whose engine the check of its certificate recomputes
+    (:func:`~rankcut.certify.interleaved.remember`: kept on the way, not stepped again).
 
     A store missing (or empty) at ``where`` while ``review.jsonl`` records steps is refused: the
     labels of those steps are gone, and the replay would silently start the review again."""
     if recorded and not labels and not labels_mod.holds_store(where):
         raise ValueError(_lost_text(Path(where), len(recorded), audit.folder))
-    review = _replay(audit, rows, labels, recorded, cached, read_on)
+    review = _replay(audit, rows, labels, recorded, cached, read_on, certified)
     taken = {s.item for s in review.steps}
     stray = [item for item in labels if item not in taken]
     if stray and cached:
-        return review_of(audit, rows, labels, where, recorded, read_on=read_on)
+        return review_of(audit, rows, labels, where, recorded, read_on=read_on, certified=certified)
     if stray:
         q, d = stray[0]
         more = f" (and {len(stray) - 1} more)" if len(stray) > 1 else ""
@@ -469,15 +491,55 @@ def _lost_text(path: Path, steps: int, folder: Path) -> str:
             f"backup, or the copy the folder was shipped as), or {start_again()}")
 
 
+#: the last review replayed in the current :func:`one_replay` block (a list of at most one); None
+#: outside a block, where every replay starts from the first step
+_REPLAYS: ContextVar[list[Review] | None] = ContextVar("rankcut_interleaved_replays", default=None)
+
+
+@contextlib.contextmanager
+def one_replay() -> Iterator[None]:
+    """Within the block, a replay that may use the screener's cache (:func:`replayed`, the label
+    step's) goes on from the last review replayed in the block where every step of that one has
+    its label in the store now (the same audit, sample and reading on): the replay from the store
+    would take those same steps, each chosen by the policy on the same history. So a command that
+    labels and then says the status, or says the status and then lists a batch, replays the review
+    once (a replay costs seconds at 100,000 records). The review gone on from is the same object:
+    within a block, a caller keeps no review from an earlier replay. A block inside a block is
+    the outer one."""
+    if _REPLAYS.get() is not None:
+        yield
+        return
+    token = _REPLAYS.set([])
+    try:
+        yield
+    finally:
+        _REPLAYS.reset(token)
+
+
 def _replay(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Mapping[Item, int],
-            recorded: Sequence[Mapping[str, Any]], cached: bool, read_on: bool) -> Review:
-    review = Review(audit, rows, cached=cached, read_on=read_on)
-    for entry in recorded:
-        if (step := review.resumed(entry, labels)) is None:
-            break
+            recorded: Sequence[Mapping[str, Any]], cached: bool, read_on: bool,
+            certified: int | None) -> Review:
+    from rankcut.certify.interleaved import remember
+
+    kept = _REPLAYS.get()
+    going_on = kept.pop() if kept and cached and kept[0].replays(audit, rows, labels, read_on) else None
+    review = going_on if going_on is not None else Review(audit, rows, cached=cached, read_on=read_on)
+
+    def take(step: Step) -> None:
         review.take(step, labels[step.item])
+        if len(review.steps) == certified:   # the check of the last certificate recomputes these steps
+            remember(review.state.review, certified=True)
+
+    if going_on is None:
+        for entry in recorded:
+            if (step := review.resumed(entry, labels)) is None:
+                break
+            take(step)
     while (step := review.next()) is not None and step.item in labels:
-        review.take(step, labels[step.item])
+        take(step)
+    remember(review.state.review)   # a certificate of these steps is recomputed from it
+    if kept is not None:
+        kept[:] = [review]
     return review
 
 
@@ -490,12 +552,19 @@ def replayed(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]] | None = None
         rows = load_sample(audit)[1]
     path = audit.folder / LABELS_FILE
     labels: dict[Item, int] = {}
-    reading_on = False
+    reading_on, certified = False, None
     if labels_mod.holds_store(path):
         with labels_mod.LabelStore(path, readonly=True) as store:
             labels, reading_on = stored_labels(store), reads_on(store)
+            certified = _opened_prefix(store)
     return review_of(audit, rows, labels, str(path), recorded_steps(audit.folder), cached=True,
-                     read_on=reading_on)
+                     read_on=reading_on, certified=certified)
+
+
+def _opened_prefix(store: labels_mod.LabelStore) -> int | None:
+    """The steps the last certify counted (its opening in the store), if it recorded them."""
+    prefix = store.get_meta("opened_prefix")
+    return int(prefix) if prefix is not None and prefix.isdigit() else None
 
 
 def reads_on(store: labels_mod.LabelStore) -> bool:
@@ -811,8 +880,8 @@ class Interleaved(FixedSampleDesign):
 
         from rankcut._progress import BARS
 
-        review = review_of(audit, rows, stored_labels(store), str(store.path),
-                           recorded_steps(audit.folder), cached=True, read_on=reads_on(store))
+        review = review_of(audit, rows, stored_labels(store), str(store.path), recorded_steps(audit.folder),
+                           cached=True, read_on=reads_on(store), certified=_opened_prefix(store))
         taken = recorded = 0   # steps taken; labels written (another label call may have written some)
         step = None
         # the unread documents are the most the review can still ask for (it stops once certified)
