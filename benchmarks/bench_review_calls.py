@@ -1,0 +1,121 @@
+"""What one ``rankcut review`` call costs late in a large review: ``status``, ``next --batch 25`` and
+``label --from`` (25 answers), against another checkout in the same command (issue 17, at scale).
+
+Synthetic records, seeded: ``--records`` titles and abstracts drawn from a 4,000-word Zipf
+vocabulary, ``--relevant`` of them relevant, which carry a few topic words except a
+``--hidden`` share of them (those the ranker cannot find, so the audit reads on). A review is
+started (recall 0.8, the first two relevant records as prior knowledge), the labels play the
+reviewer for ``--steps`` steps, ``certify`` runs, and 100 more steps are labelled (so the
+certificate is behind, as in a review going on); the next 25 records are listed and answered
+truly into ``answers.csv``. Then, ``--runs`` times, alternating this checkout and ``--main``
+(``PYTHONPATH``), each command is timed from outside in its own process; ``label`` on a fresh copy
+of the folder each time. Prints a Markdown table: the median seconds and their ratio.
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_review_calls.py --records 50000 \\
+        --steps 20000 --runs 3 --main /tmp/old/src   # git archive <commit> src | tar -x -C /tmp/old
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent / "src"
+TOPIC = ["fraud", "kickback", "offshore", "shellco", "backdate", "invoice"]
+
+
+def write_records(path: Path, n: int, relevant: int, hidden: float, seed: int = 1) -> list[str]:
+    """The records CSV (``record_id``, ``title``, ``abstract``, ``label_included``); the relevant ids."""
+    rng = random.Random(seed)
+    syllables = ["ka", "lo", "mi", "ne", "ru", "ta", "vi", "so", "pe", "da", "gu", "ri", "fo", "be", "zu"]
+    words: set[str] = set()
+    while len(words) < 4000:
+        words.add("".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))))
+    vocab = sorted(words)
+    weights = [1.0 / (i + 1) ** 1.05 for i in range(len(vocab))]
+    chosen = set(rng.sample(range(n), relevant))
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        out = csv.writer(f)
+        out.writerow(["record_id", "title", "abstract", "label_included"])
+        for i in range(n):
+            title = rng.choices(vocab, weights, k=rng.randint(5, 12))
+            abstract = rng.choices(vocab, weights, k=rng.randint(60, 140))
+            if i in chosen and rng.random() >= hidden:
+                for _ in range(rng.randint(2, 5)):
+                    abstract.insert(rng.randrange(len(abstract)), rng.choice(TOPIC))
+            elif rng.random() < 0.01:
+                abstract.insert(rng.randrange(len(abstract)), rng.choice(TOPIC))
+            out.writerow([f"DOC{i:06d}", " ".join(title).capitalize(), " ".join(abstract), int(i in chosen)])
+    return [f"DOC{i:06d}" for i in sorted(chosen)]
+
+
+def rankcut(src: Path, *args: str, check: bool = True) -> float:
+    """Seconds one ``rankcut`` command takes in its own process, run from ``src``."""
+    env = {**os.environ, "PYTHONPATH": str(src), "OMP_NUM_THREADS": "1", "RANKCUT_PROGRESS": "0"}
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "rankcut", *args], env=env, check=check, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--records", type=int, default=50_000)
+    ap.add_argument("--relevant", type=int, default=200)
+    ap.add_argument("--hidden", type=float, default=0.4)
+    ap.add_argument("--steps", type=int, default=20_000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--main", type=Path, required=True, help="the other checkout's src (the baseline)")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        data = work / "records.csv"
+        relevant = write_records(data, args.records, args.relevant, args.hidden)
+        folder = str(work / "R")
+        rankcut(HERE, "review", "start", str(data), "--folder", folder, "--label-column", "label_included",
+                "--target-recall", "0.8", "--prior-relevant", ",".join(relevant[:2]))
+        sim = ["review", "label", "--folder", folder, "--simulate", "--records", str(data),
+               "--label-column", "label_included", "--next"]
+        rankcut(HERE, *sim, str(args.steps))
+        rankcut(HERE, "review", "certify", "--folder", folder, check=False)   # exit 1: not met yet
+        rankcut(HERE, *sim, "100")
+        rankcut(HERE, "review", "next", "--folder", folder, "--batch", "25", "--out", str(work / "batch.csv"))
+        with open(data, newline="", encoding="utf-8") as f:
+            truth = {r["record_id"]: r["label_included"] for r in csv.DictReader(f)}
+        with open(work / "batch.csv", newline="", encoding="utf-8") as f, \
+                open(work / "answers.csv", "w", newline="", encoding="utf-8") as g:
+            out = csv.writer(g)
+            out.writerow(["record_id", "label"])
+            out.writerows([r["record_id"], truth[r["record_id"]]] for r in csv.DictReader(f))
+        calls = {"review status": ["review", "status", "--folder", folder],
+                 "review next --batch 25": ["review", "next", "--folder", folder, "--batch", "25"],
+                 "review label --from answers.csv (25)": None}
+        times: dict[tuple[str, str], list[float]] = {}
+        for _ in range(args.runs):
+            for name, src in (("before", args.main), ("after", HERE)):
+                for call, argv in calls.items():
+                    if argv is None:
+                        copy = work / "copy"
+                        shutil.rmtree(copy, ignore_errors=True)
+                        shutil.copytree(folder, copy)
+                        argv = ["review", "label", "--folder", str(copy), "--from", str(work / "answers.csv")]
+                    times.setdefault((call, name), []).append(rankcut(src, *argv))
+        print(f"| call, {args.records:,} records, {args.steps + 100:,} steps "
+              f"| --main (median of {args.runs}) | this checkout | |")
+        print("|---|---|---|---|")
+        for call in calls:
+            before, after = (statistics.median(times[(call, n)]) for n in ("before", "after"))
+            print(f"| `{call}` | {before:.2f} s | {after:.2f} s | {before / after:.1f}× less |")
+
+
+if __name__ == "__main__":
+    main()
