@@ -359,6 +359,26 @@ def test_simulate_draws_a_progress_bar_on_request(tmp_path: Path, monkeypatch: p
     assert code == 0 and "label:" not in err and json.loads(out)["verdict"]
 
 
+def test_status_and_next_follow_a_long_replay_with_a_bar(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    """A large review's replay takes seconds before status or next says anything: where bars are
+    shown, a replay that runs longer than REPLAY_BAR_DELAY is followed (here: at once)."""
+    from rankcut.audit.designs import interleaved
+
+    _records(tmp_path / "records.csv", n=40, relevant=4)
+    assert _run("review", "start", tmp_path / "records.csv", "--folder", tmp_path / "A", "--seed", 1)[0] == 0
+    assert _run("review", "label", "--folder", tmp_path / "A", "--simulate", "--records",
+                tmp_path / "records.csv", "--next", 12)[0] == 0
+    monkeypatch.setattr(interleaved, "REPLAY_BAR_DELAY", 0.0)
+    monkeypatch.setenv("RANKCUT_PROGRESS", "1")
+    for command in (["status"], ["next", "--batch", "3"]):
+        code, out, err = _run("review", *command, "--folder", tmp_path / "A")
+        assert code == 0 and re.search(r"replay: .*\| \d+/12 ", err), (command, err)
+        assert "replay" not in out
+        code, out, err = _run("review", *command, "--folder", tmp_path / "A", "--json")
+        assert code == 0 and "replay" not in err and json.loads(out)
+
+
 def test_interactive_labelling_from_the_terminal(tmp_path: Path) -> None:
     _records(tmp_path / "records.csv")
     folder = tmp_path / "R"

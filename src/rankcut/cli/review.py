@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 
 import typer
 
+from rankcut._progress import bars, show_progress
 from rankcut._words import id_list
 from rankcut.cli._errors import confidence_delta, fail, option_names, say_warnings, stdout_aside, user_errors
 from rankcut.cli._interleaved import policy_option, prior_basis_option, said_read_on
@@ -300,7 +301,6 @@ def start(
 ) -> None:
     """Freeze a review: the records in order, their texts, the ranker and its seed, the target."""
     confidence_delta(delta)
-    from rankcut._progress import show_progress
     from rankcut.review import session
 
     if qrels is not None and not simulate:   # a run's qrels were read into labels no step used
@@ -486,7 +486,8 @@ def next_(
 
     handed = session.open_batches(folder, but=out) if out is not None or skip_open else []
     skip = {rid for b in handed for rid in b["records"]} if skip_open else set()
-    info = session.status(folder, ahead=batch, skip=skip)
+    with bars(show_progress(as_json=as_json)):   # the replay's bar, in a large review
+        info = session.status(folder, ahead=batch, skip=skip)
     say_warnings(info["changed_sources"])
     if skip_open and not info["next_records"] and info["next_record"] is not None:
         raise ValueError("every record the review asks for next is in a batch file not answered yet ("
@@ -547,7 +548,6 @@ def label(
     as_json: bool = JSON,
 ) -> None:
     """Record labels of the records the review asks for, one step at a time."""
-    from rankcut._progress import bars, show_progress
     from rankcut.review import session
 
     if sum((from_file is not None, interactive, simulate)) != 1:
@@ -645,7 +645,8 @@ def status(folder: Path = FOLDER, as_json: bool = JSON) -> None:
     """Read and found so far, the recall bound, the audit reads that would meet the target, the next move."""
     from rankcut.review import session
 
-    info = session.status(folder)
+    with bars(show_progress(as_json=as_json)):   # the replay's bar, in a large review
+        info = session.status(folder)
     if as_json:
         _echo_json(_json_status(info))
         return
@@ -683,7 +684,6 @@ def certify(folder: Path = FOLDER, as_json: bool = JSON) -> None:
 def _certified(folder: Path, as_json: bool) -> Any:
     """The review's certificate of the records read now (``workflow.certify``, which replays the
     review and refuses anything changed), or None when nothing is labelled yet."""
-    from rankcut._progress import bars, show_progress
     from rankcut.audit import workflow
     from rankcut.audit.folder import LABELS_FILE, OPENED_FILE
     from rankcut.audit.labels import holds_store
@@ -883,7 +883,6 @@ def simulate(
 ) -> None:
     """A whole seeded review with known labels as the reviewer, to the certificate (progress bar)."""
     confidence_delta(delta)
-    from rankcut._progress import show_progress
 
     recs = _with_prior(_records(records, fmt, texts, label_column, qrels if fmt == "trec" else None, query,
                                 name, _grade(threshold, qrels)), prior_relevant, records)

@@ -491,6 +491,10 @@ def _lost_text(path: Path, steps: int, folder: Path) -> str:
             f"backup, or the copy the folder was shipped as), or {start_again()}")
 
 
+#: seconds a replay runs before its bar shows (where bars are shown): a large review's is followed,
+#: a small one's shows nothing
+REPLAY_BAR_DELAY = 2.0
+
 #: the last review replayed in the current :func:`one_replay` block (a list of at most one); None
 #: outside a block, where every replay starts from the first step
 _REPLAYS: ContextVar[list[Review] | None] = ContextVar("rankcut_interleaved_replays", default=None)
@@ -519,24 +523,31 @@ def one_replay() -> Iterator[None]:
 def _replay(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Mapping[Item, int],
             recorded: Sequence[Mapping[str, Any]], cached: bool, read_on: bool,
             certified: int | None) -> Review:
+    from tqdm.auto import tqdm
+
+    from rankcut._progress import BARS
     from rankcut.certify.interleaved import remember
 
     kept = _REPLAYS.get()
     going_on = kept.pop() if kept and cached and kept[0].replays(audit, rows, labels, read_on) else None
     review = going_on if going_on is not None else Review(audit, rows, cached=cached, read_on=read_on)
+    bar = tqdm(total=len(labels), initial=len(review.steps), desc="replay", unit=review.words.item,
+               disable=not BARS.get(), delay=REPLAY_BAR_DELAY, leave=False)
 
     def take(step: Step) -> None:
         review.take(step, labels[step.item])
+        bar.update()
         if len(review.steps) == certified:   # the check of the last certificate recomputes these steps
             remember(review.state.review, certified=True)
 
-    if going_on is None:
-        for entry in recorded:
-            if (step := review.resumed(entry, labels)) is None:
-                break
+    with bar:
+        if going_on is None:
+            for entry in recorded:
+                if (step := review.resumed(entry, labels)) is None:
+                    break
+                take(step)
+        while (step := review.next()) is not None and step.item in labels:
             take(step)
-    while (step := review.next()) is not None and step.item in labels:
-        take(step)
     remember(review.state.review)   # a certificate of these steps is recomputed from it
     if kept is not None:
         kept[:] = [review]
