@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 
 import typer
 
+from rankcut._progress import bars, show_progress
 from rankcut.cli._errors import confidence_delta, option_names, say_warnings, stdout_aside, user_errors
 from rankcut.cli._interleaved import policy_option, prior_basis_option, said_read_on
 
@@ -86,11 +87,13 @@ def _fail_cleanly(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         import rankcut.review.session  # noqa: F401 -- registers the screener of rankcut review's folders
+        from rankcut.audit.designs.interleaved import one_replay
 
         with user_errors():
             with spoken_as_options():
                 words = _review_words(kwargs.get("audit"), fn.__name__)
-            with spoken_as_options(words):
+            # an interleaved review replayed once a command (label, then its status), as rankcut review's
+            with spoken_as_options(words), one_replay():
                 return fn(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
@@ -483,9 +486,10 @@ def label(
     if qrels is None and chosen(ctx, "threshold"):   # taken by nothing else
         raise ValueError("--threshold is for --oracle qrels: it says which grade of the qrels counts as "
                          "relevant (a label file's labels are 0 or 1)")
-    result = workflow.label(audit, from_file=from_file, qrels=qrels, threshold=threshold,
-                            unjudged_nonrelevant=unjudged_nonrelevant, interactive=interactive, reuse=reuse,
-                            overwrite=overwrite, limit=next_n, output=typer.echo)
+    with bars(show_progress(as_json=as_json) and not interactive):   # an interleaved review's steps
+        result = workflow.label(audit, from_file=from_file, qrels=qrels, threshold=threshold,
+                                unjudged_nonrelevant=unjudged_nonrelevant, interactive=interactive,
+                                reuse=reuse, overwrite=overwrite, limit=next_n, output=typer.echo)
     if qrels is not None:   # the grade the labels took, said once they are recorded
         from rankcut.data.trec import read_qrels
 
@@ -509,7 +513,6 @@ def certify(audit: Path = AUDIT, as_json: bool = JSON) -> None:
 
     Exit status 0 when the frozen target is met (or none was frozen), 1 when it is not met, 2 when
     refused."""
-    from rankcut._progress import bars, show_progress
     from rankcut.audit import workflow
 
     with bars(show_progress(as_json=as_json)):
