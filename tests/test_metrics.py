@@ -108,6 +108,8 @@ def test_clip_cuts_and_mean_curve_keep_short_lists_whole() -> None:
     lists = make_lists([[1, 0, 1, 0, 0], [0, 1]])
     assert clip_cuts(lists, 3).tolist() == [3, 2]
     assert clip_cuts(lists, np.int64(1)).tolist() == [1, 1]
+    # a k past every list, beyond what a C long holds (fixed-k:10**23 was a traceback, a walk)
+    assert clip_cuts(lists, 10 ** 23).tolist() == clip_cuts(lists, 2 ** 63).tolist() == [5, 2]
     mc = mean_curve(lists, "f1")
     assert mc.shape == (6,) and math.isnan(mc[0])
     for k in range(1, 6):

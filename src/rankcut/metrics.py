@@ -220,7 +220,8 @@ def clip_cuts(lists: RankedLists, k: int) -> NDArray[np.int64]:
         raise ValueError(f"k must be an integer, got {k!r}")
     if k < 0:
         raise ValueError(f"k must be >= 0, got {k}")
-    return np.minimum(int(k), lists.lengths).astype(np.int64)
+    longest = int(lists.lengths.max(initial=0))   # a k past every list keeps each whole, however large
+    return np.minimum(min(int(k), longest), lists.lengths).astype(np.int64)
 
 
 def mean_curve(
