@@ -418,17 +418,17 @@ def test_sample_of_the_interleaved_design_says_it_froze_an_order(tmp_path: Path)
     assert "drew" not in out and "label the items listed" not in out
 
 
-def test_oracle_labels_of_an_interleaved_review_draw_a_bar_on_request(tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_oracle_labels_of_an_interleaved_review_draw_a_bar_on_request(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`audit label --oracle` of a large interleaved review records its steps one by one (128,000 at
     150,000 documents, a stop-56 walk): where bars are shown it draws one, and none under --json."""
     ranked, qrels = tmp_path / "topic.run", tmp_path / "q.txt"
     ranked.write_text("".join(f"T1 Q0 d{r} {r + 1} {100 - r} t\n" for r in range(40)))
     qrels.write_text("".join(f"T1 0 d{r} 1\n" for r in range(0, 40, 4)))
-    for name in ("A", "B"):
-        for step in (["freeze", "--run", ranked, "--design", "interleaved", "--target-recall", "0.8", "--seed",
-                      "3", "--out", tmp_path / name], ["plan", "--audit", tmp_path / name],
-                     ["sample", "--audit", tmp_path / name]):
+    for audit in (tmp_path / "A", tmp_path / "B"):
+        freeze = ["--design", "interleaved", "--target-recall", "0.8", "--seed", "3", "--out", audit]
+        for step in (["freeze", "--run", ranked, *freeze], ["plan", "--audit", audit],
+                     ["sample", "--audit", audit]):
             assert run(*step)[0] == 0
     monkeypatch.setenv("RANKCUT_PROGRESS", "1")
     code, _, err = run("label", "--audit", tmp_path / "A", "--oracle", "qrels", "--qrels", qrels)
