@@ -110,8 +110,12 @@ def test_degenerate_lists_are_kept_whole() -> None:
     fit = ScoreDistribution().fit_mixture(lists)
     assert fit.fallback.tolist() == [False, True, True, True]
     assert np.isnan(fit.weight[1:]).all() and np.isnan(fit.posterior[1:]).all()
-    with pytest.warns(UserWarning, match=r"1 of the 4 lists score every document alike \(query 'flat'\)"):
+    with pytest.warns(UserWarning) as said:
         cuts = make_cutter("distribution").predict(lists)   # kept whole, and said
+    assert [str(w.message).split(":")[0] for w in said] == [
+        "1 of the 4 lists score every document alike (query 'flat')",
+        "2 of the 4 lists have fewer than min_docs=10 documents (query 'short', 'one')"]
+    assert "distribution does not fit them and keeps them whole" in str(said[1].message)
     assert cuts[1:].tolist() == [30, 9, 1]
     assert 1 <= cuts[0] < 100
     # min_docs lowers the bar for short lists

@@ -81,8 +81,11 @@ def test_padding_and_degenerate_lists() -> None:
     fit = Surprise(threshold=1.0).fit_tail(lists)
     assert fit.fallback.tolist() == [False, True, True]
     assert np.isnan(fit.surprise[1:]).all() and np.isnan(fit.shape[1:]).all()
-    with pytest.warns(UserWarning, match=r"1 of the 3 lists score every document alike \(query 'flat'\)"):
+    with pytest.warns(UserWarning) as said:
         cuts = make_cutter("surprise:1.0").predict(lists)   # kept whole, and said
+    assert [str(w.message).split(":")[0] for w in said] == [
+        "1 of the 3 lists score every document alike (query 'flat')",
+        "1 of the 3 lists has fewer than min_docs=10 documents (query 'short')"]
     assert cuts[1:].tolist() == [20, 5]
     # the good list: the documents with surprise ≥ 1 (a prefix)
     assert cuts[0] == int(np.sum(fit.surprise[0, :50] >= 1.0))
