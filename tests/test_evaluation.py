@@ -172,6 +172,22 @@ def test_markers_follow_holm_adjusted_paired_tests():
     assert none.tests == {} and none.marker("fixed-k:2", "f1") == ""
 
 
+def test_a_marker_against_the_mean_is_said():
+    """Wilcoxon's side is its signed ranks': 30 small gains outrank 3 large losses, so fixed-k:2 is
+    significantly better than fixed-k:1 with a lower mean F1, which the legend says (a † beside a
+    lower mean read as a mistake, a walk)."""
+    lists = make_lists([[1] * 60 + [0, 0]] * 30 + [[1, 0]] * 3)   # F1 +0.032 thirty times, -0.333 three
+    ev = evaluate_cutters(["fixed-k:2", "fixed-k:1"], lists, baseline="fixed-k:1", metrics=("f1",))
+    test = ev.tests["f1"]["fixed-k:2"]
+    assert ev.marker("fixed-k:2", "f1") == "†" and test.mean_difference < 0
+    assert (f"fixed-k:2 (F1@k): † by Wilcoxon's signed ranks (the ranks of its per-query gains against "
+            f"fixed-k:1 outweigh those of its losses), though its mean is lower by "
+            f"{-test.mean_difference:.4f} (its losses are larger in sum).") in format_table(ev)
+    agree = evaluate_cutters(["fixed-k:2", "fixed-k:1"], lists, baseline="fixed-k:1", metrics=("f1",),
+                             test="ttest")   # the t-test's side is the mean's: nothing to say
+    assert "signed ranks" not in format_table(agree)
+
+
 def test_table_has_table_3_shape_and_a_legend():
     lists = make_lists([A] * 6 + [B] * 2)
     ev = evaluate_cutters(["oracle", "fixed-k:2", "fixed-k:8"], lists, baseline="fixed-k:8")

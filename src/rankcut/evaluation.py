@@ -865,4 +865,23 @@ def _legend(ev: Evaluation) -> list[str]:
         skipped = [n for n in ev.methods if n != p["baseline"] and n not in tested]
         if skipped:
             out.append(f"Not tested: {', '.join(skipped)} (reads the test labels: an upper bound).")
+        out.extend(_against_the_mean(ev))
+    return out
+
+
+def _against_the_mean(ev: Evaluation) -> list[str]:
+    """A line for each marker whose side is not the mean's: Wilcoxon's side is that of the signed
+    ranks (``W+ − W−``), so a method can be significantly better on most queries with a lower mean
+    (a few large losses), which a reader of † beside the lower mean would take for a mistake."""
+    out = []
+    for metric, per in ev.tests.items():
+        for name, t in per.items():
+            better = t.direction == "better"
+            if t.significant and t.direction != "equal" and (t.mean_difference > 0) != better:
+                up, down = ("gains", "losses") if better else ("losses", "gains")
+                marker = _BETTER if better else _WORSE
+                out.append(f"{name} ({_METRIC_LABELS[metric]}): {marker} by Wilcoxon's "
+                           f"signed ranks (the ranks of its per-query {up} against {t.baseline} outweigh "
+                           f"those of its {down}), though its mean is {'lower' if better else 'higher'} by "
+                           f"{abs(t.mean_difference):.4f} (its {down} are larger in sum).")
     return out

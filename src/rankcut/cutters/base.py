@@ -170,8 +170,8 @@ def warn_short(lists: RankedLists, min_docs: int, name: str) -> None:
     if short.size:
         shown = id_list((lists.qids[i] for i in short), 3)
         warnings.warn(f"{short.size} of the {len(lists)} lists {'has' if short.size == 1 else 'have'} fewer "
-                      f"than min_docs={min_docs} documents (query {shown}): {name} does not fit them and keeps them whole (its min_docs "
-                      "parameter)", UserWarning, stacklevel=3)
+                      f"than min_docs={min_docs} documents (query {shown}): {name} does not fit them and "
+                      "keeps them whole (its min_docs parameter)", UserWarning, stacklevel=3)
 
 
 def _check_lists(lists: Any, arg: str) -> None:
