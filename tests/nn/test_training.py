@@ -202,6 +202,12 @@ def test_progress_bar_on_stderr_only_when_asked(capsys: pytest.CaptureFixture[st
     fit(epochs=1, progress=True, desc="attncut")
     err = capsys.readouterr().err
     assert "attncut" in err and "val_f1" in err
+    # stopped early: the bar ends full at the epochs run, saying why (it ended at 2/60 after 3, a walk)
+    _, res = fit(epochs=60, patience=1, progress=True, desc="attncut")
+    ran = len(res.history)
+    assert ran < 60
+    last = capsys.readouterr().err.replace("\r", "\n").strip().splitlines()[-1]
+    assert "100%" in last and f" {ran}/{ran} " in last and "stopped=no better in 1 epochs" in last, last
 
 
 @pytest.mark.parametrize(

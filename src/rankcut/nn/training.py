@@ -319,9 +319,9 @@ def fit_network(
         torch.manual_seed(stream_seed(seed, "dropout"))
         shuffle = torch.Generator().manual_seed(stream_seed(seed, "shuffle"))
         optimizer = _adam(net, lr=lr, weight_decay=weight_decay)
-        bar = tqdm(range(1, epochs + 1), desc=desc, unit="epoch", disable=not progress, file=sys.stderr,
+        bar = tqdm(total=epochs, desc=desc, unit="epoch", disable=not progress, file=sys.stderr,
                    dynamic_ncols=True)
-        for epoch in bar:
+        for epoch in range(1, epochs + 1):
             start = time.perf_counter()
             net.train()
             total = 0.0
@@ -362,8 +362,13 @@ def fit_network(
                 shown["best"] = f"{best_score:.4f}@{best_epoch}"
             else:
                 shown["val_loss"] = f"{entry['val_loss']:.4f}"
-            bar.set_postfix(shown)
+            bar.set_postfix(shown, refresh=False)
+            bar.update()
             if diverged or epoch - best_epoch >= patience:  # NaN weights never recover
+                if epoch < epochs:   # the bar ends full, saying why it ended before --epochs
+                    bar.total = epoch
+                    bar.set_postfix({**shown, "stopped": "diverged" if diverged else
+                                     f"no better in {patience} epochs"})
                 break
         bar.close()
     if best_state is None:  # the first epoch diverged already
