@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -55,9 +56,26 @@ def test_standardised_with_the_training_statistics() -> None:
 def test_other_lists_are_encoded_with_the_training_statistics_not_their_own() -> None:
     enc = InputEncoder.fit(TRAIN)
     test = make_lists([[100.0]], [[0.5]])
-    x, _ = enc.transform(test)
+    with pytest.warns(UserWarning, match="the lists' score averages 100, 27.8 training standard deviations"):
+        x, _ = enc.transform(test)
     assert float(x[0, 0, 0]) == pytest.approx((100.0 - 4.4) / np.sqrt(11.84), rel=1e-6)
     assert float(x[0, 0, 1]) == pytest.approx((0.0 - enc.mean[1]) / enc.std[1], rel=1e-6)  # lone doc: z 0
+
+
+def test_lists_unlike_the_training_lists_are_warned_of() -> None:
+    """A model trained on one retriever's scores and given another's cut at 243 where it cut at 27,
+    without a word (a walk): a column whose mean moved more than SHIFT training deviations is said."""
+    rng = np.random.default_rng(0)
+    train = make_lists([list(rng.normal(10.3, 3.1, 50)) for _ in range(20)])
+    enc = InputEncoder.fit(train)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # lists of the same retriever: nothing to say
+        enc.transform(make_lists([list(rng.normal(10.3, 3.1, 50)) for _ in range(5)]))
+    other = make_lists([list(rng.uniform(-0.2, 1.0, 50)) for _ in range(5)])
+    with pytest.warns(UserWarning, match=r"the lists' score averages 0\.\d+, 3\.\d training standard "
+                                         r"deviations from the model's training mean \(10\.\d+ ± 3\.\d+\): "
+                                         r"are these another retriever's scores"):
+        enc.transform(other)
 
 
 def test_a_constant_column_gets_std_one() -> None:

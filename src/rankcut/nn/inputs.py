@@ -21,6 +21,7 @@ checkpoint carries the exact transformation it was trained with (:meth:`InputEnc
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -31,7 +32,11 @@ from numpy.typing import NDArray
 from rankcut.data.features import _score_features
 from rankcut.data.lists import RankedLists
 
-__all__ = ["SCORE_COLUMNS", "InputEncoder"]
+__all__ = ["SCORE_COLUMNS", "SHIFT", "InputEncoder"]
+
+#: how many training standard deviations a column's mean over the lists may move before the
+#: encoder warns that the inputs are not like the training lists' (:meth:`InputEncoder.transform`)
+SHIFT = 3.0
 
 #: the columns computed from the scores themselves, not read from ``lists.features``
 SCORE_COLUMNS: tuple[str, ...] = ("score", "score_z")
@@ -136,7 +141,25 @@ class InputEncoder:
         """
         raw = _raw_columns(lists, self.columns)
         x = np.where(lists.mask[..., None], (raw - self.mean) / self.std, 0.0)
+        self._warn_shift(x[lists.mask], raw[lists.mask])
         return torch.from_numpy(x.astype(np.float32)), torch.from_numpy(lists.mask.copy())
+
+    def _warn_shift(self, z: NDArray[np.float64], raw: NDArray[np.float64]) -> None:
+        """Warn when the lists' mean of a column is more than :data:`SHIFT` training standard
+        deviations from its training mean: a model trained on one retriever's scores (BM25's, mean
+        10.3) and given another's (DRMM's, −0.2 to 1.0) cuts at 243 where it cut at 27, without a
+        word (a walk). The inputs are then not what the model learned from."""
+        if not z.size:
+            return
+        shift = z.mean(axis=0)
+        worst = int(np.argmax(np.abs(shift)))
+        if abs(shift[worst]) > SHIFT:
+            name = self.columns[worst]
+            warnings.warn(f"the lists' {name} averages {raw[:, worst].mean():.4g}, {abs(shift[worst]):.1f} "
+                          f"training standard deviations from the model's training mean "
+                          f"({self.mean[worst]:.4g} ± {self.std[worst]:.4g}): are these another retriever's "
+                          "scores, or another scale? The model learned its cuts from inputs like the "
+                          "training lists'; its cuts here may mean nothing", UserWarning, stacklevel=3)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (for a checkpoint's ``config.json``)."""
