@@ -28,6 +28,7 @@ from rankcut.certify.interleaved import (
     InterleavedReview,
     InterleavedRule,
     interleaved_recall_certificate,
+    keeping,
     remember,
     replay,
 )
@@ -566,46 +567,54 @@ def test_a_replay_takes_the_review_kept_for_exactly_its_steps(monkeypatch: pytes
     rule = InterleavedRule(0.8, 0.05)
     moves, labels = "s" * 12 + "a" * 40, "110100100000" + "0" * 39 + "1"
     steps = _counted_audits(monkeypatch)
-    first = replay(90, moves, labels, rule)
-    assert len(steps) == 40
-    again = replay(90, moves, labels, rule)     # kept by the first: not stepped again
-    assert len(steps) == 40 and again is not first
-    assert (again.moves, again.labels, again.running_upper, again.running_step, again.met_step) == \
-        (first.moves, first.labels, first.running_upper, first.running_step, first.met_step)
-    assert np.array_equal(again.log_likelihood(), first.log_likelihood())
-    assert again.log_evidence(30) == first.log_evidence(30)
-    again.audit(0)                              # a copy: stepping it leaves the kept one as it was
-    assert len(replay(90, moves, labels, rule).moves) == 52 and len(steps) == 41
-    # other labels, fewer steps, or another rule: stepped from the start, as without a kept review
-    for other in ((moves, labels[:-1] + "0", rule), (moves[:-1], labels[:-1], rule),
-                  (moves, labels, InterleavedRule(0.9, 0.05))):
-        before = len(steps)
-        got = replay(90, *other)
-        assert len(steps) == before + other[0].count(AUDIT)
-        assert "".join(got.moves) == other[0] and "".join(map(str, got.labels)) == other[1]
-        assert got.rule == other[2]
+    replay(90, moves, labels, rule)
+    replay(90, moves, labels, rule)               # outside a keeping block nothing is kept
+    assert len(steps) == 80
+    steps.clear()
+    with keeping():
+        first = replay(90, moves, labels, rule)
+        assert len(steps) == 40
+        again = replay(90, moves, labels, rule)   # kept by the first: not stepped again
+        assert len(steps) == 40 and again is not first
+        assert (again.moves, again.labels, again.running_upper, again.running_step, again.met_step) == \
+            (first.moves, first.labels, first.running_upper, first.running_step, first.met_step)
+        assert np.array_equal(again.log_likelihood(), first.log_likelihood())
+        assert again.log_evidence(30) == first.log_evidence(30)
+        again.audit(0)                            # a copy: stepping it leaves the kept one as it was
+        assert len(replay(90, moves, labels, rule).moves) == 52 and len(steps) == 41
+        # other labels, fewer steps, or another rule: stepped from the start, as without a kept review
+        for other in ((moves, labels[:-1] + "0", rule), (moves[:-1], labels[:-1], rule),
+                      (moves, labels, InterleavedRule(0.9, 0.05))):
+            before = len(steps)
+            got = replay(90, *other)
+            assert len(steps) == before + other[0].count(AUDIT)
+            assert "".join(got.moves) == other[0] and "".join(map(str, got.labels)) == other[1]
+            assert got.rule == other[2]
+    replay(90, moves, labels, rule)               # the block ended: what it kept is gone
+    assert len(steps) == 41 + 40 + 39 + 40 + 40
 
 
 def test_a_replay_of_the_certified_steps_takes_them_from_a_longer_review(monkeypatch: pytest.MonkeyPatch
                                                                           ) -> None:
     rule = InterleavedRule(0.8, 0.05)
     moves, labels = "s" * 12 + "a" * 40, "110100100000" + "0" * 40
-    review = InterleavedReview(90, rule)
-    for i, (m, y) in enumerate(zip(moves, labels, strict=True)):
-        (review.screen if m == SCREEN else review.audit)(int(y))
-        if i + 1 == 30:
-            remember(review, certified=True)   # the steps the last certify counted, on the way
-    remember(review)
-    steps = _counted_audits(monkeypatch)
-    kept = replay(90, moves[:30], labels[:30], rule)
-    assert steps == [] and len(kept.moves) == 30
-    fresh = InterleavedReview(90, rule)
-    for m, y in zip(moves[:30], labels[:30], strict=True):
-        (fresh.screen if m == SCREEN else fresh.audit)(int(y))
-    assert (kept.running_upper, kept.met_step, kept.found, kept.unread) == \
-        (fresh.running_upper, fresh.met_step, fresh.found, fresh.unread)
-    assert np.array_equal(kept.log_likelihood(), fresh.log_likelihood())
-    steps.clear()
-    before = kept.running_upper
-    remember(InterleavedReview(90, rule))      # a later review kept: the certified one stays
-    assert replay(90, moves[:30], labels[:30], rule).running_upper == before and steps == []
+    with keeping():
+        review = InterleavedReview(90, rule)
+        for i, (m, y) in enumerate(zip(moves, labels, strict=True)):
+            (review.screen if m == SCREEN else review.audit)(int(y))
+            if i + 1 == 30:
+                remember(review, certified=True)   # the steps the last certify counted, on the way
+        remember(review)
+        steps = _counted_audits(monkeypatch)
+        kept = replay(90, moves[:30], labels[:30], rule)
+        assert steps == [] and len(kept.moves) == 30
+        fresh = InterleavedReview(90, rule)
+        for m, y in zip(moves[:30], labels[:30], strict=True):
+            (fresh.screen if m == SCREEN else fresh.audit)(int(y))
+        assert (kept.running_upper, kept.met_step, kept.found, kept.unread) == \
+            (fresh.running_upper, fresh.met_step, fresh.found, fresh.unread)
+        assert np.array_equal(kept.log_likelihood(), fresh.log_likelihood())
+        steps.clear()
+        before = kept.running_upper
+        remember(InterleavedReview(90, rule))      # a later review kept: the certified one stays
+        assert replay(90, moves[:30], labels[:30], rule).running_upper == before and steps == []

@@ -3,11 +3,13 @@ CAL ranker — start, next, label, status, certify, report, resume, refusals, si
 
 from __future__ import annotations
 
+import contextvars
 import csv
 import dataclasses
 import json
 import re
 import shutil
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -567,3 +569,44 @@ def test_a_command_replays_the_review_once(records: Records, tmp_path: Path,
         session.label(folder, from_file=tmp_path / "a.csv")
         after = session.status(folder, ahead=3)
     assert after == session.status(folder, ahead=3) and after["read"] == alone["read"] + 5
+
+
+def test_a_replay_goes_on_only_from_a_whole_review_of_its_own_folder_and_thread(
+        records: Records, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Within one_replay: a step cut short by an exception (Ctrl-C in label, then its status), a
+    copied folder (same audit id) and another thread sharing the block each replay anew (the
+    diff review of 2026-12-07)."""
+    from rankcut.audit.designs.interleaved import replayed
+    from rankcut.audit.folder import FrozenAudit
+    from rankcut.certify.policies import ReviewState
+
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=3, policy=POLICY)
+    known = labels_of(records)
+    session.label(folder, known=known, limit=55)
+    record = ReviewState.record
+
+    def cut_short(self: ReviewState, move: str, doc: int, label: int) -> None:
+        record(self, move, doc, label)   # the engine and the ranker's state moved ...
+        raise KeyboardInterrupt          # ... and the step was never taken
+
+    with one_replay():
+        session.status(folder)
+        monkeypatch.setattr(ReviewState, "record", cut_short)
+        with pytest.raises(KeyboardInterrupt):
+            session.label(folder, known=known, limit=3)   # its label is recorded, its step cut
+        monkeypatch.setattr(ReviewState, "record", record)
+        inside = session.status(folder, ahead=3)
+        mine = replayed(FrozenAudit(session.load_review(folder)))
+        copy = tmp_path / "C"
+        shutil.copytree(folder, copy)   # the same audit and labels, in another folder
+        assert replayed(FrozenAudit(session.load_review(copy))) is not mine
+        mine = replayed(FrozenAudit(session.load_review(folder)))
+        other: list[object] = []
+        context = contextvars.copy_context()   # a thread that shares the block
+        thread = threading.Thread(target=lambda: other.append(context.run(
+            replayed, FrozenAudit(session.load_review(folder)))))
+        thread.start()
+        thread.join()
+        assert other[0] is not mine and replayed(FrozenAudit(session.load_review(folder))) is not other[0]
+    assert inside == session.status(folder, ahead=3) and inside["read"] == 56

@@ -69,10 +69,11 @@ checks the two agree.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
-import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
@@ -93,7 +94,8 @@ from rankcut.certify.screening import tail_estimate
 from rankcut.certify.sequential import PRIOR_SCALE, PRIOR_TAIL, default_prior_mean
 
 __all__ = ["AUDIT", "PRIOR_BASES", "SCREEN", "TAIL_FIT", "TAIL_FLOOR", "InterleavedReview", "InterleavedRule",
-           "audit_order_draw", "interleaved_recall_certificate", "remember", "replay"]
+           "audit_order_draw", "interleaved_recall_certificate", "keeping", "remember",
+           "replay"]
 
 SCREEN, AUDIT = "s", "a"
 
@@ -389,32 +391,50 @@ class InterleavedReview:
         return self.rule.allowed_total(self.found) - self.found
 
 
-#: the reviews this thread last replayed or was handed (:func:`remember`), copies of their own
-_KEPT = threading.local()
+#: the engines kept in the current :func:`keeping` block (:func:`remember`); None outside one
+_KEPT: ContextVar[dict[str, InterleavedReview] | None] = ContextVar("rankcut_kept_engines", default=None)
+
+
+@contextlib.contextmanager
+def keeping() -> Iterator[None]:
+    """Within the block, :func:`remember` keeps engines for :func:`replay` (outside a block it keeps
+    none): the replays of one command share them, and they are freed when it ends. A block inside a
+    block is the outer one. The engines kept are copies that nothing steps, so threads that share
+    the block (a copied context) may share them."""
+    if _KEPT.get() is not None:
+        yield
+        return
+    token = _KEPT.set({})
+    try:
+        yield
+    finally:
+        _KEPT.reset(token)
 
 
 def remember(review: InterleavedReview, *, certified: bool = False) -> None:
-    """Keep a copy of ``review`` for :func:`replay`: a replay of exactly its steps (the same
-    collection, rule, moves and labels) takes a copy of it instead of stepping again, which costs
-    ``O(N)`` an audit step (0.4 ms at 150,000 documents). So a caller that stepped a review (the
-    audit folder's replay) spares the certificate's recomputation from the same steps a second
-    pass. Two a thread: the last one, and the last one kept as ``certified`` (the steps a
-    certificate counted, passed on the way to more); any other replay steps from the start."""
-    setattr(_KEPT, "certified" if certified else "last", review.copy())
+    """Within a :func:`keeping` block, keep a copy of ``review`` for :func:`replay`: a replay of
+    exactly its steps (the same collection, rule, moves and labels) takes a copy of it instead of
+    stepping again, which costs ``O(N)`` an audit step (0.4 ms at 150,000 documents). So a caller
+    that stepped a review (the audit folder's replay) spares the certificate's recomputation from
+    the same steps a second pass. Two a block: the last one, and the last one kept as
+    ``certified`` (the steps a certificate counted, passed on the way to more)."""
+    kept = _KEPT.get()
+    if kept is not None:
+        kept["certified" if certified else "last"] = review.copy()
 
 
 def replay(total: int, moves: str, labels: str, rule: InterleavedRule) -> InterleavedReview:
     """The review after the recorded steps (``moves`` of ``s``/``a``, ``labels`` of ``0``/``1``);
-    a copy of the one :func:`remember` kept when that one took exactly these steps (the engine is
+    a copy of one :func:`remember` kept when that one took exactly these steps (the engine is
     deterministic: the same steps give the same review)."""
     if len(moves) != len(labels):
         raise ValueError(f"{len(moves)} moves but {len(labels)} labels")
     if len(moves) > total:
         raise ValueError(f"{len(moves)} steps exceed the collection's {total} documents")
-    for kept in (getattr(_KEPT, "last", None), getattr(_KEPT, "certified", None)):
-        if (kept is not None and kept.total == total and kept.rule == rule and len(kept.moves) == len(moves)
-                and "".join(kept.moves) == moves and "".join(map(str, kept.labels)) == labels):
-            return kept.copy()
+    for twin in (_KEPT.get() or {}).values():
+        if (twin.total == total and twin.rule == rule and len(twin.moves) == len(moves)
+                and "".join(twin.moves) == moves and "".join(map(str, twin.labels)) == labels):
+            return twin.copy()
     review = InterleavedReview(total, rule)
     for i, (m, y) in enumerate(zip(moves, labels, strict=True)):
         if m not in (SCREEN, AUDIT) or y not in "01":

@@ -26,7 +26,7 @@ import json
 import shlex
 import warnings
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -87,13 +87,11 @@ def _fail_cleanly(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         import rankcut.review.session  # noqa: F401 -- registers the screener of rankcut review's folders
-        from rankcut.audit.designs.interleaved import one_replay
 
         with user_errors():
             with spoken_as_options():
                 words = _review_words(kwargs.get("audit"), fn.__name__)
-            # an interleaved review replayed once a command (label, then its status), as rankcut review's
-            with spoken_as_options(words), one_replay():
+            with spoken_as_options(words), _replayed_once(kwargs.get("audit")):
                 return fn(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
@@ -121,6 +119,19 @@ def _review_words(folder: Path | None, command: str) -> Mapping[str, str] | None
     from rankcut.cli import review  # (it imports this module: loaded here, on a review's folder only)
 
     return review.OPTIONS
+
+
+def _replayed_once(folder: Path | None) -> AbstractContextManager[None]:
+    """An interleaved review replayed once a command (label, then its status: ``one_replay``), as
+    rankcut review's; nothing for the other designs, whose steps need none (and load no engine)."""
+    from rankcut.audit.manifest import MANIFEST_FILE, load_manifest
+
+    if folder is None or not (Path(folder) / MANIFEST_FILE).is_file() or \
+            load_manifest(Path(folder))["design"] != "interleaved":
+        return nullcontext()
+    from rankcut.audit.designs.interleaved import one_replay
+
+    return one_replay()
 
 
 def _family(text: str) -> list[Path]:

@@ -47,6 +47,7 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -275,14 +276,16 @@ class Review:
         self._asked: tuple[int, Step] | None = None   # the step next() gave, and after how many steps
         self.lines: list[str] = []   # review.jsonl's lines of the first steps, as last written
         self.read_on = read_on   # after the target is met, screen on (Interleaved.read_on), not stop
-        self.audit_id = audit.manifest.audit_id
+        self.audit_id, self.folder = audit.manifest.audit_id, audit.folder.resolve()
+        self.unfinished = False   # a step (next or take) began and did not end: an exception cut it
 
     def replays(self, audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Mapping[Item, int],
                 read_on: bool) -> bool:
         """Whether a replay of ``audit``'s review from ``rows`` and ``labels`` (:func:`one_replay`)
-        would take this review's steps: the same audit, documents, audit order and reading on, and
-        every step's label is in ``labels``."""
-        return (self.audit_id == audit.manifest.audit_id and self.read_on == read_on
+        would take this review's steps: no step of it was cut short, the same folder, audit,
+        documents, audit order and reading on, and every step's label is in ``labels``."""
+        return (not self.unfinished and self.folder == audit.folder.resolve()
+                and self.audit_id == audit.manifest.audit_id and self.read_on == read_on
                 and self.items == [(r["query_id"], r["doc_id"]) for r in rows]
                 and np.array_equal(self.order, _audit_order(rows))
                 and all(labels.get(s.item) == s.label for s in self.steps))
@@ -314,6 +317,12 @@ class Review:
         """The step the policy asks for now (None once certified, unless reading on, or once
         everything is read). Reading on after the target is met (:meth:`Interleaved.read_on`), every step is a
         screening step: the screener's next pick."""
+        self.unfinished = True   # the screener's work moves on: until it ends, this review is no replay's
+        step = self._next()
+        self.unfinished = False
+        return step
+
+    def _next(self) -> Step | None:
         from rankcut.certify.interleaved import SCREEN, audit_order_draw
 
         if self._asked is not None and self._asked[0] == len(self.steps):
@@ -357,6 +366,7 @@ class Review:
         """Record that ``step`` was read with ``label``."""
         from rankcut.certify.interleaved import AUDIT, SCREEN
 
+        self.unfinished = True
         rank = step.rank - 1
         move = SCREEN if step.move == "screen" else AUDIT
         if move == AUDIT:
@@ -367,6 +377,7 @@ class Review:
         self.steps.append(dataclasses.replace(step, label=int(label)))
         self.bounds.append(self.state.review.recall_lower)
         self.found.append(self.state.review.found)
+        self.unfinished = False
 
     def curve(self) -> dict[str, Any]:
         """The recall bound after the first ``j`` steps: each point a valid certificate (the
@@ -441,7 +452,7 @@ class Review:
 
 def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Mapping[Item, int],
               where: str, recorded: Sequence[Mapping[str, Any]] = (), *, cached: bool = False,
-              read_on: bool = False, certified: int | None = None) -> Review:
+              read_on: bool = False, certified_steps: int | None = None) -> Review:
     """The review replayed from the recorded ``labels``: step after step while the item asked for
     has a label. A label of an item the review never asked for is refused (the store was edited,
     or is not this review's).
@@ -455,7 +466,7 @@ def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Map
     not for certify); when the labels are then not the review's steps, the review is replayed
     again without it (a cache that disagrees costs one replay, and that replay mends it) before
     the store is refused. ``read_on``: the reviewer chose to read on after the target was met
-    (:meth:`Interleaved.read_on`; the store's meta says so). ``certified``: the steps the last
+    (:meth:`Interleaved.read_on`; the store's meta says so). ``certified_steps``: the steps the last
     certify counted (the store's opening), whose engine the check of its certificate recomputes
     (:func:`~rankcut.certify.interleaved.remember`: kept on the way, not stepped again).
 
@@ -463,11 +474,12 @@ def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Map
     labels of those steps are gone, and the replay would silently start the review again."""
     if recorded and not labels and not labels_mod.holds_store(where):
         raise ValueError(_lost_text(Path(where), len(recorded), audit.folder))
-    review = _replay(audit, rows, labels, recorded, cached, read_on, certified)
+    review = _replay(audit, rows, labels, recorded, cached, read_on, certified_steps)
     taken = {s.item for s in review.steps}
     stray = [item for item in labels if item not in taken]
     if stray and cached:
-        return review_of(audit, rows, labels, where, recorded, read_on=read_on, certified=certified)
+        return review_of(audit, rows, labels, where, recorded, read_on=read_on,
+                         certified_steps=certified_steps)
     if stray:
         q, d = stray[0]
         more = f" (and {len(stray) - 1} more)" if len(stray) > 1 else ""
@@ -495,9 +507,10 @@ def _lost_text(path: Path, steps: int, folder: Path) -> str:
 #: a small one's shows nothing
 REPLAY_BAR_DELAY = 2.0
 
-#: the last review replayed in the current :func:`one_replay` block (a list of at most one); None
-#: outside a block, where every replay starts from the first step
-_REPLAYS: ContextVar[list[Review] | None] = ContextVar("rankcut_interleaved_replays", default=None)
+#: the last review replayed in the current :func:`one_replay` block, with the thread that replayed it
+#: (a list of at most one); None outside a block, where every replay starts from the first step
+_REPLAYS: ContextVar[list[tuple[int, Review]] | None] = ContextVar("rankcut_interleaved_replays",
+                                                                   default=None)
 
 
 @contextlib.contextmanager
@@ -507,29 +520,42 @@ def one_replay() -> Iterator[None]:
     its label in the store now (the same audit, sample and reading on): the replay from the store
     would take those same steps, each chosen by the policy on the same history. So a command that
     labels and then says the status, or says the status and then lists a batch, replays the review
-    once (a replay costs seconds at 100,000 records). The review gone on from is the same object:
-    within a block, a caller keeps no review from an earlier replay. A block inside a block is
-    the outer one."""
+    once (a replay costs seconds at 100,000 records). The engines the replays step are kept too
+    (:func:`~rankcut.certify.interleaved.keeping`), for the check of a certificate of the same steps.
+
+    The review gone on from is the same object: within a block, a caller keeps no review from an
+    earlier replay. It is gone on from only in the thread that replayed it (threads that copy the
+    context share the block), and never after a step of it was cut short by an exception
+    (:attr:`Review.unfinished`: the screener's work or the engine moved part of the way). A block
+    inside a block is the outer one."""
+    from rankcut.certify.interleaved import keeping
+
     if _REPLAYS.get() is not None:
         yield
         return
     token = _REPLAYS.set([])
     try:
-        yield
+        with keeping():
+            yield
     finally:
         _REPLAYS.reset(token)
 
 
 def _replay(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Mapping[Item, int],
             recorded: Sequence[Mapping[str, Any]], cached: bool, read_on: bool,
-            certified: int | None) -> Review:
+            certified_steps: int | None) -> Review:
+    """The review after the steps ``labels`` answers (:func:`review_of`), gone on from the last one
+    replayed in the :func:`one_replay` block where that one is a start of it (only where the
+    screener's cache may be used: certify always replays from the first step)."""
     from tqdm.auto import tqdm
 
     from rankcut._progress import BARS
     from rankcut.certify.interleaved import remember
 
-    kept = _REPLAYS.get()
-    going_on = kept.pop() if kept and cached and kept[0].replays(audit, rows, labels, read_on) else None
+    slot, thread = _REPLAYS.get(), threading.get_ident()
+    going_on = None
+    if slot and cached and slot[0][0] == thread and slot[0][1].replays(audit, rows, labels, read_on):
+        going_on = slot[0][1]
     review = going_on if going_on is not None else Review(audit, rows, cached=cached, read_on=read_on)
     bar = tqdm(total=len(labels), initial=len(review.steps), desc="replay", unit=review.words.item,
                disable=not BARS.get(), delay=REPLAY_BAR_DELAY, leave=False)
@@ -537,7 +563,7 @@ def _replay(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Mappi
     def take(step: Step) -> None:
         review.take(step, labels[step.item])
         bar.update()
-        if len(review.steps) == certified:   # the check of the last certificate recomputes these steps
+        if len(review.steps) == certified_steps:   # the last certificate's check recomputes these steps
             remember(review.state.review, certified=True)
 
     with bar:
@@ -549,8 +575,8 @@ def _replay(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Mappi
         while (step := review.next()) is not None and step.item in labels:
             take(step)
     remember(review.state.review)   # a certificate of these steps is recomputed from it
-    if kept is not None:
-        kept[:] = [review]
+    if slot is not None:
+        slot[:] = [(thread, review)]
     return review
 
 
@@ -569,7 +595,7 @@ def replayed(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]] | None = None
             labels, reading_on = stored_labels(store), reads_on(store)
             certified = _opened_prefix(store)
     return review_of(audit, rows, labels, str(path), recorded_steps(audit.folder), cached=True,
-                     read_on=reading_on, certified=certified)
+                     read_on=reading_on, certified_steps=certified)
 
 
 def _opened_prefix(store: labels_mod.LabelStore) -> int | None:
@@ -588,7 +614,9 @@ def lookahead(review: Review, assumed: Mapping[Item, int]) -> Iterator[Step]:
     an item it lacks), until the review would be done: what a reviewer can read as a batch before
     labelling it. The steps after an answer other than the assumed one can differ (the policy and
     the screener choose each move from the labels before it). Takes the steps on ``review`` (a
-    replay to throw away after); each step's ``label`` is the assumed one."""
+    replay not to use after; in a :func:`one_replay` block the next replay goes on from it only
+    where the store holds those same labels, as the steps of a replay from the store would be);
+    each step's ``label`` is the assumed one."""
     while (step := review.next()) is not None:
         y = int(assumed.get(step.item, 0))
         review.take(step, y)
@@ -892,7 +920,7 @@ class Interleaved(FixedSampleDesign):
         from rankcut._progress import BARS
 
         review = review_of(audit, rows, stored_labels(store), str(store.path), recorded_steps(audit.folder),
-                           cached=True, read_on=reads_on(store), certified=_opened_prefix(store))
+                           cached=True, read_on=reads_on(store), certified_steps=_opened_prefix(store))
         taken = recorded = 0   # steps taken; labels written (another label call may have written some)
         step = None
         # the unread documents are the most the review can still ask for (it stops once certified)
