@@ -6,10 +6,12 @@ vocabulary, ``--relevant`` of them relevant, which carry a few topic words excep
 ``--hidden`` share of them (those the ranker cannot find, so the audit reads on). A review is
 started (recall 0.8, the first two relevant records as prior knowledge), the labels play the
 reviewer for ``--steps`` steps, ``certify`` runs, and 100 more steps are labelled (so the
-certificate is behind, as in a review going on); the next 25 records are listed and answered
-truly into ``answers.csv``. Then, ``--runs`` times, alternating this checkout and ``--main``
-(``PYTHONPATH``), each command is timed from outside in its own process; ``label`` on a fresh copy
-of the folder each time. Prints a Markdown table: the median seconds and their ratio.
+certificate is behind, as in a review going on: checked); the next 25 records are listed and
+answered truly into ``answers.csv``. Then, ``--runs`` times, this checkout and ``--main``
+(``PYTHONPATH``), which goes first alternating, each command is timed from outside in its own
+process; ``label`` on a fresh copy of the folder each time. Prints a Markdown table: the steps
+read (by ``status --json``), the median seconds, their ratio, and whether the two checkouts
+printed the same (stdout).
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_review_calls.py --records 50000 \\
         --steps 20000 --runs 3 --main /tmp/old/src   # git archive <commit> src | tar -x -C /tmp/old
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import random
 import shutil
@@ -58,13 +61,13 @@ def write_records(path: Path, n: int, relevant: int, hidden: float, seed: int = 
     return [f"DOC{i:06d}" for i in sorted(chosen)]
 
 
-def rankcut(src: Path, *args: str, check: bool = True) -> float:
-    """Seconds one ``rankcut`` command takes in its own process, run from ``src``."""
+def rankcut(src: Path, *args: str, check: bool = True) -> tuple[float, str]:
+    """Seconds one ``rankcut`` command takes in its own process, run from ``src``, and its stdout."""
     env = {**os.environ, "PYTHONPATH": str(src), "OMP_NUM_THREADS": "1", "RANKCUT_PROGRESS": "0"}
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "rankcut", *args], env=env, check=check, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    done = subprocess.run([sys.executable, "-m", "rankcut", *args], env=env, check=check, capture_output=True,
+                          text=True)
+    return time.perf_counter() - start, done.stdout
 
 
 def main() -> None:
@@ -87,7 +90,12 @@ def main() -> None:
                "--label-column", "label_included", "--next"]
         rankcut(HERE, *sim, str(args.steps))
         rankcut(HERE, "review", "certify", "--folder", folder, check=False)   # exit 1: not met yet
+        certified = json.loads(rankcut(HERE, "review", "status", "--folder", folder, "--json")[1])["read"]
         rankcut(HERE, *sim, "100")
+        now = json.loads(rankcut(HERE, "review", "status", "--folder", folder, "--json")[1])
+        if not now["read"] > certified or now["next_record"] is None:
+            raise SystemExit(f"the review is certified after {now['read']} steps, or its certificate is not "
+                             "behind: take fewer --steps or more --records")
         rankcut(HERE, "review", "next", "--folder", folder, "--batch", "25", "--out", str(work / "batch.csv"))
         with open(data, newline="", encoding="utf-8") as f:
             truth = {r["record_id"]: r["label_included"] for r in csv.DictReader(f)}
@@ -100,21 +108,26 @@ def main() -> None:
                  "review next --batch 25": ["review", "next", "--folder", folder, "--batch", "25"],
                  "review label --from answers.csv (25)": None}
         times: dict[tuple[str, str], list[float]] = {}
-        for _ in range(args.runs):
-            for name, src in (("before", args.main), ("after", HERE)):
+        said: dict[tuple[str, str], set[str]] = {}
+        both = [("before", args.main), ("after", HERE)]
+        for run in range(args.runs):
+            for name, src in both if run % 2 == 0 else both[::-1]:
                 for call, argv in calls.items():
                     if argv is None:
                         copy = work / "copy"
                         shutil.rmtree(copy, ignore_errors=True)
                         shutil.copytree(folder, copy)
                         argv = ["review", "label", "--folder", str(copy), "--from", str(work / "answers.csv")]
-                    times.setdefault((call, name), []).append(rankcut(src, *argv))
-        print(f"| call, {args.records:,} records, {args.steps + 100:,} steps "
-              f"| --main (median of {args.runs}) | this checkout | |")
-        print("|---|---|---|---|")
+                    seconds, out = rankcut(src, *argv)
+                    times.setdefault((call, name), []).append(seconds)
+                    said.setdefault((call, name), set()).add(out.replace(str(work), "W"))
+        print(f"| call, {args.records:,} records, {now['read']:,} steps read | before (`--main`, median of "
+              f"{args.runs}) | after (this checkout) | | same output |")
+        print("|---|---|---|---|---|")
         for call in calls:
             before, after = (statistics.median(times[(call, n)]) for n in ("before", "after"))
-            print(f"| `{call}` | {before:.2f} s | {after:.2f} s | {before / after:.1f}× less |")
+            same = "yes" if said[(call, "before")] == said[(call, "after")] else "no"
+            print(f"| `{call}` | {before:.2f} s | {after:.2f} s | {before / after:.1f}× less | {same} |")
 
 
 if __name__ == "__main__":
