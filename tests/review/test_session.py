@@ -610,3 +610,35 @@ def test_a_replay_goes_on_only_from_a_whole_review_of_its_own_folder_and_thread(
         thread.join()
         assert other[0] is not mine and replayed(FrozenAudit(session.load_review(folder))) is not other[0]
     assert inside == session.status(folder, ahead=3) and inside["read"] == 56
+
+
+def test_a_replay_under_other_ranker_libraries_says_so_not_that_the_store_was_edited(
+        records: Records, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A review re-certified after a library upgrade whose fits differ was refused as an edited
+    label store, with "start a new review" (a reviewer's walk): the versions are frozen at start,
+    said in the report, and a replay that takes other steps under others names them."""
+    from rankcut.review.cal import CALScreener, library_versions
+
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=3, policy=POLICY)
+    assert session.load_review(folder)["screener"]["config"]["libraries"] == library_versions()
+    session.label(folder, known=labels_of(records), limit=40)
+    other = tmp_path / "V"
+    shutil.copytree(folder, other)
+    fit = CALScreener._fit_scores
+    monkeypatch.setattr(CALScreener, "_fit_scores", lambda self, *a: -fit(self, *a))   # other fits
+    with pytest.raises(ValueError, match=r"\(it was edited\)"):   # the same libraries: an edit, as before
+        workflow.certify(other)
+    monkeypatch.setattr(session, "library_versions", lambda: "numpy 9.0, scipy 9.0, scikit-learn 9.0")
+    with pytest.raises(ValueError) as refused:
+        workflow.certify(other)
+    said = str(refused.value)
+    assert "edited" not in said and "its labels are kept as they are" in said
+    assert f"the ranker's libraries changed since the review started ({library_versions()}; now numpy 9.0, " \
+           "scipy 9.0, scikit-learn 9.0)" in said
+    assert "pip install 'numpy==" in said and "'scikit-learn==" in said
+    monkeypatch.undo()
+    session._cal.cache_clear()   # the process' rankers, fitted the other way above
+    workflow.certify(folder)
+    files = write_report(folder, tmp_path / "report.md")
+    assert f"| ranker's libraries | {library_versions()} |" in files.report.read_text()

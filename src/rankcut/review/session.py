@@ -84,7 +84,7 @@ from rankcut.audit.oracle import SIMULATION
 from rankcut.audit.pools import Item
 from rankcut.data.io import open_text
 from rankcut.data.screening import LABEL_COLUMNS, delimiter_for, reads_like_labels, separator_hint
-from rankcut.review.cal import CALConfig, CALScreener
+from rankcut.review.cal import CALConfig, CALScreener, library_versions
 from rankcut.review.records import _FORMS, _VALUES, RIS_SUFFIXES, Records, check_record_id, qrels_labels
 
 if TYPE_CHECKING:
@@ -174,6 +174,7 @@ class _OncePerStep:
         self.screener = screener
         self._at: tuple[ReviewState, int] | None = None
         self._doc = -1
+        self.drift: str | None = None   # why a replay may take other steps than recorded (cal_screener)
 
     def __call__(self, state: ReviewState) -> int:
         if self._at is None or self._at[0] is not state or self._at[1] != state.review.read:
@@ -183,18 +184,28 @@ class _OncePerStep:
 
 def cal_screener(audit: FrozenAudit, items: Sequence[Item], *, cached: bool, cal: Mapping[str, Any],
                  prior: Mapping[str, int], ranked: bool, sources: Sequence[Mapping[str, Any]],
-                 corrects: Mapping[str, Any] | None) -> Callable[[ReviewState], int]:
+                 corrects: Mapping[str, Any] | None, libraries: str) -> Callable[[ReviewState], int]:
     """The CAL ranker of a review folder, on its frozen texts (their hash checked; ``sources``,
     the files the records were read from, and ``corrects``, the review it corrects
     (:func:`correct`), are provenance only: the ranker never reads them). ``cached``: its features
-    and fits may come from the folder's ranker cache (not for certify)."""
+    and fits may come from the folder's ranker cache (not for certify). ``libraries``: the versions
+    its fits were made with (:func:`~rankcut.review.cal.library_versions` at start); under others
+    the screener's ``drift`` says so, for a replay that then takes other steps."""
     path = locate_input(audit.folder, audit.manifest["inputs"]["texts"])
     config = json.dumps({"cal": dict(cal), "prior": dict(prior), "ranked": ranked}, sort_keys=True)
     # a copy per review: the fitted features are shared, but what the ranker learned along one
     # review (its batch queue, its draws) must not be restarted by another review in the process
-    return _OncePerStep(copy.copy(_cal(str(path), sha256_file(path), tuple(items), config,
-                                       str(audit.folder.resolve()), cached,
-                                       str(sources[0]["path"]) if sources else "")))
+    screener = _OncePerStep(copy.copy(_cal(str(path), sha256_file(path), tuple(items), config,
+                                           str(audit.folder.resolve()), cached,
+                                           str(sources[0]["path"]) if sources else "")))
+    now = library_versions()
+    if now != libraries:
+        pins = " ".join(f"'{name}=={version}'" for name, version in
+                        (part.split(" ") for part in libraries.split(", ")))
+        screener.drift = (f"the ranker's libraries changed since the review started ({libraries}; now "
+                          f"{now}): its fits, and so the records it asks for, can differ. Replay it with "
+                          f"the versions it started with (pip install {pins})")
+    return screener
 
 
 def cal_facts(config: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -214,7 +225,8 @@ def cal_facts(config: Mapping[str, Any]) -> list[tuple[str, str]]:
              "the screened" if prior else "none")
     read_from = "; ".join(f"{src['path']} (sha256:{src['sha256'][:12]}, {src['bytes']:,} bytes"
                           f"{_now_differs(src)})" for src in config["sources"]) or "records given in Python"
-    facts = [("records from", read_from), ("ranker", ranker), ("prior knowledge", known)]
+    facts = [("records from", read_from), ("ranker", ranker), ("ranker's libraries", config["libraries"]),
+             ("prior knowledge", known)]
     if config["corrects"]:
         fix = config["corrects"]
         changed = "; ".join(f"record {rid!r} labelled {c['now']} (was {c['was']})"
@@ -362,8 +374,10 @@ def _freeze(out: Path, run: str, texts: str, config: Mapping[str, Any], **option
     write_text_atomic(out / RUN_FILE, run)
     write_text_atomic(out / TEXTS_FILE, texts)
     try:
+        # the libraries the ranker's fits depend on, frozen: a replay under others can take other steps
+        screener = {"name": CAL, "config": {**config, "libraries": library_versions()}}
         manifest = workflow.freeze(out, run=out / RUN_FILE, design="interleaved", texts=out / TEXTS_FILE,
-                                   screener={"name": CAL, "config": dict(config)}, **options)
+                                   screener=screener, **options)
         workflow.plan(out)
         workflow.sample(out)
         _record_prior(out)

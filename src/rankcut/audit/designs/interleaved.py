@@ -483,6 +483,11 @@ def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Map
     if stray:
         q, d = stray[0]
         more = f" (and {len(stray) - 1} more)" if len(stray) > 1 else ""
+        drift = getattr(review.screener, "drift", None)   # the screener's libraries changed: not an edit
+        if drift is not None:
+            raise ValueError(f"the replay of the review in {audit.folder} does not ask for query {q!r}, "
+                             f"document {d!r}, which {where} holds{more}: {drift} — refused (its labels are "
+                             "kept as they are)")
         raise ValueError(f"{where} holds a label for query {q!r}, document {d!r} that the review never asked "
                          f"for{more}: its labels are not the steps of this review (it was edited) — refused; "
                          f"restore it, or {start_again()}")
