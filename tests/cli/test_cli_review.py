@@ -135,6 +135,9 @@ def test_start_next_label_status_certify_report(tmp_path: Path) -> None:
     code, out, _ = _run("review", "certify", "--folder", folder, "--json")
     cert = json.loads(out)
     assert code == 0 and cert["verdict"]["met"] and cert["design"] == "interleaved"
+    code, out, _ = _run("review", "next", "--folder", folder)   # certified: the report is what is left
+    assert code == 0 and out.splitlines()[1] == f"next: rankcut review report --folder {folder} --out " \
+        "report.html" and "done" not in out.split()
     code, out, err = _run("review", "report", "--folder", folder, "--out", tmp_path / "report.md")
     assert code == 0, err
     assert "met after" in out and (tmp_path / "report.png").exists()

@@ -181,8 +181,9 @@ def _config(model: str, seed_query: str | None) -> Any:
 def _next_lines(folder: Path, info: dict[str, Any], out: Path | None = None) -> list[str]:
     nxt = info["next_record"]
     if nxt is None:
-        lines = [info["next_move"], f"next: rankcut review certify --folder {shlex.quote(str(folder))}"
-                 if info["next"] == "certify" else "done"]
+        step = "certify" if info["next"] == "certify" else "report"   # certified already: its report
+        lines = [info["next_move"], f"next: rankcut review {step} --folder {shlex.quote(str(folder))}"
+                 + " --out report.html" * (step == "report")]
         return lines + _read_on_hint(folder, info)
     where = nxt["where"]
     kind = ("a screening record (the ranker's pick)" if nxt["move"] == "screen" else
