@@ -594,3 +594,24 @@ def test_a_trec_run_review_shows_its_query_with_every_record(tmp_path: Path) -> 
     plain = tmp_path / "P"
     session.start(toy_records(40, 4, seed=1), plain, target_recall=0.8, seed=4, policy=POLICY)
     assert session.query_text(plain) is None and 'id="query"' not in _open(plain).get("/").text
+
+
+def test_the_page_s_result_and_report_name_the_relevant_answers_kept(records: Records,
+                                                                     tmp_path: Path) -> None:
+    """The CLI's certify and report say which records answered relevant are kept, counted by no
+    certificate; the page's result and report.html left it out (a reviewer's walk)."""
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=4, policy=POLICY)
+    client = _open(folder)
+    asked = _answer(client, 0)
+    later = next(rid for rid, y in zip(records.ids, records.labels.tolist(), strict=True)
+                 if y == 1 and rid != asked)
+    (tmp_path / "ahead.csv").write_text(f"record_id,label\n{later},1\n")
+    with pytest.warns(UserWarning, match="kept for later"):
+        session.label(folder, from_file=tmp_path / "ahead.csv")   # answered ahead: kept, not recorded
+    client.post("/certify", data={"csrf": _fields(client.get("/").text)["csrf"]}, headers=ORIGIN)
+    said = "1 record answered relevant is kept, not recorded: the review has not asked for it"
+    assert said in html.unescape(client.get("/result").text)
+    report = html.unescape(client.get("/report.html").text)
+    assert said in report and f"{said}, so no certificate counts it (it stays a relevant record of your " \
+        f"review): {later}" in report

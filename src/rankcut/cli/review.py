@@ -35,7 +35,6 @@ from typing import Any, TypeVar
 import typer
 
 from rankcut._progress import bars, show_progress
-from rankcut._words import id_list
 from rankcut.cli._errors import confidence_delta, fail, option_names, say_warnings, stdout_aside, user_errors
 from rankcut.cli._interleaved import policy_option, prior_basis_option, said_read_on
 from rankcut.cli.audit import _echo_json, spoken_as_options
@@ -203,21 +202,6 @@ def _read_on_hint(folder: Path, info: dict[str, Any]) -> list[str]:
         return []
     return [f"to read on (the ranker's next picks, each counted; the target stays met): rankcut review "
             f"read-on --folder {shlex.quote(str(folder))}"]
-
-
-def _kept_relevant(n: int) -> str:
-    them, stay = ("them", "they stay relevant records") if n > 1 else ("it", "it stays a relevant record")
-    return (f"{n} record{'s' if n > 1 else ''} answered relevant {'are' if n > 1 else 'is'} kept, not "
-            f"recorded: the review has not asked for {them}, so no certificate counts {them} ({stay} of "
-            "your review)")
-
-
-def _kept_note(folder: Path) -> str:
-    """The records answered relevant and kept, not counted, with their ids ("" when none)."""
-    from rankcut.review import session
-
-    ids = session.kept_relevant(folder)
-    return f"{_kept_relevant(len(ids))}: {id_list(ids, 10, quote=False)}" if ids else ""
 
 
 def _status_lines(info: dict[str, Any]) -> list[str]:
@@ -676,7 +660,7 @@ def certify(folder: Path = FOLDER, as_json: bool = JSON) -> None:
         raise typer.Exit(1)
     typer.echo(result.to_json() if as_json else result.render(plain_first=True))
     say_warnings(session.changed_sources(session.load_review(folder)))
-    if not as_json and (kept := _kept_note(folder)):
+    if not as_json and (kept := session.kept_note(folder)):
         typer.echo(f"note: {kept}")
     if not result.met:
         raise typer.Exit(1)   # a script can stop on "met" alone
@@ -718,11 +702,9 @@ def report(
         raise ValueError(f"review {folder}: nothing is read yet, so there is no certificate to report: "
                          f"read records first (rankcut review next --folder {shlex.quote(str(folder))}, then "
                          "label)")
-    changed = session.changed_sources(session.load_review(folder))
-    say_warnings(changed)
-    kept = _kept_note(folder)
-    notes = [*(f"Warning: {said}." for said in changed), *([f"Note: {kept}."] if kept else [])]
-    files = write_report(folder, out, notes)
+    say_warnings(session.changed_sources(session.load_review(folder)))
+    kept = session.kept_note(folder)
+    files = write_report(folder, out, session.report_notes(folder))
     content = json.loads(files.certificate.read_text(encoding="utf-8"))
     if as_json:
         _echo_json(content)
@@ -757,6 +739,7 @@ def export(
 
 def _exported(out: Path, relevant: bool, counts: dict[str, Any]) -> None:
     """What ``export`` wrote, in words."""
+    from rankcut.review import session
     from rankcut.review.records import RIS_SUFFIXES
 
     what = "relevant records" if relevant else "records"
@@ -775,7 +758,8 @@ def _exported(out: Path, relevant: bool, counts: dict[str, Any]) -> None:
         typer.echo(f"note: {counts['no_columns']}, so the export gives the title and abstract the review "
                    "screened (column text), not the file's columns")
     if counts["kept_relevant"]:
-        typer.echo(f"note: {_kept_relevant(counts['kept_relevant'])}; the export lists them with move 'kept'")
+        typer.echo(f"note: {session.kept_relevant_text(counts['kept_relevant'])}; the export lists them "
+                   "with move 'kept'")
 
 
 def _relabel(given: list[str]) -> dict[str, int]:

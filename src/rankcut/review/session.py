@@ -921,6 +921,29 @@ def kept_relevant(folder: str | os.PathLike[str]) -> list[str]:
     return sorted((rid for rid, y in kept_answers(folder).items() if y), key=order.__getitem__)
 
 
+def kept_relevant_text(n: int) -> str:
+    """``n`` records answered relevant and kept, in words: what no certificate counts."""
+    them, stay = ("them", "they stay relevant records") if n > 1 else ("it", "it stays a relevant record")
+    return (f"{n} record{'s' if n > 1 else ''} answered relevant {'are' if n > 1 else 'is'} kept, not "
+            f"recorded: the review has not asked for {them}, so no certificate counts {them} ({stay} of "
+            "your review)")
+
+
+def kept_note(folder: str | os.PathLike[str]) -> str:
+    """The records answered relevant and kept, not counted, with their ids ("" when none)."""
+    ids = kept_relevant(folder)
+    return f"{kept_relevant_text(len(ids))}: {id_list(ids, 10, quote=False)}" if ids else ""
+
+
+def report_notes(folder: str | os.PathLike[str]) -> list[str]:
+    """What a review's report says beside its certificate, wherever it is made (the command line,
+    the labelling page): the records files changed since start, and the records answered relevant
+    but kept, which no certificate counts."""
+    kept = kept_note(folder)
+    return [*(f"Warning: {said}." for said in changed_sources(load_review(folder))),
+            *([f"Note: {kept}."] if kept else [])]
+
+
 _HELD = threading.local()   # the folders whose kept-answers lock this thread holds (_kept_lock)
 
 

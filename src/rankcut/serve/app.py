@@ -242,7 +242,7 @@ def create_app(folder: str | Path, token: str, *, hold_s: float = HOLD_S,
         except ValueError as err:   # out of date (labels read since): the certificate, said so, no report
             plot, stale = False, str(err)
         simulated = simulated_text(content.get("label_sources") or {})
-        means = [*([simulated] if simulated else []), *content.get("notes", []),
+        means = [*([simulated] if simulated else []), *content.get("notes", []), *desk.report_notes(),
                  *validity_lines(desk.audit.manifest.to_dict(), content)]
         return page(request, "result.html", c=content, plot=plot, stale=stale, means=means)
 

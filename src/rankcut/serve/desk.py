@@ -536,12 +536,17 @@ class Desk:
         path = self.folder / CERTIFICATE_FILE
         return read_json(path, "written by certify") if path.exists() else None
 
+    def report_notes(self) -> list[str]:
+        """What the report says beside the certificate from outside the audit folder's own files
+        (none here; a review's kept answers, :class:`~rankcut.serve.interleaved_desk.InterleavedDesk`)."""
+        return []
+
     def report_html(self) -> str:
         """The HTML report of ``rankcut audit report`` (the plot embedded), made in a scratch folder."""
         from rankcut.audit.report import write_report
 
         with tempfile.TemporaryDirectory() as tmp:
-            files = write_report(self.folder, Path(tmp) / "report.html")
+            files = write_report(self.folder, Path(tmp) / "report.html", self.report_notes())
             return files.report.read_text(encoding="utf-8")
 
     def plot_png(self) -> bytes | None:

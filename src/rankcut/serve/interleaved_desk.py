@@ -428,3 +428,9 @@ class InterleavedDesk(Desk):
                 raise Refused(f"{self.folder / LABELS_FILE} could not be written ({err}): nothing was "
                               "changed") from None
             return read_on_text(since, now, self.words)
+
+    def report_notes(self) -> list[str]:
+        """A review's report says what ``rankcut review report`` says beside the certificate: the
+        records files changed since start, and the records answered relevant but kept, which no
+        certificate counts (:func:`rankcut.review.session.report_notes`)."""
+        return review_session.report_notes(self.folder) if self.review else []
