@@ -3,15 +3,16 @@
 
 Synthetic records, seeded: ``--records`` titles and abstracts drawn from a 4,000-word Zipf
 vocabulary, ``--relevant`` of them relevant, which carry a few topic words except a
-``--hidden`` share of them (those the ranker cannot find, so the audit reads on). A review is
-started (recall 0.8, the first two relevant records as prior knowledge), the labels play the
-reviewer for ``--steps`` steps, ``certify`` runs, and 100 more steps are labelled (so the
-certificate is behind, as in a review going on: checked); the next 25 records are listed and
-answered truly into ``answers.csv``. Then, ``--runs`` times, this checkout and ``--main``
-(``PYTHONPATH``), which goes first alternating, each command is timed from outside in its own
-process; ``label`` on a fresh copy of the folder each time. Prints a Markdown table: the steps
-read (by ``status --json``), the median seconds, their ratio, and whether the two checkouts
-printed the same (stdout).
+``--hidden`` share of them (those the ranker cannot find, so the audit reads on). Each checkout
+starts its own review of them (a checkout's manifest may hold what the other does not read; the
+two must read the same steps: checked): recall 0.8, the first two relevant records as prior
+knowledge, the labels play the reviewer for ``--steps`` steps, ``certify`` runs, and 100 more
+steps are labelled (so the certificate is behind, as in a review going on: checked); the next 25
+records are listed and answered truly into ``answers.csv``; seed 1. Then, ``--runs`` times, this
+checkout and ``--main`` (``PYTHONPATH``), which goes first alternating, each command is timed from
+outside in its own process; ``label`` on a fresh copy of the folder each time. Prints a Markdown
+table: the steps read (by ``status --json``), the median seconds, their ratio, and whether the two
+checkouts printed the same (stdout, each folder's path and review id set aside).
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_review_calls.py --records 50000 \\
         --steps 20000 --runs 3 --main /tmp/old/src   # git archive <commit> src | tar -x -C /tmp/old
@@ -61,12 +62,13 @@ def write_records(path: Path, n: int, relevant: int, hidden: float, seed: int = 
     return [f"DOC{i:06d}" for i in sorted(chosen)]
 
 
-def rankcut(src: Path, *args: str, check: bool = True) -> tuple[float, str]:
-    """Seconds one ``rankcut`` command takes in its own process, run from ``src``, and its stdout."""
+def rankcut(src: Path, *args: str, check: bool = True, cwd: Path | None = None) -> tuple[float, str]:
+    """Seconds one ``rankcut`` command takes in its own process, run from ``src`` (in ``cwd``), and its
+    stdout."""
     env = {**os.environ, "PYTHONPATH": str(src), "OMP_NUM_THREADS": "1", "RANKCUT_PROGRESS": "0"}
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "rankcut", *args], env=env, check=check, capture_output=True,
-                          text=True)
+                          text=True, cwd=cwd)
     return time.perf_counter() - start, done.stdout
 
 
@@ -83,51 +85,65 @@ def main() -> None:
         work = Path(tmp)
         data = work / "records.csv"
         relevant = write_records(data, args.records, args.relevant, args.hidden)
-        folder = str(work / "R")
-        rankcut(HERE, "review", "start", str(data), "--folder", folder, "--label-column", "label_included",
-                "--target-recall", "0.8", "--prior-relevant", ",".join(relevant[:2]))
-        sim = ["review", "label", "--folder", folder, "--simulate", "--records", str(data),
-               "--label-column", "label_included", "--next"]
-        rankcut(HERE, *sim, str(args.steps))
-        rankcut(HERE, "review", "certify", "--folder", folder, check=False)   # exit 1: not met yet
-        certified = json.loads(rankcut(HERE, "review", "status", "--folder", folder, "--json")[1])["read"]
-        rankcut(HERE, *sim, "100")
-        now = json.loads(rankcut(HERE, "review", "status", "--folder", folder, "--json")[1])
-        if not now["read"] > certified or now["next_record"] is None:
-            raise SystemExit(f"the review is certified after {now['read']} steps, or its certificate is not "
-                             "behind: take fewer --steps or more --records")
-        rankcut(HERE, "review", "next", "--folder", folder, "--batch", "25", "--out", str(work / "batch.csv"))
         with open(data, newline="", encoding="utf-8") as f:
             truth = {r["record_id"]: r["label_included"] for r in csv.DictReader(f)}
-        with open(work / "batch.csv", newline="", encoding="utf-8") as f, \
-                open(work / "answers.csv", "w", newline="", encoding="utf-8") as g:
-            out = csv.writer(g)
-            out.writerow(["record_id", "label"])
-            out.writerows([r["record_id"], truth[r["record_id"]]] for r in csv.DictReader(f))
-        calls = {"review status": ["review", "status", "--folder", folder],
-                 "review next --batch 25": ["review", "next", "--folder", folder, "--batch", "25"],
-                 "review label --from answers.csv (25)": None}
+        both = [("before", args.main), ("after", HERE)]
+        # a folder each: a checkout's manifest may hold what the other does not read
+        made = {name: prepared(src, work / name, data, relevant[:2], truth, args.steps) for name, src in both}
+        read, again = made["before"][0], made["after"][0]
+        if read != again:
+            raise SystemExit(f"the two checkouts read {read} and {again} steps: not the same review")
+        calls = {"review status": ["status"], "review next --batch 25": ["next", "--batch", "25"],
+                 "review label --from answers.csv (25)": ["label", "--from", "answers.csv"]}
         times: dict[tuple[str, str], list[float]] = {}
         said: dict[tuple[str, str], set[str]] = {}
-        both = [("before", args.main), ("after", HERE)]
         for run in range(args.runs):
             for name, src in both if run % 2 == 0 else both[::-1]:
+                folder = work / name / "R"
+                short = made[name][1]
                 for call, argv in calls.items():
-                    if argv is None:
-                        copy = work / "copy"
-                        shutil.rmtree(copy, ignore_errors=True)
-                        shutil.copytree(folder, copy)
-                        argv = ["review", "label", "--folder", str(copy), "--from", str(work / "answers.csv")]
-                    seconds, out = rankcut(src, *argv)
+                    if argv[0] == "label":   # on a fresh copy each time
+                        shutil.rmtree(work / name / "copy", ignore_errors=True)
+                        folder = Path(shutil.copytree(work / name / "R", work / name / "copy"))
+                    seconds, out = rankcut(src, "review", *argv, "--folder", str(folder), cwd=work / name)
                     times.setdefault((call, name), []).append(seconds)
-                    said.setdefault((call, name), set()).add(out.replace(str(work), "W"))
-        print(f"| call, {args.records:,} records, {now['read']:,} steps read | before (`--main`, median of "
-              f"{args.runs}) | after (this checkout) | | same output |")
+                    shown = out.replace(str(work / name), "W").replace(short, "ID")   # its folder and id
+                    said.setdefault((call, name), set()).add(shown)
+        print(f"| call, {args.records:,} records, {read:,} steps read | before (`--main`, median of "
+              f"{args.runs}) | after (this checkout) | before / after | same output |")
         print("|---|---|---|---|---|")
         for call in calls:
             before, after = (statistics.median(times[(call, n)]) for n in ("before", "after"))
             same = "yes" if said[(call, "before")] == said[(call, "after")] else "no"
-            print(f"| `{call}` | {before:.2f} s | {after:.2f} s | {before / after:.1f}× less | {same} |")
+            print(f"| `{call}` | {before:.2f} s | {after:.2f} s | {before / after:.1f}× | {same} |")
+
+
+def prepared(src: Path, work: Path, data: Path, prior: list[str], truth: dict[str, str],
+             steps: int) -> tuple[int, str]:
+    """A review of ``data`` in ``work/R`` by the checkout ``src``: ``steps`` labelled, certified, 100
+    more labelled (the certificate behind: checked), and ``work/answers.csv`` answering the next 25.
+    Returns the steps read and the review's short id."""
+    folder = str(work / "R")
+    work.mkdir()
+    rankcut(src, "review", "start", str(data), "--folder", folder, "--label-column", "label_included",
+            "--target-recall", "0.8", "--prior-relevant", ",".join(prior), "--seed", "1")
+    sim = ["review", "label", "--folder", folder, "--simulate", "--records", str(data),
+           "--label-column", "label_included", "--next"]
+    rankcut(src, *sim, str(steps))
+    rankcut(src, "review", "certify", "--folder", folder, check=False)   # exit 1: not met yet
+    certified = json.loads(rankcut(src, "review", "status", "--folder", folder, "--json")[1])["read"]
+    rankcut(src, *sim, "100")
+    now = json.loads(rankcut(src, "review", "status", "--folder", folder, "--json")[1])
+    if not now["read"] > certified or now["next_record"] is None:
+        raise SystemExit(f"the review is certified after {now['read']} steps, or its certificate is not "
+                         "behind: take fewer --steps or more --records")
+    rankcut(src, "review", "next", "--folder", folder, "--batch", "25", "--out", str(work / "batch.csv"))
+    with open(work / "batch.csv", newline="", encoding="utf-8") as f, \
+            open(work / "answers.csv", "w", newline="", encoding="utf-8") as g:
+        out = csv.writer(g)
+        out.writerow(["record_id", "label"])
+        out.writerows([r["record_id"], truth[r["record_id"]]] for r in csv.DictReader(f))
+    return int(now["read"]), str(now["audit_id"])[:12]
 
 
 if __name__ == "__main__":

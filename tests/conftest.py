@@ -27,3 +27,20 @@ def one_thread() -> Iterator[None]:
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture
+def audit_steps(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The labels of the audit steps every interleaved review's engine takes in the test (clear it
+    to count from a later point): a replay costs one such step per audit read."""
+    from rankcut.certify.interleaved import InterleavedReview
+
+    steps: list[int] = []
+    audit = InterleavedReview.audit
+
+    def counted(self: InterleavedReview, label: int) -> None:
+        steps.append(label)
+        audit(self, label)
+
+    monkeypatch.setattr(InterleavedReview, "audit", counted)
+    return steps

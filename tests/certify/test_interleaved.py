@@ -550,23 +550,10 @@ def test_projected_cost_projects_every_candidate_as_one_at_a_time(basis):
         assert 0 < got[0] < rev.unread and got[4] == got[5] == 0.0 and got[7] != got[8]
 
 
-def _counted_audits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The labels of every audit step any review takes from now on."""
-    steps: list[int] = []
-    audit = InterleavedReview.audit
-
-    def counted(self: InterleavedReview, label: int) -> None:
-        steps.append(label)
-        audit(self, label)
-
-    monkeypatch.setattr(InterleavedReview, "audit", counted)
-    return steps
-
-
-def test_a_replay_takes_the_review_kept_for_exactly_its_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_replay_takes_the_review_kept_for_exactly_its_steps(audit_steps: list[int]) -> None:
     rule = InterleavedRule(0.8, 0.05)
     moves, labels = "s" * 12 + "a" * 40, "110100100000" + "0" * 39 + "1"
-    steps = _counted_audits(monkeypatch)
+    steps = audit_steps
     replay(90, moves, labels, rule)
     replay(90, moves, labels, rule)               # outside a keeping block nothing is kept
     assert len(steps) == 80
@@ -594,8 +581,7 @@ def test_a_replay_takes_the_review_kept_for_exactly_its_steps(monkeypatch: pytes
     assert len(steps) == 41 + 40 + 39 + 40 + 40
 
 
-def test_a_replay_of_the_certified_steps_takes_them_from_a_longer_review(monkeypatch: pytest.MonkeyPatch
-                                                                          ) -> None:
+def test_a_replay_of_the_certified_steps_takes_them_from_a_longer_review(audit_steps: list[int]) -> None:
     rule = InterleavedRule(0.8, 0.05)
     moves, labels = "s" * 12 + "a" * 40, "110100100000" + "0" * 40
     with keeping():
@@ -605,7 +591,8 @@ def test_a_replay_of_the_certified_steps_takes_them_from_a_longer_review(monkeyp
             if i + 1 == 30:
                 remember(review, certified=True)   # the steps the last certify counted, on the way
         remember(review)
-        steps = _counted_audits(monkeypatch)
+        steps = audit_steps
+        steps.clear()
         kept = replay(90, moves[:30], labels[:30], rule)
         assert steps == [] and len(kept.moves) == 30
         fresh = InterleavedReview(90, rule)

@@ -11,6 +11,7 @@ import re
 import shutil
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -21,7 +22,6 @@ from rankcut.audit.designs.interleaved import one_replay
 from rankcut.audit.labels import LabelStore
 from rankcut.audit.manifest import sha256_file
 from rankcut.audit.report import report_figure, write_report
-from rankcut.certify.interleaved import InterleavedReview
 from rankcut.certify.policies import MarginalCostPolicy, ProjectedCostPolicy
 from rankcut.certify.result import verify
 from rankcut.review import session
@@ -537,8 +537,7 @@ def test_a_collection_smaller_than_the_first_batch_says_its_own_size(tmp_path: P
     assert first and all("of the first 12 screening reads done" in w for w in first), said
 
 
-def test_a_command_replays_the_review_once(records: Records, tmp_path: Path,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_command_replays_the_review_once(records: Records, tmp_path: Path, audit_steps: list[int]) -> None:
     """Status, its certificate's check and the batch after it step the engine once (a replay costs
     seconds at 100,000 records); what they say is what each says alone."""
     folder = tmp_path / "R"
@@ -550,16 +549,9 @@ def test_a_command_replays_the_review_once(records: Records, tmp_path: Path,
     alone = session.status(folder)
     assert alone["audited"] > 5 and alone["next_record"] is not None
     batch = session.status(folder, ahead=5)["next_records"]
-    steps: list[int] = []
-    audit = InterleavedReview.audit
-
-    def counted(self: InterleavedReview, label: int) -> None:
-        steps.append(label)
-        audit(self, label)
-
-    monkeypatch.setattr(InterleavedReview, "audit", counted)
+    audit_steps.clear()
     info = session.status(folder, ahead=5)
-    assert len(steps) == alone["audited"] + sum(r["move"] == "audit" for r in batch)
+    assert len(audit_steps) == alone["audited"] + sum(r["move"] == "audit" for r in batch)
     assert info["next_records"] == batch and {**info, "next_records": None} == {**alone, "next_records": None}
     with one_replay():   # a status after the batch's lookahead, and after labels, as each alone
         assert session.status(folder, ahead=5) == info
@@ -642,3 +634,19 @@ def test_a_replay_under_other_ranker_libraries_says_so_not_that_the_store_was_ed
     workflow.certify(folder)
     files = write_report(folder, tmp_path / "report.md")
     assert f"| ranker's libraries | {library_versions()} |" in files.report.read_text()
+
+
+def test_a_review_whose_manifest_freezes_no_libraries_is_refused_by_name(
+        records: Records, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder frozen without the ranker's libraries (as before 2026-12-07; no release wrote one)
+    is refused by a sentence that says so at its first replay, not with a TypeError."""
+    real = workflow.freeze
+
+    def earlier(out: Path, **options: Any) -> Any:
+        options["screener"]["config"].pop("libraries")
+        return real(out, **options)
+
+    monkeypatch.setattr(workflow, "freeze", earlier)
+    with pytest.raises(ValueError, match="was started by an earlier rankcut, which did not freeze the "
+                                         "versions of its ranker's libraries"):
+        session.start(records, tmp_path / "R", target_recall=0.8, seed=3, policy=POLICY)

@@ -184,13 +184,18 @@ class _OncePerStep:
 
 def cal_screener(audit: FrozenAudit, items: Sequence[Item], *, cached: bool, cal: Mapping[str, Any],
                  prior: Mapping[str, int], ranked: bool, sources: Sequence[Mapping[str, Any]],
-                 corrects: Mapping[str, Any] | None, libraries: str) -> Callable[[ReviewState], int]:
+                 corrects: Mapping[str, Any] | None,
+                 libraries: str | None = None) -> Callable[[ReviewState], int]:
     """The CAL ranker of a review folder, on its frozen texts (their hash checked; ``sources``,
     the files the records were read from, and ``corrects``, the review it corrects
     (:func:`correct`), are provenance only: the ranker never reads them). ``cached``: its features
     and fits may come from the folder's ranker cache (not for certify). ``libraries``: the versions
     its fits were made with (:func:`~rankcut.review.cal.library_versions` at start); under others
     the screener's ``drift`` says so, for a replay that then takes other steps."""
+    if libraries is None:   # frozen by every start since 2026-12-07; no release wrote a folder without
+        raise ValueError(f"review {audit.folder} was started by an earlier rankcut, which did not freeze the "
+                         "versions of its ranker's libraries: finish it with that rankcut, or start a new "
+                         "review (rankcut review start)")
     path = locate_input(audit.folder, audit.manifest["inputs"]["texts"])
     config = json.dumps({"cal": dict(cal), "prior": dict(prior), "ranked": ranked}, sort_keys=True)
     # a copy per review: the fitted features are shared, but what the ranker learned along one
