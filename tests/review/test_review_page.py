@@ -615,3 +615,25 @@ def test_the_page_s_result_and_report_name_the_relevant_answers_kept(records: Re
     report = html.unescape(client.get("/report.html").text)
     assert said in report and f"{said}, so no certificate counts it (it stays a relevant record of your " \
         f"review): {later}" in report
+
+
+def test_reading_ahead_stops_at_most_ahead_records_past_the_one_asked(records: Records,
+                                                                      tmp_path: Path) -> None:
+    """While an idle tab holds the record asked now, a second reviewer reads ahead at most AHEAD
+    records past it, then waits: the answers kept counted as room, so one reviewer read about 770
+    records ahead while nothing was recorded (a reviewer's walk)."""
+    from rankcut.serve.interleaved_desk import AHEAD
+
+    truth, asked, app = _reading_ahead(records, tmp_path / "R", AHEAD + 2)
+    zed, ada = _named(app, "Zed"), _named(app, "Ada")
+    assert _fields(zed.get("/").text)["doc_id"] == asked[0]   # held, never answered
+    read = []
+    for _ in range(AHEAD + 2):
+        fields = _fields(ada.get("/").text)
+        if "doc_id" not in fields:
+            break
+        read.append(fields["doc_id"])
+        ada.post("/answer", data={**fields, "label": "0"}, headers=ORIGIN)
+    assert read == asked[1:1 + AHEAD]   # the review's lookahead, as far as AHEAD records past the one held
+    assert "is being read by reviewer 'Zed'" in html.unescape(ada.get("/").text)   # waits, told why
+    assert not (tmp_path / "R" / "review.jsonl").exists()   # nothing recorded: all kept

@@ -175,7 +175,11 @@ class InterleavedDesk(Desk):
             mine = self._asked.get(who, (None, 0.0))[0]
         probe = copy.deepcopy(review)   # the lookahead takes its steps: on a copy to throw away
         steps = lookahead(probe, {(qid, rid): y for rid, y in kept.items()})
-        after = list(itertools.islice(steps, 1, 1 + AHEAD + len(kept) + len(held)))
+        now = next(steps, None)   # the one asked now (held by another reviewer)
+        # at most AHEAD steps past it (those held by others aside), answered ones included: answers
+        # read ahead, kept, never carry the page further from the review than that
+        others = len(held - {None if now is None else now.item})
+        after = list(itertools.islice(steps, AHEAD + others))
         free = [step for step in after if step.item[1] not in kept and step.item not in held]
         chosen = next((step for step in free if step.item == mine), free[0] if free else None)
         if chosen is None:
