@@ -650,3 +650,24 @@ def test_a_review_whose_manifest_freezes_no_libraries_is_refused_by_name(
     with pytest.raises(ValueError, match="was started by an earlier rankcut, which did not freeze the "
                                          "versions of its ranker's libraries"):
         session.start(records, tmp_path / "R", target_recall=0.8, seed=3, policy=POLICY)
+
+
+def test_a_store_edited_with_its_history_is_refused_naming_the_label_edited(records: Records,
+                                                                           tmp_path: Path) -> None:
+    """A label flipped in labels.sqlite and its history: the refusal named the first label the
+    replay never asked for (record 1000 where 100 was flipped, a reviewer's walk); it now names
+    the step of review.jsonl whose label the store no longer holds."""
+    import sqlite3
+
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=3, policy=POLICY)
+    session.label(folder, known=labels_of(records), limit=30)
+    step = _steps(folder)[9]
+    with sqlite3.connect(folder / "labels.sqlite") as con:
+        for table, column in (("labels", "label"), ("events", "new_label")):
+            con.execute(f"UPDATE {table} SET {column} = 1 - {column} WHERE doc_id = ?", (step["doc_id"],))
+    con.close()
+    with pytest.raises(ValueError, match=rf"\(it was edited: document '{step['doc_id']}', step 10 in "
+                                         rf"review.jsonl, read as {step['label']} there, is labelled "
+                                         rf"{1 - step['label']} in the store\) — refused"):
+        session.status(folder)

@@ -489,9 +489,20 @@ def review_of(audit: FrozenAudit, rows: Sequence[Mapping[str, Any]], labels: Map
                              f"document {d!r}, which {where} holds{more}: {drift} — refused (its labels are "
                              "kept as they are)")
         raise ValueError(f"{where} holds a label for query {q!r}, document {d!r} that the review never asked "
-                         f"for{more}: its labels are not the steps of this review (it was edited) — refused; "
-                         f"restore it, or {start_again()}")
+                         f"for{more}: its labels are not the steps of this review (it was edited"
+                         f"{_first_edit(recorded, labels)}) — refused; restore it, or {start_again()}")
     return review
+
+
+def _first_edit(recorded: Sequence[Mapping[str, Any]], labels: Mapping[Item, int]) -> str:
+    """Where the store first disagrees with ``review.jsonl`` (the steps as they were read), in
+    words: the label that sent the replay elsewhere, which the first stray label is not."""
+    for i, entry in enumerate(recorded):
+        item = (str(entry.get("query_id")), str(entry.get("doc_id")))
+        if (held := labels.get(item)) != entry.get("label"):
+            return (f": document {item[1]!r}, step {i + 1} in {REVIEW_FILE}, read as {entry.get('label')!r} "
+                    f"there, is {'missing' if held is None else f'labelled {held}'} in the store")
+    return ""
 
 
 def check_store_kept(folder: Path) -> None:
