@@ -112,6 +112,7 @@ def test_start_next_label_status_certify_report(tmp_path: Path) -> None:
     code, out, _ = _run("review", "status", "--folder", folder, "--json")
     info = json.loads(out)
     assert info["read"] == 6 and info["next_record"] is not None and info["recall_bound"] < 0.8
+    assert info["met_now"] is False and info["met_step"] is None
     ahead = info["audits_to_certify"]   # a projection: that many audit reads, none relevant, meet it
     assert 0 < ahead <= 74 and info["tail"].startswith(f"if the next {ahead} audit records are all not")
     code, out, _ = _run("review", "certify", "--folder", folder)
@@ -131,6 +132,8 @@ def test_start_next_label_status_certify_report(tmp_path: Path) -> None:
     assert code == 0, err
     code, out, _ = _run("review", "status", "--folder", folder)
     assert "recall ≥" in out and "NOT met yet" in out     # the certificate is of the first 6 steps
+    met = json.loads(_run("review", "status", "--folder", folder, "--json")[1])
+    assert met["met_now"] is True and met["met_step"] is not None   # whatever the last certify said
     assert "ahead:" not in out   # met: nothing is projected
     code, out, _ = _run("review", "certify", "--folder", folder, "--json")
     cert = json.loads(out)

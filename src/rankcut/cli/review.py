@@ -338,10 +338,9 @@ def start(
 
 def _json_status(info: dict[str, Any]) -> dict[str, Any]:
     keys = ("audit_id", "read", "screened", "audited", "prior_read", "kept", "collection", "found",
-            "unfound_at_most", "recall_bound", "target",
-            "delta", "guarantee", "verdict", "audits_to_certify", "tail", "changed_sources", "kept_relevant",
-            "next_record", "next_move", "next", "met_step", "reads_on", "can_read_on", "labels_changed",
-            "certificate_refused")
+            "unfound_at_most", "recall_bound", "target", "delta", "guarantee", "verdict", "audits_to_certify",
+            "tail", "changed_sources", "kept_relevant", "next_record", "next_move", "next", "met_now",
+            "met_step", "reads_on", "can_read_on", "labels_changed", "certificate_refused")
     return {k: info.get(k) for k in keys}
 
 

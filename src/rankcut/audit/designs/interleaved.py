@@ -1131,6 +1131,7 @@ class Interleaved(FixedSampleDesign):
                        "read moves)")
         out["next_item"] = None if step is None else step.to_dict()
         out["next_move"] = next_text(step, review)
+        out["met_now"] = bool(rev.certified)   # by the running bound now ("met": the last certificate's)
         out["met_step"], out["reads_on"] = rev.met_step, review.read_on   # reading on past "met"
         out["can_read_on"] = review.can_read_on
         steps["label"] = step is None
