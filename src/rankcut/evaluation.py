@@ -7,7 +7,8 @@ test list on its own labels (an upper bound, not a method); F1@k is Eq. 8 and DC
 of Eq. 9 (:mod:`rankcut.metrics`). "For methods that optimize F1@k or DCG@k, we report the
 performance of the model when it is optimized specifically for that metric": with
 ``fit_metric="each"`` (the default) a cutter whose spec leaves its ``metric`` open (``oracle``,
-``greedy-k``, ``surprise``) is built and fitted once per reported metric, and each metric's
+``greedy-k``, ``surprise``, and the neural cutters, each trained once per metric) is built and
+fitted once per reported metric, and each metric's
 column reports its own variant — Greedy-k fitted for F1 in the F1 column, for DCG in the DCG
 column. ``fit_metric="f1"`` (or ``"dcg"``) fits every such cutter once, on that metric, and
 reports both metrics of the same cuts.

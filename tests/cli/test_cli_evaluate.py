@@ -779,3 +779,17 @@ def test_train_runs_judged_in_qrels_of_their_own(tiny):
                           train_qrels, "--folds", 2), "--train-qrels goes with --train-run")
     one_line_error(invoke("cut", "--cutter", "oracle", "--run", tiny["run"], "--train-qrels", train_qrels,
                           "--out", out["apart"]), "--train-qrels goes with --train-run")
+
+
+def test_fit_metric_help_names_every_cutter_fitted_per_column() -> None:
+    """--fit-metric's help named greedy-k, oracle and surprise, while BiCut too is trained once per
+    column (and so costs its time twice: a walk). Every registered cutter with a metric is named."""
+    import inspect
+
+    from rankcut.cutters import available_cutters, cutter_class
+
+    shown = " ".join(CliRunner().invoke(app, ["evaluate", "--help"], env={"COLUMNS": "200"}).stdout.split())
+    said = shown[shown.index("--fit-metric"):shown.index("--baseline")]
+    aware = [n for n in available_cutters() if "metric" in inspect.signature(cutter_class(n)).parameters]
+    assert {"bicut", "greedy-k"} <= set(aware)
+    assert all(re.search(rf"\b{re.escape(n)}\b", said) for n in aware), (aware, said)

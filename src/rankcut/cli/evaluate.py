@@ -148,9 +148,10 @@ def evaluate(
         "--metrics", help="The columns, comma-separated: f1, precision, recall, dcg (default f1,dcg, "
         "AttnCut's Table 3; P@k and R@k as a RAG depth is judged).")] = "f1,dcg",
     fit_metric: Annotated[str, typer.Option(
-        "--fit-metric", help="'each': fit metric-aware cutters (greedy-k, oracle, surprise) "
-        "separately for each column, as AttnCut's Table 3 does for F1 and DCG; or one of the metrics "
-        "for one fit.")] = "each",
+        "--fit-metric", help="'each': fit metric-aware cutters (greedy-k, oracle, surprise and the "
+        "neural ones: attncut, attncut-rc, bicut, choppy) separately for each column, as AttnCut's "
+        "Table 3 does for F1 and DCG (a neural cutter is trained once per column); or one of the "
+        "metrics for one fit.")] = "each",
     baseline: Annotated[str | None, typer.Option(
         "--baseline", help="Cutter spec to test the others against, e.g. greedy-k.")] = None,
     test: Annotated[str, typer.Option(
