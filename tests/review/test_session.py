@@ -671,3 +671,25 @@ def test_a_store_edited_with_its_history_is_refused_naming_the_label_edited(reco
                                          rf"review.jsonl, read as {step['label']} there, is labelled "
                                          rf"{1 - step['label']} in the store\) — refused"):
         session.status(folder)
+
+
+def test_the_report_counts_the_answers_kept_as_records_people_read(records: Records, tmp_path: Path) -> None:
+    """The report's "read" counts the steps recorded; answers kept (read ahead, or in a batch file)
+    were read by people too, and a PRISMA count of records screened taken from it was short of
+    them (a reviewer's walk): the report says how many."""
+    folder = tmp_path / "R"
+    session.start(records, folder, target_recall=0.8, seed=3, policy=POLICY)
+    truth = labels_of(records)
+    session.label(folder, known=truth, limit=10)
+    ahead = session.status(folder, ahead=4)["next_records"][1:]   # three records past the one asked
+    (tmp_path / "ahead.csv").write_text("record_id,label\n" + "".join(
+        f"{r['record_id']},0\n" for r in ahead))
+    with pytest.warns(UserWarning, match="kept for later"):
+        session.label(folder, from_file=tmp_path / "ahead.csv")
+    assert session.report_notes(folder)[-1] == (
+        "Note: 3 more records answered not relevant are kept, not recorded (read ahead, or in a batch "
+        "file, before the review asked for them): a count of the records people screened includes them, "
+        "the records read above do not.")
+    workflow.certify(folder)
+    files = write_report(folder, tmp_path / "report.md", session.report_notes(folder))
+    assert "3 more records answered not relevant are kept" in files.report.read_text()

@@ -942,11 +942,18 @@ def kept_note(folder: str | os.PathLike[str]) -> str:
 
 def report_notes(folder: str | os.PathLike[str]) -> list[str]:
     """What a review's report says beside its certificate, wherever it is made (the command line,
-    the labelling page): the records files changed since start, and the records answered relevant
-    but kept, which no certificate counts."""
+    the labelling page): the records files changed since start, the records answered relevant but
+    kept, which no certificate counts, and how many answered not relevant are kept (read by a
+    person, so a count of the records screened includes them, as the certificate's does not)."""
     kept = kept_note(folder)
+    others = sum(1 for y in kept_answers(folder).values() if not y)
+    one = others == 1
+    read = (f"Note: {others} more record{'' if one else 's'} answered not relevant {'is' if one else 'are'} "
+            f"kept, not recorded (read ahead, or in a batch file, before the review asked for "
+            f"{'it' if one else 'them'}): a count of the records people screened includes "
+            f"{'it' if one else 'them'}, the records read above do not.")
     return [*(f"Warning: {said}." for said in changed_sources(load_review(folder))),
-            *([f"Note: {kept}."] if kept else [])]
+            *([f"Note: {kept}."] if kept else []), *([read] if others else [])]
 
 
 _HELD = threading.local()   # the folders whose kept-answers lock this thread holds (_kept_lock)
