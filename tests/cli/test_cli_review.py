@@ -6,12 +6,14 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import os
 import re
 import shlex
 import shutil
 import sqlite3
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -401,6 +403,41 @@ def test_interactive_labelling_from_the_terminal(tmp_path: Path) -> None:
     assert f"[step 1: screen, number {first['position']} in the file]" in out.stdout
     assert "query " not in out.stdout and "document" not in out.stdout and "ranking" not in out.stdout
     assert "recorded 2 labels (interactive)" in out.stdout and "2 of 80 records read" in out.stdout
+
+
+def test_piped_interactive_labelling_writes_each_prompt_before_reading_its_answer(tmp_path: Path) -> None:
+    """A program that answers each prompt it sees (a pty driver, an expect script) hung: with
+    answers piped, the prompt came only after the answer was read (a reviewer's walk)."""
+    import subprocess
+    import threading
+
+    _records(tmp_path / "records.csv")
+    folder = tmp_path / "R"
+    assert _run("review", "start", tmp_path / "records.csv", "--folder", folder, "--seed", 1)[0] == 0
+    child = subprocess.Popen([sys.executable, "-m", "rankcut", "review", "label", "--folder", str(folder),
+                              "--interactive"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert child.stdin is not None and child.stdout is not None
+    seen: list[str] = []
+    prompted = threading.Event()
+
+    def read(stream: Any) -> None:
+        while char := stream.read(1):
+            seen.append(char)
+            if "".join(seen[-8:]) == "[q]uit: ":
+                prompted.set()
+
+    reader = threading.Thread(target=read, args=(child.stdout,), daemon=True)
+    reader.start()
+    try:
+        assert prompted.wait(120), "".join(seen)   # before any answer is written
+        child.stdin.write("q\n")
+        child.stdin.close()
+        assert child.wait(60) == 0
+    finally:
+        child.kill()
+    reader.join(10)
+    assert "relevant? [y]es / [n]o / [q]uit: q\n" in "".join(seen)   # the answer echoed after it, as before
 
 
 def test_label_simulate_from_qrels(tmp_path: Path) -> None:

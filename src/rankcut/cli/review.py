@@ -599,14 +599,17 @@ def _batch_after(path: Path) -> Path:
 
 def _prompt(prompt: str) -> str:
     """``input``, but answers piped in (not typed at a terminal) are echoed after their prompt, so
-    that the output reads as a session, one answer a line."""
+    that the output reads as a session, one answer a line. The prompt is written (and flushed)
+    before the answer is read, as at a terminal: a program that answers each prompt it sees waited
+    for one that came only after its answer."""
     if sys.stdin.isatty():
         return input(prompt)
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
     line = sys.stdin.readline()
+    typer.echo(line.rstrip("\n"))
     if not line:
-        typer.echo(prompt)
         raise EOFError
-    typer.echo(prompt + line.rstrip("\n"))
     return line.rstrip("\r\n")
 
 
