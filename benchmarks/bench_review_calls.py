@@ -37,9 +37,9 @@ HERE = Path(__file__).resolve().parent.parent / "src"
 TOPIC = ["fraud", "kickback", "offshore", "shellco", "backdate", "invoice"]
 
 
-def write_records(path: Path, n: int, relevant: int, hidden: float, seed: int = 1) -> list[str]:
+def write_records(path: Path, n: int, relevant: int, hidden: float) -> list[str]:
     """The records CSV (``record_id``, ``title``, ``abstract``, ``label_included``); the relevant ids."""
-    rng = random.Random(seed)
+    rng = random.Random(1)
     syllables = ["ka", "lo", "mi", "ne", "ru", "ta", "vi", "so", "pe", "da", "gu", "ri", "fo", "be", "zu"]
     words: set[str] = set()
     while len(words) < 4000:
@@ -85,11 +85,9 @@ def main() -> None:
         work = Path(tmp)
         data = work / "records.csv"
         relevant = write_records(data, args.records, args.relevant, args.hidden)
-        with open(data, newline="", encoding="utf-8") as f:
-            truth = {r["record_id"]: r["label_included"] for r in csv.DictReader(f)}
         both = [("before", args.main), ("after", HERE)]
         # a folder each: a checkout's manifest may hold what the other does not read
-        made = {name: prepared(src, work / name, data, relevant[:2], truth, args.steps) for name, src in both}
+        made = {name: prepared(src, work / name, data, relevant, args.steps) for name, src in both}
         read, again = made["before"][0], made["after"][0]
         if read != again:
             raise SystemExit(f"the two checkouts read {read} and {again} steps: not the same review")
@@ -118,15 +116,15 @@ def main() -> None:
             print(f"| `{call}` | {before:.2f} s | {after:.2f} s | {before / after:.1f}× | {same} |")
 
 
-def prepared(src: Path, work: Path, data: Path, prior: list[str], truth: dict[str, str],
-             steps: int) -> tuple[int, str]:
-    """A review of ``data`` in ``work/R`` by the checkout ``src``: ``steps`` labelled, certified, 100
-    more labelled (the certificate behind: checked), and ``work/answers.csv`` answering the next 25.
-    Returns the steps read and the review's short id."""
+def prepared(src: Path, work: Path, data: Path, relevant: list[str], steps: int) -> tuple[int, str]:
+    """A review of ``data`` (``relevant`` its relevant ids, the first two the prior knowledge) in
+    ``work/R`` by the checkout ``src``: ``steps`` labelled, certified, 100 more labelled (the
+    certificate behind: checked), and ``work/answers.csv`` answering the next 25. Returns the steps
+    read and the review's short id."""
     folder = str(work / "R")
     work.mkdir()
     rankcut(src, "review", "start", str(data), "--folder", folder, "--label-column", "label_included",
-            "--target-recall", "0.8", "--prior-relevant", ",".join(prior), "--seed", "1")
+            "--target-recall", "0.8", "--prior-relevant", ",".join(relevant[:2]), "--seed", "1")
     sim = ["review", "label", "--folder", folder, "--simulate", "--records", str(data),
            "--label-column", "label_included", "--next"]
     rankcut(src, *sim, str(steps))
@@ -142,7 +140,7 @@ def prepared(src: Path, work: Path, data: Path, prior: list[str], truth: dict[st
             open(work / "answers.csv", "w", newline="", encoding="utf-8") as g:
         out = csv.writer(g)
         out.writerow(["record_id", "label"])
-        out.writerows([r["record_id"], truth[r["record_id"]]] for r in csv.DictReader(f))
+        out.writerows([r["record_id"], int(r["record_id"] in relevant)] for r in csv.DictReader(f))
     return int(now["read"]), str(now["audit_id"])[:12]
 
 

@@ -686,10 +686,10 @@ def test_the_report_counts_the_answers_kept_as_records_people_read(records: Reco
         f"{r['record_id']},0\n" for r in ahead))
     with pytest.warns(UserWarning, match="kept for later"):
         session.label(folder, from_file=tmp_path / "ahead.csv")
-    assert session.report_notes(folder)[-1] == (
+    assert session.report_notes(folder, [])[-1] == (
         "Note: 3 more records answered not relevant are kept, not recorded (read ahead, or in a batch "
         "file, before the review asked for them): a count of the records people screened includes them, "
         "the records read above do not.")
     workflow.certify(folder)
-    files = write_report(folder, tmp_path / "report.md", session.report_notes(folder))
+    files = write_report(folder, tmp_path / "report.md", session.report_notes(folder, []))
     assert "3 more records answered not relevant are kept" in files.report.read_text()

@@ -90,8 +90,9 @@ def _fail_cleanly(fn: F) -> F:
 
         with user_errors():
             with spoken_as_options():
-                words = _review_words(kwargs.get("audit"), fn.__name__)
-            with spoken_as_options(words), _replayed_once(kwargs.get("audit")):
+                manifest = _manifest_at(kwargs.get("audit"))
+                words = _review_words(manifest, fn.__name__)
+            with spoken_as_options(words), _replayed_once(manifest):
                 return fn(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
@@ -100,34 +101,38 @@ def _fail_cleanly(fn: F) -> F:
 _IN_REVIEW = {"plan": "status", "sample": "next", "label": "label", "status": "status", "read_on": "read-on"}
 
 
-def _review_words(folder: Path | None, command: str) -> Mapping[str, str] | None:
+def _manifest_at(folder: Path | None) -> Any:
+    """The manifest of the audit folder a command names, read once for the wrapper's checks (None
+    without one: the command itself says what the folder lacks)."""
+    from rankcut.audit.manifest import MANIFEST_FILE, load_manifest
+
+    if folder is None or not (Path(folder) / MANIFEST_FILE).is_file():
+        return None
+    return load_manifest(Path(folder))
+
+
+def _review_words(manifest: Any, command: str) -> Mapping[str, str] | None:
     """The option names ``certify`` and ``report`` speak in on a ``rankcut review`` folder (its
     notes name the review's commands), None elsewhere; the steps of ``rankcut audit`` refuse such
     a folder: the review's steps are its own (answers kept in its pending-labels.csv are recorded
     only by ``rankcut review label``, and its moves are the CAL ranker's), so these commands and
     the next steps they name would mislead there."""
-    from rankcut.audit.manifest import MANIFEST_FILE, load_manifest
     from rankcut.review.session import is_review
 
-    if folder is None or not (Path(folder) / MANIFEST_FILE).is_file():
-        return None   # the command itself says what the folder lacks
-    if not is_review(load_manifest(Path(folder))):
+    if manifest is None or not is_review(manifest):
         return None
     if command in _IN_REVIEW:
-        raise ValueError(f"{folder} is a review of rankcut review start: use rankcut review "
-                         f"{_IN_REVIEW[command]} --folder {_q(folder)}")
+        raise ValueError(f"{manifest.folder} is a review of rankcut review start: use rankcut review "
+                         f"{_IN_REVIEW[command]} --folder {_q(manifest.folder)}")
     from rankcut.cli import review  # (it imports this module: loaded here, on a review's folder only)
 
     return review.OPTIONS
 
 
-def _replayed_once(folder: Path | None) -> AbstractContextManager[None]:
+def _replayed_once(manifest: Any) -> AbstractContextManager[None]:
     """An interleaved review replayed once a command (label, then its status: ``one_replay``), as
     rankcut review's; nothing for the other designs, whose steps need none (and load no engine)."""
-    from rankcut.audit.manifest import MANIFEST_FILE, load_manifest
-
-    if folder is None or not (Path(folder) / MANIFEST_FILE).is_file() or \
-            load_manifest(Path(folder))["design"] != "interleaved":
+    if manifest is None or manifest["design"] != "interleaved":
         return nullcontext()
     from rankcut.audit.designs.interleaved import one_replay
 
@@ -246,6 +251,7 @@ def freeze(
     """Freeze the cut (or nested family) and the audit rule before any label is seen."""
     confidence_delta(delta)
     from rankcut.audit import workflow
+    from rankcut.cli._common import chosen
 
     manifest = workflow.freeze(
         out, run=run, design=design, cut=cut,
@@ -268,14 +274,14 @@ def freeze(
                f"({', '.join(f'{k} {v:g}' for k, v in manifest['allocation'].items())}), "
                f"{manifest['sampling']}, seed {manifest['seed']}")
     if workflow.DESIGNS[manifest["design"]].adaptive:
-        chosen = manifest["policy"]
-        typer.echo(f"  the collection: {manifest['pools']['items']} documents; policy {chosen['name']} "
-                   f"({', '.join(f'{k}={v}' for k, v in chosen['config'].items())}), screener "
+        frozen = manifest["policy"]
+        typer.echo(f"  the collection: {manifest['pools']['items']} documents; policy {frozen['name']} "
+                   f"({', '.join(f'{k}={v}' for k, v in frozen['config'].items())}), screener "
                    f"{manifest['screener']['name']}")
     for m in members if not workflow.DESIGNS[manifest["design"]].adaptive else []:
         typer.echo(f"  {m['name']}: burden N1 = {m['n1']}, excluded pool N0 = {m['n0']} "
                    f"(N = {manifest['pools']['items']})")
-    if getattr(ctx.get_parameter_source("design"), "name", None) == "DEFAULT":   # (cli._common loads numpy)
+    if not chosen(ctx, "design"):
         typer.echo("  (the default design: its target is met by the cut read in full plus what the audit of "
                    "the rest finds; for what the cut alone leaves behind, freeze with --design excluded, "
                    "its missed count, or --design two-pool, its recall)")

@@ -704,9 +704,10 @@ def report(
         raise ValueError(f"review {folder}: nothing is read yet, so there is no certificate to report: "
                          f"read records first (rankcut review next --folder {shlex.quote(str(folder))}, then "
                          "label)")
-    say_warnings(session.changed_sources(session.load_review(folder)))
+    changed = session.changed_sources(session.load_review(folder))   # hashes the records files: once
+    say_warnings(changed)
     kept = session.kept_note(folder)
-    files = write_report(folder, out, session.report_notes(folder))
+    files = write_report(folder, out, session.report_notes(folder, changed))
     content = json.loads(files.certificate.read_text(encoding="utf-8"))
     if as_json:
         _echo_json(content)
@@ -820,7 +821,8 @@ def _in_open_batches(handed: list[dict[str, Any]], listed: list[str]) -> list[st
     that holds records listed now: two reviewers would read them."""
     said = []
     for b in handed:
-        if common := [rid for rid in listed if rid in set(b["records"])]:
+        held = set(b["records"])
+        if common := [rid for rid in listed if rid in held]:
             n, at = len(common), b["written_at"][:19].replace("T", " ")
             said.append(f"{n} of these records {'is' if n == 1 else 'are'} in {b['file']} too (written by "
                         f"next --out at {at} UTC, not answered yet): two reviewers would read "

@@ -132,6 +132,8 @@ class Cutter:
             )
         if self.reads_scores:
             _warn_flat(lists, self.name or type(self).__name__)
+        if (min_docs := getattr(self, "min_docs", None)) is not None:   # lists it fits no model to
+            _warn_short(lists, min_docs, self.name or type(self).__name__)
         cuts = np.asarray(self._predict(lists))
         # enforce the contract on every cutter's output, not only on the ones tested
         return lists.check_cuts(cuts, allow_zero=self.allows_zero())
@@ -162,7 +164,7 @@ def _warn_flat(lists: RankedLists, name: str) -> None:
                       UserWarning, stacklevel=3)
 
 
-def warn_short(lists: RankedLists, min_docs: int, name: str) -> None:
+def _warn_short(lists: RankedLists, min_docs: int, name: str) -> None:
     """Warn of the lists shorter than ``min_docs``, which a cutter that fits each list's scores
     does not fit and keeps whole: on MQ2008 half the lists, so that Surprise at threshold ``inf``
     (one document a list where it fits) kept 4.4 on average, without a word."""

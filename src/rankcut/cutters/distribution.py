@@ -48,7 +48,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rankcut._util import check_int
-from rankcut.cutters.base import Cutter, check_float, check_score_arrays, register, warn_short
+from rankcut.cutters.base import Cutter, check_float, check_score_arrays, register
 from rankcut.data.lists import RankedLists
 
 __all__ = ["NormalExponentialFit", "ScoreDistribution", "expected_f1", "fit_normal_exponential"]
@@ -275,7 +275,6 @@ class ScoreDistribution(Cutter):
         )
 
     def _predict(self, lists: RankedLists) -> NDArray[np.int64]:
-        warn_short(lists, self.min_docs, self.name)
         fit = self.fit_mixture(lists)
         lengths = lists.lengths
         cuts = lengths.copy()

@@ -38,7 +38,7 @@ from numpy.typing import NDArray
 
 from rankcut import metrics
 from rankcut._util import check_int
-from rankcut.cutters.base import Cutter, check_float, check_score_arrays, register, warn_short
+from rankcut.cutters.base import Cutter, check_float, check_score_arrays, register
 from rankcut.data.lists import RankedLists
 
 __all__ = ["GPDFit", "Surprise", "fit_gpd_tail"]
@@ -207,7 +207,6 @@ class Surprise(Cutter):
         self.score_ = float(mean[best])
 
     def _predict(self, lists: RankedLists) -> NDArray[np.int64]:
-        warn_short(lists, self.min_docs, self.name)
         tau = self.threshold if self.threshold is not None else self.threshold_
         tail = self.fit_tail(lists)
         cuts = _cuts_at(tail.surprise, lists.lengths, tail.fallback, np.array([float(tau)]), self.allow_zero)

@@ -58,7 +58,7 @@ from numpy.typing import NDArray
 if TYPE_CHECKING:  # rankcut.certify.policies loads scipy
     from rankcut.certify.policies import ReviewState
 
-__all__ = ["CALConfig", "CALScreener", "library_versions", "query_features", "tfidf_features"]
+__all__ = ["CALConfig", "CALScreener", "library_versions", "pins", "query_features", "tfidf_features"]
 
 MODELS = ("logistic", "svm")
 
@@ -154,6 +154,12 @@ def library_versions() -> str:
     except PackageNotFoundError:
         raise ModuleNotFoundError("No module named 'sklearn'", name="sklearn") from None
     return f"numpy {np.__version__}, scipy {version('scipy')}, scikit-learn {learn}"
+
+
+def pins(libraries: str) -> str:
+    """The ``pip install`` arguments that install the versions :func:`library_versions` wrote."""
+    return " ".join(f"'{name}=={version}'" for name, version in
+                    (part.split(" ") for part in libraries.split(", ")))
 
 
 def _fit_salt(matrix: Any, query: Any, config: CALConfig, ranked: bool) -> str:

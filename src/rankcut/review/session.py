@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rankcut._words import id_list
+from rankcut._words import count, id_list
 from rankcut.audit import workflow
 from rankcut.audit.designs.base import Words
 from rankcut.audit.designs.interleaved import (
@@ -84,7 +84,7 @@ from rankcut.audit.oracle import SIMULATION
 from rankcut.audit.pools import Item
 from rankcut.data.io import open_text
 from rankcut.data.screening import LABEL_COLUMNS, delimiter_for, reads_like_labels, separator_hint
-from rankcut.review.cal import CALConfig, CALScreener, library_versions
+from rankcut.review.cal import CALConfig, CALScreener, library_versions, pins
 from rankcut.review.records import _FORMS, _VALUES, RIS_SUFFIXES, Records, check_record_id, qrels_labels
 
 if TYPE_CHECKING:
@@ -203,13 +203,11 @@ def cal_screener(audit: FrozenAudit, items: Sequence[Item], *, cached: bool, cal
     screener = _OncePerStep(copy.copy(_cal(str(path), sha256_file(path), tuple(items), config,
                                            str(audit.folder.resolve()), cached,
                                            str(sources[0]["path"]) if sources else "")))
-    now = library_versions()
-    if now != libraries:
-        pins = " ".join(f"'{name}=={version}'" for name, version in
-                        (part.split(" ") for part in libraries.split(", ")))
+    installed = library_versions()
+    if installed != libraries:
         screener.drift = (f"the ranker's libraries changed since the review started ({libraries}; now "
-                          f"{now}): its fits, and so the records it asks for, can differ. Replay it with "
-                          f"the versions it started with (pip install {pins})")
+                          f"{installed}): its fits, and so the records it asks for, can differ. Replay it "
+                          f"with the versions it started with (pip install {pins(libraries)})")
     return screener
 
 
@@ -929,7 +927,7 @@ def kept_relevant(folder: str | os.PathLike[str]) -> list[str]:
 def kept_relevant_text(n: int) -> str:
     """``n`` records answered relevant and kept, in words: what no certificate counts."""
     them, stay = ("them", "they stay relevant records") if n > 1 else ("it", "it stays a relevant record")
-    return (f"{n} record{'s' if n > 1 else ''} answered relevant {'are' if n > 1 else 'is'} kept, not "
+    return (f"{count(n, 'record', 'records')} answered relevant {'are' if n > 1 else 'is'} kept, not "
             f"recorded: the review has not asked for {them}, so no certificate counts {them} ({stay} of "
             "your review)")
 
@@ -940,20 +938,22 @@ def kept_note(folder: str | os.PathLike[str]) -> str:
     return f"{kept_relevant_text(len(ids))}: {id_list(ids, 10, quote=False)}" if ids else ""
 
 
-def report_notes(folder: str | os.PathLike[str]) -> list[str]:
+def report_notes(folder: str | os.PathLike[str], changed: Sequence[str]) -> list[str]:
     """What a review's report says beside its certificate, wherever it is made (the command line,
-    the labelling page): the records files changed since start, the records answered relevant but
-    kept, which no certificate counts, and how many answered not relevant are kept (read by a
-    person, so a count of the records screened includes them, as the certificate's does not)."""
+    the labelling page): the records files changed since start (``changed``: the caller's
+    :func:`changed_sources`, which hashes them), the records answered relevant but kept, which no
+    certificate counts, and how many answered not relevant are kept (read by a person, so a count
+    of the records screened includes them, as the certificate's does not)."""
     kept = kept_note(folder)
     others = sum(1 for y in kept_answers(folder).values() if not y)
     one = others == 1
-    read = (f"Note: {others} more record{'' if one else 's'} answered not relevant {'is' if one else 'are'} "
-            f"kept, not recorded (read ahead, or in a batch file, before the review asked for "
-            f"{'it' if one else 'them'}): a count of the records people screened includes "
-            f"{'it' if one else 'them'}, the records read above do not.")
-    return [*(f"Warning: {said}." for said in changed_sources(load_review(folder))),
-            *([f"Note: {kept}."] if kept else []), *([read] if others else [])]
+    it = "it" if one else "them"
+    read = (f"Note: {count(others, 'more record', 'more records')} answered not relevant "
+            f"{'is' if one else 'are'} kept, not recorded (read ahead, or in a batch file, before the "
+            f"review asked for {it}): a count of the records people screened includes {it}, the records "
+            "read above do not.")
+    return [*(f"Warning: {said}." for said in changed), *([f"Note: {kept}."] if kept else []),
+            *([read] if others else [])]
 
 
 _HELD = threading.local()   # the folders whose kept-answers lock this thread holds (_kept_lock)
@@ -1230,9 +1230,11 @@ def open_batches(folder: str | os.PathLike[str], *, but: str | os.PathLike[str] 
     out = Path(folder)
     kept = kept_answers(out)
     skip = None if but is None else str(Path(but).resolve())
+    notes = [note for note in _batches(out) if note["file"] != skip]
+    unread = set(_unread(out, {r for note in notes for r in note["records"]}))   # one look at the store
     found = []
-    for note in _batches(out):
-        if note["file"] != skip and (left := [r for r in _unread(out, note["records"]) if r not in kept]):
+    for note in notes:
+        if left := [r for r in note["records"] if r in unread and r not in kept]:
             found.append({**note, "records": left})
     return found
 

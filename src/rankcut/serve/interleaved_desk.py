@@ -437,4 +437,6 @@ class InterleavedDesk(Desk):
         """A review's report says what ``rankcut review report`` says beside the certificate: the
         records files changed since start, and the records answered relevant but kept, which no
         certificate counts (:func:`rankcut.review.session.report_notes`)."""
-        return review_session.report_notes(self.folder) if self.review else []
+        if not self.review:
+            return []
+        return review_session.report_notes(self.folder, review_session.changed_sources(self.audit.manifest))
