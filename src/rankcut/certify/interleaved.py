@@ -414,9 +414,10 @@ def keeping() -> Iterator[None]:
 def remember(review: InterleavedReview, *, certified: bool = False) -> None:
     """Within a :func:`keeping` block, keep a copy of ``review`` for :func:`replay`: a replay of
     exactly its steps (the same collection, rule, moves and labels) takes a copy of it instead of
-    stepping again, which costs ``O(N)`` an audit step (0.4 ms at 150,000 documents). So a caller
-    that stepped a review (the audit folder's replay) spares the certificate's recomputation from
-    the same steps a second pass. Two a block: the last one, and the last one kept as
+    stepping again, which costs ``O(N)`` an audit step (about half a millisecond at 150,000
+    documents: docs/review.md, "One replay a command"). So a caller that stepped a review (the
+    audit folder's replay) spares the certificate's recomputation from the same steps a second
+    pass. Two a block: the last one, and the last one kept as
     ``certified`` (the steps a certificate counted, passed on the way to more)."""
     kept = _KEPT.get()
     if kept is not None:
