@@ -600,3 +600,6 @@ def test_an_edited_list_of_batch_files_is_named(records: Records, tmp_path: Path
                                                  "handed out, for next --skip-open; no label or certificate "
                                                  "reads it)\n")
     assert not (tmp_path / "b.csv").exists()
+    with pytest.raises(ValueError, match="is not as next --out wrote it"):   # from Python too: no file
+        session.write_batch(folder, tmp_path / "c.csv", session.next_records(folder, 3))
+    assert not (tmp_path / "c.csv").exists()

@@ -1198,11 +1198,11 @@ def write_batch(folder: str | os.PathLike[str], path: str | os.PathLike[str],
             raise FileExistsError(f"{out} exists and holds {len(waiting)} {labels} not recorded yet (record "
                                   f"{waiting[0]}{', ...' if len(waiting) > 1 else ''}): record them first "
                                   f"(rankcut review label --from {out}), or name a new file")
+    handed = str(out.resolve())
+    notes = [b for b in _batches(Path(folder)) if b["file"] != handed]   # refused before a file is written
     _write_table(out, BATCH_COLUMNS, ([r["record_id"], "", r["move"], r["position"],
                                        r["audit_position"] or "", r["why"], records, r["text"]]
                                       for r in batch))
-    handed = str(out.resolve())
-    notes = [b for b in _batches(Path(folder)) if b["file"] != handed]
     write_json_atomic(Path(folder) / BATCHES_FILE,
                       [*notes, {"file": handed, "records": [r["record_id"] for r in batch],
                                 "written_at": now()}])
